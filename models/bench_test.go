@@ -1,0 +1,26 @@
+package models
+
+import (
+	"fmt"
+	"testing"
+)
+
+func BenchmarkSoftmaxGrad(b *testing.B) {
+	for _, c := range []struct{ d, k, batch int }{{20, 5, 32}, {784, 10, 128}} {
+		b.Run(fmt.Sprintf("D%d_C%d_B%d", c.d, c.k, c.batch), func(b *testing.B) {
+			r := testRand(b, 0)
+			data := randomData(r, 4*c.batch, c.d, c.k)
+			m := NewSoftmax(c.d, c.k, 1e-3)
+			x := randomVec(r, m.Dim(), 0.1)
+			g := make([]float64, m.Dim())
+			idx := make([]int, c.batch)
+			for i := range idx {
+				idx[i] = r.IntN(data.N)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				m.Grad(g, x, data, idx)
+			}
+		})
+	}
+}

@@ -1,0 +1,43 @@
+// Package models holds the differentiable models and the data of hgpsim.
+//
+// # Parameters are flat slices
+//
+// A model's parameters are one []float64 of length Dim(), owned by the
+// caller. Optimizers, push-sum mixing and messages all work on that flat
+// vector and never need to know the model's structure; each model documents
+// its layout (for Softmax: the weight matrix row-major, then the biases).
+//
+// # Losses are means
+//
+// Every loss is the mean over the selected rows of a Dataset plus the model's
+// L2 regularizer (L2/2)‖x‖², which covers every parameter. Means make
+// minibatch and full-batch values comparable, and with equal data sizes per
+// client the pooled problem's loss is exactly the average of the clients'
+// losses — the objective decentralized optimization targets.
+//
+// A batch is named by a slice of row indices; nil means all rows. Sampling the
+// indices is the caller's job (with its own rng stream), so models hold no
+// randomness apart from the *rand.Rand passed to Init.
+//
+// # Kernels are destination-first and do not allocate
+//
+// Following gonum, Grad(dst, x, d, idx) writes into a caller-owned dst and
+// returns the loss. To stay allocation-free a Model value keeps per-row
+// scratch buffers, which makes it single-goroutine: each client gets its own
+// value via Clone. Datasets are read-only and may be shared freely.
+//
+// Dimension mismatches (a parameter vector of the wrong length, a Dataset
+// with the wrong number of features or classes, an out-of-range index or
+// label, an empty batch) are programmer errors and panic with a message that
+// names them. Problems a user can cause, such as an invalid SyntheticSpec,
+// are returned as errors.
+//
+// # Synthetic data
+//
+// Synthetic builds heterogeneous client data without any download: a Gaussian
+// mixture with shared class means, per-client Dirichlet label skew and
+// per-client feature shift. Each client's data comes from its own stream of
+// package rng, so it is reproducible bit for bit and independent of the
+// number of clients. Pool concatenates client datasets into the pooled
+// reference problem.
+package models

@@ -1,0 +1,112 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/floats"
+)
+
+// Model is a differentiable model on flat parameters x ∈ R^Dim().
+//
+// idx selects the minibatch rows of d; idx == nil means all rows. Losses are
+// means over the batch plus the model's regularizer, so that batches of
+// different sizes give comparable values and the pooled loss over clients with
+// equal data sizes is the average of the clients' losses.
+//
+// A Model value keeps scratch buffers so that Grad does not allocate; it must
+// therefore be used by one goroutine at a time. Give each client (goroutine,
+// actor) its own value with Clone. Parameters live in caller-owned slices, not
+// in the Model, so a Model carries no state between calls.
+//
+// Dimension mismatches (len(x) != Dim(), a Dataset with the wrong number of
+// features or classes, an index or label out of range, an empty batch) are
+// programmer errors and panic.
+type Model interface {
+	// Dim returns the number of parameters.
+	Dim() int
+
+	// Init writes initial parameters into dst, drawing from r.
+	Init(dst []float64, r *rand.Rand)
+
+	// Loss returns f(x) on the rows of d selected by idx.
+	Loss(x []float64, d *Dataset, idx []int) float64
+
+	// Grad writes ∇f(x) into dst and returns f(x). It does not allocate.
+	// dst must not alias x.
+	Grad(dst, x []float64, d *Dataset, idx []int) float64
+
+	// Accuracy returns the fraction of selected rows whose predicted class
+	// (the arg-max of the model's output, lowest index on ties) equals the
+	// label.
+	Accuracy(x []float64, d *Dataset, idx []int) float64
+
+	// Clone returns a Model with the same architecture and regularization
+	// and its own scratch buffers.
+	Clone() Model
+}
+
+// checkVec panics unless len(v) == n. what names the argument in the message.
+func checkVec(what string, v []float64, n int) {
+	if len(v) != n {
+		panic(fmt.Sprintf("models: len(%s)=%d, want Dim()=%d", what, len(v), n))
+	}
+}
+
+// checkData panics unless d is well formed and matches a model with the given
+// number of features and classes.
+func checkData(d *Dataset, features, classes int) {
+	d.checkShape()
+	if d.D != features || d.C != classes {
+		panic(fmt.Sprintf("models: Dataset has D=%d, C=%d; model wants D=%d, C=%d",
+			d.D, d.C, features, classes))
+	}
+}
+
+// label returns Y[i] after checking it is a valid class, so that a corrupt
+// label panics with its row instead of indexing past the logits.
+func label(d *Dataset, i, classes int) int {
+	y := d.Y[i]
+	if y < 0 || y >= classes {
+		panic(fmt.Sprintf("models: label Y[%d]=%d out of range [0, %d)", i, y, classes))
+	}
+	return y
+}
+
+// logSumExp returns log Σ exp(z_j), shifted by max z so that no exp
+// overflows and the largest term is exactly 1 (so the sum is never 0).
+func logSumExp(z []float64) float64 {
+	m := z[0]
+	for _, v := range z[1:] {
+		if v > m {
+			m = v
+		}
+	}
+	if math.IsInf(m, 0) {
+		// All -Inf, or a +Inf logit: the shift would give NaN from Inf-Inf;
+		// the mathematical limit is m itself.
+		return m
+	}
+	var s float64
+	for _, v := range z {
+		s += math.Exp(v - m)
+	}
+	return m + math.Log(s)
+}
+
+// argmax returns the index of the largest element, the lowest on ties.
+func argmax(z []float64) int {
+	k := 0
+	for j, v := range z {
+		if v > z[k] {
+			k = j
+		}
+	}
+	return k
+}
+
+// sumSquares returns ‖x‖².
+func sumSquares(x []float64) float64 {
+	return floats.Dot(x, x)
+}

@@ -1,0 +1,123 @@
+package optim
+
+import "gonum.org/v1/gonum/floats"
+
+// pushSum is the push-sum pair y = (z, ω) shared by averaging and SGP, with
+// double-buffered payloads [z, ω] (see the package doc).
+type pushSum struct {
+	id    int
+	z     []float64
+	omega float64
+	out   [2][]float64
+	flip  int
+	x     []float64 // z/ω, refreshed by debias
+
+	// Alg. 2 estimates, as running sums over the rounds seen.
+	pSum   []float64 // Σ_t p_ij(δ_i⁽ᵗ⁾)            (line 7, sender side)
+	dCount []float64 // #{t : δ_{j→i}⁽ᵗ⁾ = 1}        (line 12, receiver side)
+	rounds int
+}
+
+func newPushSum(id, n int, z0 []float64) pushSum {
+	d := len(z0)
+	return pushSum{
+		id:     id,
+		z:      append([]float64(nil), z0...),
+		omega:  1,
+		out:    [2][]float64{make([]float64, d+1), make([]float64, d+1)},
+		x:      append([]float64(nil), z0...),
+		pSum:   make([]float64, n),
+		dCount: make([]float64, n),
+	}
+}
+
+// nextPayload returns the buffer to fill for this round's message.
+func (p *pushSum) nextPayload() []float64 {
+	p.flip ^= 1
+	return p.out[p.flip]
+}
+
+// countSent records line 7 of Alg. 2.
+func (p *pushSum) countSent(recv []int, weights []float64) {
+	for k, j := range recv {
+		p.pSum[j] += weights[k]
+	}
+}
+
+// mix sets y ← Σ_j p_ji φ_j in sender order (Eq. 2 without ψ) and records
+// line 12 of Alg. 2.
+func (p *pushSum) mix(in []Message) {
+	for i := range p.z {
+		p.z[i] = 0
+	}
+	p.omega = 0
+	d := len(p.z)
+	for _, m := range in {
+		floats.AddScaled(p.z, m.Weight, m.Data[:d])
+		p.omega += m.Weight * m.Data[d]
+		p.dCount[m.From]++
+	}
+	p.rounds++
+}
+
+// debias refreshes x = z/ω.
+func (p *pushSum) debias() {
+	floats.ScaleTo(p.x, 1/p.omega, p.z)
+}
+
+// estimates returns p̄_ij and δ̄_{j→i} for all j (Alg. 2 lines 14–15) as
+// freshly allocated slices; zeros before the first round.
+func (p *pushSum) estimates() (pBar, deltaBar []float64) {
+	n := len(p.pSum)
+	pBar = make([]float64, n)
+	deltaBar = make([]float64, n)
+	if p.rounds == 0 {
+		return pBar, deltaBar
+	}
+	t := float64(p.rounds)
+	for j := 0; j < n; j++ {
+		pBar[j] = p.pSum[j] / t
+		deltaBar[j] = p.dCount[j] / t
+	}
+	return pBar, deltaBar
+}
+
+// PushSum is plain push-sum averaging: every client starts from its own
+// vector and all of them converge to the average of the starting vectors.
+type PushSum struct {
+	ps pushSum
+}
+
+// NewPushSum returns client id of n averaging the vector v0 (copied).
+func NewPushSum(id, n int, v0 []float64) *PushSum {
+	return &PushSum{ps: newPushSum(id, n, v0)}
+}
+
+// Send implements Behaviour.
+func (a *PushSum) Send(round int, recv []int, weights []float64) []float64 {
+	out := a.ps.nextPayload()
+	d := len(a.ps.z)
+	copy(out, a.ps.z)
+	out[d] = a.ps.omega
+	a.ps.countSent(recv, weights)
+	return out
+}
+
+// Receive implements Behaviour.
+func (a *PushSum) Receive(round int, in []Message) error {
+	a.ps.mix(in)
+	a.ps.debias()
+	if !allFinite(a.ps.x) {
+		return ErrNonFinite
+	}
+	return nil
+}
+
+// Value returns the client's current estimate z/ω (a read-only view).
+func (a *PushSum) Value() []float64 { return a.ps.x }
+
+// Observe implements Observer: only X is meaningful for averaging.
+func (a *PushSum) Observe() Stats { return Stats{X: a.ps.x} }
+
+// Estimates returns this client's p̄_ij and δ̄_{j→i} over the rounds so far.
+func (a *PushSum) Estimates() (pBar, deltaBar []float64) { return a.ps.estimates() }

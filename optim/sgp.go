@@ -1,0 +1,173 @@
+package optim
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/floats"
+
+	"hgpsim/internal/rng"
+	"hgpsim/models"
+)
+
+// Variant selects where SGP takes its local gradient step.
+type Variant int
+
+const (
+	// BeforeComm takes the step inside the message, φ = [z − α∇f, ω], ψ = 0:
+	// Eq. (4a), Assran et al. (2019).
+	BeforeComm Variant = iota + 1
+	// AfterComm pushes φ = [z, ω] and adds ψ = [−α∇f, 0] locally:
+	// Eq. (4b), Nedić & Olshevsky (2016).
+	AfterComm
+)
+
+func (v Variant) String() string {
+	switch v {
+	case BeforeComm:
+		return "before"
+	case AfterComm:
+		return "after"
+	}
+	return fmt.Sprintf("Variant(%d)", int(v))
+}
+
+// SGPConfig configures Stochastic Gradient Push.
+type SGPConfig struct {
+	Variant   Variant
+	LR        Schedule
+	BatchSize int // minibatch size |ζ|; 0 or ≥ the train size means full batch
+}
+
+// SGP is one client of Stochastic Gradient Push (Eq. 2 with Eq. 4a or 4b,
+// Alg. 2), counting p̄_ij and δ̄_{j→i} as it goes.
+type SGP struct {
+	ps    pushSum
+	cfg   SGPConfig
+	model models.Model
+	data  models.ClientData
+
+	grad  []float64
+	psi   []float64 // Eq. (4b): −α_t ∇f(x⁽ᵗ⁾), added after mixing
+	batch *batcher
+}
+
+// NewSGP returns client id of n starting from x0 (copied) with ω = 1. The
+// model must be this client's own (see models.Model.Clone).
+func NewSGP(id, n int, model models.Model, data models.ClientData, x0 []float64, cfg SGPConfig, seed uint64) *SGP {
+	d := model.Dim()
+	if len(x0) != d {
+		panic(fmt.Sprintf("optim: len(x0) = %d, model dimension %d", len(x0), d))
+	}
+	return &SGP{
+		ps:    newPushSum(id, n, x0),
+		cfg:   cfg,
+		model: model,
+		data:  data,
+		grad:  make([]float64, d),
+		psi:   make([]float64, d),
+		batch: newBatcher(data.Train.N, cfg.BatchSize, rng.New(seed, id, rng.PurposeBatch)),
+	}
+}
+
+// Send implements Behaviour: Alg. 2 lines 4–7.
+func (s *SGP) Send(round int, recv []int, weights []float64) []float64 {
+	alpha := s.cfg.LR.At(round)
+	s.model.Grad(s.grad, s.ps.x, s.data.Train, s.batch.next())
+	out := s.ps.nextPayload()
+	d := len(s.ps.z)
+	switch s.cfg.Variant {
+	case BeforeComm: // Eq. (4a)
+		floats.AddScaledTo(out[:d], s.ps.z, -alpha, s.grad)
+	default: // Eq. (4b)
+		copy(out[:d], s.ps.z)
+		floats.ScaleTo(s.psi, -alpha, s.grad)
+	}
+	out[d] = s.ps.omega
+	s.ps.countSent(recv, weights)
+	return out
+}
+
+// Receive implements Behaviour: Alg. 2 lines 8–13.
+func (s *SGP) Receive(round int, in []Message) error {
+	s.ps.mix(in)
+	if s.cfg.Variant == AfterComm {
+		floats.Add(s.ps.z, s.psi)
+	}
+	if !(s.ps.omega > 0) {
+		return fmt.Errorf("push-sum weight ω = %v is not positive", s.ps.omega)
+	}
+	s.ps.debias()
+	if !allFinite(s.ps.x) {
+		return ErrNonFinite
+	}
+	return nil
+}
+
+// X returns the debiased parameters x = z/ω (read-only view).
+func (s *SGP) X() []float64 { return s.ps.x }
+
+// State returns copies of the push-sum pair (z, ω).
+func (s *SGP) State() (z []float64, omega float64) {
+	return append([]float64(nil), s.ps.z...), s.ps.omega
+}
+
+// Estimates returns p̄_ij and δ̄_{j→i} over the rounds so far (Alg. 2
+// lines 14–15).
+func (s *SGP) Estimates() (pBar, deltaBar []float64) { return s.ps.estimates() }
+
+// Observe implements Observer with full-pass losses on each split.
+func (s *SGP) Observe() Stats {
+	st := Stats{X: s.ps.x}
+	x := s.ps.x
+	st.TrainLoss = s.model.Loss(x, s.data.Train, nil)
+	st.TrainAcc = s.model.Accuracy(x, s.data.Train, nil)
+	if s.data.Val != nil && s.data.Val.N > 0 {
+		st.ValLoss = s.model.Loss(x, s.data.Val, nil)
+		st.ValAcc = s.model.Accuracy(x, s.data.Val, nil)
+	}
+	if s.data.Test != nil && s.data.Test.N > 0 {
+		st.TestLoss = s.model.Loss(x, s.data.Test, nil)
+		st.TestAcc = s.model.Accuracy(x, s.data.Test, nil)
+	}
+	return st
+}
+
+// batcher draws minibatches without replacement, reshuffling each epoch,
+// from the client's own stream.
+type batcher struct {
+	perm []int
+	pos  int
+	size int
+	r    *rand.Rand
+}
+
+func newBatcher(n, size int, r *rand.Rand) *batcher {
+	b := &batcher{perm: make([]int, n), r: r, size: size}
+	for i := range b.perm {
+		b.perm[i] = i
+	}
+	if size <= 0 || size >= n {
+		b.size = 0 // full batch: idx == nil
+		return b
+	}
+	b.shuffle()
+	return b
+}
+
+func (b *batcher) shuffle() {
+	b.r.Shuffle(len(b.perm), func(i, j int) { b.perm[i], b.perm[j] = b.perm[j], b.perm[i] })
+	b.pos = 0
+}
+
+func (b *batcher) next() []int {
+	if b.size == 0 {
+		return nil
+	}
+	if b.pos+b.size > len(b.perm) {
+		b.shuffle()
+	}
+	idx := b.perm[b.pos : b.pos+b.size]
+	b.pos += b.size
+	return idx
+}

@@ -1,0 +1,173 @@
+package scenarios
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"hgpsim/actors"
+	"hgpsim/models"
+	"hgpsim/optim"
+)
+
+// Summary is the headline of a run, written to summary.json.
+type Summary struct {
+	Name      string                   `json:"name"`
+	Seed      uint64                   `json:"seed"`
+	Clients   int                      `json:"clients"`
+	Network   string                   `json:"network"`
+	Driver    string                   `json:"driver"`
+	Rounds    int                      `json:"sgp_rounds"`
+	Final     Aggregate                `json:"final"`
+	Traffic   map[string]optim.Traffic `json:"traffic"`
+	Estimates EstimateError            `json:"estimates"`
+}
+
+// EstimateError compares the clients' Alg. 2 estimates with the truth.
+type EstimateError struct {
+	PBarMaxAbs     float64 `json:"p_bar_max_abs_error"`     // max_ij |p̂_ij − E p_ij|
+	DeltaBarMaxAbs float64 `json:"delta_bar_max_abs_error"` // max_ij |δ̂_{j→i} − δ̄_{j→i}|
+}
+
+// Progress is told about every evaluated round.
+type Progress func(ev optim.RoundEvent, agg Aggregate, totalRounds int)
+
+// Options are the knobs of Execute that are not part of the scenario.
+type Options struct {
+	OutDir   string   // created if missing; existing output files are replaced
+	Progress Progress // may be nil
+}
+
+// Execute builds and runs a scenario and writes scenario.yaml,
+// metrics.jsonl and summary.json under opt.OutDir. summary.json is written
+// last and atomically, so its presence means the run completed.
+func Execute(ctx context.Context, sc Scenario, opt Options) (*Summary, error) {
+	run, err := Build(sc)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating output folder: %w", err)
+	}
+	resolved, err := Marshal(sc)
+	if err != nil {
+		return nil, fmt.Errorf("rendering scenario: %w", err)
+	}
+	if err := writeAtomic(filepath.Join(opt.OutDir, "scenario.yaml"), resolved); err != nil {
+		return nil, err
+	}
+	// A stale summary from an earlier run in the same folder must not
+	// survive a run that fails.
+	_ = os.Remove(filepath.Join(opt.OutDir, "summary.json"))
+
+	f, err := os.Create(filepath.Join(opt.OutDir, "metrics.jsonl"))
+	if err != nil {
+		return nil, fmt.Errorf("creating metrics file: %w", err)
+	}
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 1<<16)
+	mw := newMetricsWriter(bw)
+
+	var driver optim.Driver
+	switch sc.Runtime.Driver {
+	case "sequential":
+		driver = optim.NewSequential(run.Net)
+	default:
+		rt := actors.New(run.Net, actors.Options{RoundTimeout: sc.Runtime.RoundTimeout})
+		defer rt.Close()
+		driver = rt
+	}
+
+	valN, testN := make([]int, sc.Clients), make([]int, sc.Clients)
+	for i, d := range run.Data {
+		valN[i], testN[i] = sizeOf(d.Val), sizeOf(d.Test)
+	}
+	var last Aggregate
+	sink := func(ev optim.RoundEvent) error {
+		last = aggregate(ev.Clients, valN, testN)
+		mw.round(ev, last)
+		if opt.Progress != nil {
+			opt.Progress(ev, last, sc.SGP.Rounds)
+		}
+		return nil
+	}
+	traffic, err := driver.Run(ctx, run.SGPPhase(), sink)
+	if ferr := bw.Flush(); err == nil && ferr != nil {
+		err = fmt.Errorf("writing metrics: %w", ferr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", sc.Name, err)
+	}
+	sum := &Summary{Name: sc.Name, Seed: sc.Seed, Clients: sc.Clients, Network: sc.Network.Kind,
+		Driver: sc.Runtime.Driver, Rounds: sc.SGP.Rounds, Final: last,
+		Traffic: map[string]optim.Traffic{"sgp": traffic}, Estimates: run.estimateError()}
+	b, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding summary: %w", err)
+	}
+	if err := writeAtomic(filepath.Join(opt.OutDir, "summary.json"), append(b, '\n')); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+func (r *Run) estimateError() EstimateError {
+	pTrue := r.Net.ExpectedPushWeights()
+	var e EstimateError
+	for i, c := range r.SGP {
+		pBar, deltaBar := c.Estimates()
+		for j := range pBar {
+			e.PBarMaxAbs = math.Max(e.PBarMaxAbs, math.Abs(pBar[j]-pTrue[i][j]))
+			// deltaBar[j] estimates δ̄_{j→i}.
+			e.DeltaBarMaxAbs = math.Max(e.DeltaBarMaxAbs, math.Abs(deltaBar[j]-r.Net.Prob[j][i]))
+		}
+	}
+	return e
+}
+
+// DefaultOutDir is runs/<name>-<timestamp>.
+func DefaultOutDir(name string, now time.Time) string {
+	return filepath.Join("runs", name+"-"+now.Format("20060102-150405"))
+}
+
+// writeAtomic writes b to path through a temporary file and a rename, so a
+// reader sees either the old file or the whole new one.
+func writeAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	_, werr := tmp.Write(b)
+	serr := tmp.Sync()
+	cerr := tmp.Close()
+	if err := firstErr(werr, serr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func sizeOf(d *models.Dataset) int {
+	if d == nil {
+		return 0
+	}
+	return d.N
+}

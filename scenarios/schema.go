@@ -1,0 +1,101 @@
+package scenarios
+
+import (
+	"time"
+)
+
+// Scenario is a validated description of one run. Field docs are the
+// scenario reference; docs/scenarios.md repeats them with examples.
+type Scenario struct {
+	Name    string      `yaml:"name"`    // run name, used for the output folder
+	Seed    uint64      `yaml:"seed"`    // root of every random stream
+	Clients int         `yaml:"clients"` // n ≥ 2
+	Network NetworkSpec `yaml:"network"`
+	Data    DataSpec    `yaml:"data"`
+	Model   ModelSpec   `yaml:"model"`
+	SGP     SGPSpec     `yaml:"sgp"`
+	Runtime RuntimeSpec `yaml:"runtime"`
+}
+
+// NetworkSpec selects the topology and its edge process (package graph).
+type NetworkSpec struct {
+	Kind      string     `yaml:"kind"`       // fully-connected | static-undirected | stochastic-undirected | stochastic-directed | ring | star | edge-list
+	EdgeProb  float64    `yaml:"edge_prob"`  // static-undirected: Erdős–Rényi p
+	Weights   string     `yaml:"weights"`    // static-undirected: fmmc | metropolis
+	DeltaMin  float64    `yaml:"delta_min"`  // stochastic-*: δ̄ ~ U[delta_min, delta_max]
+	DeltaMax  float64    `yaml:"delta_max"`  //
+	Prob      float64    `yaml:"prob"`       // ring, star: per-round link probability
+	Directed  bool       `yaml:"directed"`   // ring: one-directional
+	Symmetric bool       `yaml:"symmetric"`  // edge-list: undirected links
+	Edges     []EdgeSpec `yaml:"edges"`      // edge-list
+}
+
+// EdgeSpec is one link of an edge-list network.
+type EdgeSpec struct {
+	From int     `yaml:"from"`
+	To   int     `yaml:"to"`
+	Prob float64 `yaml:"prob"`
+}
+
+// DataSpec selects the data and how it is split among clients.
+type DataSpec struct {
+	Kind       string  `yaml:"kind"`       // synthetic
+	Classes    int     `yaml:"classes"`    // C ≥ 2
+	Features   int     `yaml:"features"`   // D ≥ 1
+	Train      int     `yaml:"train"`      // examples per client
+	Val        int     `yaml:"val"`        // examples per client
+	Test       int     `yaml:"test"`       // examples per client
+	Alpha      float64 `yaml:"alpha"`      // Dirichlet label skew (smaller = more skewed)
+	Separation float64 `yaml:"separation"` // class-mean scale
+	Shift      float64 `yaml:"shift"`      // per-client feature shift scale
+	Noise      float64 `yaml:"noise"`      // within-class standard deviation
+}
+
+// ModelSpec selects the inner model.
+type ModelSpec struct {
+	Kind string  `yaml:"kind"` // softmax
+	L2   float64 `yaml:"l2"`   // L2 rate on all parameters (strong convexity)
+}
+
+// SGPSpec configures the inner Stochastic Gradient Push phase.
+type SGPSpec struct {
+	Variant   string       `yaml:"variant"`    // after (Eq. 4b) | before (Eq. 4a)
+	Rounds    int          `yaml:"rounds"`     // T
+	Batch     int          `yaml:"batch"`      // minibatch size; 0 = full batch
+	LR        ScheduleSpec `yaml:"lr"`         // learning rate α_t
+	EvalEvery int          `yaml:"eval_every"` // evaluate every k rounds (and after the last)
+}
+
+// ScheduleSpec is a learning-rate schedule.
+type ScheduleSpec struct {
+	Schedule   string  `yaml:"schedule"`   // constant | multistep | inverse
+	Base       float64 `yaml:"base"`       // α_0
+	Milestones []int   `yaml:"milestones"` // multistep
+	Gamma      float64 `yaml:"gamma"`      // multistep factor
+	Decay      float64 `yaml:"decay"`      // inverse: α_0 / (1 + decay·t)^power
+	Power      float64 `yaml:"power"`      // inverse
+}
+
+// RuntimeSpec selects how the run executes.
+type RuntimeSpec struct {
+	Driver       string        `yaml:"driver"`        // actors | sequential
+	RoundTimeout time.Duration `yaml:"round_timeout"` // fail when no client answers for this long (0 = never)
+}
+
+// Default returns a scenario with every default filled in; decoding a file
+// overwrites what the file sets.
+func Default() Scenario {
+	return Scenario{
+		Name:    "run",
+		Seed:    1,
+		Clients: 20,
+		Network: NetworkSpec{Kind: "stochastic-directed", EdgeProb: 0.4, Weights: "fmmc",
+			DeltaMin: 0.4, DeltaMax: 0.8, Prob: 1},
+		Data: DataSpec{Kind: "synthetic", Classes: 5, Features: 20, Train: 150, Val: 50, Test: 100,
+			Alpha: 0.4, Separation: 0.5, Shift: 1, Noise: 1},
+		Model: ModelSpec{Kind: "softmax", L2: 1e-3},
+		SGP: SGPSpec{Variant: "after", Rounds: 600, Batch: 32, EvalEvery: 50,
+			LR: ScheduleSpec{Schedule: "multistep", Base: 0.05, Milestones: []int{500, 550}, Gamma: 0.1, Decay: 0.01, Power: 1}},
+		Runtime: RuntimeSpec{Driver: "actors", RoundTimeout: 60 * time.Second},
+	}
+}

@@ -1,0 +1,158 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+
+	"hgpsim/optim"
+)
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// Validate checks every field and says what is allowed. Checks that need
+// the built network (connectivity, Assumption 6) happen in Build.
+func (sc *Scenario) Validate() error {
+	if !nameRE.MatchString(sc.Name) {
+		return fmt.Errorf("name: must be letters, digits, '.', '_' or '-' (it names the output folder), got %q", sc.Name)
+	}
+	if sc.Clients < 2 {
+		return fmt.Errorf("clients: must be >= 2, got %d", sc.Clients)
+	}
+	if sc.Clients > 100000 {
+		return fmt.Errorf("clients: at most 100000 are supported, got %d", sc.Clients)
+	}
+	if err := sc.Network.validate(sc.Clients); err != nil {
+		return fmt.Errorf("network.%w", err)
+	}
+	if err := sc.Data.validate(); err != nil {
+		return fmt.Errorf("data.%w", err)
+	}
+	if err := sc.Model.validate(); err != nil {
+		return fmt.Errorf("model.%w", err)
+	}
+	if err := sc.SGP.validate(); err != nil {
+		return fmt.Errorf("sgp.%w", err)
+	}
+	switch sc.Runtime.Driver {
+	case "actors", "sequential":
+	default:
+		return fmt.Errorf("runtime.driver: must be actors or sequential, got %q", sc.Runtime.Driver)
+	}
+	if sc.Runtime.RoundTimeout < 0 {
+		return fmt.Errorf("runtime.round_timeout: must be >= 0, got %v", sc.Runtime.RoundTimeout)
+	}
+	return nil
+}
+
+func prob(name string, v float64) error {
+	if !(v > 0 && v <= 1) {
+		return fmt.Errorf("%s: must be in (0, 1], got %v", name, v)
+	}
+	return nil
+}
+
+func (n *NetworkSpec) validate(clients int) error {
+	switch n.Kind {
+	case "fully-connected":
+	case "static-undirected":
+		if err := prob("edge_prob", n.EdgeProb); err != nil {
+			return err
+		}
+		if n.Weights != "fmmc" && n.Weights != "metropolis" {
+			return fmt.Errorf("weights: must be fmmc or metropolis, got %q", n.Weights)
+		}
+	case "stochastic-undirected", "stochastic-directed":
+		if err := prob("delta_min", n.DeltaMin); err != nil {
+			return err
+		}
+		if err := prob("delta_max", n.DeltaMax); err != nil {
+			return err
+		}
+		if n.DeltaMin > n.DeltaMax {
+			return fmt.Errorf("delta_min (%v) must not exceed delta_max (%v)", n.DeltaMin, n.DeltaMax)
+		}
+	case "ring", "star":
+		if err := prob("prob", n.Prob); err != nil {
+			return err
+		}
+	case "edge-list":
+		if len(n.Edges) == 0 {
+			return fmt.Errorf("edges: an edge-list network needs at least one edge")
+		}
+		for k, e := range n.Edges {
+			if e.From < 0 || e.From >= clients || e.To < 0 || e.To >= clients {
+				return fmt.Errorf("edges[%d]: clients must be in [0, %d), got %d→%d", k, clients, e.From, e.To)
+			}
+			if e.From == e.To {
+				return fmt.Errorf("edges[%d]: self-loops are implicit; remove %d→%d", k, e.From, e.To)
+			}
+			if err := prob(fmt.Sprintf("edges[%d].prob", k), e.Prob); err != nil {
+				return err
+			}
+		}
+	default:
+		return fmt.Errorf("kind: must be one of fully-connected, static-undirected, stochastic-undirected, stochastic-directed, ring, star, edge-list; got %q", n.Kind)
+	}
+	return nil
+}
+
+func (d *DataSpec) validate() error {
+	if d.Kind != "synthetic" {
+		return fmt.Errorf("kind: must be synthetic, got %q", d.Kind)
+	}
+	switch {
+	case d.Classes < 2:
+		return fmt.Errorf("classes: must be >= 2, got %d", d.Classes)
+	case d.Features < 1:
+		return fmt.Errorf("features: must be >= 1, got %d", d.Features)
+	case d.Train < 1:
+		return fmt.Errorf("train: must be >= 1 example per client, got %d", d.Train)
+	case d.Val < 0:
+		return fmt.Errorf("val: must be >= 0, got %d", d.Val)
+	case d.Test < 0:
+		return fmt.Errorf("test: must be >= 0, got %d", d.Test)
+	case !(d.Alpha > 0) || math.IsInf(d.Alpha, 0):
+		return fmt.Errorf("alpha: must be a finite number > 0, got %v", d.Alpha)
+	case !(d.Separation >= 0):
+		return fmt.Errorf("separation: must be >= 0, got %v", d.Separation)
+	case !(d.Shift >= 0):
+		return fmt.Errorf("shift: must be >= 0, got %v", d.Shift)
+	case !(d.Noise > 0):
+		return fmt.Errorf("noise: must be > 0, got %v", d.Noise)
+	}
+	return nil
+}
+
+func (m *ModelSpec) validate() error {
+	if m.Kind != "softmax" {
+		return fmt.Errorf("kind: must be softmax, got %q", m.Kind)
+	}
+	if !(m.L2 >= 0) || math.IsInf(m.L2, 0) {
+		return fmt.Errorf("l2: must be a finite number >= 0, got %v", m.L2)
+	}
+	return nil
+}
+
+func (s *SGPSpec) validate() error {
+	if s.Variant != "after" && s.Variant != "before" {
+		return fmt.Errorf("variant: must be after (Eq. 4b) or before (Eq. 4a), got %q", s.Variant)
+	}
+	if s.Rounds < 1 {
+		return fmt.Errorf("rounds: must be >= 1, got %d", s.Rounds)
+	}
+	if s.Batch < 0 {
+		return fmt.Errorf("batch: must be >= 0 (0 = full batch), got %d", s.Batch)
+	}
+	if s.EvalEvery < 0 {
+		return fmt.Errorf("eval_every: must be >= 0 (0 = only after the last round), got %d", s.EvalEvery)
+	}
+	if err := s.LR.schedule().Validate(); err != nil {
+		return fmt.Errorf("lr: %w", err)
+	}
+	return nil
+}
+
+func (s ScheduleSpec) schedule() optim.Schedule {
+	return optim.Schedule{Kind: s.Schedule, Base: s.Base, Milestones: s.Milestones, Gamma: s.Gamma, Decay: s.Decay, Power: s.Power}
+}
