@@ -17,14 +17,15 @@ type supervisor struct {
 	timeout time.Duration
 	ready   chan<- []*actor.PID
 
-	run     *runPhase
-	step    int
-	acked   int
-	waiting []bool
-	stats   []optim.Stats
-	since   optim.Traffic
-	total   optim.Traffic
-	failure error
+	run         *runPhase
+	step        int
+	acked       int
+	waiting     []bool
+	stats       []optim.Stats
+	stepTraffic optim.Traffic // of the step being acknowledged
+	since       optim.Traffic // since the last event
+	total       optim.Traffic
+	failure     error
 }
 
 func (s *supervisor) Receive(ctx actor.Context) {
@@ -78,7 +79,7 @@ func (s *supervisor) start(ctx actor.Context, m *runPhase) {
 		return
 	}
 	s.run, s.step, s.failure = m, 0, nil
-	s.since, s.total = optim.Traffic{}, optim.Traffic{}
+	s.since, s.total, s.stepTraffic = optim.Traffic{}, optim.Traffic{}, optim.Traffic{}
 	for i, pid := range s.router.pids {
 		ctx.Send(pid, &enterPhase{name: m.phase.Name, beh: m.phase.Clients[i]})
 	}
@@ -113,7 +114,7 @@ func (s *supervisor) onAck(ctx actor.Context, m *ack) {
 	}
 	s.waiting[m.client] = false
 	s.stats[m.client] = m.stats
-	s.since.Add(m.traffic)
+	s.stepTraffic.Add(m.traffic) // belongs to round s.step, reported after round s.step-1
 	s.acked++
 	if s.acked < s.n {
 		return
@@ -131,6 +132,8 @@ func (s *supervisor) onAck(ctx actor.Context, m *ack) {
 			return
 		}
 	}
+	s.since.Add(s.stepTraffic)
+	s.stepTraffic = optim.Traffic{}
 	if s.step == p.Rounds {
 		s.finish(ctx, nil)
 		return

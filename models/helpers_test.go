@@ -85,5 +85,15 @@ func modelCases() []modelCase {
 			model: NewSoftmax(7, 4, 0.1),
 			data:  func(r *rand.Rand, n int) *Dataset { return randomData(r, n, 7, 4) },
 		},
+		{
+			name:  "Logistic",
+			model: NewLogistic(6, 0.1),
+			data:  func(r *rand.Rand, n int) *Dataset { return randomData(r, n, 6, 2) },
+		},
+		{
+			name:  "MLP",
+			model: NewMLP(7, 5, 4, 0.01),
+			data:  func(r *rand.Rand, n int) *Dataset { return randomData(r, n, 7, 4) },
+		},
 	}
 }

@@ -19,15 +19,15 @@ type Scenario struct {
 
 // NetworkSpec selects the topology and its edge process (package graph).
 type NetworkSpec struct {
-	Kind      string     `yaml:"kind"`       // fully-connected | static-undirected | stochastic-undirected | stochastic-directed | ring | star | edge-list
-	EdgeProb  float64    `yaml:"edge_prob"`  // static-undirected: Erdős–Rényi p
-	Weights   string     `yaml:"weights"`    // static-undirected: fmmc | metropolis
-	DeltaMin  float64    `yaml:"delta_min"`  // stochastic-*: δ̄ ~ U[delta_min, delta_max]
-	DeltaMax  float64    `yaml:"delta_max"`  //
-	Prob      float64    `yaml:"prob"`       // ring, star: per-round link probability
-	Directed  bool       `yaml:"directed"`   // ring: one-directional
-	Symmetric bool       `yaml:"symmetric"`  // edge-list: undirected links
-	Edges     []EdgeSpec `yaml:"edges"`      // edge-list
+	Kind      string     `yaml:"kind"`      // fully-connected | static-undirected | stochastic-undirected | stochastic-directed | ring | star | edge-list
+	EdgeProb  float64    `yaml:"edge_prob"` // static-undirected: Erdős–Rényi p
+	Weights   string     `yaml:"weights"`   // static-undirected: fmmc | metropolis
+	DeltaMin  float64    `yaml:"delta_min"` // stochastic-*: δ̄ ~ U[delta_min, delta_max]
+	DeltaMax  float64    `yaml:"delta_max"` //
+	Prob      float64    `yaml:"prob"`      // ring, star: per-round link probability
+	Directed  bool       `yaml:"directed"`  // ring: one-directional
+	Symmetric bool       `yaml:"symmetric"` // edge-list: undirected links
+	Edges     []EdgeSpec `yaml:"edges"`     // edge-list
 }
 
 // EdgeSpec is one link of an edge-list network.

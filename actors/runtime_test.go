@@ -1,0 +1,216 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"hgpsim/graph"
+	"hgpsim/internal/rng"
+	"hgpsim/models"
+	"hgpsim/optim"
+)
+
+func network(t testing.TB, kind string, n int) *graph.Network {
+	t.Helper()
+	nw, err := graph.Build(graph.Spec{Kind: kind, N: n, EdgeProb: 0.4, Weights: "metropolis",
+		DeltaMin: 0.4, DeltaMax: 0.8, Prob: 1}, 17)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nw
+}
+
+// sgpClients builds a fresh set of SGP clients on synthetic data.
+func sgpClients(t testing.TB, n int, variant optim.Variant) ([]*optim.SGP, []optim.Behaviour) {
+	t.Helper()
+	data, err := models.Synthetic(models.SyntheticSpec{Clients: n, Classes: 3, Features: 6,
+		Train: 40, Val: 10, Test: 10, Alpha: 0.5, Separation: 0.7, Shift: 1, Noise: 1}, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := models.NewSoftmax(6, 3, 1e-3)
+	x0 := make([]float64, m.Dim())
+	m.Init(x0, rng.New(9, rng.Global, rng.PurposeInit))
+	cfg := optim.SGPConfig{Variant: variant, BatchSize: 8,
+		LR: optim.Schedule{Kind: "multistep", Base: 0.1, Milestones: []int{30}, Gamma: 0.1}}
+	c := make([]*optim.SGP, n)
+	b := make([]optim.Behaviour, n)
+	for i := range c {
+		c[i] = optim.NewSGP(i, n, m.Clone(), data[i], x0, cfg, 9)
+		b[i] = c[i]
+	}
+	return c, b
+}
+
+// recorder keeps a deep copy of every event.
+type recorder struct{ events []optim.RoundEvent }
+
+func (r *recorder) sink(ev optim.RoundEvent) error {
+	cp := ev
+	cp.Clients = make([]optim.Stats, len(ev.Clients))
+	for i, s := range ev.Clients {
+		cp.Clients[i] = s
+		cp.Clients[i].X = append([]float64(nil), s.X...)
+	}
+	r.events = append(r.events, cp)
+	return nil
+}
+
+func sameBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestActorsMatchSequential is the test that keeps the runtime honest: the
+// same behaviours, network and seed give bit-identical states, estimates,
+// events and traffic under both drivers, over two consecutive phases.
+func TestActorsMatchSequential(t *testing.T) {
+	const n = 16
+	for _, kind := range []string{"stochastic-directed", "stochastic-undirected", "static-undirected", "fully-connected"} {
+		for _, v := range []optim.Variant{optim.BeforeComm, optim.AfterComm} {
+			t.Run(kind+"/"+v.String(), func(t *testing.T) {
+				nw := network(t, kind, n)
+				seqC, seqB := sgpClients(t, n, v)
+				actC, actB := sgpClients(t, n, v)
+				var seqRec, actRec recorder
+
+				seq := optim.NewSequential(nw)
+				rt := New(nw, Options{RoundTimeout: 10 * time.Second})
+				defer rt.Close()
+				ctx := context.Background()
+				for phase := 0; phase < 2; phase++ {
+					p1 := &optim.Phase{Name: "sgp", Rounds: 25, Clients: seqB, EvalEvery: 7}
+					p2 := &optim.Phase{Name: "sgp", Rounds: 25, Clients: actB, EvalEvery: 7}
+					tr1, err := seq.Run(ctx, p1, seqRec.sink)
+					if err != nil {
+						t.Fatal(err)
+					}
+					tr2, err := rt.Run(ctx, p2, actRec.sink)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if tr1 != tr2 {
+						t.Errorf("traffic: sequential %+v, actors %+v", tr1, tr2)
+					}
+					if tr1.Messages == 0 {
+						t.Fatal("no traffic at all: the comparison would prove nothing")
+					}
+				}
+				for i := range seqC {
+					z1, w1 := seqC[i].State()
+					z2, w2 := actC[i].State()
+					if !sameBits(z1, z2) || math.Float64bits(w1) != math.Float64bits(w2) {
+						t.Fatalf("client %d: states differ between drivers", i)
+					}
+					p1, d1 := seqC[i].Estimates()
+					p2, d2 := actC[i].Estimates()
+					if !sameBits(p1, p2) || !sameBits(d1, d2) {
+						t.Fatalf("client %d: Alg. 2 estimates differ between drivers", i)
+					}
+				}
+				if len(seqRec.events) != len(actRec.events) || len(seqRec.events) != 2*4 {
+					t.Fatalf("events: sequential %d, actors %d, want 8", len(seqRec.events), len(actRec.events))
+				}
+				for k := range seqRec.events {
+					a, b := seqRec.events[k], actRec.events[k]
+					if a.Round != b.Round || a.Traffic != b.Traffic {
+						t.Fatalf("event %d: %d/%+v vs %d/%+v", k, a.Round, a.Traffic, b.Round, b.Traffic)
+					}
+					for i := range a.Clients {
+						sa, sb := a.Clients[i], b.Clients[i]
+						if !sameBits(sa.X, sb.X) || math.Float64bits(sa.TrainLoss) != math.Float64bits(sb.TrainLoss) ||
+							math.Float64bits(sa.TestAcc) != math.Float64bits(sb.TestAcc) {
+							t.Fatalf("event %d client %d: stats differ", k, i)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// faulty wraps a behaviour and misbehaves at one round.
+type faulty struct {
+	optim.Behaviour
+	round int
+	mode  string
+}
+
+func (f *faulty) Send(r int, recv []int, w []float64) []float64 {
+	if r == f.round && f.mode == "panic" {
+		panic("boom")
+	}
+	if r == f.round && f.mode == "hang" {
+		time.Sleep(2 * time.Second)
+	}
+	return f.Behaviour.Send(r, recv, w)
+}
+
+func (f *faulty) Receive(r int, in []optim.Message) error {
+	if r == f.round && f.mode == "nan" {
+		return optim.ErrNonFinite
+	}
+	return f.Behaviour.Receive(r, in)
+}
+
+func TestClientFailuresNameClientAndRound(t *testing.T) {
+	const n = 6
+	for _, mode := range []string{"panic", "nan", "hang"} {
+		t.Run(mode, func(t *testing.T) {
+			nw := network(t, "stochastic-directed", n)
+			_, b := sgpClients(t, n, optim.AfterComm)
+			b[3] = &faulty{Behaviour: b[3], round: 5, mode: mode}
+			rt := New(nw, Options{RoundTimeout: 300 * time.Millisecond})
+			defer rt.Close()
+			_, err := rt.Run(context.Background(), &optim.Phase{Name: "sgp", Rounds: 10, Clients: b}, nil)
+			if err == nil {
+				t.Fatal("run succeeded despite a failing client")
+			}
+			msg := err.Error()
+			switch mode {
+			case "hang":
+				if !strings.Contains(msg, "round 5") || !strings.Contains(msg, "[3]") {
+					t.Errorf("timeout error does not name round 5 and client 3: %v", msg)
+				}
+			default:
+				var ce *optim.ClientError
+				if !errors.As(err, &ce) || ce.Client != 3 || ce.Round != 5 || ce.Phase != "sgp" {
+					t.Errorf("want ClientError{client 3, phase sgp, round 5}, got %v", err)
+				}
+			}
+			if mode == "nan" && !errors.Is(err, optim.ErrNonFinite) {
+				t.Errorf("error does not wrap ErrNonFinite: %v", err)
+			}
+		})
+	}
+}
+
+func TestContextCancelStopsPhase(t *testing.T) {
+	nw := network(t, "stochastic-directed", 4)
+	_, b := sgpClients(t, 4, optim.AfterComm)
+	rt := New(nw, Options{})
+	defer rt.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	stopAt := 3
+	sink := func(ev optim.RoundEvent) error {
+		if ev.Round == stopAt {
+			cancel()
+		}
+		return nil
+	}
+	_, err := rt.Run(ctx, &optim.Phase{Name: "sgp", Rounds: 100000, Clients: b, EvalEvery: 1}, sink)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want context.Canceled, got %v", err)
+	}
+}

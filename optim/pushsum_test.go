@@ -1,0 +1,110 @@
+package optim
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/floats"
+
+	"hgpsim/graph"
+	"hgpsim/internal/rng"
+)
+
+func TestPushSumReachesExactAverage(t *testing.T) {
+	const n, d = 20, 5
+	for _, spec := range []graph.Spec{
+		{Kind: "stochastic-directed", DeltaMin: 0.4, DeltaMax: 0.8},
+		{Kind: "stochastic-undirected", DeltaMin: 0.4, DeltaMax: 0.8},
+		{Kind: "ring", Prob: 0.5},
+	} {
+		t.Run(spec.Kind, func(t *testing.T) {
+			nw := buildNet(t, spec, n, 11)
+			r := rng.New(5, rng.Global, rng.PurposeInit)
+			avg := make([]float64, d)
+			clients := make([]*PushSum, n)
+			b := make([]Behaviour, n)
+			for i := range clients {
+				v := make([]float64, d)
+				for k := range v {
+					v[k] = 10 * r.NormFloat64()
+				}
+				floats.AddScaled(avg, 1/float64(n), v)
+				clients[i] = NewPushSum(i, n, v)
+				b[i] = clients[i]
+			}
+			drv := NewSequential(nw)
+			rounds := 300
+			if spec.Kind == "ring" {
+				rounds = 3000 // a ring mixes in O(n²) rounds
+			}
+			relErr := func() float64 {
+				worst := 0.0
+				for _, c := range clients {
+					worst = math.Max(worst, floats.Distance(c.Value(), avg, 2)/floats.Norm(avg, 2))
+				}
+				return worst
+			}
+			if _, err := drv.Run(context.Background(), &Phase{Name: "pushsum", Rounds: 1, Clients: b}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if e := relErr(); e < 1e-3 {
+				t.Fatalf("after one round the error is already %g: the test would prove nothing", e)
+			}
+			if _, err := drv.Run(context.Background(), &Phase{Name: "pushsum", Rounds: rounds - 1, Clients: b}, nil); err != nil {
+				t.Fatal(err)
+			}
+			e := relErr()
+			t.Logf("max relative error after %d rounds: %.3g", rounds, e)
+			if e > 1e-10 {
+				t.Errorf("push-sum relative error %.3g > 1e-10 after %d rounds", e, rounds)
+			}
+		})
+	}
+}
+
+// TestEstimatesMatchExpectations checks Alg. 2's p̄_ij and δ̄_{j→i} against
+// the exact expectations, within binomial error.
+func TestEstimatesMatchExpectations(t *testing.T) {
+	const n, T = 12, 4000
+	for _, spec := range []graph.Spec{
+		{Kind: "stochastic-directed", DeltaMin: 0.4, DeltaMax: 0.8},
+		{Kind: "stochastic-undirected", DeltaMin: 0.2, DeltaMax: 0.9},
+	} {
+		t.Run(spec.Kind, func(t *testing.T) {
+			nw := buildNet(t, spec, n, 21)
+			clients := make([]*PushSum, n)
+			b := make([]Behaviour, n)
+			for i := range clients {
+				clients[i] = NewPushSum(i, n, []float64{float64(i)})
+				b[i] = clients[i]
+			}
+			if _, err := NewSequential(nw).Run(context.Background(), &Phase{Name: "pushsum", Rounds: T, Clients: b}, nil); err != nil {
+				t.Fatal(err)
+			}
+			pTrue := nw.ExpectedPushWeights()
+			var worstP, worstD float64
+			for i, c := range clients {
+				pBar, deltaBar := c.Estimates()
+				for j := 0; j < n; j++ {
+					// δ̄_{j→i}: a binomial frequency.
+					q := nw.Prob[j][i]
+					se := math.Sqrt(q * (1 - q) / T)
+					if z := math.Abs(deltaBar[j]-q) / math.Max(se, 1e-12); z > 5 {
+						t.Errorf("δ̂_{%d→%d} = %.4f, true %.4f (%.1f standard errors)", j, i, deltaBar[j], q, z)
+					}
+					worstD = math.Max(worstD, math.Abs(deltaBar[j]-q))
+					// p̄_ij: a mean of values in [0, δ]; its variance is at most
+					// E[p²] − p̄² ≤ p̄(1 − p̄).
+					p := pTrue[i][j]
+					seP := math.Sqrt(p * (1 - p) / T)
+					if z := math.Abs(pBar[j]-p) / math.Max(seP, 1e-12); z > 5 {
+						t.Errorf("p̂_%d%d = %.5f, true %.5f (%.1f standard-error bounds)", i, j, pBar[j], p, z)
+					}
+					worstP = math.Max(worstP, math.Abs(pBar[j]-p))
+				}
+			}
+			t.Logf("after %d rounds: max |p̂−p̄| = %.4f, max |δ̂−δ̄| = %.4f", T, worstP, worstD)
+		})
+	}
+}
