@@ -66,7 +66,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 func dispatch(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
 		return usageError{"no command given"}
 	}
 	switch args[0] {

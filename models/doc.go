@@ -7,6 +7,15 @@
 // vector and never need to know the model's structure; each model documents
 // its layout (for Softmax: the weight matrix row-major, then the biases).
 //
+// # Models
+//
+// Softmax (multinomial logistic regression) and Logistic (binary) are
+// strongly convex, as the lower level of the bilevel problem assumes; MLP
+// (one tanh hidden layer) is the non-convex model for experiments beyond
+// that assumption. All three implement SecondOrder: exact Hessian-vector
+// products, analytic for the linear models and by Pearlmutter's R-operator
+// for the MLP, tested against finite differences of Grad.
+//
 // # Losses are means
 //
 // Every loss is the mean over the selected rows of a Dataset plus the model's
@@ -22,7 +31,7 @@
 // # Kernels are destination-first and do not allocate
 //
 // Following gonum, Grad(dst, x, d, idx) writes into a caller-owned dst and
-// returns the loss. To stay allocation-free a Model value keeps per-row
+// returns the loss; HVP(dst, x, d, idx, u) likewise. To stay allocation-free a Model value keeps per-row
 // scratch buffers, which makes it single-goroutine: each client gets its own
 // value via Clone. Datasets are read-only and may be shared freely.
 //

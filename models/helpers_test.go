@@ -8,7 +8,7 @@ import (
 	"hgpsim/internal/rng"
 )
 
-// testRand returns a deterministic generator for test case name.
+// testRand returns a deterministic generator, one per salt.
 func testRand(t testing.TB, salt uint64) *rand.Rand {
 	t.Helper()
 	return rng.New(12345+salt, rng.Global, rng.PurposeData)

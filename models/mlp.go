@@ -29,20 +29,7 @@ type MLP struct {
 	// R-operator (directional derivative along u) of the same quantity.
 	h, gh, rh, rgh []float64 // hidden layer: activation, ∂/∂h, R{h}, R{∂/∂h}
 	z, rz          []float64 // output layer: logits (then probabilities), R{z}
-
-	// Per-block scratch, rowBlock×Hidden row-major: activations, R{h}, and
-	// the hidden-layer back-propagated signal g_s (or R{g_s}) of a block of
-	// rows. See rowBlock.
-	hb, rhb, gsb []float64
 }
-
-// rowBlock is how many examples Grad and HVP push through the first layer
-// together. The first layer dominates the cost (Hidden·Features per row for
-// each of W₁a, U₁a and the update of ∂W₁); looping over a block of rows for
-// each row of W₁ reuses that row from L1 cache instead of streaming all of
-// W₁ (400 KB at 784×64) once per example. The order in which each output
-// element accumulates rows is unchanged, so results do not depend on it.
-const rowBlock = 16
 
 // NewMLP returns an MLP. It panics if features < 1, hidden < 1, classes < 2
 // or l2 is negative or not finite.
@@ -57,8 +44,6 @@ func NewMLP(features, hidden, classes int, l2 float64) *MLP {
 		h: make([]float64, hidden), gh: make([]float64, hidden),
 		rh: make([]float64, hidden), rgh: make([]float64, hidden),
 		z: make([]float64, classes), rz: make([]float64, classes),
-		hb: make([]float64, rowBlock*hidden), rhb: make([]float64, rowBlock*hidden),
-		gsb: make([]float64, rowBlock*hidden),
 	}
 }
 
@@ -135,7 +120,7 @@ func (m *MLP) Loss(x []float64, d *Dataset, idx []int) float64 {
 func (m *MLP) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
 	m.check(x, d)
 	checkVec("dst", dst, m.Dim())
-	H, C := m.hidden, m.classes
+	D, H, C := m.features, m.hidden, m.classes
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
@@ -143,73 +128,32 @@ func (m *MLP) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
 	db1, dw2, db2 := dst[m.offB1():m.offW2()], dst[m.offW2():m.offB2()], dst[m.offB2():]
 	gh := m.gh
 	var loss float64
-	for start := 0; start < n; start += rowBlock {
-		nb := min(rowBlock, n-start)
-		m.hiddenBlock(x, nil, d, idx, start, nb)
-		for r := range nb {
-			i := rowIndex(d, idx, start+r)
-			y := label(d, i, C)
-			h := m.hb[r*H : (r+1)*H]
-			m.outputs(m.z, x, h)
-			lse := logSumExp(m.z)
-			loss += lse - m.z[y]
-			clear(gh)
-			for j := range C {
-				g := math.Exp(m.z[j] - lse)
-				if j == y {
-					g--
-				}
-				g *= inv // the 1/n of the mean, applied once here for every block
-				floats.AddScaled(dw2[j*H:(j+1)*H], g, h)
-				db2[j] += g
-				floats.AddScaled(gh, g, w2[j*H:(j+1)*H])
+	for k := range n {
+		i := rowIndex(d, idx, k)
+		y := label(d, i, C)
+		a := d.Row(i)
+		m.forward(x, a)
+		lse := logSumExp(m.z)
+		loss += lse - m.z[y]
+		clear(gh)
+		for j := range C {
+			g := math.Exp(m.z[j] - lse)
+			if j == y {
+				g--
 			}
-			gs := m.gsb[r*H : (r+1)*H]
-			for q := range H {
-				gs[q] = gh[q] * (1 - h[q]*h[q])
-				db1[q] += gs[q]
-			}
+			g *= inv // the 1/n of the mean, applied once here for every block
+			floats.AddScaled(dw2[j*H:(j+1)*H], g, m.h)
+			db2[j] += g
+			floats.AddScaled(gh, g, w2[j*H:(j+1)*H])
 		}
-		m.firstLayerUpdate(dst[:m.offB1()], d, idx, start, nb)
+		for q := range H {
+			gs := gh[q] * (1 - m.h[q]*m.h[q])
+			floats.AddScaled(dst[q*D:(q+1)*D], gs, a)
+			db1[q] += gs
+		}
 	}
 	floats.AddScaled(dst, m.l2, x)
 	return loss/float64(n) + 0.5*m.l2*sumSquares(x)
-}
-
-// hiddenBlock computes, for the nb batch rows from position start, the
-// activations h = tanh(W₁a + b₁) into m.hb and, when u is not nil, the
-// forward R-pass R{h} = (1 − h²) ⊙ (U₁a + u_b₁) into m.rhb.
-func (m *MLP) hiddenBlock(x, u []float64, d *Dataset, idx []int, start, nb int) {
-	D, H := m.features, m.hidden
-	b1 := x[m.offB1():m.offW2()]
-	for q := range H {
-		w := x[q*D : (q+1)*D]
-		for r := range nb {
-			a := d.Row(rowIndex(d, idx, start+r))
-			m.hb[r*H+q] = math.Tanh(floats.Dot(w, a) + b1[q])
-		}
-		if u == nil {
-			continue
-		}
-		uq, ub := u[q*D:(q+1)*D], u[m.offB1()+q]
-		for r := range nb {
-			a := d.Row(rowIndex(d, idx, start+r))
-			h := m.hb[r*H+q]
-			m.rhb[r*H+q] = (1 - h*h) * (floats.Dot(uq, a) + ub)
-		}
-	}
-}
-
-// firstLayerUpdate adds Σ_r m.gsb[r] ⊗ a_r over the block to the W₁ block
-// dw1 of a gradient or HVP.
-func (m *MLP) firstLayerUpdate(dw1 []float64, d *Dataset, idx []int, start, nb int) {
-	D, H := m.features, m.hidden
-	for q := range H {
-		dq := dw1[q*D : (q+1)*D]
-		for r := range nb {
-			floats.AddScaled(dq, m.gsb[r*H+q], d.Row(rowIndex(d, idx, start+r)))
-		}
-	}
 }
 
 // HVP writes dst = ∇²f(x)·u with Pearlmutter's R-operator: each quantity q
@@ -229,61 +173,60 @@ func (m *MLP) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
 	m.check(x, d)
 	checkVec("dst", dst, m.Dim())
 	checkVec("u", u, m.Dim())
-	H, C := m.hidden, m.classes
+	D, H, C := m.features, m.hidden, m.classes
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
-	w2, u2 := x[m.offW2():m.offB2()], u[m.offW2():m.offB2()]
+	w2 := x[m.offW2():m.offB2()]
+	ub1, u2 := u[m.offB1():m.offW2()], u[m.offW2():m.offB2()]
 	db1, dw2, db2 := dst[m.offB1():m.offW2()], dst[m.offW2():m.offB2()], dst[m.offB2():]
-	gh, rgh := m.gh, m.rgh
+	h, rh, gh, rgh := m.h, m.rh, m.gh, m.rgh
 	p, rz := m.z, m.rz
-	for start := 0; start < n; start += rowBlock {
-		nb := min(rowBlock, n-start)
-		m.hiddenBlock(x, u, d, idx, start, nb) // h and R{h}
-		for r := range nb {
-			i := rowIndex(d, idx, start+r)
-			y := label(d, i, C)
-			h, rh := m.hb[r*H:(r+1)*H], m.rhb[r*H:(r+1)*H]
+	for k := range n {
+		i := rowIndex(d, idx, k)
+		y := label(d, i, C)
+		a := d.Row(i)
+		m.forward(x, a)
 
-			// Forward R-pass, output layer.
-			m.outputs(p, x, h)
-			m.outputs(rz, u, h) // U₂h + u_b₂
-			for j := range C {
-				rz[j] += floats.Dot(w2[j*H:(j+1)*H], rh)
-			}
-			lse := logSumExp(p)
-			var s float64
-			for j := range C {
-				p[j] = math.Exp(p[j] - lse)
-				s += p[j] * rz[j]
-			}
-
-			// Backward R-pass; gz_j = p_j − [j = y] and rgz_j are formed
-			// on the fly, scaled by 1/n once.
-			clear(gh)
-			clear(rgh)
-			for j := range C {
-				gz := p[j]
-				if j == y {
-					gz--
-				}
-				gz *= inv
-				rgz := inv * p[j] * (rz[j] - s)
-				row := dw2[j*H : (j+1)*H]
-				floats.AddScaled(row, rgz, h)
-				floats.AddScaled(row, gz, rh)
-				db2[j] += rgz
-				floats.AddScaled(gh, gz, w2[j*H:(j+1)*H])
-				floats.AddScaled(rgh, gz, u2[j*H:(j+1)*H])
-				floats.AddScaled(rgh, rgz, w2[j*H:(j+1)*H])
-			}
-			rgs := m.gsb[r*H : (r+1)*H]
-			for q := range H {
-				rgs[q] = rgh[q]*(1-h[q]*h[q]) - 2*gh[q]*h[q]*rh[q]
-				db1[q] += rgs[q]
-			}
+		// Forward R-pass.
+		for q := range H {
+			rh[q] = (1 - h[q]*h[q]) * (floats.Dot(u[q*D:(q+1)*D], a) + ub1[q])
 		}
-		m.firstLayerUpdate(dst[:m.offB1()], d, idx, start, nb)
+		m.outputs(rz, u, h) // U₂h + u_b₂
+		for j := range C {
+			rz[j] += floats.Dot(w2[j*H:(j+1)*H], rh)
+		}
+		lse := logSumExp(p)
+		var s float64
+		for j := range C {
+			p[j] = math.Exp(p[j] - lse)
+			s += p[j] * rz[j]
+		}
+
+		// Backward R-pass; gz_j = p_j − [j = y] and rgz_j are formed on
+		// the fly, scaled by 1/n once.
+		clear(gh)
+		clear(rgh)
+		for j := range C {
+			gz := p[j]
+			if j == y {
+				gz--
+			}
+			gz *= inv
+			rgz := inv * p[j] * (rz[j] - s)
+			row := dw2[j*H : (j+1)*H]
+			floats.AddScaled(row, rgz, h)
+			floats.AddScaled(row, gz, rh)
+			db2[j] += rgz
+			floats.AddScaled(gh, gz, w2[j*H:(j+1)*H])
+			floats.AddScaled(rgh, gz, u2[j*H:(j+1)*H])
+			floats.AddScaled(rgh, rgz, w2[j*H:(j+1)*H])
+		}
+		for q := range H {
+			rgs := rgh[q]*(1-h[q]*h[q]) - 2*gh[q]*h[q]*rh[q]
+			floats.AddScaled(dst[q*D:(q+1)*D], rgs, a)
+			db1[q] += rgs
+		}
 	}
 	floats.AddScaled(dst, m.l2, u)
 }

@@ -1,0 +1,206 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+const tiny = `
+name: tiny
+seed: 3
+clients: 6
+network:
+  kind: stochastic-directed
+data:
+  train: 40
+  val: 10
+  test: 10
+sgp:
+  rounds: 40
+  batch: 8
+  eval_every: 10
+  lr:
+    schedule: constant
+    base: 0.1
+`
+
+func parseOK(t *testing.T, src string) Scenario {
+	t.Helper()
+	sc, err := Parse("test.yaml", []byte(src))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return sc
+}
+
+// TestDeterminism runs the same scenario at GOMAXPROCS 1, 2 and 8 on both
+// drivers and requires byte-identical metrics.jsonl and summary.json (the
+// summary names its driver, so summaries are compared per driver).
+func TestDeterminism(t *testing.T) {
+	base := parseOK(t, tiny)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var refMetrics []byte
+	refSummary := map[string][]byte{}
+	for _, driver := range []string{"sequential", "actors"} {
+		for _, procs := range []int{1, 2, 8} {
+			runtime.GOMAXPROCS(procs)
+			sc := base
+			sc.Runtime.Driver = driver
+			dir := t.TempDir()
+			if _, err := Execute(context.Background(), sc, Options{OutDir: dir}); err != nil {
+				t.Fatalf("%s/GOMAXPROCS=%d: %v", driver, procs, err)
+			}
+			m, err := os.ReadFile(filepath.Join(dir, "metrics.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if refMetrics == nil {
+				refMetrics = m
+				if n := bytes.Count(m, []byte("\n")); n != 4*(6+1) {
+					t.Fatalf("metrics.jsonl has %d lines, want 4 evaluations × 7", n)
+				}
+			} else if !bytes.Equal(m, refMetrics) {
+				t.Errorf("%s/GOMAXPROCS=%d: metrics.jsonl differs from sequential/GOMAXPROCS=1", driver, procs)
+			}
+			if ref, ok := refSummary[driver]; !ok {
+				refSummary[driver] = s
+			} else if !bytes.Equal(s, ref) {
+				t.Errorf("%s/GOMAXPROCS=%d: summary.json differs", driver, procs)
+			}
+		}
+	}
+	a := bytes.Replace(refSummary["actors"], []byte(`"driver": "actors"`), []byte(`"driver": "sequential"`), 1)
+	if !bytes.Equal(a, refSummary["sequential"]) {
+		t.Errorf("summaries differ between drivers beyond the driver name:\n%s\n%s", refSummary["sequential"], refSummary["actors"])
+	}
+}
+
+func TestSeedChangesResults(t *testing.T) {
+	a := parseOK(t, tiny)
+	b := a
+	b.Seed = 4
+	ra, err := Execute(context.Background(), a, Options{OutDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := Execute(context.Background(), b, Options{OutDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ra.Final == rb.Final {
+		t.Error("seeds 3 and 4 gave identical results")
+	}
+}
+
+func TestInvalidScenarios(t *testing.T) {
+	cases := []struct {
+		name, src, want string
+	}{
+		{"malformed", "clients: [1, 2\n", "line"},
+		{"unknown key", "clients: 4\nnetwork:\n  kind: ring\n  colour: red\n", `line 4: unknown key "colour" in network`},
+		{"unknown top key", "clinets: 4\n", `line 1: unknown key "clinets" in the top level`},
+		{"wrong type", "clients: many\n", "line 1"},
+		{"delta above 1", "network:\n  kind: stochastic-directed\n  delta_max: 1.5\n", "delta_max: must be in (0, 1], got 1.5"},
+		{"delta zero", "network:\n  kind: stochastic-undirected\n  delta_min: 0\n", "delta_min: must be in (0, 1], got 0"},
+		{"one client", "clients: 1\n", "clients: must be >= 2, got 1"},
+		{"unknown kind", "network:\n  kind: torus\n", `got "torus"`},
+		{"bad variant", "sgp:\n  variant: sideways\n", "sgp.variant"},
+		{"bad lr", "sgp:\n  lr:\n    base: -1\n", "sgp.lr: learning rate must be"},
+		{"empty", "", "empty"},
+		{"two documents", "clients: 3\n---\nclients: 4\n", "more than one YAML document"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("bad.yaml", []byte(c.src))
+			if err == nil {
+				t.Fatal("accepted an invalid scenario")
+			}
+			if !IsInvalid(err) {
+				t.Errorf("error is not an InvalidError: %v", err)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q does not contain %q", err, c.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is not one line: %q", err)
+			}
+		})
+	}
+}
+
+func TestDisconnectedGraphIsInvalid(t *testing.T) {
+	sc := parseOK(t, `
+clients: 4
+network:
+  kind: edge-list
+  symmetric: true
+  edges:
+    - {from: 0, to: 1, prob: 0.5}
+    - {from: 2, to: 3, prob: 0.5}
+`)
+	_, err := Build(sc)
+	if err == nil || !IsInvalid(err) {
+		t.Fatalf("want an InvalidError for a disconnected graph, got %v", err)
+	}
+	if !strings.Contains(err.Error(), "strongly connected") {
+		t.Errorf("error does not say what is wrong: %v", err)
+	}
+}
+
+func TestShippedScenariosValidate(t *testing.T) {
+	files, err := filepath.Glob("*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no shipped scenarios found: %v", err)
+	}
+	for _, f := range files {
+		sc, err := Load(f)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if _, err := Build(sc); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+func TestResolvedScenarioRoundTrips(t *testing.T) {
+	sc := parseOK(t, tiny)
+	b, err := Marshal(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse("resolved.yaml", b)
+	if err != nil {
+		t.Fatalf("the resolved scenario does not parse back: %v\n%s", err, b)
+	}
+	b2, _ := Marshal(back)
+	if !bytes.Equal(b, b2) {
+		t.Errorf("resolved scenario changed on a round trip:\n%s\n---\n%s", b, b2)
+	}
+}
+
+func TestFailedRunLeavesNoSummary(t *testing.T) {
+	dir := t.TempDir()
+	sc := parseOK(t, tiny)
+	if _, err := Execute(context.Background(), sc, Options{OutDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Execute(ctx, sc, Options{OutDir: dir}); err == nil {
+		t.Fatal("a cancelled run succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "summary.json")); !os.IsNotExist(err) {
+		t.Errorf("a failed run left summary.json behind (stat: %v)", err)
+	}
+}
