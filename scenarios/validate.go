@@ -108,18 +108,18 @@ func (d *DataSpec) validate() error {
 		return fmt.Errorf("features: must be >= 1, got %d", d.Features)
 	case d.Train < 1:
 		return fmt.Errorf("train: must be >= 1 example per client, got %d", d.Train)
-	case d.Val < 0:
-		return fmt.Errorf("val: must be >= 0, got %d", d.Val)
-	case d.Test < 0:
-		return fmt.Errorf("test: must be >= 0, got %d", d.Test)
+	case d.Val < 1:
+		return fmt.Errorf("val: must be >= 1 example per client, got %d", d.Val)
+	case d.Test < 1:
+		return fmt.Errorf("test: must be >= 1 example per client, got %d", d.Test)
 	case !(d.Alpha > 0) || math.IsInf(d.Alpha, 0):
 		return fmt.Errorf("alpha: must be a finite number > 0, got %v", d.Alpha)
-	case !(d.Separation >= 0):
-		return fmt.Errorf("separation: must be >= 0, got %v", d.Separation)
-	case !(d.Shift >= 0):
-		return fmt.Errorf("shift: must be >= 0, got %v", d.Shift)
-	case !(d.Noise > 0):
-		return fmt.Errorf("noise: must be > 0, got %v", d.Noise)
+	case !(d.Separation > 0) || math.IsInf(d.Separation, 0):
+		return fmt.Errorf("separation: must be a finite number > 0, got %v", d.Separation)
+	case !(d.Shift >= 0) || math.IsInf(d.Shift, 0):
+		return fmt.Errorf("shift: must be a finite number >= 0, got %v", d.Shift)
+	case !(d.Noise >= 0) || math.IsInf(d.Noise, 0):
+		return fmt.Errorf("noise: must be a finite number >= 0, got %v", d.Noise)
 	}
 	return nil
 }
