@@ -6,8 +6,9 @@ import (
 
 // enterPhase hands a client its behaviour for the next phase.
 type enterPhase struct {
-	name string
-	beh  optim.Behaviour
+	name  string
+	epoch uint64 // counts the phases of a runtime
+	beh   optim.Behaviour
 }
 
 // step asks a client to close round step-1 (when step > 0) and open round
@@ -19,13 +20,18 @@ type step struct {
 	eval   bool   // evaluate after closing round step-1
 }
 
-// push is one delivery over a realized link. data is the sender's
-// read-only payload (see optim.Message).
+// push is a sender's payload of one round, delivered over every realized
+// link: all receivers get the same pointer (see outbox) and read, never
+// write it. recv lists the realized receivers in ascending order (as
+// graph.Network.Realize returns them) and weights[k] is the push weight to
+// recv[k]; data is the sender's read-only payload (see optim.Message).
 type push struct {
-	round  int
-	from   int
-	weight float64
-	data   []float64
+	epoch   uint64
+	round   int
+	from    int
+	recv    []int
+	weights []float64
+	data    []float64
 }
 
 // ack answers a step.

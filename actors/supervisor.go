@@ -18,6 +18,7 @@ type supervisor struct {
 	ready   chan<- []*actor.PID
 
 	run         *runPhase
+	epoch       uint64 // phases started so far
 	step        int
 	acked       int
 	waiting     []bool
@@ -52,8 +53,7 @@ func (s *supervisor) Receive(ctx actor.Context) {
 func (s *supervisor) spawnClients(ctx actor.Context) {
 	pids := make([]*actor.PID, s.n)
 	for i := range pids {
-		c := &client{id: i, router: s.router, supervisor: ctx.Self(),
-			outbox: outbox{recv: make([]int, 0, s.n), weights: make([]float64, s.n)}}
+		c := newClient(i, s.n, s.router, ctx.Self())
 		pids[i] = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return c }))
 	}
 	s.router.pids = pids
@@ -79,9 +79,10 @@ func (s *supervisor) start(ctx actor.Context, m *runPhase) {
 		return
 	}
 	s.run, s.step, s.failure = m, 0, nil
+	s.epoch++
 	s.since, s.total, s.stepTraffic = optim.Traffic{}, optim.Traffic{}, optim.Traffic{}
 	for i, pid := range s.router.pids {
-		ctx.Send(pid, &enterPhase{name: m.phase.Name, beh: m.phase.Clients[i]})
+		ctx.Send(pid, &enterPhase{name: m.phase.Name, epoch: s.epoch, beh: m.phase.Clients[i]})
 	}
 	if s.timeout > 0 {
 		ctx.SetReceiveTimeout(s.timeout)

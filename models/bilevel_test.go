@@ -1,0 +1,242 @@
+package models
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// bilevelCase is one Bilevel problem under test with a dataset that fits it.
+type bilevelCase struct {
+	name string
+	b    Bilevel
+	data func(r *rand.Rand, n int) *Dataset
+}
+
+// bilevelCases returns every Bilevel construction of the package, small
+// enough for coordinate-wise finite differences.
+func bilevelCases() []bilevelCase {
+	data := func(d, c int) func(r *rand.Rand, n int) *Dataset {
+		return func(r *rand.Rand, n int) *Dataset { return randomData(r, n, d, c) }
+	}
+	return []bilevelCase{
+		{"Plain/Softmax", Plain(NewSoftmax(7, 4, 0.1)), data(7, 4)},
+		{"Plain/Logistic", Plain(NewLogistic(6, 0.1)), data(6, 2)},
+		{"Plain/MLP", Plain(NewMLP(7, 5, 4, 0.01)), data(7, 4)},
+	}
+}
+
+// fdStep is the step of the central finite differences the bilevel tests
+// compare against.
+const fdStep = 1e-5
+
+// fdInnerGrad returns the finite-difference gradient in x of InnerLoss.
+func fdInnerGrad(b Bilevel, x, lambda []float64, d *Dataset, idx []int) []float64 {
+	g := make([]float64, len(x))
+	xp := append([]float64(nil), x...)
+	for i := range x {
+		xp[i] = x[i] + fdStep
+		fp := b.InnerLoss(xp, lambda, d, idx)
+		xp[i] = x[i] - fdStep
+		fm := b.InnerLoss(xp, lambda, d, idx)
+		xp[i] = x[i]
+		g[i] = (fp - fm) / (2 * fdStep)
+	}
+	return g
+}
+
+// fdInnerHVP returns the finite difference of InnerGrad along u.
+func fdInnerHVP(b Bilevel, x, lambda []float64, d *Dataset, idx []int, u []float64) []float64 {
+	xp := make([]float64, len(x))
+	xm := make([]float64, len(x))
+	for i := range x {
+		xp[i] = x[i] + fdStep*u[i]
+		xm[i] = x[i] - fdStep*u[i]
+	}
+	gp := make([]float64, len(x))
+	gm := make([]float64, len(x))
+	b.InnerGrad(gp, xp, lambda, d, idx)
+	b.InnerGrad(gm, xm, lambda, d, idx)
+	for i := range gp {
+		gp[i] = (gp[i] - gm[i]) / (2 * fdStep)
+	}
+	return gp
+}
+
+// fdInnerCross returns the finite-difference gradient in λ of
+// ⟨InnerGrad(x, λ), u⟩.
+func fdInnerCross(b Bilevel, x, lambda []float64, d *Dataset, idx []int, u []float64) []float64 {
+	g := make([]float64, len(x))
+	at := func(l []float64) float64 {
+		b.InnerGrad(g, x, l, d, idx)
+		return dot(g, u)
+	}
+	out := make([]float64, len(lambda))
+	lp := append([]float64(nil), lambda...)
+	for j := range lambda {
+		lp[j] = lambda[j] + fdStep
+		fp := at(lp)
+		lp[j] = lambda[j] - fdStep
+		fm := at(lp)
+		lp[j] = lambda[j]
+		out[j] = (fp - fm) / (2 * fdStep)
+	}
+	return out
+}
+
+// outerValue returns F(x, λ), the value OuterGrad returns.
+func outerValue(b Bilevel, x, lambda []float64, d *Dataset, idx []int) float64 {
+	return b.OuterGrad(make([]float64, b.DimX()), make([]float64, b.DimLambda()), x, lambda, d, idx)
+}
+
+// fdOuterGrad returns the finite-difference gradients of F in x and in λ.
+func fdOuterGrad(b Bilevel, x, lambda []float64, d *Dataset, idx []int) (gx, gl []float64) {
+	fd := func(v []float64, f func() float64) []float64 {
+		g := make([]float64, len(v))
+		for i := range v {
+			vi := v[i]
+			v[i] = vi + fdStep
+			fp := f()
+			v[i] = vi - fdStep
+			fm := f()
+			v[i] = vi
+			g[i] = (fp - fm) / (2 * fdStep)
+		}
+		return g
+	}
+	xc := append([]float64(nil), x...)
+	lc := append([]float64(nil), lambda...)
+	f := func() float64 { return outerValue(b, xc, lc, d, idx) }
+	return fd(xc, f), fd(lc, f)
+}
+
+// checkRel reports a relative error above 1e-6 (or NaN) and returns it.
+func checkRel(t *testing.T, what string, got, want []float64) float64 {
+	t.Helper()
+	e := relErr(got, want)
+	if e > 1e-6 || math.IsNaN(e) {
+		t.Errorf("%s: relative error vs finite differences %.3g > 1e-6", what, e)
+	}
+	return e
+}
+
+func TestBilevelMatchesFiniteDifferences(t *testing.T) {
+	for ci, tc := range bilevelCases() {
+		b := tc.b
+		r := testRand(t, 500+uint64(ci))
+		d := tc.data(r, 23)
+		nx, nl := b.DimX(), b.DimLambda()
+		var worst float64
+		for bname, idx := range batches(d.N) {
+			for range 2 {
+				what := tc.name + "/" + bname
+				x := randomVec(r, nx, 1)
+				lambda := randomVec(r, nl, 1)
+				u := randomVec(r, nx, 1)
+
+				g := make([]float64, nx)
+				f := b.InnerGrad(g, x, lambda, d, idx)
+				if want := b.InnerLoss(x, lambda, d, idx); math.Abs(f-want) > 1e-14*math.Abs(want) {
+					t.Errorf("%s: InnerGrad returned %v, InnerLoss gives %v", what, f, want)
+				}
+				worst = math.Max(worst, checkRel(t, what+" InnerGrad", g, fdInnerGrad(b, x, lambda, d, idx)))
+
+				hu := make([]float64, nx)
+				b.InnerHVP(hu, x, lambda, d, idx, u)
+				worst = math.Max(worst, checkRel(t, what+" InnerHVP", hu, fdInnerHVP(b, x, lambda, d, idx, u)))
+
+				cross := make([]float64, nl)
+				b.InnerCross(cross, x, lambda, d, idx, u)
+				worst = math.Max(worst, checkRel(t, what+" InnerCross", cross, fdInnerCross(b, x, lambda, d, idx, u)))
+
+				gx, gl := make([]float64, nx), make([]float64, nl)
+				b.OuterGrad(gx, gl, x, lambda, d, idx)
+				fx, fl := fdOuterGrad(b, x, lambda, d, idx)
+				worst = math.Max(worst, checkRel(t, what+" OuterGrad x", gx, fx))
+				worst = math.Max(worst, checkRel(t, what+" OuterGrad λ", gl, fl))
+			}
+		}
+		t.Logf("%s: worst relative error vs finite differences %.2g", tc.name, worst)
+	}
+}
+
+func TestBilevelDoesNotAllocate(t *testing.T) {
+	for ci, tc := range bilevelCases() {
+		b := tc.b
+		r := testRand(t, 600+uint64(ci))
+		d := tc.data(r, 40)
+		nx, nl := b.DimX(), b.DimLambda()
+		x, lambda, u := randomVec(r, nx, 1), randomVec(r, nl, 1), randomVec(r, nx, 1)
+		gx, gl := make([]float64, nx), make([]float64, nl)
+		for bname, idx := range batches(d.N) {
+			for name, f := range map[string]func(){
+				"InnerLoss":  func() { b.InnerLoss(x, lambda, d, idx) },
+				"InnerGrad":  func() { b.InnerGrad(gx, x, lambda, d, idx) },
+				"InnerHVP":   func() { b.InnerHVP(gx, x, lambda, d, idx, u) },
+				"InnerCross": func() { b.InnerCross(gl, x, lambda, d, idx, u) },
+				"OuterGrad":  func() { b.OuterGrad(gx, gl, x, lambda, d, idx) },
+				"Accuracy":   func() { b.Accuracy(x, lambda, d, idx) },
+			} {
+				if n := testing.AllocsPerRun(10, f); n != 0 {
+					t.Errorf("%s/%s: %s allocates %v times per call", tc.name, bname, name, n)
+				}
+			}
+		}
+	}
+}
+
+func TestBilevelCloneAgrees(t *testing.T) {
+	for ci, tc := range bilevelCases() {
+		b, c := tc.b, tc.b.Clone()
+		r := testRand(t, 700+uint64(ci))
+		d := tc.data(r, 15)
+		if c.DimX() != b.DimX() || c.DimLambda() != b.DimLambda() {
+			t.Fatalf("%s: clone has dims (%d, %d), want (%d, %d)", tc.name, c.DimX(), c.DimLambda(), b.DimX(), b.DimLambda())
+		}
+		x, lambda, u := randomVec(r, b.DimX(), 1), randomVec(r, b.DimLambda(), 1), randomVec(r, b.DimX(), 1)
+		hb, hc := make([]float64, b.DimX()), make([]float64, b.DimX())
+		b.InnerHVP(hb, x, lambda, d, nil, u)
+		c.InnerHVP(hc, x, lambda, d, nil, u)
+		if relErr(hb, hc) != 0 || b.Accuracy(x, lambda, d, nil) != c.Accuracy(x, lambda, d, nil) {
+			t.Errorf("%s: clone disagrees with the original", tc.name)
+		}
+	}
+}
+
+func TestPlainIsTheWrappedModel(t *testing.T) {
+	for ci, tc := range secondOrderCases(t) {
+		m := tc.model.(SecondOrder)
+		b := Plain(m)
+		r := testRand(t, 800+uint64(ci))
+		d := tc.data(r, 19)
+		idx := []int{4, 1, 1, 7}
+		x, u := randomVec(r, m.Dim(), 1), randomVec(r, m.Dim(), 1)
+		if b.DimX() != m.Dim() || b.DimLambda() != 0 {
+			t.Errorf("%s: Plain has dims (%d, %d), want (%d, 0)", tc.name, b.DimX(), b.DimLambda(), m.Dim())
+		}
+		if got, want := b.InnerLoss(x, nil, d, idx), m.Loss(x, d, idx); got != want {
+			t.Errorf("%s: InnerLoss %v, Loss %v", tc.name, got, want)
+		}
+		g1, g2 := make([]float64, m.Dim()), make([]float64, m.Dim())
+		f1 := b.InnerGrad(g1, x, nil, d, idx)
+		f2 := m.Grad(g2, x, d, idx)
+		if f1 != f2 || relErr(g1, g2) != 0 {
+			t.Errorf("%s: InnerGrad differs from Grad", tc.name)
+		}
+		f1 = b.OuterGrad(g1, nil, x, nil, d, idx)
+		if f1 != f2 || relErr(g1, g2) != 0 {
+			t.Errorf("%s: OuterGrad differs from Grad", tc.name)
+		}
+		b.InnerHVP(g1, x, nil, d, idx, u)
+		m.HVP(g2, x, d, idx, u)
+		if relErr(g1, g2) != 0 {
+			t.Errorf("%s: InnerHVP differs from HVP", tc.name)
+		}
+		if got, want := b.Accuracy(x, nil, d, idx), m.Accuracy(x, d, idx); got != want {
+			t.Errorf("%s: Accuracy %v, want %v", tc.name, got, want)
+		}
+		b.InnerCross(nil, x, nil, d, idx, u)
+		mustPanic(t, tc.name+" λ", "len(lambda)", func() { b.InnerLoss(x, []float64{1}, d, idx) })
+		mustPanic(t, tc.name+" cross dst", "len(dst)", func() { b.InnerCross([]float64{0}, x, nil, d, idx, u) })
+	}
+}

@@ -1,0 +1,82 @@
+package models
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// checkLen panics unless len(v) == n. Unlike checkVec it does not call n a
+// model dimension, so it also serves λ and the bilevel destinations.
+func checkLen(what string, v []float64, n int) {
+	if len(v) != n {
+		panic(fmt.Sprintf("models: len(%s)=%d, want %d", what, len(v), n))
+	}
+}
+
+// plain runs a single-level model through the Bilevel interface, with no
+// hyperparameters (d_λ = 0). See Plain.
+type plain struct {
+	m SecondOrder
+}
+
+// Plain returns m as a Bilevel problem with no hyperparameters: d_λ = 0 and
+// both costs are m's loss, regularizer included,
+//
+//	f(x) = F(x) = m.Loss(x),
+//
+// on whatever dataset the caller passes. InnerCross and the λ part of
+// OuterGrad write nothing (their destinations have length 0). It lets SGP
+// drive a plain model through the same interface as the bilevel ones.
+//
+// Plain keeps its own clone of m, so m may go on being used elsewhere.
+func Plain(m SecondOrder) Bilevel {
+	return &plain{m: m.Clone().(SecondOrder)}
+}
+
+var _ Bilevel = (*plain)(nil)
+
+func (p *plain) DimX() int      { return p.m.Dim() }
+func (p *plain) DimLambda() int { return 0 }
+
+func (p *plain) Init(dst []float64, r *rand.Rand) { p.m.Init(dst, r) }
+
+func (p *plain) InnerLoss(x, lambda []float64, d *Dataset, idx []int) float64 {
+	checkLen("lambda", lambda, 0)
+	return p.m.Loss(x, d, idx)
+}
+
+func (p *plain) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int) float64 {
+	checkLen("lambda", lambda, 0)
+	return p.m.Grad(dst, x, d, idx)
+}
+
+func (p *plain) InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
+	checkLen("lambda", lambda, 0)
+	p.m.HVP(dst, x, d, idx, u)
+}
+
+// InnerCross checks its arguments and writes nothing: f does not depend on λ.
+func (p *plain) InnerCross(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
+	checkLen("dst", dst, 0)
+	checkLen("lambda", lambda, 0)
+	checkVec("x", x, p.m.Dim())
+	checkVec("u", u, p.m.Dim())
+	if c, ok := p.m.(Classifier); ok {
+		features, classes := c.shape()
+		checkData(d, features, classes)
+	}
+	batchSize(d, idx)
+}
+
+func (p *plain) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset, idx []int) float64 {
+	checkLen("dstLambda", dstLambda, 0)
+	checkLen("lambda", lambda, 0)
+	return p.m.Grad(dstX, x, d, idx)
+}
+
+func (p *plain) Accuracy(x, lambda []float64, d *Dataset, idx []int) float64 {
+	checkLen("lambda", lambda, 0)
+	return p.m.Accuracy(x, d, idx)
+}
+
+func (p *plain) Clone() Bilevel { return Plain(p.m) }

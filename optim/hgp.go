@@ -1,0 +1,267 @@
+package optim
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/floats"
+)
+
+// HyperEstimator is a behaviour that estimates d_{λ_i}F̄.
+type HyperEstimator interface {
+	Behaviour
+	// Estimate returns the current hyper-gradient estimate (a fresh slice).
+	Estimate() []float64
+}
+
+// HGP is Hyper-Gradient Push, Eq. (12) and Alg. 4: u travels over the links
+// that exist, and the receiver debiases it by p̄_ij/δ̄_{j→i}. It keeps
+// v⁽⁰⁾ = 0 and adds ⟨c^λ⟩_i at the end (App. B's form; equal to Alg. 4's
+// v⁽⁰⁾ = ⟨c^λ⟩_i in exact arithmetic) so that VRHGP with α = 1, β = 0
+// reproduces it bit for bit.
+type HGP struct {
+	l        local
+	sampling Sampling
+	u, v     []float64
+	out      [2][]float64
+	flip     int
+	mixed    []float64
+	uNew     []float64
+	b        []float64
+}
+
+// NewHGP returns client lin.ID's HGP estimator.
+func NewHGP(lin Linearization, sampling Sampling) *HGP {
+	l := newLocal(lin)
+	dx, dl := len(l.cy), len(l.clam)
+	h := &HGP{l: l, sampling: sampling, u: append([]float64(nil), l.cy...), v: make([]float64, dl),
+		out: [2][]float64{make([]float64, dx), make([]float64, dx)}, mixed: make([]float64, dx),
+		uNew: make([]float64, dx), b: make([]float64, dl)}
+	return h
+}
+
+// roles tells which halves of Eq. (12) round r performs.
+func roles(s Sampling, r int) (doB, doA bool) {
+	if s == Alternate {
+		return r%2 == 0, r%2 == 1
+	}
+	return true, true
+}
+
+// Send implements Behaviour: u_i⁽ᵐ⁾ to every realized receiver.
+func (h *HGP) Send(round int, recv []int, weights []float64) []float64 {
+	doB, doA := roles(h.sampling, round)
+	if !doA && doB && !h.l.bNeedsMessages() {
+		return nil // with Eq. (4b) a B̂ round needs only the client's own u
+	}
+	h.flip ^= 1
+	copy(h.out[h.flip], h.u)
+	return h.out[h.flip]
+}
+
+// Receive implements Behaviour: the v and/or u updates of Eq. (12).
+func (h *HGP) Receive(round int, in []Message) error {
+	doB, doA := roles(h.sampling, round)
+	idx := h.l.batch.next()
+	h.l.mix(h.mixed, in, 0)
+	if doB { // v⁽ᵐ⁺¹⁾ = v⁽ᵐ⁾ + Σ_j ⟨B̃⟩_ij u_j
+		h.l.applyB(h.b, h.mixed, h.u, idx)
+		floats.Add(h.v, h.b)
+	}
+	if doA { // u⁽ᵐ⁺¹⁾ = Σ_j ⟨Ã⟩_ij u_j
+		h.l.applyA(h.uNew, h.mixed, h.u, idx)
+		h.u, h.uNew = h.uNew, h.u
+	}
+	if !allFinite(h.u) || !allFinite(h.v) {
+		return ErrNonFinite
+	}
+	return nil
+}
+
+// Estimate implements HyperEstimator: v⁽ᴹ⁾ + ⟨c^λ⟩_i.
+func (h *HGP) Estimate() []float64 {
+	return floats.AddTo(make([]float64, len(h.v)), h.v, h.l.clam)
+}
+
+// VRHGP is the variance-reduced HGP of Sec. 4.2 in App. B's general form
+// (Alg. 5 with line 22 reading w_j, as App. B does; only then is α = 1,
+// β = 0 exactly HGP). Clients push [u; w].
+type VRHGP struct {
+	l           local
+	sampling    Sampling
+	alpha, beta float64
+	u, w, v     []float64
+	out         [2][]float64
+	flip        int
+	mixU, mixW  []float64
+	uNew, wNew  []float64
+	aw          []float64
+	bu, bw      []float64
+}
+
+// NewVRHGP returns client lin.ID's VR-HGP estimator with weights α, β ∈ [0, 1].
+func NewVRHGP(lin Linearization, alpha, beta float64, sampling Sampling) *VRHGP {
+	if !(alpha >= 0 && alpha <= 1 && beta >= 0 && beta <= 1) {
+		panic(fmt.Sprintf("optim: VR-HGP needs α, β in [0, 1], got %v, %v", alpha, beta))
+	}
+	l := newLocal(lin)
+	dx, dl := len(l.cy), len(l.clam)
+	mk := func(n int) []float64 { return make([]float64, n) }
+	return &VRHGP{l: l, sampling: sampling, alpha: alpha, beta: beta,
+		u: append(mk(0), l.cy...), w: append(mk(0), l.cy...), v: mk(dl),
+		out: [2][]float64{mk(2 * dx), mk(2 * dx)}, mixU: mk(dx), mixW: mk(dx),
+		uNew: mk(dx), wNew: mk(dx), aw: mk(dx), bu: mk(dl), bw: mk(dl)}
+}
+
+// Send implements Behaviour: [u_i⁽ᵐ⁾; w_i⁽ᵐ⁾].
+func (h *VRHGP) Send(round int, recv []int, weights []float64) []float64 {
+	doB, doA := roles(h.sampling, round)
+	if !doA && doB && !h.l.bNeedsMessages() {
+		return nil
+	}
+	h.flip ^= 1
+	out := h.out[h.flip]
+	d := len(h.u)
+	copy(out[:d], h.u)
+	copy(out[d:], h.w)
+	return out
+}
+
+// Receive implements Behaviour: App. B's updates of v, u and w.
+func (h *VRHGP) Receive(round int, in []Message) error {
+	doB, doA := roles(h.sampling, round)
+	idx := h.l.batch.next()
+	d := len(h.u)
+	h.l.mix(h.mixU, in, 0)
+	h.l.mix(h.mixW, in, d)
+	if doB {
+		// v ← α(v + B̂u) + (1−α) B̂w
+		h.l.applyB(h.bu, h.mixU, h.u, idx)
+		h.l.applyB(h.bw, h.mixW, h.w, idx)
+		for k := range h.v {
+			h.v[k] = h.alpha*(h.v[k]+h.bu[k]) + (1-h.alpha)*h.bw[k]
+		}
+	}
+	if doA {
+		// u ← Âu;  w ← β(Âw + c^y) + (1−β)(w + u_new)
+		h.l.applyA(h.uNew, h.mixU, h.u, idx)
+		h.l.applyA(h.aw, h.mixW, h.w, idx)
+		for k := range h.w {
+			h.wNew[k] = h.beta*(h.aw[k]+h.l.cy[k]) + (1-h.beta)*(h.w[k]+h.uNew[k])
+		}
+		h.u, h.uNew = h.uNew, h.u
+		h.w, h.wNew = h.wNew, h.w
+	}
+	if !allFinite(h.u) || !allFinite(h.w) || !allFinite(h.v) {
+		return ErrNonFinite
+	}
+	return nil
+}
+
+// Estimate implements HyperEstimator: v⁽ᴹ⁾ + ⟨c^λ⟩_i.
+func (h *VRHGP) Estimate() []float64 {
+	return floats.AddTo(make([]float64, len(h.v)), h.v, h.l.clam)
+}
+
+// ExactBackprop is the exact recurrent backpropagation of Eq. (11) and
+// Alg. 3: client i combines u_j from exactly the clients it pushed to, with
+// its realized weights p_ij(δ_i). That needs every link to be undirected;
+// on a directed network a message from a client i did not push to is an
+// error, never silently used.
+type ExactBackprop struct {
+	l        local
+	sampling Sampling
+	u, v     []float64
+	out      [2][]float64
+	flip     int
+	sentW    []float64 // p_ij(δ_i) of this round, 0 where no link
+	sentTo   []bool
+	mixed    []float64
+	uNew, b  []float64
+}
+
+// NewExactBackprop returns client lin.ID's exact estimator (PBar and
+// DeltaBar are not used).
+func NewExactBackprop(lin Linearization, sampling Sampling) *ExactBackprop {
+	l := newLocal(lin)
+	dx, dl := len(l.cy), len(l.clam)
+	return &ExactBackprop{l: l, sampling: sampling, u: append([]float64(nil), l.cy...), v: make([]float64, dl),
+		out: [2][]float64{make([]float64, dx), make([]float64, dx)}, sentW: make([]float64, lin.N),
+		sentTo: make([]bool, lin.N), mixed: make([]float64, dx), uNew: make([]float64, dx), b: make([]float64, dl)}
+}
+
+// Send implements Behaviour, remembering whom it pushed to and with what weight.
+func (e *ExactBackprop) Send(round int, recv []int, weights []float64) []float64 {
+	clear(e.sentW)
+	clear(e.sentTo)
+	for k, j := range recv {
+		e.sentW[j] = weights[k]
+		e.sentTo[j] = true
+	}
+	e.flip ^= 1
+	copy(e.out[e.flip], e.u)
+	return e.out[e.flip]
+}
+
+// Receive implements Behaviour: Eq. (11).
+func (e *ExactBackprop) Receive(round int, in []Message) error {
+	doB, doA := roles(e.sampling, round)
+	for k := range e.mixed {
+		e.mixed[k] = 0
+	}
+	for _, m := range in {
+		if !e.sentTo[m.From] {
+			return fmt.Errorf("exact backpropagation needs undirected links: received from client %d without a link %d→%d", m.From, e.l.lin.ID, m.From)
+		}
+		floats.AddScaled(e.mixed, e.sentW[m.From], m.Data)
+	}
+	for j, s := range e.sentTo {
+		if s && !containsFrom(in, j) {
+			return fmt.Errorf("exact backpropagation needs undirected links: pushed to client %d but received nothing back", j)
+		}
+	}
+	idx := e.l.batch.next()
+	if doB {
+		e.l.applyB(e.b, e.mixed, e.u, idx)
+		floats.Add(e.v, e.b)
+	}
+	if doA {
+		e.l.applyA(e.uNew, e.mixed, e.u, idx)
+		e.u, e.uNew = e.uNew, e.u
+	}
+	if !allFinite(e.u) || !allFinite(e.v) {
+		return ErrNonFinite
+	}
+	return nil
+}
+
+func containsFrom(in []Message, j int) bool {
+	for _, m := range in {
+		if m.From == j {
+			return true
+		}
+	}
+	return false
+}
+
+// Estimate implements HyperEstimator.
+func (e *ExactBackprop) Estimate() []float64 {
+	return floats.AddTo(make([]float64, len(e.v)), e.v, e.l.clam)
+}
+
+// LocalHypergradient is the "PDBO-MTL (local)" baseline of the cooperative
+// paper: each client uses only ⟨c^λ⟩_i = ∂_{λ_i}F̄ and sends nothing.
+type LocalHypergradient struct{ l local }
+
+// NewLocalHypergradient returns client lin.ID's local baseline.
+func NewLocalHypergradient(lin Linearization) *LocalHypergradient {
+	return &LocalHypergradient{l: newLocal(lin)}
+}
+
+// Send implements Behaviour: nothing travels.
+func (h *LocalHypergradient) Send(int, []int, []float64) []float64 { return nil }
+
+// Receive implements Behaviour.
+func (h *LocalHypergradient) Receive(int, []Message) error { return nil }
+
+// Estimate implements HyperEstimator.
+func (h *LocalHypergradient) Estimate() []float64 { return append([]float64(nil), h.l.clam...) }

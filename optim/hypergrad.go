@@ -1,0 +1,146 @@
+package optim
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/floats"
+
+	"hgpsim/internal/rng"
+	"hgpsim/models"
+)
+
+// Sampling says how the rounds of a hyper-gradient estimator sample the
+// Jacobians Â and B̂.
+type Sampling int
+
+const (
+	// Alternate samples B̂ in even rounds and Â in odd rounds: the unbiased
+	// estimator of Eq. (9); M iterations take 2M rounds.
+	Alternate Sampling = iota + 1
+	// Simultaneous samples both from the same round and minibatch (the
+	// paper's "practical modification", App. D): M iterations take M rounds,
+	// no longer unbiased.
+	Simultaneous
+)
+
+func (s Sampling) String() string {
+	switch s {
+	case Alternate:
+		return "alternate"
+	case Simultaneous:
+		return "simultaneous"
+	}
+	return fmt.Sprintf("Sampling(%d)", int(s))
+}
+
+// Rounds returns the communication rounds that M iterations take.
+func (s Sampling) Rounds(m int) int {
+	if s == Alternate {
+		return 2 * m
+	}
+	return m
+}
+
+// Linearization is what client i knows when it estimates its hyper-gradient:
+// its state y_i = (z_i, ω_i) after SGP, its hyperparameters, its data and the
+// Alg. 2 estimates. The SGP map is linearized at y_i with step size LR.
+type Linearization struct {
+	ID, N    int
+	Model    models.Bilevel // this client's own value
+	Inner    *models.Dataset
+	Outer    *models.Dataset // data of F_i
+	Lambda   []float64
+	Z        []float64
+	Omega    float64
+	PBar     []float64 // p̄_ij for all j (sender side)
+	DeltaBar []float64 // δ̄_{j→i} for all j (receiver side)
+	Variant  Variant
+	LR       float64 // α of the SGP map being differentiated
+	Batch    int     // minibatch of Â and B̂; 0 = full batch
+	Seed     uint64
+}
+
+// local holds what every estimator computes from a Linearization.
+type local struct {
+	lin    Linearization
+	x      []float64 // z/ω
+	cy     []float64 // z-part of ⟨c^y⟩_i = ∂_{z_i} F̄ = ∇ₓF_i / (n ω_i)
+	clam   []float64 // ⟨c^λ⟩_i = ∂_{λ_i} F̄ = ∂_λF_i / n
+	coef   []float64 // receiver coefficients p̄_ij / δ̄_{j→i} of Eq. (12)
+	hv     []float64 // scratch d_x
+	cross  []float64 // scratch d_λ
+	batch  *batcher
+	rounds int
+}
+
+func newLocal(lin Linearization) local {
+	dx, dl := lin.Model.DimX(), lin.Model.DimLambda()
+	if len(lin.Z) != dx || len(lin.Lambda) != dl || len(lin.PBar) != lin.N || len(lin.DeltaBar) != lin.N {
+		panic(fmt.Sprintf("optim: linearization of client %d has inconsistent dimensions", lin.ID))
+	}
+	l := local{lin: lin, x: make([]float64, dx), cy: make([]float64, dx), clam: make([]float64, dl),
+		coef: make([]float64, lin.N), hv: make([]float64, dx), cross: make([]float64, dl)}
+	floats.ScaleTo(l.x, 1/lin.Omega, lin.Z)
+	lin.Model.OuterGrad(l.cy, l.clam, l.x, lin.Lambda, lin.Outer, nil)
+	n := float64(lin.N)
+	floats.Scale(1/(n*lin.Omega), l.cy)
+	floats.Scale(1/n, l.clam)
+	for j := range l.coef {
+		// A link never seen during SGP has δ̂ = 0; its messages carry no
+		// usable weight, so they are ignored rather than divided by zero.
+		if j == lin.ID {
+			l.coef[j] = lin.PBar[j]
+		} else if lin.DeltaBar[j] > 0 {
+			l.coef[j] = lin.PBar[j] / lin.DeltaBar[j]
+		}
+	}
+	l.batch = newBatcher(lin.Inner.N, lin.Batch, rng.New(lin.Seed, lin.ID, rng.PurposeHyper))
+	return l
+}
+
+// applyA writes ⟨Â u⟩_i (z-part) into dst given the debiased mix
+// mixed = Σ_j (δ_{j→i}/δ̄_{j→i}) p̄_ij u_j and the client's own u_i:
+//
+//	Eq. (4b): ⟨Ã⟩_ij = p̄_ij I + 1_ij ∂ψ_i  ⇒  dst = mixed − (α/ω_i) H_i u_i
+//	Eq. (4a): ⟨Ã⟩_ij = p̄_ij ∂φ_i           ⇒  dst = mixed − (α/ω_i) H_i mixed
+//
+// with H_i = ∇²ₓf_i(x_i, λ_i; ζ). The ω-part of u never reaches v and is
+// not carried: Eq. (8) makes ∂ψ and ∂φ lower block-triangular in (z, ω).
+func (l *local) applyA(dst, mixed, self []float64, idx []int) {
+	src := self
+	if l.lin.Variant == BeforeComm {
+		src = mixed
+	}
+	l.lin.Model.InnerHVP(l.hv, l.x, l.lin.Lambda, l.lin.Inner, idx, src)
+	floats.AddScaledTo(dst, mixed, -l.lin.LR/l.lin.Omega, l.hv)
+}
+
+// applyB writes ⟨B̂ u⟩_i into dst (d_λ): −α (∂_λ∇ₓf_i)ᵀ u_i for Eq. (4b)
+// (only ψ depends on λ, and ψ stays home) and −α (∂_λ∇ₓf_i)ᵀ mixed for
+// Eq. (4a).
+func (l *local) applyB(dst, mixed, self []float64, idx []int) {
+	src := self
+	if l.lin.Variant == BeforeComm {
+		src = mixed
+	}
+	l.lin.Model.InnerCross(dst, l.x, l.lin.Lambda, l.lin.Inner, idx, src)
+	floats.Scale(-l.lin.LR, dst)
+}
+
+// bNeedsMessages reports whether B̂ reads other clients' vectors: only with
+// Eq. (4a), where λ enters the pushed message.
+func (l *local) bNeedsMessages() bool { return l.lin.Variant == BeforeComm }
+
+// mix writes Σ_j coef_ij·part_j over the received messages into dst, in
+// sender order; part selects the slice [off, off+d) of each payload.
+func (l *local) mix(dst []float64, in []Message, off int) {
+	for k := range dst {
+		dst[k] = 0
+	}
+	d := len(dst)
+	for _, m := range in {
+		if c := l.coef[m.From]; c != 0 {
+			floats.AddScaled(dst, c, m.Data[off:off+d])
+		}
+	}
+}
