@@ -23,6 +23,14 @@ func bilevelCases() []bilevelCase {
 		{"Plain/Softmax", Plain(NewSoftmax(7, 4, 0.1)), data(7, 4)},
 		{"Plain/Logistic", Plain(NewLogistic(6, 0.1)), data(6, 2)},
 		{"Plain/MLP", Plain(NewMLP(7, 5, 4, 0.01)), data(7, 4)},
+		{"LabelWeights/Softmax", LabelWeights(NewSoftmax(7, 4, 0.1), 0.3), data(7, 4)},
+		{"LabelWeights/Logistic", LabelWeights(NewLogistic(6, 0.1), 0.3), data(6, 2)},
+		{"LabelWeights/MLP", LabelWeights(NewMLP(7, 5, 4, 0.01), 0.3), data(7, 4)},
+		{"Ensemble/Softmax+MLP+MLP", Ensemble([]Classifier{NewSoftmax(7, 4, 0.1), NewMLP(7, 5, 4, 0.01), NewMLP(7, 3, 4, 0.02)}, 0.3), data(7, 4)},
+		{"Ensemble/Logistic×2", Ensemble([]Classifier{NewLogistic(6, 0.1), NewLogistic(6, 0.05)}, 0.3), data(6, 2)},
+		{"Ensemble/MLP×1", Ensemble([]Classifier{NewMLP(7, 5, 4, 0.01)}, 0.3), data(7, 4)},
+		{"MTLDA/Softmax+MLP", MTLDA([]Classifier{NewSoftmax(7, 4, 0.1), NewMLP(7, 5, 4, 0.01)}, 0.3, 0.7), data(7, 4)},
+		{"MTLDA/Logistic×3", MTLDA([]Classifier{NewLogistic(6, 0.1), NewLogistic(6, 0.1), NewLogistic(6, 0.1)}, 0.3, 0.7), data(6, 2)},
 	}
 }
 

@@ -58,10 +58,10 @@ func newQuadratic(r *rand.Rand, d, k int) *quadratic {
 	return &quadratic{q: q, e: e, a: a, b: b, gamma: 0.1}
 }
 
-func (m *quadratic) DimX() int                       { return len(m.a) }
-func (m *quadratic) DimLambda() int                  { return len(m.e[0]) }
+func (m *quadratic) DimX() int                        { return len(m.a) }
+func (m *quadratic) DimLambda() int                   { return len(m.e[0]) }
 func (m *quadratic) Init(dst []float64, r *rand.Rand) { clear(dst) }
-func (m *quadratic) Clone() models.Bilevel           { return m }
+func (m *quadratic) Clone() models.Bilevel            { return m }
 func (m *quadratic) Accuracy(x, l []float64, d *models.Dataset, idx []int) float64 {
 	return 0
 }

@@ -42,28 +42,42 @@ type SGPConfig struct {
 // SGP is one client of Stochastic Gradient Push (Eq. 2 with Eq. 4a or 4b,
 // Alg. 2), counting p̄_ij and δ̄_{j→i} as it goes.
 type SGP struct {
-	ps    pushSum
-	cfg   SGPConfig
-	model models.Model
-	data  models.ClientData
+	ps     pushSum
+	cfg    SGPConfig
+	model  models.Bilevel
+	lambda []float64
+	data   models.ClientData
 
 	grad  []float64
 	psi   []float64 // Eq. (4b): −α_t ∇f(x⁽ᵗ⁾), added after mixing
 	batch *batcher
 }
 
-// NewSGP returns client id of n starting from x0 (copied) with ω = 1. The
-// model must be this client's own (see models.Model.Clone).
+// NewSGP returns client id of n training a plain model (no
+// hyperparameters) from x0 (copied) with ω = 1. The model must be this
+// client's own (see models.Model.Clone) and have exact second-order
+// products.
 func NewSGP(id, n int, model models.Model, data models.ClientData, x0 []float64, cfg SGPConfig, seed uint64) *SGP {
-	d := model.Dim()
-	if len(x0) != d {
-		panic(fmt.Sprintf("optim: len(x0) = %d, model dimension %d", len(x0), d))
+	so, ok := model.(models.SecondOrder)
+	if !ok {
+		panic(fmt.Sprintf("optim: model %T does not implement models.SecondOrder", model))
+	}
+	return NewSGPBilevel(id, n, models.Plain(so), nil, data, x0, cfg, seed)
+}
+
+// NewSGPBilevel returns client id of n minimizing its inner cost
+// f_i(·, λ_i) for fixed hyperparameters lambda (copied).
+func NewSGPBilevel(id, n int, model models.Bilevel, lambda []float64, data models.ClientData, x0 []float64, cfg SGPConfig, seed uint64) *SGP {
+	d := model.DimX()
+	if len(x0) != d || len(lambda) != model.DimLambda() {
+		panic(fmt.Sprintf("optim: len(x0) = %d, len(λ) = %d for a model with d_x = %d, d_λ = %d", len(x0), len(lambda), d, model.DimLambda()))
 	}
 	return &SGP{
-		ps:    newPushSum(id, n, x0),
-		cfg:   cfg,
-		model: model,
-		data:  data,
+		ps:     newPushSum(id, n, x0),
+		cfg:    cfg,
+		model:  model,
+		lambda: append([]float64(nil), lambda...),
+		data:   data,
 		grad:  make([]float64, d),
 		psi:   make([]float64, d),
 		batch: newBatcher(data.Train.N, cfg.BatchSize, rng.New(seed, id, rng.PurposeBatch)),
@@ -73,7 +87,7 @@ func NewSGP(id, n int, model models.Model, data models.ClientData, x0 []float64,
 // Send implements Behaviour: Alg. 2 lines 4–7.
 func (s *SGP) Send(round int, recv []int, weights []float64) []float64 {
 	alpha := s.cfg.LR.At(round)
-	s.model.Grad(s.grad, s.ps.x, s.data.Train, s.batch.next())
+	s.model.InnerGrad(s.grad, s.ps.x, s.lambda, s.data.Train, s.batch.next())
 	out := s.ps.nextPayload()
 	d := len(s.ps.z)
 	switch s.cfg.Variant {
@@ -116,21 +130,34 @@ func (s *SGP) State() (z []float64, omega float64) {
 // lines 14–15).
 func (s *SGP) Estimates() (pBar, deltaBar []float64) { return s.ps.estimates() }
 
-// Observe implements Observer with full-pass losses on each split.
+// Observe implements Observer with full-pass inner costs f_i(x_i, λ_i) and
+// accuracies on each split.
 func (s *SGP) Observe() Stats {
 	st := Stats{X: s.ps.x}
-	x := s.ps.x
-	st.TrainLoss = s.model.Loss(x, s.data.Train, nil)
-	st.TrainAcc = s.model.Accuracy(x, s.data.Train, nil)
+	x, l := s.ps.x, s.lambda
+	st.TrainLoss = s.model.InnerLoss(x, l, s.data.Train, nil)
+	st.TrainAcc = s.model.Accuracy(x, l, s.data.Train, nil)
 	if s.data.Val != nil && s.data.Val.N > 0 {
-		st.ValLoss = s.model.Loss(x, s.data.Val, nil)
-		st.ValAcc = s.model.Accuracy(x, s.data.Val, nil)
+		st.ValLoss = s.model.InnerLoss(x, l, s.data.Val, nil)
+		st.ValAcc = s.model.Accuracy(x, l, s.data.Val, nil)
 	}
 	if s.data.Test != nil && s.data.Test.N > 0 {
-		st.TestLoss = s.model.Loss(x, s.data.Test, nil)
-		st.TestAcc = s.model.Accuracy(x, s.data.Test, nil)
+		st.TestLoss = s.model.InnerLoss(x, l, s.data.Test, nil)
+		st.TestAcc = s.model.Accuracy(x, l, s.data.Test, nil)
 	}
 	return st
+}
+
+// Linearize returns the Linearization of this client's current state for
+// hyper-gradient estimation: its (z, ω), λ, data and its Alg. 2 estimates.
+// outer is the data of F_i; lr is the step size of the map being
+// differentiated.
+func (s *SGP) Linearize(outer *models.Dataset, lr float64, batch int, seed uint64) Linearization {
+	z, omega := s.State()
+	pBar, deltaBar := s.Estimates()
+	return Linearization{ID: s.ps.id, N: len(s.ps.pSum), Model: s.model, Inner: s.data.Train, Outer: outer,
+		Lambda: append([]float64(nil), s.lambda...), Z: z, Omega: omega, PBar: pBar, DeltaBar: deltaBar,
+		Variant: s.cfg.Variant, LR: lr, Batch: batch, Seed: seed}
 }
 
 // batcher draws minibatches without replacement, reshuffling each epoch,
