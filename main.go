@@ -174,6 +174,14 @@ func cmdRun(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if sum.HGPError != nil {
+		for _, f := range sum.HGPError.Final {
+			log.Info().Str("network", f.Network).Float64("alpha", f.Alpha).Float64("beta", f.Beta).
+				Float64("median_error", f.Median).Float64("p10", f.P10).Float64("p90", f.P90).Msg("error at m = M")
+		}
+		log.Info().Dur("wall", time.Since(start).Round(time.Millisecond)).Str("out", dir).Msg("run finished")
+		return nil
+	}
 	log.Info().Dur("wall", time.Since(start).Round(time.Millisecond)).
 		Float64("train_loss", sum.Final.TrainLoss).Float64("test_acc", sum.Final.TestAcc).
 		Float64("test_acc_p10", sum.Final.TestAccP).Float64("consensus", sum.Final.Consensus).

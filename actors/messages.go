@@ -12,33 +12,23 @@ type enterPhase struct {
 }
 
 // step asks a client to close round step-1 (when step > 0) and open round
-// step (when step < rounds).
+// step (when step < rounds). One step value goes to all clients.
 type step struct {
+	epoch  uint64
 	step   int
 	rounds int
-	tick   uint64 // edge-realization tick of round step
-	eval   bool   // evaluate after closing round step-1
-}
-
-// push is a sender's payload of one round, delivered over every realized
-// link: all receivers get the same pointer (see outbox) and read, never
-// write it. recv lists the realized receivers in ascending order (as
-// graph.Network.Realize returns them) and weights[k] is the push weight to
-// recv[k]; data is the sender's read-only payload (see optim.Message).
-type push struct {
-	epoch   uint64
-	round   int
-	from    int
-	recv    []int
-	weights []float64
-	data    []float64
+	tick   uint64            // edge-realization tick of round step
+	eval   bool              // evaluate after closing round step-1
+	in     [][]optim.Message // in[j]: what reached client j in round step-1, by sender; read-only
 }
 
 // ack answers a step.
 type ack struct {
 	client  int
+	epoch   uint64
 	step    int
 	round   int // the round being closed or opened when err happened
+	post    post
 	traffic optim.Traffic
 	stats   optim.Stats
 	err     error

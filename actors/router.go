@@ -1,70 +1,69 @@
 package actors
 
 import (
-	"slices"
-
 	"github.com/asynkron/protoactor-go/actor"
 
 	"hgpsim/graph"
 	"hgpsim/optim"
 )
 
-// router realizes a sender's links for a round and delivers its payload over
-// the ones that are up. It is shared read-only by all clients; the scratch
-// buffers live in each client's outbox.
+// router is the simulated network. Senders ask it which of their links are
+// up in a round (open, run by each client in parallel); the supervisor then
+// has it deliver every post of the round over those links (deliver, run once
+// per round). It is read-only after New except for the delivery table, which
+// only the supervisor touches between steps.
 type router struct {
 	net  *graph.Network
 	pids []*actor.PID
+
+	in [][]optim.Message // in[j]: what reached j in the last delivered round, by sender
 }
 
-// outbox holds one client's posts, one per round parity. The post of round
-// k is a single push that every receiver's mailbox gets the same pointer to,
-// so a round costs no allocation per link. It is rewritten when the client
-// opens round k+2, which happens after every receiver has filed it: a
-// receiver files its round-k pushes before it acknowledges step k+1 (mailbox
-// FIFO, see the package doc), and step k+2 is only sent after all of those
-// acknowledgements.
-type outbox struct {
-	posts [2]push
+// post is what a client pushes in one round: its payload and the realized
+// receivers (ascending, self included) with their push weights. A post is
+// only read by the supervisor between the sender's acknowledgement and the
+// next step, so each client needs just one.
+type post struct {
+	recv    []int
+	weights []float64
+	data    []float64 // nil: the client sends nothing this round
 }
 
-func newOutbox(n int) *outbox {
-	ob := &outbox{}
-	for i := range ob.posts {
-		ob.posts[i].recv = make([]int, 0, n)
-		ob.posts[i].weights = make([]float64, n)
-	}
-	return ob
-}
-
-// deliver asks beh for its payload of round r and pushes it over the links
-// realized at tick. The self-delivery goes straight to self (no mailbox hop).
-func (rt *router) deliver(ctx actor.Context, from int, epoch uint64, r int, tick uint64, beh optim.Behaviour, ob *outbox, self *inbox) optim.Traffic {
-	p := &ob.posts[r&1]
+// open asks beh for its payload of round r and realizes its links at tick.
+func (rt *router) open(from, r int, tick uint64, beh optim.Behaviour, p *post) post {
 	p.recv = rt.net.Realize(from, tick, p.recv)
 	p.weights = rt.net.PushWeights(from, p.recv, p.weights)
-	data := beh.Send(r, p.recv, p.weights)
-	var tr optim.Traffic
-	if data == nil {
-		return tr
+	p.data = beh.Send(r, p.recv, p.weights)
+	if p.data == nil {
+		return post{}
 	}
-	p.epoch, p.round, p.from, p.data = epoch, r, from, data
-	for k, j := range p.recv {
-		if j == from {
-			self.add(optim.Message{From: from, Weight: p.weights[k], Data: data})
-			continue
-		}
-		ctx.Send(rt.pids[j], p)
-	}
-	tr.Count(from, p.recv, len(data))
-	return tr
+	return *p
 }
 
-// weightTo returns the push weight of receiver j.
-func (p *push) weightTo(j int) (float64, bool) {
-	k, ok := slices.BinarySearch(p.recv, j)
-	if !ok {
-		return 0, false
+// deliver files every post of a round into the inboxes of its receivers and
+// returns them. Visiting senders in ascending order sorts every inbox by
+// sender, so floating-point sums never depend on timing. The previous
+// round's inboxes are overwritten in place: their readers (the clients'
+// Receive of that round) have all acknowledged before this is called.
+func (rt *router) deliver(posts []post) [][]optim.Message {
+	if len(rt.in) != len(posts) {
+		rt.in = make([][]optim.Message, len(posts))
 	}
-	return p.weights[k], true
+	for j := range rt.in {
+		rt.in[j] = rt.in[j][:0]
+	}
+	for i, p := range posts {
+		if p.data == nil {
+			continue
+		}
+		for k, j := range p.recv {
+			rt.in[j] = append(rt.in[j], optim.Message{From: i, Weight: p.weights[k], Data: p.data})
+		}
+	}
+	return rt.in
 }
+
+// forget drops the inboxes (and with them every reference to payloads) at
+// the end of a phase. A client still reading them after a failed phase keeps
+// its own view; the next phase gets new ones.
+func (rt *router) forget() { rt.in = nil }

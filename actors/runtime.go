@@ -28,6 +28,7 @@ type Runtime struct {
 	net    *graph.Network
 	system *actor.ActorSystem
 	sup    *actor.PID
+	pool   *workers
 	tick   uint64
 }
 
@@ -40,7 +41,8 @@ func New(nw *graph.Network, opt Options) *Runtime {
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
 	rt := &router{net: nw}
 	ready := make(chan []*actor.PID, 1)
-	sup := &supervisor{n: nw.N, router: rt, timeout: opt.RoundTimeout, ready: ready}
+	pool := newWorkers()
+	sup := &supervisor{n: nw.N, router: rt, pool: pool, timeout: opt.RoundTimeout, ready: ready}
 	strategy := stopAndReport{clientOf: func(pid *actor.PID) int {
 		for i, p := range rt.pids {
 			if p.Equal(pid) {
@@ -49,10 +51,11 @@ func New(nw *graph.Network, opt Options) *Runtime {
 		}
 		return -1
 	}}
-	props := actor.PropsFromProducer(func() actor.Actor { return sup }, actor.WithSupervisor(strategy))
+	props := actor.PropsFromProducer(func() actor.Actor { return sup },
+		actor.WithSupervisor(strategy), actor.WithDispatcher(pool))
 	pid := system.Root.Spawn(props)
 	<-ready
-	return &Runtime{net: nw, system: system, sup: pid}
+	return &Runtime{net: nw, system: system, sup: pid, pool: pool}
 }
 
 // Run implements optim.Driver. Cancelling ctx fails the phase.
@@ -80,4 +83,5 @@ func (r *Runtime) Tick() uint64 { return r.tick }
 func (r *Runtime) Close() {
 	r.system.Root.Stop(r.sup)
 	r.system.Shutdown()
+	r.pool.close()
 }

@@ -14,6 +14,7 @@ import (
 type supervisor struct {
 	n       int
 	router  *router
+	pool    *workers
 	timeout time.Duration
 	ready   chan<- []*actor.PID
 
@@ -23,8 +24,10 @@ type supervisor struct {
 	acked       int
 	waiting     []bool
 	stats       []optim.Stats
-	stepTraffic optim.Traffic // of the step being acknowledged
-	since       optim.Traffic // since the last event
+	posts       []post            // of the round being opened, by sender
+	in          [][]optim.Message // delivered posts of the round just closed
+	stepTraffic optim.Traffic     // of the step being acknowledged
+	since       optim.Traffic     // since the last event
 	total       optim.Traffic
 	failure     error
 }
@@ -53,12 +56,14 @@ func (s *supervisor) Receive(ctx actor.Context) {
 func (s *supervisor) spawnClients(ctx actor.Context) {
 	pids := make([]*actor.PID, s.n)
 	for i := range pids {
-		c := newClient(i, s.n, s.router, ctx.Self())
-		pids[i] = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return c }))
+		c := &client{id: i, router: s.router, supervisor: ctx.Self(),
+			outbox: post{recv: make([]int, 0, s.n), weights: make([]float64, s.n)}}
+		pids[i] = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return c }, actor.WithDispatcher(s.pool)))
 	}
 	s.router.pids = pids
 	s.waiting = make([]bool, s.n)
 	s.stats = make([]optim.Stats, s.n)
+	s.posts = make([]post, s.n)
 	s.ready <- pids
 }
 
@@ -92,8 +97,8 @@ func (s *supervisor) start(ctx actor.Context, m *runPhase) {
 
 func (s *supervisor) sendStep(ctx actor.Context) {
 	p := s.run.phase
-	st := &step{step: s.step, rounds: p.Rounds, tick: s.run.startTick + uint64(s.step),
-		eval: s.step > 0 && p.ShouldEval(s.step-1)}
+	st := &step{epoch: s.epoch, step: s.step, rounds: p.Rounds, tick: s.run.startTick + uint64(s.step),
+		eval: s.step > 0 && p.ShouldEval(s.step-1), in: s.in}
 	s.acked = 0
 	for i, pid := range s.router.pids {
 		s.waiting[i] = true
@@ -102,8 +107,8 @@ func (s *supervisor) sendStep(ctx actor.Context) {
 }
 
 func (s *supervisor) onAck(ctx actor.Context, m *ack) {
-	if s.run == nil {
-		return // a late answer after a failure
+	if s.run == nil || m.epoch != s.epoch {
+		return // a late answer from a failed phase
 	}
 	if m.err != nil {
 		s.fail(ctx, &optim.ClientError{Client: m.client, Phase: s.run.phase.Name, Round: m.round, Err: m.err})
@@ -115,6 +120,7 @@ func (s *supervisor) onAck(ctx actor.Context, m *ack) {
 	}
 	s.waiting[m.client] = false
 	s.stats[m.client] = m.stats
+	s.posts[m.client] = m.post
 	s.stepTraffic.Add(m.traffic) // belongs to round s.step, reported after round s.step-1
 	s.acked++
 	if s.acked < s.n {
@@ -139,6 +145,10 @@ func (s *supervisor) onAck(ctx actor.Context, m *ack) {
 		s.finish(ctx, nil)
 		return
 	}
+	// Every client has closed round s.step-1 and opened round s.step: deliver
+	// the posts of round s.step with the next step.
+	s.in = s.router.deliver(s.posts)
+	clear(s.posts)
 	s.step++
 	s.sendStep(ctx)
 }
@@ -156,6 +166,9 @@ func (s *supervisor) finish(ctx actor.Context, err error) {
 	s.run.done <- phaseResult{traffic: s.total, err: err}
 	s.run = nil
 	clear(s.stats)
+	clear(s.posts)
+	s.in = nil
+	s.router.forget()
 }
 
 func (s *supervisor) missing() []int {

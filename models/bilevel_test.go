@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"gonum.org/v1/gonum/floats"
 )
 
 // bilevelCase is one Bilevel problem under test with a dataset that fits it.
@@ -247,4 +249,215 @@ func TestPlainIsTheWrappedModel(t *testing.T) {
 		mustPanic(t, tc.name+" λ", "len(lambda)", func() { b.InnerLoss(x, []float64{1}, d, idx) })
 		mustPanic(t, tc.name+" cross dst", "len(dst)", func() { b.InnerCross([]float64{0}, x, nil, d, idx, u) })
 	}
+}
+
+// classifierCases returns every model under test as a Classifier.
+func classifierCases(t *testing.T) []modelCase {
+	cases := modelCases()
+	for _, tc := range cases {
+		if _, ok := tc.model.(Classifier); !ok {
+			t.Fatalf("%s does not implement Classifier", tc.name)
+		}
+	}
+	return cases
+}
+
+// unregularized returns a copy of m with L2 = 0: its Loss is the mean
+// cross-entropy alone.
+func unregularized(m Classifier) Classifier {
+	switch m := m.(type) {
+	case *Softmax:
+		return NewSoftmax(m.features, m.classes, 0)
+	case *Logistic:
+		return NewLogistic(m.features, 0)
+	case *MLP:
+		return NewMLP(m.features, m.hidden, m.classes, 0)
+	}
+	panic("unregularized: unknown model")
+}
+
+// agree reports unless got and want agree to a relative 1e-12.
+func agree(t *testing.T, what string, got, want []float64) {
+	t.Helper()
+	if e := relErr(got, want); e > 1e-12 || math.IsNaN(e) {
+		t.Errorf("%s: relative difference %.3g > 1e-12", what, e)
+	}
+}
+
+// agreeVal is agree for one number.
+func agreeVal(t *testing.T, what string, got, want float64) {
+	t.Helper()
+	agree(t, what, []float64{got}, []float64{want})
+}
+
+// checkIsBase checks that b at lambda is the single-level problem of m:
+// the inner cost is m's loss, the outer cost m's mean cross-entropy plus
+// outerL2λ, and f does not depend on λ.
+func checkIsBase(t *testing.T, name string, b Bilevel, m Classifier, lambda []float64, outerL2 float64, d *Dataset, r *rand.Rand) {
+	t.Helper()
+	idx := []int{2, 0, 0, 9, 5}
+	n := m.Dim()
+	x, u := randomVec(r, n, 1), randomVec(r, n, 1)
+	agreeVal(t, name+" InnerLoss", b.InnerLoss(x, lambda, d, idx), m.Loss(x, d, idx))
+	g1, g2 := make([]float64, n), make([]float64, n)
+	f1 := b.InnerGrad(g1, x, lambda, d, idx)
+	f2 := m.Grad(g2, x, d, idx)
+	agreeVal(t, name+" InnerGrad value", f1, f2)
+	agree(t, name+" InnerGrad", g1, g2)
+	b.InnerHVP(g1, x, lambda, d, idx, u)
+	m.HVP(g2, x, d, idx, u)
+	agree(t, name+" InnerHVP", g1, g2)
+	if got, want := b.Accuracy(x, lambda, d, nil), m.Accuracy(x, d, nil); got != want {
+		t.Errorf("%s: Accuracy %v, want %v", name, got, want)
+	}
+	ce := unregularized(m)
+	gl := make([]float64, len(lambda))
+	f1 = b.OuterGrad(g1, gl, x, lambda, d, idx)
+	f2 = ce.Grad(g2, x, d, idx)
+	agreeVal(t, name+" OuterGrad value", f1, f2+0.5*outerL2*sumSquares(lambda))
+	agree(t, name+" OuterGrad x", g1, g2)
+	want := make([]float64, len(lambda))
+	floats.AddScaled(want, outerL2, lambda)
+	agree(t, name+" OuterGrad λ", gl, want)
+}
+
+func TestLabelWeightsAtZeroIsTheModel(t *testing.T) {
+	for ci, tc := range classifierCases(t) {
+		m := tc.model.(Classifier)
+		_, C := m.shape()
+		b := LabelWeights(m, 0.25)
+		r := testRand(t, 900+uint64(ci))
+		checkIsBase(t, "LabelWeights/"+tc.name, b, m, make([]float64, C), 0.25, tc.data(r, 19), r)
+	}
+}
+
+func TestLabelWeightsWeighRows(t *testing.T) {
+	for ci, tc := range classifierCases(t) {
+		m := tc.model.(Classifier)
+		_, C := m.shape()
+		b := LabelWeights(m, 0.25)
+		r := testRand(t, 1000+uint64(ci))
+		d := tc.data(r, 19)
+		x, lambda := randomVec(r, m.Dim(), 1), randomVec(r, C, 1)
+		idx := []int{3, 1, 4, 1, 5, 9, 2, 6}
+		// w = C·softmax(λ), computed independently of the package.
+		w := make([]float64, C)
+		var sum float64
+		for c := range w {
+			w[c] = math.Exp(lambda[c])
+			sum += w[c]
+		}
+		var want float64
+		for _, i := range idx {
+			want += float64(C) * w[d.Y[i]] / sum * rowCE(m, x, d, i)
+		}
+		want = want/float64(len(idx)) + 0.5*m.l2Rate()*sumSquares(x)
+		agreeVal(t, tc.name+" weighted InnerLoss", b.InnerLoss(x, lambda, d, idx), want)
+	}
+}
+
+func TestEnsembleOfOneIsTheModel(t *testing.T) {
+	for ci, tc := range classifierCases(t) {
+		m := tc.model.(Classifier)
+		b := Ensemble([]Classifier{m}, 0.25)
+		r := testRand(t, 1100+uint64(ci))
+		d := tc.data(r, 19)
+		lambda := []float64{1.7}
+		checkIsBase(t, "Ensemble/"+tc.name, b, m, lambda, 0.25, d, r)
+		cross := []float64{1}
+		b.InnerCross(cross, randomVec(r, m.Dim(), 1), lambda, d, nil, randomVec(r, m.Dim(), 1))
+		if cross[0] != 0 {
+			t.Errorf("%s: InnerCross of one model %v, want 0", tc.name, cross[0])
+		}
+	}
+}
+
+// A mixture of K equal models predicts what each of them does, whatever π.
+func TestEnsembleOfCopies(t *testing.T) {
+	for ci, tc := range classifierCases(t) {
+		m := tc.model.(Classifier)
+		const K = 3
+		b := Ensemble([]Classifier{m, m, m}, 0.25)
+		r := testRand(t, 1200+uint64(ci))
+		d := tc.data(r, 19)
+		x1 := randomVec(r, m.Dim(), 1)
+		var x []float64
+		for range K {
+			x = append(x, x1...)
+		}
+		lambda := randomVec(r, K, 1)
+		agreeVal(t, tc.name+" InnerLoss", b.InnerLoss(x, lambda, d, nil),
+			unregularized(m).Loss(x1, d, nil)+K*0.5*m.l2Rate()*sumSquares(x1))
+		gx, gl := make([]float64, len(x)), make([]float64, K)
+		b.OuterGrad(gx, gl, x, lambda, d, nil)
+		want := make([]float64, K)
+		floats.AddScaled(want, 0.25, lambda) // responsibilities equal π
+		agree(t, tc.name+" OuterGrad λ", gl, want)
+		if got, want := b.Accuracy(x, lambda, d, nil), m.Accuracy(x1, d, nil); got != want {
+			t.Errorf("%s: Accuracy %v, want %v", tc.name, got, want)
+		}
+	}
+}
+
+// MTLDA is Ensemble when λ^C = 0 and LabelWeights with one base.
+func TestMTLDAContainsBoth(t *testing.T) {
+	r := testRand(t, 1300)
+	const D, C = 7, 4
+	d := randomData(r, 21, D, C)
+	bases := []Classifier{NewSoftmax(D, C, 0.1), NewMLP(D, 5, C, 0.01)}
+	both := MTLDA(bases, 0.3, 0.7)
+	ens := Ensemble(bases, 0.3)
+	x, u := randomVec(r, ens.DimX(), 1), randomVec(r, ens.DimX(), 1)
+	lK := randomVec(r, len(bases), 1)
+	lambda := append(append([]float64(nil), lK...), make([]float64, C)...)
+	agreeVal(t, "InnerLoss", both.InnerLoss(x, lambda, d, nil), ens.InnerLoss(x, lK, d, nil))
+	h1, h2 := make([]float64, len(x)), make([]float64, len(x))
+	both.InnerHVP(h1, x, lambda, d, nil, u)
+	ens.InnerHVP(h2, x, lK, d, nil, u)
+	agree(t, "InnerHVP", h1, h2)
+	c1, c2 := make([]float64, len(lambda)), make([]float64, len(lK))
+	both.InnerCross(c1, x, lambda, d, nil, u)
+	ens.InnerCross(c2, x, lK, d, nil, u)
+	agree(t, "InnerCross λ^K", c1[:len(lK)], c2)
+
+	one := MTLDA(bases[1:], 0.3, 0.7)
+	lw := LabelWeights(bases[1], 0.7)
+	x1, u1 := x[bases[0].Dim():], u[bases[0].Dim():]
+	lC := randomVec(r, C, 1)
+	lambda = append([]float64{2.5}, lC...)
+	agreeVal(t, "one base InnerLoss", one.InnerLoss(x1, lambda, d, nil), lw.InnerLoss(x1, lC, d, nil))
+	c1, c2 = make([]float64, 1+C), make([]float64, C)
+	one.InnerCross(c1, x1, lambda, d, nil, u1)
+	lw.InnerCross(c2, x1, lC, d, nil, u1)
+	agree(t, "one base InnerCross λ^C", c1[1:], c2)
+	g1, g2 := make([]float64, len(x1)), make([]float64, len(x1))
+	gl1, gl2 := make([]float64, 1+C), make([]float64, C)
+	f1 := one.OuterGrad(g1, gl1, x1, lambda, d, nil)
+	f2 := lw.OuterGrad(g2, gl2, x1, lC, d, nil)
+	agreeVal(t, "one base F", f1, f2+0.5*0.3*2.5*2.5)
+	agree(t, "one base ∂ₓF", g1, g2)
+	agree(t, "one base ∂_λ^C F", gl1[1:], gl2)
+}
+
+func TestBilevelPanics(t *testing.T) {
+	mustPanic(t, "no bases", "no base", func() { Ensemble(nil, 0) })
+	mustPanic(t, "shape", "base model 1", func() {
+		Ensemble([]Classifier{NewSoftmax(3, 4, 0), NewSoftmax(3, 5, 0)}, 0)
+	})
+	mustPanic(t, "outerL2", "outerL2", func() { LabelWeights(NewSoftmax(3, 4, 0), -1) })
+	mustPanic(t, "MTLDA outerL2", "outerL2Labels", func() { MTLDA([]Classifier{NewSoftmax(3, 4, 0)}, 0, math.NaN()) })
+	b := MTLDA([]Classifier{NewSoftmax(3, 4, 0), NewMLP(3, 2, 4, 0)}, 0, 0)
+	r := testRand(t, 1400)
+	d := randomData(r, 5, 3, 4)
+	x := make([]float64, b.DimX())
+	lambda := make([]float64, b.DimLambda())
+	if b.DimLambda() != 2+4 {
+		t.Errorf("MTLDA DimLambda %d, want K+C = 6", b.DimLambda())
+	}
+	mustPanic(t, "short λ", "len(lambda)", func() { b.InnerLoss(x, lambda[1:], d, nil) })
+	mustPanic(t, "short x", "len(x)", func() { b.InnerLoss(x[1:], lambda, d, nil) })
+	mustPanic(t, "cross dst", "len(dst)", func() { b.InnerCross(x, x, lambda, d, nil, x) })
+	mustPanic(t, "dstLambda", "len(dstLambda)", func() { b.OuterGrad(x, x, x, lambda, d, nil) })
+	mustPanic(t, "data", "Dataset", func() { b.InnerLoss(x, lambda, randomData(r, 5, 3, 3), nil) })
+	mustPanic(t, "empty", "empty", func() { b.InnerLoss(x, lambda, d, []int{}) })
 }

@@ -26,6 +26,8 @@ type Summary struct {
 	Final     Aggregate                `json:"final"`
 	Traffic   map[string]optim.Traffic `json:"traffic"`
 	Estimates EstimateError            `json:"estimates"`
+	// HGPError is set instead of the fields above for an hgp_error run.
+	HGPError *HGPErrorSummary `json:"hgp_error,omitempty"`
 }
 
 // EstimateError compares the clients' Alg. 2 estimates with the truth.
@@ -64,6 +66,13 @@ func Execute(ctx context.Context, sc Scenario, opt Options) (*Summary, error) {
 	// A stale summary from an earlier run in the same folder must not
 	// survive a run that fails.
 	_ = os.Remove(filepath.Join(opt.OutDir, "summary.json"))
+	if sc.HGPError != nil {
+		hs, err := executeHGPError(ctx, sc, opt)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: %w", sc.Name, err)
+		}
+		return &Summary{Name: sc.Name, Seed: sc.Seed, Clients: sc.Clients, HGPError: hs}, nil
+	}
 
 	f, err := os.Create(filepath.Join(opt.OutDir, "metrics.jsonl"))
 	if err != nil {

@@ -15,6 +15,9 @@ type Scenario struct {
 	Model   ModelSpec   `yaml:"model"`
 	SGP     SGPSpec     `yaml:"sgp"`
 	Runtime RuntimeSpec `yaml:"runtime"`
+	// HGPError, when present, turns the run into the error-against-depth
+	// experiment of App. C.6 (see HGPErrorSpec).
+	HGPError *HGPErrorSpec `yaml:"hgp_error,omitempty"`
 }
 
 // NetworkSpec selects the topology and its edge process (package graph).

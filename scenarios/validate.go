@@ -39,6 +39,11 @@ func (sc *Scenario) Validate() error {
 	default:
 		return fmt.Errorf("runtime.driver: must be actors or sequential, got %q", sc.Runtime.Driver)
 	}
+	if sc.HGPError != nil {
+		if err := sc.HGPError.validate(); err != nil {
+			return fmt.Errorf("hgp_error.%w", err)
+		}
+	}
 	if sc.Runtime.RoundTimeout < 0 {
 		return fmt.Errorf("runtime.round_timeout: must be >= 0, got %v", sc.Runtime.RoundTimeout)
 	}

@@ -1,0 +1,91 @@
+package scenarios
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// palette is a colour-blind-safe set (Okabe–Ito).
+var palette = []color.RGBA{
+	{0, 114, 178, 255}, {213, 94, 0, 255}, {0, 158, 115, 255}, {204, 121, 167, 255},
+	{230, 159, 0, 255}, {86, 180, 233, 255}, {0, 0, 0, 255},
+}
+
+// plot draws error.png: one panel per network, one curve per (α, β): the
+// median over seeds with a 10–90% band, on a log scale.
+func (r *hgpErrorRun) plot(path string) error {
+	const floor = 1e-16 // log scale: exact zeros are drawn at the floor
+	panels := make([]*plot.Plot, len(r.spec.Networks))
+	for ni, kind := range r.spec.Networks {
+		p := plot.New()
+		p.Title.Text = kind
+		p.X.Label.Text = "m (VR-HGP iterations)"
+		p.Y.Label.Text = "‖v⁽ᵐ⁾ − oracle‖"
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Legend.Top = true
+		for pi, pair := range r.spec.Pairs {
+			med, lo, hi := bands(r.errors[ni][pi])
+			c := palette[pi%len(palette)]
+			band := make(plotter.XYs, 0, 2*len(med))
+			line := make(plotter.XYs, len(med))
+			for m := range med {
+				line[m] = plotter.XY{X: float64(m), Y: math.Max(med[m], floor)}
+				band = append(band, plotter.XY{X: float64(m), Y: math.Max(hi[m], floor)})
+			}
+			for m := len(med) - 1; m >= 0; m-- {
+				band = append(band, plotter.XY{X: float64(m), Y: math.Max(lo[m], floor)})
+			}
+			// The 10–90% band as two thin lines: filled translucent polygons
+			// with a thousand vertices render poorly in vgimg.
+			for _, edge := range []plotter.XYs{band[:len(med)], band[len(med):]} {
+				b, err := plotter.NewLine(edge)
+				if err != nil {
+					return fmt.Errorf("plotting: %w", err)
+				}
+				b.Color = color.NRGBA{R: c.R, G: c.G, B: c.B, A: 90}
+				b.Width = vg.Points(0.5)
+				p.Add(b)
+			}
+			l, err := plotter.NewLine(line)
+			if err != nil {
+				return fmt.Errorf("plotting: %w", err)
+			}
+			l.Color = c
+			l.Width = vg.Points(1.5)
+			p.Add(l)
+			p.Legend.Add(fmt.Sprintf("α=%g, β=%g", pair[0], pair[1]), l)
+		}
+		panels[ni] = p
+	}
+	const w, h = 6 * vg.Inch, 4.5 * vg.Inch
+	img := vgimg.New(w*vg.Length(len(panels)), h)
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: 1, Cols: len(panels), PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
+	grid := [][]*plot.Plot{panels}
+	canvases := plot.Align(grid, tiles, dc)
+	for i, p := range panels {
+		p.Draw(canvases[0][i])
+	}
+	return writePNG(path, img)
+}
+
+func writePNG(path string, img *vgimg.Canvas) error {
+	var buf bytesBuffer
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
+		return fmt.Errorf("rendering %s: %w", path, err)
+	}
+	return writeAtomic(path, buf.b)
+}
+
+type bytesBuffer struct{ b []byte }
+
+func (w *bytesBuffer) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
