@@ -78,9 +78,9 @@ func NewSGPBilevel(id, n int, model models.Bilevel, lambda []float64, data model
 		model:  model,
 		lambda: append([]float64(nil), lambda...),
 		data:   data,
-		grad:  make([]float64, d),
-		psi:   make([]float64, d),
-		batch: newBatcher(data.Train.N, cfg.BatchSize, rng.New(seed, id, rng.PurposeBatch)),
+		grad:   make([]float64, d),
+		psi:    make([]float64, d),
+		batch:  newBatcher(data.Train.N, cfg.BatchSize, rng.New(seed, id, rng.PurposeBatch)),
 	}
 }
 
