@@ -17,7 +17,6 @@ type client struct {
 	supervisor *actor.PID
 
 	phase  string
-	epoch  uint64 // of the current phase
 	beh    optim.Behaviour
 	outbox post // this client's post of the round it opened last
 }
@@ -27,7 +26,7 @@ func (c *client) Receive(ctx actor.Context) {
 	case *step:
 		ctx.Send(c.supervisor, c.step(m))
 	case *enterPhase:
-		c.phase, c.epoch, c.beh = m.name, m.epoch, m.beh
+		c.phase, c.beh = m.name, m.beh
 	}
 }
 

@@ -9,23 +9,30 @@
 // # Rounds
 //
 // The supervisor advances a phase in steps. Step k tells every client to
-// close round k−1 (hand the messages it got, sorted by sender, to its
+// close round k−1 (hand what reached it, sorted by sender, to its
 // behaviour's Receive, and evaluate if asked) and then to open round k (call
-// Send and push the payload over the links realized for it). A client
-// acknowledges a step once its pushes are posted; when all n have acknowledged
-// step k, the supervisor reports the closed round and starts step k+1. A
-// round therefore closes by the supervisor's word, never by a receiver
-// counting arrivals: with dropped links a receiver cannot know what it should
-// have received.
+// Send on the links the router realizes for it). A client answers a step
+// with an acknowledgement that carries its post: the payload with its
+// realized receivers and push weights. When all n have acknowledged step k,
+// the supervisor reports the closed round, has the router deliver every post
+// of round k into the receivers' inboxes, visiting senders in ascending
+// order (so every inbox is sorted by sender without sorting), and sends step
+// k+1 with those inboxes. A round therefore closes by the supervisor's word,
+// never by a receiver counting arrivals: with dropped links a receiver
+// cannot know what it should have received.
 //
-// Why this is enough in one process: proto.actor posts a local message into
-// the target's mailbox synchronously, and a mailbox is FIFO. Every push of
-// round k is posted before its sender acknowledges step k, and step k+1 is
-// posted after all acknowledgements, so it reaches each mailbox after all of
-// that mailbox's round-k pushes. A push of round k+1 can overtake step k+1
-// (its sender may run first), so clients keep one inbox per round parity.
-// Across processes (proto.actor remote) that FIFO argument no longer holds
-// and acknowledgements would have to carry per-receiver counts.
+// Deliveries ride on the step and acknowledgement messages rather than going
+// from client to client: a round costs 2n mailbox messages instead of one
+// per realized link (about 0.6·n² on the quickstart network), and the
+// delivery order is fixed by construction instead of by mailbox FIFO. The
+// price is that the router's O(links) filing runs on the supervisor between
+// steps; docs/performance.md has the numbers. The inboxes are rewritten in
+// place each round: their readers have all acknowledged before the next
+// delivery. Payloads are shared, never copied (see optim.Message).
+//
+// Client and supervisor mailboxes run on a pool of long-lived goroutines
+// (workers) instead of proto.actor's goroutine per mailbox wake-up, so that a
+// step does not start on a fresh, small stack every round.
 //
 // # Failure
 //

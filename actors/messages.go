@@ -6,15 +6,14 @@ import (
 
 // enterPhase hands a client its behaviour for the next phase.
 type enterPhase struct {
-	name  string
-	epoch uint64 // counts the phases of a runtime
-	beh   optim.Behaviour
+	name string
+	beh  optim.Behaviour
 }
 
 // step asks a client to close round step-1 (when step > 0) and open round
 // step (when step < rounds). One step value goes to all clients.
 type step struct {
-	epoch  uint64
+	epoch  uint64 // counts the phases of a runtime; acks echo it
 	step   int
 	rounds int
 	tick   uint64            // edge-realization tick of round step

@@ -87,7 +87,7 @@ func (s *supervisor) start(ctx actor.Context, m *runPhase) {
 	s.epoch++
 	s.since, s.total, s.stepTraffic = optim.Traffic{}, optim.Traffic{}, optim.Traffic{}
 	for i, pid := range s.router.pids {
-		ctx.Send(pid, &enterPhase{name: m.phase.Name, epoch: s.epoch, beh: m.phase.Clients[i]})
+		ctx.Send(pid, &enterPhase{name: m.phase.Name, beh: m.phase.Clients[i]})
 	}
 	if s.timeout > 0 {
 		ctx.SetReceiveTimeout(s.timeout)

@@ -265,3 +265,15 @@ func (h *LocalHypergradient) Receive(int, []Message) error { return nil }
 
 // Estimate implements HyperEstimator.
 func (h *LocalHypergradient) Estimate() []float64 { return append([]float64(nil), h.l.clam...) }
+
+// Observe implements Observer: the current estimate.
+func (h *HGP) Observe() Stats { return Stats{Hyper: h.Estimate()} }
+
+// Observe implements Observer: the current estimate.
+func (h *VRHGP) Observe() Stats { return Stats{Hyper: h.Estimate()} }
+
+// Observe implements Observer: the current estimate.
+func (e *ExactBackprop) Observe() Stats { return Stats{Hyper: e.Estimate()} }
+
+// Observe implements Observer: the current estimate.
+func (h *LocalHypergradient) Observe() Stats { return Stats{Hyper: h.Estimate()} }

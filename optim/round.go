@@ -33,6 +33,8 @@ type Stats struct {
 	// X is the client's debiased parameter vector, a read-only view used for
 	// the consensus distance; valid until the client's next Receive.
 	X []float64
+	// Hyper is a hyper-gradient estimator's current estimate (a fresh slice).
+	Hyper []float64
 }
 
 // Observer is implemented by behaviours that can be evaluated.

@@ -15,8 +15,9 @@ type Run struct {
 	Scenario Scenario
 	Net      *graph.Network
 	Data     []models.ClientData
-	Model    models.Model // prototype; each client holds its own clone
-	X0       []float64    // common initial parameters
+	Model    models.Bilevel // prototype; each client holds its own clone
+	X0       []float64      // common initial parameters
+	Lambda   [][]float64    // each client's hyperparameters
 	SGP      []*optim.SGP
 }
 
@@ -38,8 +39,11 @@ func Build(sc Scenario) (*Run, error) {
 	if err != nil {
 		return nil, invalid("scenario", "data: %s", err.Error())
 	}
-	model := models.NewSoftmax(sc.Data.Features, sc.Data.Classes, sc.Model.L2)
-	x0 := make([]float64, model.Dim())
+	if sc.Hypergradient.Estimator == "exact" && !nw.Symmetric {
+		return nil, invalid("scenario", "hypergradient.estimator: exact recurrent backpropagation (Eq. 11) needs undirected links, and a %s network is directed; use hgp or vr-hgp", nw.Kind)
+	}
+	model := bilevelModel(sc)
+	x0 := make([]float64, model.DimX())
 	model.Init(x0, rng.New(sc.Seed, rng.Global, rng.PurposeInit))
 
 	variant := optim.AfterComm
@@ -48,10 +52,85 @@ func Build(sc Scenario) (*Run, error) {
 	}
 	cfg := optim.SGPConfig{Variant: variant, LR: sc.SGP.LR.schedule(), BatchSize: sc.SGP.Batch}
 	clients := make([]*optim.SGP, sc.Clients)
+	lambda := make([][]float64, sc.Clients)
 	for i := range clients {
-		clients[i] = optim.NewSGP(i, sc.Clients, model.Clone(), data[i], x0, cfg, sc.Seed)
+		lambda[i] = make([]float64, model.DimLambda()) // λ⁽⁰⁾ = 0, as in the paper
+		clients[i] = optim.NewSGPBilevel(i, sc.Clients, model.Clone(), lambda[i], data[i], x0, cfg, sc.Seed)
 	}
-	return &Run{Scenario: sc, Net: nw, Data: data, Model: model, X0: x0, SGP: clients}, nil
+	return &Run{Scenario: sc, Net: nw, Data: data, Model: model, X0: x0, Lambda: lambda, SGP: clients}, nil
+}
+
+// bilevelModel builds the model of a validated scenario.
+func bilevelModel(sc Scenario) models.Bilevel {
+	m := sc.Model
+	var base models.Classifier
+	switch m.Kind {
+	case "logistic":
+		base = models.NewLogistic(sc.Data.Features, m.L2)
+	case "mlp":
+		base = models.NewMLP(sc.Data.Features, m.Hidden, sc.Data.Classes, m.L2)
+	default:
+		base = models.NewSoftmax(sc.Data.Features, sc.Data.Classes, m.L2)
+	}
+	bases := make([]models.Classifier, m.K)
+	for k := range bases {
+		bases[k] = base
+	}
+	switch m.Head {
+	case "label-weights":
+		return models.LabelWeights(base, m.OuterL2)
+	case "ensemble":
+		return models.Ensemble(bases, m.OuterL2)
+	case "ensemble-label-weights":
+		return models.MTLDA(bases, m.OuterL2, m.OuterL2Labels)
+	}
+	return models.Plain(base)
+}
+
+// HypergradientPhase linearizes every client at its current SGP state and
+// returns the estimator phase configured by the scenario. lr is the step of
+// the linearized map.
+func (r *Run) HypergradientPhase(lr float64) (*optim.Phase, []optim.HyperEstimator, []optim.Linearization) {
+	h := r.Scenario.Hypergradient
+	n := r.Scenario.Clients
+	pTrue := r.Net.ExpectedPushWeights()
+	sampling := optim.Simultaneous
+	if h.Sampling == "alternate" {
+		sampling = optim.Alternate
+	}
+	lins := make([]optim.Linearization, n)
+	est := make([]optim.HyperEstimator, n)
+	beh := make([]optim.Behaviour, n)
+	for i, c := range r.SGP {
+		outer := r.Data[i].Train
+		if h.OuterData == "val" {
+			outer = r.Data[i].Val
+		}
+		lin := c.Linearize(outer, lr, h.Batch, r.Scenario.Seed)
+		if h.Estimates == "true" {
+			lin.PBar = pTrue[i]
+			for j := range lin.DeltaBar {
+				lin.DeltaBar[j] = r.Net.Prob[j][i]
+			}
+		}
+		lins[i] = lin
+		switch h.Estimator {
+		case "hgp":
+			est[i] = optim.NewHGP(lin, sampling)
+		case "vr-hgp":
+			est[i] = optim.NewVRHGP(lin, h.Alpha, h.Beta, sampling)
+		case "exact":
+			est[i] = optim.NewExactBackprop(lin, sampling)
+		default:
+			est[i] = optim.NewLocalHypergradient(lin)
+		}
+		beh[i] = est[i]
+	}
+	rounds := sampling.Rounds(h.M)
+	if h.Estimator == "local" {
+		rounds = 0
+	}
+	return &optim.Phase{Name: "hypergradient", Rounds: rounds, Clients: beh, EvalEvery: h.EvalEvery}, est, lins
 }
 
 func networkSpec(sc Scenario) graph.Spec {
@@ -77,5 +156,5 @@ func (r *Run) SGPPhase() *optim.Phase {
 // describe is a one-line summary for logs.
 func (r *Run) describe() string {
 	return fmt.Sprintf("%s: %d clients, %s network, %s model (d=%d), %d SGP rounds",
-		r.Scenario.Name, r.Scenario.Clients, r.Net.Kind, r.Scenario.Model.Kind, r.Model.Dim(), r.Scenario.SGP.Rounds)
+		r.Scenario.Name, r.Scenario.Clients, r.Net.Kind, r.Scenario.Model.Kind, r.Model.DimX(), r.Scenario.SGP.Rounds)
 }

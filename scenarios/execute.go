@@ -26,6 +26,7 @@ type Summary struct {
 	Final     Aggregate                `json:"final"`
 	Traffic   map[string]optim.Traffic `json:"traffic"`
 	Estimates EstimateError            `json:"estimates"`
+	Hypergradient *HypergradientSummary `json:"hypergradient,omitempty"`
 	// HGPError is set instead of the fields above for an hgp_error run.
 	HGPError *HGPErrorSummary `json:"hgp_error,omitempty"`
 }
@@ -106,6 +107,11 @@ func Execute(ctx context.Context, sc Scenario, opt Options) (*Summary, error) {
 		return nil
 	}
 	traffic, err := driver.Run(ctx, run.SGPPhase(), sink)
+	var hyper *HypergradientSummary
+	var hyperTraffic optim.Traffic
+	if err == nil && sc.Hypergradient.Estimator != "none" {
+		hyper, hyperTraffic, err = runHypergradient(ctx, run, driver, mw, opt.Progress)
+	}
 	if ferr := bw.Flush(); err == nil && ferr != nil {
 		err = fmt.Errorf("writing metrics: %w", ferr)
 	}
@@ -114,7 +120,10 @@ func Execute(ctx context.Context, sc Scenario, opt Options) (*Summary, error) {
 	}
 	sum := &Summary{Name: sc.Name, Seed: sc.Seed, Clients: sc.Clients, Network: sc.Network.Kind,
 		Driver: sc.Runtime.Driver, Rounds: sc.SGP.Rounds, Final: last,
-		Traffic: map[string]optim.Traffic{"sgp": traffic}, Estimates: run.estimateError()}
+		Traffic: map[string]optim.Traffic{"sgp": traffic}, Estimates: run.estimateError(), Hypergradient: hyper}
+	if hyper != nil {
+		sum.Traffic["hypergradient"] = hyperTraffic
+	}
 	b, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encoding summary: %w", err)
@@ -179,4 +188,72 @@ func sizeOf(d *models.Dataset) int {
 		return 0
 	}
 	return d.N
+}
+
+// HypergradientSummary reports the hyper-gradient phase.
+type HypergradientSummary struct {
+	Estimator string  `json:"estimator"`
+	Rounds    int     `json:"rounds"`
+	LR        float64 `json:"linearized_lr"` // step of the linearized SGP map
+	Norm      float64 `json:"norm"`          // ‖d̂_λ F̄‖ stacked over clients
+	// OracleRelError is ‖d̂ − B̄(I−Ā)⁻¹c^y − c^λ‖ / ‖oracle‖ with the oracle
+	// linearized at the same state and the true p̄; set when oracle: true.
+	OracleRelError *float64 `json:"oracle_rel_error,omitempty"`
+}
+
+// runHypergradient runs the estimator phase through the same driver.
+func runHypergradient(ctx context.Context, run *Run, driver optim.Driver, mw *metricsWriter, progress Progress) (*HypergradientSummary, optim.Traffic, error) {
+	sc := run.Scenario
+	h := sc.Hypergradient
+	lr := h.LR
+	if lr == 0 {
+		lr = sc.SGP.LR.schedule().At(sc.SGP.Rounds - 1)
+	}
+	phase, est, lins := run.HypergradientPhase(lr)
+	sink := func(ev optim.RoundEvent) error {
+		mw.hyper(ev)
+		if progress != nil {
+			progress(ev, Aggregate{}, phase.Rounds)
+		}
+		return nil
+	}
+	traffic, err := driver.Run(ctx, phase, sink)
+	if err != nil {
+		return nil, traffic, err
+	}
+	got := make([][]float64, len(est))
+	for i, e := range est {
+		got[i] = e.Estimate()
+	}
+	sum := &HypergradientSummary{Estimator: h.Estimator, Rounds: phase.Rounds, LR: lr, Norm: stackedNorm(got)}
+	if h.Oracle {
+		truth := make([]optim.Linearization, len(lins))
+		pTrue := run.Net.ExpectedPushWeights()
+		for i, l := range lins {
+			l.PBar = pTrue[i]
+			truth[i] = l
+		}
+		oracle, err := optim.FixedPointOracle(truth)
+		if err != nil {
+			return nil, traffic, err
+		}
+		for i := range got {
+			for k := range got[i] {
+				got[i][k] -= oracle[i][k]
+			}
+		}
+		e := stackedNorm(got) / stackedNorm(oracle)
+		sum.OracleRelError = &e
+	}
+	return sum, traffic, nil
+}
+
+func stackedNorm(v [][]float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		for _, a := range x {
+			s += a * a
+		}
+	}
+	return math.Sqrt(s)
 }

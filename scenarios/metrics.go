@@ -113,3 +113,19 @@ func (m *metricsWriter) round(ev optim.RoundEvent, agg Aggregate) {
 		Float64("test_acc_p10", agg.TestAccP).Float64("consensus", agg.Consensus).
 		Int64("messages", ev.Traffic.Messages).Int64("bytes", ev.Traffic.Bytes).Send()
 }
+
+// hyper writes the hyper-gradient phase: one line per client with its
+// estimate and an aggregate line with the traffic.
+func (m *metricsWriter) hyper(ev optim.RoundEvent) {
+	var norm float64
+	for i, s := range ev.Clients {
+		m.log.Log().Str("phase", ev.Phase).Int("round", ev.Round).Int("client", i).
+			Floats64("hypergradient", s.Hyper).Send()
+		for _, v := range s.Hyper {
+			norm += v * v
+		}
+	}
+	m.log.Log().Str("phase", ev.Phase).Int("round", ev.Round).Str("client", "all").
+		Float64("hypergradient_norm", math.Sqrt(norm)).
+		Int64("messages", ev.Traffic.Messages).Int64("bytes", ev.Traffic.Bytes).Send()
+}

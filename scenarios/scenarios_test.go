@@ -20,6 +20,8 @@ data:
   train: 40
   val: 10
   test: 10
+model:
+  head: label-weights
 sgp:
   rounds: 40
   batch: 8
@@ -27,6 +29,11 @@ sgp:
   lr:
     schedule: constant
     base: 0.1
+hypergradient:
+  estimator: vr-hgp
+  m: 6
+  batch: 8
+  eval_every: 5
 `
 
 func parseOK(t *testing.T, src string) Scenario {
@@ -65,8 +72,13 @@ func TestDeterminism(t *testing.T) {
 			}
 			if refMetrics == nil {
 				refMetrics = m
-				if n := bytes.Count(m, []byte("\n")); n != 4*(6+1) {
-					t.Fatalf("metrics.jsonl has %d lines, want 4 evaluations × 7", n)
+				// 4 SGP evaluations and 2 hyper-gradient reports (rounds 5 and 6),
+				// each with 6 client lines and one aggregate.
+				if n := bytes.Count(m, []byte("\n")); n != 6*(6+1) {
+					t.Fatalf("metrics.jsonl has %d lines, want 6 evaluations × 7", n)
+				}
+				if !bytes.Contains(m, []byte(`"phase":"hypergradient"`)) {
+					t.Fatal("metrics.jsonl has no hyper-gradient lines")
 				}
 			} else if !bytes.Equal(m, refMetrics) {
 				t.Errorf("%s/GOMAXPROCS=%d: metrics.jsonl differs from sequential/GOMAXPROCS=1", driver, procs)
@@ -117,6 +129,14 @@ func TestInvalidScenarios(t *testing.T) {
 		{"bad lr", "sgp:\n  lr:\n    base: -1\n", "sgp.lr: learning rate must be"},
 		{"empty", "", "empty"},
 		{"two documents", "clients: 3\n---\nclients: 4\n", "more than one YAML document"},
+		{"estimator without head", "hypergradient:\n  estimator: hgp\n", "needs hyperparameters"},
+		{"unknown estimator", "model:\n  head: label-weights\nhypergradient:\n  estimator: magic\n", "hypergradient.estimator"},
+		{"alpha outside", "model:\n  head: label-weights\nhypergradient:\n  estimator: vr-hgp\n  alpha: 1.5\n", "alpha: must be in [0, 1], got 1.5"},
+		{"m zero", "model:\n  head: label-weights\nhypergradient:\n  estimator: hgp\n  m: 0\n", "hypergradient.m: must be >= 1"},
+		{"logistic multiclass", "model:\n  kind: logistic\n", "needs data.classes = 2"},
+		{"unknown model", "model:\n  kind: cnn\n", "model.kind"},
+		{"empty ensemble", "model:\n  head: ensemble\n  k: 0\n", "k >= 1"},
+		{"unknown head", "model:\n  head: hats\n", "model.head"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -202,5 +222,17 @@ func TestFailedRunLeavesNoSummary(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "summary.json")); !os.IsNotExist(err) {
 		t.Errorf("a failed run left summary.json behind (stat: %v)", err)
+	}
+}
+
+func TestExactBackpropRefusedOnDirectedScenario(t *testing.T) {
+	sc := parseOK(t, "network:\n  kind: stochastic-directed\nmodel:\n  head: label-weights\nhypergradient:\n  estimator: exact\n")
+	_, err := Build(sc)
+	if err == nil || !IsInvalid(err) || !strings.Contains(err.Error(), "needs undirected links") {
+		t.Fatalf("want an InvalidError about undirected links, got %v", err)
+	}
+	sc.Network.Kind = "stochastic-undirected"
+	if _, err := Build(sc); err != nil {
+		t.Fatalf("exact backprop on an undirected network was refused: %v", err)
 	}
 }

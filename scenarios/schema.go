@@ -14,7 +14,8 @@ type Scenario struct {
 	Data    DataSpec    `yaml:"data"`
 	Model   ModelSpec   `yaml:"model"`
 	SGP     SGPSpec     `yaml:"sgp"`
-	Runtime RuntimeSpec `yaml:"runtime"`
+	Hypergradient HypergradientSpec `yaml:"hypergradient"`
+	Runtime       RuntimeSpec       `yaml:"runtime"`
 	// HGPError, when present, turns the run into the error-against-depth
 	// experiment of App. C.6 (see HGPErrorSpec).
 	HGPError *HGPErrorSpec `yaml:"hgp_error,omitempty"`
@@ -54,10 +55,30 @@ type DataSpec struct {
 	Noise      float64 `yaml:"noise"`      // within-class standard deviation
 }
 
-// ModelSpec selects the inner model.
+// ModelSpec selects the inner model and how the hyperparameters λ enter it.
 type ModelSpec struct {
-	Kind string  `yaml:"kind"` // softmax
-	L2   float64 `yaml:"l2"`   // L2 rate on all parameters (strong convexity)
+	Kind          string  `yaml:"kind"`            // softmax | logistic | mlp
+	L2            float64 `yaml:"l2"`              // L2 rate on all inner parameters
+	Hidden        int     `yaml:"hidden"`          // mlp: hidden units (tanh)
+	Head          string  `yaml:"head"`            // none | label-weights | ensemble | ensemble-label-weights
+	K             int     `yaml:"k"`               // ensemble size
+	OuterL2       float64 `yaml:"outer_l2"`        // L2 rate on λ in F (the ensemble part for ensemble-label-weights)
+	OuterL2Labels float64 `yaml:"outer_l2_labels"` // ensemble-label-weights: L2 rate on the label part of λ
+}
+
+// HypergradientSpec configures the hyper-gradient phase after SGP.
+type HypergradientSpec struct {
+	Estimator string  `yaml:"estimator"`  // none | hgp | vr-hgp | exact | local
+	Alpha     float64 `yaml:"alpha"`      // vr-hgp: α
+	Beta      float64 `yaml:"beta"`       // vr-hgp: β
+	M         int     `yaml:"m"`          // iterations
+	Sampling  string  `yaml:"sampling"`   // simultaneous | alternate
+	Batch     int     `yaml:"batch"`      // minibatch of Â, B̂; 0 = full batch
+	OuterData string  `yaml:"outer_data"` // train | val: the data of F_i
+	Estimates string  `yaml:"estimates"`  // counted (Alg. 2) | true (exact p̄, δ̄)
+	LR        float64 `yaml:"lr"`         // step of the linearized SGP map; 0 = SGP's last step
+	Oracle    bool    `yaml:"oracle"`     // also compute the dense fixed-point oracle and report the error
+	EvalEvery int     `yaml:"eval_every"` // report every k rounds (and after the last); 0 = only the last
 }
 
 // SGPSpec configures the inner Stochastic Gradient Push phase.
@@ -96,7 +117,9 @@ func Default() Scenario {
 			DeltaMin: 0.4, DeltaMax: 0.8, Prob: 1},
 		Data: DataSpec{Kind: "synthetic", Classes: 5, Features: 20, Train: 150, Val: 50, Test: 100,
 			Alpha: 0.4, Separation: 0.5, Shift: 1, Noise: 1},
-		Model: ModelSpec{Kind: "softmax", L2: 1e-3},
+		Model: ModelSpec{Kind: "softmax", L2: 1e-3, Hidden: 32, Head: "none", K: 3, OuterL2: 0.01, OuterL2Labels: 5e-4},
+		Hypergradient: HypergradientSpec{Estimator: "none", Alpha: 0.9, Beta: 0.1, M: 200, Sampling: "simultaneous",
+			OuterData: "train", Estimates: "counted", EvalEvery: 0},
 		SGP: SGPSpec{Variant: "after", Rounds: 600, Batch: 32, EvalEvery: 50,
 			LR: ScheduleSpec{Schedule: "multistep", Base: 0.05, Milestones: []int{500, 550}, Gamma: 0.1, Decay: 0.01, Power: 1}},
 		Runtime: RuntimeSpec{Driver: "actors", RoundTimeout: 60 * time.Second},

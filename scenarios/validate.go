@@ -28,8 +28,11 @@ func (sc *Scenario) Validate() error {
 	if err := sc.Data.validate(); err != nil {
 		return fmt.Errorf("data.%w", err)
 	}
-	if err := sc.Model.validate(); err != nil {
+	if err := sc.Model.validate(sc.Data.Classes); err != nil {
 		return fmt.Errorf("model.%w", err)
+	}
+	if err := sc.Hypergradient.validate(sc.Model.Head); err != nil {
+		return fmt.Errorf("hypergradient.%w", err)
 	}
 	if err := sc.SGP.validate(); err != nil {
 		return fmt.Errorf("sgp.%w", err)
@@ -129,12 +132,81 @@ func (d *DataSpec) validate() error {
 	return nil
 }
 
-func (m *ModelSpec) validate() error {
-	if m.Kind != "softmax" {
-		return fmt.Errorf("kind: must be softmax, got %q", m.Kind)
+func (m *ModelSpec) validate(classes int) error {
+	switch m.Kind {
+	case "softmax", "mlp":
+	case "logistic":
+		if classes != 2 {
+			return fmt.Errorf("kind: logistic is binary and needs data.classes = 2, got %d", classes)
+		}
+	default:
+		return fmt.Errorf("kind: must be softmax, logistic or mlp, got %q", m.Kind)
 	}
-	if !(m.L2 >= 0) || math.IsInf(m.L2, 0) {
-		return fmt.Errorf("l2: must be a finite number >= 0, got %v", m.L2)
+	if err := nonNegative("l2", m.L2); err != nil {
+		return err
+	}
+	if m.Kind == "mlp" && m.Hidden < 1 {
+		return fmt.Errorf("hidden: must be >= 1, got %d", m.Hidden)
+	}
+	switch m.Head {
+	case "none", "label-weights":
+	case "ensemble", "ensemble-label-weights":
+		if m.K < 1 {
+			return fmt.Errorf("k: an ensemble needs k >= 1 models, got %d", m.K)
+		}
+	default:
+		return fmt.Errorf("head: must be none, label-weights, ensemble or ensemble-label-weights, got %q", m.Head)
+	}
+	if err := nonNegative("outer_l2", m.OuterL2); err != nil {
+		return err
+	}
+	return nonNegative("outer_l2_labels", m.OuterL2Labels)
+}
+
+func nonNegative(name string, v float64) error {
+	if !(v >= 0) || math.IsInf(v, 0) {
+		return fmt.Errorf("%s: must be a finite number >= 0, got %v", name, v)
+	}
+	return nil
+}
+
+func (h *HypergradientSpec) validate(head string) error {
+	switch h.Estimator {
+	case "none":
+		return nil
+	case "hgp", "vr-hgp", "exact", "local":
+	default:
+		return fmt.Errorf("estimator: must be none, hgp, vr-hgp, exact or local, got %q", h.Estimator)
+	}
+	if head == "none" {
+		return fmt.Errorf("estimator: %s needs hyperparameters; set model.head (label-weights, ensemble or ensemble-label-weights)", h.Estimator)
+	}
+	if !(h.Alpha >= 0 && h.Alpha <= 1) {
+		return fmt.Errorf("alpha: must be in [0, 1], got %v", h.Alpha)
+	}
+	if !(h.Beta >= 0 && h.Beta <= 1) {
+		return fmt.Errorf("beta: must be in [0, 1], got %v", h.Beta)
+	}
+	if h.M < 1 {
+		return fmt.Errorf("m: must be >= 1, got %d", h.M)
+	}
+	if h.Sampling != "simultaneous" && h.Sampling != "alternate" {
+		return fmt.Errorf("sampling: must be simultaneous or alternate, got %q", h.Sampling)
+	}
+	if h.Batch < 0 {
+		return fmt.Errorf("batch: must be >= 0 (0 = full batch), got %d", h.Batch)
+	}
+	if h.OuterData != "train" && h.OuterData != "val" {
+		return fmt.Errorf("outer_data: must be train or val, got %q", h.OuterData)
+	}
+	if h.Estimates != "counted" && h.Estimates != "true" {
+		return fmt.Errorf("estimates: must be counted or true, got %q", h.Estimates)
+	}
+	if err := nonNegative("lr", h.LR); err != nil {
+		return err
+	}
+	if h.EvalEvery < 0 {
+		return fmt.Errorf("eval_every: must be >= 0, got %d", h.EvalEvery)
 	}
 	return nil
 }
