@@ -17,16 +17,16 @@ import (
 
 // Summary is the headline of a run, written to summary.json.
 type Summary struct {
-	Name      string                   `json:"name"`
-	Seed      uint64                   `json:"seed"`
-	Clients   int                      `json:"clients"`
-	Network   string                   `json:"network"`
-	Driver    string                   `json:"driver"`
-	Rounds    int                      `json:"sgp_rounds"`
-	Final     Aggregate                `json:"final"`
-	Traffic   map[string]optim.Traffic `json:"traffic"`
-	Estimates EstimateError            `json:"estimates"`
-	Hypergradient *HypergradientSummary `json:"hypergradient,omitempty"`
+	Name          string                   `json:"name"`
+	Seed          uint64                   `json:"seed"`
+	Clients       int                      `json:"clients"`
+	Network       string                   `json:"network"`
+	Driver        string                   `json:"driver"`
+	Rounds        int                      `json:"sgp_rounds"`
+	Final         Aggregate                `json:"final"`
+	Traffic       map[string]optim.Traffic `json:"traffic"`
+	Estimates     EstimateError            `json:"estimates"`
+	Hypergradient *HypergradientSummary    `json:"hypergradient,omitempty"`
 	// HGPError is set instead of the fields above for an hgp_error run.
 	HGPError *HGPErrorSummary `json:"hgp_error,omitempty"`
 }

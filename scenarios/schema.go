@@ -7,13 +7,13 @@ import (
 // Scenario is a validated description of one run. Field docs are the
 // scenario reference; docs/scenarios.md repeats them with examples.
 type Scenario struct {
-	Name    string      `yaml:"name"`    // run name, used for the output folder
-	Seed    uint64      `yaml:"seed"`    // root of every random stream
-	Clients int         `yaml:"clients"` // n ≥ 2
-	Network NetworkSpec `yaml:"network"`
-	Data    DataSpec    `yaml:"data"`
-	Model   ModelSpec   `yaml:"model"`
-	SGP     SGPSpec     `yaml:"sgp"`
+	Name          string            `yaml:"name"`    // run name, used for the output folder
+	Seed          uint64            `yaml:"seed"`    // root of every random stream
+	Clients       int               `yaml:"clients"` // n ≥ 2
+	Network       NetworkSpec       `yaml:"network"`
+	Data          DataSpec          `yaml:"data"`
+	Model         ModelSpec         `yaml:"model"`
+	SGP           SGPSpec           `yaml:"sgp"`
 	Hypergradient HypergradientSpec `yaml:"hypergradient"`
 	Runtime       RuntimeSpec       `yaml:"runtime"`
 	// HGPError, when present, turns the run into the error-against-depth
