@@ -107,6 +107,10 @@ type benchResult struct {
 // does not change the cost of a round). Every measurement gets a fresh
 // driver, so one-time growth of its buffers is part of what is measured.
 func benchClients(n, rounds, reps int) ([2]benchResult, error) {
+	// Let the goroutines of actor systems closed by the previous client
+	// count wind down, so that their memory is not counted as setup heap.
+	time.Sleep(200 * time.Millisecond)
+	runtime.GC()
 	sc := scenarios.Default()
 	sc.Clients = n
 	sc.SGP.Rounds = rounds

@@ -48,6 +48,7 @@ func (w *workers) Throughput() int { return 300 }
 func (w *workers) work(fn func()) {
 	for {
 		fn()
+		fn = nil // an idle worker must not keep the last mailbox (and its actor) alive
 		w.mu.Lock()
 		for w.head == len(w.queue) && !w.closed {
 			w.idle++

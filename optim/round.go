@@ -30,6 +30,7 @@ type Stats struct {
 	TrainLoss, TrainAcc float64
 	ValLoss, ValAcc     float64
 	TestLoss, TestAcc   float64
+	OuterLoss           float64 // F_i(x_i, λ_i) on the outer data (0 without it)
 	// X is the client's debiased parameter vector, a read-only view used for
 	// the consensus distance; valid until the client's next Receive.
 	X []float64

@@ -50,6 +50,8 @@ type SGP struct {
 
 	grad  []float64
 	psi   []float64 // Eq. (4b): −α_t ∇f(x⁽ᵗ⁾), added after mixing
+	outer *models.Dataset
+	gl    []float64 // scratch for ∂_λF in Observe
 	batch *batcher
 }
 
@@ -145,7 +147,17 @@ func (s *SGP) Observe() Stats {
 		st.TestLoss = s.model.InnerLoss(x, l, s.data.Test, nil)
 		st.TestAcc = s.model.Accuracy(x, l, s.data.Test, nil)
 	}
+	if s.outer != nil {
+		st.OuterLoss = s.model.OuterGrad(s.grad, s.gl, x, l, s.outer, nil)
+	}
 	return st
+}
+
+// SetOuterData makes Observe report the outer cost F_i on d. Observe then
+// overwrites the gradient scratch, which Send refills before use.
+func (s *SGP) SetOuterData(d *models.Dataset) {
+	s.outer = d
+	s.gl = make([]float64, len(s.lambda))
 }
 
 // Linearize returns the Linearization of this client's current state for

@@ -18,7 +18,9 @@ type Run struct {
 	Model    models.Bilevel // prototype; each client holds its own clone
 	X0       []float64      // common initial parameters
 	Lambda   [][]float64    // each client's hyperparameters
+	Models   []models.Bilevel
 	SGP      []*optim.SGP
+	sgpCfg   optim.SGPConfig
 }
 
 // Build turns a validated scenario into a Run. Errors a user can fix
@@ -51,13 +53,46 @@ func Build(sc Scenario) (*Run, error) {
 		variant = optim.BeforeComm
 	}
 	cfg := optim.SGPConfig{Variant: variant, LR: sc.SGP.LR.schedule(), BatchSize: sc.SGP.Batch}
-	clients := make([]*optim.SGP, sc.Clients)
-	lambda := make([][]float64, sc.Clients)
-	for i := range clients {
-		lambda[i] = make([]float64, model.DimLambda()) // λ⁽⁰⁾ = 0, as in the paper
-		clients[i] = optim.NewSGPBilevel(i, sc.Clients, model.Clone(), lambda[i], data[i], x0, cfg, sc.Seed)
+	if sc.isLocal() {
+		nw = isolated(sc.Clients)
 	}
-	return &Run{Scenario: sc, Net: nw, Data: data, Model: model, X0: x0, Lambda: lambda, SGP: clients}, nil
+	r := &Run{Scenario: sc, Net: nw, Data: data, Model: model, X0: x0, sgpCfg: cfg,
+		Lambda: make([][]float64, sc.Clients), Models: make([]models.Bilevel, sc.Clients)}
+	for i := range r.Lambda {
+		r.Lambda[i] = make([]float64, model.DimLambda()) // λ⁽⁰⁾ = 0, as in the paper
+		r.Models[i] = model.Clone()
+	}
+	r.restartSGP(false)
+	return r, nil
+}
+
+// restartSGP builds fresh SGP clients with the current λ, starting from the
+// common initial parameters or (warm) from each client's last x_i.
+func (r *Run) restartSGP(warm bool) {
+	n := r.Scenario.Clients
+	next := make([]*optim.SGP, n)
+	for i := range next {
+		start := r.X0
+		if warm && r.SGP != nil {
+			start = r.SGP[i].X()
+		}
+		next[i] = optim.NewSGPBilevel(i, n, r.Models[i], r.Lambda[i], r.Data[i], start, r.sgpCfg, r.Scenario.Seed)
+		if r.Scenario.Hypergradient.Estimator != "none" {
+			next[i].SetOuterData(r.outerData(i))
+		}
+	}
+	r.SGP = next
+}
+
+// isolated is the network of the Local baselines: self-loops only. It does
+// not satisfy Assumption 2 and is built without graph.Build on purpose.
+func isolated(n int) *graph.Network {
+	p := make([][]float64, n)
+	for i := range p {
+		p[i] = make([]float64, n)
+		p[i][i] = 1
+	}
+	return &graph.Network{Kind: "local", N: n, Prob: p, Symmetric: true}
 }
 
 // bilevelModel builds the model of a validated scenario.
@@ -102,11 +137,7 @@ func (r *Run) HypergradientPhase(lr float64) (*optim.Phase, []optim.HyperEstimat
 	est := make([]optim.HyperEstimator, n)
 	beh := make([]optim.Behaviour, n)
 	for i, c := range r.SGP {
-		outer := r.Data[i].Train
-		if h.OuterData == "val" {
-			outer = r.Data[i].Val
-		}
-		lin := c.Linearize(outer, lr, h.Batch, r.Scenario.Seed)
+		lin := c.Linearize(r.outerData(i), lr, h.Batch, r.Scenario.Seed)
 		if h.Estimates == "true" {
 			lin.PBar = pTrue[i]
 			for j := range lin.DeltaBar {
@@ -157,4 +188,12 @@ func (r *Run) SGPPhase() *optim.Phase {
 func (r *Run) describe() string {
 	return fmt.Sprintf("%s: %d clients, %s network, %s model (d=%d), %d SGP rounds",
 		r.Scenario.Name, r.Scenario.Clients, r.Net.Kind, r.Scenario.Model.Kind, r.Model.DimX(), r.Scenario.SGP.Rounds)
+}
+
+// outerData is the data of client i's outer cost F_i.
+func (r *Run) outerData(i int) *models.Dataset {
+	if r.Scenario.Hypergradient.OuterData == "val" {
+		return r.Data[i].Val
+	}
+	return r.Data[i].Train
 }

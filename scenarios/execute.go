@@ -27,6 +27,11 @@ type Summary struct {
 	Traffic       map[string]optim.Traffic `json:"traffic"`
 	Estimates     EstimateError            `json:"estimates"`
 	Hypergradient *HypergradientSummary    `json:"hypergradient,omitempty"`
+	// Outer lists every outer step (λ⁽ˢ⁾ evaluated after its SGP run);
+	// Best is the step with the highest validation accuracy, whose test
+	// accuracy is the run's headline (early stopping, as in the paper).
+	Outer []OuterRecord `json:"outer,omitempty"`
+	Best  *OuterRecord  `json:"best,omitempty"`
 	// HGPError is set instead of the fields above for an hgp_error run.
 	HGPError *HGPErrorSummary `json:"hgp_error,omitempty"`
 }
@@ -54,6 +59,7 @@ func Execute(ctx context.Context, sc Scenario, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	sc = run.Scenario // resolved: method presets applied
 	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating output folder: %w", err)
 	}
@@ -92,37 +98,14 @@ func Execute(ctx context.Context, sc Scenario, opt Options) (*Summary, error) {
 		defer rt.Close()
 		driver = rt
 	}
-
-	valN, testN := make([]int, sc.Clients), make([]int, sc.Clients)
-	for i, d := range run.Data {
-		valN[i], testN[i] = sizeOf(d.Val), sizeOf(d.Test)
-	}
-	var last Aggregate
-	sink := func(ev optim.RoundEvent) error {
-		last = aggregate(ev.Clients, valN, testN)
-		mw.round(ev, last)
-		if opt.Progress != nil {
-			opt.Progress(ev, last, sc.SGP.Rounds)
-		}
-		return nil
-	}
-	traffic, err := driver.Run(ctx, run.SGPPhase(), sink)
-	var hyper *HypergradientSummary
-	var hyperTraffic optim.Traffic
-	if err == nil && sc.Hypergradient.Estimator != "none" {
-		hyper, hyperTraffic, err = runHypergradient(ctx, run, driver, mw, opt.Progress)
-	}
+	loop := &outerLoop{run: run, driver: driver, mw: mw, progress: opt.Progress,
+		traffic: map[string]optim.Traffic{}}
+	sum, err := loop.execute(ctx)
 	if ferr := bw.Flush(); err == nil && ferr != nil {
 		err = fmt.Errorf("writing metrics: %w", ferr)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", sc.Name, err)
-	}
-	sum := &Summary{Name: sc.Name, Seed: sc.Seed, Clients: sc.Clients, Network: sc.Network.Kind,
-		Driver: sc.Runtime.Driver, Rounds: sc.SGP.Rounds, Final: last,
-		Traffic: map[string]optim.Traffic{"sgp": traffic}, Estimates: run.estimateError(), Hypergradient: hyper}
-	if hyper != nil {
-		sum.Traffic["hypergradient"] = hyperTraffic
 	}
 	b, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {
@@ -201,8 +184,9 @@ type HypergradientSummary struct {
 	OracleRelError *float64 `json:"oracle_rel_error,omitempty"`
 }
 
-// runHypergradient runs the estimator phase through the same driver.
-func runHypergradient(ctx context.Context, run *Run, driver optim.Driver, mw *metricsWriter, progress Progress) (*HypergradientSummary, optim.Traffic, error) {
+// runHypergradient runs the estimator phase through the same driver and
+// returns the estimators with a summary.
+func runHypergradient(ctx context.Context, run *Run, driver optim.Driver, mw *metricsWriter, progress Progress) (*HypergradientSummary, []optim.HyperEstimator, optim.Traffic, error) {
 	sc := run.Scenario
 	h := sc.Hypergradient
 	lr := h.LR
@@ -219,7 +203,7 @@ func runHypergradient(ctx context.Context, run *Run, driver optim.Driver, mw *me
 	}
 	traffic, err := driver.Run(ctx, phase, sink)
 	if err != nil {
-		return nil, traffic, err
+		return nil, nil, traffic, err
 	}
 	got := make([][]float64, len(est))
 	for i, e := range est {
@@ -235,7 +219,7 @@ func runHypergradient(ctx context.Context, run *Run, driver optim.Driver, mw *me
 		}
 		oracle, err := optim.FixedPointOracle(truth)
 		if err != nil {
-			return nil, traffic, err
+			return nil, nil, traffic, err
 		}
 		for i := range got {
 			for k := range got[i] {
@@ -245,7 +229,7 @@ func runHypergradient(ctx context.Context, run *Run, driver optim.Driver, mw *me
 		e := stackedNorm(got) / stackedNorm(oracle)
 		sum.OracleRelError = &e
 	}
-	return sum, traffic, nil
+	return sum, est, traffic, nil
 }
 
 func stackedNorm(v [][]float64) float64 {

@@ -18,6 +18,7 @@ type Aggregate struct {
 	TestAcc   float64 `json:"test_acc"`   // weighted by local test size
 	TestAccP  float64 `json:"test_acc_p10"`
 	Consensus float64 `json:"consensus"` // sqrt(1/n Σ‖x_i − x̄‖²)
+	OuterLoss float64 `json:"outer_loss,omitempty"` // F̄ = (1/n) Σ F_i(x_i, λ_i)
 }
 
 // aggregate summarizes stats in client order (fixed, so deterministic).
@@ -29,6 +30,7 @@ func aggregate(stats []optim.Stats, valN, testN []int) Aggregate {
 	for i, s := range stats {
 		a.TrainLoss += s.TrainLoss
 		a.TrainAcc += s.TrainAcc
+		a.OuterLoss += s.OuterLoss
 		a.ValAcc += s.ValAcc * float64(valN[i])
 		vw += float64(valN[i])
 		a.TestAcc += s.TestAcc * float64(testN[i])
@@ -40,6 +42,7 @@ func aggregate(stats []optim.Stats, valN, testN []int) Aggregate {
 	if n > 0 {
 		a.TrainLoss /= float64(n)
 		a.TrainAcc /= float64(n)
+		a.OuterLoss /= float64(n)
 	}
 	if vw > 0 {
 		a.ValAcc /= vw
@@ -93,7 +96,8 @@ func consensus(stats []optim.Stats) float64 {
 // aggregate line per evaluated round. No timestamps: the file must be
 // byte-identical across runs with the same seed.
 type metricsWriter struct {
-	log zerolog.Logger
+	log   zerolog.Logger
+	outer int // current outer step, written on every line
 }
 
 func newMetricsWriter(w io.Writer) *metricsWriter {
@@ -102,12 +106,12 @@ func newMetricsWriter(w io.Writer) *metricsWriter {
 
 func (m *metricsWriter) round(ev optim.RoundEvent, agg Aggregate) {
 	for i, s := range ev.Clients {
-		m.log.Log().Str("phase", ev.Phase).Int("round", ev.Round).Int("client", i).
+		m.log.Log().Int("outer", m.outer).Str("phase", ev.Phase).Int("round", ev.Round).Int("client", i).
 			Float64("train_loss", s.TrainLoss).Float64("train_acc", s.TrainAcc).
 			Float64("val_loss", s.ValLoss).Float64("val_acc", s.ValAcc).
 			Float64("test_loss", s.TestLoss).Float64("test_acc", s.TestAcc).Send()
 	}
-	m.log.Log().Str("phase", ev.Phase).Int("round", ev.Round).Str("client", "all").
+	m.log.Log().Int("outer", m.outer).Str("phase", ev.Phase).Int("round", ev.Round).Str("client", "all").
 		Float64("train_loss", agg.TrainLoss).Float64("train_acc", agg.TrainAcc).
 		Float64("val_acc", agg.ValAcc).Float64("test_acc", agg.TestAcc).
 		Float64("test_acc_p10", agg.TestAccP).Float64("consensus", agg.Consensus).
@@ -119,13 +123,13 @@ func (m *metricsWriter) round(ev optim.RoundEvent, agg Aggregate) {
 func (m *metricsWriter) hyper(ev optim.RoundEvent) {
 	var norm float64
 	for i, s := range ev.Clients {
-		m.log.Log().Str("phase", ev.Phase).Int("round", ev.Round).Int("client", i).
+		m.log.Log().Int("outer", m.outer).Str("phase", ev.Phase).Int("round", ev.Round).Int("client", i).
 			Floats64("hypergradient", s.Hyper).Send()
 		for _, v := range s.Hyper {
 			norm += v * v
 		}
 	}
-	m.log.Log().Str("phase", ev.Phase).Int("round", ev.Round).Str("client", "all").
+	m.log.Log().Int("outer", m.outer).Str("phase", ev.Phase).Int("round", ev.Round).Str("client", "all").
 		Float64("hypergradient_norm", math.Sqrt(norm)).
 		Int64("messages", ev.Traffic.Messages).Int64("bytes", ev.Traffic.Bytes).Send()
 }

@@ -8,6 +8,7 @@ import (
 // scenario reference; docs/scenarios.md repeats them with examples.
 type Scenario struct {
 	Name          string            `yaml:"name"`    // run name, used for the output folder
+	Method        string            `yaml:"method"`  // preset: "" (custom), sgp, local, sgp-mtl, local-mtl, pdbo-da, pdbo-mtl, pdbo-mtl-da, pdbo-mtl-local
 	Seed          uint64            `yaml:"seed"`    // root of every random stream
 	Clients       int               `yaml:"clients"` // n ≥ 2
 	Network       NetworkSpec       `yaml:"network"`
@@ -15,6 +16,7 @@ type Scenario struct {
 	Model         ModelSpec         `yaml:"model"`
 	SGP           SGPSpec           `yaml:"sgp"`
 	Hypergradient HypergradientSpec `yaml:"hypergradient"`
+	Outer         OuterSpec         `yaml:"outer"`
 	Runtime       RuntimeSpec       `yaml:"runtime"`
 	// HGPError, when present, turns the run into the error-against-depth
 	// experiment of App. C.6 (see HGPErrorSpec).
@@ -66,9 +68,22 @@ type ModelSpec struct {
 	OuterL2Labels float64 `yaml:"outer_l2_labels"` // ensemble-label-weights: L2 rate on the label part of λ
 }
 
+// OuterSpec configures the outer loop of Alg. 1: each client updates its own
+// λ_i from its hyper-gradient estimate.
+type OuterSpec struct {
+	Steps     int     `yaml:"steps"`     // S outer steps (0: a single inner run, no λ update)
+	Optimizer string  `yaml:"optimizer"` // adam | sgd
+	LR        float64 `yaml:"lr"`        // hyper-learning rate (all of λ, or λ^K for ensemble-label-weights)
+	LRLabels  float64 `yaml:"lr_labels"` // ensemble-label-weights: rate of the label part λ^C
+	Beta1     float64 `yaml:"beta1"`     // adam
+	Beta2     float64 `yaml:"beta2"`     // adam
+	Eps       float64 `yaml:"eps"`       // adam
+	Restart   bool    `yaml:"restart"`   // each outer step restarts SGP from the initial parameters (else warm start)
+}
+
 // HypergradientSpec configures the hyper-gradient phase after SGP.
 type HypergradientSpec struct {
-	Estimator string  `yaml:"estimator"`  // none | hgp | vr-hgp | exact | local
+	Estimator string  `yaml:"estimator"`  // none | auto | hgp | vr-hgp | exact | local
 	Alpha     float64 `yaml:"alpha"`      // vr-hgp: α
 	Beta      float64 `yaml:"beta"`       // vr-hgp: β
 	M         int     `yaml:"m"`          // iterations
@@ -122,6 +137,7 @@ func Default() Scenario {
 			OuterData: "train", Estimates: "counted", EvalEvery: 0},
 		SGP: SGPSpec{Variant: "after", Rounds: 600, Batch: 32, EvalEvery: 50,
 			LR: ScheduleSpec{Schedule: "multistep", Base: 0.05, Milestones: []int{500, 550}, Gamma: 0.1, Decay: 0.01, Power: 1}},
+		Outer:   OuterSpec{Steps: 0, Optimizer: "adam", LR: 0.1, LRLabels: 0.1, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Restart: true},
 		Runtime: RuntimeSpec{Driver: "actors", RoundTimeout: 60 * time.Second},
 	}
 }

@@ -13,6 +13,9 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 // Validate checks every field and says what is allowed. Checks that need
 // the built network (connectivity, Assumption 6) happen in Build.
 func (sc *Scenario) Validate() error {
+	if err := sc.applyMethod(); err != nil {
+		return err
+	}
 	if !nameRE.MatchString(sc.Name) {
 		return fmt.Errorf("name: must be letters, digits, '.', '_' or '-' (it names the output folder), got %q", sc.Name)
 	}
@@ -41,6 +44,9 @@ func (sc *Scenario) Validate() error {
 	case "actors", "sequential":
 	default:
 		return fmt.Errorf("runtime.driver: must be actors or sequential, got %q", sc.Runtime.Driver)
+	}
+	if err := sc.Outer.validate(sc.Hypergradient.Estimator); err != nil {
+		return fmt.Errorf("outer.%w", err)
 	}
 	if sc.HGPError != nil {
 		if err := sc.HGPError.validate(); err != nil {
@@ -176,7 +182,7 @@ func (h *HypergradientSpec) validate(head string) error {
 		return nil
 	case "hgp", "vr-hgp", "exact", "local":
 	default:
-		return fmt.Errorf("estimator: must be none, hgp, vr-hgp, exact or local, got %q", h.Estimator)
+		return fmt.Errorf("estimator: must be none, auto, hgp, vr-hgp, exact or local, got %q", h.Estimator)
 	}
 	if head == "none" {
 		return fmt.Errorf("estimator: %s needs hyperparameters; set model.head (label-weights, ensemble or ensemble-label-weights)", h.Estimator)
@@ -232,4 +238,70 @@ func (s *SGPSpec) validate() error {
 
 func (s ScheduleSpec) schedule() optim.Schedule {
 	return optim.Schedule{Kind: s.Schedule, Base: s.Base, Milestones: s.Milestones, Gamma: s.Gamma, Decay: s.Decay, Power: s.Power}
+}
+
+// Methods are the presets of `method`: the paper's approaches and baselines.
+var Methods = []string{"local", "sgp", "local-mtl", "sgp-mtl", "pdbo-da", "pdbo-mtl", "pdbo-mtl-da", "pdbo-mtl-local"}
+
+// applyMethod fills model.head and hypergradient.estimator from the method
+// preset (the preset wins over what the file says) and resolves
+// estimator "auto": HGP on fully-connected and static networks, VR-HGP on
+// stochastic ones (PDBO paper App. D). It is idempotent.
+func (sc *Scenario) applyMethod() error {
+	switch sc.Method {
+	case "":
+	case "sgp", "local":
+		sc.Model.Head, sc.Hypergradient.Estimator, sc.Outer.Steps = "none", "none", 0
+	case "sgp-mtl", "local-mtl":
+		sc.Model.Head, sc.Hypergradient.Estimator, sc.Outer.Steps = "ensemble", "none", 0
+	case "pdbo-da", "pdbo-mtl", "pdbo-mtl-da", "pdbo-mtl-local":
+		sc.Model.Head = map[string]string{"pdbo-da": "label-weights", "pdbo-mtl": "ensemble",
+			"pdbo-mtl-da": "ensemble-label-weights", "pdbo-mtl-local": "ensemble"}[sc.Method]
+		if sc.Method == "pdbo-mtl-local" {
+			sc.Hypergradient.Estimator = "local"
+		} else if sc.Hypergradient.Estimator == "none" || sc.Hypergradient.Estimator == "local" {
+			sc.Hypergradient.Estimator = "auto"
+		}
+		if sc.Outer.Steps < 1 {
+			return fmt.Errorf("outer.steps: method %s needs at least one outer step, got %d", sc.Method, sc.Outer.Steps)
+		}
+	default:
+		return fmt.Errorf("method: must be one of %v (or omitted), got %q", Methods, sc.Method)
+	}
+	if sc.Hypergradient.Estimator == "auto" {
+		switch sc.Network.Kind {
+		case "fully-connected", "static-undirected":
+			sc.Hypergradient.Estimator = "hgp"
+		default:
+			sc.Hypergradient.Estimator = "vr-hgp"
+		}
+	}
+	return nil
+}
+
+// isLocal reports the methods that train without communication.
+func (sc *Scenario) isLocal() bool { return sc.Method == "local" || sc.Method == "local-mtl" }
+
+func (o *OuterSpec) validate(estimator string) error {
+	if o.Steps < 0 {
+		return fmt.Errorf("steps: must be >= 0, got %d", o.Steps)
+	}
+	if o.Steps > 0 && estimator == "none" {
+		return fmt.Errorf("steps: outer steps need a hyper-gradient; set hypergradient.estimator (or a pdbo-* method)")
+	}
+	if o.Optimizer != "adam" && o.Optimizer != "sgd" {
+		return fmt.Errorf("optimizer: must be adam or sgd, got %q", o.Optimizer)
+	}
+	for name, v := range map[string]float64{"lr": o.LR, "lr_labels": o.LRLabels} {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s: learning rate must be a finite number > 0, got %v", name, v)
+		}
+	}
+	if !(o.Beta1 >= 0 && o.Beta1 < 1) || !(o.Beta2 >= 0 && o.Beta2 < 1) {
+		return fmt.Errorf("beta1, beta2: must be in [0, 1), got %v, %v", o.Beta1, o.Beta2)
+	}
+	if !(o.Eps > 0) {
+		return fmt.Errorf("eps: must be > 0, got %v", o.Eps)
+	}
+	return nil
 }

@@ -1,0 +1,78 @@
+package optim
+
+import (
+	"fmt"
+	"math"
+)
+
+// OuterOptimizer updates one client's hyperparameters λ_i from its
+// hyper-gradient estimate (Alg. 1 line 7 generalizes to any first-order
+// method). Learning rates are per coordinate so that groups of λ (label
+// weights and ensemble weights) can have their own (PDBO paper Table 2).
+type OuterOptimizer interface {
+	Step(lambda, grad []float64)
+}
+
+// SGD is λ ← λ − η ⊙ g.
+type SGD struct {
+	LR []float64
+}
+
+// Step implements OuterOptimizer.
+func (o *SGD) Step(lambda, grad []float64) {
+	for k := range lambda {
+		lambda[k] -= o.LR[k] * grad[k]
+	}
+}
+
+// Adam is Kingma & Ba's method with bias correction, per-coordinate base
+// rates, started from zero moments.
+type Adam struct {
+	LR           []float64
+	Beta1, Beta2 float64
+	Eps          float64
+	m, v         []float64
+	t            int
+}
+
+// Step implements OuterOptimizer.
+func (o *Adam) Step(lambda, grad []float64) {
+	if o.m == nil {
+		o.m = make([]float64, len(lambda))
+		o.v = make([]float64, len(lambda))
+	}
+	o.t++
+	c1 := 1 - math.Pow(o.Beta1, float64(o.t))
+	c2 := 1 - math.Pow(o.Beta2, float64(o.t))
+	for k := range lambda {
+		o.m[k] = o.Beta1*o.m[k] + (1-o.Beta1)*grad[k]
+		o.v[k] = o.Beta2*o.v[k] + (1-o.Beta2)*grad[k]*grad[k]
+		lambda[k] -= o.LR[k] * (o.m[k] / c1) / (math.Sqrt(o.v[k]/c2) + o.Eps)
+	}
+}
+
+// OuterStep is the λ-update of Alg. 1 as a behaviour with no messages, so
+// it runs on the client like every other phase: it reads the client's
+// hyper-gradient estimate, refuses non-finite values, and steps λ in place.
+type OuterStep struct {
+	Lambda []float64
+	Est    HyperEstimator
+	Opt    OuterOptimizer
+	Step   int // outer step s, for error messages
+}
+
+// Send implements Behaviour: nothing travels.
+func (o *OuterStep) Send(int, []int, []float64) []float64 { return nil }
+
+// Receive implements Behaviour: λ ← optimizer step with the estimate.
+func (o *OuterStep) Receive(int, []Message) error {
+	g := o.Est.Estimate()
+	if !allFinite(g) {
+		return fmt.Errorf("outer step %d: %w in the hyper-gradient %v", o.Step, ErrNonFinite, g)
+	}
+	o.Opt.Step(o.Lambda, g)
+	if !allFinite(o.Lambda) {
+		return fmt.Errorf("outer step %d: %w in λ", o.Step, ErrNonFinite)
+	}
+	return nil
+}
