@@ -17,7 +17,7 @@ type Aggregate struct {
 	ValAcc    float64 `json:"val_acc"`    // weighted by local validation size
 	TestAcc   float64 `json:"test_acc"`   // weighted by local test size
 	TestAccP  float64 `json:"test_acc_p10"`
-	Consensus float64 `json:"consensus"` // sqrt(1/n Σ‖x_i − x̄‖²)
+	Consensus float64 `json:"consensus"`            // sqrt(1/n Σ‖x_i − x̄‖²)
 	OuterLoss float64 `json:"outer_loss,omitempty"` // F̄ = (1/n) Σ F_i(x_i, λ_i)
 }
 
