@@ -3,6 +3,7 @@
 //
 //	hgpsim run FILE [--out DIR] [--seed N]   run a scenario
 //	hgpsim validate FILE                    check a scenario and exit
+//	hgpsim sweep FILE... [--methods a,b]     run many and tabulate
 //	hgpsim bench [flags]                    SGP throughput of both drivers
 //
 // Exit codes: 0 success, 1 a run that failed, 2 invalid input.
@@ -32,6 +33,9 @@ usage:
   hgpsim run FILE [--out DIR] [--seed N]   run a scenario; outputs go to DIR
                                            (default runs/<name>-<timestamp>)
   hgpsim validate FILE                    check a scenario file and exit
+  hgpsim sweep FILE... [--methods a,b] [--out DIR] [--jobs N] [--seed N]
+                                          run scenarios (× methods) in parallel and write
+                                          results.md / results.csv / validation.png
   hgpsim bench [--clients 10,100,1000] [--rounds R] [--out FILE]
                                           SGP rounds per second, actor vs sequential
 
@@ -75,11 +79,13 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdValidate(args[1:], stdout)
 	case "bench":
 		return cmdBench(args[1:], stdout, stderr)
+	case "sweep":
+		return cmdSweep(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
-	return usageError{fmt.Sprintf("unknown command %q (commands: run, validate, bench, help)", args[0])}
+	return usageError{fmt.Sprintf("unknown command %q (commands: run, validate, sweep, bench, help)", args[0])}
 }
 
 // parse parses flags that may come before or after the positional

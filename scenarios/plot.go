@@ -15,7 +15,7 @@ import (
 // palette is a colour-blind-safe set (Okabe–Ito).
 var palette = []color.RGBA{
 	{0, 114, 178, 255}, {213, 94, 0, 255}, {0, 158, 115, 255}, {204, 121, 167, 255},
-	{230, 159, 0, 255}, {86, 180, 233, 255}, {0, 0, 0, 255},
+	{230, 159, 0, 255}, {86, 180, 233, 255}, {0, 0, 0, 255}, {153, 153, 153, 255},
 }
 
 // plot draws error.png: one panel per network, one curve per (α, β): the
