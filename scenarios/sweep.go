@@ -265,4 +265,3 @@ func WriteSweepPlot(path string, results []SweepResult) error {
 	}
 	return writePNG(path, img)
 }
-
