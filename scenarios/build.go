@@ -33,13 +33,9 @@ func Build(sc Scenario) (*Run, error) {
 	if err != nil {
 		return nil, invalid("scenario", "network: %s", err.Error())
 	}
-	data, err := models.Synthetic(models.SyntheticSpec{
-		Clients: sc.Clients, Classes: sc.Data.Classes, Features: sc.Data.Features,
-		Train: sc.Data.Train, Val: sc.Data.Val, Test: sc.Data.Test,
-		Alpha: sc.Data.Alpha, Separation: sc.Data.Separation, Shift: sc.Data.Shift, Noise: sc.Data.Noise,
-	}, sc.Seed)
+	data, err := loadData(&sc)
 	if err != nil {
-		return nil, invalid("scenario", "data: %s", err.Error())
+		return nil, err
 	}
 	if sc.Hypergradient.Estimator == "exact" && !nw.Symmetric {
 		return nil, invalid("scenario", "hypergradient.estimator: exact recurrent backpropagation (Eq. 11) needs undirected links, and a %s network is directed; use hgp or vr-hgp", nw.Kind)
@@ -196,4 +192,50 @@ func (r *Run) outerData(i int) *models.Dataset {
 		return r.Data[i].Val
 	}
 	return r.Data[i].Train
+}
+
+// loadData builds every client's splits. For real data sets it also sets
+// data.features and data.classes from the files, so the model matches them.
+func loadData(sc *Scenario) ([]models.ClientData, error) {
+	d := &sc.Data
+	if d.Kind == "synthetic" {
+		data, err := models.Synthetic(models.SyntheticSpec{
+			Clients: sc.Clients, Classes: d.Classes, Features: d.Features,
+			Train: d.Train, Val: d.Val, Test: d.Test,
+			Alpha: d.Alpha, Separation: d.Separation, Shift: d.Shift, Noise: d.Noise,
+		}, sc.Seed)
+		if err != nil {
+			return nil, invalid("scenario", "data: %s", err.Error())
+		}
+		return data, nil
+	}
+	var src models.IDXSource
+	switch d.Kind {
+	case "fashion-mnist":
+		src = models.FashionMNIST(d.Dir)
+	case "mnist":
+		src = models.MNIST(d.Dir)
+	default:
+		src = models.EMNIST(d.Dir, d.Split)
+	}
+	if missing := src.Missing(); len(missing) > 0 {
+		_, _, err := src.Load() // its error names the files and how to install them
+		return nil, invalid("scenario", "data: %s", err.Error())
+	}
+	train, test, err := src.Load()
+	if err != nil {
+		return nil, fmt.Errorf("loading %s: %w", d.Kind, err)
+	}
+	data, err := models.Partition(models.PartitionSpec{Clients: sc.Clients, Fraction: d.Fraction,
+		Alpha: d.Alpha, Clusters: d.Clusters, TestFrac: d.TestFrac, TrainFrac: d.TrainFrac}, train, test, sc.Seed)
+	if err != nil {
+		return nil, invalid("scenario", "data: %s", err.Error())
+	}
+	for i, c := range data {
+		if c.Train.N == 0 || c.Val.N == 0 || c.Test.N == 0 {
+			return nil, invalid("scenario", "data: client %d got %d/%d/%d train/val/test examples; use fewer clients or a larger fraction", i, c.Train.N, c.Val.N, c.Test.N)
+		}
+	}
+	d.Features, d.Classes = train.D, train.C
+	return data, nil
 }

@@ -70,7 +70,7 @@ var (
 var sectionOf = map[string]string{
 	"Scenario": "the top level", "NetworkSpec": "network", "EdgeSpec": "network.edges",
 	"DataSpec": "data", "ModelSpec": "model", "SGPSpec": "sgp", "ScheduleSpec": "sgp.lr",
-	"RuntimeSpec": "runtime", "HGPErrorSpec": "hgp_error", "HypergradientSpec": "hypergradient", "OuterSpec": "outer",
+	"RuntimeSpec": "runtime", "HGPErrorSpec": "hgp_error", "HypergradientSpec": "hypergradient", "OuterSpec": "outer", "MethodOverride": "method_overrides",
 }
 
 // cleanYAMLError turns yaml.v3's multi-line, Go-typed messages into one line

@@ -17,7 +17,10 @@ type Scenario struct {
 	SGP           SGPSpec           `yaml:"sgp"`
 	Hypergradient HypergradientSpec `yaml:"hypergradient"`
 	Outer         OuterSpec         `yaml:"outer"`
-	Runtime       RuntimeSpec       `yaml:"runtime"`
+	// MethodOverrides sets, per method, the few values the paper tunes per
+	// method (Table 2 and App. D); applied when Method matches a key.
+	MethodOverrides map[string]MethodOverride `yaml:"method_overrides,omitempty"`
+	Runtime         RuntimeSpec               `yaml:"runtime"`
 	// HGPError, when present, turns the run into the error-against-depth
 	// experiment of App. C.6 (see HGPErrorSpec).
 	HGPError *HGPErrorSpec `yaml:"hgp_error,omitempty"`
@@ -45,7 +48,13 @@ type EdgeSpec struct {
 
 // DataSpec selects the data and how it is split among clients.
 type DataSpec struct {
-	Kind       string  `yaml:"kind"`       // synthetic
+	Kind       string  `yaml:"kind"`       // synthetic | fashion-mnist | mnist | emnist
+	Dir        string  `yaml:"dir"`        // real data: folder of the IDX files ("" = the default for fashion-mnist)
+	Split      string  `yaml:"split"`      // emnist: split name (balanced, byclass, letters, digits, …)
+	Fraction   float64 `yaml:"fraction"`   // real data: share of the pooled data set kept
+	Clusters   int     `yaml:"clusters"`   // real data: input-normalization clusters (0 = none, the cooperative paper uses 3)
+	TestFrac   float64 `yaml:"test_frac"`  // real data: per-client test share
+	TrainFrac  float64 `yaml:"train_frac"` // real data: share of the rest used for training (rest: validation)
 	Classes    int     `yaml:"classes"`    // C ≥ 2
 	Features   int     `yaml:"features"`   // D ≥ 1
 	Train      int     `yaml:"train"`      // examples per client
@@ -66,6 +75,15 @@ type ModelSpec struct {
 	K             int     `yaml:"k"`               // ensemble size
 	OuterL2       float64 `yaml:"outer_l2"`        // L2 rate on λ in F (the ensemble part for ensemble-label-weights)
 	OuterL2Labels float64 `yaml:"outer_l2_labels"` // ensemble-label-weights: L2 rate on the label part of λ
+}
+
+// MethodOverride holds per-method values; unset fields keep the scenario's.
+type MethodOverride struct {
+	SGPLR         *float64 `yaml:"sgp_lr,omitempty"`          // sgp.lr.base
+	OuterLR       *float64 `yaml:"outer_lr,omitempty"`        // outer.lr
+	OuterLRLabels *float64 `yaml:"outer_lr_labels,omitempty"` // outer.lr_labels
+	OuterL2       *float64 `yaml:"outer_l2,omitempty"`        // model.outer_l2
+	OuterL2Labels *float64 `yaml:"outer_l2_labels,omitempty"` // model.outer_l2_labels
 }
 
 // OuterSpec configures the outer loop of Alg. 1: each client updates its own
@@ -131,7 +149,7 @@ func Default() Scenario {
 		Network: NetworkSpec{Kind: "stochastic-directed", EdgeProb: 0.4, Weights: "fmmc",
 			DeltaMin: 0.4, DeltaMax: 0.8, Prob: 1},
 		Data: DataSpec{Kind: "synthetic", Classes: 5, Features: 20, Train: 150, Val: 50, Test: 100,
-			Alpha: 0.4, Separation: 0.5, Shift: 1, Noise: 1},
+			Alpha: 0.4, Separation: 0.5, Shift: 1, Noise: 1, Fraction: 0.1, TestFrac: 0.2, TrainFrac: 0.75, Split: "balanced"},
 		Model: ModelSpec{Kind: "softmax", L2: 1e-3, Hidden: 32, Head: "none", K: 3, OuterL2: 0.01, OuterL2Labels: 5e-4},
 		Hypergradient: HypergradientSpec{Estimator: "none", Alpha: 0.9, Beta: 0.1, M: 200, Sampling: "simultaneous",
 			OuterData: "train", Estimates: "counted", EvalEvery: 0},

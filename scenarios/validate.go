@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 
 	"hgpsim/optim"
 )
@@ -112,8 +113,12 @@ func (n *NetworkSpec) validate(clients int) error {
 }
 
 func (d *DataSpec) validate() error {
-	if d.Kind != "synthetic" {
-		return fmt.Errorf("kind: must be synthetic, got %q", d.Kind)
+	switch d.Kind {
+	case "synthetic":
+	case "fashion-mnist", "mnist", "emnist":
+		return d.validateReal()
+	default:
+		return fmt.Errorf("kind: must be synthetic, fashion-mnist, mnist or emnist, got %q", d.Kind)
 	}
 	switch {
 	case d.Classes < 2:
@@ -268,6 +273,23 @@ func (sc *Scenario) applyMethod() error {
 	default:
 		return fmt.Errorf("method: must be one of %v (or omitted), got %q", Methods, sc.Method)
 	}
+	for m := range sc.MethodOverrides {
+		if !slices.Contains(Methods, m) {
+			return fmt.Errorf("method_overrides: unknown method %q (allowed: %v)", m, Methods)
+		}
+	}
+	if o, ok := sc.MethodOverrides[sc.Method]; ok {
+		set := func(dst *float64, v *float64) {
+			if v != nil {
+				*dst = *v
+			}
+		}
+		set(&sc.SGP.LR.Base, o.SGPLR)
+		set(&sc.Outer.LR, o.OuterLR)
+		set(&sc.Outer.LRLabels, o.OuterLRLabels)
+		set(&sc.Model.OuterL2, o.OuterL2)
+		set(&sc.Model.OuterL2Labels, o.OuterL2Labels)
+	}
 	if sc.Hypergradient.Estimator == "auto" {
 		switch sc.Network.Kind {
 		case "fully-connected", "static-undirected":
@@ -302,6 +324,24 @@ func (o *OuterSpec) validate(estimator string) error {
 	}
 	if !(o.Eps > 0) {
 		return fmt.Errorf("eps: must be > 0, got %v", o.Eps)
+	}
+	return nil
+}
+
+func (d *DataSpec) validateReal() error {
+	switch {
+	case d.Kind != "fashion-mnist" && d.Dir == "":
+		return fmt.Errorf("dir: %s has no standard location; give the folder of its IDX files", d.Kind)
+	case !(d.Fraction > 0 && d.Fraction <= 1):
+		return fmt.Errorf("fraction: must be in (0, 1], got %v", d.Fraction)
+	case !(d.Alpha > 0) || math.IsInf(d.Alpha, 0):
+		return fmt.Errorf("alpha: must be a finite number > 0, got %v", d.Alpha)
+	case d.Clusters < 0:
+		return fmt.Errorf("clusters: must be >= 0, got %d", d.Clusters)
+	case !(d.TestFrac > 0 && d.TestFrac < 1):
+		return fmt.Errorf("test_frac: must be in (0, 1), got %v", d.TestFrac)
+	case !(d.TrainFrac > 0 && d.TrainFrac < 1):
+		return fmt.Errorf("train_frac: must be in (0, 1), got %v", d.TrainFrac)
 	}
 	return nil
 }
