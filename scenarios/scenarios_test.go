@@ -181,6 +181,11 @@ func TestShippedScenariosValidate(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no shipped scenarios found: %v", err)
 	}
+	paper, err := filepath.Glob("paper/*.yaml")
+	if err != nil || len(paper) < 5 {
+		t.Fatalf("paper scenarios missing: %v %v", paper, err)
+	}
+	files = append(files, paper...)
 	for _, f := range files {
 		sc, err := Load(f)
 		if err != nil {
