@@ -137,6 +137,14 @@ func TestInvalidScenarios(t *testing.T) {
 		{"unknown model", "model:\n  kind: cnn\n", "model.kind"},
 		{"empty ensemble", "model:\n  head: ensemble\n  k: 0\n", "k >= 1"},
 		{"unknown head", "model:\n  head: hats\n", "model.head"},
+		{"unknown method", "method: pdbo-xl\n", "method: must be one of"},
+		{"pdbo without outer steps", "method: pdbo-da\n", "outer.steps: method pdbo-da needs at least one outer step"},
+		{"outer lr zero", "method: pdbo-mtl\nouter:\n  steps: 2\n  lr: 0\n", "outer.lr: learning rate must be"},
+		{"sgp lr negative", "sgp:\n  lr:\n    base: -0.1\n", "sgp.lr"},
+		{"override unknown method", "method_overrides:\n  fedavg: {outer_lr: 1}\n", "method_overrides: unknown method"},
+		{"beta outside", "model:\n  head: ensemble\nhypergradient:\n  estimator: vr-hgp\n  beta: -0.1\n", "beta: must be in [0, 1]"},
+		{"real data fraction", "data:\n  kind: fashion-mnist\n  fraction: 0\n", "data.fraction"},
+		{"mnist without dir", "data:\n  kind: mnist\n", "data.dir"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -239,5 +247,28 @@ func TestExactBackpropRefusedOnDirectedScenario(t *testing.T) {
 	sc.Network.Kind = "stochastic-undirected"
 	if _, err := Build(sc); err != nil {
 		t.Fatalf("exact backprop on an undirected network was refused: %v", err)
+	}
+}
+
+func TestMissingDataFilesAreInvalid(t *testing.T) {
+	sc := parseOK(t, "data:\n  kind: fashion-mnist\n  dir: "+t.TempDir()+"\n")
+	_, err := Build(sc)
+	if err == nil || !IsInvalid(err) {
+		t.Fatalf("want an InvalidError for missing files, got %v", err)
+	}
+	for _, want := range []string{"train-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not name %s: %v", want, err)
+		}
+	}
+}
+
+func TestMethodOverridesApply(t *testing.T) {
+	sc := parseOK(t, "method: pdbo-mtl-da\nouter:\n  steps: 1\nmethod_overrides:\n  pdbo-mtl-da: {outer_lr: 1.0, outer_lr_labels: 0.3, outer_l2_labels: 0.0005}\n  pdbo-da: {outer_lr: 7}\n")
+	if sc.Outer.LR != 1.0 || sc.Outer.LRLabels != 0.3 || sc.Model.OuterL2Labels != 0.0005 {
+		t.Errorf("overrides not applied: %+v %+v", sc.Outer, sc.Model)
+	}
+	if sc.Model.Head != "ensemble-label-weights" || sc.Hypergradient.Estimator != "vr-hgp" {
+		t.Errorf("preset not applied: head %q, estimator %q", sc.Model.Head, sc.Hypergradient.Estimator)
 	}
 }
