@@ -260,17 +260,17 @@ type PartitionSpec struct {
 func (s PartitionSpec) validate() error {
 	var errs []error
 	if s.Clients < 1 {
-		errs = append(errs, fmt.Errorf("Clients = %d, must be >= 1", s.Clients))
+		errs = append(errs, fmt.Errorf("field Clients = %d, must be >= 1", s.Clients))
 	}
 	bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 	if bad(s.Fraction) || s.Fraction <= 0 || s.Fraction > 1 {
-		errs = append(errs, fmt.Errorf("Fraction = %v, must be in (0, 1]", s.Fraction))
+		errs = append(errs, fmt.Errorf("field Fraction = %v, must be in (0, 1]", s.Fraction))
 	}
 	if bad(s.Alpha) || s.Alpha <= 0 {
-		errs = append(errs, fmt.Errorf("Alpha = %v, must be finite and > 0", s.Alpha))
+		errs = append(errs, fmt.Errorf("field Alpha = %v, must be finite and > 0", s.Alpha))
 	}
 	if s.Clusters < 0 || (s.Clients >= 1 && s.Clusters > s.Clients) {
-		errs = append(errs, fmt.Errorf("Clusters = %d, must be 0 (no normalization) or in [1, Clients = %d]", s.Clusters, s.Clients))
+		errs = append(errs, fmt.Errorf("field Clusters = %d, must be 0 (no normalization) or in [1, Clients = %d]", s.Clusters, s.Clients))
 	}
 	if bad(s.TestFrac) || s.TestFrac <= 0 || s.TestFrac >= 1 {
 		errs = append(errs, fmt.Errorf("TestFrac = %v, must be in (0, 1)", s.TestFrac))

@@ -62,15 +62,14 @@ type Linearization struct {
 
 // local holds what every estimator computes from a Linearization.
 type local struct {
-	lin    Linearization
-	x      []float64 // z/ω
-	cy     []float64 // z-part of ⟨c^y⟩_i = ∂_{z_i} F̄ = ∇ₓF_i / (n ω_i)
-	clam   []float64 // ⟨c^λ⟩_i = ∂_{λ_i} F̄ = ∂_λF_i / n
-	coef   []float64 // receiver coefficients p̄_ij / δ̄_{j→i} of Eq. (12)
-	hv     []float64 // scratch d_x
-	cross  []float64 // scratch d_λ
-	batch  *batcher
-	rounds int
+	lin   Linearization
+	x     []float64 // z/ω
+	cy    []float64 // z-part of ⟨c^y⟩_i = ∂_{z_i} F̄ = ∇ₓF_i / (n ω_i)
+	clam  []float64 // ⟨c^λ⟩_i = ∂_{λ_i} F̄ = ∂_λF_i / n
+	coef  []float64 // receiver coefficients p̄_ij / δ̄_{j→i} of Eq. (12)
+	hv    []float64 // scratch d_x
+	cross []float64 // scratch d_λ
+	batch *batcher
 }
 
 func newLocal(lin Linearization) local {

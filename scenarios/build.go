@@ -180,12 +180,6 @@ func (r *Run) SGPPhase() *optim.Phase {
 	return &optim.Phase{Name: "sgp", Rounds: r.Scenario.SGP.Rounds, Clients: b, EvalEvery: r.Scenario.SGP.EvalEvery}
 }
 
-// describe is a one-line summary for logs.
-func (r *Run) describe() string {
-	return fmt.Sprintf("%s: %d clients, %s network, %s model (d=%d), %d SGP rounds",
-		r.Scenario.Name, r.Scenario.Clients, r.Net.Kind, r.Scenario.Model.Kind, r.Model.DimX(), r.Scenario.SGP.Rounds)
-}
-
 // outerData is the data of client i's outer cost F_i.
 func (r *Run) outerData(i int) *models.Dataset {
 	if r.Scenario.Hypergradient.OuterData == "val" {

@@ -82,8 +82,7 @@ func (l *outerLoop) execute(ctx context.Context) (*Summary, error) {
 		for i := range beh {
 			beh[i] = &optim.OuterStep{Lambda: run.Lambda[i], Est: est[i], Opt: opts[i], Step: s}
 		}
-		tr, err = l.driver.Run(ctx, &optim.Phase{Name: "outer", Rounds: 1, Clients: beh}, nil)
-		if err != nil {
+		if _, err := l.driver.Run(ctx, &optim.Phase{Name: "outer", Rounds: 1, Clients: beh}, nil); err != nil {
 			return nil, err
 		}
 	}
