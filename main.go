@@ -36,8 +36,8 @@ usage:
   hgpsim sweep FILE... [--methods a,b] [--out DIR] [--jobs N] [--seed N]
                                           run scenarios (× methods) in parallel and write
                                           results.md / results.csv / validation.png
-  hgpsim bench [--clients 10,100,1000] [--rounds R] [--out FILE]
-                                          SGP rounds per second, actor vs sequential
+  hgpsim bench [--clients 10,100,1000] [--rounds R] [--procs 1,2] [--reps N] [--phase sgp|hgp|outer] [--out FILE]
+                                          rounds per second, actor vs sequential (docs/performance.md)
 
 exit codes: 0 success, 1 run failed, 2 invalid input
 `
@@ -165,6 +165,11 @@ func cmdRun(args []string, stderr io.Writer) error {
 	start := time.Now()
 	log.Info().Str("scenario", pos[0]).Str("out", dir).Uint64("seed", sc.Seed).Msg("run started")
 	progress := func(ev optim.RoundEvent, agg scenarios.Aggregate, total int) {
+		if ev.Phase != "sgp" {
+			log.Info().Str("phase", ev.Phase).Int("round", ev.Round+1).Int("of", total).
+				Int64("messages", ev.Traffic.Messages).Msg("progress")
+			return
+		}
 		if tty {
 			drawBar(stderr, ev.Round+1, total, agg)
 			return
