@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"time"
 
@@ -143,12 +144,8 @@ func cmdRun(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *seed != "" {
-		var s uint64
-		if _, err := fmt.Sscan(*seed, &s); err != nil {
-			return usageError{fmt.Sprintf("--seed must be a non-negative integer, got %q", *seed)}
-		}
-		sc.Seed = s
+	if err := applySeed(&sc, *seed); err != nil {
+		return err
 	}
 	dir := *out
 	if dir == "" {
@@ -212,4 +209,17 @@ func oneLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// applySeed overrides the scenario seed with the --seed flag, if given.
+func applySeed(sc *scenarios.Scenario, flagValue string) error {
+	if flagValue == "" {
+		return nil
+	}
+	s, err := strconv.ParseUint(flagValue, 10, 64)
+	if err != nil {
+		return usageError{fmt.Sprintf("--seed must be a non-negative integer, got %q", flagValue)}
+	}
+	sc.Seed = s
+	return nil
 }

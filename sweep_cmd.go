@@ -47,12 +47,8 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if *seed != "" {
-			var s uint64
-			if _, err := fmt.Sscan(*seed, &s); err != nil {
-				return usageError{fmt.Sprintf("--seed must be a non-negative integer, got %q", *seed)}
-			}
-			base.Seed = s
+		if err := applySeed(&base, *seed); err != nil {
+			return err
 		}
 		variants := []string{base.Method}
 		if ms != nil {
