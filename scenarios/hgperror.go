@@ -31,6 +31,7 @@ type HGPErrorSpec struct {
 	Linearize string       `yaml:"linearize"` // last (y⁽ᵀ⁾, as Alg. 1) | fixed-point (y* of the expected SGP map)
 	Sampling  string       `yaml:"sampling"`  // alternate (unbiased, Eq. 9) | simultaneous
 	LR        float64      `yaml:"lr"`        // constant SGP step size, also the step of the linearized map
+	Classes   [2]int       `yaml:"classes"`   // real data: the two classes whose mean pixel is the feature
 }
 
 func (h *HGPErrorSpec) validate() error {
@@ -61,6 +62,9 @@ func (h *HGPErrorSpec) validate() error {
 	}
 	if h.Sampling != "alternate" && h.Sampling != "simultaneous" {
 		return fmt.Errorf("sampling: must be alternate or simultaneous, got %q", h.Sampling)
+	}
+	if h.Classes[0] == h.Classes[1] || h.Classes[0] < 0 || h.Classes[1] < 0 {
+		return fmt.Errorf("classes: two different non-negative class labels, got %v", h.Classes)
 	}
 	if !(h.LR > 0) || math.IsInf(h.LR, 0) {
 		return fmt.Errorf("lr: must be a finite number > 0, got %v", h.LR)
@@ -174,9 +178,7 @@ func hgpErrorOne(sc Scenario, kind string, seed uint64) ([][]float64, float64, f
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	data, err := models.Synthetic(models.SyntheticSpec{Clients: n, Classes: 2, Features: 1,
-		Train: sc.Data.Train, Val: sc.Data.Val, Test: sc.Data.Test, Alpha: sc.Data.Alpha,
-		Separation: sc.Data.Separation, Shift: sc.Data.Shift, Noise: sc.Data.Noise}, seed)
+	data, err := oneDimData(sc, seed)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -309,4 +311,60 @@ func bands(errs [][]float64) (med, lo, hi []float64) {
 		hi[k] = percentile(col, 0.9)
 	}
 	return med, lo, hi
+}
+
+// oneDimData returns each client's one-dimensional two-class data: two
+// classes of the synthetic generator, or — with data.kind fashion-mnist,
+// as in the paper with MNIST — the mean pixel of two classes (h.Classes)
+// of the real images, relabelled 0/1 and split among clients at random.
+func oneDimData(sc Scenario, seed uint64) ([]models.ClientData, error) {
+	n := sc.Clients
+	if sc.Data.Kind != "fashion-mnist" && sc.Data.Kind != "mnist" {
+		return models.Synthetic(models.SyntheticSpec{Clients: n, Classes: 2, Features: 1,
+			Train: sc.Data.Train, Val: sc.Data.Val, Test: sc.Data.Test, Alpha: sc.Data.Alpha,
+			Separation: sc.Data.Separation, Shift: sc.Data.Shift, Noise: sc.Data.Noise}, seed)
+	}
+	src := models.FashionMNIST(sc.Data.Dir)
+	if sc.Data.Kind == "mnist" {
+		src = models.MNIST(sc.Data.Dir)
+	}
+	train, _, err := src.Load()
+	if err != nil {
+		return nil, err
+	}
+	pair := sc.HGPError.Classes
+	var rows []int
+	for i, y := range train.Y {
+		if y == pair[0] || y == pair[1] {
+			rows = append(rows, i)
+		}
+	}
+	r := rng.New(seed, rng.Global, rng.PurposePartition)
+	r.Shuffle(len(rows), func(a, b int) { rows[a], rows[b] = rows[b], rows[a] })
+	per := sc.Data.Train + sc.Data.Val + sc.Data.Test
+	if len(rows) < n*per {
+		return nil, fmt.Errorf("classes %v have %d images, %d clients need %d", pair, len(rows), n, n*per)
+	}
+	take := func(rs []int) *models.Dataset {
+		d := &models.Dataset{X: make([]float64, len(rs)), Y: make([]int, len(rs)), N: len(rs), D: 1, C: 2}
+		for k, row := range rs {
+			s := 0.0
+			for _, v := range train.Row(row) {
+				s += v
+			}
+			d.X[k] = s / float64(train.D)
+			if train.Y[row] == pair[1] {
+				d.Y[k] = 1
+			}
+		}
+		return d
+	}
+	out := make([]models.ClientData, n)
+	for i := range out {
+		rs := rows[i*per : (i+1)*per]
+		out[i] = models.ClientData{Train: take(rs[:sc.Data.Train]),
+			Val:  take(rs[sc.Data.Train : sc.Data.Train+sc.Data.Val]),
+			Test: take(rs[sc.Data.Train+sc.Data.Val:])}
+	}
+	return out, nil
 }
