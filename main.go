@@ -4,7 +4,7 @@
 //	hgpsim run FILE [--out DIR] [--seed N]   run a scenario
 //	hgpsim validate FILE                    check a scenario and exit
 //	hgpsim sweep FILE... [--methods a,b]     run many and tabulate
-//	hgpsim bench [flags]                    SGP throughput of both drivers
+//	hgpsim bench [flags]                    SGP, HGP and outer-step costs of both drivers
 //
 // Exit codes: 0 success, 1 a run that failed, 2 invalid input.
 package main
@@ -37,8 +37,10 @@ usage:
   hgpsim sweep FILE... [--methods a,b] [--out DIR] [--jobs N] [--seed N]
                                           run scenarios (× methods) in parallel and write
                                           results.md / results.csv / validation.png
-  hgpsim bench [--clients 10,100,1000] [--rounds R] [--procs 1,2] [--reps N] [--phase sgp|hgp|outer] [--out FILE]
-                                          rounds per second, actor vs sequential (docs/performance.md)
+  hgpsim bench [--clients 10,100,1000] [--rounds R] [--procs 1,2] [--reps N] [--phase sgp|hgp|outer]
+               [--methods pdbo-da,...] [--scenario FILE] [--out FILE]
+                                          rounds per second, actor vs sequential, outer-step split
+                                          (docs/performance.md)
 
 exit codes: 0 success, 1 run failed, 2 invalid input
 `

@@ -69,3 +69,96 @@ func BenchmarkSGPRound(b *testing.B) {
 		}
 	}
 }
+
+// hgpWarmup is the number of SGP rounds run before the hyper-gradient
+// benchmarks linearize, so that they start from a trained state with
+// counted p̄, δ̄ estimates.
+const hgpWarmup = 50
+
+// hgpSetup is benchSetup with the label-weights head on softmax
+// (models.LabelWeights(models.NewSoftmax(20, 5, 1e-3), 0): d_x = 105,
+// d_λ = 5, λ = 0) after hgpWarmup SGP rounds of the sequential driver. It
+// returns one hyper-gradient estimator per client built by est from the
+// client's linearization (F_i on its training data, minibatch 32, the SGP
+// step 0.05 of the warm-up rounds).
+func hgpSetup(b *testing.B, n int, est func(optim.Linearization) optim.Behaviour) (*graph.Network, []optim.Behaviour) {
+	b.Helper()
+	const seed = 1
+	nw, err := graph.Build(graph.Spec{Kind: "stochastic-directed", N: n, DeltaMin: 0.4, DeltaMax: 0.8}, seed)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := models.Synthetic(models.SyntheticSpec{Clients: n, Classes: 5, Features: 20,
+		Train: 150, Val: 50, Test: 100, Alpha: 0.4, Separation: 0.5, Shift: 1, Noise: 1}, seed)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := models.LabelWeights(models.NewSoftmax(20, 5, 1e-3), 0)
+	x0 := make([]float64, m.DimX())
+	m.Init(x0, rng.New(seed, rng.Global, rng.PurposeInit))
+	lambda := make([]float64, m.DimLambda())
+	cfg := optim.SGPConfig{Variant: optim.AfterComm, BatchSize: 32,
+		LR: optim.Schedule{Kind: "multistep", Base: 0.05, Milestones: []int{500, 550}, Gamma: 0.1}}
+	sgp := make([]*optim.SGP, n)
+	beh := make([]optim.Behaviour, n)
+	for i := range sgp {
+		sgp[i] = optim.NewSGPBilevel(i, n, m.Clone(), lambda, data[i], x0, cfg, seed)
+		beh[i] = sgp[i]
+	}
+	if _, err := optim.NewSequential(nw).Run(context.Background(), &optim.Phase{Name: "sgp", Rounds: hgpWarmup, Clients: beh}, nil); err != nil {
+		b.Fatal(err)
+	}
+	for i, c := range sgp {
+		beh[i] = est(c.Linearize(data[i].Train, cfg.LR.At(hgpWarmup-1), 32, seed))
+	}
+	return nw, beh
+}
+
+// benchHyper times b.N rounds of the estimator est under both drivers at
+// n = 10 and 100, with simultaneous sampling (one round = one iteration:
+// every client mixes what reached it and applies one Hessian-vector and
+// one cross product per vector it carries). One op is one round; the SGP
+// warm-up, the linearization and (for actors) the actor system are outside
+// the timer.
+func benchHyper(b *testing.B, est func(optim.Linearization) optim.Behaviour) {
+	for _, drv := range []string{"sequential", "actors"} {
+		for _, n := range []int{10, 100} {
+			b.Run(fmt.Sprintf("%s/n=%d", drv, n), func(b *testing.B) {
+				nw, beh := hgpSetup(b, n, est)
+				var d optim.Driver
+				if drv == "sequential" {
+					d = optim.NewSequential(nw)
+				} else {
+					rt := New(nw, Options{})
+					defer rt.Close()
+					d = rt
+				}
+				p := &optim.Phase{Name: "hypergradient", Rounds: b.N, Clients: beh}
+				b.ReportAllocs()
+				b.ResetTimer()
+				if _, err := d.Run(context.Background(), p, nil); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rounds/s")
+			})
+		}
+	}
+}
+
+// BenchmarkHGPRound measures one round of HGP (Eq. 12): push u, mix,
+// one InnerHVP and one InnerCross per client.
+func BenchmarkHGPRound(b *testing.B) {
+	benchHyper(b, func(lin optim.Linearization) optim.Behaviour {
+		return optim.NewHGP(lin, optim.Simultaneous)
+	})
+}
+
+// BenchmarkVRHGPRound measures one round of VR-HGP (α = 0.9, β = 0.1, the
+// paper's values): push [u; w] (twice HGP's payload), mix both, two
+// InnerHVP and two InnerCross per client.
+func BenchmarkVRHGPRound(b *testing.B) {
+	benchHyper(b, func(lin optim.Linearization) optim.Behaviour {
+		return optim.NewVRHGP(lin, 0.9, 0.1, optim.Simultaneous)
+	})
+}
