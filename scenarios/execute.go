@@ -144,9 +144,11 @@ func writeAtomic(path string, b []byte) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	_, werr := tmp.Write(b)
+	// CreateTemp makes the file 0600; outputs are meant to be shared.
+	perr := tmp.Chmod(0o644)
 	serr := tmp.Sync()
 	cerr := tmp.Close()
-	if err := firstErr(werr, serr, cerr); err != nil {
+	if err := firstErr(werr, perr, serr, cerr); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
