@@ -124,7 +124,10 @@ func bilevelModel(sc Scenario) models.Bilevel {
 func (r *Run) HypergradientPhase(lr float64) (*optim.Phase, []optim.HyperEstimator, []optim.Linearization) {
 	h := r.Scenario.Hypergradient
 	n := r.Scenario.Clients
-	pTrue := r.Net.ExpectedPushWeights()
+	var pTrue [][]float64
+	if h.Estimates == "true" {
+		pTrue = r.Net.ExpectedPushWeights()
+	}
 	sampling := optim.Simultaneous
 	if h.Sampling == "alternate" {
 		sampling = optim.Alternate
