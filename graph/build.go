@@ -64,6 +64,9 @@ type Spec struct {
 	// Symmetric makes edge-list undirected: each listed {From, To} is one
 	// link realized in both directions together.
 	Symmetric bool
+	// Burst is the length in rounds of the blocks during which a link keeps
+	// its state (0 or 1: a fresh draw every round). Any kind.
+	Burst int
 }
 
 // Build constructs the network described by spec. seed keys both the
@@ -75,7 +78,10 @@ func Build(spec Spec, seed uint64) (*Network, error) {
 	if n < 2 || n > maxClients {
 		return nil, fmt.Errorf("graph: n must be in [2, %d], got %d", maxClients, n)
 	}
-	nw := &Network{Kind: spec.Kind, N: n, Seed: seed, Prob: identity(n)}
+	if spec.Burst < 0 {
+		return nil, fmt.Errorf("graph: burst must be >= 0 rounds, got %d", spec.Burst)
+	}
+	nw := &Network{Kind: spec.Kind, N: n, Seed: seed, Prob: identity(n), Burst: spec.Burst}
 	var err error
 	switch spec.Kind {
 	case kindFullyConnected:

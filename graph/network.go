@@ -38,6 +38,13 @@ type Network struct {
 	Mixing [][]float64
 	// Seed keys the edge realizations; see Realize.
 	Seed uint64
+	// Burst > 1 makes links bursty: a link keeps its state for blocks of
+	// Burst consecutive rounds (each link's blocks start at its own offset),
+	// so outages last Burst rounds on average per down block while the
+	// per-round probability stays Prob. This breaks the independence over
+	// time that HGP's unbiasedness assumes (Assumption 5); it exists to study
+	// exactly that.
+	Burst int
 
 	// out[i] lists the j with Prob[i][j] > 0 in ascending order, self
 	// included, and outProb[i] their probabilities, so that Realize costs
@@ -74,6 +81,10 @@ func (nw *Network) up(i, j int, p float64, tick uint64) bool {
 	a, b := i, j
 	if nw.Symmetric && b < a {
 		a, b = b, a
+	}
+	if nw.Burst > 1 {
+		offset := rng.Key(nw.Seed, uint64(rng.PurposeEdges), uint64(a), uint64(b)) % uint64(nw.Burst)
+		tick = (tick + offset) / uint64(nw.Burst)
 	}
 	return rng.Uniform(nw.Seed, uint64(rng.PurposeEdges), uint64(a), uint64(b), tick) < p
 }

@@ -171,7 +171,7 @@ func networkSpec(sc Scenario) graph.Spec {
 	}
 	return graph.Spec{Kind: n.Kind, N: sc.Clients, EdgeProb: n.EdgeProb, Weights: n.Weights,
 		DeltaMin: n.DeltaMin, DeltaMax: n.DeltaMax, Prob: n.Prob, Directed: n.Directed,
-		Edges: edges, Symmetric: n.Symmetric}
+		Edges: edges, Symmetric: n.Symmetric, Burst: n.Burst}
 }
 
 // SGPPhase returns the inner phase of the run.

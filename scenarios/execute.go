@@ -41,7 +41,7 @@ type EstimateError struct {
 	// PBarMaxAbs is max_ij |p̂_ij − E p_ij|; omitted above exactPBarLimit
 	// clients, where the exact expectation (O(n³)) costs more than the run.
 	PBarMaxAbs     *float64 `json:"p_bar_max_abs_error,omitempty"`
-	DeltaBarMaxAbs float64 `json:"delta_bar_max_abs_error"` // max_ij |δ̂_{j→i} − δ̄_{j→i}|
+	DeltaBarMaxAbs float64  `json:"delta_bar_max_abs_error"` // max_ij |δ̂_{j→i} − δ̄_{j→i}|
 }
 
 // Progress is told about every evaluated round.

@@ -37,6 +37,7 @@ type NetworkSpec struct {
 	Directed  bool       `yaml:"directed"`  // ring: one-directional
 	Symmetric bool       `yaml:"symmetric"` // edge-list: undirected links
 	Edges     []EdgeSpec `yaml:"edges"`     // edge-list
+	Burst     int        `yaml:"burst"`     // rounds a link keeps its state (0/1 = independent every round)
 }
 
 // EdgeSpec is one link of an edge-list network.

@@ -68,6 +68,9 @@ func prob(name string, v float64) error {
 }
 
 func (n *NetworkSpec) validate(clients int) error {
+	if n.Burst < 0 {
+		return fmt.Errorf("burst: must be >= 0 rounds (0 or 1: links redrawn every round), got %d", n.Burst)
+	}
 	switch n.Kind {
 	case "fully-connected":
 	case "static-undirected":
