@@ -169,3 +169,19 @@ func (m *MLP) rowVJPR(dst, x, a, u, g, rg []float64) {
 		db1[q] += rgs
 	}
 }
+
+// meanCrossEntropy is (1/|b|) Σ_b −log softmax(z_b)_{y_b} over the batch,
+// with the logits from m.rowLogits written into the scratch z (length C).
+func meanCrossEntropy(m Classifier, z, x []float64, d *Dataset, idx []int) float64 {
+	_, classes := m.shape()
+	n := batchSize(d, idx)
+	var loss float64
+	for k := range n {
+		i := rowIndex(d, idx, k)
+		y := label(d, i, classes)
+		m.rowLogits(z, x, d.Row(i))
+		// −log softmax(z)_y = lse(z) − z_y.
+		loss += logSumExp(z) - z[y]
+	}
+	return loss / float64(n)
+}

@@ -102,15 +102,7 @@ func (m *MLP) outputs(dst, x, v []float64) {
 // Loss returns f(x) on the batch.
 func (m *MLP) Loss(x []float64, d *Dataset, idx []int) float64 {
 	m.check(x, d)
-	n := batchSize(d, idx)
-	var loss float64
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		y := label(d, i, m.classes)
-		m.forward(x, d.Row(i))
-		loss += logSumExp(m.z) - m.z[y]
-	}
-	return loss/float64(n) + 0.5*m.l2*sumSquares(x)
+	return meanCrossEntropy(m, m.z, x, d, idx) + 0.5*m.l2*sumSquares(x)
 }
 
 // Grad writes ∇f(x) into dst and returns f(x), by backpropagation:

@@ -88,16 +88,7 @@ func (m *Softmax) check(x []float64, d *Dataset) {
 // Loss returns f(x) on the batch.
 func (m *Softmax) Loss(x []float64, d *Dataset, idx []int) float64 {
 	m.check(x, d)
-	n := batchSize(d, idx)
-	var loss float64
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		y := label(d, i, m.classes)
-		m.logits(x, d.Row(i))
-		// −log softmax(z)_y = lse(z) − z_y.
-		loss += logSumExp(m.z) - m.z[y]
-	}
-	return loss/float64(n) + 0.5*m.l2*sumSquares(x)
+	return meanCrossEntropy(m, m.z, x, d, idx) + 0.5*m.l2*sumSquares(x)
 }
 
 // Grad writes ∇f(x) into dst and returns f(x), with the same value Loss
