@@ -49,22 +49,7 @@ func BenchmarkSGPRound(b *testing.B) {
 		for _, n := range []int{10, 100, 1000} {
 			b.Run(fmt.Sprintf("%s/n=%d", drv, n), func(b *testing.B) {
 				nw, beh := benchSetup(b, n)
-				var d optim.Driver
-				if drv == "sequential" {
-					d = optim.NewSequential(nw)
-				} else {
-					rt := New(nw, Options{})
-					defer rt.Close()
-					d = rt
-				}
-				p := &optim.Phase{Name: "sgp", Rounds: b.N, Clients: beh}
-				b.ReportAllocs()
-				b.ResetTimer()
-				if _, err := d.Run(context.Background(), p, nil); err != nil {
-					b.Fatal(err)
-				}
-				b.StopTimer()
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rounds/s")
+				timePhase(b, drv, nw, "sgp", beh)
 			})
 		}
 	}
@@ -125,22 +110,7 @@ func benchHyper(b *testing.B, est func(optim.Linearization) optim.Behaviour) {
 		for _, n := range []int{10, 100} {
 			b.Run(fmt.Sprintf("%s/n=%d", drv, n), func(b *testing.B) {
 				nw, beh := hgpSetup(b, n, est)
-				var d optim.Driver
-				if drv == "sequential" {
-					d = optim.NewSequential(nw)
-				} else {
-					rt := New(nw, Options{})
-					defer rt.Close()
-					d = rt
-				}
-				p := &optim.Phase{Name: "hypergradient", Rounds: b.N, Clients: beh}
-				b.ReportAllocs()
-				b.ResetTimer()
-				if _, err := d.Run(context.Background(), p, nil); err != nil {
-					b.Fatal(err)
-				}
-				b.StopTimer()
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rounds/s")
+				timePhase(b, drv, nw, "hypergradient", beh)
 			})
 		}
 	}
@@ -161,4 +131,25 @@ func BenchmarkVRHGPRound(b *testing.B) {
 	benchHyper(b, func(lin optim.Linearization) optim.Behaviour {
 		return optim.NewVRHGP(lin, 0.9, 0.1, optim.Simultaneous)
 	})
+}
+
+// timePhase runs b.N rounds of one phase on the named driver, timing only
+// the phase, and reports rounds per second.
+func timePhase(b *testing.B, drv string, nw *graph.Network, name string, beh []optim.Behaviour) {
+	var d optim.Driver
+	if drv == "sequential" {
+		d = optim.NewSequential(nw)
+	} else {
+		rt := New(nw, Options{})
+		defer rt.Close()
+		d = rt
+	}
+	p := &optim.Phase{Name: name, Rounds: b.N, Clients: beh}
+	b.ReportAllocs()
+	b.ResetTimer()
+	if _, err := d.Run(context.Background(), p, nil); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rounds/s")
 }

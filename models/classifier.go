@@ -185,3 +185,19 @@ func meanCrossEntropy(m Classifier, z, x []float64, d *Dataset, idx []int) float
 	}
 	return loss / float64(n)
 }
+
+// classifierAccuracy is the fraction of batch rows whose largest logit (from
+// m.rowLogits, written into the scratch z) is the label.
+func classifierAccuracy(m Classifier, z, x []float64, d *Dataset, idx []int) float64 {
+	_, classes := m.shape()
+	n := batchSize(d, idx)
+	correct := 0
+	for k := range n {
+		i := rowIndex(d, idx, k)
+		m.rowLogits(z, x, d.Row(i))
+		if argmax(z) == label(d, i, classes) {
+			correct++
+		}
+	}
+	return float64(correct) / float64(n)
+}

@@ -226,15 +226,5 @@ func (m *MLP) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
 // Accuracy returns the fraction of rows whose largest logit is the label.
 func (m *MLP) Accuracy(x []float64, d *Dataset, idx []int) float64 {
 	m.check(x, d)
-	n := batchSize(d, idx)
-	correct := 0
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		y := label(d, i, m.classes)
-		m.forward(x, d.Row(i))
-		if argmax(m.z) == y {
-			correct++
-		}
-	}
-	return float64(correct) / float64(n)
+	return classifierAccuracy(m, m.z, x, d, idx)
 }

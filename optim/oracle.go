@@ -16,33 +16,29 @@ import (
 // denseHessian returns ∇²ₓf(x, λ) on the full batch, column by column from
 // exact Hessian-vector products.
 func denseHessian(m models.Bilevel, x, lambda []float64, d *models.Dataset) *mat.Dense {
-	dx := len(x)
-	h := mat.NewDense(dx, dx, nil)
-	e, col := make([]float64, dx), make([]float64, dx)
-	for k := 0; k < dx; k++ {
-		e[k] = 1
-		m.InnerHVP(col, x, lambda, d, nil, e)
-		h.SetCol(k, col)
-		e[k] = 0
-	}
-	return h
+	return denseColumns(len(x), len(x), func(col, e []float64) { m.InnerHVP(col, x, lambda, d, nil, e) })
 }
 
-// denseCross returns (∂_λ∇ₓf)ᵀ as a d_λ × d_x matrix.
+// denseCross returns (∂_λ∇ₓf)ᵀ as a d_λ × d_x matrix (nil when d_λ = 0).
 func denseCross(m models.Bilevel, x, lambda []float64, d *models.Dataset) *mat.Dense {
-	dx, dl := len(x), len(lambda)
-	if dl == 0 {
+	if len(lambda) == 0 {
 		return nil
 	}
-	c := mat.NewDense(dl, dx, nil)
-	e, col := make([]float64, dx), make([]float64, dl)
-	for k := 0; k < dx; k++ {
+	return denseColumns(len(lambda), len(x), func(col, e []float64) { m.InnerCross(col, x, lambda, d, nil, e) })
+}
+
+// denseColumns builds the rows × cols matrix of a linear map from its
+// action on the unit vectors: apply(col, e_k) writes column k.
+func denseColumns(rows, cols int, apply func(col, e []float64)) *mat.Dense {
+	a := mat.NewDense(rows, cols, nil)
+	e, col := make([]float64, cols), make([]float64, rows)
+	for k := 0; k < cols; k++ {
 		e[k] = 1
-		m.InnerCross(col, x, lambda, d, nil, e)
-		c.SetCol(k, col)
+		apply(col, e)
+		a.SetCol(k, col)
 		e[k] = 0
 	}
-	return c
+	return a
 }
 
 // expectedJacobians builds Ā (n·d_x square, z-part only) and B̄
