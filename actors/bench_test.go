@@ -18,15 +18,7 @@ import (
 func benchSetup(b *testing.B, n int) (*graph.Network, []optim.Behaviour) {
 	b.Helper()
 	const seed = 1
-	nw, err := graph.Build(graph.Spec{Kind: "stochastic-directed", N: n, DeltaMin: 0.4, DeltaMax: 0.8}, seed)
-	if err != nil {
-		b.Fatal(err)
-	}
-	data, err := models.Synthetic(models.SyntheticSpec{Clients: n, Classes: 5, Features: 20,
-		Train: 150, Val: 50, Test: 100, Alpha: 0.4, Separation: 0.5, Shift: 1, Noise: 1}, seed)
-	if err != nil {
-		b.Fatal(err)
-	}
+	nw, data := benchNetData(b, n, seed)
 	m := models.NewSoftmax(20, 5, 1e-3)
 	x0 := make([]float64, m.Dim())
 	m.Init(x0, rng.New(seed, rng.Global, rng.PurposeInit))
@@ -69,15 +61,7 @@ const hgpWarmup = 50
 func hgpSetup(b *testing.B, n int, est func(optim.Linearization) optim.Behaviour) (*graph.Network, []optim.Behaviour) {
 	b.Helper()
 	const seed = 1
-	nw, err := graph.Build(graph.Spec{Kind: "stochastic-directed", N: n, DeltaMin: 0.4, DeltaMax: 0.8}, seed)
-	if err != nil {
-		b.Fatal(err)
-	}
-	data, err := models.Synthetic(models.SyntheticSpec{Clients: n, Classes: 5, Features: 20,
-		Train: 150, Val: 50, Test: 100, Alpha: 0.4, Separation: 0.5, Shift: 1, Noise: 1}, seed)
-	if err != nil {
-		b.Fatal(err)
-	}
+	nw, data := benchNetData(b, n, seed)
 	m := models.LabelWeights(models.NewSoftmax(20, 5, 1e-3), 0)
 	x0 := make([]float64, m.DimX())
 	m.Init(x0, rng.New(seed, rng.Global, rng.PurposeInit))
@@ -152,4 +136,19 @@ func timePhase(b *testing.B, drv string, nw *graph.Network, name string, beh []o
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rounds/s")
+}
+
+// benchNetData is the quickstart network and synthetic data at n clients.
+func benchNetData(b *testing.B, n int, seed uint64) (*graph.Network, []models.ClientData) {
+	b.Helper()
+	nw, err := graph.Build(graph.Spec{Kind: "stochastic-directed", N: n, DeltaMin: 0.4, DeltaMax: 0.8}, seed)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := models.Synthetic(models.SyntheticSpec{Clients: n, Classes: 5, Features: 20,
+		Train: 150, Val: 50, Test: 100, Alpha: 0.4, Separation: 0.5, Shift: 1, Noise: 1}, seed)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return nw, data
 }

@@ -79,7 +79,7 @@ func (h *HGP) Receive(round int, in []Message) error {
 
 // Estimate implements HyperEstimator: v⁽ᴹ⁾ + ⟨c^λ⟩_i.
 func (h *HGP) Estimate() []float64 {
-	return floats.AddTo(make([]float64, len(h.v)), h.v, h.l.clam)
+	return h.l.estimate(h.v)
 }
 
 // VRHGP is the variance-reduced HGP of Sec. 4.2 in App. B's general form
@@ -159,7 +159,7 @@ func (h *VRHGP) Receive(round int, in []Message) error {
 
 // Estimate implements HyperEstimator: v⁽ᴹ⁾ + ⟨c^λ⟩_i.
 func (h *VRHGP) Estimate() []float64 {
-	return floats.AddTo(make([]float64, len(h.v)), h.v, h.l.clam)
+	return h.l.estimate(h.v)
 }
 
 // ExactBackprop is the exact recurrent backpropagation of Eq. (11) and
@@ -245,7 +245,7 @@ func containsFrom(in []Message, j int) bool {
 
 // Estimate implements HyperEstimator.
 func (e *ExactBackprop) Estimate() []float64 {
-	return floats.AddTo(make([]float64, len(e.v)), e.v, e.l.clam)
+	return e.l.estimate(e.v)
 }
 
 // LocalHypergradient is the "PDBO-MTL (local)" baseline of the cooperative

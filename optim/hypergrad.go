@@ -143,3 +143,9 @@ func (l *local) mix(dst []float64, in []Message, off int) {
 		}
 	}
 }
+
+// estimate returns v + ⟨c^λ⟩_i as a fresh slice: every estimator keeps
+// v⁽⁰⁾ = 0 and adds ⟨c^λ⟩_i at the end (App. B).
+func (l *local) estimate(v []float64) []float64 {
+	return floats.AddTo(make([]float64, len(v)), v, l.clam)
+}
