@@ -21,6 +21,16 @@ type Run struct {
 	Models   []models.Bilevel
 	SGP      []*optim.SGP
 	sgpCfg   optim.SGPConfig
+	pBarTrue [][]float64 // cache of expectedPushWeights
+}
+
+// expectedPushWeights returns the exact p̄ of the run's network, computed
+// once: it is O(n³) and the network never changes during a run.
+func (r *Run) expectedPushWeights() [][]float64 {
+	if r.pBarTrue == nil {
+		r.pBarTrue = r.Net.ExpectedPushWeights()
+	}
+	return r.pBarTrue
 }
 
 // Build turns a validated scenario into a Run. Errors a user can fix
@@ -126,7 +136,7 @@ func (r *Run) HypergradientPhase(lr float64) (*optim.Phase, []optim.HyperEstimat
 	n := r.Scenario.Clients
 	var pTrue [][]float64
 	if h.Estimates == "true" {
-		pTrue = r.Net.ExpectedPushWeights()
+		pTrue = r.expectedPushWeights()
 	}
 	sampling := optim.Simultaneous
 	if h.Sampling == "alternate" {

@@ -127,7 +127,7 @@ func (r *Run) estimateError() EstimateError {
 	var pTrue [][]float64
 	var e EstimateError
 	if r.Net.N <= exactPBarLimit {
-		pTrue = r.Net.ExpectedPushWeights()
+		pTrue = r.expectedPushWeights()
 		e.PBarMaxAbs = new(float64)
 	}
 	for i, c := range r.SGP {
@@ -226,7 +226,7 @@ func runHypergradient(ctx context.Context, run *Run, driver optim.Driver, mw *me
 	sum := &HypergradientSummary{Estimator: h.Estimator, Rounds: phase.Rounds, LR: lr, Norm: stackedNorm(got)}
 	if h.Oracle {
 		truth := make([]optim.Linearization, len(lins))
-		pTrue := run.Net.ExpectedPushWeights()
+		pTrue := run.expectedPushWeights()
 		for i, l := range lins {
 			l.PBar = pTrue[i]
 			truth[i] = l
