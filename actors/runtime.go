@@ -76,9 +76,6 @@ func (r *Runtime) Run(ctx context.Context, p *optim.Phase, sink optim.Sink) (opt
 	return res.traffic, res.err
 }
 
-// Tick returns the next communication tick the runtime will use.
-func (r *Runtime) Tick() uint64 { return r.tick }
-
 // Close stops all actors.
 func (r *Runtime) Close() {
 	r.system.Root.Stop(r.sup)

@@ -87,6 +87,3 @@ func (s *Sequential) emit(p *Phase, r int, tr Traffic, sink Sink) error {
 	}
 	return sink(RoundEvent{Phase: p.Name, Round: r, Traffic: tr, Clients: s.stats})
 }
-
-// Tick returns the next communication tick the driver will use.
-func (s *Sequential) Tick() uint64 { return s.tick }
