@@ -16,6 +16,7 @@ import (
 
 	"hgpsim/actors"
 	"hgpsim/graph"
+	"hgpsim/internal/registry"
 	"hgpsim/models"
 	"hgpsim/optim"
 	"hgpsim/scenarios"
@@ -384,7 +385,7 @@ func benchHGP(n, rounds, reps int) ([2][2]benchResult, error) {
 	var res [2][2]benchResult
 	sc := scenarios.Default()
 	sc.Clients = n
-	sc.Model.Head = "label-weights"
+	sc.Model.Head = registry.Choose[models.Head]("label-weights")
 	sc.Model.OuterL2 = 0
 	sc.SGP.Rounds = hgpWarmup
 	sc.SGP.EvalEvery = 0
@@ -454,13 +455,13 @@ func benchOuterDoc(doc *strings.Builder, stderr io.Writer, file string, methods 
 	if err != nil {
 		return err
 	}
-	data := base.Data.Kind
+	data := base.Data.Source.Name
 	note := ""
-	if data == "fashion-mnist" {
-		if missing := models.FashionMNIST(base.Data.Dir).Missing(); len(missing) > 0 {
+	if idx, ok := base.Data.Source.Params.(*models.IDXData); ok {
+		if missing := idx.Missing(); len(missing) > 0 {
 			base.Data = scenarios.Default().Data
-			note = fmt.Sprintf(" Fashion-MNIST is not installed (%s missing), so the synthetic data of scenarios.Default() "+
-				"(20 features, 5 classes, 150 training examples per client) stand in for it.", missing[0])
+			note = fmt.Sprintf(" %s is not installed (%s missing), so the synthetic data of scenarios.Default() "+
+				"(20 features, 5 classes, 150 training examples per client) stand in for it.", data, missing[0])
 			data = "synthetic (fallback)"
 		}
 	}
@@ -531,7 +532,7 @@ func benchOuter(doc *strings.Builder, base scenarios.Scenario, method string, n,
 	fmt.Fprintf(doc, "\n%d clients, %s (head %s, estimator %s): d_x = %d, d_λ = %d, %.0f training examples per client on average, "+
 		"batch %d (SGP) / %d (HGP)%s; measured T' = %d of T = %d SGP rounds and M' = %d of M = %d hyper-gradient rounds; "+
 		"building the run (data, network, clients) took %.1f s.\n\n",
-		n, method, sc.Model.Head, sc.Hypergradient.Estimator, run.Model.DimX(), run.Model.DimLambda(),
+		n, method, sc.Model.Head.Name, sc.Hypergradient.Estimator, run.Model.DimX(), run.Model.DimLambda(),
 		float64(trainN)/float64(n), sc.SGP.Batch, sc.Hypergradient.Batch, fullBatch, t, bigT, m, bigM, build.Seconds())
 
 	var samples [2][][5]float64
@@ -645,7 +646,7 @@ func outerStep(driver string, run *scenarios.Run, t, m int, lr float64) (outerPa
 		rates := make([]float64, len(run.Lambda[i]))
 		for k := range rates {
 			rates[k] = sc.Outer.LR
-			if sc.Model.Head == "ensemble-label-weights" && k >= sc.Model.K {
+			if sc.Model.Head.Name == "ensemble-label-weights" && k >= sc.Model.K {
 				rates[k] = sc.Outer.LRLabels
 			}
 		}

@@ -127,7 +127,7 @@ func cmdValidate(args []string, stdout io.Writer) error {
 	if _, err := scenarios.Build(sc); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: valid (%d clients, %s network, %d SGP rounds)\n", pos[0], sc.Clients, sc.Network.Kind, sc.SGP.Rounds)
+	fmt.Fprintf(stdout, "%s: valid (%d clients, %s network, %d SGP rounds)\n", pos[0], sc.Clients, sc.Network.Topology.Name, sc.SGP.Rounds)
 	return nil
 }
 

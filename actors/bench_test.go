@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"hgpsim/graph"
+	"hgpsim/internal/registry"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
@@ -141,7 +142,7 @@ func timePhase(b *testing.B, drv string, nw *graph.Network, name string, beh []o
 // benchNetData is the quickstart network and synthetic data at n clients.
 func benchNetData(b *testing.B, n int, seed uint64) (*graph.Network, []models.ClientData) {
 	b.Helper()
-	nw, err := graph.Build(graph.Spec{Kind: "stochastic-directed", N: n, DeltaMin: 0.4, DeltaMax: 0.8}, seed)
+	nw, err := graph.Build(registry.Choose[graph.Topology]("stochastic-directed"), n, seed)
 	if err != nil {
 		b.Fatal(err)
 	}

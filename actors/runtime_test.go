@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"hgpsim/graph"
+	"hgpsim/internal/registry"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
@@ -16,8 +17,11 @@ import (
 
 func network(t testing.TB, kind string, n int) *graph.Network {
 	t.Helper()
-	nw, err := graph.Build(graph.Spec{Kind: kind, N: n, EdgeProb: 0.4, Weights: "metropolis",
-		DeltaMin: 0.4, DeltaMax: 0.8, Prob: 1}, 17)
+	topo := registry.Choose[graph.Topology](kind)
+	if s, ok := topo.Params.(*graph.StaticUndirected); ok {
+		s.Weights = "metropolis"
+	}
+	nw, err := graph.Build(topo, n, 17)
 	if err != nil {
 		t.Fatal(err)
 	}

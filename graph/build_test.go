@@ -8,31 +8,31 @@ import (
 
 func TestBuildErrors(t *testing.T) {
 	nan := math.NaN()
-	sd := func(lo, hi float64) Spec { return Spec{Kind: "stochastic-directed", N: 4, DeltaMin: lo, DeltaMax: hi} }
-	el := func(sym bool, e ...Edge) Spec { return Spec{Kind: "edge-list", N: 4, Symmetric: sym, Edges: e} }
+	sd := func(lo, hi float64) testSpec {
+		return testSpec{Kind: "stochastic-directed", N: 4, DeltaMin: lo, DeltaMax: hi}
+	}
+	el := func(sym bool, e ...Edge) testSpec { return testSpec{Kind: "edge-list", N: 4, Symmetric: sym, Edges: e} }
 	for _, c := range []struct {
 		name string
-		spec Spec
+		spec testSpec
 		want string
 	}{
-		{"unknown kind", Spec{Kind: "torus", N: 4}, `unknown kind "torus", want one of "fully-connected"`},
-		{"empty kind", Spec{N: 4}, `unknown kind ""`},
-		{"n=1", Spec{Kind: "fully-connected", N: 1}, "n must be in [2, 10000], got 1"},
-		{"n negative", Spec{Kind: "ring", N: -3, Prob: 1}, "n must be in [2, 10000], got -3"},
-		{"n huge", Spec{Kind: "ring", N: 1 << 20, Prob: 1}, "n must be in [2, 10000], got 1048576"},
-		{"edge_prob 0", Spec{Kind: "static-undirected", N: 5, EdgeProb: 0}, "edge_prob must be in (0, 1], got 0"},
-		{"edge_prob >1", Spec{Kind: "static-undirected", N: 5, EdgeProb: 1.2}, "edge_prob must be in (0, 1], got 1.2"},
-		{"edge_prob NaN", Spec{Kind: "static-undirected", N: 5, EdgeProb: nan}, "edge_prob must be in (0, 1], got NaN"},
-		{"weights", Spec{Kind: "static-undirected", N: 5, EdgeProb: 0.5, Weights: "max-degree"}, `weights must be "fmmc" or "metropolis", got "max-degree"`},
-		{"never connected", Spec{Kind: "static-undirected", N: 60, EdgeProb: 0.001}, "no connected Erdős–Rényi graph with n=60 and edge_prob=0.001"},
+		{"n=1", testSpec{Kind: "fully-connected", N: 1}, "n must be in [2, 10000], got 1"},
+		{"n negative", testSpec{Kind: "ring", N: -3, Prob: 1}, "n must be in [2, 10000], got -3"},
+		{"n huge", testSpec{Kind: "ring", N: 1 << 20, Prob: 1}, "n must be in [2, 10000], got 1048576"},
+		{"edge_prob 0", testSpec{Kind: "static-undirected", N: 5, EdgeProb: 0}, "edge_prob must be in (0, 1], got 0"},
+		{"edge_prob >1", testSpec{Kind: "static-undirected", N: 5, EdgeProb: 1.2}, "edge_prob must be in (0, 1], got 1.2"},
+		{"edge_prob NaN", testSpec{Kind: "static-undirected", N: 5, EdgeProb: nan}, "edge_prob must be in (0, 1], got NaN"},
+		{"weights", testSpec{Kind: "static-undirected", N: 5, EdgeProb: 0.5, Weights: "max-degree"}, `weights must be "fmmc" or "metropolis", got "max-degree"`},
+		{"never connected", testSpec{Kind: "static-undirected", N: 60, EdgeProb: 0.001}, "no connected Erdős–Rényi graph with n=60 and edge_prob=0.001"},
 		{"delta_min 0", sd(0, 0.8), "delta_min must be in (0, 1], got 0"},
 		{"delta_min 1.5", sd(1.5, 1.5), "delta_min must be in (0, 1], got 1.5"},
 		{"delta_min NaN", sd(nan, 0.8), "delta_min must be in (0, 1], got NaN"},
 		{"delta_max < min", sd(0.6, 0.5), "delta_max must be in [delta_min, 1] = [0.6, 1], got 0.5"},
-		{"delta_max > 1", Spec{Kind: "stochastic-undirected", N: 4, DeltaMin: 0.4, DeltaMax: 1.1}, "delta_max must be in [delta_min, 1] = [0.4, 1], got 1.1"},
-		{"ring prob 0", Spec{Kind: "ring", N: 4}, "prob must be in (0, 1], got 0"},
-		{"star prob >1", Spec{Kind: "star", N: 4, Prob: 2}, "prob must be in (0, 1], got 2"},
-		{"no edges", el(false), "edge-list needs at least one edge"},
+		{"delta_max > 1", testSpec{Kind: "stochastic-undirected", N: 4, DeltaMin: 0.4, DeltaMax: 1.1}, "delta_max must be in [delta_min, 1] = [0.4, 1], got 1.1"},
+		{"ring prob 0", testSpec{Kind: "ring", N: 4}, "prob must be in (0, 1], got 0"},
+		{"star prob >1", testSpec{Kind: "star", N: 4, Prob: 2}, "prob must be in (0, 1], got 2"},
+		{"no edges", el(false), "edges: an edge-list network needs at least one edge"},
 		{"edge index", el(false, Edge{0, 4, 1}), "edges[0] 0→4: client 4 is not in [0, 4)"},
 		{"edge negative", el(true, Edge{0, 1, 1}, Edge{-1, 2, 1}), "edges[1] -1→2: client -1 is not in [0, 4)"},
 		{"self edge", el(false, Edge{2, 2, 1}), "edges[0] is a self edge 2→2"},
@@ -43,10 +43,10 @@ func TestBuildErrors(t *testing.T) {
 			"graph: expected graph is not strongly connected: clients [2 3] cannot reach client 0"},
 		{"one-way edge list", el(false, Edge{0, 1, 1}, Edge{1, 2, 1}, Edge{2, 3, 1}, Edge{3, 0, 1}, Edge{1, 0, 0.5}, Edge{2, 1, 1}, Edge{3, 2, 1}),
 			"graph: assumption 6 violated: edge 3→0 has δ̄=1 but 0→3 has δ̄=0"},
-		{"directed ring", Spec{Kind: "ring", N: 5, Prob: 0.9, Directed: true},
+		{"directed ring", testSpec{Kind: "ring", N: 5, Prob: 0.9, Directed: true},
 			"graph: assumption 6 violated: edge 0→1 has δ̄=0.9 but 1→0 has δ̄=0"},
 	} {
-		nw, err := Build(c.spec, 3)
+		nw, err := buildSpec(c.spec, 3)
 		if err == nil {
 			t.Errorf("%s: Build succeeded, want error containing %q", c.name, c.want)
 			continue
@@ -63,7 +63,7 @@ func TestBuildErrors(t *testing.T) {
 func TestValidateErrors(t *testing.T) {
 	// ring returns a valid 4-client undirected ring to corrupt.
 	ring := func() *Network {
-		nw, err := Build(Spec{Kind: "ring", N: 4, Prob: 0.5}, 1)
+		nw, err := buildSpec(testSpec{Kind: "ring", N: 4, Prob: 0.5}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func TestValidateErrors(t *testing.T) {
 		}
 	}
 
-	fc, err := Build(Spec{Kind: "fully-connected", N: 3}, 1)
+	fc, err := buildSpec(testSpec{Kind: "fully-connected", N: 3}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,27 +147,27 @@ func TestValidateErrors(t *testing.T) {
 func TestBuildKinds(t *testing.T) {
 	const n = 6
 	for _, c := range []struct {
-		spec      Spec
+		spec      testSpec
 		symmetric bool
 		mixing    bool
 		links     func(i, j int) bool // which off-diagonal δ̄ are positive
 		prob      func(p float64) bool
 	}{
-		{Spec{Kind: "fully-connected", N: n}, true, true, func(i, j int) bool { return true }, func(p float64) bool { return p == 1 }},
-		{Spec{Kind: "stochastic-directed", N: n, DeltaMin: 0.4, DeltaMax: 0.8}, false, false,
+		{testSpec{Kind: "fully-connected", N: n}, true, true, func(i, j int) bool { return true }, func(p float64) bool { return p == 1 }},
+		{testSpec{Kind: "stochastic-directed", N: n, DeltaMin: 0.4, DeltaMax: 0.8}, false, false,
 			func(i, j int) bool { return true }, func(p float64) bool { return p >= 0.4 && p <= 0.8 }},
-		{Spec{Kind: "stochastic-undirected", N: n, DeltaMin: 0.5, DeltaMax: 0.5}, true, false,
+		{testSpec{Kind: "stochastic-undirected", N: n, DeltaMin: 0.5, DeltaMax: 0.5}, true, false,
 			func(i, j int) bool { return true }, func(p float64) bool { return p == 0.5 }},
-		{Spec{Kind: "ring", N: n, Prob: 0.3}, true, false,
+		{testSpec{Kind: "ring", N: n, Prob: 0.3}, true, false,
 			func(i, j int) bool { return (i-j+n)%n == 1 || (j-i+n)%n == 1 }, func(p float64) bool { return p == 0.3 }},
-		{Spec{Kind: "ring", N: 2, Prob: 0.3, Directed: true}, false, false,
+		{testSpec{Kind: "ring", N: 2, Prob: 0.3, Directed: true}, false, false,
 			func(i, j int) bool { return true }, func(p float64) bool { return p == 0.3 }},
-		{Spec{Kind: "star", N: n, Prob: 1}, true, false,
+		{testSpec{Kind: "star", N: n, Prob: 1}, true, false,
 			func(i, j int) bool { return i == 0 || j == 0 }, func(p float64) bool { return p == 1 }},
-		{Spec{Kind: "static-undirected", N: n, EdgeProb: 1}, true, true,
+		{testSpec{Kind: "static-undirected", N: n, EdgeProb: 1}, true, true,
 			func(i, j int) bool { return true }, func(p float64) bool { return p == 1 }},
 	} {
-		nw, err := Build(c.spec, 5)
+		nw, err := buildSpec(c.spec, 5)
 		if err != nil {
 			t.Fatalf("%+v: %v", c.spec, err)
 		}
@@ -193,10 +193,10 @@ func TestBuildKinds(t *testing.T) {
 
 	// The topology is a function of the seed: same seed, same δ̄; another
 	// seed, different δ̄.
-	spec := Spec{Kind: "stochastic-directed", N: 5, DeltaMin: 0.4, DeltaMax: 0.8}
-	a, _ := Build(spec, 11)
-	b, _ := Build(spec, 11)
-	c, _ := Build(spec, 12)
+	spec := testSpec{Kind: "stochastic-directed", N: 5, DeltaMin: 0.4, DeltaMax: 0.8}
+	a, _ := buildSpec(spec, 11)
+	b, _ := buildSpec(spec, 11)
+	c, _ := buildSpec(spec, 12)
 	if a.Prob[1][2] != b.Prob[1][2] || a.Prob[3][4] != b.Prob[3][4] {
 		t.Error("same seed gave different δ̄")
 	}

@@ -3,6 +3,8 @@ package graph
 import (
 	"math"
 	"testing"
+
+	"hgpsim/internal/registry"
 )
 
 // Bursty links keep the per-round probability but change state only at
@@ -10,7 +12,7 @@ import (
 func TestBurstyLinks(t *testing.T) {
 	const burst, ticks = 10, 40000
 	for _, kind := range []string{"stochastic-directed", "stochastic-undirected"} {
-		nw, err := Build(Spec{Kind: kind, N: 4, DeltaMin: 0.3, DeltaMax: 0.7, Burst: burst}, 5)
+		nw, err := buildSpec(testSpec{Kind: kind, N: 4, DeltaMin: 0.3, DeltaMax: 0.7, Burst: burst}, 5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,8 +50,11 @@ func TestBurstyLinks(t *testing.T) {
 			}
 		}
 	}
-	if _, err := Build(Spec{Kind: "ring", N: 4, Prob: 1, Burst: -1}, 1); err == nil {
-		t.Error("negative burst accepted")
+	for _, length := range []int{0, -1, MaxBurst + 1} {
+		ring := &Ring{Prob: 1, RandomLinks: RandomLinks{Process: registry.Choice[LinkProcess]{Name: "burst", Params: &Burst{Length: length}}}}
+		if _, err := Build(registry.Choice[Topology]{Name: "ring", Params: ring}, 4, 1); err == nil {
+			t.Errorf("burst length %d accepted", length)
+		}
 	}
 }
 

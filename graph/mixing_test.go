@@ -35,11 +35,11 @@ func TestStaticMixing(t *testing.T) {
 	var fmmcSum, mhSum float64
 	seeds := []uint64{1, 2, 3}
 	for _, seed := range seeds {
-		f, err := Build(Spec{Kind: "static-undirected", N: n, EdgeProb: 0.4, Weights: "fmmc"}, seed)
+		f, err := buildSpec(testSpec{Kind: "static-undirected", N: n, EdgeProb: 0.4, Weights: "fmmc"}, seed)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := Build(Spec{Kind: "static-undirected", N: n, EdgeProb: 0.4, Weights: "metropolis"}, seed)
+		m, err := buildSpec(testSpec{Kind: "static-undirected", N: n, EdgeProb: 0.4, Weights: "metropolis"}, seed)
 		if err != nil {
 			t.Fatal(err)
 		}

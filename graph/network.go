@@ -4,16 +4,18 @@ import (
 	"fmt"
 	"math"
 	"strings"
-
-	"hgpsim/internal/rng"
 )
 
 // Edge is one directed (or, in a symmetric network, undirected) link with
 // its per-round probability of being up.
 type Edge struct {
-	From, To int
-	Prob     float64
+	From int     `yaml:"from"`
+	To   int     `yaml:"to"`
+	Prob float64 `yaml:"prob"`
 }
+
+// SetDefaults makes a listed link deterministic unless its prob is given.
+func (e *Edge) SetDefaults() { e.Prob = 1 }
 
 // Network is the expected graph plus the process that realizes its edges
 // each round. Build returns a Network that is read-only from then on: it is
@@ -38,13 +40,9 @@ type Network struct {
 	Mixing [][]float64
 	// Seed keys the edge realizations; see Realize.
 	Seed uint64
-	// Burst > 1 makes links bursty: a link keeps its state for blocks of
-	// Burst consecutive rounds (each link's blocks start at its own offset),
-	// so outages last Burst rounds on average per down block while the
-	// per-round probability stays Prob. This breaks the independence over
-	// time that HGP's unbiasedness assumes (Assumption 5); it exists to study
-	// exactly that.
-	Burst int
+	// Process realizes the links with 0 < δ̄ < 1 round by round; nil means
+	// Bernoulli (independently at every round, as the paper assumes).
+	Process LinkProcess
 
 	// out[i] lists the j with Prob[i][j] > 0 in ascending order, self
 	// included, and outProb[i] their probabilities, so that Realize costs
@@ -82,20 +80,20 @@ func (nw *Network) up(i, j int, p float64, tick uint64) bool {
 	if nw.Symmetric && b < a {
 		a, b = b, a
 	}
-	if nw.Burst > 1 {
-		offset := rng.Key(nw.Seed, uint64(rng.PurposeEdges), uint64(a), uint64(b)) % uint64(nw.Burst)
-		tick = (tick + offset) / uint64(nw.Burst)
+	if nw.Process == nil { // a Network not made by Build
+		return (*Bernoulli)(nil).Up(nw.Seed, a, b, p, tick)
 	}
-	return rng.Uniform(nw.Seed, uint64(rng.PurposeEdges), uint64(a), uint64(b), tick) < p
+	return nw.Process.Up(nw.Seed, a, b, p, tick)
 }
 
 // Realize appends to dst[:0] the receivers j, in ascending order and always
 // including i itself, whose link i→j is up at communication round tick, and
 // returns the result.
 //
-// The outcome of link i→j is rng.Uniform(Seed, PurposeEdges, a, b, tick) <
-// Prob[i][j], with (a, b) = (i, j) in a directed network and (min, max) of
-// the pair in a symmetric one. It is therefore a pure function of its
+// The outcome of link i→j is Process.Up(Seed, a, b, Prob[i][j], tick) —
+// for the default Bernoulli process rng.Uniform(Seed, PurposeEdges, a, b,
+// tick) < Prob[i][j] — with (a, b) = (i, j) in a directed network and
+// (min, max) of the pair in a symmetric one. It is therefore a pure function of its
 // arguments: the sender, the router and a test can each recompute it, in any
 // order and in any goroutine, and always agree. Links with Prob 1 need no
 // draw. Realize does not allocate when cap(dst) is at least the out-degree

@@ -10,7 +10,7 @@ import (
 // stochastic returns the networks whose edges are random, built for tests.
 func stochastic(t testing.TB) map[string]*Network {
 	t.Helper()
-	specs := map[string]Spec{
+	specs := map[string]testSpec{
 		"stochastic-directed":   {Kind: "stochastic-directed", N: 7, DeltaMin: 0.4, DeltaMax: 0.8},
 		"stochastic-undirected": {Kind: "stochastic-undirected", N: 7, DeltaMin: 0.2, DeltaMax: 0.9},
 		"ring":                  {Kind: "ring", N: 6, Prob: 0.5},
@@ -21,7 +21,7 @@ func stochastic(t testing.TB) map[string]*Network {
 	}
 	out := make(map[string]*Network)
 	for name, s := range specs {
-		nw, err := Build(s, 42)
+		nw, err := buildSpec(s, 42)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -135,7 +135,7 @@ func TestRealizeFrequency(t *testing.T) {
 }
 
 func TestRealizeAllocs(t *testing.T) {
-	nw, err := Build(Spec{Kind: "stochastic-directed", N: 50, DeltaMin: 0.4, DeltaMax: 0.8}, 1)
+	nw, err := buildSpec(testSpec{Kind: "stochastic-directed", N: 50, DeltaMin: 0.4, DeltaMax: 0.8}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,14 +156,14 @@ func TestRealizeAllocs(t *testing.T) {
 func staticNetworks(t *testing.T) map[string]*Network {
 	t.Helper()
 	out := make(map[string]*Network)
-	for name, s := range map[string]Spec{
+	for name, s := range map[string]testSpec{
 		"fully-connected":       {Kind: "fully-connected", N: 5},
 		"static-undirected":     {Kind: "static-undirected", N: 12, EdgeProb: 0.4},
 		"static-undirected-mh":  {Kind: "static-undirected", N: 12, EdgeProb: 0.4, Weights: "metropolis"},
 		"ring-deterministic":    {Kind: "ring", N: 5, Prob: 1},
 		"edge-list-symmetric-1": {Kind: "edge-list", N: 3, Symmetric: true, Edges: []Edge{{0, 1, 1}, {2, 1, 1}}},
 	} {
-		nw, err := Build(s, 7)
+		nw, err := buildSpec(s, 7)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -315,7 +315,7 @@ func TestExpectedPushWeightsExact(t *testing.T) {
 
 func BenchmarkRealize(b *testing.B) {
 	for _, n := range []int{100, 1000} {
-		nw, err := Build(Spec{Kind: "stochastic-directed", N: n, DeltaMin: 0.4, DeltaMax: 0.8}, 1)
+		nw, err := buildSpec(testSpec{Kind: "stochastic-directed", N: n, DeltaMin: 0.4, DeltaMax: 0.8}, 1)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -135,7 +135,7 @@ type hyperProblem struct {
 
 // newHyperProblem linearizes n quadratic clients at a random state with
 // the network's true p̄ and δ̄.
-func newHyperProblem(t testing.TB, spec graph.Spec, n int, variant Variant, lr float64, seed uint64) *hyperProblem {
+func newHyperProblem(t testing.TB, spec netSpec, n int, variant Variant, lr float64, seed uint64) *hyperProblem {
 	t.Helper()
 	nw := buildNet(t, spec, n, seed)
 	pBar := nw.ExpectedPushWeights()
@@ -193,10 +193,10 @@ func relErr(got, want [][]float64) float64 {
 // to B̄(I − Ā)⁻¹c^y + c^λ.
 func TestEstimatorsReachFixedPointOracle(t *testing.T) {
 	const n, M = 6, 300
-	for _, spec := range []graph.Spec{{Kind: "fully-connected"}, {Kind: "static-undirected", EdgeProb: 0.5, Weights: "fmmc"}} {
+	for _, spec := range []netSpec{net("fully-connected"), {Name: "static-undirected", Params: &graph.StaticUndirected{EdgeProb: 0.5, Weights: "fmmc"}}} {
 		for _, variant := range []Variant{AfterComm, BeforeComm} {
 			for _, s := range []Sampling{Alternate, Simultaneous} {
-				t.Run(spec.Kind+"/"+variant.String()+"/"+s.String(), func(t *testing.T) {
+				t.Run(spec.Name+"/"+variant.String()+"/"+s.String(), func(t *testing.T) {
 					p := newHyperProblem(t, spec, n, variant, 0.1, 5)
 					oracle, err := FixedPointOracle(p.lins)
 					if err != nil {
@@ -235,7 +235,7 @@ func TestEstimatorsReachFixedPointOracle(t *testing.T) {
 // the mean of v⁽ᴹ⁾ over independent edge realizations is B̄Σ_{m<M}Āᵐc^y + c^λ.
 func TestHGPUnbiasedOnStochasticDirected(t *testing.T) {
 	const n, M, reps = 5, 4, 400
-	p := newHyperProblem(t, graph.Spec{Kind: "stochastic-directed", DeltaMin: 0.4, DeltaMax: 0.8}, n, AfterComm, 0.3, 8)
+	p := newHyperProblem(t, net("stochastic-directed"), n, AfterComm, 0.3, 8)
 	want := TruncatedOracle(p.lins, M)
 	dl := len(want[0])
 	sum := make([]float64, n*dl)
@@ -282,7 +282,7 @@ func TestHGPUnbiasedOnStochasticDirected(t *testing.T) {
 func TestVRHGPWithAlphaOneBetaZeroIsHGP(t *testing.T) {
 	const n, M = 5, 30
 	for _, variant := range []Variant{AfterComm, BeforeComm} {
-		p := newHyperProblem(t, graph.Spec{Kind: "stochastic-directed", DeltaMin: 0.4, DeltaMax: 0.8}, n, variant, 0.3, 3)
+		p := newHyperProblem(t, net("stochastic-directed"), n, variant, 0.3, 3)
 		a, b := make([]HyperEstimator, n), make([]HyperEstimator, n)
 		for i, l := range p.lins {
 			a[i], b[i] = NewHGP(l, Alternate), NewVRHGP(l, 1, 0, Alternate)
@@ -300,7 +300,7 @@ func TestVRHGPWithAlphaOneBetaZeroIsHGP(t *testing.T) {
 }
 
 func TestExactBackpropRefusesDirectedLinks(t *testing.T) {
-	p := newHyperProblem(t, graph.Spec{Kind: "stochastic-directed", DeltaMin: 0.4, DeltaMax: 0.8}, 5, AfterComm, 0.3, 3)
+	p := newHyperProblem(t, net("stochastic-directed"), 5, AfterComm, 0.3, 3)
 	b := make([]Behaviour, len(p.lins))
 	for i, l := range p.lins {
 		b[i] = NewExactBackprop(l, Alternate)
@@ -315,7 +315,7 @@ func TestExactBackpropRefusesDirectedLinks(t *testing.T) {
 // SGP map, approaches the consensus hyper-gradient as the step size → 0.
 func TestFixedPointOracleApproachesConsensusOracle(t *testing.T) {
 	const n = 4
-	base := newHyperProblem(t, graph.Spec{Kind: "stochastic-directed", DeltaMin: 0.4, DeltaMax: 0.8}, n, AfterComm, 0.1, 12)
+	base := newHyperProblem(t, net("stochastic-directed"), n, AfterComm, 0.1, 12)
 	cs := make([]ConsensusClient, n)
 	for i, l := range base.lins {
 		cs[i] = ConsensusClient{Model: l.Model, Inner: l.Inner, Outer: l.Outer, Lambda: l.Lambda}

@@ -13,12 +13,11 @@ import (
 
 func TestPushSumReachesExactAverage(t *testing.T) {
 	const n, d = 20, 5
-	for _, spec := range []graph.Spec{
-		{Kind: "stochastic-directed", DeltaMin: 0.4, DeltaMax: 0.8},
-		{Kind: "stochastic-undirected", DeltaMin: 0.4, DeltaMax: 0.8},
-		{Kind: "ring", Prob: 0.5},
+	for _, spec := range []netSpec{
+		net("stochastic-directed"), net("stochastic-undirected"),
+		{Name: "ring", Params: &graph.Ring{Prob: 0.5}},
 	} {
-		t.Run(spec.Kind, func(t *testing.T) {
+		t.Run(spec.Name, func(t *testing.T) {
 			nw := buildNet(t, spec, n, 11)
 			r := rng.New(5, rng.Global, rng.PurposeInit)
 			avg := make([]float64, d)
@@ -35,7 +34,7 @@ func TestPushSumReachesExactAverage(t *testing.T) {
 			}
 			drv := NewSequential(nw)
 			rounds := 300
-			if spec.Kind == "ring" {
+			if spec.Name == "ring" {
 				rounds = 3000 // a ring mixes in O(n²) rounds
 			}
 			relErr := func() float64 {
@@ -67,11 +66,11 @@ func TestPushSumReachesExactAverage(t *testing.T) {
 // the exact expectations, within binomial error.
 func TestEstimatesMatchExpectations(t *testing.T) {
 	const n, T = 12, 4000
-	for _, spec := range []graph.Spec{
-		{Kind: "stochastic-directed", DeltaMin: 0.4, DeltaMax: 0.8},
-		{Kind: "stochastic-undirected", DeltaMin: 0.2, DeltaMax: 0.9},
+	for _, spec := range []netSpec{
+		net("stochastic-directed"),
+		{Name: "stochastic-undirected", Params: &graph.Stochastic{DeltaMin: 0.2, DeltaMax: 0.9}},
 	} {
-		t.Run(spec.Kind, func(t *testing.T) {
+		t.Run(spec.Name, func(t *testing.T) {
 			nw := buildNet(t, spec, n, 21)
 			clients := make([]*PushSum, n)
 			b := make([]Behaviour, n)

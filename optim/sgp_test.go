@@ -8,24 +8,29 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"hgpsim/graph"
+	"hgpsim/internal/registry"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 )
 
 // paperNetworks are the four networks of the PDBO paper's experiments.
-var paperNetworks = []graph.Spec{
-	{Kind: "fully-connected"},
-	{Kind: "static-undirected", EdgeProb: 0.4, Weights: "fmmc"},
-	{Kind: "stochastic-undirected", DeltaMin: 0.4, DeltaMax: 0.8},
-	{Kind: "stochastic-directed", DeltaMin: 0.4, DeltaMax: 0.8},
+// (the defaults of the stochastic kinds are the paper's δ̄ ~ U[0.4, 0.8],
+// of static-undirected its p = 0.4 with FMMC weights).
+var paperNetworks = []netSpec{
+	net("fully-connected"), net("static-undirected"), net("stochastic-undirected"), net("stochastic-directed"),
 }
 
-func buildNet(t testing.TB, spec graph.Spec, n int, seed uint64) *graph.Network {
+// netSpec is a network kind with its parameters.
+type netSpec = registry.Choice[graph.Topology]
+
+// net returns a network kind with its default parameters.
+func net(kind string) netSpec { return registry.Choose[graph.Topology](kind) }
+
+func buildNet(t testing.TB, spec netSpec, n int, seed uint64) *graph.Network {
 	t.Helper()
-	spec.N = n
-	nw, err := graph.Build(spec, seed)
+	nw, err := graph.Build(spec, n, seed)
 	if err != nil {
-		t.Fatalf("graph.Build(%s): %v", spec.Kind, err)
+		t.Fatalf("graph.Build(%s): %v", spec.Name, err)
 	}
 	return nw
 }
@@ -74,7 +79,7 @@ func TestSGPConvergesToPooledMinimizer(t *testing.T) {
 	xStar := pooledMinimizer(t, model, data)
 	for _, spec := range paperNetworks {
 		for _, variant := range []Variant{BeforeComm, AfterComm} {
-			t.Run(spec.Kind+"/"+variant.String(), func(t *testing.T) {
+			t.Run(spec.Name+"/"+variant.String(), func(t *testing.T) {
 				nw := buildNet(t, spec, n, 3)
 				x0 := make([]float64, model.Dim())
 				model.Init(x0, rng.New(1, rng.Global, rng.PurposeInit))

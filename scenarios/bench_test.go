@@ -37,8 +37,8 @@ func benchRun(b *testing.B, data, method string, n int) *Run {
 	case "synthetic":
 		sc.Data = Default().Data
 	case "fashion-mnist":
-		if missing := models.FashionMNIST(sc.Data.Dir).Missing(); len(missing) > 0 {
-			b.Skipf("Fashion-MNIST is not installed (%s missing)", missing[0])
+		if missing := models.FashionMNIST(sc.Data.Source.Params.(*models.IDXData).Dir).Missing(); len(missing) > 0 {
+			b.Skipf("Fashion-MNIST is not installed (%s missing); apt-get install %s", missing[0], models.FashionMNISTPackage)
 		}
 	}
 	sc.Method = method

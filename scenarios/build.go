@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"fmt"
 
 	"hgpsim/graph"
 	"hgpsim/internal/rng"
@@ -39,16 +38,13 @@ func Build(sc Scenario) (*Run, error) {
 	if err := sc.Validate(); err != nil {
 		return nil, invalid("scenario", "%s", err.Error())
 	}
-	nw, err := graph.Build(networkSpec(sc), sc.Seed)
-	if err != nil {
-		return nil, invalid("scenario", "network: %s", err.Error())
-	}
-	data, err := loadData(&sc)
+	nw, err := buildNetwork(sc)
 	if err != nil {
 		return nil, err
 	}
-	if sc.Hypergradient.Estimator == "exact" && !nw.Symmetric {
-		return nil, invalid("scenario", "hypergradient.estimator: exact recurrent backpropagation (Eq. 11) needs undirected links, and a %s network is directed; use hgp or vr-hgp", nw.Kind)
+	data, err := loadData(sc)
+	if err != nil {
+		return nil, err
 	}
 	model := bilevelModel(sc)
 	x0 := make([]float64, model.DimX())
@@ -101,31 +97,21 @@ func isolated(n int) *graph.Network {
 	return &graph.Network{Kind: "local", N: n, Prob: p, Symmetric: true}
 }
 
+// buildNetwork builds the scenario's network; a network that breaks an
+// assumption is an input error.
+func buildNetwork(sc Scenario) (*graph.Network, error) {
+	nw, err := graph.Build(sc.Network.Topology, sc.Clients, sc.Seed)
+	if err != nil {
+		return nil, invalid("scenario", "network: %s", err.Error())
+	}
+	return nw, nil
+}
+
 // bilevelModel builds the model of a validated scenario.
 func bilevelModel(sc Scenario) models.Bilevel {
-	m := sc.Model
-	var base models.Classifier
-	switch m.Kind {
-	case "logistic":
-		base = models.NewLogistic(sc.Data.Features, m.L2)
-	case "mlp":
-		base = models.NewMLP(sc.Data.Features, m.Hidden, sc.Data.Classes, m.L2)
-	default:
-		base = models.NewSoftmax(sc.Data.Features, sc.Data.Classes, m.L2)
-	}
-	bases := make([]models.Classifier, m.K)
-	for k := range bases {
-		bases[k] = base
-	}
-	switch m.Head {
-	case "label-weights":
-		return models.LabelWeights(base, m.OuterL2)
-	case "ensemble":
-		return models.Ensemble(bases, m.OuterL2)
-	case "ensemble-label-weights":
-		return models.MTLDA(bases, m.OuterL2, m.OuterL2Labels)
-	}
-	return models.Plain(base)
+	features, classes := sc.shape()
+	arch := sc.Model.Arch.Params
+	return sc.Model.Head.Params.New(func() models.Classifier { return arch.New(features, classes) }, sc.Model.headParams())
 }
 
 // HypergradientPhase linearizes every client at its current SGP state and
@@ -173,17 +159,6 @@ func (r *Run) HypergradientPhase(lr float64) (*optim.Phase, []optim.HyperEstimat
 	return &optim.Phase{Name: "hypergradient", Rounds: rounds, Clients: beh, EvalEvery: h.EvalEvery}, est, lins
 }
 
-func networkSpec(sc Scenario) graph.Spec {
-	n := sc.Network
-	edges := make([]graph.Edge, len(n.Edges))
-	for k, e := range n.Edges {
-		edges[k] = graph.Edge{From: e.From, To: e.To, Prob: e.Prob}
-	}
-	return graph.Spec{Kind: n.Kind, N: sc.Clients, EdgeProb: n.EdgeProb, Weights: n.Weights,
-		DeltaMin: n.DeltaMin, DeltaMax: n.DeltaMax, Prob: n.Prob, Directed: n.Directed,
-		Edges: edges, Symmetric: n.Symmetric, Burst: n.Burst}
-}
-
 // SGPPhase returns the inner phase of the run.
 func (r *Run) SGPPhase() *optim.Phase {
 	b := make([]optim.Behaviour, len(r.SGP))
@@ -201,48 +176,17 @@ func (r *Run) outerData(i int) *models.Dataset {
 	return r.Data[i].Train
 }
 
-// loadData builds every client's splits. For real data sets it also sets
-// data.features and data.classes from the files, so the model matches them.
-func loadData(sc *Scenario) ([]models.ClientData, error) {
-	d := &sc.Data
-	if d.Kind == "synthetic" {
-		data, err := models.Synthetic(models.SyntheticSpec{
-			Clients: sc.Clients, Classes: d.Classes, Features: d.Features,
-			Train: d.Train, Val: d.Val, Test: d.Test,
-			Alpha: d.Alpha, Separation: d.Separation, Shift: d.Shift, Noise: d.Noise,
-		}, sc.Seed)
-		if err != nil {
-			return nil, invalid("scenario", "data: %s", err.Error())
-		}
-		return data, nil
-	}
-	var src models.IDXSource
-	switch d.Kind {
-	case "fashion-mnist":
-		src = models.FashionMNIST(d.Dir)
-	case "mnist":
-		src = models.MNIST(d.Dir)
-	default:
-		src = models.EMNIST(d.Dir, d.Split)
-	}
-	if missing := src.Missing(); len(missing) > 0 {
-		_, _, err := src.Load() // its error names the files and how to install them
+// loadData builds every client's splits. Missing data files are an input
+// error naming them and how to install them.
+func loadData(sc Scenario) ([]models.ClientData, error) {
+	src := sc.Data.Source.Params
+	if m, ok := src.(interface{ Missing() []string }); ok && len(m.Missing()) > 0 {
+		_, err := src.Load(sc.Clients, sc.Seed) // its error names the files and how to install them
 		return nil, invalid("scenario", "data: %s", err.Error())
 	}
-	train, test, err := src.Load()
+	data, err := src.Load(sc.Clients, sc.Seed)
 	if err != nil {
-		return nil, fmt.Errorf("loading %s: %w", d.Kind, err)
+		return nil, invalid("scenario", "data (%s): %s", sc.Data.Source.Name, err.Error())
 	}
-	data, err := models.Partition(models.PartitionSpec{Clients: sc.Clients, Fraction: d.Fraction,
-		Alpha: d.Alpha, Clusters: d.Clusters, TestFrac: d.TestFrac, TrainFrac: d.TrainFrac}, train, test, sc.Seed)
-	if err != nil {
-		return nil, invalid("scenario", "data: %s", err.Error())
-	}
-	for i, c := range data {
-		if c.Train.N == 0 || c.Val.N == 0 || c.Test.N == 0 {
-			return nil, invalid("scenario", "data: client %d got %d/%d/%d train/val/test examples; use fewer clients or a larger fraction", i, c.Train.N, c.Val.N, c.Test.N)
-		}
-	}
-	d.Features, d.Classes = train.D, train.C
 	return data, nil
 }

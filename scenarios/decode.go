@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
+	"reflect"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -40,13 +40,27 @@ func Load(path string) (Scenario, error) {
 }
 
 // Parse strictly decodes a scenario over the defaults and validates it.
-// Unknown keys, wrong types and multiple documents are errors with line
+// Unknown keys (also keys that mean nothing for the chosen kind of a
+// plug-in), wrong types and multiple documents are errors with line
 // numbers.
 func Parse(src string, b []byte) (Scenario, error) {
+	sc, err := Decode(src, b)
+	if err != nil {
+		return Scenario{}, err
+	}
+	if err := sc.Validate(); err != nil {
+		return Scenario{}, invalid(src, "%s", err.Error())
+	}
+	return sc, nil
+}
+
+// Decode strictly decodes a scenario over the defaults without validating
+// the values.
+func Decode(src string, b []byte) (Scenario, error) {
 	sc := Default()
 	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&sc); err != nil {
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return Scenario{}, invalid(src, "the file is empty")
 		}
@@ -56,55 +70,43 @@ func Parse(src string, b []byte) (Scenario, error) {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return Scenario{}, invalid(src, "more than one YAML document; a scenario is one document")
 	}
-	if err := sc.Validate(); err != nil {
-		return Scenario{}, invalid(src, "%s", err.Error())
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Tag == "!!null" {
+		return Scenario{}, invalid(src, "the file is empty")
+	}
+	if err := decodeInto(root, reflect.ValueOf(&sc), ""); err != nil {
+		return Scenario{}, invalid(src, "%s", cleanYAMLError(err))
 	}
 	return sc, nil
 }
 
-var (
-	reNotFound = regexp.MustCompile(`line (\d+): field (\S+) not found in type scenarios\.(\w+)`)
-	reType     = regexp.MustCompile(`into (\S+)$`)
-)
-
-var sectionOf = map[string]string{
-	"Scenario": "the top level", "NetworkSpec": "network", "EdgeSpec": "network.edges",
-	"DataSpec": "data", "ModelSpec": "model", "SGPSpec": "sgp", "ScheduleSpec": "sgp.lr",
-	"RuntimeSpec": "runtime", "HGPErrorSpec": "hgp_error", "HypergradientSpec": "hypergradient", "OuterSpec": "outer", "MethodOverride": "method_overrides",
-}
-
-// cleanYAMLError turns yaml.v3's multi-line, Go-typed messages into one line
+// cleanYAMLError turns yaml's multi-line, Go-typed messages into one line
 // a user can act on.
 func cleanYAMLError(err error) string {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	msg = strings.TrimPrefix(msg, "unmarshal errors:\n")
-	lines := strings.Split(msg, "\n")
 	var out []string
-	for _, l := range lines {
-		l = strings.TrimSpace(l)
-		if l == "" {
-			continue
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
 		}
-		if m := reNotFound.FindStringSubmatch(l); m != nil {
-			l = fmt.Sprintf("line %s: unknown key %q in %s", m[1], m[2], sectionOf[m[3]])
-		} else if m := reType.FindStringSubmatch(l); m != nil {
-			t := strings.TrimPrefix(m[1], "scenarios.")
-			if s, ok := sectionOf[t]; ok {
-				t = "a mapping (" + s + ")"
-			}
-			l = strings.Replace(l, "into "+m[1], "into "+t, 1)
-		}
-		out = append(out, l)
 	}
 	return strings.Join(out, "; ")
 }
 
 // Marshal renders the resolved scenario (defaults filled in) as YAML.
 func Marshal(sc Scenario) ([]byte, error) {
+	node, err := encodeValue(reflect.ValueOf(&sc).Elem())
+	if err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	if err := enc.Encode(sc); err != nil {
+	if err := enc.Encode(node); err != nil {
 		return nil, err
 	}
 	if err := enc.Close(); err != nil {

@@ -51,12 +51,18 @@ type Progress func(ev optim.RoundEvent, agg Aggregate, totalRounds int)
 type Options struct {
 	OutDir   string   // created if missing; existing output files are replaced
 	Progress Progress // may be nil
+	// MaxMemory is the limit on the estimated peak memory (see
+	// CheckOptions); 0 means the machine's memory, negative no limit.
+	MaxMemory int64
 }
 
 // Execute builds and runs a scenario and writes scenario.yaml,
 // metrics.jsonl and summary.json under opt.OutDir. summary.json is written
 // last and atomically, so its presence means the run completed.
 func Execute(ctx context.Context, sc Scenario, opt Options) (*Summary, error) {
+	if _, err := Check("scenario", sc, CheckOptions{MaxMemory: opt.MaxMemory}); err != nil {
+		return nil, err
+	}
 	run, err := Build(sc)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"hgpsim/graph"
+	"hgpsim/internal/registry"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
@@ -32,6 +33,11 @@ type HGPErrorSpec struct {
 	Sampling  string       `yaml:"sampling"`  // alternate (unbiased, Eq. 9) | simultaneous
 	LR        float64      `yaml:"lr"`        // constant SGP step size, also the step of the linearized map
 	Classes   [2]int       `yaml:"classes"`   // real data: the two classes whose mean pixel is the feature
+	// Real data: examples per client in each split (synthetic data takes
+	// them from the data section).
+	Train int `yaml:"train"`
+	Val   int `yaml:"val"`
+	Test  int `yaml:"test"`
 }
 
 func (h *HGPErrorSpec) validate() error {
@@ -39,8 +45,8 @@ func (h *HGPErrorSpec) validate() error {
 		return fmt.Errorf("networks: list at least one network kind")
 	}
 	for _, k := range h.Networks {
-		if k != "stochastic-directed" && k != "stochastic-undirected" && k != "fully-connected" && k != "static-undirected" {
-			return fmt.Errorf("networks: %q is not one of fully-connected, static-undirected, stochastic-undirected, stochastic-directed", k)
+		if !graph.Topologies.Has(k) {
+			return fmt.Errorf("networks: %q is not a network kind (registered: %v)", k, graph.Topologies.Kinds())
 		}
 	}
 	if len(h.Pairs) == 0 {
@@ -172,9 +178,11 @@ func executeHGPError(ctx context.Context, sc Scenario, opt Options) (*HGPErrorSu
 func hgpErrorOne(sc Scenario, kind string, seed uint64) ([][]float64, float64, float64, error) {
 	h := sc.HGPError
 	n := sc.Clients
-	spec := networkSpec(sc)
-	spec.Kind = kind
-	nw, err := graph.Build(spec, seed)
+	topo := sc.Network.Topology
+	if topo.Name != kind {
+		topo = registry.Choose[graph.Topology](kind)
+	}
+	nw, err := graph.Build(topo, n, seed)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -182,7 +190,7 @@ func hgpErrorOne(sc Scenario, kind string, seed uint64) ([][]float64, float64, f
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	base := models.NewLogistic(1, sc.Model.L2)
+	base := models.NewLogistic(1, l2Rate(sc.Model.Arch.Params))
 	lambda := []float64{0, 0}
 	x0 := make([]float64, base.Dim())
 	base.Init(x0, rng.New(seed, rng.Global, rng.PurposeInit))
@@ -319,14 +327,15 @@ func bands(errs [][]float64) (med, lo, hi []float64) {
 // of the real images, relabelled 0/1 and split among clients at random.
 func oneDimData(sc Scenario, seed uint64) ([]models.ClientData, error) {
 	n := sc.Clients
-	if sc.Data.Kind != "fashion-mnist" && sc.Data.Kind != "mnist" {
+	if sd, ok := sc.Data.Source.Params.(*models.SyntheticData); ok {
 		return models.Synthetic(models.SyntheticSpec{Clients: n, Classes: 2, Features: 1,
-			Train: sc.Data.Train, Val: sc.Data.Val, Test: sc.Data.Test, Alpha: sc.Data.Alpha,
-			Separation: sc.Data.Separation, Shift: sc.Data.Shift, Noise: sc.Data.Noise}, seed)
+			Train: sd.Train, Val: sd.Val, Test: sd.Test, Alpha: sd.Alpha,
+			Separation: sd.Separation, Shift: sd.Shift, Noise: sd.Noise}, seed)
 	}
-	src := models.FashionMNIST(sc.Data.Dir)
-	if sc.Data.Kind == "mnist" {
-		src = models.MNIST(sc.Data.Dir)
+	dir := sc.Data.Source.Params.(*models.IDXData).Dir
+	src := models.FashionMNIST(dir)
+	if sc.Data.Source.Name == "mnist" {
+		src = models.MNIST(dir)
 	}
 	train, _, err := src.Load()
 	if err != nil {
@@ -341,7 +350,8 @@ func oneDimData(sc Scenario, seed uint64) ([]models.ClientData, error) {
 	}
 	r := rng.New(seed, rng.Global, rng.PurposePartition)
 	r.Shuffle(len(rows), func(a, b int) { rows[a], rows[b] = rows[b], rows[a] })
-	per := sc.Data.Train + sc.Data.Val + sc.Data.Test
+	h := sc.HGPError
+	per := h.Train + h.Val + h.Test
 	if len(rows) < n*per {
 		return nil, fmt.Errorf("classes %v have %d images, %d clients need %d", pair, len(rows), n, n*per)
 	}
@@ -362,9 +372,22 @@ func oneDimData(sc Scenario, seed uint64) ([]models.ClientData, error) {
 	out := make([]models.ClientData, n)
 	for i := range out {
 		rs := rows[i*per : (i+1)*per]
-		out[i] = models.ClientData{Train: take(rs[:sc.Data.Train]),
-			Val:  take(rs[sc.Data.Train : sc.Data.Train+sc.Data.Val]),
-			Test: take(rs[sc.Data.Train+sc.Data.Val:])}
+		out[i] = models.ClientData{Train: take(rs[:h.Train]),
+			Val:  take(rs[h.Train : h.Train+h.Val]),
+			Test: take(rs[h.Train+h.Val:])}
 	}
 	return out, nil
+}
+
+// l2Rate returns the L2 rate of a model kind's parameters.
+func l2Rate(a models.Architecture) float64 {
+	switch m := a.(type) {
+	case *models.SoftmaxSpec:
+		return m.L2
+	case *models.LogisticSpec:
+		return m.L2
+	case *models.MLPSpec:
+		return m.L2
+	}
+	return 0
 }

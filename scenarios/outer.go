@@ -115,7 +115,7 @@ func (l *outerLoop) optimizer() optim.OuterOptimizer {
 	lr := make([]float64, dl)
 	for k := range lr {
 		lr[k] = sc.Outer.LR
-		if sc.Model.Head == "ensemble-label-weights" && k >= sc.Model.K {
+		if sc.Model.Head.Name == "ensemble-label-weights" && k >= sc.Model.K {
 			lr[k] = sc.Outer.LRLabels
 		}
 	}

@@ -121,10 +121,10 @@ func TestInvalidScenarios(t *testing.T) {
 		{"unknown key", "clients: 4\nnetwork:\n  kind: ring\n  colour: red\n", `line 4: unknown key "colour" in network`},
 		{"unknown top key", "clinets: 4\n", `line 1: unknown key "clinets" in the top level`},
 		{"wrong type", "clients: many\n", "line 1"},
-		{"delta above 1", "network:\n  kind: stochastic-directed\n  delta_max: 1.5\n", "delta_max: must be in (0, 1], got 1.5"},
-		{"delta zero", "network:\n  kind: stochastic-undirected\n  delta_min: 0\n", "delta_min: must be in (0, 1], got 0"},
-		{"one client", "clients: 1\n", "clients: must be >= 2, got 1"},
-		{"unknown kind", "network:\n  kind: torus\n", `got "torus"`},
+		{"delta above 1", "network:\n  kind: stochastic-directed\n  delta_max: 1.5\n", "network (stochastic-directed): delta_max must be in [delta_min, 1] = [0.4, 1], got 1.5"},
+		{"delta zero", "network:\n  kind: stochastic-undirected\n  delta_min: 0\n", "network (stochastic-undirected): delta_min must be in (0, 1], got 0"},
+		{"one client", "clients: 1\n", "clients: must be in [2, 10000], got 1"},
+		{"unknown kind", "network:\n  kind: hypercube\n", `line 2: network.kind: unknown network kind "hypercube" (registered: `},
 		{"bad variant", "sgp:\n  variant: sideways\n", "sgp.variant"},
 		{"bad lr", "sgp:\n  lr:\n    base: -1\n", "sgp.lr: learning rate must be"},
 		{"empty", "", "empty"},
@@ -132,19 +132,41 @@ func TestInvalidScenarios(t *testing.T) {
 		{"estimator without head", "hypergradient:\n  estimator: hgp\n", "needs hyperparameters"},
 		{"unknown estimator", "model:\n  head: label-weights\nhypergradient:\n  estimator: magic\n", "hypergradient.estimator"},
 		{"alpha outside", "model:\n  head: label-weights\nhypergradient:\n  estimator: vr-hgp\n  alpha: 1.5\n", "alpha: must be in [0, 1], got 1.5"},
-		{"m zero", "model:\n  head: label-weights\nhypergradient:\n  estimator: hgp\n  m: 0\n", "hypergradient.m: must be >= 1"},
-		{"logistic multiclass", "model:\n  kind: logistic\n", "needs data.classes = 2"},
-		{"unknown model", "model:\n  kind: cnn\n", "model.kind"},
-		{"empty ensemble", "model:\n  head: ensemble\n  k: 0\n", "k >= 1"},
-		{"unknown head", "model:\n  head: hats\n", "model.head"},
+		{"m zero", "model:\n  head: label-weights\nhypergradient:\n  estimator: hgp\n  m: 0\n", "hypergradient.m: must be in [1, 1000000], got 0"},
+		{"logistic multiclass", "model:\n  kind: logistic\n", "model (logistic): logistic is binary and needs data with 2 classes, got 5"},
+		{"unknown model", "model:\n  kind: cnn\n", `line 2: model.kind: unknown model kind "cnn"`},
+		{"empty ensemble", "model:\n  head: ensemble\n  k: 0\n", "model.k: the ensemble size must be in [1, 64], got 0"},
+		{"unknown head", "model:\n  head: hats\n", `line 2: model.head: unknown head kind "hats"`},
 		{"unknown method", "method: pdbo-xl\n", "method: must be one of"},
 		{"pdbo without outer steps", "method: pdbo-da\n", "outer.steps: method pdbo-da needs at least one outer step"},
 		{"outer lr zero", "method: pdbo-mtl\nouter:\n  steps: 2\n  lr: 0\n", "outer.lr: learning rate must be"},
 		{"sgp lr negative", "sgp:\n  lr:\n    base: -0.1\n", "sgp.lr"},
 		{"override unknown method", "method_overrides:\n  fedavg: {outer_lr: 1}\n", "method_overrides: unknown method"},
 		{"beta outside", "model:\n  head: ensemble\nhypergradient:\n  estimator: vr-hgp\n  beta: -0.1\n", "beta: must be in [0, 1]"},
-		{"real data fraction", "data:\n  kind: fashion-mnist\n  fraction: 0\n", "data.fraction"},
-		{"mnist without dir", "data:\n  kind: mnist\n", "data.dir"},
+		{"real data fraction", "data:\n  kind: fashion-mnist\n  fraction: 0\n", "data (fashion-mnist): fraction must be in (0, 1], got 0"},
+		// Keys that mean nothing for the chosen kind (issue 7 item 7).
+		{"prob on stochastic-directed", "network:\n  kind: stochastic-directed\n  prob: 0.5\n",
+			`line 3: unknown key "prob" in network for network stochastic-directed (allowed: delta_max, delta_min, kind, links); prob means something only for network ring, star`},
+		{"links on fully-connected", "network:\n  kind: fully-connected\n  links: {kind: burst, length: 5}\n", `line 3: unknown key "links" in network for network fully-connected`},
+		{"edges on ring", "network:\n  kind: ring\n  edges: [{from: 0, to: 1}]\n", `line 3: unknown key "edges" in network for network ring`},
+		{"kind after its parameters", "network:\n  delta_min: 0.5\n  kind: ring\n", `line 2: unknown key "delta_min" in network for network ring`},
+		{"hidden on softmax", "model:\n  hidden: 64\n", `line 2: unknown key "hidden" in model for model softmax`},
+		{"split on fashion-mnist", "data:\n  kind: fashion-mnist\n  split: letters\n", "split applies to emnist only"},
+		{"unknown link process", "network:\n  links: gilbert\n", `line 2: network.links: unknown links kind "gilbert"`},
+		{"burst parameter without burst", "network:\n  links: {length: 5}\n", `line 2: unknown key "length" in network.links for links bernoulli`},
+		{"burst length zero", "network:\n  links: {kind: burst, length: 0}\n", "links burst: length must be in [1, 1048576] rounds, got 0"},
+		{"duplicate key", "clients: 3\nclients: 4\n", `line 2: the top level: key "clients" appears twice (first on line 1)`},
+		// Every size has a bound (issue 7 item 2).
+		{"huge hidden layer", "model:\n  kind: mlp\n  hidden: 1000000000\n", "hidden must be in [1, 65536], got 1000000000"},
+		{"huge ensemble", "model:\n  head: ensemble\n  k: 1e8\n", "model.k: the ensemble size must be in [1, 64], got 100000000"},
+		{"too many clients", "clients: 10001\n", "clients: must be in [2, 10000], got 10001"},
+		{"huge data", "data:\n  features: 2000000\n", "data (synthetic): features must be in [1, 1048576], got 2000000"},
+		{"huge rounds", "sgp:\n  rounds: 100000000\n", "sgp.rounds: must be in [1, 10000000], got 100000000"},
+		{"huge batch", "sgp:\n  batch: 100000000\n", "sgp.batch: must be in [0, 1048576]"},
+		{"huge outer steps", "outer:\n  steps: 1000000\n", "outer.steps: must be in [0, 100000]"},
+		{"fmmc too large", "clients: 2000\nnetwork:\n  kind: static-undirected\n", "weights fmmc is computed for at most 1000 nodes"},
+		{"timeout too long", "runtime:\n  round_timeout: 100h\n", "runtime.round_timeout: must be in [0, 24h0m0s]"},
+		{"mnist without dir", "data:\n  kind: mnist\n", "data (mnist): dir: mnist has no standard location"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -194,13 +216,15 @@ func TestShippedScenariosValidate(t *testing.T) {
 		t.Fatalf("paper scenarios missing: %v %v", paper, err)
 	}
 	files = append(files, paper...)
+	// Validation needs no data files (issue 7): this runs on machines
+	// without the dataset packages too.
 	for _, f := range files {
 		sc, err := Load(f)
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue
 		}
-		if _, err := Build(sc); err != nil {
+		if _, err := Check(f, sc, CheckOptions{MaxMemory: -1}); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
@@ -239,12 +263,11 @@ func TestFailedRunLeavesNoSummary(t *testing.T) {
 }
 
 func TestExactBackpropRefusedOnDirectedScenario(t *testing.T) {
-	sc := parseOK(t, "network:\n  kind: stochastic-directed\nmodel:\n  head: label-weights\nhypergradient:\n  estimator: exact\n")
-	_, err := Build(sc)
+	_, err := Parse("exact.yaml", []byte("network:\n  kind: stochastic-directed\nmodel:\n  head: label-weights\nhypergradient:\n  estimator: exact\n"))
 	if err == nil || !IsInvalid(err) || !strings.Contains(err.Error(), "needs undirected links") {
 		t.Fatalf("want an InvalidError about undirected links, got %v", err)
 	}
-	sc.Network.Kind = "stochastic-undirected"
+	sc := parseOK(t, "network:\n  kind: stochastic-undirected\nmodel:\n  head: label-weights\nhypergradient:\n  estimator: exact\n")
 	if _, err := Build(sc); err != nil {
 		t.Fatalf("exact backprop on an undirected network was refused: %v", err)
 	}
@@ -268,7 +291,61 @@ func TestMethodOverridesApply(t *testing.T) {
 	if sc.Outer.LR != 1.0 || sc.Outer.LRLabels != 0.3 || sc.Model.OuterL2Labels != 0.0005 {
 		t.Errorf("overrides not applied: %+v %+v", sc.Outer, sc.Model)
 	}
-	if sc.Model.Head != "ensemble-label-weights" || sc.Hypergradient.Estimator != "vr-hgp" {
-		t.Errorf("preset not applied: head %q, estimator %q", sc.Model.Head, sc.Hypergradient.Estimator)
+	if sc.Model.Head.Name != "ensemble-label-weights" || sc.Hypergradient.Estimator != "vr-hgp" {
+		t.Errorf("preset not applied: head %q, estimator %q", sc.Model.Head.Name, sc.Hypergradient.Estimator)
+	}
+}
+
+// Validation of 10,000 clients must not build the n² network (issue 7):
+// it used to take 44 s and 4 GB before crashing.
+func TestCheckLargeScenarioWithoutBuilding(t *testing.T) {
+	sc := parseOK(t, "clients: 10000\n")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res, err := Check("big.yaml", sc, CheckOptions{MaxMemory: -1})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 50<<20 {
+		t.Errorf("Check allocated %d MiB for 10,000 clients; the network must not be built", alloc>>20)
+	}
+	// The δ̄ matrix alone is 8·n² bytes.
+	if res.LiveBytes() < 8*10000*10000 {
+		t.Errorf("estimate %s misses the dense network", res)
+	}
+	// The same scenario under a 1 GiB limit is refused, with the estimate.
+	_, err = Check("big.yaml", sc, CheckOptions{MaxMemory: 1 << 30})
+	if err == nil || !IsInvalid(err) || !strings.Contains(err.Error(), "peak memory") || !strings.Contains(err.Error(), "network") {
+		t.Fatalf("want a refusal naming the estimate, got %v", err)
+	}
+}
+
+// Valid-looking sizes that do not fit are refused before anything is
+// allocated, instead of ending in Go's fatal out-of-memory error.
+func TestCheckRefusesWhatDoesNotFit(t *testing.T) {
+	for name, src := range map[string]string{
+		"wide mlp":     "model:\n  kind: mlp\n  hidden: 60000\ndata:\n  features: 1000\n",
+		"dense oracle": "clients: 50\nmodel:\n  head: label-weights\ndata:\n  features: 1000\nhypergradient:\n  estimator: hgp\n  oracle: true\n",
+		"huge data":    "clients: 1000\ndata:\n  features: 100000\n  train: 10000\n",
+	} {
+		sc := parseOK(t, src)
+		_, err := Check(name, sc, CheckOptions{MaxMemory: 16 << 30})
+		if err == nil || !IsInvalid(err) || !strings.Contains(err.Error(), "more than the limit set by --max-memory (16.0 GiB)") {
+			t.Errorf("%s: want a refusal against the 16 GiB limit, got %v", name, err)
+		}
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	for in, want := range map[string]int64{"8GiB": 8 << 30, "512MB": 512e6, "2g": 2 << 30, "1024": 1024, "1.5 GiB": 3 << 29} {
+		if got, err := ParseBytes(in); err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "lots", "-1GB", "0", "NaN"} {
+		if _, err := ParseBytes(bad); err == nil {
+			t.Errorf("ParseBytes(%q) accepted", bad)
+		}
 	}
 }

@@ -2,15 +2,20 @@ package scenarios
 
 import (
 	"time"
+
+	"hgpsim/graph"
+	"hgpsim/internal/registry"
+	"hgpsim/models"
 )
 
 // Scenario is a validated description of one run. Field docs are the
-// scenario reference; docs/scenarios.md repeats them with examples.
+// scenario reference; docs/scenarios.md repeats them with examples, and
+// `hgpsim list` prints every plug-in kind with its parameters.
 type Scenario struct {
 	Name          string            `yaml:"name"`    // run name, used for the output folder
 	Method        string            `yaml:"method"`  // preset: "" (custom), sgp, local, sgp-mtl, local-mtl, pdbo-da, pdbo-mtl, pdbo-mtl-da, pdbo-mtl-local
 	Seed          uint64            `yaml:"seed"`    // root of every random stream
-	Clients       int               `yaml:"clients"` // n ≥ 2
+	Clients       int               `yaml:"clients"` // n, 2 … graph.MaxNodes
 	Network       NetworkSpec       `yaml:"network"`
 	Data          DataSpec          `yaml:"data"`
 	Model         ModelSpec         `yaml:"model"`
@@ -26,56 +31,30 @@ type Scenario struct {
 	HGPError *HGPErrorSpec `yaml:"hgp_error,omitempty"`
 }
 
-// NetworkSpec selects the topology and its edge process (package graph).
+// NetworkSpec selects the topology (a graph.Topologies kind) with its
+// parameters, including its edge process where links fail at random.
 type NetworkSpec struct {
-	Kind      string     `yaml:"kind"`      // fully-connected | static-undirected | stochastic-undirected | stochastic-directed | ring | star | edge-list
-	EdgeProb  float64    `yaml:"edge_prob"` // static-undirected: Erdős–Rényi p
-	Weights   string     `yaml:"weights"`   // static-undirected: fmmc | metropolis
-	DeltaMin  float64    `yaml:"delta_min"` // stochastic-*: δ̄ ~ U[delta_min, delta_max]
-	DeltaMax  float64    `yaml:"delta_max"` //
-	Prob      float64    `yaml:"prob"`      // ring, star: per-round link probability
-	Directed  bool       `yaml:"directed"`  // ring: one-directional
-	Symmetric bool       `yaml:"symmetric"` // edge-list: undirected links
-	Edges     []EdgeSpec `yaml:"edges"`     // edge-list
-	Burst     int        `yaml:"burst"`     // rounds a link keeps its state (0/1 = independent every round)
+	Topology registry.Choice[graph.Topology] `yaml:"kind"`
 }
 
-// EdgeSpec is one link of an edge-list network.
-type EdgeSpec struct {
-	From int     `yaml:"from"`
-	To   int     `yaml:"to"`
-	Prob float64 `yaml:"prob"`
-}
-
-// DataSpec selects the data and how it is split among clients.
+// DataSpec selects the data (a models.Sources kind) with its parameters.
 type DataSpec struct {
-	Kind       string  `yaml:"kind"`       // synthetic | fashion-mnist | mnist | emnist
-	Dir        string  `yaml:"dir"`        // real data: folder of the IDX files ("" = the default for fashion-mnist)
-	Split      string  `yaml:"split"`      // emnist: split name (balanced, byclass, letters, digits, …)
-	Fraction   float64 `yaml:"fraction"`   // real data: share of the pooled data set kept
-	Clusters   int     `yaml:"clusters"`   // real data: input-normalization clusters (0 = none, the cooperative paper uses 3)
-	TestFrac   float64 `yaml:"test_frac"`  // real data: per-client test share
-	TrainFrac  float64 `yaml:"train_frac"` // real data: share of the rest used for training (rest: validation)
-	Classes    int     `yaml:"classes"`    // C ≥ 2
-	Features   int     `yaml:"features"`   // D ≥ 1
-	Train      int     `yaml:"train"`      // examples per client
-	Val        int     `yaml:"val"`        // examples per client
-	Test       int     `yaml:"test"`       // examples per client
-	Alpha      float64 `yaml:"alpha"`      // Dirichlet label skew (smaller = more skewed)
-	Separation float64 `yaml:"separation"` // class-mean scale
-	Shift      float64 `yaml:"shift"`      // per-client feature shift scale
-	Noise      float64 `yaml:"noise"`      // within-class standard deviation
+	Source registry.Choice[models.Source] `yaml:"kind"`
 }
 
-// ModelSpec selects the inner model and how the hyperparameters λ enter it.
+// ModelSpec selects the inner model (a models.Architectures kind) and how
+// the hyperparameters λ enter it (a models.Heads kind). The head parameters
+// are shared by every head, so that a method preset can switch heads.
 type ModelSpec struct {
-	Kind          string  `yaml:"kind"`            // softmax | logistic | mlp
-	L2            float64 `yaml:"l2"`              // L2 rate on all inner parameters
-	Hidden        int     `yaml:"hidden"`          // mlp: hidden units (tanh)
-	Head          string  `yaml:"head"`            // none | label-weights | ensemble | ensemble-label-weights
-	K             int     `yaml:"k"`               // ensemble size
-	OuterL2       float64 `yaml:"outer_l2"`        // L2 rate on λ in F (the ensemble part for ensemble-label-weights)
-	OuterL2Labels float64 `yaml:"outer_l2_labels"` // ensemble-label-weights: L2 rate on the label part of λ
+	Arch          registry.Choice[models.Architecture] `yaml:"kind"`
+	Head          registry.Choice[models.Head]         `yaml:"head"`
+	K             int                                  `yaml:"k"`               // ensemble size
+	OuterL2       float64                              `yaml:"outer_l2"`        // L2 rate on λ in F (the ensemble part for ensemble-label-weights)
+	OuterL2Labels float64                              `yaml:"outer_l2_labels"` // ensemble-label-weights: L2 rate on the label part of λ
+}
+
+func (m *ModelSpec) headParams() models.HeadParams {
+	return models.HeadParams{K: m.K, OuterL2: m.OuterL2, OuterL2Labels: m.OuterL2Labels}
 }
 
 // MethodOverride holds per-method values; unset fields keep the scenario's.
@@ -147,11 +126,10 @@ func Default() Scenario {
 		Name:    "run",
 		Seed:    1,
 		Clients: 20,
-		Network: NetworkSpec{Kind: "stochastic-directed", EdgeProb: 0.4, Weights: "fmmc",
-			DeltaMin: 0.4, DeltaMax: 0.8, Prob: 1},
-		Data: DataSpec{Kind: "synthetic", Classes: 5, Features: 20, Train: 150, Val: 50, Test: 100,
-			Alpha: 0.4, Separation: 0.5, Shift: 1, Noise: 1, Fraction: 0.1, TestFrac: 0.2, TrainFrac: 0.75, Split: "balanced"},
-		Model: ModelSpec{Kind: "softmax", L2: 1e-3, Hidden: 32, Head: "none", K: 3, OuterL2: 0.01, OuterL2Labels: 5e-4},
+		Network: NetworkSpec{Topology: registry.Choose[graph.Topology]("stochastic-directed")},
+		Data:    DataSpec{Source: registry.Choose[models.Source]("synthetic")},
+		Model: ModelSpec{Arch: registry.Choose[models.Architecture]("softmax"), Head: registry.Choose[models.Head]("none"),
+			K: 3, OuterL2: 0.01, OuterL2Labels: 5e-4},
 		Hypergradient: HypergradientSpec{Estimator: "none", Alpha: 0.9, Beta: 0.1, M: 200, Sampling: "simultaneous",
 			OuterData: "train", Estimates: "counted", EvalEvery: 0},
 		SGP: SGPSpec{Variant: "after", Rounds: 600, Batch: 32, EvalEvery: 50,

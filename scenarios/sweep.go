@@ -78,7 +78,7 @@ func newTable(results []SweepResult) *table {
 	t := &table{cell: map[[2]string]SweepResult{}}
 	seenM, seenN := map[string]bool{}, map[string]bool{}
 	for _, r := range results {
-		m, n := methodName(r.Job.Scenario), r.Job.Scenario.Network.Kind
+		m, n := methodName(r.Job.Scenario), r.Job.Scenario.Network.Topology.Name
 		t.cell[[2]string{m, n}] = r
 		if !seenM[m] {
 			seenM[m] = true

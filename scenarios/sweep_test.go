@@ -1,6 +1,9 @@
 package scenarios
 
 import (
+	"hgpsim/graph"
+	"hgpsim/internal/registry"
+
 	"context"
 	"encoding/csv"
 	"os"
@@ -18,7 +21,7 @@ func TestSweepWritesPaperTable(t *testing.T) {
 	for _, net := range []string{"fully-connected", "stochastic-undirected"} {
 		for _, m := range []string{"sgp", "pdbo-da", "local"} {
 			sc := base
-			sc.Network.Kind = net
+			sc.Network.Topology = registry.Choose[graph.Topology](net)
 			sc.Method = m
 			sc.Hypergradient.Estimator = "auto"
 			sc.Name = net + "-" + m

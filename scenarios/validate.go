@@ -5,14 +5,29 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"time"
 
+	"hgpsim/graph"
+	"hgpsim/internal/registry"
+	"hgpsim/models"
 	"hgpsim/optim"
 )
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
-// Validate checks every field and says what is allowed. Checks that need
-// the built network (connectivity, Assumption 6) happen in Build.
+// Bounds of the sizes a scenario can name that no plug-in owns. The
+// resource estimate (Estimate) bounds their products.
+const (
+	MaxRounds     = 10_000_000 // sgp.rounds
+	MaxM          = 1_000_000  // hypergradient.m
+	MaxOuterSteps = 100_000    // outer.steps
+	MaxBatch      = models.MaxExamplesPerClient
+	MaxTimeout    = 24 * time.Hour
+)
+
+// Validate checks every field and says what is allowed. It reads no data
+// file and builds nothing of size n²; checks that need the built network
+// (connectivity, Assumption 6) happen in Build and CheckNetwork.
 func (sc *Scenario) Validate() error {
 	if err := sc.applyMethod(); err != nil {
 		return err
@@ -20,23 +35,27 @@ func (sc *Scenario) Validate() error {
 	if !nameRE.MatchString(sc.Name) {
 		return fmt.Errorf("name: must be letters, digits, '.', '_' or '-' (it names the output folder), got %q", sc.Name)
 	}
-	if sc.Clients < 2 {
-		return fmt.Errorf("clients: must be >= 2, got %d", sc.Clients)
+	if sc.Clients < 2 || sc.Clients > graph.MaxNodes {
+		return fmt.Errorf("clients: must be in [2, %d], got %d", graph.MaxNodes, sc.Clients)
 	}
-	if sc.Clients > 100000 {
-		return fmt.Errorf("clients: at most 100000 are supported, got %d", sc.Clients)
+	if err := sc.Network.Topology.Params.Validate(sc.Clients); err != nil {
+		return fmt.Errorf("network (%s): %w", sc.Network.Topology.Name, err)
 	}
-	if err := sc.Network.validate(sc.Clients); err != nil {
-		return fmt.Errorf("network.%w", err)
+	if err := sc.Data.Source.Params.Validate(sc.Clients); err != nil {
+		return fmt.Errorf("data (%s): %w", sc.Data.Source.Name, err)
 	}
-	if err := sc.Data.validate(); err != nil {
-		return fmt.Errorf("data.%w", err)
+	features, classes := sc.Data.Source.Params.Shape()
+	if err := sc.Model.Arch.Params.Validate(features, classes); err != nil {
+		return fmt.Errorf("model (%s): %w", sc.Model.Arch.Name, err)
 	}
-	if err := sc.Model.validate(sc.Data.Classes); err != nil {
+	if err := sc.Model.headParams().Validate(); err != nil {
 		return fmt.Errorf("model.%w", err)
 	}
-	if err := sc.Hypergradient.validate(sc.Model.Head); err != nil {
+	if err := sc.Hypergradient.validate(sc.Model.Head.Name); err != nil {
 		return fmt.Errorf("hypergradient.%w", err)
+	}
+	if sc.Hypergradient.Estimator == "exact" && sc.Network.Topology.Params.OneWay() {
+		return fmt.Errorf("hypergradient.estimator: exact recurrent backpropagation (Eq. 11) needs undirected links, and a %s network is directed; use hgp or vr-hgp", sc.Network.Topology.Name)
 	}
 	if err := sc.SGP.validate(); err != nil {
 		return fmt.Errorf("sgp.%w", err)
@@ -54,128 +73,14 @@ func (sc *Scenario) Validate() error {
 			return fmt.Errorf("hgp_error.%w", err)
 		}
 	}
-	if sc.Runtime.RoundTimeout < 0 {
-		return fmt.Errorf("runtime.round_timeout: must be >= 0, got %v", sc.Runtime.RoundTimeout)
+	if sc.Runtime.RoundTimeout < 0 || sc.Runtime.RoundTimeout > MaxTimeout {
+		return fmt.Errorf("runtime.round_timeout: must be in [0, %v], got %v", MaxTimeout, sc.Runtime.RoundTimeout)
 	}
 	return nil
 }
 
-func prob(name string, v float64) error {
-	if !(v > 0 && v <= 1) {
-		return fmt.Errorf("%s: must be in (0, 1], got %v", name, v)
-	}
-	return nil
-}
-
-func (n *NetworkSpec) validate(clients int) error {
-	if n.Burst < 0 {
-		return fmt.Errorf("burst: must be >= 0 rounds (0 or 1: links redrawn every round), got %d", n.Burst)
-	}
-	switch n.Kind {
-	case "fully-connected":
-	case "static-undirected":
-		if err := prob("edge_prob", n.EdgeProb); err != nil {
-			return err
-		}
-		if n.Weights != "fmmc" && n.Weights != "metropolis" {
-			return fmt.Errorf("weights: must be fmmc or metropolis, got %q", n.Weights)
-		}
-	case "stochastic-undirected", "stochastic-directed":
-		if err := prob("delta_min", n.DeltaMin); err != nil {
-			return err
-		}
-		if err := prob("delta_max", n.DeltaMax); err != nil {
-			return err
-		}
-		if n.DeltaMin > n.DeltaMax {
-			return fmt.Errorf("delta_min (%v) must not exceed delta_max (%v)", n.DeltaMin, n.DeltaMax)
-		}
-	case "ring", "star":
-		if err := prob("prob", n.Prob); err != nil {
-			return err
-		}
-	case "edge-list":
-		if len(n.Edges) == 0 {
-			return fmt.Errorf("edges: an edge-list network needs at least one edge")
-		}
-		for k, e := range n.Edges {
-			if e.From < 0 || e.From >= clients || e.To < 0 || e.To >= clients {
-				return fmt.Errorf("edges[%d]: clients must be in [0, %d), got %d→%d", k, clients, e.From, e.To)
-			}
-			if e.From == e.To {
-				return fmt.Errorf("edges[%d]: self-loops are implicit; remove %d→%d", k, e.From, e.To)
-			}
-			if err := prob(fmt.Sprintf("edges[%d].prob", k), e.Prob); err != nil {
-				return err
-			}
-		}
-	default:
-		return fmt.Errorf("kind: must be one of fully-connected, static-undirected, stochastic-undirected, stochastic-directed, ring, star, edge-list; got %q", n.Kind)
-	}
-	return nil
-}
-
-func (d *DataSpec) validate() error {
-	switch d.Kind {
-	case "synthetic":
-	case "fashion-mnist", "mnist", "emnist":
-		return d.validateReal()
-	default:
-		return fmt.Errorf("kind: must be synthetic, fashion-mnist, mnist or emnist, got %q", d.Kind)
-	}
-	switch {
-	case d.Classes < 2:
-		return fmt.Errorf("classes: must be >= 2, got %d", d.Classes)
-	case d.Features < 1:
-		return fmt.Errorf("features: must be >= 1, got %d", d.Features)
-	case d.Train < 1:
-		return fmt.Errorf("train: must be >= 1 example per client, got %d", d.Train)
-	case d.Val < 1:
-		return fmt.Errorf("val: must be >= 1 example per client, got %d", d.Val)
-	case d.Test < 1:
-		return fmt.Errorf("test: must be >= 1 example per client, got %d", d.Test)
-	case !(d.Alpha > 0) || math.IsInf(d.Alpha, 0):
-		return fmt.Errorf("alpha: must be a finite number > 0, got %v", d.Alpha)
-	case !(d.Separation > 0) || math.IsInf(d.Separation, 0):
-		return fmt.Errorf("separation: must be a finite number > 0, got %v", d.Separation)
-	case !(d.Shift >= 0) || math.IsInf(d.Shift, 0):
-		return fmt.Errorf("shift: must be a finite number >= 0, got %v", d.Shift)
-	case !(d.Noise >= 0) || math.IsInf(d.Noise, 0):
-		return fmt.Errorf("noise: must be a finite number >= 0, got %v", d.Noise)
-	}
-	return nil
-}
-
-func (m *ModelSpec) validate(classes int) error {
-	switch m.Kind {
-	case "softmax", "mlp":
-	case "logistic":
-		if classes != 2 {
-			return fmt.Errorf("kind: logistic is binary and needs data.classes = 2, got %d", classes)
-		}
-	default:
-		return fmt.Errorf("kind: must be softmax, logistic or mlp, got %q", m.Kind)
-	}
-	if err := nonNegative("l2", m.L2); err != nil {
-		return err
-	}
-	if m.Kind == "mlp" && m.Hidden < 1 {
-		return fmt.Errorf("hidden: must be >= 1, got %d", m.Hidden)
-	}
-	switch m.Head {
-	case "none", "label-weights":
-	case "ensemble", "ensemble-label-weights":
-		if m.K < 1 {
-			return fmt.Errorf("k: an ensemble needs k >= 1 models, got %d", m.K)
-		}
-	default:
-		return fmt.Errorf("head: must be none, label-weights, ensemble or ensemble-label-weights, got %q", m.Head)
-	}
-	if err := nonNegative("outer_l2", m.OuterL2); err != nil {
-		return err
-	}
-	return nonNegative("outer_l2_labels", m.OuterL2Labels)
-}
+// shape returns the number of features and classes of the scenario's data.
+func (sc *Scenario) shape() (features, classes int) { return sc.Data.Source.Params.Shape() }
 
 func nonNegative(name string, v float64) error {
 	if !(v >= 0) || math.IsInf(v, 0) {
@@ -201,14 +106,14 @@ func (h *HypergradientSpec) validate(head string) error {
 	if !(h.Beta >= 0 && h.Beta <= 1) {
 		return fmt.Errorf("beta: must be in [0, 1], got %v", h.Beta)
 	}
-	if h.M < 1 {
-		return fmt.Errorf("m: must be >= 1, got %d", h.M)
+	if h.M < 1 || h.M > MaxM {
+		return fmt.Errorf("m: must be in [1, %d], got %d", MaxM, h.M)
 	}
 	if h.Sampling != "simultaneous" && h.Sampling != "alternate" {
 		return fmt.Errorf("sampling: must be simultaneous or alternate, got %q", h.Sampling)
 	}
-	if h.Batch < 0 {
-		return fmt.Errorf("batch: must be >= 0 (0 = full batch), got %d", h.Batch)
+	if h.Batch < 0 || h.Batch > MaxBatch {
+		return fmt.Errorf("batch: must be in [0, %d] (0 = full batch), got %d", MaxBatch, h.Batch)
 	}
 	if h.OuterData != "train" && h.OuterData != "val" {
 		return fmt.Errorf("outer_data: must be train or val, got %q", h.OuterData)
@@ -229,14 +134,17 @@ func (s *SGPSpec) validate() error {
 	if s.Variant != "after" && s.Variant != "before" {
 		return fmt.Errorf("variant: must be after (Eq. 4b) or before (Eq. 4a), got %q", s.Variant)
 	}
-	if s.Rounds < 1 {
-		return fmt.Errorf("rounds: must be >= 1, got %d", s.Rounds)
+	if s.Rounds < 1 || s.Rounds > MaxRounds {
+		return fmt.Errorf("rounds: must be in [1, %d], got %d", MaxRounds, s.Rounds)
 	}
-	if s.Batch < 0 {
-		return fmt.Errorf("batch: must be >= 0 (0 = full batch), got %d", s.Batch)
+	if s.Batch < 0 || s.Batch > MaxBatch {
+		return fmt.Errorf("batch: must be in [0, %d] (0 = full batch), got %d", MaxBatch, s.Batch)
 	}
 	if s.EvalEvery < 0 {
 		return fmt.Errorf("eval_every: must be >= 0 (0 = only after the last round), got %d", s.EvalEvery)
+	}
+	if len(s.LR.Milestones) > MaxRounds {
+		return fmt.Errorf("lr.milestones: at most %d, got %d", MaxRounds, len(s.LR.Milestones))
 	}
 	if err := s.LR.schedule().Validate(); err != nil {
 		return fmt.Errorf("lr: %w", err)
@@ -254,17 +162,21 @@ var Methods = []string{"local", "sgp", "local-mtl", "sgp-mtl", "pdbo-da", "pdbo-
 // applyMethod fills model.head and hypergradient.estimator from the method
 // preset (the preset wins over what the file says) and resolves
 // estimator "auto": HGP on fully-connected and static networks, VR-HGP on
-// stochastic ones (PDBO paper App. D). It is idempotent.
+// the others, whose links fail at random (PDBO paper App. D). It is
+// idempotent.
 func (sc *Scenario) applyMethod() error {
+	head := func(name string) { sc.Model.Head = registry.Choose[models.Head](name) }
 	switch sc.Method {
 	case "":
 	case "sgp", "local":
-		sc.Model.Head, sc.Hypergradient.Estimator, sc.Outer.Steps = "none", "none", 0
+		head("none")
+		sc.Hypergradient.Estimator, sc.Outer.Steps = "none", 0
 	case "sgp-mtl", "local-mtl":
-		sc.Model.Head, sc.Hypergradient.Estimator, sc.Outer.Steps = "ensemble", "none", 0
+		head("ensemble")
+		sc.Hypergradient.Estimator, sc.Outer.Steps = "none", 0
 	case "pdbo-da", "pdbo-mtl", "pdbo-mtl-da", "pdbo-mtl-local":
-		sc.Model.Head = map[string]string{"pdbo-da": "label-weights", "pdbo-mtl": "ensemble",
-			"pdbo-mtl-da": "ensemble-label-weights", "pdbo-mtl-local": "ensemble"}[sc.Method]
+		head(map[string]string{"pdbo-da": "label-weights", "pdbo-mtl": "ensemble",
+			"pdbo-mtl-da": "ensemble-label-weights", "pdbo-mtl-local": "ensemble"}[sc.Method])
 		if sc.Method == "pdbo-mtl-local" {
 			sc.Hypergradient.Estimator = "local"
 		} else if sc.Hypergradient.Estimator == "none" || sc.Hypergradient.Estimator == "local" {
@@ -294,7 +206,7 @@ func (sc *Scenario) applyMethod() error {
 		set(&sc.Model.OuterL2Labels, o.OuterL2Labels)
 	}
 	if sc.Hypergradient.Estimator == "auto" {
-		switch sc.Network.Kind {
+		switch sc.Network.Topology.Name {
 		case "fully-connected", "static-undirected":
 			sc.Hypergradient.Estimator = "hgp"
 		default:
@@ -308,8 +220,8 @@ func (sc *Scenario) applyMethod() error {
 func (sc *Scenario) isLocal() bool { return sc.Method == "local" || sc.Method == "local-mtl" }
 
 func (o *OuterSpec) validate(estimator string) error {
-	if o.Steps < 0 {
-		return fmt.Errorf("steps: must be >= 0, got %d", o.Steps)
+	if o.Steps < 0 || o.Steps > MaxOuterSteps {
+		return fmt.Errorf("steps: must be in [0, %d], got %d", MaxOuterSteps, o.Steps)
 	}
 	if o.Steps > 0 && estimator == "none" {
 		return fmt.Errorf("steps: outer steps need a hyper-gradient; set hypergradient.estimator (or a pdbo-* method)")
@@ -317,34 +229,19 @@ func (o *OuterSpec) validate(estimator string) error {
 	if o.Optimizer != "adam" && o.Optimizer != "sgd" {
 		return fmt.Errorf("optimizer: must be adam or sgd, got %q", o.Optimizer)
 	}
-	for name, v := range map[string]float64{"lr": o.LR, "lr_labels": o.LRLabels} {
-		if !(v > 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("%s: learning rate must be a finite number > 0, got %v", name, v)
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"lr", o.LR}, {"lr_labels", o.LRLabels}} {
+		if !(c.v > 0) || math.IsInf(c.v, 0) {
+			return fmt.Errorf("%s: learning rate must be a finite number > 0, got %v", c.name, c.v)
 		}
 	}
 	if !(o.Beta1 >= 0 && o.Beta1 < 1) || !(o.Beta2 >= 0 && o.Beta2 < 1) {
 		return fmt.Errorf("beta1, beta2: must be in [0, 1), got %v, %v", o.Beta1, o.Beta2)
 	}
-	if !(o.Eps > 0) {
-		return fmt.Errorf("eps: must be > 0, got %v", o.Eps)
-	}
-	return nil
-}
-
-func (d *DataSpec) validateReal() error {
-	switch {
-	case d.Kind != "fashion-mnist" && d.Dir == "":
-		return fmt.Errorf("dir: %s has no standard location; give the folder of its IDX files", d.Kind)
-	case !(d.Fraction > 0 && d.Fraction <= 1):
-		return fmt.Errorf("fraction: must be in (0, 1], got %v", d.Fraction)
-	case !(d.Alpha > 0) || math.IsInf(d.Alpha, 0):
-		return fmt.Errorf("alpha: must be a finite number > 0, got %v", d.Alpha)
-	case d.Clusters < 0:
-		return fmt.Errorf("clusters: must be >= 0, got %d", d.Clusters)
-	case !(d.TestFrac > 0 && d.TestFrac < 1):
-		return fmt.Errorf("test_frac: must be in (0, 1), got %v", d.TestFrac)
-	case !(d.TrainFrac > 0 && d.TrainFrac < 1):
-		return fmt.Errorf("train_frac: must be in (0, 1), got %v", d.TrainFrac)
+	if !(o.Eps > 0) || math.IsInf(o.Eps, 0) {
+		return fmt.Errorf("eps: must be a finite number > 0, got %v", o.Eps)
 	}
 	return nil
 }

@@ -1,0 +1,235 @@
+package models
+
+import (
+	"fmt"
+
+	"hgpsim/internal/registry"
+)
+
+// Architecture is a model kind of the scenario's `model` section: its
+// parameters and how to build a Classifier for given data. See
+// Architectures.
+type Architecture interface {
+	// Validate checks the parameters for data with this many features
+	// and classes.
+	Validate(features, classes int) error
+	// Dim returns the number of parameters, without building the model.
+	Dim(features, classes int) int64
+	// New returns a model for validated parameters.
+	New(features, classes int) Classifier
+}
+
+// Architectures holds the model kinds, selected by `model.kind`.
+var Architectures = registry.New[Architecture]("model", "kind")
+
+// Head is how the hyperparameters λ_i enter a client's costs (PDBO paper
+// Sec. 6.1), selected by `model.head`. Heads share the parameters of
+// HeadParams, so that method presets can switch heads on one scenario.
+type Head interface {
+	// DimLambda returns d_λ for data with this many classes.
+	DimLambda(classes int, p HeadParams) int
+	// New wraps base (a fresh Classifier per ensemble member, from make).
+	New(newBase func() Classifier, p HeadParams) Bilevel
+}
+
+// Heads holds the personalization heads.
+var Heads = registry.New[Head]("head", "head")
+
+// HeadParams are the parameters every head reads (unused ones are ignored).
+type HeadParams struct {
+	K             int     // ensemble size
+	OuterL2       float64 // L2 rate on λ in F (λ^K for ensemble-label-weights)
+	OuterL2Labels float64 // ensemble-label-weights: L2 rate on λ^C
+}
+
+// MaxEnsemble bounds the ensemble size K.
+const MaxEnsemble = 64
+
+// Validate checks the shared head parameters.
+func (p HeadParams) Validate() error {
+	if p.K < 1 || p.K > MaxEnsemble {
+		return fmt.Errorf("k: the ensemble size must be in [1, %d], got %d", MaxEnsemble, p.K)
+	}
+	if err := nonNegativeRate("outer_l2", p.OuterL2); err != nil {
+		return err
+	}
+	return nonNegativeRate("outer_l2_labels", p.OuterL2Labels)
+}
+
+func nonNegativeRate(name string, v float64) error {
+	if !(v >= 0) || v > 1e12 {
+		return fmt.Errorf("%s must be a finite number >= 0, got %v", name, v)
+	}
+	return nil
+}
+
+// Source is a data kind of the scenario's `data` section: its parameters
+// and how to give every client its train, validation and test data. See
+// Sources.
+type Source interface {
+	// Validate checks the parameters for this many clients, without
+	// reading any file.
+	Validate(clients int) error
+	// Shape returns the number of features and classes the data will have,
+	// known without reading any file.
+	Shape() (features, classes int)
+	// Examples returns an upper bound on the number of examples the run
+	// holds over all clients, for the resource estimate.
+	Examples(clients int) int64
+	// Files lists the files Load reads (none for generated data), and
+	// Missing those of them that do not exist, so that validation can
+	// skip them and a run can refuse early.
+	Files() []string
+	// Load builds every client's data. Missing files are an error naming
+	// them and how to install them.
+	Load(clients int, seed uint64) ([]ClientData, error)
+}
+
+// Sources holds the data kinds, selected by `data.kind`.
+var Sources = registry.New[Source]("data", "kind")
+
+// MaxParams bounds the parameters of one model (800 MB per vector).
+const MaxParams = 100_000_000
+
+// MaxHidden bounds the hidden units of an MLP.
+const MaxHidden = 1 << 16
+
+func checkDim(dim int64) error {
+	if dim > MaxParams {
+		return fmt.Errorf("the model would have %d parameters, more than the %d supported", dim, MaxParams)
+	}
+	return nil
+}
+
+func init() {
+	Architectures.Register("softmax",
+		"Multinomial logistic regression (softmax regression) with weights and biases; strongly convex with l2 > 0 (the lower-level assumption).",
+		func() Architecture { return &SoftmaxSpec{L2: 1e-3} })
+	Architectures.Register("logistic",
+		"Binary logistic regression (needs two classes), strongly convex with l2 > 0.",
+		func() Architecture { return &LogisticSpec{L2: 1e-3} })
+	Architectures.Register("mlp",
+		"One-hidden-layer tanh perceptron: the non-convex model, beyond the papers' lower-level assumptions. Products exact by Pearlmutter's R-operator.",
+		func() Architecture { return &MLPSpec{L2: 1e-3, Hidden: 32} })
+}
+
+// SoftmaxSpec selects Softmax.
+type SoftmaxSpec struct {
+	L2 float64 `yaml:"l2" doc:"L2 rate on all parameters, finite, >= 0: f = mean cross-entropy + (l2/2)‖x‖²"`
+}
+
+// Validate implements Architecture.
+func (s *SoftmaxSpec) Validate(features, classes int) error {
+	if err := nonNegativeRate("l2", s.L2); err != nil {
+		return err
+	}
+	return checkDim(s.Dim(features, classes))
+}
+
+// Dim implements Architecture.
+func (*SoftmaxSpec) Dim(features, classes int) int64 {
+	return int64(classes)*int64(features) + int64(classes)
+}
+
+// New implements Architecture.
+func (s *SoftmaxSpec) New(features, classes int) Classifier { return NewSoftmax(features, classes, s.L2) }
+
+// LogisticSpec selects Logistic.
+type LogisticSpec struct {
+	L2 float64 `yaml:"l2" doc:"L2 rate on all parameters, finite, >= 0"`
+}
+
+// Validate implements Architecture.
+func (s *LogisticSpec) Validate(features, classes int) error {
+	if classes != 2 {
+		return fmt.Errorf("logistic is binary and needs data with 2 classes, got %d", classes)
+	}
+	if err := nonNegativeRate("l2", s.L2); err != nil {
+		return err
+	}
+	return checkDim(s.Dim(features, classes))
+}
+
+// Dim implements Architecture.
+func (*LogisticSpec) Dim(features, _ int) int64 { return int64(features) + 1 }
+
+// New implements Architecture.
+func (s *LogisticSpec) New(features, _ int) Classifier { return NewLogistic(features, s.L2) }
+
+// MLPSpec selects MLP.
+type MLPSpec struct {
+	L2     float64 `yaml:"l2" doc:"L2 rate on all parameters, finite, >= 0"`
+	Hidden int     `yaml:"hidden" doc:"hidden units, 1 … 65536"`
+}
+
+// Validate implements Architecture.
+func (s *MLPSpec) Validate(features, classes int) error {
+	if err := nonNegativeRate("l2", s.L2); err != nil {
+		return err
+	}
+	if s.Hidden < 1 || s.Hidden > MaxHidden {
+		return fmt.Errorf("hidden must be in [1, %d], got %d", MaxHidden, s.Hidden)
+	}
+	return checkDim(s.Dim(features, classes))
+}
+
+// Dim implements Architecture.
+func (s *MLPSpec) Dim(features, classes int) int64 {
+	h := int64(s.Hidden)
+	return h*int64(features) + h + int64(classes)*h + int64(classes)
+}
+
+// New implements Architecture.
+func (s *MLPSpec) New(features, classes int) Classifier {
+	return NewMLP(features, s.Hidden, classes, s.L2)
+}
+
+func init() {
+	Heads.Register("none", "No hyperparameters: every client trains the plain model (d_λ = 0).",
+		func() Head { return &plainHead{} })
+	Heads.Register("label-weights",
+		"PDBO-DA: λ ∈ R^C weighs each label's loss by C·softmax(λ)_c in the inner cost (PDBO paper Sec. 6.1).",
+		func() Head { return &labelWeightsHead{} })
+	Heads.Register("ensemble",
+		"PDBO-MTL: an ensemble of k copies of the model, predicting Σ_k softmax(λ)_k·softmax(logits_k), λ ∈ R^K (after FedEM).",
+		func() Head { return &ensembleHead{} })
+	Heads.Register("ensemble-label-weights",
+		"PDBO-MTL&DA: the ensemble and the label weights together, λ = [λ^K; λ^C].",
+		func() Head { return &mtldaHead{} })
+}
+
+type plainHead struct{}
+
+func (*plainHead) DimLambda(int, HeadParams) int { return 0 }
+func (*plainHead) New(newBase func() Classifier, _ HeadParams) Bilevel {
+	return Plain(newBase())
+}
+
+type labelWeightsHead struct{}
+
+func (*labelWeightsHead) DimLambda(classes int, _ HeadParams) int { return classes }
+func (*labelWeightsHead) New(newBase func() Classifier, p HeadParams) Bilevel {
+	return LabelWeights(newBase(), p.OuterL2)
+}
+
+type ensembleHead struct{}
+
+func (*ensembleHead) DimLambda(_ int, p HeadParams) int { return p.K }
+func (*ensembleHead) New(newBase func() Classifier, p HeadParams) Bilevel {
+	return Ensemble(members(newBase, p.K), p.OuterL2)
+}
+
+type mtldaHead struct{}
+
+func (*mtldaHead) DimLambda(classes int, p HeadParams) int { return p.K + classes }
+func (*mtldaHead) New(newBase func() Classifier, p HeadParams) Bilevel {
+	return MTLDA(members(newBase, p.K), p.OuterL2, p.OuterL2Labels)
+}
+
+func members(newBase func() Classifier, k int) []Classifier {
+	bs := make([]Classifier, k)
+	for i := range bs {
+		bs[i] = newBase()
+	}
+	return bs
+}

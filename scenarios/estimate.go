@@ -1,0 +1,269 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"hgpsim/graph"
+)
+
+// Resources is what a run is expected to need, computed from the scenario
+// alone (nothing is built or read). The model is deliberately simple and
+// errs on the high side; docs/scenarios.md states it.
+type Resources struct {
+	// Live is the estimated live heap in bytes, by part.
+	Live []ResourcePart
+	// PeakBytes is the process's expected peak memory: twice the live heap,
+	// since Go's collector lets the heap grow to twice what survived the
+	// last cycle (GOGC = 100).
+	PeakBytes int64
+	// Flops counts the floating-point work of the whole run, and Seconds
+	// turns it into time on one core at AssumedFlops.
+	Flops   float64
+	Seconds float64
+}
+
+// ResourcePart is one term of the memory estimate.
+type ResourcePart struct {
+	Name  string
+	Bytes int64
+}
+
+// AssumedFlops is the single-core rate behind Resources.Seconds, calibrated
+// on the project machine with the personalization runs of docs/results.md
+// (estimates within a factor of about 2 of their wall time).
+const AssumedFlops = 5e9
+
+// LiveBytes sums the parts.
+func (r Resources) LiveBytes() int64 {
+	var s int64
+	for _, p := range r.Live {
+		s += p.Bytes
+	}
+	return s
+}
+
+// String is one line: the peak, its largest parts and the time.
+func (r Resources) String() string {
+	parts := append([]ResourcePart(nil), r.Live...)
+	sort.SliceStable(parts, func(a, b int) bool { return parts[a].Bytes > parts[b].Bytes })
+	var b strings.Builder
+	fmt.Fprintf(&b, "about %s peak memory (live: ", Bytes(r.PeakBytes))
+	shown := 0
+	for _, p := range parts {
+		if p.Bytes <= 0 || shown == 4 {
+			continue
+		}
+		if shown > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %s", p.Name, Bytes(p.Bytes))
+		shown++
+	}
+	if r.Seconds < 1 {
+		b.WriteString(") and under a second of computation")
+	} else {
+		fmt.Fprintf(&b, ") and about %s of computation on one core", Duration(r.Seconds))
+	}
+	return b.String()
+}
+
+// Estimate computes the resources a valid scenario needs.
+func Estimate(sc Scenario) Resources {
+	if sc.HGPError != nil {
+		return estimateHGPError(sc)
+	}
+	n := int64(sc.Clients)
+	features, classes := sc.shape()
+	dx := sc.Model.Arch.Params.Dim(features, classes)
+	if k := int64(sc.Model.K); strings.HasPrefix(sc.Model.Head.Name, "ensemble") {
+		dx *= k
+	}
+	links := sc.Network.Topology.Params.LinkCount(sc.Clients) + n
+	examples := sc.Data.Source.Params.Examples(sc.Clients)
+
+	var r Resources
+	add := func(name string, b float64) {
+		r.Live = append(r.Live, ResourcePart{Name: name, Bytes: int64(math.Min(b, math.MaxInt64/4))})
+	}
+	nn := float64(n) * float64(n)
+	// δ̄ matrix, its out-neighbour index (int and float per link) and
+	// fixed mixing weights; one delivery record per link in flight.
+	add("network", 8*nn+16*float64(links)+8*nn*boolf(isStatic(sc))+40*float64(links))
+	// Alg. 2 counters: p̄_ij and δ̄_{j→i} sums, 2n per client.
+	add("p̄/δ̄ counters", 16*nn)
+	if sc.Hypergradient.Estimates == "true" || sc.Clients <= exactPBarLimit {
+		add("exact p̄", 8*nn)
+	}
+	// Per client: the SGP state (z, x, gradient, ψ, two payloads) and the
+	// estimator's (linearization, u, w, payloads, mixing buffers).
+	perClient := 6.0
+	if sc.Hypergradient.Estimator != "none" {
+		perClient += 14
+	}
+	add("client state", 8*perClient*float64(dx)*float64(n))
+	add("data", float64(examples)*float64(8*features+8))
+	if sc.Hypergradient.Oracle {
+		m := float64(n) * float64(dx)
+		add("dense oracle", 3*8*m*m)
+	}
+	r.PeakBytes = 2 * r.LiveBytes()
+
+	// Work: 4·d_x flops per example for a gradient (forward and backward),
+	// 8·d_x for a Hessian-vector plus cross product, 2·d_x per link for
+	// mixing; every evaluation passes over all of a client's data.
+	batch := float64(sc.SGP.Batch)
+	perClientExamples := float64(examples) / float64(n)
+	if batch <= 0 || batch > perClientExamples {
+		batch = perClientExamples
+	}
+	fdx, fn, fl := float64(dx), float64(n), float64(links)
+	sgpRound := fn*batch*4*fdx + fl*2*fdx
+	evals := 1.0
+	if sc.SGP.EvalEvery > 0 {
+		evals += float64(sc.SGP.Rounds / sc.SGP.EvalEvery)
+	}
+	sgp := float64(sc.SGP.Rounds)*sgpRound + evals*float64(examples)*2*fdx
+	var hyper float64
+	if sc.Hypergradient.Estimator != "none" {
+		hb := float64(sc.Hypergradient.Batch)
+		if hb <= 0 || hb > perClientExamples {
+			hb = perClientExamples
+		}
+		products := 1.0
+		if sc.Hypergradient.Estimator == "vr-hgp" {
+			products = 2
+		}
+		rounds := float64(sc.Hypergradient.M)
+		if sc.Hypergradient.Sampling == "alternate" {
+			rounds *= 2
+		}
+		hyper = rounds * products * (fn*hb*8*fdx + fl*2*fdx)
+	}
+	steps := float64(sc.Outer.Steps)
+	r.Flops = (steps+1)*sgp + math.Max(steps, 1)*hyper
+	if sc.Hypergradient.Oracle {
+		m := fn * fdx
+		r.Flops += m * m * m
+	}
+	r.Seconds = r.Flops / AssumedFlops
+	return r
+}
+
+// estimateHGPError covers the error-against-depth experiment: small
+// networks, each run many times.
+func estimateHGPError(sc Scenario) Resources {
+	h := sc.HGPError
+	n := float64(sc.Clients)
+	var r Resources
+	r.Live = []ResourcePart{{Name: "network", Bytes: int64(40 * n * n)}}
+	m := 2 * n // d_x = 2: one weight, one bias
+	r.Live = append(r.Live, ResourcePart{Name: "dense oracles", Bytes: int64(2 * 3 * 8 * m * m)})
+	if h.Train+h.Val+h.Test > 0 {
+		r.Live = append(r.Live, ResourcePart{Name: "data", Bytes: int64(70000 * 785 * 8)})
+	}
+	r.PeakBytes = 2 * r.LiveBytes()
+	per := float64(sc.SGP.Rounds)*n*n*8 + float64(len(h.Pairs))*float64(h.M)*2*n*n*8 + 2*m*m*m
+	r.Flops = float64(h.Seeds) * float64(len(h.Networks)) * per
+	r.Seconds = r.Flops / AssumedFlops
+	return r
+}
+
+func isStatic(sc Scenario) bool {
+	switch sc.Network.Topology.Name {
+	case "fully-connected", "static-undirected":
+		return true
+	}
+	return false
+}
+
+func boolf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Bytes formats a byte count with a binary unit.
+func Bytes(b int64) string {
+	const unit = 1024
+	if b < unit {
+		return fmt.Sprintf("%d B", b)
+	}
+	div, exp := int64(unit), 0
+	for n := b / unit; n >= unit && exp < 5; n /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(b)/float64(div), "KMGTPE"[exp])
+}
+
+// Duration formats seconds coarsely (estimates are not precise).
+func Duration(s float64) string {
+	switch {
+	case s < 1:
+		return "under a second"
+	case s < 120:
+		return fmt.Sprintf("%.0f s", s)
+	case s < 7200:
+		return fmt.Sprintf("%.0f min", s/60)
+	case s < 2*86400:
+		return fmt.Sprintf("%.0f h", s/3600)
+	}
+	return fmt.Sprintf("%.0f days", s/86400)
+}
+
+// MachineMemory returns the memory available to this process: the
+// machine's total (MemTotal of /proc/meminfo), or the cgroup's limit when
+// that is smaller; 0 when neither can be read.
+func MachineMemory() int64 {
+	var total int64
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+				if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+					total = kb * 1024
+				}
+			}
+		}
+	}
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && v > 0 && (total == 0 || v < total) {
+			total = v
+		}
+	}
+	return total
+}
+
+// ParseBytes reads a size such as "8GiB", "512MB", "2g" or "1073741824".
+func ParseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(strings.ToLower(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
+		{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12},
+		{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40}, {"b", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || !(v > 0) || math.IsInf(v, 0) || v*float64(mult) > math.MaxInt64/2 {
+		return 0, fmt.Errorf("not a size: %q (write e.g. 8GiB, 512MB or a number of bytes)", s)
+	}
+	return int64(v * float64(mult)), nil
+}
+
+// networkCheckNeedsBuild reports whether validation must build the network
+// to check Assumptions 2 and 6.
+func networkCheckNeedsBuild(sc Scenario) bool {
+	c, ok := sc.Network.Topology.Params.(graph.ConnectedByConstruction)
+	return !ok || !c.ConnectedByConstruction()
+}
