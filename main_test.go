@@ -30,7 +30,7 @@ func TestExitCodes(t *testing.T) {
 		{"unknown key", []string{"validate", write(t, "k.yaml", "clients: 4\nfoo: 1\n")}, 2, `unknown key "foo"`},
 		{"malformed", []string{"run", write(t, "m.yaml", "clients: [4\n")}, 2, "line"},
 		{"delta outside", []string{"run", write(t, "d.yaml", "network:\n  delta_min: 1.2\n")}, 2, "delta_min"},
-		{"one client", []string{"validate", write(t, "n.yaml", "clients: 1\n")}, 2, "clients: must be >= 2"},
+		{"one client", []string{"validate", write(t, "n.yaml", "clients: 1\n")}, 2, "clients: must be in [2, 10000], got 1"},
 		{"disconnected", []string{"validate", write(t, "g.yaml", "clients: 3\nnetwork:\n  kind: edge-list\n  symmetric: true\n  edges: [{from: 0, to: 1, prob: 1}]\n")}, 2, "strongly connected"},
 		{"missing file", []string{"run", "/nonexistent/x.yaml"}, 2, "no such file"},
 		{"no command", nil, 2, "no command"},
