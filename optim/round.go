@@ -116,8 +116,8 @@ func (e *ClientError) Error() string {
 
 func (e *ClientError) Unwrap() error { return e.Err }
 
-// ErrNonFinite reports a NaN or Inf in a client's state.
-var ErrNonFinite = errors.New("non-finite value (NaN or Inf) in state")
+// ErrNonFinite reports a NaN or Inf in a client's state or losses.
+var ErrNonFinite = errors.New("non-finite value (NaN or Inf)")
 
 func allFinite(v []float64) bool {
 	for _, a := range v {

@@ -2,6 +2,7 @@ package optim
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/floats"
@@ -53,6 +54,9 @@ type SGP struct {
 	outer *models.Dataset
 	gl    []float64 // scratch for ∂_λF in Observe
 	batch *batcher
+	// diverged holds the error found by Send (a non-finite minibatch
+	// loss), reported by the Receive of the same round.
+	diverged error
 }
 
 // NewSGP returns client id of n training a plain model (no
@@ -89,7 +93,11 @@ func NewSGPBilevel(id, n int, model models.Bilevel, lambda []float64, data model
 // Send implements Behaviour: Alg. 2 lines 4–7.
 func (s *SGP) Send(round int, recv []int, weights []float64) []float64 {
 	alpha := s.cfg.LR.At(round)
-	s.model.InnerGrad(s.grad, s.ps.x, s.lambda, s.data.Train, s.batch.next())
+	if loss := s.model.InnerGrad(s.grad, s.ps.x, s.lambda, s.data.Train, s.batch.next()); math.IsNaN(loss) || math.IsInf(loss, 0) {
+		// The run has diverged: say so in this round rather than when the
+		// state itself overflows, often hundreds of rounds later.
+		s.diverged = fmt.Errorf("%w: the minibatch training loss is %v (the iterates diverged; lower the step size)", ErrNonFinite, loss)
+	}
 	out := s.ps.nextPayload()
 	d := len(s.ps.z)
 	switch s.cfg.Variant {
@@ -106,6 +114,9 @@ func (s *SGP) Send(round int, recv []int, weights []float64) []float64 {
 
 // Receive implements Behaviour: Alg. 2 lines 8–13.
 func (s *SGP) Receive(round int, in []Message) error {
+	if s.diverged != nil {
+		return s.diverged
+	}
 	s.ps.mix(in)
 	if s.cfg.Variant == AfterComm {
 		floats.Add(s.ps.z, s.psi)

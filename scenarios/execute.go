@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -94,8 +93,7 @@ func Execute(ctx context.Context, sc Scenario, opt Options) (*Summary, error) {
 		return nil, fmt.Errorf("creating metrics file: %w", err)
 	}
 	defer f.Close()
-	bw := bufio.NewWriterSize(f, 1<<16)
-	mw := newMetricsWriter(bw)
+	mw := newMetricsWriter(f)
 
 	var driver optim.Driver
 	switch sc.Runtime.Driver {
@@ -109,8 +107,8 @@ func Execute(ctx context.Context, sc Scenario, opt Options) (*Summary, error) {
 	loop := &outerLoop{run: run, driver: driver, mw: mw, progress: opt.Progress,
 		traffic: map[string]optim.Traffic{}}
 	sum, err := loop.execute(ctx)
-	if ferr := bw.Flush(); err == nil && ferr != nil {
-		err = fmt.Errorf("writing metrics: %w", ferr)
+	if cerr := f.Close(); err == nil && (mw.err != nil || cerr != nil) {
+		err = fmt.Errorf("writing metrics: %w", firstErr(mw.err, cerr))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", sc.Name, err)
@@ -215,6 +213,9 @@ func runHypergradient(ctx context.Context, run *Run, driver optim.Driver, mw *me
 	}
 	phase, est, lins := run.HypergradientPhase(lr)
 	sink := func(ev optim.RoundEvent) error {
+		if err := checkStats(ev); err != nil {
+			return err
+		}
 		mw.hyper(ev)
 		if progress != nil {
 			progress(ev, Aggregate{}, phase.Rounds)

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"io"
 	"math"
 	"sort"
@@ -94,28 +95,92 @@ func consensus(stats []optim.Stats) float64 {
 
 // metricsWriter writes one JSON object per line: a line per client and one
 // aggregate line per evaluated round. No timestamps: the file must be
-// byte-identical across runs with the same seed.
+// byte-identical across runs with the same seed. zerolog hands each line
+// to the writer in one Write call; with an unbuffered file that is one
+// write(2) per line, so a run killed at any moment (even by SIGKILL) loses
+// at most the line being written and never corrupts an earlier one.
 type metricsWriter struct {
 	log   zerolog.Logger
-	outer int // current outer step, written on every line
+	outer int   // current outer step, written on every line
+	err   error // the first write error
 }
 
 func newMetricsWriter(w io.Writer) *metricsWriter {
-	return &metricsWriter{log: zerolog.New(w)}
+	m := &metricsWriter{}
+	m.log = zerolog.New(&errWriter{w: w, err: &m.err})
+	return m
+}
+
+// errWriter keeps the first write error, which zerolog would only print:
+// a run whose metrics could not be written fails instead of losing lines.
+type errWriter struct {
+	w   io.Writer
+	err *error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil && *e.err == nil {
+		*e.err = err
+	}
+	return n, err
 }
 
 func (m *metricsWriter) round(ev optim.RoundEvent, agg Aggregate) {
 	for i, s := range ev.Clients {
-		m.log.Log().Int("outer", m.outer).Str("phase", ev.Phase).Int("round", ev.Round).Int("client", i).
-			Float64("train_loss", s.TrainLoss).Float64("train_acc", s.TrainAcc).
-			Float64("val_loss", s.ValLoss).Float64("val_acc", s.ValAcc).
-			Float64("test_loss", s.TestLoss).Float64("test_acc", s.TestAcc).Send()
+		e := m.log.Log().Int("outer", m.outer).Str("phase", ev.Phase).Int("round", ev.Round).Int("client", i)
+		num(e, "train_loss", s.TrainLoss)
+		num(e, "train_acc", s.TrainAcc)
+		num(e, "val_loss", s.ValLoss)
+		num(e, "val_acc", s.ValAcc)
+		num(e, "test_loss", s.TestLoss)
+		num(e, "test_acc", s.TestAcc)
+		e.Send()
 	}
-	m.log.Log().Int("outer", m.outer).Str("phase", ev.Phase).Int("round", ev.Round).Str("client", "all").
-		Float64("train_loss", agg.TrainLoss).Float64("train_acc", agg.TrainAcc).
-		Float64("val_acc", agg.ValAcc).Float64("test_acc", agg.TestAcc).
-		Float64("test_acc_p10", agg.TestAccP).Float64("consensus", agg.Consensus).
-		Int64("messages", ev.Traffic.Messages).Int64("bytes", ev.Traffic.Bytes).Send()
+	e := m.log.Log().Int("outer", m.outer).Str("phase", ev.Phase).Int("round", ev.Round).Str("client", "all")
+	num(e, "train_loss", agg.TrainLoss)
+	num(e, "train_acc", agg.TrainAcc)
+	num(e, "val_acc", agg.ValAcc)
+	num(e, "test_acc", agg.TestAcc)
+	num(e, "test_acc_p10", agg.TestAccP)
+	num(e, "consensus", agg.Consensus)
+	e.Int64("messages", ev.Traffic.Messages).Int64("bytes", ev.Traffic.Bytes).Send()
+}
+
+// num writes a number, or null when it is not finite: JSON has no NaN or
+// Inf, and a string in a numeric field breaks every reader. (Runs stop at
+// a non-finite loss, see checkStats; null remains for undefined values
+// such as a percentile over no clients.)
+func num(e *zerolog.Event, key string, v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		e.RawJSON(key, []byte("null"))
+		return
+	}
+	e.Float64(key, v)
+}
+
+// checkStats fails a round whose evaluation produced a non-finite loss or
+// estimate, naming the client, phase and round: a diverged run stops in
+// the round its values overflow, and no non-number reaches metrics.jsonl.
+func checkStats(ev optim.RoundEvent) error {
+	for i, s := range ev.Clients {
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"train loss", s.TrainLoss}, {"validation loss", s.ValLoss}, {"test loss", s.TestLoss}, {"outer loss", s.OuterLoss}} {
+			if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+				return &optim.ClientError{Client: i, Phase: ev.Phase, Round: ev.Round,
+					Err: fmt.Errorf("%w: the %s is %v (the iterates diverged; lower the step size)", optim.ErrNonFinite, f.name, f.v)}
+			}
+		}
+		for k, v := range s.Hyper {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return &optim.ClientError{Client: i, Phase: ev.Phase, Round: ev.Round,
+					Err: fmt.Errorf("%w: hyper-gradient coordinate %d is %v", optim.ErrNonFinite, k, v)}
+			}
+		}
+	}
+	return nil
 }
 
 // hyper writes the hyper-gradient phase: one line per client with its
@@ -124,12 +189,12 @@ func (m *metricsWriter) hyper(ev optim.RoundEvent) {
 	var norm float64
 	for i, s := range ev.Clients {
 		m.log.Log().Int("outer", m.outer).Str("phase", ev.Phase).Int("round", ev.Round).Int("client", i).
-			Floats64("hypergradient", s.Hyper).Send()
+			Floats64("hypergradient", s.Hyper).Send() // finite: checkStats ran
 		for _, v := range s.Hyper {
 			norm += v * v
 		}
 	}
-	m.log.Log().Int("outer", m.outer).Str("phase", ev.Phase).Int("round", ev.Round).Str("client", "all").
-		Float64("hypergradient_norm", math.Sqrt(norm)).
-		Int64("messages", ev.Traffic.Messages).Int64("bytes", ev.Traffic.Bytes).Send()
+	e := m.log.Log().Int("outer", m.outer).Str("phase", ev.Phase).Int("round", ev.Round).Str("client", "all")
+	num(e, "hypergradient_norm", math.Sqrt(norm))
+	e.Int64("messages", ev.Traffic.Messages).Int64("bytes", ev.Traffic.Bytes).Send()
 }

@@ -47,6 +47,9 @@ func (l *outerLoop) execute(ctx context.Context) (*Summary, error) {
 		l.mw.outer = s
 		var last Aggregate
 		sink := func(ev optim.RoundEvent) error {
+			if err := checkStats(ev); err != nil {
+				return err
+			}
 			last = aggregate(ev.Clients, valN, testN)
 			l.mw.round(ev, last)
 			if l.progress != nil {

@@ -3,11 +3,15 @@ package scenarios
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+
+	"hgpsim/optim"
 )
 
 const tiny = `
@@ -346,6 +350,80 @@ func TestParseBytes(t *testing.T) {
 	for _, bad := range []string{"", "lots", "-1GB", "0", "NaN"} {
 		if _, err := ParseBytes(bad); err == nil {
 			t.Errorf("ParseBytes(%q) accepted", bad)
+		}
+	}
+}
+
+// A diverging run stops in the round its loss overflows, names client,
+// phase and round, and leaves no non-number in metrics.jsonl (issue 7
+// item 6: the NaN check used to fire 55 rounds after the loss was +Inf).
+func TestDivergenceStopsInItsRound(t *testing.T) {
+	sc := parseOK(t, "clients: 4\ndata:\n  separation: 50\n  noise: 20\nsgp:\n  rounds: 400\n  eval_every: 1\n  batch: 0\n  lr:\n    schedule: constant\n    base: 1e6\n")
+	sc.Runtime.Driver = "sequential"
+	dir := t.TempDir()
+	_, err := Execute(context.Background(), sc, Options{OutDir: dir})
+	var ce *optim.ClientError
+	if !errors.As(err, &ce) || !errors.Is(err, optim.ErrNonFinite) {
+		t.Fatalf("want a ClientError wrapping ErrNonFinite, got %v", err)
+	}
+	if ce.Phase != "sgp" {
+		t.Errorf("error names phase %q", ce.Phase)
+	}
+	b, rerr := os.ReadFile(filepath.Join(dir, "metrics.jsonl"))
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	last := -1
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("metrics line is not JSON: %q", l)
+		}
+		for k, v := range m {
+			if s, ok := v.(string); ok && k != "phase" && k != "client" {
+				t.Errorf("numeric field %s holds the string %q", k, s)
+			}
+		}
+		last = int(m["round"].(float64))
+	}
+	// Every round is evaluated, so the last line written is the round
+	// before the failure: nothing diverged went unnoticed in between.
+	if last != ce.Round-1 {
+		t.Errorf("failed at round %d but the last evaluated round in metrics is %d", ce.Round, last)
+	}
+}
+
+// Cancelling a run (what SIGINT and SIGTERM do) stops at a round boundary,
+// leaves only complete lines and no summary (issue 7 item 3).
+func TestCancelledRunLeavesCompleteLines(t *testing.T) {
+	sc := parseOK(t, tiny)
+	sc.SGP.Rounds, sc.SGP.EvalEvery = 400, 1
+	for _, driver := range []string{"sequential", "actors"} {
+		sc.Runtime.Driver = driver
+		dir := t.TempDir()
+		ctx, cancel := context.WithCancel(context.Background())
+		progress := func(ev optim.RoundEvent, _ Aggregate, _ int) {
+			if ev.Round == 57 {
+				cancel()
+			}
+		}
+		_, err := Execute(ctx, sc, Options{OutDir: dir, Progress: progress})
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("%s: want context.Canceled, got %v", driver, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "summary.json")); !os.IsNotExist(err) {
+			t.Errorf("%s: a cancelled run wrote summary.json", driver)
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, "metrics.jsonl"))
+		if len(b) == 0 || b[len(b)-1] != '\n' {
+			t.Fatalf("%s: metrics.jsonl does not end with a complete line", driver)
+		}
+		for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+			if !json.Valid([]byte(l)) {
+				t.Fatalf("%s: incomplete line %q", driver, l)
+			}
 		}
 	}
 }
