@@ -132,7 +132,9 @@ func (*SoftmaxSpec) Dim(features, classes int) int64 {
 }
 
 // New implements Architecture.
-func (s *SoftmaxSpec) New(features, classes int) Classifier { return NewSoftmax(features, classes, s.L2) }
+func (s *SoftmaxSpec) New(features, classes int) Classifier {
+	return NewSoftmax(features, classes, s.L2)
+}
 
 // LogisticSpec selects Logistic.
 type LogisticSpec struct {

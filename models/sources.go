@@ -53,7 +53,7 @@ func (s *SyntheticData) spec(clients int) SyntheticSpec {
 // Validate implements Source.
 func (s *SyntheticData) Validate(clients int) error {
 	for _, c := range []struct {
-		name    string
+		name      string
 		v, lo, hi int
 	}{
 		{"classes", s.Classes, 2, MaxClasses}, {"features", s.Features, 1, MaxFeatures},

@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-
 	"hgpsim/graph"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
