@@ -41,33 +41,17 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if dir == "" {
 		dir = filepath.Join("runs", "sweep-"+time.Now().Format("20060102-150405"))
 	}
-	var jobList []scenarios.SweepJob
-	for _, f := range pos {
-		base, err := scenarios.Load(f)
-		if err != nil {
+	var seedOverride *uint64
+	if *seed != "" {
+		var sc scenarios.Scenario
+		if err := applySeed(&sc, *seed); err != nil {
 			return err
 		}
-		if err := applySeed(&base, *seed); err != nil {
-			return err
-		}
-		variants := []string{base.Method}
-		if ms != nil {
-			variants = ms
-		}
-		for _, m := range variants {
-			sc := base
-			sc.Method = strings.TrimSpace(m)
-			if m != base.Method || ms != nil {
-				sc.Name = base.Name + "-" + sc.Method
-			}
-			if err := sc.Validate(); err != nil {
-				return &scenarios.InvalidError{Source: f, Msg: fmt.Sprintf("method %s: %v", sc.Method, err)}
-			}
-			if _, err := scenarios.Build(sc); err != nil {
-				return err
-			}
-			jobList = append(jobList, scenarios.SweepJob{Scenario: sc, OutDir: filepath.Join(dir, sc.Name)})
-		}
+		seedOverride = &sc.Seed
+	}
+	jobList, err := scenarios.PlanSweep(pos, ms, seedOverride, dir, scenarios.CheckOptions{})
+	if err != nil {
+		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
@@ -76,7 +60,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	fmt.Fprintf(stderr, "sweep: %d runs, %d at once, into %s\n", len(jobList), *jobs, dir)
 	start := time.Now()
-	results := scenarios.Sweep(ctx, jobList, *jobs, func(r scenarios.SweepResult) {
+	results, err := scenarios.Sweep(ctx, jobList, *jobs, func(r scenarios.SweepResult) {
 		if r.Err != nil {
 			fmt.Fprintf(stderr, "sweep: %s failed after %s: %s\n", r.Job.Scenario.Name, r.Wall.Round(time.Second), oneLine(r.Err.Error()))
 			return
@@ -85,6 +69,9 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "sweep: %s done in %s: test acc %.1f / %.1f (best step %d)\n",
 			r.Job.Scenario.Name, r.Wall.Round(time.Second), 100*b.TestAcc, 100*b.TestAccP, b.Step)
 	})
+	if err != nil {
+		return err
+	}
 	if err := scenarios.WriteSweepTables(dir, results); err != nil {
 		return err
 	}

@@ -21,6 +21,62 @@ import (
 type SweepJob struct {
 	Scenario Scenario
 	OutDir   string
+	// File is the scenario file the job came from, Base the scenario's
+	// name in it (the table's column) and Method the method applied (the
+	// table's row; the scenario name when the file has no method).
+	File, Base, Method string
+}
+
+// PlanSweep turns scenario files (× methods, when given) into jobs under
+// dir: one folder per run, named after the scenario (and the method). Two
+// runs that would share a folder — two files with the same name, or the
+// same file twice — are an error before anything runs. seed, when not nil,
+// overrides every scenario's seed.
+func PlanSweep(files, methods []string, seed *uint64, dir string, opt CheckOptions) ([]SweepJob, error) {
+	var jobs []SweepJob
+	byFolder := map[string]string{} // folder → "file (method)"
+	for _, f := range files {
+		base, err := Load(f)
+		if err != nil {
+			return nil, err
+		}
+		if seed != nil {
+			base.Seed = *seed
+		}
+		variants := []string{base.Method}
+		if len(methods) > 0 {
+			variants = methods
+		}
+		for _, m := range variants {
+			sc := base
+			sc.Method = strings.TrimSpace(m)
+			if len(methods) > 0 {
+				sc.Name = base.Name + "-" + sc.Method
+			}
+			src := f
+			if sc.Method != "" {
+				src = fmt.Sprintf("%s (method %s)", f, sc.Method)
+			}
+			if err := sc.Validate(); err != nil {
+				return nil, invalid(src, "%v", err)
+			}
+			if _, err := Check(src, sc, opt); err != nil {
+				return nil, err
+			}
+			folder := sc.Name
+			if prev, dup := byFolder[folder]; dup {
+				return nil, invalid(src, "this run and %s would both write runs named %q into %s; give the scenarios distinct names",
+					prev, folder, filepath.Join(dir, folder))
+			}
+			byFolder[folder] = src
+			row := sc.Method
+			if row == "" {
+				row = base.Name
+			}
+			jobs = append(jobs, SweepJob{Scenario: sc, OutDir: filepath.Join(dir, folder), File: f, Base: base.Name, Method: row})
+		}
+	}
+	return jobs, nil
 }
 
 // SweepResult is the outcome of one job.
@@ -32,8 +88,17 @@ type SweepResult struct {
 }
 
 // Sweep runs jobs with at most `parallel` at once and returns the results in
-// job order. A failing job does not stop the others.
-func Sweep(ctx context.Context, jobs []SweepJob, parallel int, done func(SweepResult)) []SweepResult {
+// job order. A failing job does not stop the others. Two jobs with the same
+// output folder are an error before anything runs.
+func Sweep(ctx context.Context, jobs []SweepJob, parallel int, done func(SweepResult)) ([]SweepResult, error) {
+	seen := map[string]string{}
+	for _, j := range jobs {
+		dir := filepath.Clean(j.OutDir)
+		if prev, dup := seen[dir]; dup {
+			return nil, invalid("sweep", "runs %s and %s would both write into %s", prev, j.Scenario.Name, dir)
+		}
+		seen[dir] = j.Scenario.Name
+	}
 	if parallel < 1 {
 		parallel = 1
 	}
@@ -59,50 +124,36 @@ func Sweep(ctx context.Context, jobs []SweepJob, parallel int, done func(SweepRe
 		}(k, j)
 	}
 	wg.Wait()
-	return res
+	return res, nil
 }
 
-// networkOrder is the column order of the paper's tables.
-var networkOrder = []string{"fully-connected", "static-undirected", "stochastic-undirected", "stochastic-directed"}
-
-var networkShort = map[string]string{"fully-connected": "FC", "static-undirected": "FixU",
-	"stochastic-undirected": "StoU", "stochastic-directed": "StoD"}
-
-// table groups results by method (rows) and network (columns).
+// table groups results by method (rows) and scenario (columns, in the
+// order the files were given).
 type table struct {
-	methods, networks []string
-	cell              map[[2]string]SweepResult
+	methods, columns []string
+	cell             map[[2]string]SweepResult
 }
 
 func newTable(results []SweepResult) *table {
 	t := &table{cell: map[[2]string]SweepResult{}}
-	seenM, seenN := map[string]bool{}, map[string]bool{}
+	seenM, seenC := map[string]bool{}, map[string]bool{}
 	for _, r := range results {
-		m, n := methodName(r.Job.Scenario), r.Job.Scenario.Network.Topology.Name
-		t.cell[[2]string{m, n}] = r
+		m, c := r.Job.Method, r.Job.Base
+		t.cell[[2]string{m, c}] = r
 		if !seenM[m] {
 			seenM[m] = true
 			t.methods = append(t.methods, m)
 		}
-		seenN[n] = true
+		if !seenC[c] {
+			seenC[c] = true
+			t.columns = append(t.columns, c)
+		}
 	}
 	rank := map[string]int{}
 	for k, m := range Methods {
 		rank[m] = k
 	}
 	sort.SliceStable(t.methods, func(a, b int) bool { return rankOf(rank, t.methods[a]) < rankOf(rank, t.methods[b]) })
-	for _, n := range networkOrder {
-		if seenN[n] {
-			t.networks = append(t.networks, n)
-			delete(seenN, n)
-		}
-	}
-	var rest []string
-	for n := range seenN {
-		rest = append(rest, n)
-	}
-	sort.Strings(rest)
-	t.networks = append(t.networks, rest...)
 	return t
 }
 
@@ -111,20 +162,6 @@ func rankOf(rank map[string]int, m string) int {
 		return r
 	}
 	return len(rank)
-}
-
-func methodName(sc Scenario) string {
-	if sc.Method == "" {
-		return sc.Name
-	}
-	return sc.Method
-}
-
-func short(n string) string {
-	if s, ok := networkShort[n]; ok {
-		return s
-	}
-	return n
 }
 
 func (t *table) text(m, n string) string {
@@ -139,29 +176,31 @@ func (t *table) text(m, n string) string {
 	return fmt.Sprintf("%.1f / %.1f", 100*b.TestAcc, 100*b.TestAccP)
 }
 
-// WriteSweepTables writes results.md and results.csv: rows are methods,
-// columns networks, cells "average / 10th percentile" test accuracy (%) at
-// the outer step with the best validation accuracy.
+// WriteSweepTables writes results.md and results.csv. results.md: rows
+// are methods, columns scenarios (by name), cells "average / 10th
+// percentile" test accuracy (%) at the outer step with the best validation
+// accuracy, then one line per run. results.csv: one row per run, keyed by
+// scenario file and name, with its seed, network, method and figures.
 func WriteSweepTables(dir string, results []SweepResult) error {
 	t := newTable(results)
 	var md strings.Builder
 	md.WriteString("| method |")
-	for _, n := range t.networks {
-		md.WriteString(" " + short(n) + " |")
+	for _, c := range t.columns {
+		md.WriteString(" " + c + " |")
 	}
 	md.WriteString("\n|---|")
-	for range t.networks {
+	for range t.columns {
 		md.WriteString("---|")
 	}
 	md.WriteString("\n")
 	for _, m := range t.methods {
 		md.WriteString("| " + m + " |")
-		for _, n := range t.networks {
-			md.WriteString(" " + t.text(m, n) + " |")
+		for _, c := range t.columns {
+			md.WriteString(" " + t.text(m, c) + " |")
 		}
 		md.WriteString("\n")
 	}
-	md.WriteString("\nCells: test accuracy (%) averaged over clients weighted by local test size / 10th percentile over clients, at the outer step with the best validation accuracy.\n\n| run | best step | wall time |\n|---|---|---|\n")
+	md.WriteString("\nCells: test accuracy (%) averaged over clients weighted by local test size / 10th percentile over clients, at the outer step with the best validation accuracy.\n\n| run | file | network | seed | best step | wall time |\n|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		var best string
 		if r.Err != nil {
@@ -169,27 +208,24 @@ func WriteSweepTables(dir string, results []SweepResult) error {
 		} else {
 			best = fmt.Sprint(r.Summary.Best.Step)
 		}
-		fmt.Fprintf(&md, "| %s | %s | %s |\n", r.Job.Scenario.Name, best, r.Wall.Round(time.Second))
+		sc := r.Job.Scenario
+		fmt.Fprintf(&md, "| %s | %s | %s | %d | %s | %s |\n", sc.Name, r.Job.File, sc.Network.Topology.Name, sc.Seed, best, r.Wall.Round(time.Second))
 	}
 	if err := writeAtomic(filepath.Join(dir, "results.md"), []byte(md.String())); err != nil {
 		return err
 	}
 	var buf strings.Builder
 	w := csv.NewWriter(&buf)
-	w.Write([]string{"method", "network", "test_acc", "test_acc_p10", "val_acc", "best_step", "status"})
-	for _, m := range t.methods {
-		for _, n := range t.networks {
-			r, ok := t.cell[[2]string{m, n}]
-			if !ok {
-				continue
-			}
-			if r.Err != nil {
-				w.Write([]string{m, n, "", "", "", "", "failed"})
-				continue
-			}
-			b := r.Summary.Best
-			w.Write([]string{m, n, ftoa(b.TestAcc), ftoa(b.TestAccP), ftoa(b.ValAcc), fmt.Sprint(b.Step), "ok"})
+	w.Write([]string{"file", "scenario", "run", "method", "network", "seed", "test_acc", "test_acc_p10", "val_acc", "best_step", "status"})
+	for _, r := range results {
+		sc := r.Job.Scenario
+		row := []string{r.Job.File, r.Job.Base, sc.Name, r.Job.Method, sc.Network.Topology.Name, fmt.Sprint(sc.Seed)}
+		if r.Err != nil {
+			w.Write(append(row, "", "", "", "", "failed"))
+			continue
 		}
+		b := r.Summary.Best
+		w.Write(append(row, ftoa(b.TestAcc), ftoa(b.TestAccP), ftoa(b.ValAcc), fmt.Sprint(b.Step), "ok"))
 	}
 	w.Flush()
 	return writeAtomic(filepath.Join(dir, "results.csv"), []byte(buf.String()))
@@ -214,8 +250,8 @@ func WriteSweepPlot(path string, results []SweepResult) error {
 			maxStep = max(maxStep, len(r.Summary.Outer)-1)
 		}
 	}
-	panels := make([]*plot.Plot, len(t.networks))
-	for ni, n := range t.networks {
+	panels := make([]*plot.Plot, len(t.columns))
+	for ni, n := range t.columns {
 		p := plot.New()
 		p.Title.Text = n
 		p.X.Label.Text = "outer step"

@@ -1,37 +1,48 @@
 package scenarios
 
 import (
-	"hgpsim/graph"
-	"hgpsim/internal/registry"
-
 	"context"
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
 
-func TestSweepWritesPaperTable(t *testing.T) {
-	base := parseOK(t, tinyPDBO)
-	base.SGP.Rounds = 60
-	base.Hypergradient.M = 10
-	dir := t.TempDir()
-	var jobs []SweepJob
-	for _, net := range []string{"fully-connected", "stochastic-undirected"} {
-		for _, m := range []string{"sgp", "pdbo-da", "local"} {
-			sc := base
-			sc.Network.Topology = registry.Choose[graph.Topology](net)
-			sc.Method = m
-			sc.Hypergradient.Estimator = "auto"
-			sc.Name = net + "-" + m
-			jobs = append(jobs, SweepJob{Scenario: sc, OutDir: filepath.Join(dir, sc.Name)})
-		}
+// sweepFile writes a small PDBO scenario named name on a network kind.
+func sweepFile(t *testing.T, dir, name, network string, seed int) string {
+	t.Helper()
+	src := strings.Replace(tinyPDBO, "name: tiny-pdbo", "name: "+name, 1)
+	src = strings.Replace(src, "seed: 5", "seed: "+strconv.Itoa(seed), 1)
+	src = strings.Replace(src, "kind: fully-connected", "kind: "+network, 1)
+	src = strings.Replace(src, "rounds: 300", "rounds: 60", 1)
+	src = strings.Replace(src, "m: 100", "m: 10", 1)
+	src = strings.Replace(src, "estimator: exact", "estimator: auto", 1)
+	path := filepath.Join(dir, name+".yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	res := Sweep(context.Background(), jobs, 2, nil)
+	return path
+}
+
+func TestSweepWritesPaperTable(t *testing.T) {
+	in, dir := t.TempDir(), t.TempDir()
+	files := []string{sweepFile(t, in, "fc", "fully-connected", 5), sweepFile(t, in, "stou", "stochastic-undirected", 5)}
+	jobs, err := PlanSweep(files, []string{"sgp", "pdbo-da", "local"}, nil, dir, CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Sweep(context.Background(), jobs, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range res {
 		if r.Err != nil {
 			t.Fatalf("%s: %v", r.Job.Scenario.Name, r.Err)
+		}
+		if filepath.Base(r.Job.OutDir) != r.Job.Scenario.Name {
+			t.Errorf("run %s writes into %s", r.Job.Scenario.Name, r.Job.OutDir)
 		}
 	}
 	if err := WriteSweepTables(dir, res); err != nil {
@@ -45,7 +56,7 @@ func TestSweepWritesPaperTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(string(md), "\n")
-	if lines[0] != "| method | FC | StoU |" {
+	if lines[0] != "| method | fc | stou |" {
 		t.Errorf("header %q", lines[0])
 	}
 	// Rows in the paper's order: local, sgp, pdbo-da.
@@ -54,16 +65,67 @@ func TestSweepWritesPaperTable(t *testing.T) {
 			t.Errorf("row %d = %q, want method %s with two cells", k, lines[2+k], m)
 		}
 	}
-	f, err := os.Open(filepath.Join(dir, "results.csv"))
+	rows := readCSV(t, filepath.Join(dir, "results.csv"))
+	if len(rows) != 1+6 {
+		t.Fatalf("results.csv: %d rows, want a header and one per run", len(rows))
+	}
+	if strings.Join(rows[0][:6], ",") != "file,scenario,run,method,network,seed" {
+		t.Errorf("CSV header %v", rows[0])
+	}
+	if _, err := os.Stat(filepath.Join(dir, "validation.png")); err != nil {
+		t.Error(err)
+	}
+}
+
+// Two files with the same name used to write into one folder at the same
+// time; two files with the same network kind but different seeds used to
+// overwrite each other's cell (issue 7 item 5).
+func TestSweepKeepsRunsApart(t *testing.T) {
+	in, dir := t.TempDir(), t.TempDir()
+	a := sweepFile(t, in, "same", "fully-connected", 5)
+	sub := filepath.Join(in, "other")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := sweepFile(t, sub, "same", "fully-connected", 6)
+	if _, err := PlanSweep([]string{a, b}, nil, nil, dir, CheckOptions{}); err == nil || !IsInvalid(err) || !strings.Contains(err.Error(), `both write runs named "same"`) {
+		t.Fatalf("want a collision error before anything runs, got %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a refused sweep wrote %d entries", len(entries))
+	}
+	if _, err := Sweep(context.Background(), []SweepJob{{Scenario: parseOK(t, tiny), OutDir: dir}, {Scenario: parseOK(t, tiny), OutDir: dir + "/"}}, 1, nil); err == nil {
+		t.Error("Sweep ran two jobs into one folder")
+	}
+
+	s1, s2 := sweepFile(t, in, "seed5", "fully-connected", 5), sweepFile(t, in, "seed6", "fully-connected", 6)
+	jobs, err := PlanSweep([]string{s1, s2}, []string{"sgp"}, nil, dir, CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Sweep(context.Background(), jobs, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSweepTables(dir, res); err != nil {
+		t.Fatal(err)
+	}
+	rows := readCSV(t, filepath.Join(dir, "results.csv"))
+	if len(rows) != 3 || rows[1][5] == rows[2][5] || rows[1][6] == rows[2][6] {
+		t.Errorf("the two seeds' runs are not two rows with their own seed and result: %v", rows)
+	}
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) != 1+6 {
-		t.Fatalf("results.csv: %d rows, err %v", len(rows), err)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "validation.png")); err != nil {
-		t.Error(err)
-	}
+	return rows
 }
