@@ -65,7 +65,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "sweep: %s failed after %s: %s\n", r.Job.Scenario.Name, r.Wall.Round(time.Second), oneLine(r.Err.Error()))
 			return
 		}
-		b := r.Summary.Best
+		b := r.Summary.Headline()
 		fmt.Fprintf(stderr, "sweep: %s done in %s: test acc %.1f / %.1f (best step %d)\n",
 			r.Job.Scenario.Name, r.Wall.Round(time.Second), 100*b.TestAcc, 100*b.TestAccP, b.Step)
 	})

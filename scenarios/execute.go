@@ -29,10 +29,20 @@ type Summary struct {
 	// Outer lists every outer step (λ⁽ˢ⁾ evaluated after its SGP run);
 	// Best is the step with the highest validation accuracy, whose test
 	// accuracy is the run's headline (early stopping, as in the paper).
+	// Both are omitted for runs without an outer loop (see Headline).
 	Outer []OuterRecord `json:"outer,omitempty"`
 	Best  *OuterRecord  `json:"best,omitempty"`
 	// HGPError is set instead of the fields above for an hgp_error run.
 	HGPError *HGPErrorSummary `json:"hgp_error,omitempty"`
+}
+
+// Headline is the evaluation a run is judged by: the best outer step, or
+// the final evaluation of a run without an outer loop.
+func (s *Summary) Headline() OuterRecord {
+	if s.Best != nil {
+		return *s.Best
+	}
+	return OuterRecord{Aggregate: s.Final}
 }
 
 // EstimateError compares the clients' Alg. 2 estimates with the truth.

@@ -90,6 +90,11 @@ func (l *outerLoop) execute(ctx context.Context) (*Summary, error) {
 		}
 	}
 	sum.Final = sum.Outer[len(sum.Outer)-1].Aggregate
+	if steps == 0 {
+		// No outer loop: Final says it all; best step and λ mean nothing.
+		sum.Outer = nil
+		return sum, nil
+	}
 	best := 0
 	for k, r := range sum.Outer {
 		if r.ValAcc > sum.Outer[best].ValAcc {
@@ -98,9 +103,6 @@ func (l *outerLoop) execute(ctx context.Context) (*Summary, error) {
 	}
 	b := sum.Outer[best]
 	sum.Best = &b
-	if steps == 0 {
-		sum.Outer = nil // one step: Final says it all
-	}
 	return sum, nil
 }
 

@@ -427,3 +427,23 @@ func TestCancelledRunLeavesCompleteLines(t *testing.T) {
 		}
 	}
 }
+
+// A run without an outer loop has no best step and no λ to report
+// (issue 7 item 9).
+func TestSummaryWithoutOuterLoop(t *testing.T) {
+	dir := t.TempDir()
+	sc := parseOK(t, tiny)
+	sum, err := Execute(context.Background(), sc, Options{OutDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+	for _, key := range []string{`"best"`, `"lambda_norm"`, `"outer"`} {
+		if bytes.Contains(b, []byte(key)) {
+			t.Errorf("summary.json of a run without outer steps has %s", key)
+		}
+	}
+	if h := sum.Headline(); h.TestAcc != sum.Final.TestAcc {
+		t.Errorf("headline %v is not the final evaluation %v", h, sum.Final)
+	}
+}

@@ -172,7 +172,7 @@ func (t *table) text(m, n string) string {
 	case r.Err != nil:
 		return "failed"
 	}
-	b := r.Summary.Best
+	b := r.Summary.Headline()
 	return fmt.Sprintf("%.1f / %.1f", 100*b.TestAcc, 100*b.TestAccP)
 }
 
@@ -206,7 +206,7 @@ func WriteSweepTables(dir string, results []SweepResult) error {
 		if r.Err != nil {
 			best = "failed: " + oneLineErr(r.Err)
 		} else {
-			best = fmt.Sprint(r.Summary.Best.Step)
+			best = fmt.Sprint(r.Summary.Headline().Step)
 		}
 		sc := r.Job.Scenario
 		fmt.Fprintf(&md, "| %s | %s | %s | %d | %s | %s |\n", sc.Name, r.Job.File, sc.Network.Topology.Name, sc.Seed, best, r.Wall.Round(time.Second))
@@ -224,7 +224,7 @@ func WriteSweepTables(dir string, results []SweepResult) error {
 			w.Write(append(row, "", "", "", "", "failed"))
 			continue
 		}
-		b := r.Summary.Best
+		b := r.Summary.Headline()
 		w.Write(append(row, ftoa(b.TestAcc), ftoa(b.TestAccP), ftoa(b.ValAcc), fmt.Sprint(b.Step), "ok"))
 	}
 	w.Flush()
