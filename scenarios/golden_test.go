@@ -1,0 +1,96 @@
+package scenarios
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden/metrics.sha256 from this build")
+
+// TestGoldenMetrics runs small deterministic scenarios of every method on
+// both drivers and compares the SHA-256 of metrics.jsonl with the values
+// recorded in testdata/golden/metrics.sha256, so that any change of the
+// numbers a run produces is visible in `go test`. The recorded values were
+// produced by the code before the plug-in redesign (issue 8) and have not
+// changed since; a commit that changes them on purpose says why and
+// reruns this test with -update-golden.
+func TestGoldenMetrics(t *testing.T) {
+	files, err := filepath.Glob("testdata/golden/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden scenarios: %v", err)
+	}
+	want := readChecksums(t, "testdata/golden/metrics.sha256")
+	got := map[string]string{}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		sc, err := Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, driver := range []string{"sequential", "actors"} {
+			sc.Runtime.Driver = driver
+			dir := t.TempDir()
+			if _, err := Execute(context.Background(), sc, Options{OutDir: dir}); err != nil {
+				t.Fatalf("%s on %s: %v", name, driver, err)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "metrics.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256(b)
+			h := hex.EncodeToString(sum[:])
+			if prev, ok := got[name]; ok && prev != h {
+				t.Errorf("%s: the drivers disagree (%s vs %s)", name, prev, h)
+			}
+			got[name] = h
+			if !*updateGolden && want[name] != h {
+				t.Errorf("%s on %s: metrics.jsonl has SHA-256 %s, recorded %s", name, driver, h, want[name])
+			}
+		}
+	}
+	if *updateGolden {
+		names := make([]string, 0, len(got))
+		for n := range got {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		var b strings.Builder
+		for _, n := range names {
+			fmt.Fprintf(&b, "%s %s\n", n, got[n])
+		}
+		if err := os.WriteFile("testdata/golden/metrics.sha256", []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for n := range want {
+		if _, ok := got[n]; !ok {
+			t.Errorf("checksum recorded for %s, which has no scenario", n)
+		}
+	}
+}
+
+func readChecksums(t *testing.T, path string) map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]string{}
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if fields := strings.Fields(s.Text()); len(fields) == 2 {
+			out[fields[0]] = fields[1]
+		}
+	}
+	return out
+}
