@@ -35,8 +35,15 @@ func TestExitCodes(t *testing.T) {
 		{"missing file", []string{"run", "/nonexistent/x.yaml"}, 2, "no such file"},
 		{"no command", nil, 2, "no command"},
 		{"unknown command", []string{"fly"}, 2, "unknown command"},
-		{"bad flag", []string{"run", good, "--speed", "3"}, 2, "flag provided but not defined"},
+		{"bad flag", []string{"run", good, "--speed", "3"}, 2, "unknown flag: --speed"},
 		{"bad seed", []string{"run", good, "--seed", "-3"}, 2, "--seed"},
+		{"single-dash long flag", []string{"run", good, "-out", filepath.Join(t.TempDir(), "out")}, 2, "--out"},
+		{"two files", []string{"run", good, good}, 2, "exactly one scenario FILE"},
+		{"sweep without files", []string{"sweep"}, 2, "at least one scenario FILE"},
+		{"bench positional", []string{"bench", "x"}, 2, "no positional arguments"},
+		{"bench bad phase", []string{"bench", "--phase", "warp"}, 2, "--phase"},
+		{"typo", []string{"rn", good}, 2, `did you mean "run"`},
+		{"help on unknown topic", []string{"help", "fly"}, 2, "unknown help topic"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -52,5 +59,105 @@ func TestExitCodes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Usage errors name the command whose help to read, on the line after the
+// error.
+func TestUsageErrorHint(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		hint string
+	}{
+		{[]string{"run"}, "run 'hgpsim run --help' for usage"},
+		{[]string{"sweep", "--jobs", "0", "x.yaml"}, "run 'hgpsim sweep --help' for usage"},
+		{[]string{"fly"}, "run 'hgpsim --help' for usage"},
+		{[]string{"help", "fly"}, "run 'hgpsim --help' for usage"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(c.args, &out, &errb); code != 2 {
+			t.Fatalf("%v: exit code %d, want 2", c.args, code)
+		}
+		lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+		if len(lines) != 2 || !strings.HasPrefix(lines[0], "hgpsim: ") || lines[1] != c.hint {
+			t.Errorf("%v: stderr %q, want the error and %q", c.args, errb.String(), c.hint)
+		}
+	}
+}
+
+// `hgpsim` alone prints the usage to stderr and exits 2; `hgpsim help`
+// prints it to stdout and exits 0.
+func TestNoCommandPrintsUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(nil, &out, &errb); code != 2 {
+		t.Fatalf("exit code %d, want 2", code)
+	}
+	if !strings.HasPrefix(errb.String(), "hgpsim: no command given\n") || !strings.Contains(errb.String(), "Available Commands") {
+		t.Errorf("stderr %q lacks the error line or the usage", errb.String())
+	}
+	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}} {
+		out.Reset()
+		errb.Reset()
+		if code := run(args, &out, &errb); code != 0 {
+			t.Fatalf("%v: exit code %d, want 0; stderr %s", args, code, errb.String())
+		}
+		for _, want := range []string{"run", "validate", "sweep", "bench", "Exit codes"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%v: usage lacks %q:\n%s", args, want, out.String())
+			}
+		}
+		// The root command is runnable only to exit 2 when bare.
+		if strings.Contains(out.String(), "hgpsim [flags]") {
+			t.Errorf("%v: usage offers to run hgpsim without a command:\n%s", args, out.String())
+		}
+	}
+}
+
+// Every subcommand's help lists its flags with their defaults and exits 0.
+func TestSubcommandHelp(t *testing.T) {
+	want := map[string][]string{
+		"run":      {"--out", "--seed", "runs/<name>-<timestamp>"},
+		"validate": {"validate FILE"},
+		"sweep":    {"--out", "--methods", "--jobs", "--seed", "(default "},
+		"bench":    {"--phase", `(default "sgp")`, "--clients", `(default "10,100,1000")`, "--rounds", "(default 200)", "--procs", "--reps", "(default 3)", "--out", "--scenario", "--methods"},
+	}
+	for cmd, flags := range want {
+		for _, args := range [][]string{{cmd, "--help"}, {cmd, "-h"}, {"help", cmd}} {
+			var out, errb bytes.Buffer
+			if code := run(args, &out, &errb); code != 0 {
+				t.Fatalf("%v: exit code %d, want 0; stderr %s", args, code, errb.String())
+			}
+			if errb.Len() != 0 {
+				t.Errorf("%v: unexpected stderr %q", args, errb.String())
+			}
+			for _, f := range flags {
+				if !strings.Contains(out.String(), f) {
+					t.Errorf("%v: help lacks %q:\n%s", args, f, out.String())
+				}
+			}
+		}
+	}
+}
+
+// Flags work before and after the positional FILE.
+func TestFlagsAroundFile(t *testing.T) {
+	good := write(t, "good.yaml", "name: cli\nclients: 4\nsgp:\n  rounds: 5\n  eval_every: 0\n")
+	for _, order := range []string{"after", "before"} {
+		dir := filepath.Join(t.TempDir(), "out")
+		args := []string{"run", good, "--out", dir, "--seed", "3"}
+		if order == "before" {
+			args = []string{"run", "--out", dir, "--seed", "3", good}
+		}
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 0 {
+			t.Fatalf("%s: exit code %d; stderr %s", order, code, errb.String())
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+		if err != nil {
+			t.Fatalf("%s: %v", order, err)
+		}
+		if !strings.Contains(string(b), `"seed": 3`) {
+			t.Errorf("%s: --seed not applied: %s", order, b)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,43 +11,66 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"hgpsim/scenarios"
 )
 
+// sweepFlags are the flags of `hgpsim sweep`.
+type sweepFlags struct {
+	out     string
+	methods string
+	jobs    int
+	seed    uint64
+}
+
+func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f sweepFlags
+	cmd := &cobra.Command{
+		Use:   "sweep FILE...",
+		Short: "Run scenarios (× methods) in parallel and tabulate",
+		Long: `Run scenario files (times --methods) in parallel and write results.md,
+results.csv and validation.png to the output folder, one run folder per
+scenario and method below it.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{"sweep needs at least one scenario FILE"}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmdSweep(args, f, cmd.Flags().Changed("seed"), stdout, stderr)
+		},
+	}
+	cmd.Flags().StringVar(&f.out, "out", "", "output folder (default runs/sweep-<timestamp>)")
+	cmd.Flags().StringVar(&f.methods, "methods", "", "comma-separated methods applied to every file (default: each file's own)")
+	cmd.Flags().IntVar(&f.jobs, "jobs", runtime.NumCPU(), "scenarios run at once")
+	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "override every scenario's seed")
+	return cmd
+}
+
 // cmdSweep runs scenario files (times methods) in parallel and writes the
 // paper-style results table and validation plot.
-func cmdSweep(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
-	out := fs.String("out", "", "output folder (default runs/sweep-<timestamp>)")
-	methods := fs.String("methods", "", "comma-separated methods applied to every file (default: each file's own)")
-	jobs := fs.Int("jobs", runtime.NumCPU(), "scenarios run at once")
-	seed := fs.String("seed", "", "override every scenario's seed")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) == 0 {
-		return usageError{"sweep needs at least one scenario FILE"}
-	}
-	if *jobs < 1 {
-		return usageError{fmt.Sprintf("--jobs must be >= 1, got %d", *jobs)}
+func cmdSweep(files []string, f sweepFlags, seedSet bool, stdout, stderr io.Writer) error {
+	if f.jobs < 1 {
+		return usageError{fmt.Sprintf("--jobs must be >= 1, got %d", f.jobs)}
 	}
 	var ms []string
-	if *methods != "" {
-		ms = strings.Split(*methods, ",")
+	if f.methods != "" {
+		ms = strings.Split(f.methods, ",")
 	}
-	dir := *out
+	dir := f.out
 	if dir == "" {
 		dir = filepath.Join("runs", "sweep-"+time.Now().Format("20060102-150405"))
 	}
 	var jobList []scenarios.SweepJob
-	for _, f := range pos {
-		base, err := scenarios.Load(f)
+	for _, file := range files {
+		base, err := scenarios.Load(file)
 		if err != nil {
 			return err
 		}
-		if err := applySeed(&base, *seed); err != nil {
-			return err
+		if seedSet {
+			base.Seed = f.seed
 		}
 		variants := []string{base.Method}
 		if ms != nil {
@@ -61,7 +83,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 				sc.Name = base.Name + "-" + sc.Method
 			}
 			if err := sc.Validate(); err != nil {
-				return &scenarios.InvalidError{Source: f, Msg: fmt.Sprintf("method %s: %v", sc.Method, err)}
+				return &scenarios.InvalidError{Source: file, Msg: fmt.Sprintf("method %s: %v", sc.Method, err)}
 			}
 			if _, err := scenarios.Build(sc); err != nil {
 				return err
@@ -74,9 +96,9 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	fmt.Fprintf(stderr, "sweep: %d runs, %d at once, into %s\n", len(jobList), *jobs, dir)
+	fmt.Fprintf(stderr, "sweep: %d runs, %d at once, into %s\n", len(jobList), f.jobs, dir)
 	start := time.Now()
-	results := scenarios.Sweep(ctx, jobList, *jobs, func(r scenarios.SweepResult) {
+	results := scenarios.Sweep(ctx, jobList, f.jobs, func(r scenarios.SweepResult) {
 		if r.Err != nil {
 			fmt.Fprintf(stderr, "sweep: %s failed after %s: %s\n", r.Job.Scenario.Name, r.Wall.Round(time.Second), oneLine(r.Err.Error()))
 			return
