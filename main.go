@@ -5,6 +5,7 @@
 //	hgpsim validate FILE                    check a scenario and exit
 //	hgpsim sweep FILE... [--methods a,b]     run many and tabulate
 //	hgpsim bench [flags]                    SGP, HGP and outer-step costs of both drivers
+//	hgpsim version                          module version and VCS revision
 //
 // Every command takes --help. Exit codes: 0 success, 1 a run that failed,
 // 2 invalid input.
@@ -100,7 +101,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 			if len(args) == 0 {
 				return nil
 			}
-			msg := fmt.Sprintf("unknown command %q (commands: run, validate, sweep, bench, help)", args[0])
+			msg := fmt.Sprintf("unknown command %q (commands: run, validate, sweep, bench, version, help)", args[0])
 			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
 				msg = fmt.Sprintf("unknown command %q; did you mean %q?", args[0], s[0])
 			}
@@ -119,7 +120,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(flagError)
 	root.SetHelpCommand(newHelpCmd(root))
 	root.AddCommand(newRunCmd(stderr), newValidateCmd(stdout), newSweepCmd(stdout, stderr),
-		newBenchCmd(stdout, stderr))
+		newBenchCmd(stdout, stderr), newVersionCmd(stdout))
 	return root
 }
 

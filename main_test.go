@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -44,6 +45,7 @@ func TestExitCodes(t *testing.T) {
 		{"bench bad phase", []string{"bench", "--phase", "warp"}, 2, "--phase"},
 		{"typo", []string{"rn", good}, 2, `did you mean "run"`},
 		{"help on unknown topic", []string{"help", "fly"}, 2, "unknown help topic"},
+		{"version with argument", []string{"version", "x"}, 2, "no arguments"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -101,7 +103,7 @@ func TestNoCommandPrintsUsage(t *testing.T) {
 		if code := run(args, &out, &errb); code != 0 {
 			t.Fatalf("%v: exit code %d, want 0; stderr %s", args, code, errb.String())
 		}
-		for _, want := range []string{"run", "validate", "sweep", "bench", "Exit codes"} {
+		for _, want := range []string{"run", "validate", "sweep", "bench", "version", "Exit codes"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("%v: usage lacks %q:\n%s", args, want, out.String())
 			}
@@ -120,6 +122,7 @@ func TestSubcommandHelp(t *testing.T) {
 		"validate": {"validate FILE"},
 		"sweep":    {"--out", "--methods", "--jobs", "--seed", "(default "},
 		"bench":    {"--phase", `(default "sgp")`, "--clients", `(default "10,100,1000")`, "--rounds", "(default 200)", "--procs", "--reps", "(default 3)", "--out", "--scenario", "--methods"},
+		"version":  {"version"},
 	}
 	for cmd, flags := range want {
 		for _, args := range [][]string{{cmd, "--help"}, {cmd, "-h"}, {"help", cmd}} {
@@ -159,5 +162,28 @@ func TestFlagsAroundFile(t *testing.T) {
 		if !strings.Contains(string(b), `"seed": 3`) {
 			t.Errorf("%s: --seed not applied: %s", order, b)
 		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"version"}, &out, &errb); code != 0 {
+		t.Fatalf("exit code %d; stderr %s", code, errb.String())
+	}
+	if !strings.HasPrefix(out.String(), "hgpsim ") || !strings.Contains(out.String(), "revision ") {
+		t.Errorf("version output %q", out.String())
+	}
+
+	info := &debug.BuildInfo{GoVersion: "go1.99", Main: debug.Module{Path: "hgpsim", Version: "v1.2.3"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.modified", Value: "true"}}}
+	if got := versionLine(info, true); !strings.HasPrefix(got, "hgpsim v1.2.3, revision abc123, modified true, go1.99 ") {
+		t.Errorf("versionLine with VCS information = %q", got)
+	}
+	bare := &debug.BuildInfo{Main: debug.Module{Path: "hgpsim"}}
+	if got := versionLine(bare, true); !strings.HasPrefix(got, "hgpsim (devel), revision unknown, modified unknown, go") {
+		t.Errorf("versionLine without VCS information = %q", got)
+	}
+	if got := versionLine(nil, false); !strings.HasPrefix(got, "hgpsim (devel), revision unknown, modified unknown, go") {
+		t.Errorf("versionLine without build information = %q", got)
 	}
 }
