@@ -8,7 +8,7 @@
 //	hgpsim version                          module version and VCS revision
 //
 // Every command takes --help. Exit codes: 0 success, 1 a run that failed,
-// 2 invalid input.
+// 2 invalid input, 130 / 143 a run stopped by SIGINT / SIGTERM.
 package main
 
 import (
@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"time"
 
@@ -36,9 +35,15 @@ Flags may come before or after the positional arguments
 ("hgpsim run FILE --out DIR" and "hgpsim run --out DIR FILE").
 
 Exit codes:
-  0  success
-  1  a run failed
-  2  invalid input: bad flags or arguments, unknown command, invalid scenario`
+  0    success
+  1    a run failed
+  2    invalid input: bad flags or arguments, unknown command, invalid scenario
+  130  run or sweep stopped by SIGINT (Ctrl-C)
+  143  run or sweep stopped by SIGTERM
+
+SIGINT and SIGTERM stop a run cleanly: the round in progress finishes,
+metrics.jsonl is flushed and summary.json is not written. A second
+signal while stopping ends the process at once.`
 
 // usageError is bad command-line input (exit code 2).
 type usageError struct{ msg string }
@@ -64,6 +69,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintln(stderr, "hgpsim:", oneLine(err.Error()))
+	var ie interrupted
+	if errors.As(err, &ie) {
+		return ie.exitCode()
+	}
 	var ue usageError
 	if errors.As(err, &ue) {
 		if cmd == root && len(args) == 0 {
@@ -203,7 +212,11 @@ func newRunCmd(stderr io.Writer) *cobra.Command {
 		Short: "Run a scenario",
 		Long: `Run a scenario and write scenario.yaml (resolved), metrics.jsonl and
 summary.json to the output folder. summary.json is written last and
-atomically: if it exists, the run completed.`,
+atomically: if it exists, the run completed.
+
+SIGINT (Ctrl-C) or SIGTERM stops the run after the current round, with
+metrics.jsonl complete up to there and no summary.json; the exit code is
+130 or 143. A second signal ends the process at once.`,
 		Args: exactlyOneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmdRun(args[0], f, cmd.Flags().Changed("seed"), stderr)
@@ -226,14 +239,19 @@ func cmdRun(file string, f runFlags, seedSet bool, stderr io.Writer) error {
 	if dir == "" {
 		dir = scenarios.DefaultOutDir(sc.Name, time.Now())
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-
 	log := zerolog.New(zerolog.ConsoleWriter{Out: stderr, NoColor: true, TimeFormat: time.TimeOnly}).With().Timestamp().Logger()
 	tty := false
 	if f, ok := stderr.(*os.File); ok {
 		tty = isatty.IsTerminal(f.Fd())
 	}
+	ctx, sigs := notifyStop(context.Background(), func(sig os.Signal) {
+		if tty {
+			fmt.Fprintln(stderr) // end the progress bar's line
+		}
+		log.Warn().Str("signal", signalName(sig)).
+			Msg("stopping after the current round; no summary.json will be written; a second signal kills at once")
+	})
+	defer sigs.stop()
 	start := time.Now()
 	log.Info().Str("scenario", file).Str("out", dir).Uint64("seed", sc.Seed).Msg("run started")
 	progress := func(ev optim.RoundEvent, agg scenarios.Aggregate, total int) {
@@ -255,7 +273,7 @@ func cmdRun(file string, f runFlags, seedSet bool, stderr io.Writer) error {
 		fmt.Fprintln(stderr)
 	}
 	if err != nil {
-		return err
+		return sigs.wrap(err)
 	}
 	if sum.HGPError != nil {
 		for _, f := range sum.HGPError.Final {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -94,8 +93,11 @@ func cmdSweep(files []string, f sweepFlags, seedSet bool, stdout, stderr io.Writ
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	ctx, sigs := notifyStop(context.Background(), func(sig os.Signal) {
+		fmt.Fprintf(stderr, "sweep: %s received, stopping the runs after their current round; a second signal kills at once\n",
+			signalName(sig))
+	})
+	defer sigs.stop()
 	fmt.Fprintf(stderr, "sweep: %d runs, %d at once, into %s\n", len(jobList), f.jobs, dir)
 	start := time.Now()
 	results := scenarios.Sweep(ctx, jobList, f.jobs, func(r scenarios.SweepResult) {
@@ -117,7 +119,7 @@ func cmdSweep(files []string, f sweepFlags, seedSet bool, stdout, stderr io.Writ
 	fmt.Fprintf(stdout, "%s\ntotal wall time %s\n", table, time.Since(start).Round(time.Second))
 	for _, r := range results {
 		if r.Err != nil {
-			return fmt.Errorf("%d of %d runs failed (see above)", countFailed(results), len(results))
+			return sigs.wrap(fmt.Errorf("%d of %d runs failed (see above)", countFailed(results), len(results)))
 		}
 	}
 	return nil
