@@ -21,10 +21,8 @@ import (
 	"time"
 
 	"github.com/mattn/go-isatty"
-	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
-	"hgpsim/optim"
 	"hgpsim/scenarios"
 )
 
@@ -239,39 +237,23 @@ func cmdRun(file string, f runFlags, seedSet bool, stderr io.Writer) error {
 	if dir == "" {
 		dir = scenarios.DefaultOutDir(sc.Name, time.Now())
 	}
-	log := zerolog.New(zerolog.ConsoleWriter{Out: stderr, NoColor: true, TimeFormat: time.TimeOnly}).With().Timestamp().Logger()
+	log := newConsoleLog(stderr)
 	tty := false
 	if f, ok := stderr.(*os.File); ok {
 		tty = isatty.IsTerminal(f.Fd())
 	}
+	pp := newProgressPrinter(log, stderr, tty, sc.Outer.Steps > 0)
 	ctx, sigs := notifyStop(context.Background(), func(sig os.Signal) {
-		if tty {
-			fmt.Fprintln(stderr) // end the progress bar's line
-		}
+		pp.endBar()
 		log.Warn().Str("signal", signalName(sig)).
 			Msg("stopping after the current round; no summary.json will be written; a second signal kills at once")
 	})
 	defer sigs.stop()
+
 	start := time.Now()
 	log.Info().Str("scenario", file).Str("out", dir).Uint64("seed", sc.Seed).Msg("run started")
-	progress := func(ev optim.RoundEvent, agg scenarios.Aggregate, total int) {
-		if ev.Phase != "sgp" {
-			log.Info().Str("phase", ev.Phase).Int("round", ev.Round+1).Int("of", total).
-				Int64("messages", ev.Traffic.Messages).Msg("progress")
-			return
-		}
-		if tty {
-			drawBar(stderr, ev.Round+1, total, agg)
-			return
-		}
-		log.Info().Str("phase", ev.Phase).Int("round", ev.Round+1).Int("of", total).
-			Float64("train_loss", agg.TrainLoss).Float64("test_acc", agg.TestAcc).
-			Float64("consensus", agg.Consensus).Msg("progress")
-	}
-	sum, err := scenarios.Execute(ctx, sc, scenarios.Options{OutDir: dir, Progress: progress})
-	if tty {
-		fmt.Fprintln(stderr)
-	}
+	sum, err := scenarios.Execute(ctx, sc, scenarios.Options{OutDir: dir, Progress: pp.event})
+	pp.endBar()
 	if err != nil {
 		return sigs.wrap(err)
 	}
@@ -280,21 +262,9 @@ func cmdRun(file string, f runFlags, seedSet bool, stderr io.Writer) error {
 			log.Info().Str("network", f.Network).Float64("alpha", f.Alpha).Float64("beta", f.Beta).
 				Float64("median_error", f.Median).Float64("p10", f.P10).Float64("p90", f.P90).Msg("error at m = M")
 		}
-		log.Info().Dur("wall", time.Since(start).Round(time.Millisecond)).Str("out", dir).Msg("run finished")
-		return nil
 	}
-	log.Info().Dur("wall", time.Since(start).Round(time.Millisecond)).
-		Float64("train_loss", sum.Final.TrainLoss).Float64("test_acc", sum.Final.TestAcc).
-		Float64("test_acc_p10", sum.Final.TestAccP).Float64("consensus", sum.Final.Consensus).
-		Str("summary", dir+"/summary.json").Msg("run finished")
+	logFinished(log, sum, time.Since(start), dir)
 	return nil
-}
-
-func drawBar(w io.Writer, done, total int, agg scenarios.Aggregate) {
-	const width = 30
-	k := done * width / total
-	fmt.Fprintf(w, "\r[%s%s] %d/%d  loss %.4f  test acc %.3f  consensus %.2e ",
-		strings.Repeat("#", k), strings.Repeat(".", width-k), done, total, agg.TrainLoss, agg.TestAcc, agg.Consensus)
 }
 
 func oneLine(s string) string {
