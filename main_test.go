@@ -54,6 +54,7 @@ func TestExitCodes(t *testing.T) {
 		{"single-dash long flag", []string{"run", good, "-out", filepath.Join(t.TempDir(), "out")}, 2, "--out"},
 		{"two files", []string{"run", good, good}, 2, "exactly one scenario FILE"},
 		{"sweep without files", []string{"sweep"}, 2, "at least one scenario FILE"},
+		{"sweep of hgp_error", []string{"sweep", "scenarios/paper/hgp-error.yaml", "--out", filepath.Join(t.TempDir(), "sweep")}, 2, "hgpsim run"},
 		{"bench positional", []string{"bench", "x"}, 2, "no positional arguments"},
 		{"bench bad phase", []string{"bench", "--phase", "warp"}, 2, "--phase"},
 		{"typo", []string{"rn", good}, 2, `did you mean "run"`},
@@ -467,5 +468,29 @@ func TestProgressBar(t *testing.T) {
 	p.event(optim.RoundEvent{Phase: "sgp", Round: 9}, scenarios.Aggregate{}, 600) // the next outer step
 	if !strings.Contains(w.String(), "] outer 1 round 9 done 10/600 ") {
 		t.Errorf("bar in the second outer step %q", w.String())
+	}
+}
+
+// A sweep names the best outer step only for runs with an outer loop, and
+// survives summaries without accuracies.
+func TestSweepLine(t *testing.T) {
+	job := scenarios.SweepJob{Scenario: scenarios.Scenario{Name: "x"}}
+	acc := scenarios.Aggregate{TestAcc: 0.5, TestAccP: 0.25}
+	best := scenarios.OuterRecord{Step: 1, Aggregate: scenarios.Aggregate{TestAcc: 0.75, TestAccP: 0.5}}
+	for _, c := range []struct {
+		name string
+		sum  *scenarios.Summary
+		want string
+	}{
+		{"no outer loop", &scenarios.Summary{Final: acc, Best: &scenarios.OuterRecord{Aggregate: acc}},
+			"sweep: x done in 2s: test acc 50.0 / 25.0 % (mean / 10th percentile)"},
+		{"outer loop", &scenarios.Summary{Final: acc, Best: &best, Outer: []scenarios.OuterRecord{{}, best, {}}},
+			"sweep: x done in 2s: test acc 75.0 / 50.0 % (mean / 10th percentile; best outer step 1 of 0–2)"},
+		{"hgp error", &scenarios.Summary{HGPError: &scenarios.HGPErrorSummary{}}, "sweep: x done in 2s"},
+	} {
+		got := sweepLine(scenarios.SweepResult{Job: job, Summary: c.sum, Wall: 2 * time.Second})
+		if got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
 	}
 }

@@ -71,6 +71,11 @@ func cmdSweep(files []string, f sweepFlags, seedSet bool, stdout, stderr io.Writ
 		if seedSet {
 			base.Seed = f.seed
 		}
+		if base.HGPError != nil {
+			// The results table is of test accuracies, which an
+			// hgp_error experiment does not have.
+			return &scenarios.InvalidError{Source: file, Msg: "hgp_error experiments are not for sweep (nothing to tabulate); run them with `hgpsim run`"}
+		}
 		variants := []string{base.Method}
 		if ms != nil {
 			variants = ms
@@ -101,13 +106,7 @@ func cmdSweep(files []string, f sweepFlags, seedSet bool, stdout, stderr io.Writ
 	fmt.Fprintf(stderr, "sweep: %d runs, %d at once, into %s\n", len(jobList), f.jobs, dir)
 	start := time.Now()
 	results := scenarios.Sweep(ctx, jobList, f.jobs, func(r scenarios.SweepResult) {
-		if r.Err != nil {
-			fmt.Fprintf(stderr, "sweep: %s failed after %s: %s\n", r.Job.Scenario.Name, r.Wall.Round(time.Second), oneLine(r.Err.Error()))
-			return
-		}
-		b := r.Summary.Best
-		fmt.Fprintf(stderr, "sweep: %s done in %s: test acc %.1f / %.1f (best step %d)\n",
-			r.Job.Scenario.Name, r.Wall.Round(time.Second), 100*b.TestAcc, 100*b.TestAccP, b.Step)
+		fmt.Fprintln(stderr, sweepLine(r))
 	})
 	if err := scenarios.WriteSweepTables(dir, results); err != nil {
 		return err
@@ -123,6 +122,25 @@ func cmdSweep(files []string, f sweepFlags, seedSet bool, stdout, stderr io.Writ
 		}
 	}
 	return nil
+}
+
+// sweepLine reports one finished run of a sweep. The best outer step is
+// only shown for runs with an outer loop; without one there is a single
+// evaluation and its accuracies are the final ones.
+func sweepLine(r scenarios.SweepResult) string {
+	name, wall := r.Job.Scenario.Name, r.Wall.Round(time.Second)
+	switch s := r.Summary; {
+	case r.Err != nil:
+		return fmt.Sprintf("sweep: %s failed after %s: %s", name, wall, oneLine(r.Err.Error()))
+	case s == nil || s.HGPError != nil:
+		return fmt.Sprintf("sweep: %s done in %s", name, wall)
+	case len(s.Outer) > 0 && s.Best != nil:
+		return fmt.Sprintf("sweep: %s done in %s: test acc %.1f / %.1f %% (mean / 10th percentile; best outer step %d of 0–%d)",
+			name, wall, 100*s.Best.TestAcc, 100*s.Best.TestAccP, s.Best.Step, len(s.Outer)-1)
+	default:
+		return fmt.Sprintf("sweep: %s done in %s: test acc %.1f / %.1f %% (mean / 10th percentile)",
+			name, wall, 100*s.Final.TestAcc, 100*s.Final.TestAccP)
+	}
 }
 
 func countFailed(rs []scenarios.SweepResult) int {
