@@ -1,6 +1,8 @@
 module hgpsim
 
-go 1.26.8
+go 1.25.0
+
+toolchain go1.26.8
 
 require (
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
