@@ -73,14 +73,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var ue usageError
 	if errors.As(err, &ue) {
+		if cmd == nil || cmd.Name() == "help" {
+			cmd = root
+		}
 		if cmd == root && len(args) == 0 {
-			// A bare `hgpsim` gets the whole usage, as before cobra.
+			// A bare `hgpsim` gets the whole usage, not just a hint.
 			root.SetOut(stderr)
 			_ = root.Help()
 			return 2
-		}
-		if cmd.Name() == "help" {
-			cmd = root
 		}
 		fmt.Fprintf(stderr, "run '%s --help' for usage\n", cmd.CommandPath())
 		return 2
@@ -108,7 +108,13 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 			if len(args) == 0 {
 				return nil
 			}
-			msg := fmt.Sprintf("unknown command %q (commands: run, validate, sweep, bench, version, help)", args[0])
+			var names []string
+			for _, c := range cmd.Commands() {
+				if c.IsAvailableCommand() || c.Name() == "help" {
+					names = append(names, c.Name())
+				}
+			}
+			msg := fmt.Sprintf("unknown command %q (commands: %s)", args[0], strings.Join(names, ", "))
 			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
 				msg = fmt.Sprintf("unknown command %q; did you mean %q?", args[0], s[0])
 			}
