@@ -250,16 +250,17 @@ func cmdRun(file string, f runFlags, seedSet bool, stderr io.Writer) error {
 	}
 	pp := newProgressPrinter(log, stderr, tty, sc.Outer.Steps > 0)
 	ctx, sigs := notifyStop(context.Background(), func(sig os.Signal) {
-		pp.endBar()
-		log.Warn().Str("signal", signalName(sig)).
-			Msg("stopping after the current round; no summary.json will be written; a second signal kills at once")
+		pp.notice(func() {
+			log.Warn().Str("signal", signalName(sig)).
+				Msg("stopping after the current round; no summary.json will be written; a second signal kills at once")
+		})
 	})
 	defer sigs.stop()
 
 	start := time.Now()
 	log.Info().Str("scenario", file).Str("out", dir).Uint64("seed", sc.Seed).Msg("run started")
 	sum, err := scenarios.Execute(ctx, sc, scenarios.Options{OutDir: dir, Progress: pp.event})
-	pp.endBar()
+	pp.finish()
 	if err != nil {
 		return sigs.wrap(err)
 	}

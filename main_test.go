@@ -494,3 +494,31 @@ func TestSweepLine(t *testing.T) {
 		}
 	}
 }
+
+// The stop notice of a signal comes from another goroutine than the
+// progress events; it must not tear a bar or race with it (run with
+// -race).
+func TestProgressNoticeConcurrent(t *testing.T) {
+	var w bytes.Buffer
+	log := newConsoleLog(&w)
+	p := newProgressPrinter(log, &w, true, false)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for r := range 200 {
+			p.event(optim.RoundEvent{Phase: "sgp", Round: r}, scenarios.Aggregate{}, 200)
+		}
+	}()
+	p.notice(func() { log.Warn().Msg("stopping") })
+	wg.Wait()
+	p.finish()
+	for _, line := range strings.Split(w.String(), "\n") {
+		if strings.Contains(line, "stopping") && strings.Contains(line, "] round ") {
+			t.Errorf("notice not on a line of its own: %q", line)
+		}
+	}
+	if !strings.HasSuffix(w.String(), "\n") {
+		t.Errorf("finish left the bar's line open: %q", w.String()[max(0, w.Len()-80):])
+	}
+}

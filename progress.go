@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -24,7 +25,11 @@ func newConsoleLog(w io.Writer) zerolog.Logger {
 // on a terminal a bar for the SGP rounds. It prints the same 0-based round
 // index and outer step as the line of metrics.jsonl for that round, and
 // the rounds done so far of the phase separately.
+//
+// Events come from the driver's goroutine and notices from the signal
+// handler's, hence the mutex.
 type progressPrinter struct {
+	mu      sync.Mutex
 	log     zerolog.Logger
 	w       io.Writer
 	tty     bool
@@ -40,6 +45,8 @@ func newProgressPrinter(log zerolog.Logger, w io.Writer, tty, outer bool) *progr
 
 // event is a scenarios.Progress.
 func (p *progressPrinter) event(ev optim.RoundEvent, agg scenarios.Aggregate, total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	// Progress does not carry the outer step, but every step starts a new
 	// SGP phase whose rounds count from 0 again, and every SGP phase
 	// reports at least its last round.
@@ -82,7 +89,20 @@ func (p *progressPrinter) drawBar(round, total int, agg scenarios.Aggregate) {
 	p.barOpen = true
 }
 
+// notice prints something else than progress (through print), on a line
+// of its own.
+func (p *progressPrinter) notice(print func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.endBar()
+	print()
+}
+
+// finish ends the bar's line, if one is open.
+func (p *progressPrinter) finish() { p.notice(func() {}) }
+
 // endBar ends the bar's line, so that what follows starts on a new one.
+// The caller holds p.mu.
 func (p *progressPrinter) endBar() {
 	if p.barOpen {
 		fmt.Fprintln(p.w)
