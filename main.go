@@ -159,6 +159,16 @@ func newHelpCmd(root *cobra.Command) *cobra.Command {
 	return &cobra.Command{
 		Use:   "help [command]",
 		Short: "Help about any command",
+		// Shell completion of the topic, which cobra's help command has.
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			var names []string
+			for _, c := range root.Commands() {
+				if c.IsAvailableCommand() && strings.HasPrefix(c.Name(), toComplete) {
+					names = append(names, c.Name())
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			target, rest, err := root.Find(args)
 			if err != nil || len(rest) > 0 {
@@ -245,8 +255,8 @@ func cmdRun(file string, f runFlags, seedSet bool, stderr io.Writer) error {
 	}
 	log := newConsoleLog(stderr)
 	tty := false
-	if f, ok := stderr.(*os.File); ok {
-		tty = isatty.IsTerminal(f.Fd())
+	if fd, ok := stderr.(*os.File); ok {
+		tty = isatty.IsTerminal(fd.Fd())
 	}
 	pp := newProgressPrinter(log, stderr, tty, sc.Outer.Steps > 0)
 	ctx, sigs := notifyStop(context.Background(), func(sig os.Signal) {
@@ -265,9 +275,9 @@ func cmdRun(file string, f runFlags, seedSet bool, stderr io.Writer) error {
 		return sigs.wrap(err)
 	}
 	if sum.HGPError != nil {
-		for _, f := range sum.HGPError.Final {
-			log.Info().Str("network", f.Network).Float64("alpha", f.Alpha).Float64("beta", f.Beta).
-				Float64("median_error", f.Median).Float64("p10", f.P10).Float64("p90", f.P90).Msg("error at m = M")
+		for _, e := range sum.HGPError.Final {
+			log.Info().Str("network", e.Network).Float64("alpha", e.Alpha).Float64("beta", e.Beta).
+				Float64("median_error", e.Median).Float64("p10", e.P10).Float64("p90", e.P90).Msg("error at m = M")
 		}
 	}
 	logFinished(log, sum, time.Since(start), dir)

@@ -522,3 +522,15 @@ func TestProgressNoticeConcurrent(t *testing.T) {
 		t.Errorf("finish left the bar's line open: %q", w.String()[max(0, w.Len()-80):])
 	}
 }
+
+// `hgpsim help <TAB>` completes command names, as cobra's own help
+// command does.
+func TestHelpCompletion(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"__complete", "help", "v"}, &out, &errb); code != 0 {
+		t.Fatalf("exit code %d; stderr %s", code, errb.String())
+	}
+	if got := out.String(); !strings.HasPrefix(got, "validate\nversion\n:4\n") {
+		t.Errorf("completions %q, want validate, version and no file completion (:4)", got)
+	}
+}
