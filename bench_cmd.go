@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"hgpsim/actors"
 	"hgpsim/graph"
 	"hgpsim/internal/registry"
@@ -21,6 +22,57 @@ import (
 	"hgpsim/optim"
 	"hgpsim/scenarios"
 )
+
+// benchFlags are the flags of `hgpsim bench`.
+type benchFlags struct {
+	phase    string
+	clients  string
+	rounds   int
+	procs    string
+	reps     int
+	out      string
+	scenario string
+	methods  string
+}
+
+func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f benchFlags
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Rounds per second of both drivers, and the split of an outer step",
+		Long: `Measure the sequential and the actor driver and print Markdown tables
+(docs/performance.md). --phase selects what is timed:
+
+  sgp    SGP rounds on the quickstart setup (softmax, 20 features, 5 classes,
+         150 training examples per client, batch 32, stochastic directed
+         network with link probabilities ~ U[0.4, 0.8])
+  hgp    HGP and VR-HGP rounds on the same setup with the label-weights head,
+         linearized after 50 SGP rounds
+  outer  one PDBO outer step of --scenario, split into SGP, evaluation,
+         linearization, hyper-gradient rounds and λ-update
+
+Some defaults depend on --phase, as each flag's help says.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Sprintf("bench takes no positional arguments, got %q", args[0])}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmdBench(f, cmd.Flags().Changed, stdout, stderr)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.phase, "phase", "sgp", "what to time: sgp | hgp | outer")
+	fl.StringVar(&f.clients, "clients", "10,100,1000", "comma-separated client counts (default 10,100 for --phase hgp, 20,100 for outer)")
+	fl.IntVar(&f.rounds, "rounds", 200, "rounds per measurement (outer: at most this many SGP and hyper-gradient rounds, default 30; the rest is extrapolated)")
+	fl.StringVar(&f.procs, "procs", strconv.Itoa(runtime.GOMAXPROCS(0)), "comma-separated GOMAXPROCS values")
+	fl.IntVar(&f.reps, "reps", 3, "measurements per driver and client count (the median is reported; default 1 for outer)")
+	fl.StringVar(&f.out, "out", "", "also write the tables to FILE")
+	fl.StringVar(&f.scenario, "scenario", outerScenario, "outer: the scenario file whose outer step is timed")
+	fl.StringVar(&f.methods, "methods", "pdbo-da,pdbo-mtl-da", "outer: comma-separated methods (pdbo-*)")
+	return cmd
+}
 
 // cmdBench measures throughput of the sequential and the actor driver and
 // prints Markdown tables. --phase selects what is timed:
@@ -33,63 +85,48 @@ import (
 //   - outer: one PDBO outer step of a scenario file (by default the
 //     Fashion-MNIST personalization scenario) split into SGP, evaluation,
 //     linearization, hyper-gradient rounds and λ-update (benchOuter).
-func cmdBench(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	phase := fs.String("phase", "sgp", "what to time: sgp | hgp | outer")
-	clientsFlag := fs.String("clients", "10,100,1000", "comma-separated client counts (default 10,100 for --phase hgp, 20,100 for outer)")
-	rounds := fs.Int("rounds", 200, "rounds per measurement (outer: at most this many SGP and hyper-gradient rounds, default 30; the rest is extrapolated)")
-	procsFlag := fs.String("procs", strconv.Itoa(runtime.GOMAXPROCS(0)), "comma-separated GOMAXPROCS values")
-	reps := fs.Int("reps", 3, "measurements per driver and client count (the median is reported; default 1 for outer)")
-	out := fs.String("out", "", "also write the tables to FILE")
-	scenarioFlag := fs.String("scenario", outerScenario, "outer: the scenario file whose outer step is timed")
-	methodsFlag := fs.String("methods", "pdbo-da,pdbo-mtl-da", "outer: comma-separated methods (pdbo-*)")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 0 {
-		return usageError{fmt.Sprintf("bench takes no positional arguments, got %q", pos[0])}
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	switch *phase {
+//
+// set reports the flags given on the command line; the others take the
+// phase's defaults.
+func cmdBench(f benchFlags, set func(name string) bool, stdout, stderr io.Writer) error {
+	switch f.phase {
 	case "sgp":
 	case "hgp":
-		if !set["clients"] {
-			*clientsFlag = "10,100"
+		if !set("clients") {
+			f.clients = "10,100"
 		}
 	case "outer":
-		if !set["clients"] {
-			*clientsFlag = "20,100"
+		if !set("clients") {
+			f.clients = "20,100"
 		}
-		if !set["rounds"] {
-			*rounds = 30
+		if !set("rounds") {
+			f.rounds = 30
 		}
-		if !set["reps"] {
-			*reps = 1
+		if !set("reps") {
+			f.reps = 1
 		}
 	default:
-		return usageError{fmt.Sprintf("--phase must be sgp, hgp or outer, got %q", *phase)}
+		return usageError{fmt.Sprintf("--phase must be sgp, hgp or outer, got %q", f.phase)}
 	}
-	if *phase != "outer" && (set["scenario"] || set["methods"]) {
+	if f.phase != "outer" && (set("scenario") || set("methods")) {
 		return usageError{"--scenario and --methods only apply to --phase outer"}
 	}
-	clients, err := intList("clients", *clientsFlag, 2, 10000)
+	clients, err := intList("clients", f.clients, 2, 10000)
 	if err != nil {
 		return err
 	}
-	procs, err := intList("procs", *procsFlag, 1, 1024)
+	procs, err := intList("procs", f.procs, 1, 1024)
 	if err != nil {
 		return err
 	}
-	if *rounds < 1 {
-		return usageError{fmt.Sprintf("--rounds must be >= 1, got %d", *rounds)}
+	if f.rounds < 1 {
+		return usageError{fmt.Sprintf("--rounds must be >= 1, got %d", f.rounds)}
 	}
-	if *reps < 1 {
-		return usageError{fmt.Sprintf("--reps must be >= 1, got %d", *reps)}
+	if f.reps < 1 {
+		return usageError{fmt.Sprintf("--reps must be >= 1, got %d", f.reps)}
 	}
 	var methods []string
-	for _, m := range strings.Split(*methodsFlag, ",") {
+	for _, m := range strings.Split(f.methods, ",") {
 		m = strings.TrimSpace(m)
 		if !strings.HasPrefix(m, "pdbo-") || !slices.Contains(scenarios.Methods, m) {
 			return usageError{fmt.Sprintf("--methods must list pdbo-* methods (%v), got %q", scenarios.Methods, m)}
@@ -100,22 +137,22 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	var doc strings.Builder
 	old := runtime.GOMAXPROCS(0)
 	defer runtime.GOMAXPROCS(old)
-	switch *phase {
+	switch f.phase {
 	case "hgp":
-		err = benchHGPDoc(&doc, stderr, clients, procs, *rounds, *reps)
+		err = benchHGPDoc(&doc, stderr, clients, procs, f.rounds, f.reps)
 	case "outer":
-		err = benchOuterDoc(&doc, stderr, *scenarioFlag, methods, clients, procs, *rounds, *reps)
+		err = benchOuterDoc(&doc, stderr, f.scenario, methods, clients, procs, f.rounds, f.reps)
 	default:
-		err = benchSGPDoc(&doc, stderr, clients, procs, *rounds, *reps)
+		err = benchSGPDoc(&doc, stderr, clients, procs, f.rounds, f.reps)
 	}
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(&doc, "\npeak RSS of the process (VmHWM): %s\n", peakRSS())
 	fmt.Fprint(stdout, doc.String())
-	if *out != "" {
-		if err := os.WriteFile(*out, []byte(doc.String()), 0o644); err != nil {
-			return err
+	if f.out != "" {
+		if err := os.WriteFile(f.out, []byte(doc.String()), 0o644); err != nil {
+			return fmt.Errorf("writing the tables: %w", err)
 		}
 	}
 	return nil

@@ -5,45 +5,43 @@
 //	hgpsim validate FILE                    check a scenario and exit
 //	hgpsim sweep FILE... [--methods a,b]     run many and tabulate
 //	hgpsim bench [flags]                    SGP, HGP and outer-step costs of both drivers
+//	hgpsim version                          module version and VCS revision
 //
-// Exit codes: 0 success, 1 a run that failed, 2 invalid input.
+// Every command takes --help. Exit codes: 0 success, 1 a run that failed,
+// 2 invalid input, 130 / 143 a run stopped by SIGINT / SIGTERM.
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mattn/go-isatty"
-	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
 
-	"hgpsim/optim"
 	"hgpsim/scenarios"
 )
 
-const usage = `hgpsim — decentralized bilevel optimization over unreliable networks
+// rootLong is the head of `hgpsim help`.
+const rootLong = `hgpsim — decentralized bilevel optimization over unreliable networks.
 
-usage:
-  hgpsim run FILE [--out DIR] [--seed N]   run a scenario; outputs go to DIR
-                                           (default runs/<name>-<timestamp>)
-  hgpsim validate FILE                    check a scenario file and exit
-  hgpsim sweep FILE... [--methods a,b] [--out DIR] [--jobs N] [--seed N]
-                                          run scenarios (× methods) in parallel and write
-                                          results.md / results.csv / validation.png
-  hgpsim bench [--clients 10,100,1000] [--rounds R] [--procs 1,2] [--reps N] [--phase sgp|hgp|outer]
-               [--methods pdbo-da,...] [--scenario FILE] [--out FILE]
-                                          rounds per second, actor vs sequential, outer-step split
-                                          (docs/performance.md)
+Flags may come before or after the positional arguments
+("hgpsim run FILE --out DIR" and "hgpsim run --out DIR FILE").
 
-exit codes: 0 success, 1 run failed, 2 invalid input
-`
+Exit codes:
+  0    success
+  1    a run failed
+  2    invalid input: bad flags or arguments, unknown command, invalid scenario
+  130  run or sweep stopped by SIGINT (Ctrl-C)
+  143  run or sweep stopped by SIGTERM
+
+SIGINT and SIGTERM stop a run cleanly: the round in progress finishes,
+metrics.jsonl is flushed and summary.json is not written. A second
+signal while stopping ends the process at once.`
 
 // usageError is bad command-line input (exit code 2).
 type usageError struct{ msg string }
@@ -54,15 +52,37 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run executes the command line args and returns the exit code. Errors are
+// reported as one line on stderr, prefixed "hgpsim:".
 func run(args []string, stdout, stderr io.Writer) int {
-	err := dispatch(args, stdout, stderr)
+	root := newRootCmd(stdout, stderr)
+	// cobra reads os.Args when given nil, which under `go test` are the
+	// test binary's flags.
+	if args == nil {
+		args = []string{}
+	}
+	root.SetArgs(args)
+	cmd, err := root.ExecuteC()
 	if err == nil {
 		return 0
 	}
 	fmt.Fprintln(stderr, "hgpsim:", oneLine(err.Error()))
+	var ie interrupted
+	if errors.As(err, &ie) {
+		return ie.exitCode()
+	}
 	var ue usageError
 	if errors.As(err, &ue) {
-		fmt.Fprint(stderr, "run 'hgpsim help' for usage\n")
+		if cmd == nil || cmd.Name() == "help" {
+			cmd = root
+		}
+		if cmd == root && len(args) == 0 {
+			// A bare `hgpsim` gets the whole usage, not just a hint.
+			root.SetOut(stderr)
+			_ = root.Help()
+			return 2
+		}
+		fmt.Fprintf(stderr, "run '%s --help' for usage\n", cmd.CommandPath())
 		return 2
 	}
 	if scenarios.IsInvalid(err) {
@@ -71,139 +91,207 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 1
 }
 
-func dispatch(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usageError{"no command given"}
+// newRootCmd builds the command tree. It is built afresh for every run, so
+// tests do not share flag state.
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "hgpsim",
+		Short: "Decentralized bilevel optimization over unreliable networks",
+		Long:  rootLong,
+		// Errors are printed by run as one line; cobra would add the whole
+		// usage block to every failed run.
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		// Without Args, cobra turns an unknown command into a multi-line
+		// error; this keeps it on one line with the suggestion.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			var names []string
+			for _, c := range cmd.Commands() {
+				if c.IsAvailableCommand() || c.Name() == "help" {
+					names = append(names, c.Name())
+				}
+			}
+			msg := fmt.Sprintf("unknown command %q (commands: %s)", args[0], strings.Join(names, ", "))
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg = fmt.Sprintf("unknown command %q; did you mean %q?", args[0], s[0])
+			}
+			return usageError{msg}
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usageError{"no command given"}
+		},
 	}
-	switch args[0] {
-	case "run":
-		return cmdRun(args[1:], stderr)
-	case "validate":
-		return cmdValidate(args[1:], stdout)
-	case "bench":
-		return cmdBench(args[1:], stdout, stderr)
-	case "sweep":
-		return cmdSweep(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
-	}
-	return usageError{fmt.Sprintf("unknown command %q (commands: run, validate, sweep, bench, help)", args[0])}
+	root.SuggestionsMinimumDistance = 2 // what cobra uses for its own messages
+	// root is runnable only so that a bare `hgpsim` exits with code 2;
+	// its usage must not advertise running it without a command.
+	root.SetUsageTemplate(strings.Replace(root.UsageTemplate(), "{{if .Runnable}}", "{{if and .Runnable .HasParent}}", 1))
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(flagError)
+	root.SetHelpCommand(newHelpCmd(root))
+	root.AddCommand(newRunCmd(stderr), newValidateCmd(stdout), newSweepCmd(stdout, stderr),
+		newBenchCmd(stdout, stderr), newVersionCmd(stdout))
+	return root
 }
 
-// parse parses flags that may come before or after the positional
-// arguments ("run FILE --out DIR" as well as "run --out DIR FILE").
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
-	fs.SetOutput(io.Discard)
-	var pos []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			return nil, usageError{err.Error()}
+// flagError makes flag parsing errors usage errors (exit code 2). The
+// standard library's flag package, which hgpsim used before cobra, accepted
+// "-out"; pflag reads that as the shorthands -o -u -t, so say what to type.
+func flagError(cmd *cobra.Command, err error) error {
+	msg := err.Error()
+	if _, arg, ok := strings.Cut(msg, "unknown shorthand flag: "); ok {
+		if _, word, ok := strings.Cut(arg, " in -"); ok {
+			name, _, _ := strings.Cut(word, "=")
+			if cmd.Flags().Lookup(name) != nil {
+				msg += fmt.Sprintf(" (long flags take two dashes: --%s)", name)
+			}
 		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
 	}
-	return pos, nil
+	return usageError{msg}
 }
 
-func cmdValidate(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
+// newHelpCmd replaces cobra's help command, which answers an unknown topic
+// with exit code 0.
+func newHelpCmd(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		// Shell completion of the topic, which cobra's help command has.
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			var names []string
+			for _, c := range root.Commands() {
+				if c.IsAvailableCommand() && strings.HasPrefix(c.Name(), toComplete) {
+					names = append(names, c.Name())
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			target, rest, err := root.Find(args)
+			if err != nil || len(rest) > 0 {
+				return usageError{fmt.Sprintf("unknown help topic %q", strings.Join(args, " "))}
+			}
+			return target.Help()
+		},
 	}
-	if len(pos) != 1 {
-		return usageError{"validate needs exactly one scenario FILE"}
+}
+
+// exactlyOneFile is the positional-argument check of run and validate.
+func exactlyOneFile(cmd *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return usageError{fmt.Sprintf("%s needs exactly one scenario FILE, got %d arguments", cmd.Name(), len(args))}
 	}
-	sc, err := scenarios.Load(pos[0])
-	if err != nil {
-		return err
-	}
-	// Build also checks what needs the network (connectivity, Assumption 6).
-	if _, err := scenarios.Build(sc); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%s: valid (%d clients, %s network, %d SGP rounds)\n", pos[0], sc.Clients, sc.Network.Topology.Name, sc.SGP.Rounds)
 	return nil
 }
 
-func cmdRun(args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	out := fs.String("out", "", "output folder (default runs/<name>-<timestamp>)")
-	seed := fs.String("seed", "", "override the scenario seed")
-	pos, err := parse(fs, args)
+func newValidateCmd(stdout io.Writer) *cobra.Command {
+	var mem memoryFlag
+	cmd := &cobra.Command{
+		Use:   "validate FILE",
+		Short: "Check a scenario file and exit",
+		Long: `Check a scenario file without running it and without reading its data
+files: strict decoding (a key that means nothing for the chosen kind is an
+error), every field's range, an estimate of the memory and time the run
+needs (refused above --max-memory), and the checks that need the network
+(strong connectivity, link reciprocity), building it only for kinds that do
+not guarantee them.`,
+		Args: exactlyOneFile,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmdValidate(args[0], mem.bytes, stdout)
+		},
+	}
+	addMemoryFlag(cmd.Flags(), &mem)
+	return cmd
+}
+
+func cmdValidate(file string, maxMemory int64, stdout io.Writer) error {
+	sc, err := scenarios.Load(file)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usageError{"run needs exactly one scenario FILE"}
-	}
-	sc, err := scenarios.Load(pos[0])
+	res, err := scenarios.Check(file, sc, scenarios.CheckOptions{MaxMemory: maxMemory})
 	if err != nil {
 		return err
 	}
-	if err := applySeed(&sc, *seed); err != nil {
+	fmt.Fprintf(stdout, "%s: valid (%d clients, %s network, %d SGP rounds); needs %s\n",
+		file, sc.Clients, sc.Network.Topology.Name, sc.SGP.Rounds, res)
+	return nil
+}
+
+// runFlags are the flags of `hgpsim run`.
+type runFlags struct {
+	out  string
+	seed uint64
+	mem  memoryFlag
+}
+
+func newRunCmd(stderr io.Writer) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run FILE",
+		Short: "Run a scenario",
+		Long: `Run a scenario and write scenario.yaml (resolved), metrics.jsonl and
+summary.json to the output folder. summary.json is written last and
+atomically: if it exists, the run completed.
+
+SIGINT (Ctrl-C) or SIGTERM stops the run after the current round, with
+metrics.jsonl complete up to there and no summary.json; the exit code is
+130 or 143. A second signal ends the process at once.`,
+		Args: exactlyOneFile,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmdRun(args[0], f, cmd.Flags().Changed("seed"), stderr)
+		},
+	}
+	cmd.Flags().StringVar(&f.out, "out", "", "output folder (default runs/<name>-<timestamp>)")
+	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "override the scenario seed")
+	addMemoryFlag(cmd.Flags(), &f.mem)
+	return cmd
+}
+
+func cmdRun(file string, f runFlags, seedSet bool, stderr io.Writer) error {
+	sc, err := scenarios.Load(file)
+	if err != nil {
 		return err
 	}
-	dir := *out
+	if seedSet {
+		sc.Seed = f.seed
+	}
+	dir := f.out
 	if dir == "" {
 		dir = scenarios.DefaultOutDir(sc.Name, time.Now())
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-
-	log := zerolog.New(zerolog.ConsoleWriter{Out: stderr, NoColor: true, TimeFormat: time.TimeOnly}).With().Timestamp().Logger()
+	log := newConsoleLog(stderr)
 	tty := false
-	if f, ok := stderr.(*os.File); ok {
-		tty = isatty.IsTerminal(f.Fd())
+	if fd, ok := stderr.(*os.File); ok {
+		tty = isatty.IsTerminal(fd.Fd())
 	}
+	pp := newProgressPrinter(log, stderr, tty, sc.Outer.Steps > 0)
+	ctx, sigs := notifyStop(context.Background(), func(sig os.Signal) {
+		pp.notice(func() {
+			log.Warn().Str("signal", signalName(sig)).
+				Msg("stopping after the current round; no summary.json will be written; a second signal kills at once")
+		})
+	})
+	defer sigs.stop()
+
 	start := time.Now()
-	log.Info().Str("scenario", pos[0]).Str("out", dir).Uint64("seed", sc.Seed).Msg("run started")
-	progress := func(ev optim.RoundEvent, agg scenarios.Aggregate, total int) {
-		if ev.Phase != "sgp" {
-			log.Info().Str("phase", ev.Phase).Int("round", ev.Round+1).Int("of", total).
-				Int64("messages", ev.Traffic.Messages).Msg("progress")
-			return
-		}
-		if tty {
-			drawBar(stderr, ev.Round+1, total, agg)
-			return
-		}
-		log.Info().Str("phase", ev.Phase).Int("round", ev.Round+1).Int("of", total).
-			Float64("train_loss", agg.TrainLoss).Float64("test_acc", agg.TestAcc).
-			Float64("consensus", agg.Consensus).Msg("progress")
-	}
-	sum, err := scenarios.Execute(ctx, sc, scenarios.Options{OutDir: dir, Progress: progress})
-	if tty {
-		fmt.Fprintln(stderr)
-	}
+	log.Info().Str("scenario", file).Str("out", dir).Uint64("seed", sc.Seed).Msg("run started")
+	sum, err := scenarios.Execute(ctx, sc, scenarios.Options{OutDir: dir, Progress: pp.event, MaxMemory: f.mem.bytes})
+	pp.finish()
 	if err != nil {
-		return err
+		return sigs.wrap(err)
 	}
 	if sum.HGPError != nil {
-		for _, f := range sum.HGPError.Final {
-			log.Info().Str("network", f.Network).Float64("alpha", f.Alpha).Float64("beta", f.Beta).
-				Float64("median_error", f.Median).Float64("p10", f.P10).Float64("p90", f.P90).Msg("error at m = M")
+		for _, e := range sum.HGPError.Final {
+			log.Info().Str("network", e.Network).Float64("alpha", e.Alpha).Float64("beta", e.Beta).
+				Float64("median_error", e.Median).Float64("p10", e.P10).Float64("p90", e.P90).Msg("error at m = M")
 		}
-		log.Info().Dur("wall", time.Since(start).Round(time.Millisecond)).Str("out", dir).Msg("run finished")
-		return nil
 	}
-	log.Info().Dur("wall", time.Since(start).Round(time.Millisecond)).
-		Float64("train_loss", sum.Final.TrainLoss).Float64("test_acc", sum.Final.TestAcc).
-		Float64("test_acc_p10", sum.Final.TestAccP).Float64("consensus", sum.Final.Consensus).
-		Str("summary", dir+"/summary.json").Msg("run finished")
+	logFinished(log, sum, time.Since(start), dir)
 	return nil
-}
-
-func drawBar(w io.Writer, done, total int, agg scenarios.Aggregate) {
-	const width = 30
-	k := done * width / total
-	fmt.Fprintf(w, "\r[%s%s] %d/%d  loss %.4f  test acc %.3f  consensus %.2e ",
-		strings.Repeat("#", k), strings.Repeat(".", width-k), done, total, agg.TrainLoss, agg.TestAcc, agg.Consensus)
 }
 
 func oneLine(s string) string {
@@ -211,17 +299,4 @@ func oneLine(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-// applySeed overrides the scenario seed with the --seed flag, if given.
-func applySeed(sc *scenarios.Scenario, flagValue string) error {
-	if flagValue == "" {
-		return nil
-	}
-	s, err := strconv.ParseUint(flagValue, 10, 64)
-	if err != nil {
-		return usageError{fmt.Sprintf("--seed must be a non-negative integer, got %q", flagValue)}
-	}
-	sc.Seed = s
-	return nil
 }

@@ -25,6 +25,8 @@ type SweepJob struct {
 	// name in it (the table's column) and Method the method applied (the
 	// table's row; the scenario name when the file has no method).
 	File, Base, Method string
+	// MaxMemory is the run's memory limit (see Options).
+	MaxMemory int64
 }
 
 // PlanSweep turns scenario files (× methods, when given) into jobs under
@@ -42,6 +44,11 @@ func PlanSweep(files, methods []string, seed *uint64, dir string, opt CheckOptio
 		}
 		if seed != nil {
 			base.Seed = *seed
+		}
+		if base.HGPError != nil {
+			// The tables are of test accuracies, which an hgp_error
+			// experiment does not have.
+			return nil, invalid(f, "hgp_error experiments are not for sweep (nothing to tabulate); run them with `hgpsim run`")
 		}
 		variants := []string{base.Method}
 		if len(methods) > 0 {
@@ -73,7 +80,7 @@ func PlanSweep(files, methods []string, seed *uint64, dir string, opt CheckOptio
 			if row == "" {
 				row = base.Name
 			}
-			jobs = append(jobs, SweepJob{Scenario: sc, OutDir: filepath.Join(dir, folder), File: f, Base: base.Name, Method: row})
+			jobs = append(jobs, SweepJob{Scenario: sc, OutDir: filepath.Join(dir, folder), File: f, Base: base.Name, Method: row, MaxMemory: opt.MaxMemory})
 		}
 	}
 	return jobs, nil
@@ -113,7 +120,7 @@ func Sweep(ctx context.Context, jobs []SweepJob, parallel int, done func(SweepRe
 			defer wg.Done()
 			defer func() { <-sem }()
 			start := time.Now()
-			sum, err := Execute(ctx, j.Scenario, Options{OutDir: j.OutDir})
+			sum, err := Execute(ctx, j.Scenario, Options{OutDir: j.OutDir, MaxMemory: j.MaxMemory})
 			r := SweepResult{Job: j, Summary: sum, Wall: time.Since(start), Err: err}
 			res[k] = r
 			if done != nil {
