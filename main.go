@@ -259,6 +259,10 @@ func cmdRun(file string, f runFlags, seedSet bool, stderr io.Writer) error {
 	if seedSet {
 		sc.Seed = f.seed
 	}
+	// Refuse what cannot fit before anything is written or logged.
+	if _, err := scenarios.Check(file, sc, scenarios.CheckOptions{MaxMemory: f.mem.bytes}); err != nil {
+		return err
+	}
 	dir := f.out
 	if dir == "" {
 		dir = scenarios.DefaultOutDir(sc.Name, time.Now())
