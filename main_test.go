@@ -45,7 +45,7 @@ func TestExitCodes(t *testing.T) {
 		{"malformed", []string{"run", write(t, "m.yaml", "clients: [4\n")}, 2, "line"},
 		{"delta outside", []string{"run", write(t, "d.yaml", "network:\n  delta_min: 1.2\n")}, 2, "delta_min"},
 		{"one client", []string{"validate", write(t, "n.yaml", "clients: 1\n")}, 2, "clients: must be in [2, 10000], got 1"},
-		{"over the memory limit", []string{"validate", "--max-memory", "1MiB", good}, 2, "more than the limit set by --max-memory (1.0 MiB)"},
+		{"over the memory limit", []string{"validate", "--max-memory", "64KiB", good}, 2, "more than the limit set by --max-memory (64.0 KiB)"},
 		{"run over the memory limit", []string{"run", good, "--max-memory=64KiB", "--out", t.TempDir()}, 2, "peak memory"},
 		{"bad memory size", []string{"validate", "--max-memory", "lots", good}, 2, `not a size: "lots"`},
 		{"validate prints the estimate", []string{"validate", good}, 0, ""},
