@@ -6,42 +6,65 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"hgpsim/graph"
 	"hgpsim/optim"
 )
 
-// client is the actor shell around one client's behaviours. Its Receive only
-// forwards to the current phase's behaviour.
+// client is the actor shell around one optim.Client. It builds the client
+// itself, from the run's factory, and its Receive only steps the current
+// phase's behaviour.
 type client struct {
 	id         int
-	router     *router
+	net        *graph.Network
+	factory    optim.ClientFactory
 	supervisor *actor.PID
 
-	phase  string
-	beh    optim.Behaviour
-	outbox post // this client's post of the round it opened last
+	c     optim.Client
+	port  *optim.Port
+	phase *optim.PhaseSpec
+	beh   optim.Behaviour
 }
 
 func (c *client) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		ctx.Send(c.supervisor, &built{client: c.id, err: c.build()})
 	case *step:
 		ctx.Send(c.supervisor, c.step(m))
-	case *enterPhase:
-		c.phase, c.beh = m.name, m.beh
 	}
+}
+
+func (c *client) build() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic while building: %v\n%s", r, debug.Stack())
+		}
+	}()
+	c.port = optim.NewPort(c.net, c.id)
+	c.c, err = c.factory(c.id)
+	return err
 }
 
 // step runs one step with panics turned into errors that name the round.
 func (c *client) step(m *step) (a *ack) {
-	a = &ack{client: c.id, epoch: m.epoch, step: m.step}
+	a = &ack{client: c.id, epoch: m.epoch, step: m.step, round: m.step - 1}
 	defer func() {
 		if r := recover(); r != nil {
 			a.err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
 		}
 	}()
-	if m.step > 0 {
-		r := m.step - 1
-		a.round = r
-		if err := c.beh.Receive(r, m.in[c.id]); err != nil { // ordered by sender
+	if m.step == 0 {
+		c.phase = m.spec
+		beh, err := c.c.Enter(m.spec)
+		if err != nil {
+			a.err = err
+			return a
+		}
+		c.beh = beh
+	}
+	rounds := c.phase.Rounds
+	if m.step > 0 && c.beh != nil {
+		if err := c.beh.Receive(c.port.Round(), m.in[c.id]); err != nil { // ordered by sender
 			a.err = err
 			return a
 		}
@@ -51,10 +74,21 @@ func (c *client) step(m *step) (a *ack) {
 			}
 		}
 	}
-	if m.step < m.rounds {
+	if m.step < rounds {
 		a.round = m.step
-		a.post = c.router.open(c.id, m.step, m.tick, c.beh, &c.outbox)
-		a.traffic.Count(c.id, a.post.recv, len(a.post.data))
+		round := c.port.Open(c.phase.Name, m.step, m.tick)
+		if c.beh != nil {
+			if err := c.beh.Send(round, c.port); err != nil {
+				a.err = err
+				return a
+			}
+		}
+		a.port = c.port
+	}
+	if m.step == rounds {
+		if r, ok := c.beh.(optim.Resulter); ok {
+			a.result = r.Result()
+		}
 	}
 	return a
 }

@@ -4,49 +4,59 @@ import (
 	"hgpsim/optim"
 )
 
-// enterPhase hands a client its behaviour for the next phase.
-type enterPhase struct {
-	name string
-	beh  optim.Behaviour
+// The messages below stay in one process and keep the zero-copy fast path
+// the issue allows: payload vectors and a client's port are shared
+// read-only between the client and the supervisor instead of being copied.
+// Everything they carry is plain data (package wire defines the protobuf
+// encoding for messages that leave the process).
+
+// built tells the supervisor that a client actor has built its client
+// (optim.ClientFactory, called inside the actor) or failed to.
+type built struct {
+	client int
+	err    error
 }
 
-// step asks a client to close round step-1 (when step > 0) and open round
-// step (when step < rounds). One step value goes to all clients.
+// step asks a client to enter a phase (step 0), close round step-1 (when
+// step > 0), and open round step (when step < rounds); after the last round
+// it also collects the client's phase result. One step value goes to all
+// clients.
 type step struct {
-	epoch  uint64 // counts the phases of a runtime; acks echo it
-	step   int
-	rounds int
-	tick   uint64            // edge-realization tick of round step
-	eval   bool              // evaluate after closing round step-1
-	in     [][]optim.Message // in[j]: what reached client j in round step-1, by sender; read-only
+	epoch uint64 // counts the phases of a runtime; acks echo it
+	step  int
+	spec  *optim.PhaseSpec
+	tick  uint64            // edge-realization tick of round step
+	eval  bool              // evaluate after closing round step-1
+	in    [][]optim.Message // in[j]: what reached client j in round step-1, by sender; read-only
 }
 
 // ack answers a step.
 type ack struct {
-	client  int
-	epoch   uint64
-	step    int
-	round   int // the round being closed or opened when err happened
-	post    post
-	traffic optim.Traffic
-	stats   optim.Stats
-	err     error
+	client int
+	epoch  uint64
+	step   int
+	round  int         // the round being closed or opened when err happened
+	port   *optim.Port // the round opened, with what the client addressed; read by the supervisor until the next step
+	stats  optim.Stats
+	result optim.Result
+	err    error
 }
 
-// runPhase asks the supervisor to run a phase and answer on done.
-type runPhase struct {
-	phase     *optim.Phase
+// runProgram asks the supervisor to run a program and answer on done.
+type runProgram struct {
+	prog      optim.Program
 	sink      optim.Sink
 	startTick uint64
-	done      chan<- phaseResult
+	done      chan<- runResult
 }
 
-type phaseResult struct {
+type runResult struct {
 	traffic optim.Traffic
+	tick    uint64
 	err     error
 }
 
-// abort stops the running phase (context cancelled).
+// abort stops the running program (context cancelled).
 type abort struct{ err error }
 
 // clientFailed is posted by the stop strategy when a client actor crashed

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -15,64 +16,87 @@ import (
 
 // Options configures a Runtime.
 type Options struct {
-	// RoundTimeout fails a phase when no client answers for this long
+	// RoundTimeout fails a run when no client answers for this long
 	// (0: wait forever).
 	RoundTimeout time.Duration
 	// Logger receives proto.actor's own logs; nil discards them.
 	Logger *slog.Logger
 }
 
-// Runtime runs phases on proto.actor. It implements optim.Driver. A Runtime
-// is used by one goroutine at a time; Close releases its actors.
+// Runtime runs programs on proto.actor. It implements optim.Driver. A
+// Runtime is used by one goroutine at a time; Close releases its actors.
 type Runtime struct {
-	net    *graph.Network
 	system *actor.ActorSystem
 	sup    *actor.PID
 	pool   *workers
 	tick   uint64
+
+	mu      sync.Mutex
+	pending chan<- runResult // the running Execute's answer, for the guardian
 }
 
-// New starts an actor system with one actor per client of nw.
-func New(nw *graph.Network, opt Options) *Runtime {
+// New starts an actor system with one actor per client of nw; each actor
+// builds its client with factory. An error of the factory is returned.
+func New(nw *graph.Network, factory optim.ClientFactory, opt Options) (*Runtime, error) {
 	logger := opt.Logger
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
-	rt := &router{net: nw}
-	ready := make(chan []*actor.PID, 1)
+	ready := make(chan error, 1)
 	pool := newWorkers()
-	sup := &supervisor{n: nw.N, router: rt, pool: pool, timeout: opt.RoundTimeout, ready: ready}
-	strategy := stopAndReport{clientOf: func(pid *actor.PID) int {
-		for i, p := range rt.pids {
+	r := &Runtime{system: system, pool: pool}
+	sup := &supervisor{n: nw.N, net: nw, factory: factory, pool: pool, timeout: opt.RoundTimeout, ready: ready}
+	clients := stopAndReport{clientOf: func(pid *actor.PID) int {
+		for i, p := range sup.pids {
 			if p.Equal(pid) {
 				return i
 			}
 		}
 		return -1
 	}}
+	guard := &stopSupervisor{failed: r.supervisorFailed} // a pointer: guardians are keyed by their strategy
 	props := actor.PropsFromProducer(func() actor.Actor { return sup },
-		actor.WithSupervisor(strategy), actor.WithDispatcher(pool))
-	pid := system.Root.Spawn(props)
-	<-ready
-	return &Runtime{net: nw, system: system, sup: pid, pool: pool}
+		actor.WithSupervisor(clients), actor.WithGuardian(guard), actor.WithDispatcher(pool))
+	r.sup = system.Root.Spawn(props)
+	if err := <-ready; err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
 }
 
-// Run implements optim.Driver. Cancelling ctx fails the phase.
-func (r *Runtime) Run(ctx context.Context, p *optim.Phase, sink optim.Sink) (optim.Traffic, error) {
-	if err := ctx.Err(); err != nil {
-		return optim.Traffic{}, fmt.Errorf("phase %s: %w", p.Name, err)
+func (r *Runtime) supervisorFailed(reason interface{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pending != nil {
+		r.pending <- runResult{err: fmt.Errorf("actors: the supervisor failed: %v", reason)}
+		r.pending = nil
 	}
-	done := make(chan phaseResult, 1)
-	r.system.Root.Send(r.sup, &runPhase{phase: p, sink: sink, startTick: r.tick, done: done})
-	var res phaseResult
+}
+
+// Execute implements optim.Driver. Cancelling ctx fails the run at the
+// next round boundary.
+func (r *Runtime) Execute(ctx context.Context, prog optim.Program, sink optim.Sink) (optim.Traffic, error) {
+	if err := ctx.Err(); err != nil {
+		return optim.Traffic{}, err
+	}
+	done := make(chan runResult, 2)
+	r.mu.Lock()
+	r.pending = done
+	r.mu.Unlock()
+	r.system.Root.Send(r.sup, &runProgram{prog: prog, sink: sink, startTick: r.tick, done: done})
+	var res runResult
 	select {
 	case res = <-done:
 	case <-ctx.Done():
-		r.system.Root.Send(r.sup, &abort{err: fmt.Errorf("phase %s: %w", p.Name, ctx.Err())})
+		r.system.Root.Send(r.sup, &abort{err: ctx.Err()})
 		res = <-done
 	}
-	r.tick += uint64(p.Rounds)
+	r.mu.Lock()
+	r.pending = nil
+	r.mu.Unlock()
+	r.tick = res.tick
 	return res.traffic, res.err
 }
 

@@ -50,11 +50,14 @@ func sgpClients(t testing.TB, n int, variant optim.Variant) ([]*optim.SGP, []opt
 	return c, b
 }
 
-// recorder keeps a deep copy of every event.
-type recorder struct{ events []optim.RoundEvent }
+// recorder keeps a deep copy of every event and every phase report.
+type recorder struct {
+	events  []optim.RoundEvent
+	reports []optim.PhaseReport
+}
 
-func (r *recorder) sink(ev optim.RoundEvent) error {
-	cp := ev
+func (r *recorder) Evaluated(ev *optim.RoundEvent) error {
+	cp := *ev
 	cp.Clients = make([]optim.Stats, len(ev.Clients))
 	for i, s := range ev.Clients {
 		cp.Clients[i] = s
@@ -62,6 +65,33 @@ func (r *recorder) sink(ev optim.RoundEvent) error {
 	}
 	r.events = append(r.events, cp)
 	return nil
+}
+
+func (r *recorder) Finished(rep *optim.PhaseReport) error {
+	cp := *rep
+	cp.Last = nil
+	r.reports = append(r.reports, cp)
+	return nil
+}
+
+// newRuntime starts a runtime over fixed behaviours.
+func newRuntime(t testing.TB, nw *graph.Network, bs []optim.Behaviour, opt Options) *Runtime {
+	t.Helper()
+	factory, _ := optim.FixedClients(bs)
+	rt, err := New(nw, factory, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rt.Close)
+	return rt
+}
+
+func sgpPhases(k, rounds, eval int) *optim.Phases {
+	ps := make(optim.Phases, k)
+	for i := range ps {
+		ps[i] = optim.PhaseSpec{Name: "sgp", Rounds: rounds, EvalEvery: eval, Tick: optim.Continue, Track: true}
+	}
+	return &ps
 }
 
 func sameBits(a, b []float64) bool {
@@ -89,26 +119,36 @@ func TestActorsMatchSequential(t *testing.T) {
 				actC, actB := sgpClients(t, n, v)
 				var seqRec, actRec recorder
 
-				seq := optim.NewSequential(nw)
-				rt := New(nw, Options{RoundTimeout: 10 * time.Second})
-				defer rt.Close()
+				seqFactory, _ := optim.FixedClients(seqB)
+				seq, err := optim.NewSequential(nw, seqFactory)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rt := newRuntime(t, nw, actB, Options{RoundTimeout: 10 * time.Second})
 				ctx := context.Background()
-				for phase := 0; phase < 2; phase++ {
-					p1 := &optim.Phase{Name: "sgp", Rounds: 25, Clients: seqB, EvalEvery: 7}
-					p2 := &optim.Phase{Name: "sgp", Rounds: 25, Clients: actB, EvalEvery: 7}
-					tr1, err := seq.Run(ctx, p1, seqRec.sink)
-					if err != nil {
-						t.Fatal(err)
+				tr1, err := seq.Execute(ctx, sgpPhases(2, 25, 7), &seqRec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tr2, err := rt.Execute(ctx, sgpPhases(2, 25, 7), &actRec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tr1 != tr2 {
+					t.Errorf("traffic: sequential %+v, actors %+v", tr1, tr2)
+				}
+				if tr1.Messages == 0 {
+					t.Fatal("no traffic at all: the comparison would prove nothing")
+				}
+				for k := range seqRec.reports {
+					a, b := seqRec.reports[k].Delivered, actRec.reports[k].Delivered
+					if a.Rounds != 25 || a.Rounds != b.Rounds {
+						t.Fatalf("phase %d: delivery records over %d and %d rounds", k, a.Rounds, b.Rounds)
 					}
-					tr2, err := rt.Run(ctx, p2, actRec.sink)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if tr1 != tr2 {
-						t.Errorf("traffic: sequential %+v, actors %+v", tr1, tr2)
-					}
-					if tr1.Messages == 0 {
-						t.Fatal("no traffic at all: the comparison would prove nothing")
+					for i := range a.Count {
+						if !sameBits(a.Count[i], b.Count[i]) || !sameBits(a.WeightSum[i], b.WeightSum[i]) {
+							t.Fatalf("phase %d: delivery records differ for sender %d", k, i)
+						}
 					}
 				}
 				for i := range seqC {
@@ -151,18 +191,18 @@ type faulty struct {
 	mode  string
 }
 
-func (f *faulty) Send(r int, recv []int, w []float64) []float64 {
-	if r == f.round && f.mode == "panic" {
+func (f *faulty) Send(r *optim.Round, out optim.Outbox) error {
+	if r.Index == f.round && f.mode == "panic" {
 		panic("boom")
 	}
-	if r == f.round && f.mode == "hang" {
+	if r.Index == f.round && f.mode == "hang" {
 		time.Sleep(2 * time.Second)
 	}
-	return f.Behaviour.Send(r, recv, w)
+	return f.Behaviour.Send(r, out)
 }
 
-func (f *faulty) Receive(r int, in []optim.Message) error {
-	if r == f.round && f.mode == "nan" {
+func (f *faulty) Receive(r *optim.Round, in []optim.Message) error {
+	if r.Index == f.round && f.mode == "nan" {
 		return optim.ErrNonFinite
 	}
 	return f.Behaviour.Receive(r, in)
@@ -175,9 +215,8 @@ func TestClientFailuresNameClientAndRound(t *testing.T) {
 			nw := network(t, "stochastic-directed", n)
 			_, b := sgpClients(t, n, optim.AfterComm)
 			b[3] = &faulty{Behaviour: b[3], round: 5, mode: mode}
-			rt := New(nw, Options{RoundTimeout: 300 * time.Millisecond})
-			defer rt.Close()
-			_, err := rt.Run(context.Background(), &optim.Phase{Name: "sgp", Rounds: 10, Clients: b}, nil)
+			rt := newRuntime(t, nw, b, Options{RoundTimeout: 300 * time.Millisecond})
+			_, err := rt.Execute(context.Background(), &optim.Phases{{Name: "sgp", Rounds: 10}}, optim.NoSink{})
 			if err == nil {
 				t.Fatal("run succeeded despite a failing client")
 			}
@@ -203,17 +242,16 @@ func TestClientFailuresNameClientAndRound(t *testing.T) {
 func TestContextCancelStopsPhase(t *testing.T) {
 	nw := network(t, "stochastic-directed", 4)
 	_, b := sgpClients(t, 4, optim.AfterComm)
-	rt := New(nw, Options{})
-	defer rt.Close()
+	rt := newRuntime(t, nw, b, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	stopAt := 3
-	sink := func(ev optim.RoundEvent) error {
+	sink := optim.SinkFunc(func(ev *optim.RoundEvent) error {
 		if ev.Round == stopAt {
 			cancel()
 		}
 		return nil
-	}
-	_, err := rt.Run(ctx, &optim.Phase{Name: "sgp", Rounds: 100000, Clients: b, EvalEvery: 1}, sink)
+	})
+	_, err := rt.Execute(ctx, &optim.Phases{{Name: "sgp", Rounds: 100000, EvalEvery: 1}}, sink)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("want context.Canceled, got %v", err)
 	}

@@ -3,40 +3,62 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"hgpsim/graph"
 	"hgpsim/optim"
 )
 
-// supervisor spawns the clients and drives the steps of each phase.
+// supervisor spawns the clients and runs a Program: it asks the program
+// for each phase, drives the phase's rounds in steps, routes what the
+// clients send (the router is a component of the supervisor), and reports
+// to the sink.
 type supervisor struct {
 	n       int
-	router  *router
+	net     *graph.Network
+	factory optim.ClientFactory
 	pool    *workers
 	timeout time.Duration
-	ready   chan<- []*actor.PID
+	ready   chan<- error
 
-	run         *runPhase
-	epoch       uint64 // phases started so far
-	step        int
-	acked       int
-	waiting     []bool
-	stats       []optim.Stats
-	posts       []post            // of the round being opened, by sender
-	in          [][]optim.Message // delivered posts of the round just closed
-	stepTraffic optim.Traffic     // of the step being acknowledged
-	since       optim.Traffic     // since the last event
-	total       optim.Traffic
-	failure     error
+	pids     []*actor.PID
+	built    int
+	buildErr error
+
+	run      *runProgram
+	tick     uint64
+	spec     *optim.PhaseSpec
+	rep      *optim.PhaseReport
+	epoch    uint64 // phases started so far
+	step     int
+	acked    int
+	waiting  []bool
+	stats    []optim.Stats
+	ports    []*optim.Port     // of the round being opened, by sender
+	inbox    [][]optim.Message // deliveries of the round just closed
+	since    optim.Traffic     // since the last event
+	stepSent optim.Traffic     // of the step being acknowledged
+	total    optim.Traffic
 }
 
 func (s *supervisor) Receive(ctx actor.Context) {
+	// A panic here (in the sink, the program or the router) fails the run
+	// with an error naming where, instead of leaving the caller waiting
+	// for an answer that never comes.
+	defer func() {
+		if r := recover(); r != nil {
+			s.fail(ctx, fmt.Errorf("supervisor: panic while handling %T: %v\n%s", ctx.Message(), r, debug.Stack()))
+		}
+	}()
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		s.spawnClients(ctx)
-	case *runPhase:
+	case *built:
+		s.onBuilt(m)
+	case *runProgram:
 		s.start(ctx, m)
 	case *ack:
 		s.onAck(ctx, m)
@@ -48,59 +70,81 @@ func (s *supervisor) Receive(ctx actor.Context) {
 	case *actor.ReceiveTimeout:
 		if s.run != nil {
 			s.fail(ctx, fmt.Errorf("phase %s, round %d: no progress for %v; clients not answering: %v",
-				s.run.phase.Name, s.step, s.timeout, s.missing()))
+				s.phaseName(), s.step, s.timeout, s.missing()))
 		}
 	}
 }
 
 func (s *supervisor) spawnClients(ctx actor.Context) {
-	pids := make([]*actor.PID, s.n)
-	for i := range pids {
-		c := &client{id: i, router: s.router, supervisor: ctx.Self(),
-			outbox: post{recv: make([]int, 0, s.n), weights: make([]float64, s.n)}}
-		pids[i] = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return c }, actor.WithDispatcher(s.pool)))
+	s.pids = make([]*actor.PID, s.n)
+	for i := range s.pids {
+		c := &client{id: i, net: s.net, factory: s.factory, supervisor: ctx.Self()}
+		s.pids[i] = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return c }, actor.WithDispatcher(s.pool)))
 	}
-	s.router.pids = pids
 	s.waiting = make([]bool, s.n)
 	s.stats = make([]optim.Stats, s.n)
-	s.posts = make([]post, s.n)
-	s.ready <- pids
+	s.ports = make([]*optim.Port, s.n)
+	s.inbox = make([][]optim.Message, s.n)
+}
+
+func (s *supervisor) onBuilt(m *built) {
+	if m.err != nil && s.buildErr == nil {
+		s.buildErr = fmt.Errorf("building client %d: %w", m.client, m.err)
+	}
+	s.built++
+	if s.built == s.n {
+		s.ready <- s.buildErr
+	}
 }
 
 func (s *supervisor) phaseName() string {
-	if s.run == nil {
+	if s.spec == nil {
 		return "-"
 	}
-	return s.run.phase.Name
+	return s.spec.Name
 }
 
-func (s *supervisor) start(ctx actor.Context, m *runPhase) {
+func (s *supervisor) start(ctx actor.Context, m *runProgram) {
 	if s.run != nil {
-		m.done <- phaseResult{err: errors.New("actors: a phase is already running")}
+		m.done <- runResult{err: errors.New("actors: a program is already running")}
 		return
 	}
-	if len(m.phase.Clients) != s.n {
-		m.done <- phaseResult{err: fmt.Errorf("phase %s has %d clients, runtime has %d", m.phase.Name, len(m.phase.Clients), s.n)}
-		return
-	}
-	s.run, s.step, s.failure = m, 0, nil
-	s.epoch++
-	s.since, s.total, s.stepTraffic = optim.Traffic{}, optim.Traffic{}, optim.Traffic{}
-	for i, pid := range s.router.pids {
-		ctx.Send(pid, &enterPhase{name: m.phase.Name, beh: m.phase.Clients[i]})
-	}
+	s.run, s.tick, s.total = m, m.startTick, optim.Traffic{}
 	if s.timeout > 0 {
 		ctx.SetReceiveTimeout(s.timeout)
 	}
+	s.next(ctx, nil)
+}
+
+// next asks the program for the phase after done and starts it.
+func (s *supervisor) next(ctx actor.Context, done *optim.PhaseReport) {
+	spec, err := s.run.prog.Next(done)
+	if err != nil {
+		s.fail(ctx, err)
+		return
+	}
+	if spec == nil {
+		s.finish(ctx, nil)
+		return
+	}
+	if spec.Tick >= 0 {
+		s.tick = uint64(spec.Tick)
+	}
+	s.spec, s.step = spec, 0
+	s.epoch++
+	s.rep = &optim.PhaseReport{Spec: spec}
+	if spec.Track {
+		s.rep.Delivered = optim.NewDeliveryRecord(s.n)
+	}
+	s.since, s.stepSent = optim.Traffic{}, optim.Traffic{}
 	s.sendStep(ctx)
 }
 
 func (s *supervisor) sendStep(ctx actor.Context) {
-	p := s.run.phase
-	st := &step{epoch: s.epoch, step: s.step, rounds: p.Rounds, tick: s.run.startTick + uint64(s.step),
-		eval: s.step > 0 && p.ShouldEval(s.step-1), in: s.in}
+	st := &step{epoch: s.epoch, step: s.step, spec: s.spec, tick: s.tick,
+		eval: s.step > 0 && s.spec.ShouldEval(s.step-1), in: s.inbox}
 	s.acked = 0
-	for i, pid := range s.router.pids {
+	for i, pid := range s.pids {
 		s.waiting[i] = true
 		ctx.Send(pid, st)
 	}
@@ -111,7 +155,7 @@ func (s *supervisor) onAck(ctx actor.Context, m *ack) {
 		return // a late answer from a failed phase
 	}
 	if m.err != nil {
-		s.fail(ctx, &optim.ClientError{Client: m.client, Phase: s.run.phase.Name, Round: m.round, Err: m.err})
+		s.fail(ctx, &optim.ClientError{Client: m.client, Phase: s.spec.Name, Round: m.round, Err: m.err})
 		return
 	}
 	if m.step != s.step || !s.waiting[m.client] {
@@ -120,35 +164,60 @@ func (s *supervisor) onAck(ctx actor.Context, m *ack) {
 	}
 	s.waiting[m.client] = false
 	s.stats[m.client] = m.stats
-	s.posts[m.client] = m.post
-	s.stepTraffic.Add(m.traffic) // belongs to round s.step, reported after round s.step-1
+	s.ports[m.client] = m.port
+	if s.step == s.spec.Rounds {
+		if s.rep.Results == nil {
+			s.rep.Results = make([]optim.Result, s.n)
+		}
+		s.rep.Results[m.client] = m.result
+	}
 	s.acked++
 	if s.acked < s.n {
 		return
 	}
-	p := s.run.phase
-	if s.step > 0 && p.ShouldEval(s.step-1) {
-		s.total.Add(s.since)
-		var err error
-		if s.run.sink != nil {
-			err = s.run.sink(optim.RoundEvent{Phase: p.Name, Round: s.step - 1, Traffic: s.since, Clients: s.stats})
+	spec := s.spec
+	if s.step < spec.Rounds {
+		s.tick++ // the round opened in this step has used its tick
+	}
+	if s.step > 0 {
+		if s.rep.Delivered != nil {
+			s.rep.Delivered.Rounds++
 		}
-		s.since = optim.Traffic{}
-		if err != nil {
+		if spec.ShouldEval(s.step - 1) {
+			s.rep.Traffic.Add(s.since)
+			s.rep.Last = s.stats
+			err := s.run.sink.Evaluated(&optim.RoundEvent{Phase: spec.Name, Step: spec.Step, Round: s.step - 1, Traffic: s.since, Clients: s.stats})
+			s.since = optim.Traffic{}
+			if err != nil {
+				s.fail(ctx, err)
+				return
+			}
+		}
+	}
+	if s.step == spec.Rounds {
+		s.rep.Traffic.Add(s.since)
+		s.total.Add(s.rep.Traffic)
+		rep := s.rep
+		if rep.Results == nil {
+			rep.Results = make([]optim.Result, s.n)
+		}
+		if err := s.run.sink.Finished(rep); err != nil {
 			s.fail(ctx, err)
 			return
 		}
-	}
-	s.since.Add(s.stepTraffic)
-	s.stepTraffic = optim.Traffic{}
-	if s.step == p.Rounds {
-		s.finish(ctx, nil)
+		s.next(ctx, rep)
 		return
 	}
-	// Every client has closed round s.step-1 and opened round s.step: deliver
-	// the posts of round s.step with the next step.
-	s.in = s.router.deliver(s.posts)
-	clear(s.posts)
+	// Every client has closed round step-1 and opened round step: deliver
+	// the round's messages with the next step, senders in ascending order
+	// so that every inbox is sorted by sender.
+	for j := range s.inbox {
+		s.inbox[j] = s.inbox[j][:0]
+	}
+	for i, p := range s.ports {
+		optim.Deliver(s.inbox, i, p, &s.since, s.rep.Delivered)
+	}
+	clear(s.ports)
 	s.step++
 	s.sendStep(ctx)
 }
@@ -157,18 +226,22 @@ func (s *supervisor) fail(ctx actor.Context, err error) {
 	if s.run == nil {
 		return
 	}
+	if s.spec != nil && s.rep != nil {
+		s.rep.Traffic.Add(s.since)
+		s.total.Add(s.rep.Traffic)
+	}
 	s.finish(ctx, err)
 }
 
 func (s *supervisor) finish(ctx actor.Context, err error) {
 	ctx.CancelReceiveTimeout()
-	s.total.Add(s.since)
-	s.run.done <- phaseResult{traffic: s.total, err: err}
-	s.run = nil
+	s.run.done <- runResult{traffic: s.total, tick: s.tick, err: err}
+	s.run, s.spec, s.rep = nil, nil, nil
 	clear(s.stats)
-	clear(s.posts)
-	s.in = nil
-	s.router.forget()
+	clear(s.ports)
+	for j := range s.inbox {
+		s.inbox[j] = nil // drop every reference to payloads
+	}
 }
 
 func (s *supervisor) missing() []int {
@@ -191,4 +264,15 @@ func (st stopAndReport) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor
 	if self, ok := sup.(actor.Context); ok {
 		self.Send(self.Self(), &clientFailed{client: st.clientOf(child), reason: reason})
 	}
+}
+
+// stopSupervisor is the guardian strategy of the supervisor itself: if it
+// ever fails despite its own recover, it is stopped (proto.actor's default
+// would restart it with a producer that returns the same half-updated
+// value) and the waiting caller gets the reason.
+type stopSupervisor struct{ failed func(reason interface{}) }
+
+func (st *stopSupervisor) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, child *actor.PID, _ *actor.RestartStatistics, reason interface{}, _ interface{}) {
+	sup.StopChildren(child)
+	st.failed(reason)
 }

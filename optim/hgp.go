@@ -48,19 +48,20 @@ func roles(s Sampling, r int) (doB, doA bool) {
 }
 
 // Send implements Behaviour: u_i⁽ᵐ⁾ to every realized receiver.
-func (h *HGP) Send(round int, recv []int, weights []float64) []float64 {
-	doB, doA := roles(h.sampling, round)
+func (h *HGP) Send(r *Round, out Outbox) error {
+	doB, doA := roles(h.sampling, r.Index)
 	if !doA && doB && !h.l.bNeedsMessages() {
 		return nil // with Eq. (4b) a B̂ round needs only the client's own u
 	}
 	h.flip ^= 1
 	copy(h.out[h.flip], h.u)
-	return h.out[h.flip]
+	out.Send(r.Links, Payload{Kind: KindDual, Vec: h.out[h.flip]})
+	return nil
 }
 
 // Receive implements Behaviour: the v and/or u updates of Eq. (12).
-func (h *HGP) Receive(round int, in []Message) error {
-	doB, doA := roles(h.sampling, round)
+func (h *HGP) Receive(r *Round, in []Message) error {
+	doB, doA := roles(h.sampling, r.Index)
 	idx := h.l.batch.next()
 	h.l.mix(h.mixed, in, 0)
 	if doB { // v⁽ᵐ⁺¹⁾ = v⁽ᵐ⁾ + Σ_j ⟨B̃⟩_ij u_j
@@ -113,22 +114,23 @@ func NewVRHGP(lin Linearization, alpha, beta float64, sampling Sampling) *VRHGP 
 }
 
 // Send implements Behaviour: [u_i⁽ᵐ⁾; w_i⁽ᵐ⁾].
-func (h *VRHGP) Send(round int, recv []int, weights []float64) []float64 {
-	doB, doA := roles(h.sampling, round)
+func (h *VRHGP) Send(r *Round, out Outbox) error {
+	doB, doA := roles(h.sampling, r.Index)
 	if !doA && doB && !h.l.bNeedsMessages() {
 		return nil
 	}
 	h.flip ^= 1
-	out := h.out[h.flip]
+	buf := h.out[h.flip]
 	d := len(h.u)
-	copy(out[:d], h.u)
-	copy(out[d:], h.w)
-	return out
+	copy(buf[:d], h.u)
+	copy(buf[d:], h.w)
+	out.Send(r.Links, Payload{Kind: KindDual, Vec: buf})
+	return nil
 }
 
 // Receive implements Behaviour: App. B's updates of v, u and w.
-func (h *VRHGP) Receive(round int, in []Message) error {
-	doB, doA := roles(h.sampling, round)
+func (h *VRHGP) Receive(r *Round, in []Message) error {
+	doB, doA := roles(h.sampling, r.Index)
 	idx := h.l.batch.next()
 	d := len(h.u)
 	h.l.mix(h.mixU, in, 0)
@@ -189,22 +191,24 @@ func NewExactBackprop(lin Linearization, sampling Sampling) *ExactBackprop {
 		sentTo: make([]bool, lin.N), mixed: make([]float64, dx), uNew: make([]float64, dx), b: make([]float64, dl)}
 }
 
-// Send implements Behaviour, remembering whom it pushed to and with what weight.
-func (e *ExactBackprop) Send(round int, recv []int, weights []float64) []float64 {
+// Send implements Behaviour, remembering whom it pushed to and with what
+// weight p_ij(δ_i) this round.
+func (e *ExactBackprop) Send(r *Round, out Outbox) error {
 	clear(e.sentW)
 	clear(e.sentTo)
-	for k, j := range recv {
-		e.sentW[j] = weights[k]
+	for k, j := range r.Links {
+		e.sentW[j] = r.Weights[k]
 		e.sentTo[j] = true
 	}
 	e.flip ^= 1
 	copy(e.out[e.flip], e.u)
-	return e.out[e.flip]
+	out.Send(r.Links, Payload{Kind: KindDual, Vec: e.out[e.flip]})
+	return nil
 }
 
 // Receive implements Behaviour: Eq. (11).
-func (e *ExactBackprop) Receive(round int, in []Message) error {
-	doB, doA := roles(e.sampling, round)
+func (e *ExactBackprop) Receive(r *Round, in []Message) error {
+	doB, doA := roles(e.sampling, r.Index)
 	for k := range e.mixed {
 		e.mixed[k] = 0
 	}
@@ -212,7 +216,7 @@ func (e *ExactBackprop) Receive(round int, in []Message) error {
 		if !e.sentTo[m.From] {
 			return fmt.Errorf("exact backpropagation needs undirected links: received from client %d without a link %d→%d", m.From, e.l.lin.ID, m.From)
 		}
-		floats.AddScaled(e.mixed, e.sentW[m.From], m.Data)
+		floats.AddScaled(e.mixed, e.sentW[m.From], m.Vec)
 	}
 	for j, s := range e.sentTo {
 		if s && !containsFrom(in, j) {
@@ -258,10 +262,10 @@ func NewLocalHypergradient(lin Linearization) *LocalHypergradient {
 }
 
 // Send implements Behaviour: nothing travels.
-func (h *LocalHypergradient) Send(int, []int, []float64) []float64 { return nil }
+func (h *LocalHypergradient) Send(*Round, Outbox) error { return nil }
 
 // Receive implements Behaviour.
-func (h *LocalHypergradient) Receive(int, []Message) error { return nil }
+func (h *LocalHypergradient) Receive(*Round, []Message) error { return nil }
 
 // Estimate implements HyperEstimator.
 func (h *LocalHypergradient) Estimate() []float64 { return append([]float64(nil), h.l.clam...) }

@@ -1,7 +1,6 @@
 package optim
 
 import (
-	"context"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -168,7 +167,7 @@ func runEstimators(t testing.TB, nw *graph.Network, est []HyperEstimator, rounds
 	for i, e := range est {
 		b[i] = e
 	}
-	if _, err := NewSequential(nw).Run(context.Background(), &Phase{Name: "hgp", Rounds: rounds, Clients: b}, nil); err != nil {
+	if err := runOnce(t, nw, "hgp", rounds, b); err != nil {
 		t.Fatal(err)
 	}
 	out := make([][]float64, len(est))
@@ -240,7 +239,7 @@ func TestHGPUnbiasedOnStochasticDirected(t *testing.T) {
 	dl := len(want[0])
 	sum := make([]float64, n*dl)
 	sumSq := make([]float64, n*dl)
-	drv := NewSequential(p.nw) // one driver: every repetition sees fresh ticks
+	drv := newTestDriver(t, p.nw) // one driver: every repetition sees fresh ticks
 	for r := 0; r < reps; r++ {
 		est := make([]Behaviour, n)
 		hs := make([]*HGP, n)
@@ -248,7 +247,7 @@ func TestHGPUnbiasedOnStochasticDirected(t *testing.T) {
 			hs[i] = NewHGP(l, Alternate)
 			est[i] = hs[i]
 		}
-		if _, err := drv.Run(context.Background(), &Phase{Name: "hgp", Rounds: 2 * M, Clients: est}, nil); err != nil {
+		if err := drv.run("hgp", 2*M, est); err != nil {
 			t.Fatal(err)
 		}
 		for i, h := range hs {
@@ -305,7 +304,7 @@ func TestExactBackpropRefusesDirectedLinks(t *testing.T) {
 	for i, l := range p.lins {
 		b[i] = NewExactBackprop(l, Alternate)
 	}
-	_, err := NewSequential(p.nw).Run(context.Background(), &Phase{Name: "exact", Rounds: 20, Clients: b}, nil)
+	err := runOnce(t, p.nw, "exact", 20, b)
 	if err == nil || !strings.Contains(err.Error(), "undirected") {
 		t.Fatalf("exact backprop on a directed network: want an 'undirected' error, got %v", err)
 	}

@@ -139,7 +139,7 @@ func (l *local) mix(dst []float64, in []Message, off int) {
 	d := len(dst)
 	for _, m := range in {
 		if c := l.coef[m.From]; c != 0 {
-			floats.AddScaled(dst, c, m.Data[off:off+d])
+			floats.AddScaled(dst, c, m.Vec[off:off+d])
 		}
 	}
 }

@@ -62,10 +62,10 @@ type OuterStep struct {
 }
 
 // Send implements Behaviour: nothing travels.
-func (o *OuterStep) Send(int, []int, []float64) []float64 { return nil }
+func (o *OuterStep) Send(*Round, Outbox) error { return nil }
 
 // Receive implements Behaviour: λ ← optimizer step with the estimate.
-func (o *OuterStep) Receive(int, []Message) error {
+func (o *OuterStep) Receive(*Round, []Message) error {
 	g := o.Est.Estimate()
 	if !allFinite(g) {
 		return fmt.Errorf("outer step %d: %w in the hyper-gradient %v", o.Step, ErrNonFinite, g)

@@ -43,13 +43,13 @@ func TestAdamFirstStepIsSignTimesRate(t *testing.T) {
 
 type fixedEstimate []float64
 
-func (f fixedEstimate) Send(int, []int, []float64) []float64 { return nil }
-func (f fixedEstimate) Receive(int, []Message) error         { return nil }
-func (f fixedEstimate) Estimate() []float64                  { return append([]float64(nil), f...) }
+func (f fixedEstimate) Send(*Round, Outbox) error       { return nil }
+func (f fixedEstimate) Receive(*Round, []Message) error { return nil }
+func (f fixedEstimate) Estimate() []float64             { return append([]float64(nil), f...) }
 
 func TestOuterStepRefusesNonFiniteHypergradient(t *testing.T) {
 	o := &OuterStep{Lambda: []float64{0, 0}, Est: fixedEstimate{1, math.NaN()}, Opt: &SGD{LR: []float64{1, 1}}, Step: 4}
-	err := o.Receive(0, nil)
+	err := o.Receive(&Round{}, nil)
 	if err == nil || !errors.Is(err, ErrNonFinite) {
 		t.Fatalf("want ErrNonFinite, got %v", err)
 	}

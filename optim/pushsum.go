@@ -3,7 +3,8 @@ package optim
 import "gonum.org/v1/gonum/floats"
 
 // pushSum is the push-sum pair y = (z, ω) shared by averaging and SGP, with
-// double-buffered payloads [z, ω] (see the package doc).
+// double-buffered payloads z (ω travels as the payload's mass; see the
+// package doc).
 type pushSum struct {
 	id    int
 	z     []float64
@@ -24,7 +25,7 @@ func newPushSum(id, n int, z0 []float64) pushSum {
 		id:     id,
 		z:      append([]float64(nil), z0...),
 		omega:  1,
-		out:    [2][]float64{make([]float64, d+1), make([]float64, d+1)},
+		out:    [2][]float64{make([]float64, d), make([]float64, d)},
 		x:      append([]float64(nil), z0...),
 		pSum:   make([]float64, n),
 		dCount: make([]float64, n),
@@ -37,10 +38,12 @@ func (p *pushSum) nextPayload() []float64 {
 	return p.out[p.flip]
 }
 
-// countSent records line 7 of Alg. 2.
-func (p *pushSum) countSent(recv []int, weights []float64) {
-	for k, j := range recv {
-		p.pSum[j] += weights[k]
+// push sends z with its mass ω to every realized link (Eq. 2: φ of the
+// message already in buf) and records line 7 of Alg. 2.
+func (p *pushSum) push(r *Round, out Outbox, buf []float64) {
+	w := out.Push(r.Links, Payload{Kind: KindModel, Vec: buf, Mass: p.omega})
+	for k, j := range r.Links {
+		p.pSum[j] += w[k]
 	}
 }
 
@@ -51,10 +54,9 @@ func (p *pushSum) mix(in []Message) {
 		p.z[i] = 0
 	}
 	p.omega = 0
-	d := len(p.z)
 	for _, m := range in {
-		floats.AddScaled(p.z, m.Weight, m.Data[:d])
-		p.omega += m.Weight * m.Data[d]
+		floats.AddScaled(p.z, m.Weight, m.Vec)
+		p.omega += m.Weight * m.Mass
 		p.dCount[m.From]++
 	}
 	p.rounds++
@@ -94,17 +96,15 @@ func NewPushSum(id, n int, v0 []float64) *PushSum {
 }
 
 // Send implements Behaviour.
-func (a *PushSum) Send(round int, recv []int, weights []float64) []float64 {
-	out := a.ps.nextPayload()
-	d := len(a.ps.z)
-	copy(out, a.ps.z)
-	out[d] = a.ps.omega
-	a.ps.countSent(recv, weights)
-	return out
+func (a *PushSum) Send(r *Round, out Outbox) error {
+	buf := a.ps.nextPayload()
+	copy(buf, a.ps.z)
+	a.ps.push(r, out, buf)
+	return nil
 }
 
 // Receive implements Behaviour.
-func (a *PushSum) Receive(round int, in []Message) error {
+func (a *PushSum) Receive(_ *Round, in []Message) error {
 	a.ps.mix(in)
 	a.ps.debias()
 	if !allFinite(a.ps.x) {

@@ -1,7 +1,6 @@
 package optim
 
 import (
-	"context"
 	"math"
 	"testing"
 
@@ -32,7 +31,7 @@ func TestPushSumReachesExactAverage(t *testing.T) {
 				clients[i] = NewPushSum(i, n, v)
 				b[i] = clients[i]
 			}
-			drv := NewSequential(nw)
+			drv := newTestDriver(t, nw)
 			rounds := 300
 			if spec.Name == "ring" {
 				rounds = 3000 // a ring mixes in O(n²) rounds
@@ -44,13 +43,13 @@ func TestPushSumReachesExactAverage(t *testing.T) {
 				}
 				return worst
 			}
-			if _, err := drv.Run(context.Background(), &Phase{Name: "pushsum", Rounds: 1, Clients: b}, nil); err != nil {
+			if err := drv.run("pushsum", 1, b); err != nil {
 				t.Fatal(err)
 			}
 			if e := relErr(); e < 1e-3 {
 				t.Fatalf("after one round the error is already %g: the test would prove nothing", e)
 			}
-			if _, err := drv.Run(context.Background(), &Phase{Name: "pushsum", Rounds: rounds - 1, Clients: b}, nil); err != nil {
+			if err := drv.run("pushsum", rounds-1, b); err != nil {
 				t.Fatal(err)
 			}
 			e := relErr()
@@ -78,7 +77,7 @@ func TestEstimatesMatchExpectations(t *testing.T) {
 				clients[i] = NewPushSum(i, n, []float64{float64(i)})
 				b[i] = clients[i]
 			}
-			if _, err := NewSequential(nw).Run(context.Background(), &Phase{Name: "pushsum", Rounds: T, Clients: b}, nil); err != nil {
+			if err := runOnce(t, nw, "pushsum", T, b); err != nil {
 				t.Fatal(err)
 			}
 			pTrue := nw.ExpectedPushWeights()

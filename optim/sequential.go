@@ -7,83 +7,132 @@ import (
 	"hgpsim/graph"
 )
 
-// Sequential runs phases in one goroutine: every client sends in index
-// order, then every client receives. It is the reference the actor runtime
-// must match bit for bit, and the compute-only yardstick of benchmarks.
+// Sequential runs a Program in one goroutine: in every round each client
+// sends in index order, then each client receives. It is the reference the
+// actor runtime must match bit for bit, and the compute-only yardstick of
+// benchmarks.
 type Sequential struct {
-	Net  *graph.Network
-	tick uint64
-
-	recv    []int
-	weights []float64
+	net     *graph.Network
+	clients []Client
+	ports   []*Port
+	beh     []Behaviour
 	inbox   [][]Message
 	stats   []Stats
+	tick    uint64
 }
 
-// NewSequential returns a driver over nw starting at tick 0.
-func NewSequential(nw *graph.Network) *Sequential {
-	return &Sequential{Net: nw}
+// NewSequential builds the n clients of nw with factory and returns a
+// driver starting at tick 0.
+func NewSequential(nw *graph.Network, factory ClientFactory) (*Sequential, error) {
+	n := nw.N
+	s := &Sequential{net: nw, clients: make([]Client, n), ports: make([]*Port, n), beh: make([]Behaviour, n),
+		inbox: make([][]Message, n), stats: make([]Stats, n)}
+	for i := range n {
+		c, err := factory(i)
+		if err != nil {
+			return nil, fmt.Errorf("building client %d: %w", i, err)
+		}
+		s.clients[i] = c
+		s.ports[i] = NewPort(nw, i)
+	}
+	return s, nil
 }
 
-// Run implements Driver.
-func (s *Sequential) Run(ctx context.Context, p *Phase, sink Sink) (Traffic, error) {
-	n := s.Net.N
-	if len(p.Clients) != n {
-		return Traffic{}, fmt.Errorf("phase %s has %d clients, network has %d", p.Name, len(p.Clients), n)
+// Tick returns the edge-realization tick of the next round.
+func (s *Sequential) Tick() uint64 { return s.tick }
+
+// Execute implements Driver.
+func (s *Sequential) Execute(ctx context.Context, prog Program, sink Sink) (Traffic, error) {
+	var total Traffic
+	var done *PhaseReport
+	for {
+		spec, err := prog.Next(done)
+		if err != nil {
+			return total, err
+		}
+		if spec == nil {
+			return total, nil
+		}
+		rep, err := s.phase(ctx, spec, sink)
+		if rep != nil {
+			total.Add(rep.Traffic)
+		}
+		if err != nil {
+			return total, err
+		}
+		if err := sink.Finished(rep); err != nil {
+			return total, err
+		}
+		done = rep
 	}
-	if len(s.inbox) != n {
-		s.inbox = make([][]Message, n)
-		s.weights = make([]float64, n)
-		s.recv = make([]int, 0, n)
-		s.stats = make([]Stats, n)
+}
+
+func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*PhaseReport, error) {
+	if spec.Tick >= 0 {
+		s.tick = uint64(spec.Tick)
 	}
-	var total, since Traffic
-	for r := 0; r < p.Rounds; r++ {
+	for i, c := range s.clients {
+		b, err := c.Enter(spec)
+		if err != nil {
+			return nil, &ClientError{Client: i, Phase: spec.Name, Round: -1, Err: err}
+		}
+		s.beh[i] = b
+	}
+	rep := &PhaseReport{Spec: spec}
+	if spec.Track {
+		rep.Delivered = NewDeliveryRecord(len(s.clients))
+	}
+	var since Traffic
+	for r := 0; r < spec.Rounds; r++ {
 		if err := ctx.Err(); err != nil {
-			return total, fmt.Errorf("phase %s, round %d: %w", p.Name, r, err)
+			return rep, fmt.Errorf("phase %s, round %d: %w", spec.Name, r, err)
 		}
 		for i := range s.inbox {
 			s.inbox[i] = s.inbox[i][:0]
 		}
 		// Senders in ascending order make every inbox sorted by sender.
-		for i, b := range p.Clients {
-			s.recv = s.Net.Realize(i, s.tick, s.recv)
-			w := s.Net.PushWeights(i, s.recv, s.weights)
-			data := b.Send(r, s.recv, w)
-			if data == nil {
+		for i, b := range s.beh {
+			round := s.ports[i].Open(spec.Name, r, s.tick)
+			if b != nil {
+				if err := b.Send(round, s.ports[i]); err != nil {
+					return rep, &ClientError{Client: i, Phase: spec.Name, Round: r, Err: err}
+				}
+			}
+			Deliver(s.inbox, i, s.ports[i], &since, rep.Delivered)
+		}
+		for i, b := range s.beh {
+			if b == nil {
 				continue
 			}
-			for k, j := range s.recv {
-				s.inbox[j] = append(s.inbox[j], Message{From: i, Weight: w[k], Data: data})
-			}
-			since.Count(i, s.recv, len(data))
-		}
-		for i, b := range p.Clients {
-			if err := b.Receive(r, s.inbox[i]); err != nil {
-				return total, &ClientError{Client: i, Phase: p.Name, Round: r, Err: err}
+			if err := b.Receive(s.ports[i].Round(), s.inbox[i]); err != nil {
+				return rep, &ClientError{Client: i, Phase: spec.Name, Round: r, Err: err}
 			}
 		}
 		s.tick++
-		if p.ShouldEval(r) {
-			total.Add(since)
-			if err := s.emit(p, r, since, sink); err != nil {
-				return total, err
+		if rep.Delivered != nil {
+			rep.Delivered.Rounds++
+		}
+		if spec.ShouldEval(r) {
+			rep.Traffic.Add(since)
+			for i, b := range s.beh {
+				s.stats[i] = Stats{}
+				if o, ok := b.(Observer); ok {
+					s.stats[i] = o.Observe()
+				}
+			}
+			rep.Last = s.stats
+			if err := sink.Evaluated(&RoundEvent{Phase: spec.Name, Step: spec.Step, Round: r, Traffic: since, Clients: s.stats}); err != nil {
+				return rep, err
 			}
 			since = Traffic{}
 		}
 	}
-	return total, nil
-}
-
-func (s *Sequential) emit(p *Phase, r int, tr Traffic, sink Sink) error {
-	for i, b := range p.Clients {
-		s.stats[i] = Stats{}
-		if o, ok := b.(Observer); ok {
-			s.stats[i] = o.Observe()
+	rep.Traffic.Add(since)
+	rep.Results = make([]Result, len(s.beh))
+	for i, b := range s.beh {
+		if r, ok := b.(Resulter); ok {
+			rep.Results[i] = r.Result()
 		}
 	}
-	if sink == nil {
-		return nil
-	}
-	return sink(RoundEvent{Phase: p.Name, Round: r, Traffic: tr, Clients: s.stats})
+	return rep, nil
 }

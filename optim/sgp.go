@@ -54,9 +54,6 @@ type SGP struct {
 	outer *models.Dataset
 	gl    []float64 // scratch for ∂_λF in Observe
 	batch *batcher
-	// diverged holds the error found by Send (a non-finite minibatch
-	// loss), reported by the Receive of the same round.
-	diverged error
 }
 
 // NewSGP returns client id of n training a plain model (no
@@ -91,32 +88,27 @@ func NewSGPBilevel(id, n int, model models.Bilevel, lambda []float64, data model
 }
 
 // Send implements Behaviour: Alg. 2 lines 4–7.
-func (s *SGP) Send(round int, recv []int, weights []float64) []float64 {
-	alpha := s.cfg.LR.At(round)
+func (s *SGP) Send(r *Round, out Outbox) error {
+	alpha := s.cfg.LR.At(r.Index)
 	if loss := s.model.InnerGrad(s.grad, s.ps.x, s.lambda, s.data.Train, s.batch.next()); math.IsNaN(loss) || math.IsInf(loss, 0) {
 		// The run has diverged: say so in this round rather than when the
 		// state itself overflows, often hundreds of rounds later.
-		s.diverged = fmt.Errorf("%w: the minibatch training loss is %v (the iterates diverged; lower the step size)", ErrNonFinite, loss)
+		return fmt.Errorf("%w: the minibatch training loss is %v (the iterates diverged; lower the step size)", ErrNonFinite, loss)
 	}
-	out := s.ps.nextPayload()
-	d := len(s.ps.z)
+	buf := s.ps.nextPayload()
 	switch s.cfg.Variant {
 	case BeforeComm: // Eq. (4a)
-		floats.AddScaledTo(out[:d], s.ps.z, -alpha, s.grad)
+		floats.AddScaledTo(buf, s.ps.z, -alpha, s.grad)
 	default: // Eq. (4b)
-		copy(out[:d], s.ps.z)
+		copy(buf, s.ps.z)
 		floats.ScaleTo(s.psi, -alpha, s.grad)
 	}
-	out[d] = s.ps.omega
-	s.ps.countSent(recv, weights)
-	return out
+	s.ps.push(r, out, buf)
+	return nil
 }
 
 // Receive implements Behaviour: Alg. 2 lines 8–13.
-func (s *SGP) Receive(round int, in []Message) error {
-	if s.diverged != nil {
-		return s.diverged
-	}
+func (s *SGP) Receive(_ *Round, in []Message) error {
 	s.ps.mix(in)
 	if s.cfg.Variant == AfterComm {
 		floats.Add(s.ps.z, s.psi)
@@ -151,10 +143,12 @@ func (s *SGP) Observe() Stats {
 	st.TrainLoss = s.model.InnerLoss(x, l, s.data.Train, nil)
 	st.TrainAcc = s.model.Accuracy(x, l, s.data.Train, nil)
 	if s.data.Val != nil && s.data.Val.N > 0 {
+		st.ValN = s.data.Val.N
 		st.ValLoss = s.model.InnerLoss(x, l, s.data.Val, nil)
 		st.ValAcc = s.model.Accuracy(x, l, s.data.Val, nil)
 	}
 	if s.data.Test != nil && s.data.Test.N > 0 {
+		st.TestN = s.data.Test.N
 		st.TestLoss = s.model.InnerLoss(x, l, s.data.Test, nil)
 		st.TestAcc = s.model.Accuracy(x, l, s.data.Test, nil)
 	}

@@ -1,7 +1,6 @@
 package optim
 
 import (
-	"context"
 	"math"
 	"testing"
 
@@ -90,8 +89,7 @@ func TestSGPConvergesToPooledMinimizer(t *testing.T) {
 					clients[i] = NewSGP(i, n, model.Clone(), data[i], x0, cfg, 1)
 					b[i] = clients[i]
 				}
-				drv := NewSequential(nw)
-				if _, err := drv.Run(context.Background(), &Phase{Name: "sgp", Rounds: rounds, Clients: b}, nil); err != nil {
+				if err := runOnce(t, nw, "sgp", rounds, b); err != nil {
 					t.Fatal(err)
 				}
 				worst := 0.0

@@ -7,18 +7,18 @@ import (
 	"hgpsim/optim"
 )
 
-// Run is a scenario turned into objects: the network, each client's data
-// and behaviour. It is built once and run once.
+// Run is a scenario turned into what its clients are built from: the
+// network, each client's data, the model and the initial parameters, and
+// the configuration every client shares. It is built once and run once;
+// the clients themselves are built by the driver, each where it lives,
+// with Factory.
 type Run struct {
 	Scenario Scenario
 	Net      *graph.Network
 	Data     []models.ClientData
 	Model    models.Bilevel // prototype; each client holds its own clone
 	X0       []float64      // common initial parameters
-	Lambda   [][]float64    // each client's hyperparameters
-	Models   []models.Bilevel
-	SGP      []*optim.SGP
-	sgpCfg   optim.SGPConfig
+	Config   *optim.PDBOConfig
 	pBarTrue [][]float64 // cache of expectedPushWeights
 }
 
@@ -32,7 +32,8 @@ func (r *Run) expectedPushWeights() [][]float64 {
 }
 
 // Build turns a validated scenario into a Run. Errors a user can fix
-// (for example a disconnected expected graph) are InvalidErrors.
+// (for example a disconnected expected graph or missing data files) are
+// InvalidErrors.
 func Build(sc Scenario) (*Run, error) {
 	if err := sc.Validate(); err != nil {
 		return nil, invalid("scenario", "%s", err.Error())
@@ -48,41 +49,73 @@ func Build(sc Scenario) (*Run, error) {
 	model := bilevelModel(sc)
 	x0 := make([]float64, model.DimX())
 	model.Init(x0, rng.New(sc.Seed, rng.Global, rng.PurposeInit))
+	if sc.isLocal() {
+		nw = isolated(sc.Clients)
+	}
+	r := &Run{Scenario: sc, Net: nw, Data: data, Model: model, X0: x0, Config: pdboConfig(sc)}
+	if sc.Hypergradient.Estimator != "none" && sc.Hypergradient.Estimates == "true" {
+		r.expectedPushWeights()
+	}
+	return r, nil
+}
 
+// pdboConfig is the configuration every client of a validated scenario
+// shares.
+func pdboConfig(sc Scenario) *optim.PDBOConfig {
+	h := sc.Hypergradient
 	variant := optim.AfterComm
 	if sc.SGP.Variant == "before" {
 		variant = optim.BeforeComm
 	}
-	cfg := optim.SGPConfig{Variant: variant, LR: sc.SGP.LR.schedule(), BatchSize: sc.SGP.Batch}
-	if sc.isLocal() {
-		nw = isolated(sc.Clients)
+	sampling := optim.Simultaneous
+	if h.Sampling == "alternate" {
+		sampling = optim.Alternate
 	}
-	r := &Run{Scenario: sc, Net: nw, Data: data, Model: model, X0: x0, sgpCfg: cfg,
-		Lambda: make([][]float64, sc.Clients), Models: make([]models.Bilevel, sc.Clients)}
-	for i := range r.Lambda {
-		r.Lambda[i] = make([]float64, model.DimLambda()) // λ⁽⁰⁾ = 0, as in the paper
-		r.Models[i] = model.Clone()
+	sched := sc.SGP.LR.schedule()
+	lr := h.LR
+	if lr == 0 {
+		lr = sched.At(sc.SGP.Rounds - 1)
 	}
-	r.restartSGP(false)
-	return r, nil
+	cfg := &optim.PDBOConfig{N: sc.Clients, SGP: optim.SGPConfig{Variant: variant, LR: sched, BatchSize: sc.SGP.Batch},
+		Alpha: h.Alpha, Beta: h.Beta, Sampling: sampling, HyperBatch: h.Batch, HyperLR: lr,
+		OuterVal: h.OuterData == "val", Seed: sc.Seed}
+	if h.Estimator != "none" {
+		cfg.Estimator = h.Estimator
+		cfg.NewOptimizer = func() optim.OuterOptimizer { return outerOptimizer(sc) }
+	}
+	return cfg
 }
 
-// restartSGP builds fresh SGP clients with the current λ, starting from the
-// common initial parameters or (warm) from each client's last x_i.
-func (r *Run) restartSGP(warm bool) {
-	n := r.Scenario.Clients
-	next := make([]*optim.SGP, n)
-	for i := range next {
-		start := r.X0
-		if warm && r.SGP != nil {
-			start = r.SGP[i].X()
+// Factory returns the function that builds client i of the run: its own
+// clone of the model, its data, and with estimates: true its rows of the
+// exact p̄ and δ̄.
+func (r *Run) Factory() optim.ClientFactory {
+	return func(i int) (optim.Client, error) {
+		c := optim.NewPDBOClient(i, r.Config, r.Model.Clone(), r.Data[i], r.X0)
+		if r.Config.Estimator != "" && r.Scenario.Hypergradient.Estimates == "true" {
+			delta := make([]float64, r.Net.N)
+			for j := range delta {
+				delta[j] = r.Net.Prob[j][i]
+			}
+			c.UseTrueEstimates(r.pBarTrue[i], delta)
 		}
-		next[i] = optim.NewSGPBilevel(i, n, r.Models[i], r.Lambda[i], r.Data[i], start, r.sgpCfg, r.Scenario.Seed)
-		if r.Scenario.Hypergradient.Estimator != "none" {
-			next[i].SetOuterData(r.outerData(i))
-		}
+		return c, nil
 	}
-	r.SGP = next
+}
+
+// Program returns the run's schedule: Alg. 1.
+func (r *Run) Program() *optim.Alg1 {
+	sc := r.Scenario
+	h := sc.Hypergradient
+	a := &optim.Alg1{Steps: sc.Outer.Steps, SGPRounds: sc.SGP.Rounds, SGPEval: sc.SGP.EvalEvery,
+		Warm: !sc.Outer.Restart, Patience: sc.Outer.Patience, Track: sc.Clients <= exactPBarLimit}
+	if h.Estimator != "none" {
+		kind, _ := optim.Estimators.Lookup(h.Estimator)
+		a.Hyper, a.HyperEval = true, h.EvalEvery
+		a.HyperRounds = kind.New().Rounds(h.M, r.Config.Sampling)
+		a.ReportState = h.Oracle
+	}
+	return a
 }
 
 // isolated is the network of the Local baselines: self-loops only. It does
@@ -113,60 +146,6 @@ func bilevelModel(sc Scenario) models.Bilevel {
 	return sc.Model.Head.Params.New(func() models.Classifier { return arch.New(features, classes) }, sc.Model.headParams())
 }
 
-// HypergradientPhase linearizes every client at its current SGP state and
-// returns the estimator phase configured by the scenario. lr is the step of
-// the linearized map.
-func (r *Run) HypergradientPhase(lr float64) (*optim.Phase, []optim.HyperEstimator, []optim.Linearization) {
-	h := r.Scenario.Hypergradient
-	n := r.Scenario.Clients
-	var pTrue [][]float64
-	if h.Estimates == "true" {
-		pTrue = r.expectedPushWeights()
-	}
-	sampling := optim.Simultaneous
-	if h.Sampling == "alternate" {
-		sampling = optim.Alternate
-	}
-	lins := make([]optim.Linearization, n)
-	est := make([]optim.HyperEstimator, n)
-	beh := make([]optim.Behaviour, n)
-	for i, c := range r.SGP {
-		lin := c.Linearize(r.outerData(i), lr, h.Batch, r.Scenario.Seed)
-		if h.Estimates == "true" {
-			lin.PBar = pTrue[i]
-			for j := range lin.DeltaBar {
-				lin.DeltaBar[j] = r.Net.Prob[j][i]
-			}
-		}
-		lins[i] = lin
-		switch h.Estimator {
-		case "hgp":
-			est[i] = optim.NewHGP(lin, sampling)
-		case "vr-hgp":
-			est[i] = optim.NewVRHGP(lin, h.Alpha, h.Beta, sampling)
-		case "exact":
-			est[i] = optim.NewExactBackprop(lin, sampling)
-		default:
-			est[i] = optim.NewLocalHypergradient(lin)
-		}
-		beh[i] = est[i]
-	}
-	rounds := sampling.Rounds(h.M)
-	if h.Estimator == "local" {
-		rounds = 0
-	}
-	return &optim.Phase{Name: "hypergradient", Rounds: rounds, Clients: beh, EvalEvery: h.EvalEvery}, est, lins
-}
-
-// SGPPhase returns the inner phase of the run.
-func (r *Run) SGPPhase() *optim.Phase {
-	b := make([]optim.Behaviour, len(r.SGP))
-	for i, c := range r.SGP {
-		b[i] = c
-	}
-	return &optim.Phase{Name: "sgp", Rounds: r.Scenario.SGP.Rounds, Clients: b, EvalEvery: r.Scenario.SGP.EvalEvery}
-}
-
 // outerData is the data of client i's outer cost F_i.
 func (r *Run) outerData(i int) *models.Dataset {
 	if r.Scenario.Hypergradient.OuterData == "val" {
@@ -188,4 +167,22 @@ func loadData(sc Scenario) ([]models.ClientData, error) {
 		return nil, invalid("scenario", "data (%s): %s", sc.Data.Source.Name, err.Error())
 	}
 	return data, nil
+}
+
+// outerOptimizer builds one client's λ-optimizer with per-coordinate rates:
+// the label part of ensemble-label-weights (λ = [λ^K; λ^C]) uses lr_labels.
+func outerOptimizer(sc Scenario) optim.OuterOptimizer {
+	_, classes := sc.shape()
+	dl := sc.Model.Head.Params.DimLambda(classes, sc.Model.headParams())
+	lr := make([]float64, dl)
+	for k := range lr {
+		lr[k] = sc.Outer.LR
+		if sc.Model.Head.Name == "ensemble-label-weights" && k >= sc.Model.K {
+			lr[k] = sc.Outer.LRLabels
+		}
+	}
+	if sc.Outer.Optimizer == "sgd" {
+		return &optim.SGD{LR: lr}
+	}
+	return &optim.Adam{LR: lr, Beta1: sc.Outer.Beta1, Beta2: sc.Outer.Beta2, Eps: sc.Outer.Eps}
 }

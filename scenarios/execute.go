@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"hgpsim/actors"
+	"hgpsim/graph"
 	"hgpsim/models"
 	"hgpsim/optim"
 )
@@ -24,7 +25,7 @@ type Summary struct {
 	Rounds        int                      `json:"sgp_rounds"`
 	Final         Aggregate                `json:"final"`
 	Traffic       map[string]optim.Traffic `json:"traffic"`
-	Estimates     EstimateError            `json:"estimates"`
+	Estimates     *EstimateError           `json:"estimates,omitempty"`
 	Hypergradient *HypergradientSummary    `json:"hypergradient,omitempty"`
 	// Outer lists every outer step (λ⁽ˢ⁾ evaluated after its SGP run);
 	// Best is the step with the highest validation accuracy, whose test
@@ -32,6 +33,8 @@ type Summary struct {
 	// Both are omitted for runs without an outer loop (see Headline).
 	Outer []OuterRecord `json:"outer,omitempty"`
 	Best  *OuterRecord  `json:"best,omitempty"`
+	// StoppedEarly is set when outer.patience ended the loop before S.
+	StoppedEarly bool `json:"stopped_early,omitempty"`
 	// HGPError is set instead of the fields above for an hgp_error run.
 	HGPError *HGPErrorSummary `json:"hgp_error,omitempty"`
 }
@@ -45,12 +48,22 @@ func (s *Summary) Headline() OuterRecord {
 	return OuterRecord{Aggregate: s.Final}
 }
 
-// EstimateError compares the clients' Alg. 2 estimates with the truth.
+// EstimateError compares the clients' Alg. 2 estimates after the first SGP
+// phase with the truth; reported up to exactPBarLimit clients.
 type EstimateError struct {
-	// PBarMaxAbs is max_ij |p̂_ij − E p_ij|; omitted above exactPBarLimit
-	// clients, where the exact expectation (O(n³)) costs more than the run.
-	PBarMaxAbs     *float64 `json:"p_bar_max_abs_error,omitempty"`
-	DeltaBarMaxAbs float64  `json:"delta_bar_max_abs_error"` // max_ij |δ̂_{j→i} − δ̄_{j→i}|
+	// PBarMaxAbs is max_ij |p̂_ij − E p_ij| and DeltaBarMaxAbs
+	// max_ij |δ̂_{j→i} − δ̄_{j→i}|: against the network's model. They
+	// grow when clients do not send as the graph allows (a straggler).
+	PBarMaxAbs     float64 `json:"p_bar_max_abs_error"`
+	DeltaBarMaxAbs float64 `json:"delta_bar_max_abs_error"`
+	// Delivered compares with what the network delivered in the same
+	// rounds (the average realized push weight and the delivery frequency
+	// per link): the estimation error proper, zero for clients whose
+	// bookkeeping matches what they sent.
+	Delivered struct {
+		PBarMaxAbs     float64 `json:"p_bar_max_abs_error"`
+		DeltaBarMaxAbs float64 `json:"delta_bar_max_abs_error"`
+	} `json:"delivered"`
 }
 
 // Progress is told about every evaluated round.
@@ -105,18 +118,18 @@ func Execute(ctx context.Context, sc Scenario, opt Options) (*Summary, error) {
 	defer f.Close()
 	mw := newMetricsWriter(f)
 
-	var driver optim.Driver
-	switch sc.Runtime.Driver {
-	case "sequential":
-		driver = optim.NewSequential(run.Net)
-	default:
-		rt := actors.New(run.Net, actors.Options{RoundTimeout: sc.Runtime.RoundTimeout})
-		defer rt.Close()
-		driver = rt
+	driver, closeDriver, err := newDriver(sc.Runtime, run.Net, run.Factory())
+	if err != nil {
+		return nil, err
 	}
-	loop := &outerLoop{run: run, driver: driver, mw: mw, progress: opt.Progress,
-		traffic: map[string]optim.Traffic{}}
-	sum, err := loop.execute(ctx)
+	defer closeDriver()
+	prog := run.Program()
+	sink := newRunSink(run, prog, mw, opt.Progress)
+	_, err = driver.Execute(ctx, prog, sink)
+	var sum *Summary
+	if err == nil {
+		sum, err = sink.summary()
+	}
 	if cerr := f.Close(); err == nil && (mw.err != nil || cerr != nil) {
 		err = fmt.Errorf("writing metrics: %w", firstErr(mw.err, cerr))
 	}
@@ -133,28 +146,24 @@ func Execute(ctx context.Context, sc Scenario, opt Options) (*Summary, error) {
 	return sum, nil
 }
 
-// exactPBarLimit bounds the client count for which summaries compare p̂
-// with the exact p̄ (18 s at n = 1000 on the project machine).
+// exactPBarLimit bounds the client count for which summaries compare the
+// Alg. 2 estimates with the truth: the exact p̄ costs O(n³) (18 s at
+// n = 1000 on the project machine) and the delivery record O(n²) memory.
 const exactPBarLimit = 400
 
-func (r *Run) estimateError() EstimateError {
-	var pTrue [][]float64
-	var e EstimateError
-	if r.Net.N <= exactPBarLimit {
-		pTrue = r.expectedPushWeights()
-		e.PBarMaxAbs = new(float64)
+// newDriver returns the driver a scenario asks for, with the clients built
+// by factory (inside their actors for the actor runtime), and the function
+// that releases it.
+func newDriver(rs RuntimeSpec, nw *graph.Network, factory optim.ClientFactory) (optim.Driver, func(), error) {
+	if rs.Driver == "sequential" {
+		d, err := optim.NewSequential(nw, factory)
+		return d, func() {}, err
 	}
-	for i, c := range r.SGP {
-		pBar, deltaBar := c.Estimates()
-		for j := range pBar {
-			if pTrue != nil {
-				*e.PBarMaxAbs = math.Max(*e.PBarMaxAbs, math.Abs(pBar[j]-pTrue[i][j]))
-			}
-			// deltaBar[j] estimates δ̄_{j→i}.
-			e.DeltaBarMaxAbs = math.Max(e.DeltaBarMaxAbs, math.Abs(deltaBar[j]-r.Net.Prob[j][i]))
-		}
+	rt, err := actors.New(nw, factory, actors.Options{RoundTimeout: rs.RoundTimeout})
+	if err != nil {
+		return nil, nil, err
 	}
-	return e
+	return rt, rt.Close, nil
 }
 
 // DefaultOutDir is runs/<name>-<timestamp>.
@@ -210,57 +219,6 @@ type HypergradientSummary struct {
 	// OracleRelError is ‖d̂ − B̄(I−Ā)⁻¹c^y − c^λ‖ / ‖oracle‖ with the oracle
 	// linearized at the same state and the true p̄; set when oracle: true.
 	OracleRelError *float64 `json:"oracle_rel_error,omitempty"`
-}
-
-// runHypergradient runs the estimator phase through the same driver and
-// returns the estimators with a summary.
-func runHypergradient(ctx context.Context, run *Run, driver optim.Driver, mw *metricsWriter, progress Progress) (*HypergradientSummary, []optim.HyperEstimator, optim.Traffic, error) {
-	sc := run.Scenario
-	h := sc.Hypergradient
-	lr := h.LR
-	if lr == 0 {
-		lr = sc.SGP.LR.schedule().At(sc.SGP.Rounds - 1)
-	}
-	phase, est, lins := run.HypergradientPhase(lr)
-	sink := func(ev optim.RoundEvent) error {
-		if err := checkStats(ev); err != nil {
-			return err
-		}
-		mw.hyper(ev)
-		if progress != nil {
-			progress(ev, Aggregate{}, phase.Rounds)
-		}
-		return nil
-	}
-	traffic, err := driver.Run(ctx, phase, sink)
-	if err != nil {
-		return nil, nil, traffic, err
-	}
-	got := make([][]float64, len(est))
-	for i, e := range est {
-		got[i] = e.Estimate()
-	}
-	sum := &HypergradientSummary{Estimator: h.Estimator, Rounds: phase.Rounds, LR: lr, Norm: stackedNorm(got)}
-	if h.Oracle {
-		truth := make([]optim.Linearization, len(lins))
-		pTrue := run.expectedPushWeights()
-		for i, l := range lins {
-			l.PBar = pTrue[i]
-			truth[i] = l
-		}
-		oracle, err := optim.FixedPointOracle(truth)
-		if err != nil {
-			return nil, nil, traffic, err
-		}
-		for i := range got {
-			for k := range got[i] {
-				got[i][k] -= oracle[i][k]
-			}
-		}
-		e := stackedNorm(got) / stackedNorm(oracle)
-		sum.OracleRelError = &e
-	}
-	return sum, est, traffic, nil
 }
 
 func stackedNorm(v [][]float64) float64 {

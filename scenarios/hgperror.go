@@ -103,7 +103,7 @@ type Quants struct {
 }
 
 func quants(v []float64) Quants {
-	return Quants{Median: percentile(v, 0.5), P10: percentile(v, 0.1), P90: percentile(v, 0.9)}
+	return Quants{Median: optim.Percentile(v, 0.5), P10: optim.Percentile(v, 0.1), P90: optim.Percentile(v, 0.9)}
 }
 
 // hgpErrorRun holds errors[network][pair][seed][m].
@@ -201,8 +201,13 @@ func hgpErrorOne(sc Scenario, kind string, seed uint64) ([][]float64, float64, f
 		clients[i] = optim.NewSGPBilevel(i, n, models.LabelWeights(base, 0), lambda, data[i], x0, cfg, seed)
 		beh[i] = clients[i]
 	}
-	drv := optim.NewSequential(nw)
-	if _, err := drv.Run(context.Background(), &optim.Phase{Name: "sgp", Rounds: sc.SGP.Rounds, Clients: beh}, nil); err != nil {
+	factory, fixedClients := optim.FixedClients(beh)
+	drv, err := optim.NewSequential(nw, factory)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	sgp := optim.Phases{{Name: "sgp", Rounds: sc.SGP.Rounds, Tick: optim.Continue}}
+	if _, err := drv.Execute(context.Background(), &sgp, optim.NoSink{}); err != nil {
 		return nil, 0, 0, err
 	}
 	pTrue := nw.ExpectedPushWeights()
@@ -243,19 +248,19 @@ func hgpErrorOne(sc Scenario, kind string, seed uint64) ([][]float64, float64, f
 	out := make([][]float64, len(h.Pairs))
 	for pi, p := range h.Pairs {
 		est := make([]*optim.VRHGP, n)
-		b := make([]optim.Behaviour, n)
 		for i, l := range lins {
 			est[i] = optim.NewVRHGP(l, p[0], p[1], sampling)
-			b[i] = est[i]
+			fixedClients[i].Behaviour = est[i]
 		}
 		errs := make([]float64, h.M+1)
 		errs[0] = stackedDistance(est, oracle)
-		phase := &optim.Phase{Name: "hgp", Rounds: per, Clients: b}
-		for m := 1; m <= h.M; m++ {
-			if _, err := drv.Run(context.Background(), phase, nil); err != nil {
-				return nil, 0, 0, err
-			}
-			errs[m] = stackedDistance(est, oracle)
+		phases := make(optim.Phases, h.M)
+		for m := range phases {
+			phases[m] = optim.PhaseSpec{Name: "hgp", Rounds: per, Tick: optim.Continue, Step: m + 1}
+		}
+		sink := errorSink{finished: func(rep *optim.PhaseReport) { errs[rep.Spec.Step] = stackedDistance(est, oracle) }}
+		if _, err := drv.Execute(context.Background(), &phases, sink); err != nil {
+			return nil, 0, 0, err
 		}
 		out[pi] = errs
 	}
@@ -314,9 +319,9 @@ func bands(errs [][]float64) (med, lo, hi []float64) {
 			col[s] = errs[s][k]
 		}
 		sort.Float64s(col)
-		med[k] = percentile(col, 0.5)
-		lo[k] = percentile(col, 0.1)
-		hi[k] = percentile(col, 0.9)
+		med[k] = optim.Percentile(col, 0.5)
+		lo[k] = optim.Percentile(col, 0.1)
+		hi[k] = optim.Percentile(col, 0.9)
 	}
 	return med, lo, hi
 }
@@ -390,4 +395,15 @@ func l2Rate(a models.Architecture) float64 {
 		return m.L2
 	}
 	return 0
+}
+
+// errorSink calls finished at the end of every phase.
+type errorSink struct {
+	optim.NoSink
+	finished func(*optim.PhaseReport)
+}
+
+func (s errorSink) Finished(rep *optim.PhaseReport) error {
+	s.finished(rep)
+	return nil
 }

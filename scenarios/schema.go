@@ -77,6 +77,7 @@ type OuterSpec struct {
 	Beta2     float64 `yaml:"beta2"`     // adam
 	Eps       float64 `yaml:"eps"`       // adam
 	Restart   bool    `yaml:"restart"`   // each outer step restarts SGP from the initial parameters (else warm start)
+	Patience  int     `yaml:"patience"`  // stop after this many outer steps without a better validation accuracy (0 = run all S)
 }
 
 // HypergradientSpec configures the hyper-gradient phase after SGP.

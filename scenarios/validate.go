@@ -226,6 +226,9 @@ func (o *OuterSpec) validate(estimator string) error {
 	if o.Steps > 0 && estimator == "none" {
 		return fmt.Errorf("steps: outer steps need a hyper-gradient; set hypergradient.estimator (or a pdbo-* method)")
 	}
+	if o.Patience < 0 || o.Patience > MaxOuterSteps {
+		return fmt.Errorf("patience: must be in [0, %d] outer steps (0: run all of them), got %d", MaxOuterSteps, o.Patience)
+	}
 	if o.Optimizer != "adam" && o.Optimizer != "sgd" {
 		return fmt.Errorf("optimizer: must be adam or sgd, got %q", o.Optimizer)
 	}

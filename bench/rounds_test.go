@@ -1,10 +1,11 @@
-package actors
+package bench
 
 import (
 	"context"
 	"fmt"
 	"testing"
 
+	"hgpsim/actors"
 	"hgpsim/graph"
 	"hgpsim/internal/registry"
 	"hgpsim/internal/rng"
@@ -75,7 +76,12 @@ func hgpSetup(b *testing.B, n int, est func(optim.Linearization) optim.Behaviour
 		sgp[i] = optim.NewSGPBilevel(i, n, m.Clone(), lambda, data[i], x0, cfg, seed)
 		beh[i] = sgp[i]
 	}
-	if _, err := optim.NewSequential(nw).Run(context.Background(), &optim.Phase{Name: "sgp", Rounds: hgpWarmup, Clients: beh}, nil); err != nil {
+	factory, _ := optim.FixedClients(beh)
+	d, err := optim.NewSequential(nw, factory)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := d.Execute(context.Background(), &optim.Phases{{Name: "sgp", Rounds: hgpWarmup}}, optim.NoSink{}); err != nil {
 		b.Fatal(err)
 	}
 	for i, c := range sgp {
@@ -121,18 +127,26 @@ func BenchmarkVRHGPRound(b *testing.B) {
 // timePhase runs b.N rounds of one phase on the named driver, timing only
 // the phase, and reports rounds per second.
 func timePhase(b *testing.B, drv string, nw *graph.Network, name string, beh []optim.Behaviour) {
+	factory, _ := optim.FixedClients(beh)
 	var d optim.Driver
 	if drv == "sequential" {
-		d = optim.NewSequential(nw)
+		s, err := optim.NewSequential(nw, factory)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d = s
 	} else {
-		rt := New(nw, Options{})
+		rt, err := actors.New(nw, factory, actors.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
 		defer rt.Close()
 		d = rt
 	}
-	p := &optim.Phase{Name: name, Rounds: b.N, Clients: beh}
+	p := &optim.Phases{{Name: name, Rounds: b.N}}
 	b.ReportAllocs()
 	b.ResetTimer()
-	if _, err := d.Run(context.Background(), p, nil); err != nil {
+	if _, err := d.Execute(context.Background(), p, optim.NoSink{}); err != nil {
 		b.Fatal(err)
 	}
 	b.StopTimer()

@@ -1,0 +1,88 @@
+package optim
+
+import (
+	"math"
+	"sort"
+)
+
+// Aggregate is the across-client view of one evaluated round.
+type Aggregate struct {
+	TrainLoss float64 `json:"train_loss"` // mean over clients
+	TrainAcc  float64 `json:"train_acc"`  // mean over clients
+	ValAcc    float64 `json:"val_acc"`    // weighted by local validation size
+	TestAcc   float64 `json:"test_acc"`   // weighted by local test size
+	TestAccP  float64 `json:"test_acc_p10"`
+	Consensus float64 `json:"consensus"`            // sqrt(1/n Σ‖x_i − x̄‖²)
+	OuterLoss float64 `json:"outer_loss,omitempty"` // F̄ = (1/n) Σ F_i(x_i, λ_i)
+}
+
+// Summarize aggregates stats in client order (fixed, so deterministic).
+func Summarize(stats []Stats) Aggregate {
+	n := len(stats)
+	var a Aggregate
+	var vw, tw float64
+	accs := make([]float64, 0, n)
+	for _, s := range stats {
+		a.TrainLoss += s.TrainLoss
+		a.TrainAcc += s.TrainAcc
+		a.OuterLoss += s.OuterLoss
+		a.ValAcc += s.ValAcc * float64(s.ValN)
+		vw += float64(s.ValN)
+		a.TestAcc += s.TestAcc * float64(s.TestN)
+		tw += float64(s.TestN)
+		if s.TestN > 0 {
+			accs = append(accs, s.TestAcc)
+		}
+	}
+	if n > 0 {
+		a.TrainLoss /= float64(n)
+		a.TrainAcc /= float64(n)
+		a.OuterLoss /= float64(n)
+	}
+	if vw > 0 {
+		a.ValAcc /= vw
+	}
+	if tw > 0 {
+		a.TestAcc /= tw
+	}
+	a.TestAccP = Percentile(accs, 0.1)
+	a.Consensus = consensus(stats)
+	return a
+}
+
+// Percentile returns the q-quantile by linear interpolation between order
+// statistics (the usual "type 7" definition); NaN for no data.
+func Percentile(v []float64, q float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	h := q * float64(len(s)-1)
+	lo := int(math.Floor(h))
+	hi := int(math.Ceil(h))
+	return s[lo] + (h-float64(lo))*(s[hi]-s[lo])
+}
+
+func consensus(stats []Stats) float64 {
+	if len(stats) == 0 || stats[0].X == nil {
+		return 0
+	}
+	d := len(stats[0].X)
+	mean := make([]float64, d)
+	for _, s := range stats {
+		for k, v := range s.X {
+			mean[k] += v
+		}
+	}
+	for k := range mean {
+		mean[k] /= float64(len(stats))
+	}
+	var ss float64
+	for _, s := range stats {
+		for k, v := range s.X {
+			ss += (v - mean[k]) * (v - mean[k])
+		}
+	}
+	return math.Sqrt(ss / float64(len(stats)))
+}

@@ -1,0 +1,90 @@
+package optim
+
+// Alg1 is the schedule of a PDBO run, the PDBO paper's Alg. 1: for
+// s = 0 … S, an SGP phase with λ⁽ˢ⁾ (evaluated), then — unless s = S — a
+// hyper-gradient phase and every client's λ-update ("outer", one round
+// without messages). With S = 0 and an estimator it takes one
+// hyper-gradient estimate and applies nothing; without an estimator it is
+// a plain SGP run.
+type Alg1 struct {
+	Steps       int  // S
+	SGPRounds   int  // T
+	SGPEval     int  // evaluate SGP every SGPEval rounds (0: only the last)
+	Hyper       bool // a hyper-gradient estimator is configured
+	HyperRounds int  // rounds of the hyper-gradient phase
+	HyperEval   int  // report the estimates every HyperEval rounds (0: only the last)
+	Warm        bool // start each SGP phase from the last iterate instead of the initial parameters
+	// Patience stops the outer loop early when the validation accuracy has
+	// not improved for this many outer steps (0: never).
+	Patience int
+	// Track asks the driver to record deliveries during the first SGP
+	// phase, for the p̄/δ̄ estimation error.
+	Track bool
+	// ReportState makes every SGP phase end with each client's state
+	// (z, ω, λ) in its Result, for a dense oracle.
+	ReportState bool
+
+	step, stage int
+	best        float64
+	bestStep    int
+	// Stopped is set when Patience ended the loop before step S.
+	Stopped bool
+}
+
+const (
+	stageSGP = iota
+	stageHyper
+	stageOuter
+)
+
+// Next implements Program.
+func (a *Alg1) Next(done *PhaseReport) (*PhaseSpec, error) {
+	if done == nil {
+		a.step, a.stage, a.best, a.bestStep = 0, stageSGP, -1, 0
+		return a.sgp(), nil
+	}
+	switch done.Spec.Name {
+	case "sgp":
+		val := Summarize(done.Last).ValAcc
+		if val > a.best {
+			a.best, a.bestStep = val, a.step
+		}
+		if !a.Hyper || (a.step == a.Steps && a.Steps > 0) {
+			return a.nextStep(), nil
+		}
+		if a.Patience > 0 && a.step-a.bestStep >= a.Patience {
+			a.Stopped = true
+			return nil, nil
+		}
+		return &PhaseSpec{Name: "hypergradient", Rounds: a.HyperRounds, EvalEvery: a.HyperEval, Step: a.step, Tick: Continue}, nil
+	case "hypergradient":
+		if a.Steps == 0 {
+			return nil, nil // a single estimate, reported but not applied
+		}
+		return &PhaseSpec{Name: "outer", Rounds: 1, Step: a.step, Tick: Continue}, nil
+	case "outer":
+		return a.nextStep(), nil
+	}
+	return nil, nil
+}
+
+func (a *Alg1) nextStep() *PhaseSpec {
+	if a.step >= a.Steps {
+		return nil
+	}
+	a.step++
+	return a.sgp()
+}
+
+func (a *Alg1) sgp() *PhaseSpec {
+	p := &PhaseSpec{Name: "sgp", Rounds: a.SGPRounds, EvalEvery: a.SGPEval, Step: a.step, Tick: Continue,
+		Track: a.Track && a.step == 0}
+	p.Args = map[string]float64{}
+	if a.Warm && a.step > 0 {
+		p.Args["warm"] = 1
+	}
+	if a.ReportState {
+		p.Args["report_state"] = 1
+	}
+	return p
+}

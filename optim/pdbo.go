@@ -1,0 +1,156 @@
+package optim
+
+import (
+	"fmt"
+
+	"hgpsim/models"
+)
+
+// PDBOConfig is what every client of a PDBO run shares (PDBO paper Alg. 1).
+type PDBOConfig struct {
+	N   int // clients
+	SGP SGPConfig
+	// Estimator names the hyper-gradient estimator ("" for none); see
+	// Estimators.
+	Estimator  string
+	Alpha      float64 // vr-hgp
+	Beta       float64 // vr-hgp
+	Sampling   Sampling
+	HyperBatch int // minibatch of Â and B̂; 0 = full batch
+	// HyperLR is the step of the linearized SGP map (App. B).
+	HyperLR float64
+	// OuterVal makes F_i the validation loss instead of the training loss.
+	OuterVal bool
+	// NewOptimizer returns a client's λ-optimizer (one per client).
+	NewOptimizer func() OuterOptimizer
+	Seed         uint64
+}
+
+// PDBOClient is one client of PDBO: its data and model, its
+// hyperparameters λ_i, the SGP state it trains, the hyper-gradient
+// estimator of the last linearization and its λ-optimizer. Phases:
+//
+//   - "sgp": T rounds of SGP (Eq. 4, Alg. 2) with the current λ_i, started
+//     from the common initial parameters, or from the last x_i when the
+//     phase's "warm" argument is 1;
+//   - "hypergradient": linearize the SGP map at the current state and run
+//     the estimator (HGP, VR-HGP, exact backprop, local);
+//   - "outer": λ_i ← optimizer step with the estimate (Alg. 1 line 7).
+type PDBOClient struct {
+	id    int
+	cfg   *PDBOConfig
+	model models.Bilevel
+	data  models.ClientData
+	x0    []float64 // shared, read-only
+	// trueP and trueDelta, when not nil, replace the counted p̄_i· and
+	// δ̄_{·→i} in the linearization (estimates: true).
+	trueP, trueDelta []float64
+
+	lambda []float64
+	opt    OuterOptimizer
+	sgp    *SGP
+	est    HyperEstimator
+}
+
+// NewPDBOClient returns client id. model must be the client's own value
+// (models.Bilevel.Clone); x0 is shared and never written.
+func NewPDBOClient(id int, cfg *PDBOConfig, model models.Bilevel, data models.ClientData, x0 []float64) *PDBOClient {
+	c := &PDBOClient{id: id, cfg: cfg, model: model, data: data, x0: x0,
+		lambda: make([]float64, model.DimLambda())} // λ⁽⁰⁾ = 0, as in the paper
+	if cfg.NewOptimizer != nil {
+		c.opt = cfg.NewOptimizer()
+	}
+	return c
+}
+
+// UseTrueEstimates makes the client linearize with the exact p̄_i· (its row
+// of graph.Network.ExpectedPushWeights) and δ̄_{·→i} (its column of Prob)
+// instead of its Alg. 2 counts.
+func (c *PDBOClient) UseTrueEstimates(pBar, deltaBar []float64) {
+	c.trueP, c.trueDelta = pBar, deltaBar
+}
+
+func (c *PDBOClient) outer() *models.Dataset {
+	if c.cfg.OuterVal {
+		return c.data.Val
+	}
+	return c.data.Train
+}
+
+// Enter implements Client.
+func (c *PDBOClient) Enter(p *PhaseSpec) (Behaviour, error) {
+	switch p.Name {
+	case "sgp":
+		start := c.x0
+		if p.Arg("warm", 0) == 1 && c.sgp != nil {
+			start = c.sgp.X()
+		}
+		c.sgp = NewSGPBilevel(c.id, c.cfg.N, c.model, c.lambda, c.data, start, c.cfg.SGP, c.cfg.Seed)
+		if c.cfg.Estimator != "" {
+			c.sgp.SetOuterData(c.outer())
+		}
+		return &pdboSGP{SGP: c.sgp, c: c, estimates: p.Track, state: p.Arg("report_state", 0) == 1}, nil
+	case "hypergradient":
+		if c.sgp == nil {
+			return nil, fmt.Errorf("a hyper-gradient phase needs an SGP phase before it")
+		}
+		lin := c.sgp.Linearize(c.outer(), c.cfg.HyperLR, c.cfg.HyperBatch, c.cfg.Seed)
+		if c.trueP != nil {
+			lin.PBar = c.trueP
+			copy(lin.DeltaBar, c.trueDelta)
+		}
+		e, err := NewEstimator(c.cfg.Estimator, lin, c.cfg)
+		if err != nil {
+			return nil, err
+		}
+		c.est = e
+		return hyperPhase{e}, nil
+	case "outer":
+		if c.est == nil || c.opt == nil {
+			return nil, fmt.Errorf("an outer step needs a hyper-gradient estimate and an optimizer")
+		}
+		return &OuterStep{Lambda: c.lambda, Est: c.est, Opt: c.opt, Step: p.Step}, nil
+	}
+	return nil, fmt.Errorf("PDBO has no phase %q", p.Name)
+}
+
+// pdboSGP reports λ_i (for the summary's ‖λ‖) at the end of the SGP phase
+// and, when asked, the Alg. 2 estimates and the push-sum state.
+type pdboSGP struct {
+	*SGP
+	c                *PDBOClient
+	estimates, state bool
+}
+
+// Result implements Resulter.
+func (s *pdboSGP) Result() Result {
+	r := Result{Vectors: map[string][]float64{"lambda": append([]float64(nil), s.c.lambda...)}}
+	if s.estimates {
+		r.Vectors["p_bar"], r.Vectors["delta_bar"] = s.Estimates()
+	}
+	if s.state {
+		z, omega := s.State()
+		r.Vectors["z"], r.Vectors["omega"] = z, []float64{omega}
+	}
+	return r
+}
+
+// hyperPhase reports the estimate at the end of the phase.
+type hyperPhase struct{ HyperEstimator }
+
+// Result implements Resulter.
+func (h hyperPhase) Result() Result {
+	return Result{Vectors: map[string][]float64{"hypergradient": h.Estimate()}}
+}
+
+// Observe implements Observer.
+func (h hyperPhase) Observe() Stats { return Stats{Hyper: h.Estimate()} }
+
+// NewEstimator builds a registered hyper-gradient estimator for lin.
+func NewEstimator(name string, lin Linearization, cfg *PDBOConfig) (HyperEstimator, error) {
+	e, err := Estimators.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return e.New().New(lin, cfg), nil
+}

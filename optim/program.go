@@ -1,0 +1,156 @@
+package optim
+
+import (
+	"context"
+)
+
+// PhaseSpec is one phase of a run as a Program schedules it: plain data,
+// so that a driver can send it to clients in other processes.
+type PhaseSpec struct {
+	Name      string
+	Rounds    int // communication rounds; 0 for a phase that only acts on Enter
+	EvalEvery int // evaluate every EvalEvery rounds (0: only after the last round)
+	Step      int // the outer step the phase belongs to (for reports and errors)
+	// Tick, when >= 0, is the edge-realization tick of the phase's first
+	// round: phases that start at the same tick see the same links (common
+	// random numbers). Negative: continue from the previous phase.
+	Tick int64
+	// Args are the phase's scalar parameters (e.g. "restart").
+	Args map[string]float64
+	// PerClient, when not nil, holds each client's own inputs, indexed by
+	// client (e.g. a state to start from).
+	PerClient []map[string][]float64
+	// Track asks the driver to record what the network delivers
+	// (PhaseReport.Delivered), which costs O(n²) memory.
+	Track bool
+}
+
+// Continue is the Tick of a phase that continues the tick sequence.
+const Continue = -1
+
+// ShouldEval reports whether round r (0-based) closes with an evaluation.
+func (p *PhaseSpec) ShouldEval(r int) bool {
+	if r == p.Rounds-1 {
+		return true
+	}
+	return p.EvalEvery > 0 && (r+1)%p.EvalEvery == 0
+}
+
+// Arg returns the named argument, or def when it is not set.
+func (p *PhaseSpec) Arg(name string, def float64) float64 {
+	if v, ok := p.Args[name]; ok {
+		return v
+	}
+	return def
+}
+
+// Client is one node's state for the whole run. Enter switches it to a
+// phase and returns the behaviour that runs the phase's rounds (nil for a
+// phase without rounds); what the client learns in one phase (its model,
+// its Alg. 2 counts, its λ) stays with it for the next. Everything a client
+// needs to act comes from its own state and the PhaseSpec: no phase reaches
+// into a client from outside.
+type Client interface {
+	Enter(p *PhaseSpec) (Behaviour, error)
+}
+
+// ClientFactory builds client i of a run. Drivers call it where the client
+// lives: the actor runtime inside the client's actor.
+type ClientFactory func(i int) (Client, error)
+
+// RoundEvent is what a driver reports at an evaluated round.
+type RoundEvent struct {
+	Phase   string
+	Step    int     // the phase's outer step
+	Round   int     // 0-based round within the phase
+	Traffic Traffic // since the previous event of the same phase
+	Clients []Stats // indexed by client; zero entries for non-observers
+}
+
+// PhaseReport is what a driver reports when a phase ends.
+type PhaseReport struct {
+	Spec    *PhaseSpec
+	Traffic Traffic
+	// Last holds the stats of the phase's last evaluated round (nil when
+	// the phase evaluates nothing).
+	Last []Stats
+	// Results holds each client's Result (zero for behaviours that report
+	// none).
+	Results []Result
+	// Delivered is set when Spec.Track asked for it.
+	Delivered *DeliveryRecord
+}
+
+// Program schedules the phases of a run: Alg. 1 of PDBO, the round loops
+// of the federated methods, an experiment. It is a pure state machine,
+// like a behaviour, run by a driver's supervisor: Next gets the report of
+// the phase that just ended (nil before the first) and returns the next
+// phase, or nil when the run is over.
+type Program interface {
+	Next(done *PhaseReport) (*PhaseSpec, error)
+}
+
+// Sink receives a run's reports in order. Evaluated gets every evaluated
+// round (the Clients slice and the X vectors in it are valid only during
+// the call), Finished every phase's report. An error stops the run.
+type Sink interface {
+	Evaluated(ev *RoundEvent) error
+	Finished(rep *PhaseReport) error
+}
+
+// Driver runs a Program over clients. Implementations keep a communication
+// tick that continues across phases (unless a phase sets its own), so that
+// every round of a run sees a fresh edge realization.
+type Driver interface {
+	Execute(ctx context.Context, prog Program, sink Sink) (Traffic, error)
+}
+
+// Programs that need nothing at the end of a phase can embed NoSink's
+// methods in a Sink; it is also the Sink of a run nobody watches.
+type NoSink struct{}
+
+// Evaluated implements Sink.
+func (NoSink) Evaluated(*RoundEvent) error { return nil }
+
+// Finished implements Sink.
+func (NoSink) Finished(*PhaseReport) error { return nil }
+
+// Phases is a Program that runs fixed phases in order.
+type Phases []PhaseSpec
+
+// Next implements Program.
+func (ps *Phases) Next(done *PhaseReport) (*PhaseSpec, error) {
+	if len(*ps) == 0 {
+		return nil, nil
+	}
+	p := (*ps)[0]
+	*ps = (*ps)[1:]
+	return &p, nil
+}
+
+// Fixed is a Client that runs the same behaviour in every phase: for tests,
+// benchmarks and experiments that drive behaviours directly. Its Behaviour
+// may be replaced between runs.
+type Fixed struct{ Behaviour }
+
+// Enter implements Client.
+func (f *Fixed) Enter(*PhaseSpec) (Behaviour, error) { return f.Behaviour, nil }
+
+// FixedClients returns a factory of Fixed clients, one per behaviour, and
+// the clients (to swap behaviours between runs).
+func FixedClients(bs []Behaviour) (ClientFactory, []*Fixed) {
+	cs := make([]*Fixed, len(bs))
+	for i, b := range bs {
+		cs[i] = &Fixed{b}
+	}
+	return func(i int) (Client, error) { return cs[i], nil }, cs
+}
+
+// SinkFunc adapts a function of evaluated rounds to a Sink.
+type SinkFunc func(*RoundEvent) error
+
+// Evaluated implements Sink.
+func (f SinkFunc) Evaluated(ev *RoundEvent) error { return f(ev) }
+
+// Finished implements Sink.
+func (SinkFunc) Finished(*PhaseReport) error { return nil }

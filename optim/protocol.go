@@ -1,0 +1,345 @@
+package optim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	"hgpsim/graph"
+)
+
+// Kind says what a payload carries, so that a wrapper (a straggler, a
+// byzantine client, a delaying link) can act on any algorithm's messages
+// without knowing its private layout.
+type Kind uint8
+
+// Payload kinds.
+const (
+	// KindModel is model parameters: the z of push-sum with its weight ω in
+	// Payload.Mass, or the x, y or θ a server broadcasts or a client
+	// uploads.
+	KindModel Kind = iota + 1
+	// KindDual is the adjoint vectors of hyper-gradient estimation (u, and
+	// w for VR-HGP).
+	KindDual
+	// KindUpdate is what a client reports to a server other than its model:
+	// gradients, hyper-gradient pieces, Hessian-vector products, sketches.
+	KindUpdate
+	// KindControl is small bookkeeping data (indices, counters).
+	KindControl
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindModel:
+		return "model"
+	case KindDual:
+		return "dual"
+	case KindUpdate:
+		return "update"
+	case KindControl:
+		return "control"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Payload is what one message carries. Vec is read-only once sent and
+// stays valid until the sender's next-but-one round of the same phase, so
+// behaviours double-buffer their payloads and nothing is copied per
+// receiver.
+type Payload struct {
+	Kind Kind
+	Vec  []float64
+	Mass float64 // push-sum weight ω travelling with a KindModel z; 0 otherwise
+}
+
+// Message is one delivery: the sender's payload with its header.
+type Message struct {
+	From   int    // sender
+	Round  int    // round of the phase in which it was sent
+	Phase  string // phase in which it was sent
+	Weight float64
+	// Weight is the push weight p_{From→receiver}(δ_From) of Eq. (3) for a
+	// message sent with Outbox.Push, 0 for one sent with Outbox.Send.
+	Payload
+}
+
+// Round is what a behaviour knows about the round it is in.
+type Round struct {
+	Phase string
+	Index int // 0-based round of the phase
+	Self  int // the client's index
+	// Links lists the receivers j whose link Self→j is up this round,
+	// ascending, Self included (a client always reaches itself).
+	Links []int
+	// Weights are the push weights p_{Self,j}(δ_Self) of Eq. (3) over
+	// Links, what Push uses when it sends to all of them.
+	Weights []float64
+}
+
+// Outbox is how a behaviour sends in one round. Messages to a node whose
+// link is down are dropped by the network (and counted as drops).
+type Outbox interface {
+	// Push sends p to every node of to with push-sum weights that split
+	// the sender's whole mass among them: the network's rule of Eq. (3)
+	// over the realized links when to is all of them, and otherwise the
+	// network's weights for the others with the rest kept by the sender
+	// (to must then include the sender). It returns the weights, aligned
+	// with to.
+	Push(to []int, p Payload) []float64
+	// Send sends p to every node of to, without a push weight.
+	Send(to []int, p Payload)
+}
+
+// Behaviour is one client's part in one phase: a synchronous state
+// machine, like etcd raft's RawNode, with no goroutines, clocks or shared
+// randomness. Round by round the driver calls Send, delivers what every
+// client sent over the links that are up, and calls Receive with the
+// deliveries sorted by sender. An error stops the run, naming client,
+// phase and round.
+type Behaviour interface {
+	Send(r *Round, out Outbox) error
+	Receive(r *Round, in []Message) error
+}
+
+// Stats is what a client reports when the driver evaluates a round.
+type Stats struct {
+	TrainLoss, TrainAcc float64
+	ValLoss, ValAcc     float64
+	TestLoss, TestAcc   float64
+	OuterLoss           float64 // F_i(x_i, λ_i) on the outer data (0 without it)
+	// ValN and TestN are the sizes of the splits the accuracies are over,
+	// for weighted means across clients.
+	ValN, TestN int
+	// X is the client's debiased parameter vector, a read-only view used for
+	// the consensus distance; valid until the client's next Receive.
+	X []float64
+	// Hyper is a hyper-gradient estimator's current estimate (a fresh slice).
+	Hyper []float64
+}
+
+// Observer is implemented by behaviours that can be evaluated.
+type Observer interface {
+	Observe() Stats
+}
+
+// Result is what a client reports at the end of a phase: named vectors and
+// values, plain data a driver can move between processes.
+type Result struct {
+	Vectors map[string][]float64
+	Values  map[string]float64
+}
+
+// Resulter is implemented by behaviours that report a Result when their
+// phase ends.
+type Resulter interface {
+	Result() Result
+}
+
+// Traffic counts what crossed the network. Self-deliveries are not
+// traffic. A message costs 8 bytes per float of its vector, 8 for its
+// header and, when pushed, 8 for its push weight with the mass it carries.
+type Traffic struct {
+	Messages int64 `json:"messages"`
+	Bytes    int64 `json:"bytes"`
+	Dropped  int64 `json:"dropped,omitempty"` // addressed over a link that was down
+}
+
+// Add accumulates o into t.
+func (t *Traffic) Add(o Traffic) {
+	t.Messages += o.Messages
+	t.Bytes += o.Bytes
+	t.Dropped += o.Dropped
+}
+
+func messageBytes(e *Envelope) int64 {
+	b := int64(8 * (len(e.Vec) + 1))
+	if e.Pushed {
+		b += 8
+	}
+	return b
+}
+
+// Envelope is one addressed message as a client's port records it.
+type Envelope struct {
+	To     int
+	Weight float64
+	Pushed bool // sent with Push: carries a push weight and mass
+	Payload
+}
+
+// Port is one client's network interface, shared by both drivers: each
+// round it realizes the client's links, implements Outbox for the
+// behaviour, and keeps what was addressed for the router. Its buffers are
+// reused round after round, so a steady-state round allocates nothing.
+type Port struct {
+	net     *graph.Network
+	self    int
+	round   Round
+	out     []Envelope
+	weights []float64 // Push's result
+	scratch []float64
+}
+
+// NewPort returns client self's port on nw.
+func NewPort(nw *graph.Network, self int) *Port {
+	return &Port{net: nw, self: self}
+}
+
+// Open realizes the links of round index of phase at tick and clears the
+// outbox. It returns the Round to hand to the behaviour.
+func (p *Port) Open(phase string, index int, tick uint64) *Round {
+	p.round.Phase, p.round.Index, p.round.Self = phase, index, p.self
+	p.round.Links = p.net.Realize(p.self, tick, p.round.Links)
+	p.round.Weights = p.net.PushWeights(p.self, p.round.Links, p.round.Weights)
+	p.out = p.out[:0]
+	return &p.round
+}
+
+// Round returns the round opened last.
+func (p *Port) Round() *Round { return &p.round }
+
+// Envelopes returns what the behaviour addressed since Open.
+func (p *Port) Envelopes() []Envelope { return p.out }
+
+// Push implements Outbox.
+func (p *Port) Push(to []int, pl Payload) []float64 {
+	w := p.round.Weights
+	if !sameInts(to, p.round.Links) {
+		p.weights = p.net.PushWeights(p.self, to, p.weights)
+		p.restWeights(to)
+		w = p.weights
+	}
+	for k, j := range to {
+		p.out = append(p.out, Envelope{To: j, Weight: w[k], Pushed: true, Payload: pl})
+	}
+	return w
+}
+
+// restWeights recomputes the push weights for a strict subset of the
+// realized links: uniform over the subset under the uniform rule (Eq. 3
+// with δ restricted to to), and with fixed mixing weights the network's
+// weight for every other receiver and the remainder for the sender, so
+// that the weights sum to 1 and no mass is lost.
+func (p *Port) restWeights(to []int) {
+	if p.net.Mixing == nil {
+		w := 1 / float64(len(to))
+		for k := range to {
+			p.weights[k] = w
+		}
+		return
+	}
+	row := p.net.Mixing[p.self]
+	self, rest := -1, 1.0
+	for k, j := range to {
+		if j == p.self {
+			self = k
+			continue
+		}
+		p.weights[k] = row[j]
+		rest -= row[j]
+	}
+	if self >= 0 {
+		p.weights[self] = rest
+	}
+}
+
+// Send implements Outbox.
+func (p *Port) Send(to []int, pl Payload) {
+	for _, j := range to {
+		p.out = append(p.out, Envelope{To: j, Payload: pl})
+	}
+}
+
+// Up reports whether the link to j is up this round.
+func (p *Port) Up(j int) bool {
+	links := p.round.Links
+	k := sort.SearchInts(links, j)
+	return k < len(links) && links[k] == j
+}
+
+func sameInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Deliver files the envelopes of sender from into inboxes (indexed by
+// receiver), dropping those addressed over a link that is down, and counts
+// the traffic. Calling it for senders in ascending order keeps every inbox
+// sorted by sender; a sender's own messages keep the order it sent them in.
+// tr, when not nil, also records the delivered push weights and counts per
+// link (the truth the Alg. 2 estimates are compared with).
+func Deliver(inboxes [][]Message, from int, p *Port, t *Traffic, tr *DeliveryRecord) {
+	for i := range p.out {
+		e := &p.out[i]
+		if e.To < 0 || e.To >= len(inboxes) || !p.Up(e.To) {
+			t.Dropped++
+			continue
+		}
+		inboxes[e.To] = append(inboxes[e.To], Message{From: from, Round: p.round.Index, Phase: p.round.Phase, Weight: e.Weight, Payload: e.Payload})
+		if e.To != from {
+			t.Messages++
+			t.Bytes += messageBytes(e)
+		}
+		if tr != nil && e.Pushed {
+			tr.WeightSum[from][e.To] += e.Weight
+			tr.Count[from][e.To]++
+		}
+	}
+}
+
+// DeliveryRecord is what the network actually delivered during a phase:
+// per link i→j the sum of the push weights delivered and the number of
+// rounds with a delivery, over Rounds rounds. It is the truth against which
+// the clients' Alg. 2 estimates p̄_ij and δ̄_{j→i} are reported, so that a
+// client that sends less than the graph allows (a straggler) does not show
+// up as estimation error.
+type DeliveryRecord struct {
+	Rounds    int
+	WeightSum [][]float64
+	Count     [][]float64
+}
+
+// NewDeliveryRecord returns an empty record for n clients.
+func NewDeliveryRecord(n int) *DeliveryRecord {
+	r := &DeliveryRecord{WeightSum: make([][]float64, n), Count: make([][]float64, n)}
+	for i := range r.WeightSum {
+		r.WeightSum[i] = make([]float64, n)
+		r.Count[i] = make([]float64, n)
+	}
+	return r
+}
+
+// ClientError names the client, phase and round where a run failed.
+type ClientError struct {
+	Client int
+	Phase  string
+	Round  int
+	Err    error
+}
+
+func (e *ClientError) Error() string {
+	return fmt.Sprintf("client %d, phase %s, round %d: %v", e.Client, e.Phase, e.Round, e.Err)
+}
+
+func (e *ClientError) Unwrap() error { return e.Err }
+
+// ErrNonFinite reports a NaN or Inf in a client's state or losses.
+var ErrNonFinite = errors.New("non-finite value (NaN or Inf)")
+
+func allFinite(v []float64) bool {
+	for _, a := range v {
+		if math.IsNaN(a) || math.IsInf(a, 0) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,187 @@
+package scenarios
+
+import (
+	"math"
+
+	"hgpsim/models"
+	"hgpsim/optim"
+)
+
+// Aggregate is the across-client view of one evaluated round.
+type Aggregate = optim.Aggregate
+
+// OuterRecord is the evaluation of one outer step.
+type OuterRecord struct {
+	Step int `json:"step"`
+	Aggregate
+	HypergradientNorm float64 `json:"hypergradient_norm,omitempty"` // of the estimate taken after this step's SGP run
+	LambdaNorm        float64 `json:"lambda_norm"`                  // ‖λ⁽ˢ⁾‖ stacked over clients
+}
+
+// runSink turns a PDBO run's reports into metrics.jsonl lines, progress
+// and the summary. It only reads what the driver reports: nothing here
+// reaches into a client.
+type runSink struct {
+	run      *Run
+	prog     *optim.Alg1
+	mw       *metricsWriter
+	progress Progress
+	sum      *Summary
+	states   []optim.Result // each client's state after the last SGP phase (oracle runs)
+}
+
+func newRunSink(run *Run, prog *optim.Alg1, mw *metricsWriter, progress Progress) *runSink {
+	sc := run.Scenario
+	return &runSink{run: run, prog: prog, mw: mw, progress: progress,
+		sum: &Summary{Name: sc.Name, Seed: sc.Seed, Clients: sc.Clients, Network: run.Net.Kind,
+			Driver: sc.Runtime.Driver, Rounds: sc.SGP.Rounds, Traffic: map[string]optim.Traffic{}}}
+}
+
+// Evaluated implements optim.Sink.
+func (s *runSink) Evaluated(ev *optim.RoundEvent) error {
+	switch ev.Phase {
+	case "sgp":
+		if err := checkStats(*ev); err != nil {
+			return err
+		}
+		agg := optim.Summarize(ev.Clients)
+		s.mw.round(*ev, agg)
+		if s.progress != nil {
+			s.progress(*ev, agg, s.prog.SGPRounds)
+		}
+	case "hypergradient":
+		if err := checkStats(*ev); err != nil {
+			return err
+		}
+		s.mw.hyper(*ev)
+		if s.progress != nil {
+			s.progress(*ev, Aggregate{}, s.prog.HyperRounds)
+		}
+	}
+	return nil
+}
+
+// Finished implements optim.Sink.
+func (s *runSink) Finished(rep *optim.PhaseReport) error {
+	t := s.sum.Traffic[rep.Spec.Name]
+	t.Add(rep.Traffic)
+	s.sum.Traffic[rep.Spec.Name] = t
+	switch rep.Spec.Name {
+	case "sgp":
+		rec := OuterRecord{Step: rep.Spec.Step, Aggregate: optim.Summarize(rep.Last),
+			LambdaNorm: stackedNorm(vectors(rep.Results, "lambda"))}
+		s.sum.Outer = append(s.sum.Outer, rec)
+		if rep.Delivered != nil {
+			s.sum.Estimates = s.estimateError(rep)
+		}
+		if s.prog.ReportState {
+			s.states = append(s.states[:0], rep.Results...)
+		}
+	case "hypergradient":
+		hs, err := s.hypergradient(rep)
+		if err != nil {
+			return err
+		}
+		s.sum.Hypergradient = hs
+		s.sum.Outer[len(s.sum.Outer)-1].HypergradientNorm = hs.Norm
+	}
+	return nil
+}
+
+func vectors(rs []optim.Result, name string) [][]float64 {
+	out := make([][]float64, len(rs))
+	for i, r := range rs {
+		out[i] = r.Vectors[name]
+	}
+	return out
+}
+
+// summary completes the summary once the program has ended: the final
+// evaluation and, with an outer loop, the best step.
+func (s *runSink) summary() (*Summary, error) {
+	sum := s.sum
+	sum.Final = sum.Outer[len(sum.Outer)-1].Aggregate
+	if s.run.Scenario.Outer.Steps == 0 {
+		// No outer loop: Final says it all; best step and λ mean nothing.
+		sum.Outer = nil
+		return sum, nil
+	}
+	best := 0
+	for k, r := range sum.Outer {
+		if r.ValAcc > sum.Outer[best].ValAcc {
+			best = k
+		}
+	}
+	b := sum.Outer[best]
+	sum.Best = &b
+	sum.StoppedEarly = s.prog.Stopped
+	return sum, nil
+}
+
+// estimateError compares the Alg. 2 estimates of a tracked SGP phase with
+// the network's expectation and with what it delivered.
+func (s *runSink) estimateError(rep *optim.PhaseReport) *EstimateError {
+	nw := s.run.Net
+	pTrue := s.run.expectedPushWeights()
+	d := rep.Delivered
+	t := float64(d.Rounds)
+	e := &EstimateError{}
+	for i, r := range rep.Results {
+		pBar, deltaBar := r.Vectors["p_bar"], r.Vectors["delta_bar"]
+		for j := range pBar {
+			e.PBarMaxAbs = math.Max(e.PBarMaxAbs, math.Abs(pBar[j]-pTrue[i][j]))
+			// deltaBar[j] estimates δ̄_{j→i}.
+			e.DeltaBarMaxAbs = math.Max(e.DeltaBarMaxAbs, math.Abs(deltaBar[j]-nw.Prob[j][i]))
+			e.Delivered.PBarMaxAbs = math.Max(e.Delivered.PBarMaxAbs, math.Abs(pBar[j]-d.WeightSum[i][j]/t))
+			e.Delivered.DeltaBarMaxAbs = math.Max(e.Delivered.DeltaBarMaxAbs, math.Abs(deltaBar[j]-d.Count[j][i]/t))
+		}
+	}
+	return e
+}
+
+// hypergradient summarizes a hyper-gradient phase and, with oracle: true,
+// compares it with the dense fixed-point oracle linearized at the same
+// state with the true p̄.
+func (s *runSink) hypergradient(rep *optim.PhaseReport) (*HypergradientSummary, error) {
+	sc := s.run.Scenario
+	got := vectors(rep.Results, "hypergradient")
+	hs := &HypergradientSummary{Estimator: sc.Hypergradient.Estimator, Rounds: rep.Spec.Rounds,
+		LR: s.run.Config.HyperLR, Norm: stackedNorm(got)}
+	if !sc.Hypergradient.Oracle {
+		return hs, nil
+	}
+	oracle, err := optim.FixedPointOracle(s.linearizations())
+	if err != nil {
+		return nil, err
+	}
+	diff := make([][]float64, len(got))
+	for i := range got {
+		diff[i] = make([]float64, len(got[i]))
+		for k := range got[i] {
+			diff[i][k] = got[i][k] - oracle[i][k]
+		}
+	}
+	e := stackedNorm(diff) / stackedNorm(oracle)
+	hs.OracleRelError = &e
+	return hs, nil
+}
+
+// linearizations rebuilds every client's linearization from the state it
+// reported, with the true p̄ (the oracle's input).
+func (s *runSink) linearizations() []optim.Linearization {
+	r := s.run
+	pTrue := r.expectedPushWeights()
+	cfg := r.Config
+	lins := make([]optim.Linearization, len(s.states))
+	for i, st := range s.states {
+		delta := make([]float64, r.Net.N)
+		for j := range delta {
+			delta[j] = r.Net.Prob[j][i]
+		}
+		var outer *models.Dataset = r.outerData(i)
+		lins[i] = optim.Linearization{ID: i, N: r.Net.N, Model: r.Model.Clone(), Inner: r.Data[i].Train, Outer: outer,
+			Lambda: st.Vectors["lambda"], Z: st.Vectors["z"], Omega: st.Vectors["omega"][0],
+			PBar: pTrue[i], DeltaBar: delta, Variant: cfg.SGP.Variant, LR: cfg.HyperLR, Batch: cfg.HyperBatch, Seed: cfg.Seed}
+	}
+	return lins
+}
