@@ -55,7 +55,7 @@ func (h *HGP) Send(r *Round, out Outbox) error {
 	}
 	h.flip ^= 1
 	copy(h.out[h.flip], h.u)
-	out.Send(r.Links, Payload{Kind: KindDual, Vec: h.out[h.flip]})
+	Send(out, r.Links, Payload{Kind: KindDual, Vec: h.out[h.flip]})
 	return nil
 }
 
@@ -124,7 +124,7 @@ func (h *VRHGP) Send(r *Round, out Outbox) error {
 	d := len(h.u)
 	copy(buf[:d], h.u)
 	copy(buf[d:], h.w)
-	out.Send(r.Links, Payload{Kind: KindDual, Vec: buf})
+	Send(out, r.Links, Payload{Kind: KindDual, Vec: buf})
 	return nil
 }
 
@@ -202,7 +202,7 @@ func (e *ExactBackprop) Send(r *Round, out Outbox) error {
 	}
 	e.flip ^= 1
 	copy(e.out[e.flip], e.u)
-	out.Send(r.Links, Payload{Kind: KindDual, Vec: e.out[e.flip]})
+	Send(out, r.Links, Payload{Kind: KindDual, Vec: e.out[e.flip]})
 	return nil
 }
 

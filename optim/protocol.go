@@ -78,18 +78,39 @@ type Round struct {
 	Weights []float64
 }
 
-// Outbox is how a behaviour sends in one round. Messages to a node whose
-// link is down are dropped by the network (and counted as drops).
+// Outbox is how a behaviour sends in one round; Push and Send below are
+// the usual ways to use it. Messages to a node whose link is down are
+// dropped by the network (and counted as drops). A fault wrapper implements
+// Outbox around the driver's to change what a client sends without knowing
+// the algorithm.
 type Outbox interface {
-	// Push sends p to every node of to with push-sum weights that split
-	// the sender's whole mass among them: the network's rule of Eq. (3)
+	// Weights returns the push weights for the receivers to, aligned with
+	// to, splitting the sender's whole mass: the network's rule of Eq. (3)
 	// over the realized links when to is all of them, and otherwise the
 	// network's weights for the others with the rest kept by the sender
-	// (to must then include the sender). It returns the weights, aligned
-	// with to.
-	Push(to []int, p Payload) []float64
-	// Send sends p to every node of to, without a push weight.
-	Send(to []int, p Payload)
+	// (to must then include the sender). The slice is valid until the next
+	// call.
+	Weights(to []int) []float64
+	// Post addresses one message to node to. pushed marks a push-sum
+	// message whose push weight is weight.
+	Post(to int, weight float64, pushed bool, p Payload)
+}
+
+// Push sends p to every node of to with the push weights out.Weights(to)
+// and returns them.
+func Push(out Outbox, to []int, p Payload) []float64 {
+	w := out.Weights(to)
+	for k, j := range to {
+		out.Post(j, w[k], true, p)
+	}
+	return w
+}
+
+// Send sends p to every node of to, without a push weight.
+func Send(out Outbox, to []int, p Payload) {
+	for _, j := range to {
+		out.Post(j, 0, false, p)
+	}
 }
 
 // Behaviour is one client's part in one phase: a synchronous state
@@ -203,18 +224,19 @@ func (p *Port) Round() *Round { return &p.round }
 // Envelopes returns what the behaviour addressed since Open.
 func (p *Port) Envelopes() []Envelope { return p.out }
 
-// Push implements Outbox.
-func (p *Port) Push(to []int, pl Payload) []float64 {
-	w := p.round.Weights
-	if !sameInts(to, p.round.Links) {
-		p.weights = p.net.PushWeights(p.self, to, p.weights)
-		p.restWeights(to)
-		w = p.weights
+// Weights implements Outbox.
+func (p *Port) Weights(to []int) []float64 {
+	if sameInts(to, p.round.Links) {
+		return p.round.Weights
 	}
-	for k, j := range to {
-		p.out = append(p.out, Envelope{To: j, Weight: w[k], Pushed: true, Payload: pl})
-	}
-	return w
+	p.weights = p.net.PushWeights(p.self, to, p.weights)
+	p.restWeights(to)
+	return p.weights
+}
+
+// Post implements Outbox.
+func (p *Port) Post(to int, weight float64, pushed bool, pl Payload) {
+	p.out = append(p.out, Envelope{To: to, Weight: weight, Pushed: pushed, Payload: pl})
 }
 
 // restWeights recomputes the push weights for a strict subset of the
@@ -242,13 +264,6 @@ func (p *Port) restWeights(to []int) {
 	}
 	if self >= 0 {
 		p.weights[self] = rest
-	}
-}
-
-// Send implements Outbox.
-func (p *Port) Send(to []int, pl Payload) {
-	for _, j := range to {
-		p.out = append(p.out, Envelope{To: j, Payload: pl})
 	}
 }
 

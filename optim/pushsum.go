@@ -41,7 +41,7 @@ func (p *pushSum) nextPayload() []float64 {
 // push sends z with its mass ω to every realized link (Eq. 2: φ of the
 // message already in buf) and records line 7 of Alg. 2.
 func (p *pushSum) push(r *Round, out Outbox, buf []float64) {
-	w := out.Push(r.Links, Payload{Kind: KindModel, Vec: buf, Mass: p.omega})
+	w := Push(out, r.Links, Payload{Kind: KindModel, Vec: buf, Mass: p.omega})
 	for k, j := range r.Links {
 		p.pSum[j] += w[k]
 	}

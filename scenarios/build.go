@@ -99,8 +99,23 @@ func (r *Run) Factory() optim.ClientFactory {
 			}
 			c.UseTrueEstimates(r.pBarTrue[i], delta)
 		}
-		return c, nil
+		return optim.WithFaults(c, i, r.faults(i)), nil
 	}
+}
+
+// faults returns the faults of client i, in the order the scenario lists
+// them.
+func (r *Run) faults(i int) []optim.Fault {
+	var out []optim.Fault
+	for _, f := range r.Scenario.Faults {
+		for _, c := range f.Clients {
+			if c == i {
+				out = append(out, f.Fault.Params)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // Program returns the run's schedule: Alg. 1.

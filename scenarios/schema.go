@@ -6,6 +6,7 @@ import (
 	"hgpsim/graph"
 	"hgpsim/internal/registry"
 	"hgpsim/models"
+	"hgpsim/optim"
 )
 
 // Scenario is a validated description of one run. Field docs are the
@@ -25,7 +26,10 @@ type Scenario struct {
 	// MethodOverrides sets, per method, the few values the paper tunes per
 	// method (Table 2 and App. D); applied when Method matches a key.
 	MethodOverrides map[string]MethodOverride `yaml:"method_overrides,omitempty"`
-	Runtime         RuntimeSpec               `yaml:"runtime"`
+	// Faults gives chosen clients a faulty behaviour (optim.Faults) in
+	// every phase.
+	Faults  []FaultSpec `yaml:"faults,omitempty"`
+	Runtime RuntimeSpec `yaml:"runtime"`
 	// HGPError, when present, turns the run into the error-against-depth
 	// experiment of App. C.6 (see HGPErrorSpec).
 	HGPError *HGPErrorSpec `yaml:"hgp_error,omitempty"`
@@ -55,6 +59,13 @@ type ModelSpec struct {
 
 func (m *ModelSpec) headParams() models.HeadParams {
 	return models.HeadParams{K: m.K, OuterL2: m.OuterL2, OuterL2Labels: m.OuterL2Labels}
+}
+
+// FaultSpec assigns a fault (an optim.Faults kind with its parameters) to
+// clients.
+type FaultSpec struct {
+	Fault   registry.Choice[optim.Fault] `yaml:"kind"`
+	Clients []int                        `yaml:"clients"` // the faulty clients
 }
 
 // MethodOverride holds per-method values; unset fields keep the scenario's.

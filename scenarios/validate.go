@@ -73,6 +73,22 @@ func (sc *Scenario) Validate() error {
 			return fmt.Errorf("hgp_error.%w", err)
 		}
 	}
+	for k, f := range sc.Faults {
+		if f.Fault.Params == nil {
+			return fmt.Errorf("faults[%d]: kind: missing (registered: %v)", k, optim.Faults.Kinds())
+		}
+		if err := f.Fault.Params.Validate(); err != nil {
+			return fmt.Errorf("faults[%d] (%s): %w", k, f.Fault.Name, err)
+		}
+		if len(f.Clients) == 0 {
+			return fmt.Errorf("faults[%d] (%s): clients: list the faulty clients", k, f.Fault.Name)
+		}
+		for _, c := range f.Clients {
+			if c < 0 || c >= sc.Clients {
+				return fmt.Errorf("faults[%d] (%s): clients: %d is not in [0, %d)", k, f.Fault.Name, c, sc.Clients)
+			}
+		}
+	}
 	if sc.Runtime.RoundTimeout < 0 || sc.Runtime.RoundTimeout > MaxTimeout {
 		return fmt.Errorf("runtime.round_timeout: must be in [0, %v], got %v", MaxTimeout, sc.Runtime.RoundTimeout)
 	}
