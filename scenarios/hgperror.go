@@ -1,16 +1,18 @@
 package scenarios
 
 import (
-	"bufio"
+	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 
+	"hgpsim/actors"
 	"hgpsim/graph"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
@@ -22,16 +24,22 @@ import (
 // weights λ ∈ R² on a one-dimensional two-class data set, full batches,
 // T rounds of SGP (Eq. 4b), then M iterations of VR-HGP per (α, β) with the
 // true p̄ and δ̄, compared with the dense fixed-point oracle linearized at
-// the same state.
+// the same state. All pairs of one (network, seed) run in lockstep over the
+// same edge realizations (common random numbers), so pairs are compared
+// seed by seed. A seed whose oracle does not exist is recorded, not fatal.
 type HGPErrorSpec struct {
 	Networks  []string     `yaml:"networks"`  // network kinds, each with the scenario's network settings
 	Pairs     [][2]float64 `yaml:"pairs"`     // (α, β) pairs; (1, 0) is HGP
 	Seeds     int          `yaml:"seeds"`     // seeds scenario.seed … scenario.seed+seeds−1
 	M         int          `yaml:"m"`         // VR-HGP iterations
 	Linearize string       `yaml:"linearize"` // last (y⁽ᵀ⁾, as Alg. 1) | fixed-point (y* of the expected SGP map)
-	Sampling  string       `yaml:"sampling"`  // alternate (unbiased, Eq. 9) | simultaneous
+	Sampling  string       `yaml:"sampling"`  // alternate (Eq. 9, 2M rounds) | simultaneous (M rounds); both unbiased
 	LR        float64      `yaml:"lr"`        // constant SGP step size, also the step of the linearized map
 	Classes   [2]int       `yaml:"classes"`   // real data: the two classes whose mean pixel is the feature
+	// OracleGap also builds the oracle at the other linearization point and
+	// reports ‖oracle at y⁽ᵀ⁾ − oracle at y*‖ (costs the expected fixed point
+	// and a second oracle per seed).
+	OracleGap bool `yaml:"oracle_gap"`
 }
 
 func (h *HGPErrorSpec) validate() error {
@@ -72,13 +80,29 @@ func (h *HGPErrorSpec) validate() error {
 	return nil
 }
 
-// HGPErrorSummary is summary.json of the experiment.
+// HGPErrorSummary is summary.json of the experiment. Every statistic is
+// over the seeds that have an oracle at the chosen linearization; the others
+// are listed in Skipped, and each statistic carries its own seed count n.
 type HGPErrorSummary struct {
-	Name      string            `json:"name"`
-	Linearize string            `json:"linearize"`
-	Final     []HGPErrorFinal   `json:"final"`      // error at m = M
-	OracleGap map[string]Quants `json:"oracle_gap"` // ‖oracle at y⁽ᵀ⁾ − oracle at y*‖ per network
-	OracleAbs map[string]Quants `json:"oracle_norm"`
+	Name      string `json:"name"`
+	Linearize string `json:"linearize"`
+	Driver    string `json:"driver"`
+	Seeds     int    `json:"seeds"` // seeds run per network, skipped ones included
+	// Final is the error at m = M per (network, α, β); a cell none of whose
+	// seeds has an oracle is left out.
+	Final []HGPErrorFinal `json:"final"`
+	// Beats compares every pair with HGP, (1, 0), seed by seed on the final
+	// error; empty when (1, 0) is not among the pairs.
+	Beats []HGPErrorBeats `json:"beats_hgp,omitempty"`
+	// Skipped lists the seeds without an oracle at the chosen linearization,
+	// with the reason; they are in no statistic.
+	Skipped   []HGPErrorSkip    `json:"skipped"`
+	OracleAbs map[string]Quants `json:"oracle_norm"` // ‖oracle‖ per network
+	// OracleGap is ‖oracle at y⁽ᵀ⁾ − oracle at y*‖ per network (oracle_gap:
+	// true only), over the seeds where both oracles exist; GapMissing lists
+	// the other seeds with the reason.
+	OracleGap  map[string]Quants `json:"oracle_gap,omitempty"`
+	GapMissing []HGPErrorSkip    `json:"oracle_gap_missing,omitempty"`
 }
 
 // HGPErrorFinal is the distribution over seeds of the error at m = M.
@@ -89,50 +113,86 @@ type HGPErrorFinal struct {
 	Quants
 }
 
-// Quants are the median and the 10% / 90% quantiles over seeds.
+// HGPErrorBeats is the paired comparison of one (α, β) with HGP: over the
+// same seeds (hence the same edge realizations), in how many the pair's
+// error at m = M is strictly lower than HGP's.
+type HGPErrorBeats struct {
+	Network string  `json:"network"`
+	Alpha   float64 `json:"alpha"`
+	Beta    float64 `json:"beta"`
+	Wins    int     `json:"wins"`
+	Ties    int     `json:"ties"`
+	Seeds   int     `json:"seeds"`
+}
+
+// HGPErrorSkip says why a (network, seed) has no oracle at linearization
+// point At (last or fixed-point).
+type HGPErrorSkip struct {
+	Network string `json:"network"`
+	Seed    uint64 `json:"seed"`
+	At      string `json:"at"`
+	// Status is diverges (ρ(Ā) ≥ 1), singular (I − Ā singular) or
+	// no-fixed-point (the expected SGP map did not settle, so y* is unknown).
+	Status   string   `json:"status"`
+	Radius   *float64 `json:"spectral_radius,omitempty"` // ρ(Ā)
+	MinOmega *float64 `json:"min_omega,omitempty"`       // min_i ω_i at the linearization
+	Reason   string   `json:"reason"`
+}
+
+// Quants are the median and the 10% / 90% quantiles over N seeds.
 type Quants struct {
+	N      int     `json:"n"`
 	Median float64 `json:"median"`
 	P10    float64 `json:"p10"`
 	P90    float64 `json:"p90"`
 }
 
 func quants(v []float64) Quants {
-	return Quants{Median: percentile(v, 0.5), P10: percentile(v, 0.1), P90: percentile(v, 0.9)}
+	return Quants{N: len(v), Median: percentile(v, 0.5), P10: percentile(v, 0.1), P90: percentile(v, 0.9)}
 }
 
-// hgpErrorRun holds errors[network][pair][seed][m].
+// hgpErrorSeed is the outcome of one (network, seed).
+type hgpErrorSeed struct {
+	seed   uint64
+	errors [][]float64   // [pair][m], m = 0..M; nil when skipped
+	skip   *HGPErrorSkip // no oracle at the chosen linearization
+	norm   float64       // ‖oracle‖
+	gap    float64       // valid when gapErr == nil and the gap was asked for
+	gapErr *HGPErrorSkip // the other oracle (or this one) does not exist
+}
+
+// hgpErrorRun holds seeds[network][seed index].
 type hgpErrorRun struct {
-	spec   HGPErrorSpec
-	errors [][][][]float64
-	gap    [][]float64 // [network][seed]
-	norm   [][]float64
+	spec  HGPErrorSpec
+	seeds [][]hgpErrorSeed
+}
+
+// curves returns errors[m] of pair pi on network ni for the seeds that have
+// an oracle, in seed order.
+func (r *hgpErrorRun) curves(ni, pi int) [][]float64 {
+	var out [][]float64
+	for _, s := range r.seeds[ni] {
+		if s.skip == nil {
+			out = append(out, s.errors[pi])
+		}
+	}
+	return out
 }
 
 func executeHGPError(ctx context.Context, sc Scenario, opt Options) (*HGPErrorSummary, error) {
 	h := *sc.HGPError
-	res := &hgpErrorRun{spec: h}
-	res.errors = make([][][][]float64, len(h.Networks))
-	res.gap = make([][]float64, len(h.Networks))
-	res.norm = make([][]float64, len(h.Networks))
+	res := &hgpErrorRun{spec: h, seeds: make([][]hgpErrorSeed, len(h.Networks))}
 	for ni, kind := range h.Networks {
-		res.errors[ni] = make([][][]float64, len(h.Pairs))
-		for pi := range h.Pairs {
-			res.errors[ni][pi] = make([][]float64, h.Seeds)
-		}
 		for s := 0; s < h.Seeds; s++ {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 			seed := sc.Seed + uint64(s)
-			errs, gap, norm, err := hgpErrorOne(sc, kind, seed)
+			one, err := hgpErrorOne(ctx, sc, kind, seed, nil)
 			if err != nil {
 				return nil, fmt.Errorf("network %s, seed %d: %w", kind, seed, err)
 			}
-			for pi := range h.Pairs {
-				res.errors[ni][pi][s] = errs[pi]
-			}
-			res.gap[ni] = append(res.gap[ni], gap)
-			res.norm[ni] = append(res.norm[ni], norm)
+			res.seeds[ni] = append(res.seeds[ni], one)
 			if opt.Progress != nil {
 				opt.Progress(optim.RoundEvent{Phase: "hgp-error/" + kind, Round: s}, Aggregate{}, h.Seeds)
 			}
@@ -144,18 +204,7 @@ func executeHGPError(ctx context.Context, sc Scenario, opt Options) (*HGPErrorSu
 	if err := res.plot(filepath.Join(opt.OutDir, "error.png")); err != nil {
 		return nil, err
 	}
-	sum := &HGPErrorSummary{Name: sc.Name, Linearize: h.Linearize, OracleGap: map[string]Quants{}, OracleAbs: map[string]Quants{}}
-	for ni, kind := range h.Networks {
-		for pi, p := range h.Pairs {
-			final := make([]float64, h.Seeds)
-			for s := range final {
-				final[s] = res.errors[ni][pi][s][h.M]
-			}
-			sum.Final = append(sum.Final, HGPErrorFinal{Network: kind, Alpha: p[0], Beta: p[1], Quants: quants(final)})
-		}
-		sum.OracleGap[kind] = quants(res.gap[ni])
-		sum.OracleAbs[kind] = quants(res.norm[ni])
-	}
+	sum := res.summary(sc)
 	b, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {
 		return nil, err
@@ -166,21 +215,105 @@ func executeHGPError(ctx context.Context, sc Scenario, opt Options) (*HGPErrorSu
 	return sum, nil
 }
 
-// hgpErrorOne runs one (network, seed): SGP, the two linearization points,
-// the oracle, and every (α, β). It returns errors[pair][m] for m = 0..M,
-// the gap between the oracles at y⁽ᵀ⁾ and y*, and the oracle's norm.
-func hgpErrorOne(sc Scenario, kind string, seed uint64) ([][]float64, float64, float64, error) {
+func (r *hgpErrorRun) summary(sc Scenario) *HGPErrorSummary {
+	h := r.spec
+	sum := &HGPErrorSummary{Name: sc.Name, Linearize: h.Linearize, Driver: sc.Runtime.Driver, Seeds: h.Seeds,
+		Skipped: []HGPErrorSkip{}, OracleAbs: map[string]Quants{}}
+	if h.OracleGap {
+		sum.OracleGap = map[string]Quants{}
+	}
+	hgp := -1
+	for pi, p := range h.Pairs {
+		if p == [2]float64{1, 0} {
+			hgp = pi
+			break
+		}
+	}
+	for ni, kind := range h.Networks {
+		var norms, gaps []float64
+		for _, s := range r.seeds[ni] {
+			if s.skip != nil {
+				sum.Skipped = append(sum.Skipped, *s.skip)
+			} else {
+				norms = append(norms, s.norm)
+			}
+			if !h.OracleGap {
+				continue
+			}
+			if s.gapErr != nil {
+				sum.GapMissing = append(sum.GapMissing, *s.gapErr)
+			} else {
+				gaps = append(gaps, s.gap)
+			}
+		}
+		final := make([][]float64, len(h.Pairs))
+		for pi := range h.Pairs {
+			for _, c := range r.curves(ni, pi) {
+				final[pi] = append(final[pi], c[h.M])
+			}
+		}
+		for pi, p := range h.Pairs {
+			if len(final[pi]) > 0 {
+				sum.Final = append(sum.Final, HGPErrorFinal{Network: kind, Alpha: p[0], Beta: p[1], Quants: quants(final[pi])})
+			}
+		}
+		if hgp >= 0 {
+			for pi, p := range h.Pairs {
+				if pi == hgp {
+					continue
+				}
+				b := HGPErrorBeats{Network: kind, Alpha: p[0], Beta: p[1], Seeds: len(final[pi])}
+				for s, e := range final[pi] {
+					switch {
+					case e < final[hgp][s]:
+						b.Wins++
+					case e == final[hgp][s]:
+						b.Ties++
+					}
+				}
+				sum.Beats = append(sum.Beats, b)
+			}
+		}
+		if len(norms) > 0 {
+			sum.OracleAbs[kind] = quants(norms)
+		}
+		if len(gaps) > 0 {
+			sum.OracleGap[kind] = quants(gaps)
+		}
+	}
+	return sum
+}
+
+// hgpErrorWrap, when not nil, wraps the behaviour of client i for pair pi
+// (tests record what each pair sees through it).
+type hgpErrorWrap func(pi, i int, b optim.Behaviour) optim.Behaviour
+
+// hgpErrorOne runs one (network, seed): SGP, the linearization point(s),
+// the oracle(s), and every (α, β) in lockstep, so that all pairs see the
+// same edge realizations (common random numbers: ticks T … T + rounds − 1
+// after the T rounds of SGP). A missing oracle at the chosen linearization
+// is not an error: the result says why and carries no errors.
+func hgpErrorOne(ctx context.Context, sc Scenario, kind string, seed uint64, wrap hgpErrorWrap) (hgpErrorSeed, error) {
 	h := sc.HGPError
+	out := hgpErrorSeed{seed: seed}
 	n := sc.Clients
 	spec := networkSpec(sc)
 	spec.Kind = kind
 	nw, err := graph.Build(spec, seed)
 	if err != nil {
-		return nil, 0, 0, err
+		return out, err
 	}
 	data, err := oneDimData(sc, seed)
 	if err != nil {
-		return nil, 0, 0, err
+		return out, err
+	}
+	var drv optim.Driver
+	if sc.Runtime.Driver == "sequential" {
+		drv = optim.NewSequential(nw)
+	} else {
+		rt := actors.New(nw, actors.Options{RoundTimeout: sc.Runtime.RoundTimeout})
+		defer rt.Close()
+		drv = rt
 	}
 	base := models.NewLogistic(1, sc.Model.L2)
 	lambda := []float64{0, 0}
@@ -193,9 +326,8 @@ func hgpErrorOne(sc Scenario, kind string, seed uint64) ([][]float64, float64, f
 		clients[i] = optim.NewSGPBilevel(i, n, models.LabelWeights(base, 0), lambda, data[i], x0, cfg, seed)
 		beh[i] = clients[i]
 	}
-	drv := optim.NewSequential(nw)
-	if _, err := drv.Run(context.Background(), &optim.Phase{Name: "sgp", Rounds: sc.SGP.Rounds, Clients: beh}, nil); err != nil {
-		return nil, 0, 0, err
+	if _, err := drv.Run(ctx, &optim.Phase{Name: "sgp", Rounds: sc.SGP.Rounds, Clients: beh}, nil); err != nil {
+		return out, err
 	}
 	pTrue := nw.ExpectedPushWeights()
 	last := make([]optim.Linearization, n)
@@ -207,91 +339,243 @@ func hgpErrorOne(sc Scenario, kind string, seed uint64) ([][]float64, float64, f
 		}
 		last[i] = lin
 	}
-	fixed := append([]optim.Linearization(nil), last...)
-	z, omega, err := optim.ExpectedFixedPoint(fixed, pTrue, x0, 1000000, 1e-13)
+	// Each linearization point and its oracle, computed only when needed:
+	// the chosen one always, the other one for the gap.
+	type point struct {
+		name   string
+		lins   []optim.Linearization
+		oracle [][]float64
+		miss   *HGPErrorSkip
+	}
+	build := func(name string) (*point, error) {
+		pt := &point{name: name, lins: last}
+		if name == "fixed-point" {
+			fixed := append([]optim.Linearization(nil), last...)
+			z, omega, err := optim.ExpectedFixedPoint(fixed, pTrue, x0, 1000000, 1e-13)
+			if err != nil {
+				pt.miss = &HGPErrorSkip{Network: kind, Seed: seed, At: name, Status: "no-fixed-point", Reason: err.Error()}
+				return pt, nil
+			}
+			for i := range fixed {
+				fixed[i].Z, fixed[i].Omega = z[i], omega[i]
+			}
+			pt.lins = fixed
+		}
+		o, err := optim.FixedPointOracle(pt.lins)
+		var oe *optim.OracleError
+		switch {
+		case errors.As(err, &oe):
+			pt.miss = &HGPErrorSkip{Network: kind, Seed: seed, At: name, Status: oe.Status(),
+				MinOmega: &oe.MinOmega, Reason: oe.Error()}
+			if !math.IsNaN(oe.Radius) {
+				pt.miss.Radius = &oe.Radius
+			}
+		case err != nil:
+			return nil, err
+		}
+		pt.oracle = o
+		return pt, nil
+	}
+	chosen, err := build(h.Linearize)
 	if err != nil {
-		return nil, 0, 0, err
+		return out, err
 	}
-	for i := range fixed {
-		fixed[i].Z, fixed[i].Omega = z[i], omega[i]
+	if h.OracleGap {
+		otherName := "fixed-point"
+		if h.Linearize == "fixed-point" {
+			otherName = "last"
+		}
+		other, err := build(otherName)
+		if err != nil {
+			return out, err
+		}
+		switch {
+		case chosen.miss != nil:
+			out.gapErr = chosen.miss
+		case other.miss != nil:
+			out.gapErr = other.miss
+		default:
+			out.gap = stackedGap(chosen.oracle, other.oracle)
+		}
 	}
-	oLast, err := optim.FixedPointOracle(last)
-	if err != nil {
-		return nil, 0, 0, err
+	if chosen.miss != nil {
+		out.skip = chosen.miss
+		return out, nil
 	}
-	oFixed, err := optim.FixedPointOracle(fixed)
-	if err != nil {
-		return nil, 0, 0, err
+	oracle := chosen.oracle
+	for i := range oracle {
+		for _, v := range oracle[i] {
+			out.norm += v * v
+		}
 	}
-	lins, oracle := last, oLast
-	if h.Linearize == "fixed-point" {
-		lins, oracle = fixed, oFixed
-	}
+	out.norm = math.Sqrt(out.norm)
+
 	sampling := optim.Alternate
 	if h.Sampling == "simultaneous" {
 		sampling = optim.Simultaneous
 	}
 	per := sampling.Rounds(1)
-	out := make([][]float64, len(h.Pairs))
+	est := make([][]*optim.VRHGP, len(h.Pairs)) // [pair][client]
+	steps := make([]optim.Behaviour, n)
 	for pi, p := range h.Pairs {
-		est := make([]*optim.VRHGP, n)
-		b := make([]optim.Behaviour, n)
-		for i, l := range lins {
-			est[i] = optim.NewVRHGP(l, p[0], p[1], sampling)
-			b[i] = est[i]
+		est[pi] = make([]*optim.VRHGP, n)
+		for i, l := range chosen.lins {
+			est[pi][i] = optim.NewVRHGP(l, p[0], p[1], sampling)
 		}
-		errs := make([]float64, h.M+1)
-		errs[0] = stackedDistance(est, oracle)
-		phase := &optim.Phase{Name: "hgp", Rounds: per, Clients: b}
-		for m := 1; m <= h.M; m++ {
-			if _, err := drv.Run(context.Background(), phase, nil); err != nil {
-				return nil, 0, 0, err
+	}
+	for i := range steps {
+		ls := &lockstep{subs: make([]optim.Behaviour, len(h.Pairs)), est: make([]optim.HyperEstimator, len(h.Pairs))}
+		for pi := range h.Pairs {
+			ls.est[pi] = est[pi][i]
+			ls.subs[pi] = est[pi][i]
+			if wrap != nil {
+				ls.subs[pi] = wrap(pi, i, est[pi][i])
 			}
-			errs[m] = stackedDistance(est, oracle)
 		}
-		out[pi] = errs
+		steps[i] = ls
 	}
-	var gap, norm float64
-	for i := range oLast {
-		for k := range oLast[i] {
-			gap += (oLast[i][k] - oFixed[i][k]) * (oLast[i][k] - oFixed[i][k])
-			norm += oracle[i][k] * oracle[i][k]
+	out.errors = make([][]float64, len(h.Pairs))
+	for pi := range h.Pairs {
+		out.errors[pi] = make([]float64, h.M+1)
+		got := make([][]float64, n)
+		for i, e := range est[pi] {
+			got[i] = e.Estimate()
 		}
+		out.errors[pi][0] = stackedGap(got, oracle)
 	}
-	return out, math.Sqrt(gap), math.Sqrt(norm), nil
+	dl := len(oracle[0])
+	got := make([][]float64, n)
+	sink := func(ev optim.RoundEvent) error {
+		m := (ev.Round + 1) / per
+		for pi := range h.Pairs {
+			for i, st := range ev.Clients {
+				got[i] = st.Hyper[pi*dl : (pi+1)*dl]
+			}
+			out.errors[pi][m] = stackedGap(got, oracle)
+		}
+		return nil
+	}
+	phase := &optim.Phase{Name: "hgp", Rounds: per * h.M, Clients: steps, EvalEvery: per}
+	if _, err := drv.Run(ctx, phase, sink); err != nil {
+		return out, err
+	}
+	return out, nil
 }
 
-func stackedDistance(est []*optim.VRHGP, oracle [][]float64) float64 {
+// stackedGap is ‖a − b‖ over the stacked per-client vectors.
+func stackedGap(a, b [][]float64) float64 {
 	s := 0.0
-	for i, e := range est {
-		for k, v := range e.Estimate() {
-			s += (v - oracle[i][k]) * (v - oracle[i][k])
+	for i := range a {
+		for k, v := range a[i] {
+			s += (v - b[i][k]) * (v - b[i][k])
 		}
 	}
 	return math.Sqrt(s)
 }
 
-func (r *hgpErrorRun) writeCSV(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+// lockstep runs one client's estimators of every (α, β) pair in the same
+// rounds: it pushes their payloads concatenated over the links realized
+// once per round, and hands each estimator its own part of what arrived.
+// Each estimator therefore sees exactly the calls it would see alone in a
+// phase starting at the same tick. The estimators must agree on which
+// rounds they send in (same sampling and SGP variant).
+type lockstep struct {
+	subs []optim.Behaviour      // possibly wrapped estimators
+	est  []optim.HyperEstimator // the estimators, for Observe
+	size []int                  // payload length of each sub this round
+	out  [2][]float64
+	flip int
+	in   [][]optim.Message
+}
+
+// Send implements optim.Behaviour.
+func (l *lockstep) Send(round int, recv []int, weights []float64) []float64 {
+	if l.size == nil {
+		l.size = make([]int, len(l.subs))
+		l.in = make([][]optim.Message, len(l.subs))
 	}
-	w := bufio.NewWriter(f)
-	fmt.Fprintln(w, "network,alpha,beta,seed,m,error")
+	l.flip ^= 1
+	buf := l.out[l.flip][:0]
+	sent := 0
+	for k, s := range l.subs {
+		d := s.Send(round, recv, weights)
+		l.size[k] = len(d)
+		if d != nil {
+			sent++
+		}
+		buf = append(buf, d...)
+	}
+	l.out[l.flip] = buf
+	switch sent {
+	case 0:
+		return nil
+	case len(l.subs):
+		return buf
+	}
+	panic(fmt.Sprintf("hgp-error: in round %d only %d of %d estimators send", round, sent, len(l.subs)))
+}
+
+// Receive implements optim.Behaviour.
+func (l *lockstep) Receive(round int, in []optim.Message) error {
+	total := 0
+	for _, d := range l.size {
+		total += d
+	}
+	for _, m := range in {
+		if len(m.Data) != total {
+			return fmt.Errorf("hgp-error: message from client %d has %d values, want %d", m.From, len(m.Data), total)
+		}
+	}
+	off := 0
+	for k, s := range l.subs {
+		l.in[k] = l.in[k][:0]
+		for _, m := range in {
+			l.in[k] = append(l.in[k], optim.Message{From: m.From, Weight: m.Weight, Data: m.Data[off : off+l.size[k]]})
+		}
+		off += l.size[k]
+		if err := s.Receive(round, l.in[k]); err != nil {
+			return fmt.Errorf("pair %d: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// Observe implements optim.Observer: the estimates of all pairs, concatenated.
+func (l *lockstep) Observe() optim.Stats {
+	var h []float64
+	for _, e := range l.est {
+		h = append(h, e.Estimate()...)
+	}
+	return optim.Stats{Hyper: h}
+}
+
+// writeCSV writes error.csv atomically: one row per (network, pair, seed,
+// m) with status ok, and one row per (network, pair, seed) without m and
+// error for a seed that has no oracle, its status and reason filled in.
+func (r *hgpErrorRun) writeCSV(path string) error {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	_ = w.Write([]string{"network", "alpha", "beta", "seed", "m", "error", "status", "reason"})
 	for ni, kind := range r.spec.Networks {
 		for pi, p := range r.spec.Pairs {
-			for s, errs := range r.errors[ni][pi] {
-				for m, e := range errs {
-					fmt.Fprintf(w, "%s,%s,%s,%d,%d,%s\n", kind, ftoa(p[0]), ftoa(p[1]), s, m, ftoa(e))
+			a, b := ftoa(p[0]), ftoa(p[1])
+			for _, s := range r.seeds[ni] {
+				seed := strconv.FormatUint(s.seed, 10)
+				if s.skip != nil {
+					_ = w.Write([]string{kind, a, b, seed, "", "", s.skip.Status, s.skip.Reason})
+					continue
+				}
+				for m, e := range s.errors[pi] {
+					_ = w.Write([]string{kind, a, b, seed, strconv.Itoa(m), ftoa(e), "ok", ""})
 				}
 			}
 		}
 	}
-	if err := w.Flush(); err != nil {
-		f.Close()
+	w.Flush()
+	if err := w.Error(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return f.Close()
+	return writeAtomic(path, buf.Bytes())
 }
 
 func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
