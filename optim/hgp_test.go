@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -230,11 +231,25 @@ func TestEstimatorsReachFixedPointOracle(t *testing.T) {
 	}
 }
 
-// HGP is unbiased on stochastic directed networks with alternate sampling:
-// the mean of v⁽ᴹ⁾ over independent edge realizations is B̄Σ_{m<M}Āᵐc^y + c^λ.
+// HGP is unbiased on stochastic directed networks: the mean of v⁽ᴹ⁾ over
+// independent edge realizations is B̄Σ_{m<M}Āᵐc^y + c^λ, with alternate
+// sampling (Eq. 9) and with simultaneous sampling, where B̂⁽ᵐ⁾ and Â⁽ᵐ⁾ come
+// from the same round but B̂⁽ᵐ⁾ only ever multiplies u⁽ᵐ⁾, built from
+// earlier rounds.
 func TestHGPUnbiasedOnStochasticDirected(t *testing.T) {
+	for _, c := range []struct {
+		sampling Sampling
+		variant  Variant
+	}{{Alternate, AfterComm}, {Simultaneous, AfterComm}, {Simultaneous, BeforeComm}} {
+		t.Run(c.sampling.String()+"/"+c.variant.String(), func(t *testing.T) {
+			checkHGPUnbiased(t, c.sampling, c.variant)
+		})
+	}
+}
+
+func checkHGPUnbiased(t *testing.T, sampling Sampling, variant Variant) {
 	const n, M, reps = 5, 4, 400
-	p := newHyperProblem(t, net("stochastic-directed"), n, AfterComm, 0.3, 8)
+	p := newHyperProblem(t, net("stochastic-directed"), n, variant, 0.3, 8)
 	want := TruncatedOracle(p.lins, M)
 	dl := len(want[0])
 	sum := make([]float64, n*dl)
@@ -244,10 +259,10 @@ func TestHGPUnbiasedOnStochasticDirected(t *testing.T) {
 		est := make([]Behaviour, n)
 		hs := make([]*HGP, n)
 		for i, l := range p.lins {
-			hs[i] = NewHGP(l, Alternate)
+			hs[i] = NewHGP(l, sampling)
 			est[i] = hs[i]
 		}
-		if err := drv.run("hgp", 2*M, est); err != nil {
+		if err := drv.run("hgp", sampling.Rounds(M), est); err != nil {
 			t.Fatal(err)
 		}
 		for i, h := range hs {
@@ -355,4 +370,66 @@ func TestFixedPointOracleApproachesConsensusOracle(t *testing.T) {
 	if prev > 0.01 {
 		t.Errorf("at α = 0.001 the oracles still differ by %.3g (relative)", prev)
 	}
+}
+
+// The oracle does not exist when the Neumann series diverges (a step so
+// large that ρ(Ā) ≥ 1) or when I − Ā is singular (no curvature: Ā is the
+// row-stochastic P̄ ⊗ I); FixedPointOracle says which, with ρ(Ā) and min ω.
+func TestFixedPointOracleReportsWhyItDoesNotExist(t *testing.T) {
+	const n = 4
+	p := newHyperProblem(t, net("stochastic-directed"), n, AfterComm, 0.1, 12)
+	minOmega := math.Inf(1)
+	for _, l := range p.lins {
+		minOmega = math.Min(minOmega, l.Omega)
+	}
+	if _, err := FixedPointOracle(p.lins); err != nil {
+		t.Fatalf("at step 0.1 the oracle should exist: %v", err)
+	}
+
+	big := append([]Linearization(nil), p.lins...)
+	for i := range big {
+		big[i].LR = 5
+	}
+	_, err := FixedPointOracle(big)
+	var oe *OracleError
+	if !errors.As(err, &oe) {
+		t.Fatalf("step 5: want an *OracleError, got %v", err)
+	}
+	if oe.Singular || oe.Status() != "diverges" || !(oe.Radius >= 1) || oe.MinOmega != minOmega {
+		t.Errorf("step 5: got %+v (status %s), want diverges with ρ ≥ 1 and min ω %g", oe, oe.Status(), minOmega)
+	}
+	// Independently of the eigenvalues: the truncated Neumann sums blow up.
+	if a, b := stackedNormOf(TruncatedOracle(big, 20)), stackedNormOf(TruncatedOracle(big, 40)); !(b > 100*a) {
+		t.Errorf("ρ(Ā) = %.3g reported, but ‖Σ_{m<40}‖ = %.3g is not ≫ ‖Σ_{m<20}‖ = %.3g", oe.Radius, b, a)
+	}
+	t.Logf("step 5: %v", err)
+	if !strings.Contains(err.Error(), "diverges") || !strings.Contains(err.Error(), "min ω") {
+		t.Errorf("message %q does not say why", err)
+	}
+
+	flat := append([]Linearization(nil), p.lins...)
+	for i := range flat {
+		q := *flat[i].Model.(*quadratic)
+		q.q = make([][]float64, len(q.a))
+		for k := range q.q {
+			q.q[k] = make([]float64, len(q.a))
+		}
+		flat[i].Model = &q
+	}
+	_, err = FixedPointOracle(flat)
+	if !errors.As(err, &oe) || !oe.Singular || oe.Status() != "singular" {
+		t.Fatalf("no curvature: want a singular *OracleError, got %v", err)
+	}
+	t.Logf("no curvature: %v", err)
+	if math.Abs(oe.Radius-1) > 1e-9 {
+		t.Errorf("no curvature: ρ(P̄ ⊗ I) = %.17g, want 1", oe.Radius)
+	}
+}
+
+func stackedNormOf(v [][]float64) float64 {
+	s := 0.0
+	for _, r := range v {
+		s += floats.Dot(r, r)
+	}
+	return math.Sqrt(s)
 }

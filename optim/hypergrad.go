@@ -18,8 +18,13 @@ const (
 	// estimator of Eq. (9); M iterations take 2M rounds.
 	Alternate Sampling = iota + 1
 	// Simultaneous samples both from the same round and minibatch (the
-	// paper's "practical modification", App. D): M iterations take M rounds,
-	// no longer unbiased.
+	// paper's "practical modification", App. D): M iterations take M rounds.
+	// It is still unbiased, although the paper says otherwise: round m's B̂⁽ᵐ⁾
+	// multiplies u⁽ᵐ⁾ = Â⁽ᵐ⁻¹⁾⋯Â⁽⁰⁾c^y, which depends only on earlier rounds,
+	// so with rounds independent (Assumption 5) E[v⁽ᴹ⁾] = B̄Σ_{m<M}Āᵐc^y, the
+	// truncated Neumann sum, exactly as with Alternate; B̂⁽ᵐ⁾ and Â⁽ᵐ⁾ are
+	// correlated but never multiply each other. TestHGPUnbiasedOnStochasticDirected
+	// checks both schedules.
 	Simultaneous
 )
 

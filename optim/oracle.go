@@ -96,9 +96,50 @@ func expectedJacobians(lins []Linearization) (a, b *mat.Dense, cy, cl *mat.VecDe
 	return a, b, cy, cl
 }
 
+// OracleError reports that the fixed-point oracle B̄(I − Ā)⁻¹c^y + c^λ does
+// not exist at a linearization: I − Ā is singular, or the Neumann series
+// Σ Āᵐ that HGP sums diverges (ρ(Ā) ≥ 1), so no estimator converges to it.
+// The usual cause is a small push-sum weight ω_i, which makes the
+// linearized step α/ω_i large.
+type OracleError struct {
+	Singular bool    // I − Ā is (numerically) singular; otherwise ρ(Ā) ≥ 1
+	Radius   float64 // ρ(Ā); NaN when not computed (more than 600 rows)
+	MinOmega float64 // min_i ω_i of the linearization
+	Err      error   // the solver's error when Singular
+}
+
+// Status is "singular" or "diverges".
+func (e *OracleError) Status() string {
+	if e.Singular {
+		return "singular"
+	}
+	return "diverges"
+}
+
+func (e *OracleError) Error() string {
+	var what string
+	if e.Singular {
+		what = "I − Ā is singular"
+		if e.Err != nil {
+			what += " (" + e.Err.Error() + ")"
+		}
+	} else {
+		what = fmt.Sprintf("spectral radius of Ā is %.4g ≥ 1, the Neumann series diverges (Assumption 4 fails; lower the step size)", e.Radius)
+	}
+	if e.Singular && !math.IsNaN(e.Radius) {
+		what += fmt.Sprintf("; spectral radius of Ā is %.4g", e.Radius)
+	}
+	return fmt.Sprintf("fixed-point oracle does not exist: %s; min ω = %.4g", what, e.MinOmega)
+}
+
+func (e *OracleError) Unwrap() error { return e.Err }
+
 // FixedPointOracle returns B̄(I − Ā)⁻¹c^y + c^λ per client: the quantity HGP
 // estimates (App. A.2–A.3), with the lins' PBar as the true p̄ and full
-// batches. It fails if I − Ā is singular or ‖Ā‖ ≥ 1 is suspected.
+// batches. When the oracle does not exist — I − Ā singular, or ρ(Ā) ≥ 1 —
+// it returns an *OracleError. ρ(Ā) is computed only up to 600 rows of Ā
+// (an O((n·d_x)³) eigen-decomposition); past that only singularity is
+// detected.
 func FixedPointOracle(lins []Linearization) ([][]float64, error) {
 	a, b, cy, cl := expectedJacobians(lins)
 	n := a.RawMatrix().Rows
@@ -107,17 +148,20 @@ func FixedPointOracle(lins []Linearization) ([][]float64, error) {
 	for k := 0; k < n; k++ {
 		ima.Set(k, k, ima.At(k, k)+1)
 	}
+	minOmega := math.Inf(1)
+	for _, l := range lins {
+		minOmega = math.Min(minOmega, l.Omega)
+	}
+	radius := math.NaN()
+	if n <= 600 {
+		radius = spectralRadius(a)
+	}
 	var q mat.VecDense
 	if err := q.SolveVec(&ima, cy); err != nil {
-		return nil, fmt.Errorf("fixed-point oracle: I − Ā is singular: %w", err)
+		return nil, &OracleError{Singular: true, Radius: radius, MinOmega: minOmega, Err: err}
 	}
-	// The eigen-decomposition is O((n·d_x)³) with a large constant; past a
-	// few hundred rows the check is skipped and only the solve is done.
-	if n > 600 {
-		return stackedHyper(lins, b, &q, cl), nil
-	}
-	if r := spectralRadius(a); r >= 1 {
-		return nil, fmt.Errorf("fixed-point oracle: spectral radius of Ā is %.4g ≥ 1 (Assumption 4 fails; lower the step size)", r)
+	if radius >= 1 {
+		return nil, &OracleError{Radius: radius, MinOmega: minOmega}
 	}
 	return stackedHyper(lins, b, &q, cl), nil
 }

@@ -1,12 +1,13 @@
 package scenarios
 
 import (
-	"bufio"
+	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -23,16 +24,22 @@ import (
 // weights λ ∈ R² on a one-dimensional two-class data set, full batches,
 // T rounds of SGP (Eq. 4b), then M iterations of VR-HGP per (α, β) with the
 // true p̄ and δ̄, compared with the dense fixed-point oracle linearized at
-// the same state.
+// the same state. All pairs of one (network, seed) run in lockstep over the
+// same edge realizations (common random numbers), so pairs are compared
+// seed by seed. A seed whose oracle does not exist is recorded, not fatal.
 type HGPErrorSpec struct {
 	Networks  []string     `yaml:"networks"`  // network kinds, each with the scenario's network settings
 	Pairs     [][2]float64 `yaml:"pairs"`     // (α, β) pairs; (1, 0) is HGP
 	Seeds     int          `yaml:"seeds"`     // seeds scenario.seed … scenario.seed+seeds−1
 	M         int          `yaml:"m"`         // VR-HGP iterations
 	Linearize string       `yaml:"linearize"` // last (y⁽ᵀ⁾, as Alg. 1) | fixed-point (y* of the expected SGP map)
-	Sampling  string       `yaml:"sampling"`  // alternate (unbiased, Eq. 9) | simultaneous
+	Sampling  string       `yaml:"sampling"`  // alternate (Eq. 9, 2M rounds) | simultaneous (M rounds); both unbiased
 	LR        float64      `yaml:"lr"`        // constant SGP step size, also the step of the linearized map
 	Classes   [2]int       `yaml:"classes"`   // real data: the two classes whose mean pixel is the feature
+	// OracleGap also builds the oracle at the other linearization point and
+	// reports ‖oracle at y⁽ᵀ⁾ − oracle at y*‖ (costs the expected fixed point
+	// and a second oracle per seed).
+	OracleGap bool `yaml:"oracle_gap"`
 	// Real data: examples per client in each split (synthetic data takes
 	// them from the data section).
 	Train int `yaml:"train"`
@@ -78,13 +85,29 @@ func (h *HGPErrorSpec) validate() error {
 	return nil
 }
 
-// HGPErrorSummary is summary.json of the experiment.
+// HGPErrorSummary is summary.json of the experiment. Every statistic is
+// over the seeds that have an oracle at the chosen linearization; the others
+// are listed in Skipped, and each statistic carries its own seed count n.
 type HGPErrorSummary struct {
-	Name      string            `json:"name"`
-	Linearize string            `json:"linearize"`
-	Final     []HGPErrorFinal   `json:"final"`      // error at m = M
-	OracleGap map[string]Quants `json:"oracle_gap"` // ‖oracle at y⁽ᵀ⁾ − oracle at y*‖ per network
-	OracleAbs map[string]Quants `json:"oracle_norm"`
+	Name      string `json:"name"`
+	Linearize string `json:"linearize"`
+	Driver    string `json:"driver"`
+	Seeds     int    `json:"seeds"` // seeds run per network, skipped ones included
+	// Final is the error at m = M per (network, α, β); a cell none of whose
+	// seeds has an oracle is left out.
+	Final []HGPErrorFinal `json:"final"`
+	// Beats compares every pair with HGP, (1, 0), seed by seed on the final
+	// error; empty when (1, 0) is not among the pairs.
+	Beats []HGPErrorBeats `json:"beats_hgp,omitempty"`
+	// Skipped lists the seeds without an oracle at the chosen linearization,
+	// with the reason; they are in no statistic.
+	Skipped   []HGPErrorSkip    `json:"skipped"`
+	OracleAbs map[string]Quants `json:"oracle_norm"` // ‖oracle‖ per network
+	// OracleGap is ‖oracle at y⁽ᵀ⁾ − oracle at y*‖ per network (oracle_gap:
+	// true only), over the seeds where both oracles exist; GapMissing lists
+	// the other seeds with the reason.
+	OracleGap  map[string]Quants `json:"oracle_gap,omitempty"`
+	GapMissing []HGPErrorSkip    `json:"oracle_gap_missing,omitempty"`
 }
 
 // HGPErrorFinal is the distribution over seeds of the error at m = M.
@@ -95,50 +118,86 @@ type HGPErrorFinal struct {
 	Quants
 }
 
-// Quants are the median and the 10% / 90% quantiles over seeds.
+// HGPErrorBeats is the paired comparison of one (α, β) with HGP: over the
+// same seeds (hence the same edge realizations), in how many the pair's
+// error at m = M is strictly lower than HGP's.
+type HGPErrorBeats struct {
+	Network string  `json:"network"`
+	Alpha   float64 `json:"alpha"`
+	Beta    float64 `json:"beta"`
+	Wins    int     `json:"wins"`
+	Ties    int     `json:"ties"`
+	Seeds   int     `json:"seeds"`
+}
+
+// HGPErrorSkip says why a (network, seed) has no oracle at linearization
+// point At (last or fixed-point).
+type HGPErrorSkip struct {
+	Network string `json:"network"`
+	Seed    uint64 `json:"seed"`
+	At      string `json:"at"`
+	// Status is diverges (ρ(Ā) ≥ 1), singular (I − Ā singular) or
+	// no-fixed-point (the expected SGP map did not settle, so y* is unknown).
+	Status   string   `json:"status"`
+	Radius   *float64 `json:"spectral_radius,omitempty"` // ρ(Ā)
+	MinOmega *float64 `json:"min_omega,omitempty"`       // min_i ω_i at the linearization
+	Reason   string   `json:"reason"`
+}
+
+// Quants are the median and the 10% / 90% quantiles over N seeds.
 type Quants struct {
+	N      int     `json:"n"`
 	Median float64 `json:"median"`
 	P10    float64 `json:"p10"`
 	P90    float64 `json:"p90"`
 }
 
 func quants(v []float64) Quants {
-	return Quants{Median: optim.Percentile(v, 0.5), P10: optim.Percentile(v, 0.1), P90: optim.Percentile(v, 0.9)}
+	return Quants{N: len(v), Median: optim.Percentile(v, 0.5), P10: optim.Percentile(v, 0.1), P90: optim.Percentile(v, 0.9)}
 }
 
-// hgpErrorRun holds errors[network][pair][seed][m].
+// hgpErrorSeed is the outcome of one (network, seed).
+type hgpErrorSeed struct {
+	seed   uint64
+	errors [][]float64   // [pair][m], m = 0..M; nil when skipped
+	skip   *HGPErrorSkip // no oracle at the chosen linearization
+	norm   float64       // ‖oracle‖
+	gap    float64       // valid when gapErr == nil and the gap was asked for
+	gapErr *HGPErrorSkip // the other oracle (or this one) does not exist
+}
+
+// hgpErrorRun holds seeds[network][seed index].
 type hgpErrorRun struct {
-	spec   HGPErrorSpec
-	errors [][][][]float64
-	gap    [][]float64 // [network][seed]
-	norm   [][]float64
+	spec  HGPErrorSpec
+	seeds [][]hgpErrorSeed
+}
+
+// curves returns errors[m] of pair pi on network ni for the seeds that have
+// an oracle, in seed order.
+func (r *hgpErrorRun) curves(ni, pi int) [][]float64 {
+	var out [][]float64
+	for _, s := range r.seeds[ni] {
+		if s.skip == nil {
+			out = append(out, s.errors[pi])
+		}
+	}
+	return out
 }
 
 func executeHGPError(ctx context.Context, sc Scenario, opt Options) (*HGPErrorSummary, error) {
 	h := *sc.HGPError
-	res := &hgpErrorRun{spec: h}
-	res.errors = make([][][][]float64, len(h.Networks))
-	res.gap = make([][]float64, len(h.Networks))
-	res.norm = make([][]float64, len(h.Networks))
+	res := &hgpErrorRun{spec: h, seeds: make([][]hgpErrorSeed, len(h.Networks))}
 	for ni, kind := range h.Networks {
-		res.errors[ni] = make([][][]float64, len(h.Pairs))
-		for pi := range h.Pairs {
-			res.errors[ni][pi] = make([][]float64, h.Seeds)
-		}
 		for s := 0; s < h.Seeds; s++ {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 			seed := sc.Seed + uint64(s)
-			errs, gap, norm, err := hgpErrorOne(sc, kind, seed)
+			one, err := hgpErrorOne(ctx, sc, kind, seed, nil)
 			if err != nil {
 				return nil, fmt.Errorf("network %s, seed %d: %w", kind, seed, err)
 			}
-			for pi := range h.Pairs {
-				res.errors[ni][pi][s] = errs[pi]
-			}
-			res.gap[ni] = append(res.gap[ni], gap)
-			res.norm[ni] = append(res.norm[ni], norm)
+			res.seeds[ni] = append(res.seeds[ni], one)
 			if opt.Progress != nil {
 				opt.Progress(optim.RoundEvent{Phase: "hgp-error/" + kind, Round: s}, Aggregate{}, h.Seeds)
 			}
@@ -150,18 +209,7 @@ func executeHGPError(ctx context.Context, sc Scenario, opt Options) (*HGPErrorSu
 	if err := res.plot(filepath.Join(opt.OutDir, "error.png")); err != nil {
 		return nil, err
 	}
-	sum := &HGPErrorSummary{Name: sc.Name, Linearize: h.Linearize, OracleGap: map[string]Quants{}, OracleAbs: map[string]Quants{}}
-	for ni, kind := range h.Networks {
-		for pi, p := range h.Pairs {
-			final := make([]float64, h.Seeds)
-			for s := range final {
-				final[s] = res.errors[ni][pi][s][h.M]
-			}
-			sum.Final = append(sum.Final, HGPErrorFinal{Network: kind, Alpha: p[0], Beta: p[1], Quants: quants(final)})
-		}
-		sum.OracleGap[kind] = quants(res.gap[ni])
-		sum.OracleAbs[kind] = quants(res.norm[ni])
-	}
+	sum := res.summary(sc)
 	b, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {
 		return nil, err
@@ -172,11 +220,87 @@ func executeHGPError(ctx context.Context, sc Scenario, opt Options) (*HGPErrorSu
 	return sum, nil
 }
 
-// hgpErrorOne runs one (network, seed): SGP, the two linearization points,
-// the oracle, and every (α, β). It returns errors[pair][m] for m = 0..M,
-// the gap between the oracles at y⁽ᵀ⁾ and y*, and the oracle's norm.
-func hgpErrorOne(sc Scenario, kind string, seed uint64) ([][]float64, float64, float64, error) {
+func (r *hgpErrorRun) summary(sc Scenario) *HGPErrorSummary {
+	h := r.spec
+	sum := &HGPErrorSummary{Name: sc.Name, Linearize: h.Linearize, Driver: sc.Runtime.Driver, Seeds: h.Seeds,
+		Skipped: []HGPErrorSkip{}, OracleAbs: map[string]Quants{}}
+	if h.OracleGap {
+		sum.OracleGap = map[string]Quants{}
+	}
+	hgp := -1
+	for pi, p := range h.Pairs {
+		if p == [2]float64{1, 0} {
+			hgp = pi
+			break
+		}
+	}
+	for ni, kind := range h.Networks {
+		var norms, gaps []float64
+		for _, s := range r.seeds[ni] {
+			if s.skip != nil {
+				sum.Skipped = append(sum.Skipped, *s.skip)
+			} else {
+				norms = append(norms, s.norm)
+			}
+			if !h.OracleGap {
+				continue
+			}
+			if s.gapErr != nil {
+				sum.GapMissing = append(sum.GapMissing, *s.gapErr)
+			} else {
+				gaps = append(gaps, s.gap)
+			}
+		}
+		final := make([][]float64, len(h.Pairs))
+		for pi := range h.Pairs {
+			for _, c := range r.curves(ni, pi) {
+				final[pi] = append(final[pi], c[h.M])
+			}
+		}
+		for pi, p := range h.Pairs {
+			if len(final[pi]) > 0 {
+				sum.Final = append(sum.Final, HGPErrorFinal{Network: kind, Alpha: p[0], Beta: p[1], Quants: quants(final[pi])})
+			}
+		}
+		if hgp >= 0 {
+			for pi, p := range h.Pairs {
+				if pi == hgp {
+					continue
+				}
+				b := HGPErrorBeats{Network: kind, Alpha: p[0], Beta: p[1], Seeds: len(final[pi])}
+				for s, e := range final[pi] {
+					switch {
+					case e < final[hgp][s]:
+						b.Wins++
+					case e == final[hgp][s]:
+						b.Ties++
+					}
+				}
+				sum.Beats = append(sum.Beats, b)
+			}
+		}
+		if len(norms) > 0 {
+			sum.OracleAbs[kind] = quants(norms)
+		}
+		if len(gaps) > 0 {
+			sum.OracleGap[kind] = quants(gaps)
+		}
+	}
+	return sum
+}
+
+// hgpErrorWrap, when not nil, wraps the behaviour of client i for pair pi
+// (tests record what each pair sees through it).
+type hgpErrorWrap func(pi, i int, b optim.Behaviour) optim.Behaviour
+
+// hgpErrorOne runs one (network, seed): SGP, the linearization point(s),
+// the oracle(s), and every (α, β) in lockstep, so that all pairs see the
+// same edge realizations (common random numbers: ticks T … T + rounds − 1
+// after the T rounds of SGP). A missing oracle at the chosen linearization
+// is not an error: the result says why and carries no errors.
+func hgpErrorOne(ctx context.Context, sc Scenario, kind string, seed uint64, wrap hgpErrorWrap) (hgpErrorSeed, error) {
 	h := sc.HGPError
+	out := hgpErrorSeed{seed: seed}
 	n := sc.Clients
 	topo := sc.Network.Topology
 	if topo.Name != kind {
@@ -184,11 +308,11 @@ func hgpErrorOne(sc Scenario, kind string, seed uint64) ([][]float64, float64, f
 	}
 	nw, err := graph.Build(topo, n, seed)
 	if err != nil {
-		return nil, 0, 0, err
+		return out, err
 	}
 	data, err := oneDimData(sc, seed)
 	if err != nil {
-		return nil, 0, 0, err
+		return out, err
 	}
 	base := models.NewLogistic(1, l2Rate(sc.Model.Arch.Params))
 	lambda := []float64{0, 0}
@@ -201,14 +325,15 @@ func hgpErrorOne(sc Scenario, kind string, seed uint64) ([][]float64, float64, f
 		clients[i] = optim.NewSGPBilevel(i, n, models.LabelWeights(base, 0), lambda, data[i], x0, cfg, seed)
 		beh[i] = clients[i]
 	}
-	factory, fixedClients := optim.FixedClients(beh)
-	drv, err := optim.NewSequential(nw, factory)
+	factory, fixed := optim.FixedClients(beh)
+	drv, closeDriver, err := newDriver(sc.Runtime, nw, factory)
 	if err != nil {
-		return nil, 0, 0, err
+		return out, err
 	}
-	sgp := optim.Phases{{Name: "sgp", Rounds: sc.SGP.Rounds, Tick: optim.Continue}}
-	if _, err := drv.Execute(context.Background(), &sgp, optim.NoSink{}); err != nil {
-		return nil, 0, 0, err
+	defer closeDriver()
+	sgp := optim.Phases{{Name: "sgp", Rounds: sc.SGP.Rounds, Tick: 0}}
+	if _, err := drv.Execute(ctx, &sgp, optim.NoSink{}); err != nil {
+		return out, err
 	}
 	pTrue := nw.ExpectedPushWeights()
 	last := make([]optim.Linearization, n)
@@ -220,91 +345,151 @@ func hgpErrorOne(sc Scenario, kind string, seed uint64) ([][]float64, float64, f
 		}
 		last[i] = lin
 	}
-	fixed := append([]optim.Linearization(nil), last...)
-	z, omega, err := optim.ExpectedFixedPoint(fixed, pTrue, x0, 1000000, 1e-13)
+	// Each linearization point and its oracle, computed only when needed:
+	// the chosen one always, the other one for the gap.
+	type point struct {
+		name   string
+		lins   []optim.Linearization
+		oracle [][]float64
+		miss   *HGPErrorSkip
+	}
+	build := func(name string) (*point, error) {
+		pt := &point{name: name, lins: last}
+		if name == "fixed-point" {
+			fixed := append([]optim.Linearization(nil), last...)
+			z, omega, err := optim.ExpectedFixedPoint(fixed, pTrue, x0, 1000000, 1e-13)
+			if err != nil {
+				pt.miss = &HGPErrorSkip{Network: kind, Seed: seed, At: name, Status: "no-fixed-point", Reason: err.Error()}
+				return pt, nil
+			}
+			for i := range fixed {
+				fixed[i].Z, fixed[i].Omega = z[i], omega[i]
+			}
+			pt.lins = fixed
+		}
+		o, err := optim.FixedPointOracle(pt.lins)
+		var oe *optim.OracleError
+		switch {
+		case errors.As(err, &oe):
+			pt.miss = &HGPErrorSkip{Network: kind, Seed: seed, At: name, Status: oe.Status(),
+				MinOmega: &oe.MinOmega, Reason: oe.Error()}
+			if !math.IsNaN(oe.Radius) {
+				pt.miss.Radius = &oe.Radius
+			}
+		case err != nil:
+			return nil, err
+		}
+		pt.oracle = o
+		return pt, nil
+	}
+	chosen, err := build(h.Linearize)
 	if err != nil {
-		return nil, 0, 0, err
+		return out, err
 	}
-	for i := range fixed {
-		fixed[i].Z, fixed[i].Omega = z[i], omega[i]
+	if h.OracleGap {
+		otherName := "fixed-point"
+		if h.Linearize == "fixed-point" {
+			otherName = "last"
+		}
+		other, err := build(otherName)
+		if err != nil {
+			return out, err
+		}
+		switch {
+		case chosen.miss != nil:
+			out.gapErr = chosen.miss
+		case other.miss != nil:
+			out.gapErr = other.miss
+		default:
+			out.gap = stackedGap(chosen.oracle, other.oracle)
+		}
 	}
-	oLast, err := optim.FixedPointOracle(last)
-	if err != nil {
-		return nil, 0, 0, err
+	if chosen.miss != nil {
+		out.skip = chosen.miss
+		return out, nil
 	}
-	oFixed, err := optim.FixedPointOracle(fixed)
-	if err != nil {
-		return nil, 0, 0, err
+	oracle := chosen.oracle
+	for i := range oracle {
+		for _, v := range oracle[i] {
+			out.norm += v * v
+		}
 	}
-	lins, oracle := last, oLast
-	if h.Linearize == "fixed-point" {
-		lins, oracle = fixed, oFixed
-	}
+	out.norm = math.Sqrt(out.norm)
+
 	sampling := optim.Alternate
 	if h.Sampling == "simultaneous" {
 		sampling = optim.Simultaneous
 	}
 	per := sampling.Rounds(1)
-	out := make([][]float64, len(h.Pairs))
+	out.errors = make([][]float64, len(h.Pairs))
+	got := make([][]float64, n)
 	for pi, p := range h.Pairs {
-		est := make([]*optim.VRHGP, n)
-		for i, l := range lins {
-			est[i] = optim.NewVRHGP(l, p[0], p[1], sampling)
-			fixedClients[i].Behaviour = est[i]
-		}
 		errs := make([]float64, h.M+1)
-		errs[0] = stackedDistance(est, oracle)
-		phases := make(optim.Phases, h.M)
-		for m := range phases {
-			phases[m] = optim.PhaseSpec{Name: "hgp", Rounds: per, Tick: optim.Continue, Step: m + 1}
+		for i, l := range chosen.lins {
+			e := optim.NewVRHGP(l, p[0], p[1], sampling)
+			got[i] = e.Estimate()
+			fixed[i].Behaviour = e
+			if wrap != nil {
+				fixed[i].Behaviour = wrap(pi, i, e)
+			}
 		}
-		sink := errorSink{finished: func(rep *optim.PhaseReport) { errs[rep.Spec.Step] = stackedDistance(est, oracle) }}
-		if _, err := drv.Execute(context.Background(), &phases, sink); err != nil {
-			return nil, 0, 0, err
+		errs[0] = stackedGap(got, oracle)
+		sink := optim.SinkFunc(func(ev *optim.RoundEvent) error {
+			for i, st := range ev.Clients {
+				got[i] = st.Hyper
+			}
+			errs[(ev.Round+1)/per] = stackedGap(got, oracle)
+			return nil
+		})
+		// Every pair starts at the tick right after SGP: all pairs of a
+		// seed see the same edge realizations (common random numbers).
+		phase := optim.Phases{{Name: "hgp", Rounds: per * h.M, EvalEvery: per, Tick: int64(sc.SGP.Rounds)}}
+		if _, err := drv.Execute(ctx, &phase, sink); err != nil {
+			return out, fmt.Errorf("pair (%g, %g): %w", p[0], p[1], err)
 		}
-		out[pi] = errs
+		out.errors[pi] = errs
 	}
-	var gap, norm float64
-	for i := range oLast {
-		for k := range oLast[i] {
-			gap += (oLast[i][k] - oFixed[i][k]) * (oLast[i][k] - oFixed[i][k])
-			norm += oracle[i][k] * oracle[i][k]
-		}
-	}
-	return out, math.Sqrt(gap), math.Sqrt(norm), nil
+	return out, nil
 }
 
-func stackedDistance(est []*optim.VRHGP, oracle [][]float64) float64 {
+// stackedGap is ‖a − b‖ over the stacked per-client vectors.
+func stackedGap(a, b [][]float64) float64 {
 	s := 0.0
-	for i, e := range est {
-		for k, v := range e.Estimate() {
-			s += (v - oracle[i][k]) * (v - oracle[i][k])
+	for i := range a {
+		for k, v := range a[i] {
+			s += (v - b[i][k]) * (v - b[i][k])
 		}
 	}
 	return math.Sqrt(s)
 }
 
+// writeCSV writes error.csv atomically: one row per (network, pair, seed,
+// m) with status ok, and one row per (network, pair, seed) without m and
+// error for a seed that has no oracle, its status and reason filled in.
 func (r *hgpErrorRun) writeCSV(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	w := bufio.NewWriter(f)
-	fmt.Fprintln(w, "network,alpha,beta,seed,m,error")
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	_ = w.Write([]string{"network", "alpha", "beta", "seed", "m", "error", "status", "reason"})
 	for ni, kind := range r.spec.Networks {
 		for pi, p := range r.spec.Pairs {
-			for s, errs := range r.errors[ni][pi] {
-				for m, e := range errs {
-					fmt.Fprintf(w, "%s,%s,%s,%d,%d,%s\n", kind, ftoa(p[0]), ftoa(p[1]), s, m, ftoa(e))
+			a, b := ftoa(p[0]), ftoa(p[1])
+			for _, s := range r.seeds[ni] {
+				seed := strconv.FormatUint(s.seed, 10)
+				if s.skip != nil {
+					_ = w.Write([]string{kind, a, b, seed, "", "", s.skip.Status, s.skip.Reason})
+					continue
+				}
+				for m, e := range s.errors[pi] {
+					_ = w.Write([]string{kind, a, b, seed, strconv.Itoa(m), ftoa(e), "ok", ""})
 				}
 			}
 		}
 	}
-	if err := w.Flush(); err != nil {
-		f.Close()
+	w.Flush()
+	if err := w.Error(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return f.Close()
+	return writeAtomic(path, buf.Bytes())
 }
 
 func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
@@ -395,15 +580,4 @@ func l2Rate(a models.Architecture) float64 {
 		return m.L2
 	}
 	return 0
-}
-
-// errorSink calls finished at the end of every phase.
-type errorSink struct {
-	optim.NoSink
-	finished func(*optim.PhaseReport)
-}
-
-func (s errorSink) Finished(rep *optim.PhaseReport) error {
-	s.finished(rep)
-	return nil
 }

@@ -19,20 +19,32 @@ var palette = []color.RGBA{
 }
 
 // plot draws error.png: one panel per network, one curve per (α, β): the
-// median over seeds with a 10–90% band, on a log scale.
+// median over the seeds that have an oracle with a 10–90% band, on a log
+// scale.
 func (r *hgpErrorRun) plot(path string) error {
 	const floor = 1e-16 // log scale: exact zeros are drawn at the floor
 	panels := make([]*plot.Plot, len(r.spec.Networks))
 	for ni, kind := range r.spec.Networks {
 		p := plot.New()
 		p.Title.Text = kind
+		if used := len(r.curves(ni, 0)); used < r.spec.Seeds {
+			p.Title.Text = fmt.Sprintf("%s (%d of %d seeds have an oracle)", kind, used, r.spec.Seeds)
+			if used == 0 { // an empty panel: a log axis needs a positive range
+				p.X.Min, p.X.Max = 0, float64(r.spec.M)
+				p.Y.Min, p.Y.Max = floor, 1
+			}
+		}
 		p.X.Label.Text = "m (VR-HGP iterations)"
 		p.Y.Label.Text = "‖v⁽ᵐ⁾ − oracle‖"
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 		p.Legend.Top = true
 		for pi, pair := range r.spec.Pairs {
-			med, lo, hi := bands(r.errors[ni][pi])
+			curves := r.curves(ni, pi)
+			if len(curves) == 0 {
+				continue
+			}
+			med, lo, hi := bands(curves)
 			c := palette[pi%len(palette)]
 			band := make(plotter.XYs, 0, 2*len(med))
 			line := make(plotter.XYs, len(med))
