@@ -23,6 +23,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
+	"hgpsim/run"
 	"hgpsim/scenarios"
 )
 
@@ -49,12 +50,12 @@ type usageError struct{ msg string }
 func (e usageError) Error() string { return e.msg }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(runCLI(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run executes the command line args and returns the exit code. Errors are
+// runCLI executes the command line args and returns the exit code. Errors are
 // reported as one line on stderr, prefixed "hgpsim:".
-func run(args []string, stdout, stderr io.Writer) int {
+func runCLI(args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdout, stderr)
 	// cobra reads os.Args when given nil, which under `go test` are the
 	// test binary's flags.
@@ -265,7 +266,7 @@ func cmdRun(file string, f runFlags, seedSet bool, stderr io.Writer) error {
 	}
 	dir := f.out
 	if dir == "" {
-		dir = scenarios.DefaultOutDir(sc.Name, time.Now())
+		dir = run.DefaultOutDir(sc.Name, time.Now())
 	}
 	log := newConsoleLog(stderr)
 	tty := false
@@ -283,15 +284,14 @@ func cmdRun(file string, f runFlags, seedSet bool, stderr io.Writer) error {
 
 	start := time.Now()
 	log.Info().Str("scenario", file).Str("out", dir).Uint64("seed", sc.Seed).Msg("run started")
-	sum, err := scenarios.Execute(ctx, sc, scenarios.Options{OutDir: dir, Progress: pp.event, MaxMemory: f.mem.bytes})
+	sum, err := run.Execute(ctx, sc, run.Options{OutDir: dir, Progress: pp.event, MaxMemory: f.mem.bytes})
 	pp.finish()
 	if err != nil {
 		return sigs.wrap(err)
 	}
-	if sum.HGPError != nil {
-		for _, e := range sum.HGPError.Final {
-			log.Info().Str("network", e.Network).Float64("alpha", e.Alpha).Float64("beta", e.Beta).
-				Float64("median_error", e.Median).Float64("p10", e.P10).Float64("p90", e.P90).Msg("error at m = M")
+	if h, ok := sum.Experiment.(interface{ Headlines() []string }); ok {
+		for _, line := range h.Headlines() {
+			log.Info().Msg(line)
 		}
 	}
 	logFinished(log, sum, time.Since(start), dir)

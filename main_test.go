@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"hgpsim/optim"
+	"hgpsim/run"
 	"hgpsim/scenarios"
 )
 
@@ -68,7 +69,7 @@ func TestExitCodes(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := run(c.args, &out, &errb)
+			code := runCLI(c.args, &out, &errb)
 			if code != c.code {
 				t.Fatalf("exit code %d, want %d; stderr: %s", code, c.code, errb.String())
 			}
@@ -95,7 +96,7 @@ func TestUsageErrorHint(t *testing.T) {
 		{[]string{"help", "fly"}, "run 'hgpsim --help' for usage"},
 	} {
 		var out, errb bytes.Buffer
-		if code := run(c.args, &out, &errb); code != 2 {
+		if code := runCLI(c.args, &out, &errb); code != 2 {
 			t.Fatalf("%v: exit code %d, want 2", c.args, code)
 		}
 		lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
@@ -109,7 +110,7 @@ func TestUsageErrorHint(t *testing.T) {
 // prints it to stdout and exits 0.
 func TestNoCommandPrintsUsage(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := run(nil, &out, &errb); code != 2 {
+	if code := runCLI(nil, &out, &errb); code != 2 {
 		t.Fatalf("exit code %d, want 2", code)
 	}
 	if !strings.HasPrefix(errb.String(), "hgpsim: no command given\n") || !strings.Contains(errb.String(), "Available Commands") {
@@ -118,7 +119,7 @@ func TestNoCommandPrintsUsage(t *testing.T) {
 	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}} {
 		out.Reset()
 		errb.Reset()
-		if code := run(args, &out, &errb); code != 0 {
+		if code := runCLI(args, &out, &errb); code != 0 {
 			t.Fatalf("%v: exit code %d, want 0; stderr %s", args, code, errb.String())
 		}
 		for _, want := range []string{"run", "validate", "sweep", "bench", "version", "Exit codes"} {
@@ -145,7 +146,7 @@ func TestSubcommandHelp(t *testing.T) {
 	for cmd, flags := range want {
 		for _, args := range [][]string{{cmd, "--help"}, {cmd, "-h"}, {"help", cmd}} {
 			var out, errb bytes.Buffer
-			if code := run(args, &out, &errb); code != 0 {
+			if code := runCLI(args, &out, &errb); code != 0 {
 				t.Fatalf("%v: exit code %d, want 0; stderr %s", args, code, errb.String())
 			}
 			if errb.Len() != 0 {
@@ -170,7 +171,7 @@ func TestFlagsAroundFile(t *testing.T) {
 			args = []string{"run", "--out", dir, "--seed", "3", good}
 		}
 		var out, errb bytes.Buffer
-		if code := run(args, &out, &errb); code != 0 {
+		if code := runCLI(args, &out, &errb); code != 0 {
 			t.Fatalf("%s: exit code %d; stderr %s", order, code, errb.String())
 		}
 		b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
@@ -185,7 +186,7 @@ func TestFlagsAroundFile(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := run([]string{"version"}, &out, &errb); code != 0 {
+	if code := runCLI([]string{"version"}, &out, &errb); code != 0 {
 		t.Fatalf("exit code %d; stderr %s", code, errb.String())
 	}
 	if !strings.HasPrefix(out.String(), "hgpsim ") || !strings.Contains(out.String(), "revision ") {
@@ -373,7 +374,7 @@ func TestConsoleMatchesMetrics(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "out")
 			var out, errb bytes.Buffer
-			if code := run([]string{"run", write(t, "s.yaml", c.scenario), "--out", dir}, &out, &errb); code != 0 {
+			if code := runCLI([]string{"run", write(t, "s.yaml", c.scenario), "--out", dir}, &out, &errb); code != 0 {
 				t.Fatalf("exit code %d; stderr:\n%s", code, errb.String())
 			}
 			var console []string
@@ -459,17 +460,17 @@ func fields(s string) map[string]string {
 func TestProgressBar(t *testing.T) {
 	var w bytes.Buffer
 	p := newProgressPrinter(newConsoleLog(&w), &w, true, true)
-	p.event(optim.RoundEvent{Phase: "sgp", Round: 49}, scenarios.Aggregate{}, 600)
+	p.event(optim.RoundEvent{Phase: "sgp", Round: 49}, run.Aggregate{}, 600)
 	if !strings.Contains(w.String(), "] outer 0 round 49 done 50/600 ") {
 		t.Errorf("bar %q", w.String())
 	}
-	p.event(optim.RoundEvent{Phase: "hypergradient", Round: 9}, scenarios.Aggregate{}, 10)
+	p.event(optim.RoundEvent{Phase: "hypergradient", Round: 9}, run.Aggregate{}, 10)
 	lines := strings.Split(w.String(), "\n")
 	if len(lines) != 3 || !strings.Contains(lines[1], "INF progress phase=hypergradient outer=0 round=9 done=10/10") {
 		t.Errorf("bar then log line: %q", w.String())
 	}
 	w.Reset()
-	p.event(optim.RoundEvent{Phase: "sgp", Round: 9}, scenarios.Aggregate{}, 600) // the next outer step
+	p.event(optim.RoundEvent{Phase: "sgp", Round: 9}, run.Aggregate{}, 600) // the next outer step
 	if !strings.Contains(w.String(), "] outer 1 round 9 done 10/600 ") {
 		t.Errorf("bar in the second outer step %q", w.String())
 	}
@@ -478,21 +479,21 @@ func TestProgressBar(t *testing.T) {
 // A sweep names the best outer step only for runs with an outer loop, and
 // survives summaries without accuracies.
 func TestSweepLine(t *testing.T) {
-	job := scenarios.SweepJob{Scenario: scenarios.Scenario{Name: "x"}}
-	acc := scenarios.Aggregate{TestAcc: 0.5, TestAccP: 0.25}
-	best := scenarios.OuterRecord{Step: 1, Aggregate: scenarios.Aggregate{TestAcc: 0.75, TestAccP: 0.5}}
+	job := run.SweepJob{Scenario: scenarios.Scenario{Name: "x"}}
+	acc := run.Aggregate{TestAcc: 0.5, TestAccP: 0.25}
+	best := run.OuterRecord{Step: 1, Aggregate: run.Aggregate{TestAcc: 0.75, TestAccP: 0.5}}
 	for _, c := range []struct {
 		name string
-		sum  *scenarios.Summary
+		sum  *run.Summary
 		want string
 	}{
-		{"no outer loop", &scenarios.Summary{Final: acc, Best: &scenarios.OuterRecord{Aggregate: acc}},
+		{"no outer loop", &run.Summary{Final: acc, Best: &run.OuterRecord{Aggregate: acc}},
 			"sweep: x done in 2s: test acc 50.0 / 25.0 % (mean / 10th percentile)"},
-		{"outer loop", &scenarios.Summary{Final: acc, Best: &best, Outer: []scenarios.OuterRecord{{}, best, {}}},
+		{"outer loop", &run.Summary{Final: acc, Best: &best, Outer: []run.OuterRecord{{}, best, {}}},
 			"sweep: x done in 2s: test acc 75.0 / 50.0 % (mean / 10th percentile; best outer step 1 of 0–2)"},
-		{"hgp error", &scenarios.Summary{HGPError: &scenarios.HGPErrorSummary{}}, "sweep: x done in 2s"},
+		{"experiment", &run.Summary{Experiment: struct{}{}}, "sweep: x done in 2s"},
 	} {
-		got := sweepLine(scenarios.SweepResult{Job: job, Summary: c.sum, Wall: 2 * time.Second})
+		got := sweepLine(run.SweepResult{Job: job, Summary: c.sum, Wall: 2 * time.Second})
 		if got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
@@ -511,7 +512,7 @@ func TestProgressNoticeConcurrent(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for r := range 200 {
-			p.event(optim.RoundEvent{Phase: "sgp", Round: r}, scenarios.Aggregate{}, 200)
+			p.event(optim.RoundEvent{Phase: "sgp", Round: r}, run.Aggregate{}, 200)
 		}
 	}()
 	p.notice(func() { log.Warn().Msg("stopping") })
@@ -531,7 +532,7 @@ func TestProgressNoticeConcurrent(t *testing.T) {
 // command does.
 func TestHelpCompletion(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := run([]string{"__complete", "help", "v"}, &out, &errb); code != 0 {
+	if code := runCLI([]string{"__complete", "help", "v"}, &out, &errb); code != 0 {
 		t.Fatalf("exit code %d; stderr %s", code, errb.String())
 	}
 	if got := out.String(); !strings.HasPrefix(got, "validate\nversion\n:4\n") {

@@ -10,7 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"hgpsim/optim"
-	"hgpsim/scenarios"
+	"hgpsim/run"
 )
 
 // newConsoleLog is the logger of `hgpsim run` on stderr. The fields that
@@ -43,8 +43,8 @@ func newProgressPrinter(log zerolog.Logger, w io.Writer, tty, outer bool) *progr
 	return &progressPrinter{log: log, w: w, tty: tty, outer: outer, lastSGP: -1}
 }
 
-// event is a scenarios.Progress.
-func (p *progressPrinter) event(ev optim.RoundEvent, agg scenarios.Aggregate, total int) {
+// event is a run.Progress.
+func (p *progressPrinter) event(ev optim.RoundEvent, agg run.Aggregate, total int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// Progress does not carry the outer step, but every step starts a new
@@ -76,7 +76,7 @@ func (p *progressPrinter) event(ev optim.RoundEvent, agg scenarios.Aggregate, to
 }
 
 // drawBar redraws the bar line for SGP round (0-based) of total.
-func (p *progressPrinter) drawBar(round, total int, agg scenarios.Aggregate) {
+func (p *progressPrinter) drawBar(round, total int, agg run.Aggregate) {
 	const width = 30
 	done := round + 1
 	k := min(done*width/max(total, 1), width)
@@ -113,9 +113,9 @@ func (p *progressPrinter) endBar() {
 // logFinished logs the headline of a completed run. The best step and λ
 // are only meaningful with an outer loop: without one, Summary.Best is
 // the single evaluation and λ never moves.
-func logFinished(log zerolog.Logger, sum *scenarios.Summary, wall time.Duration, dir string) {
+func logFinished(log zerolog.Logger, sum *run.Summary, wall time.Duration, dir string) {
 	e := log.Info().Str("wall", wall.Round(time.Millisecond).String())
-	if sum.HGPError != nil {
+	if sum.Experiment != nil {
 		e.Str("out", dir).Msg("run finished")
 		return
 	}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"hgpsim/report"
+	"hgpsim/run"
 	"hgpsim/scenarios"
 )
 
@@ -68,7 +70,7 @@ func cmdSweep(files []string, f sweepFlags, seedSet bool, stdout, stderr io.Writ
 	if seedSet {
 		seedOverride = &f.seed
 	}
-	jobList, err := scenarios.PlanSweep(files, ms, seedOverride, dir, scenarios.CheckOptions{MaxMemory: f.mem.bytes})
+	jobList, err := run.PlanSweep(files, ms, seedOverride, dir, scenarios.CheckOptions{MaxMemory: f.mem.bytes})
 	if err != nil {
 		return err
 	}
@@ -82,16 +84,16 @@ func cmdSweep(files []string, f sweepFlags, seedSet bool, stdout, stderr io.Writ
 	defer sigs.stop()
 	fmt.Fprintf(stderr, "sweep: %d runs, %d at once, into %s\n", len(jobList), f.jobs, dir)
 	start := time.Now()
-	results, err := scenarios.Sweep(ctx, jobList, f.jobs, func(r scenarios.SweepResult) {
+	results, err := run.Sweep(ctx, jobList, f.jobs, func(r run.SweepResult) {
 		fmt.Fprintln(stderr, sweepLine(r))
 	})
 	if err != nil {
 		return err
 	}
-	if err := scenarios.WriteSweepTables(dir, results); err != nil {
+	if err := report.WriteSweepTables(dir, results); err != nil {
 		return err
 	}
-	if err := scenarios.WriteSweepPlot(filepath.Join(dir, "validation.png"), results); err != nil {
+	if err := report.WriteSweepPlot(filepath.Join(dir, "validation.png"), results); err != nil {
 		return err
 	}
 	table, _ := os.ReadFile(filepath.Join(dir, "results.md"))
@@ -107,12 +109,12 @@ func cmdSweep(files []string, f sweepFlags, seedSet bool, stdout, stderr io.Writ
 // sweepLine reports one finished run of a sweep. The best outer step is
 // only shown for runs with an outer loop; without one there is a single
 // evaluation and its accuracies are the final ones.
-func sweepLine(r scenarios.SweepResult) string {
+func sweepLine(r run.SweepResult) string {
 	name, wall := r.Job.Scenario.Name, r.Wall.Round(time.Second)
 	switch s := r.Summary; {
 	case r.Err != nil:
 		return fmt.Sprintf("sweep: %s failed after %s: %s", name, wall, oneLine(r.Err.Error()))
-	case s == nil || s.HGPError != nil:
+	case s == nil || s.Experiment != nil:
 		return fmt.Sprintf("sweep: %s done in %s", name, wall)
 	case len(s.Outer) > 0 && s.Best != nil:
 		return fmt.Sprintf("sweep: %s done in %s: test acc %.1f / %.1f %% (mean / 10th percentile; best outer step %d of 0–%d)",
@@ -123,7 +125,7 @@ func sweepLine(r scenarios.SweepResult) string {
 	}
 }
 
-func countFailed(rs []scenarios.SweepResult) int {
+func countFailed(rs []run.SweepResult) int {
 	n := 0
 	for _, r := range rs {
 		if r.Err != nil {

@@ -28,7 +28,7 @@ func Check(src string, sc Scenario, opt CheckOptions) (Resources, error) {
 			res, what, Bytes(limit))
 	}
 	if networkCheckNeedsBuild(sc) {
-		if _, err := buildNetwork(sc); err != nil {
+		if _, err := BuildNetwork(sc); err != nil {
 			return res, invalid(src, "%s", err.(*InvalidError).Msg)
 		}
 	}

@@ -20,6 +20,11 @@ type InvalidError struct {
 
 func (e *InvalidError) Error() string { return e.Source + ": " + e.Msg }
 
+// Invalid returns an InvalidError with a formatted message.
+func Invalid(src, format string, a ...any) error {
+	return invalid(src, format, a...)
+}
+
 func invalid(src, format string, a ...any) error {
 	return &InvalidError{Source: src, Msg: fmt.Sprintf(format, a...)}
 }

@@ -74,11 +74,11 @@ func (r Resources) String() string {
 
 // Estimate computes the resources a valid scenario needs.
 func Estimate(sc Scenario) Resources {
-	if sc.HGPError != nil {
-		return estimateHGPError(sc)
+	if sc.Experiment != nil {
+		return sc.Experiment.Params.Estimate(&sc)
 	}
 	n := int64(sc.Clients)
-	features, classes := sc.shape()
+	features, classes := sc.Shape()
 	dx := sc.Model.Arch.Params.Dim(features, classes)
 	if k := int64(sc.Model.K); strings.HasPrefix(sc.Model.Head.Name, "ensemble") {
 		dx *= k
@@ -96,7 +96,7 @@ func Estimate(sc Scenario) Resources {
 	add("network", 8*nn+16*float64(links)+8*nn*boolf(isStatic(sc))+40*float64(links))
 	// Alg. 2 counters: p̄_ij and δ̄_{j→i} sums, 2n per client.
 	add("p̄/δ̄ counters", 16*nn)
-	if sc.Hypergradient.Estimates == "true" || sc.Clients <= exactPBarLimit {
+	if sc.Hypergradient.Estimates == "true" || sc.Clients <= ExactEstimateLimit {
 		add("exact p̄", 8*nn)
 	}
 	// Per client: the SGP state (z, x, gradient, ψ, two payloads) and the
@@ -150,25 +150,6 @@ func Estimate(sc Scenario) Resources {
 		m := fn * fdx
 		r.Flops += m * m * m
 	}
-	r.Seconds = r.Flops / AssumedFlops
-	return r
-}
-
-// estimateHGPError covers the error-against-depth experiment: small
-// networks, each run many times.
-func estimateHGPError(sc Scenario) Resources {
-	h := sc.HGPError
-	n := float64(sc.Clients)
-	var r Resources
-	r.Live = []ResourcePart{{Name: "network", Bytes: int64(40 * n * n)}}
-	m := 2 * n // d_x = 2: one weight, one bias
-	r.Live = append(r.Live, ResourcePart{Name: "dense oracles", Bytes: int64(2 * 3 * 8 * m * m)})
-	if h.Train+h.Val+h.Test > 0 {
-		r.Live = append(r.Live, ResourcePart{Name: "data", Bytes: int64(70000 * 785 * 8)})
-	}
-	r.PeakBytes = 2 * r.LiveBytes()
-	per := float64(sc.SGP.Rounds)*n*n*8 + float64(len(h.Pairs))*float64(h.M)*2*n*n*8 + 2*m*m*m
-	r.Flops = float64(h.Seeds) * float64(len(h.Networks)) * per
 	r.Seconds = r.Flops / AssumedFlops
 	return r
 }

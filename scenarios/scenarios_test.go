@@ -2,43 +2,16 @@ package scenarios
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
-	"os"
-	"path/filepath"
+	"hgpsim/internal/testscen"
 	"runtime"
 	"strings"
 	"testing"
-
-	"hgpsim/optim"
 )
 
-const tiny = `
-name: tiny
-seed: 3
-clients: 6
-network:
-  kind: stochastic-directed
-data:
-  train: 40
-  val: 10
-  test: 10
-model:
-  head: label-weights
-sgp:
-  rounds: 40
-  batch: 8
-  eval_every: 10
-  lr:
-    schedule: constant
-    base: 0.1
-hypergradient:
-  estimator: vr-hgp
-  m: 6
-  batch: 8
-  eval_every: 5
-`
+const tiny = testscen.Tiny
+
+// tinyPDBO is testscen.TinyPDBO.
+const tinyPDBO = testscen.TinyPDBO
 
 func parseOK(t *testing.T, src string) Scenario {
 	t.Helper()
@@ -47,74 +20,6 @@ func parseOK(t *testing.T, src string) Scenario {
 		t.Fatalf("Parse: %v", err)
 	}
 	return sc
-}
-
-// TestDeterminism runs the same scenario at GOMAXPROCS 1, 2 and 8 on both
-// drivers and requires byte-identical metrics.jsonl and summary.json (the
-// summary names its driver, so summaries are compared per driver).
-func TestDeterminism(t *testing.T) {
-	base := parseOK(t, tiny)
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	var refMetrics []byte
-	refSummary := map[string][]byte{}
-	for _, driver := range []string{"sequential", "actors"} {
-		for _, procs := range []int{1, 2, 8} {
-			runtime.GOMAXPROCS(procs)
-			sc := base
-			sc.Runtime.Driver = driver
-			dir := t.TempDir()
-			if _, err := Execute(context.Background(), sc, Options{OutDir: dir}); err != nil {
-				t.Fatalf("%s/GOMAXPROCS=%d: %v", driver, procs, err)
-			}
-			m, err := os.ReadFile(filepath.Join(dir, "metrics.jsonl"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if refMetrics == nil {
-				refMetrics = m
-				// 4 SGP evaluations and 2 hyper-gradient reports (rounds 5 and 6),
-				// each with 6 client lines and one aggregate.
-				if n := bytes.Count(m, []byte("\n")); n != 6*(6+1) {
-					t.Fatalf("metrics.jsonl has %d lines, want 6 evaluations × 7", n)
-				}
-				if !bytes.Contains(m, []byte(`"phase":"hypergradient"`)) {
-					t.Fatal("metrics.jsonl has no hyper-gradient lines")
-				}
-			} else if !bytes.Equal(m, refMetrics) {
-				t.Errorf("%s/GOMAXPROCS=%d: metrics.jsonl differs from sequential/GOMAXPROCS=1", driver, procs)
-			}
-			if ref, ok := refSummary[driver]; !ok {
-				refSummary[driver] = s
-			} else if !bytes.Equal(s, ref) {
-				t.Errorf("%s/GOMAXPROCS=%d: summary.json differs", driver, procs)
-			}
-		}
-	}
-	a := bytes.Replace(refSummary["actors"], []byte(`"driver": "actors"`), []byte(`"driver": "sequential"`), 1)
-	if !bytes.Equal(a, refSummary["sequential"]) {
-		t.Errorf("summaries differ between drivers beyond the driver name:\n%s\n%s", refSummary["sequential"], refSummary["actors"])
-	}
-}
-
-func TestSeedChangesResults(t *testing.T) {
-	a := parseOK(t, tiny)
-	b := a
-	b.Seed = 4
-	ra, err := Execute(context.Background(), a, Options{OutDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rb, err := Execute(context.Background(), b, Options{OutDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ra.Final == rb.Final {
-		t.Error("seeds 3 and 4 gave identical results")
-	}
 }
 
 func TestInvalidScenarios(t *testing.T) {
@@ -201,36 +106,12 @@ network:
     - {from: 0, to: 1, prob: 0.5}
     - {from: 2, to: 3, prob: 0.5}
 `)
-	_, err := Build(sc)
+	_, err := Check("test.yaml", sc, CheckOptions{MaxMemory: -1})
 	if err == nil || !IsInvalid(err) {
 		t.Fatalf("want an InvalidError for a disconnected graph, got %v", err)
 	}
 	if !strings.Contains(err.Error(), "strongly connected") {
 		t.Errorf("error does not say what is wrong: %v", err)
-	}
-}
-
-func TestShippedScenariosValidate(t *testing.T) {
-	files, err := filepath.Glob("*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no shipped scenarios found: %v", err)
-	}
-	paper, err := filepath.Glob("paper/*.yaml")
-	if err != nil || len(paper) < 5 {
-		t.Fatalf("paper scenarios missing: %v %v", paper, err)
-	}
-	files = append(files, paper...)
-	// Validation needs no data files (issue 7): this runs on machines
-	// without the dataset packages too.
-	for _, f := range files {
-		sc, err := Load(f)
-		if err != nil {
-			t.Errorf("%s: %v", f, err)
-			continue
-		}
-		if _, err := Check(f, sc, CheckOptions{MaxMemory: -1}); err != nil {
-			t.Errorf("%s: %v", f, err)
-		}
 	}
 }
 
@@ -247,46 +128,6 @@ func TestResolvedScenarioRoundTrips(t *testing.T) {
 	b2, _ := Marshal(back)
 	if !bytes.Equal(b, b2) {
 		t.Errorf("resolved scenario changed on a round trip:\n%s\n---\n%s", b, b2)
-	}
-}
-
-func TestFailedRunLeavesNoSummary(t *testing.T) {
-	dir := t.TempDir()
-	sc := parseOK(t, tiny)
-	if _, err := Execute(context.Background(), sc, Options{OutDir: dir}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := Execute(ctx, sc, Options{OutDir: dir}); err == nil {
-		t.Fatal("a cancelled run succeeded")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "summary.json")); !os.IsNotExist(err) {
-		t.Errorf("a failed run left summary.json behind (stat: %v)", err)
-	}
-}
-
-func TestExactBackpropRefusedOnDirectedScenario(t *testing.T) {
-	_, err := Parse("exact.yaml", []byte("network:\n  kind: stochastic-directed\nmodel:\n  head: label-weights\nhypergradient:\n  estimator: exact\n"))
-	if err == nil || !IsInvalid(err) || !strings.Contains(err.Error(), "needs undirected links") {
-		t.Fatalf("want an InvalidError about undirected links, got %v", err)
-	}
-	sc := parseOK(t, "network:\n  kind: stochastic-undirected\nmodel:\n  head: label-weights\nhypergradient:\n  estimator: exact\n")
-	if _, err := Build(sc); err != nil {
-		t.Fatalf("exact backprop on an undirected network was refused: %v", err)
-	}
-}
-
-func TestMissingDataFilesAreInvalid(t *testing.T) {
-	sc := parseOK(t, "data:\n  kind: fashion-mnist\n  dir: "+t.TempDir()+"\n")
-	_, err := Build(sc)
-	if err == nil || !IsInvalid(err) {
-		t.Fatalf("want an InvalidError for missing files, got %v", err)
-	}
-	for _, want := range []string{"train-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error does not name %s: %v", want, err)
-		}
 	}
 }
 
@@ -351,99 +192,5 @@ func TestParseBytes(t *testing.T) {
 		if _, err := ParseBytes(bad); err == nil {
 			t.Errorf("ParseBytes(%q) accepted", bad)
 		}
-	}
-}
-
-// A diverging run stops in the round its loss overflows, names client,
-// phase and round, and leaves no non-number in metrics.jsonl (issue 7
-// item 6: the NaN check used to fire 55 rounds after the loss was +Inf).
-func TestDivergenceStopsInItsRound(t *testing.T) {
-	sc := parseOK(t, "clients: 4\ndata:\n  separation: 50\n  noise: 20\nsgp:\n  rounds: 400\n  eval_every: 1\n  batch: 0\n  lr:\n    schedule: constant\n    base: 1e6\n")
-	sc.Runtime.Driver = "sequential"
-	dir := t.TempDir()
-	_, err := Execute(context.Background(), sc, Options{OutDir: dir})
-	var ce *optim.ClientError
-	if !errors.As(err, &ce) || !errors.Is(err, optim.ErrNonFinite) {
-		t.Fatalf("want a ClientError wrapping ErrNonFinite, got %v", err)
-	}
-	if ce.Phase != "sgp" {
-		t.Errorf("error names phase %q", ce.Phase)
-	}
-	b, rerr := os.ReadFile(filepath.Join(dir, "metrics.jsonl"))
-	if rerr != nil {
-		t.Fatal(rerr)
-	}
-	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-	last := -1
-	for _, l := range lines {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("metrics line is not JSON: %q", l)
-		}
-		for k, v := range m {
-			if s, ok := v.(string); ok && k != "phase" && k != "client" {
-				t.Errorf("numeric field %s holds the string %q", k, s)
-			}
-		}
-		last = int(m["round"].(float64))
-	}
-	// Every round is evaluated, so the last line written is the round
-	// before the failure: nothing diverged went unnoticed in between.
-	if last != ce.Round-1 {
-		t.Errorf("failed at round %d but the last evaluated round in metrics is %d", ce.Round, last)
-	}
-}
-
-// Cancelling a run (what SIGINT and SIGTERM do) stops at a round boundary,
-// leaves only complete lines and no summary (issue 7 item 3).
-func TestCancelledRunLeavesCompleteLines(t *testing.T) {
-	sc := parseOK(t, tiny)
-	sc.SGP.Rounds, sc.SGP.EvalEvery = 400, 1
-	for _, driver := range []string{"sequential", "actors"} {
-		sc.Runtime.Driver = driver
-		dir := t.TempDir()
-		ctx, cancel := context.WithCancel(context.Background())
-		progress := func(ev optim.RoundEvent, _ Aggregate, _ int) {
-			if ev.Round == 57 {
-				cancel()
-			}
-		}
-		_, err := Execute(ctx, sc, Options{OutDir: dir, Progress: progress})
-		cancel()
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("%s: want context.Canceled, got %v", driver, err)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "summary.json")); !os.IsNotExist(err) {
-			t.Errorf("%s: a cancelled run wrote summary.json", driver)
-		}
-		b, _ := os.ReadFile(filepath.Join(dir, "metrics.jsonl"))
-		if len(b) == 0 || b[len(b)-1] != '\n' {
-			t.Fatalf("%s: metrics.jsonl does not end with a complete line", driver)
-		}
-		for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
-			if !json.Valid([]byte(l)) {
-				t.Fatalf("%s: incomplete line %q", driver, l)
-			}
-		}
-	}
-}
-
-// A run without an outer loop has no best step and no λ to report
-// (issue 7 item 9).
-func TestSummaryWithoutOuterLoop(t *testing.T) {
-	dir := t.TempDir()
-	sc := parseOK(t, tiny)
-	sum, err := Execute(context.Background(), sc, Options{OutDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
-	for _, key := range []string{`"best"`, `"lambda_norm"`, `"outer"`} {
-		if bytes.Contains(b, []byte(key)) {
-			t.Errorf("summary.json of a run without outer steps has %s", key)
-		}
-	}
-	if h := sum.Headline(); h.TestAcc != sum.Final.TestAcc {
-		t.Errorf("headline %v is not the final evaluation %v", h, sum.Final)
 	}
 }

@@ -30,9 +30,10 @@ type Scenario struct {
 	// every phase.
 	Faults  []FaultSpec `yaml:"faults,omitempty"`
 	Runtime RuntimeSpec `yaml:"runtime"`
-	// HGPError, when present, turns the run into the error-against-depth
-	// experiment of App. C.6 (see HGPErrorSpec).
-	HGPError *HGPErrorSpec `yaml:"hgp_error,omitempty"`
+	// Experiment, when present, turns the run into a registered experiment
+	// (see Experiments), e.g. hgp-error, the error-against-depth
+	// experiment of the PDBO paper's App. C.6.
+	Experiment *registry.Choice[Experiment] `yaml:"experiment,omitempty"`
 }
 
 // NetworkSpec selects the topology (a graph.Topologies kind) with its
@@ -57,7 +58,7 @@ type ModelSpec struct {
 	OuterL2Labels float64                              `yaml:"outer_l2_labels"` // ensemble-label-weights: L2 rate on the label part of λ
 }
 
-func (m *ModelSpec) headParams() models.HeadParams {
+func (m *ModelSpec) HeadParams() models.HeadParams {
 	return models.HeadParams{K: m.K, OuterL2: m.OuterL2, OuterL2Labels: m.OuterL2Labels}
 }
 

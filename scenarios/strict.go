@@ -318,6 +318,9 @@ func containsKey(ps []registry.Param, key string) bool {
 // encodeValue renders v as a yaml node, the inverse of decodeInto: Choice
 // fields become their kind key followed by their parameters.
 func encodeValue(v reflect.Value) (*yaml.Node, error) {
+	if v.Kind() == reflect.Struct && v.CanAddr() && v.Addr().Type().Implements(chooserType) {
+		return encodeChoice(v.Addr().Interface().(registry.Chooser))
+	}
 	switch {
 	case v.Kind() == reflect.Struct && v.Type() != durationType:
 		return encodeStruct(v)
@@ -402,8 +405,11 @@ func encodeStruct(v reflect.Value) (*yaml.Node, error) {
 			case len(ps.Content) == 0: // a kind without parameters: its name
 				add(key, name)
 			default:
-				ps.Content = append([]*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: kindKey}, name}, ps.Content...)
-				add(key, ps)
+				n, err := encodeChoice(ch)
+				if err != nil {
+					return nil, err
+				}
+				add(key, n)
 			}
 			continue
 		}
@@ -414,4 +420,16 @@ func encodeStruct(v reflect.Value) (*yaml.Node, error) {
 		add(key, n)
 	}
 	return m, nil
+}
+
+// encodeChoice renders a Choice that is not the kind of its section: a
+// mapping with its kind and its parameters.
+func encodeChoice(ch registry.Chooser) (*yaml.Node, error) {
+	ps, err := encodeValue(reflect.ValueOf(ch.ParamsValue()))
+	if err != nil {
+		return nil, err
+	}
+	name := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: ch.Kind()}
+	ps.Content = append([]*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: kindKey}, name}, ps.Content...)
+	return ps, nil
 }

@@ -48,7 +48,7 @@ func (sc *Scenario) Validate() error {
 	if err := sc.Model.Arch.Params.Validate(features, classes); err != nil {
 		return fmt.Errorf("model (%s): %w", sc.Model.Arch.Name, err)
 	}
-	if err := sc.Model.headParams().Validate(); err != nil {
+	if err := sc.Model.HeadParams().Validate(); err != nil {
 		return fmt.Errorf("model.%w", err)
 	}
 	if err := sc.Hypergradient.validate(sc.Model.Head.Name); err != nil {
@@ -68,9 +68,12 @@ func (sc *Scenario) Validate() error {
 	if err := sc.Outer.validate(sc.Hypergradient.Estimator); err != nil {
 		return fmt.Errorf("outer.%w", err)
 	}
-	if sc.HGPError != nil {
-		if err := sc.HGPError.validate(); err != nil {
-			return fmt.Errorf("hgp_error.%w", err)
+	if sc.Experiment != nil {
+		if sc.Experiment.Params == nil {
+			return fmt.Errorf("experiment.kind: missing (registered: %v)", Experiments.Kinds())
+		}
+		if err := sc.Experiment.Params.Validate(sc); err != nil {
+			return fmt.Errorf("experiment (%s): %w", sc.Experiment.Name, err)
 		}
 	}
 	for k, f := range sc.Faults {
@@ -96,7 +99,7 @@ func (sc *Scenario) Validate() error {
 }
 
 // shape returns the number of features and classes of the scenario's data.
-func (sc *Scenario) shape() (features, classes int) { return sc.Data.Source.Params.Shape() }
+func (sc *Scenario) Shape() (features, classes int) { return sc.Data.Source.Params.Shape() }
 
 func nonNegative(name string, v float64) error {
 	if !(v >= 0) || math.IsInf(v, 0) {
@@ -162,13 +165,14 @@ func (s *SGPSpec) validate() error {
 	if len(s.LR.Milestones) > MaxRounds {
 		return fmt.Errorf("lr.milestones: at most %d, got %d", MaxRounds, len(s.LR.Milestones))
 	}
-	if err := s.LR.schedule().Validate(); err != nil {
+	if err := s.LR.Optim().Validate(); err != nil {
 		return fmt.Errorf("lr: %w", err)
 	}
 	return nil
 }
 
-func (s ScheduleSpec) schedule() optim.Schedule {
+// Optim returns the learning-rate schedule.
+func (s ScheduleSpec) Optim() optim.Schedule {
 	return optim.Schedule{Kind: s.Schedule, Base: s.Base, Milestones: s.Milestones, Gamma: s.Gamma, Decay: s.Decay, Power: s.Power}
 }
 
@@ -233,7 +237,7 @@ func (sc *Scenario) applyMethod() error {
 }
 
 // isLocal reports the methods that train without communication.
-func (sc *Scenario) isLocal() bool { return sc.Method == "local" || sc.Method == "local-mtl" }
+func (sc *Scenario) IsLocal() bool { return sc.Method == "local" || sc.Method == "local-mtl" }
 
 func (o *OuterSpec) validate(estimator string) error {
 	if o.Steps < 0 || o.Steps > MaxOuterSteps {

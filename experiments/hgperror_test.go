@@ -1,4 +1,4 @@
-package scenarios
+package experiments
 
 import (
 	"context"
@@ -14,17 +14,19 @@ import (
 	"testing"
 
 	"hgpsim/optim"
+	"hgpsim/run"
+	"hgpsim/scenarios"
 )
 
 // tinyHGPError is the shipped scenario cut down to seconds.
-func tinyHGPError(t *testing.T) Scenario {
+func tinyHGPError(t *testing.T) scenarios.Scenario {
 	t.Helper()
-	sc, err := Load("paper/hgp-error.yaml")
+	sc, err := scenarios.Load("../scenarios/paper/hgp-error.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc.HGPError.M = 40
-	sc.HGPError.Seeds = 2
+	spec(sc).M = 40
+	spec(sc).Seeds = 2
 	sc.SGP.Rounds = 200
 	return sc
 }
@@ -59,7 +61,7 @@ func readHGPSummary(t *testing.T, dir string) HGPErrorSummary {
 func TestHGPErrorExperimentOutputs(t *testing.T) {
 	sc := tinyHGPError(t)
 	dir := t.TempDir()
-	if _, err := Execute(context.Background(), sc, Options{OutDir: dir}); err != nil {
+	if _, err := run.Execute(context.Background(), sc, run.Options{OutDir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	rows := readErrorCSV(t, dir)
@@ -148,14 +150,14 @@ func (r *linkRecorder) Receive(round *optim.Round, in []optim.Message) error {
 // same realized links round by round, hence give identical error curves.
 func TestHGPErrorPairsShareEdgeRealizations(t *testing.T) {
 	sc := tinyHGPError(t)
-	sc.HGPError.Pairs = [][2]float64{{0.9, 0.1}, {0.9, 0.1}, {1, 0}}
+	spec(sc).Pairs = [][2]float64{{0.9, 0.1}, {0.9, 0.1}, {1, 0}}
 	rec := map[[2]int]*linkRecorder{}
 	wrap := func(pi, i int, b optim.Behaviour) optim.Behaviour {
 		r := &linkRecorder{Wrapped: optim.Wrapped{Inner: b}}
 		rec[[2]int{pi, i}] = r
 		return r
 	}
-	got, err := hgpErrorOne(context.Background(), sc, "stochastic-directed", 3, wrap)
+	got, err := hgpErrorOne(context.Background(), sc, spec(sc), testEnv(t, sc), "stochastic-directed", 3, wrap)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,8 +175,8 @@ func TestHGPErrorPairsShareEdgeRealizations(t *testing.T) {
 	down := 0
 	for i := 0; i < sc.Clients; i++ {
 		a, b := rec[[2]int{0, i}].links, rec[[2]int{1, i}].links
-		if len(a) != 2*sc.HGPError.M || len(b) != len(a) {
-			t.Fatalf("client %d: %d and %d rounds recorded, want %d", i, len(a), len(b), 2*sc.HGPError.M)
+		if len(a) != 2*spec(sc).M || len(b) != len(a) {
+			t.Fatalf("client %d: %d and %d rounds recorded, want %d", i, len(a), len(b), 2*spec(sc).M)
 		}
 		for r := range a {
 			if !slices.Equal(a[r], b[r]) {
@@ -197,11 +199,11 @@ func TestHGPErrorDriversAgree(t *testing.T) {
 	var csvs [2][]byte
 	for k, drv := range []string{"sequential", "actors"} {
 		sc := tinyHGPError(t)
-		sc.HGPError.M = 15
+		spec(sc).M = 15
 		sc.SGP.Rounds = 60
 		sc.Runtime.Driver = drv
 		dir := t.TempDir()
-		if _, err := Execute(context.Background(), sc, Options{OutDir: dir}); err != nil {
+		if _, err := run.Execute(context.Background(), sc, run.Options{OutDir: dir}); err != nil {
 			t.Fatalf("%s: %v", drv, err)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, "error.csv"))
@@ -222,16 +224,16 @@ func TestHGPErrorDriversAgree(t *testing.T) {
 // 1, 18th seed) has no oracle at the last SGP iterate: ρ(Ā) ≥ 1. The run
 // records it and goes on with seed 19.
 func TestHGPErrorRecordsSeedWithoutOracle(t *testing.T) {
-	sc, err := Load("paper/hgp-error.yaml")
+	sc, err := scenarios.Load("../scenarios/paper/hgp-error.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	sc.Seed = 18
-	sc.HGPError.Seeds = 2
-	sc.HGPError.M = 10
-	sc.HGPError.Networks = []string{"stochastic-directed"}
+	spec(sc).Seeds = 2
+	spec(sc).M = 10
+	spec(sc).Networks = []string{"stochastic-directed"}
 	dir := t.TempDir()
-	if _, err := Execute(context.Background(), sc, Options{OutDir: dir}); err != nil {
+	if _, err := run.Execute(context.Background(), sc, run.Options{OutDir: dir}); err != nil {
 		t.Fatalf("the run must go on past a seed without an oracle: %v", err)
 	}
 	sum := readHGPSummary(t, dir)
@@ -277,11 +279,11 @@ func TestHGPErrorRecordsSeedWithoutOracle(t *testing.T) {
 // Without oracle_gap the fixed point y* is not needed and no gap is reported.
 func TestHGPErrorGapOnlyWhenAsked(t *testing.T) {
 	sc := tinyHGPError(t)
-	sc.HGPError.OracleGap = false
-	sc.HGPError.Networks = []string{"stochastic-directed"}
-	sc.HGPError.M = 5
+	spec(sc).OracleGap = false
+	spec(sc).Networks = []string{"stochastic-directed"}
+	spec(sc).M = 5
 	dir := t.TempDir()
-	if _, err := Execute(context.Background(), sc, Options{OutDir: dir}); err != nil {
+	if _, err := run.Execute(context.Background(), sc, run.Options{OutDir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
@@ -305,23 +307,23 @@ func TestHGPErrorHonoursCancellation(t *testing.T) {
 		sc.Runtime.Driver = drv
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		if _, err := hgpErrorOne(ctx, sc, "stochastic-directed", 1, nil); !errors.Is(err, context.Canceled) {
+		if _, err := hgpErrorOne(ctx, sc, spec(sc), testEnv(t, sc), "stochastic-directed", 1, nil); !errors.Is(err, context.Canceled) {
 			t.Fatalf("%s: one seed with a cancelled context: want context.Canceled, got %v", drv, err)
 		}
 	}
 	for _, drv := range []string{"sequential", "actors"} {
 		sc := tinyHGPError(t)
 		sc.Runtime.Driver = drv
-		sc.HGPError.Seeds = 50
+		spec(sc).Seeds = 50
 		ctx, cancel := context.WithCancel(context.Background())
 		done := 0
-		progress := func(optim.RoundEvent, Aggregate, int) {
+		progress := func(optim.RoundEvent, run.Aggregate, int) {
 			if done++; done == 1 {
 				cancel()
 			}
 		}
 		dir := t.TempDir()
-		_, err := Execute(ctx, sc, Options{OutDir: dir, Progress: progress})
+		_, err := run.Execute(ctx, sc, run.Options{OutDir: dir, Progress: progress})
 		cancel()
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("%s: want context.Canceled, got %v", drv, err)
@@ -332,4 +334,12 @@ func TestHGPErrorHonoursCancellation(t *testing.T) {
 			}
 		}
 	}
+}
+
+// spec returns the scenario's hgp-error parameters.
+func spec(sc scenarios.Scenario) *HGPError { return sc.Experiment.Params.(*HGPError) }
+
+// testEnv is the environment run.Execute gives the experiment.
+func testEnv(t *testing.T, sc scenarios.Scenario) scenarios.Env {
+	return run.NewEnv(sc, t.TempDir(), nil)
 }

@@ -1,4 +1,4 @@
-package scenarios
+package run
 
 import (
 	"bufio"
@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"hgpsim/scenarios"
 	"os"
 	"path/filepath"
 	"sort"
@@ -32,7 +33,7 @@ func TestGoldenMetrics(t *testing.T) {
 	got := map[string]string{}
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
-		sc, err := Load(f)
+		sc, err := scenarios.Load(f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,8 +1,11 @@
-package scenarios
+package report
 
 import (
 	"context"
 	"encoding/csv"
+	"hgpsim/internal/testscen"
+	"hgpsim/run"
+	"hgpsim/scenarios"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,7 +16,7 @@ import (
 // sweepFile writes a small PDBO scenario named name on a network kind.
 func sweepFile(t *testing.T, dir, name, network string, seed int) string {
 	t.Helper()
-	src := strings.Replace(tinyPDBO, "name: tiny-pdbo", "name: "+name, 1)
+	src := strings.Replace(testscen.TinyPDBO, "name: tiny-pdbo", "name: "+name, 1)
 	src = strings.Replace(src, "seed: 5", "seed: "+strconv.Itoa(seed), 1)
 	src = strings.Replace(src, "kind: fully-connected", "kind: "+network, 1)
 	src = strings.Replace(src, "rounds: 300", "rounds: 60", 1)
@@ -29,11 +32,11 @@ func sweepFile(t *testing.T, dir, name, network string, seed int) string {
 func TestSweepWritesPaperTable(t *testing.T) {
 	in, dir := t.TempDir(), t.TempDir()
 	files := []string{sweepFile(t, in, "fc", "fully-connected", 5), sweepFile(t, in, "stou", "stochastic-undirected", 5)}
-	jobs, err := PlanSweep(files, []string{"sgp", "pdbo-da", "local"}, nil, dir, CheckOptions{})
+	jobs, err := run.PlanSweep(files, []string{"sgp", "pdbo-da", "local"}, nil, dir, scenarios.CheckOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Sweep(context.Background(), jobs, 2, nil)
+	res, err := run.Sweep(context.Background(), jobs, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,22 +91,22 @@ func TestSweepKeepsRunsApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := sweepFile(t, sub, "same", "fully-connected", 6)
-	if _, err := PlanSweep([]string{a, b}, nil, nil, dir, CheckOptions{}); err == nil || !IsInvalid(err) || !strings.Contains(err.Error(), `both write runs named "same"`) {
+	if _, err := run.PlanSweep([]string{a, b}, nil, nil, dir, scenarios.CheckOptions{}); err == nil || !scenarios.IsInvalid(err) || !strings.Contains(err.Error(), `both write runs named "same"`) {
 		t.Fatalf("want a collision error before anything runs, got %v", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("a refused sweep wrote %d entries", len(entries))
 	}
-	if _, err := Sweep(context.Background(), []SweepJob{{Scenario: parseOK(t, tiny), OutDir: dir}, {Scenario: parseOK(t, tiny), OutDir: dir + "/"}}, 1, nil); err == nil {
+	if _, err := run.Sweep(context.Background(), []run.SweepJob{{Scenario: parse(t, testscen.Tiny), OutDir: dir}, {Scenario: parse(t, testscen.Tiny), OutDir: dir + "/"}}, 1, nil); err == nil {
 		t.Error("Sweep ran two jobs into one folder")
 	}
 
 	s1, s2 := sweepFile(t, in, "seed5", "fully-connected", 5), sweepFile(t, in, "seed6", "fully-connected", 6)
-	jobs, err := PlanSweep([]string{s1, s2}, []string{"sgp"}, nil, dir, CheckOptions{})
+	jobs, err := run.PlanSweep([]string{s1, s2}, []string{"sgp"}, nil, dir, scenarios.CheckOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Sweep(context.Background(), jobs, 2, nil)
+	res, err := run.Sweep(context.Background(), jobs, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,4 +131,13 @@ func readCSV(t *testing.T, path string) [][]string {
 		t.Fatal(err)
 	}
 	return rows
+}
+
+func parse(t *testing.T, src string) scenarios.Scenario {
+	t.Helper()
+	sc, err := scenarios.Parse("test.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
 }

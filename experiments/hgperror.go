@@ -1,4 +1,4 @@
-package scenarios
+package experiments
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"sort"
 	"strconv"
 
@@ -17,9 +16,20 @@ import (
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
+	"hgpsim/scenarios"
 )
 
-// HGPErrorSpec is the error-against-depth experiment of the PDBO paper's
+func init() {
+	scenarios.Experiments.Register("hgp-error",
+		"The PDBO paper's App. C.6 / Fig. 2: the error of VR-HGP against the number of rounds m, per (alpha, beta) pair, against the dense fixed-point oracle linearized at the same state, over many seeds and networks (logistic regression with label weights on a one-dimensional two-class data set). Writes error.csv, error.png and summary.json.",
+		func() scenarios.Experiment {
+			return &HGPError{Networks: []string{"stochastic-undirected", "stochastic-directed"},
+				Pairs: [][2]float64{{1, 0}, {0.9, 0.1}}, Seeds: 10, M: 500, Linearize: "last", Sampling: "alternate",
+				LR: 0.5, Classes: [2]int{0, 1}, Train: 100, Val: 100, Test: 1}
+		})
+}
+
+// HGPError is the error-against-depth experiment of the PDBO paper's
 // App. C.6 (Fig. 2): n clients, binary logistic regression with label
 // weights λ ∈ R² on a one-dimensional two-class data set, full batches,
 // T rounds of SGP (Eq. 4b), then M iterations of VR-HGP per (α, β) with the
@@ -27,27 +37,70 @@ import (
 // the same state. All pairs of one (network, seed) run in lockstep over the
 // same edge realizations (common random numbers), so pairs are compared
 // seed by seed. A seed whose oracle does not exist is recorded, not fatal.
-type HGPErrorSpec struct {
-	Networks  []string     `yaml:"networks"`  // network kinds, each with the scenario's network settings
-	Pairs     [][2]float64 `yaml:"pairs"`     // (α, β) pairs; (1, 0) is HGP
-	Seeds     int          `yaml:"seeds"`     // seeds scenario.seed … scenario.seed+seeds−1
-	M         int          `yaml:"m"`         // VR-HGP iterations
-	Linearize string       `yaml:"linearize"` // last (y⁽ᵀ⁾, as Alg. 1) | fixed-point (y* of the expected SGP map)
-	Sampling  string       `yaml:"sampling"`  // alternate (Eq. 9, 2M rounds) | simultaneous (M rounds); both unbiased
-	LR        float64      `yaml:"lr"`        // constant SGP step size, also the step of the linearized map
-	Classes   [2]int       `yaml:"classes"`   // real data: the two classes whose mean pixel is the feature
+type HGPError struct {
+	Networks  []string     `yaml:"networks" doc:"network kinds, one panel each; the scenario's network parameters apply to its own kind, the defaults to the others"`
+	Pairs     [][2]float64 `yaml:"pairs" doc:"(alpha, beta) pairs in [0, 1]², one curve each; (1, 0) is HGP"`
+	Seeds     int          `yaml:"seeds" doc:"seeds seed … seed + seeds − 1, 1 … 10000"`
+	M         int          `yaml:"m" doc:"VR-HGP iterations, 1 … 100000"`
+	Linearize string       `yaml:"linearize" doc:"last (the last SGP iterate, as Alg. 1) or fixed-point (y* of the expected SGP map)"`
+	Sampling  string       `yaml:"sampling" doc:"alternate (Eq. 9, 2M rounds) or simultaneous (M rounds); both unbiased"`
+	LR        float64      `yaml:"lr" doc:"constant SGP step, also the step of the linearized map, finite, > 0"`
+	Classes   [2]int       `yaml:"classes" doc:"real data: the two classes whose mean pixel is the feature"`
 	// OracleGap also builds the oracle at the other linearization point and
 	// reports ‖oracle at y⁽ᵀ⁾ − oracle at y*‖ (costs the expected fixed point
 	// and a second oracle per seed).
-	OracleGap bool `yaml:"oracle_gap"`
+	OracleGap bool `yaml:"oracle_gap" doc:"also report the gap between the oracles at the last iterate and at the fixed point"`
 	// Real data: examples per client in each split (synthetic data takes
 	// them from the data section).
-	Train int `yaml:"train"`
-	Val   int `yaml:"val"`
-	Test  int `yaml:"test"`
+	Train int `yaml:"train" doc:"real data: training examples per client"`
+	Val   int `yaml:"val" doc:"real data: validation examples per client (F_i is the validation loss)"`
+	Test  int `yaml:"test" doc:"real data: test examples per client"`
 }
 
-func (h *HGPErrorSpec) validate() error {
+// Bounds of the experiment's sizes.
+const (
+	maxSeeds = 10000
+	maxM     = 100000
+)
+
+// Validate implements scenarios.Experiment.
+func (h *HGPError) Validate(sc *scenarios.Scenario) error {
+	if err := h.validate(); err != nil {
+		return err
+	}
+	if _, ok := sc.Data.Source.Params.(*models.SyntheticData); !ok {
+		switch sc.Data.Source.Name {
+		case "fashion-mnist", "mnist":
+		default:
+			return fmt.Errorf("data: hgp-error takes synthetic, fashion-mnist or mnist data, got %s", sc.Data.Source.Name)
+		}
+		for _, v := range []int{h.Train, h.Val, h.Test} {
+			if v < 1 || v > models.MaxExamplesPerClient {
+				return fmt.Errorf("train, val, test: examples per client must be in [1, %d], got %d, %d, %d", models.MaxExamplesPerClient, h.Train, h.Val, h.Test)
+			}
+		}
+	}
+	return nil
+}
+
+// Estimate implements scenarios.Experiment: small networks, each run many
+// times; the dense oracles are (2n)² with d_x = 2.
+func (h *HGPError) Estimate(sc *scenarios.Scenario) scenarios.Resources {
+	n := float64(sc.Clients)
+	m := 2 * n
+	r := scenarios.Resources{Live: []scenarios.ResourcePart{{Name: "network", Bytes: int64(40 * n * n)},
+		{Name: "dense oracles", Bytes: int64(2 * 3 * 8 * m * m)}}}
+	if _, ok := sc.Data.Source.Params.(*models.SyntheticData); !ok {
+		r.Live = append(r.Live, scenarios.ResourcePart{Name: "data", Bytes: 70000 * 785 * 8})
+	}
+	r.PeakBytes = 2 * r.LiveBytes()
+	per := float64(sc.SGP.Rounds)*n*n*8 + float64(len(h.Pairs))*float64(h.M)*2*n*n*8 + 2*m*m*m
+	r.Flops = float64(h.Seeds) * float64(len(h.Networks)) * per
+	r.Seconds = r.Flops / scenarios.AssumedFlops
+	return r
+}
+
+func (h *HGPError) validate() error {
 	if len(h.Networks) == 0 {
 		return fmt.Errorf("networks: list at least one network kind")
 	}
@@ -64,11 +117,11 @@ func (h *HGPErrorSpec) validate() error {
 			return fmt.Errorf("pairs: alpha and beta must be in [0, 1], got %v", p)
 		}
 	}
-	if h.Seeds < 1 {
-		return fmt.Errorf("seeds: must be >= 1, got %d", h.Seeds)
+	if h.Seeds < 1 || h.Seeds > maxSeeds {
+		return fmt.Errorf("seeds: must be in [1, %d], got %d", maxSeeds, h.Seeds)
 	}
-	if h.M < 1 {
-		return fmt.Errorf("m: must be >= 1, got %d", h.M)
+	if h.M < 1 || h.M > maxM {
+		return fmt.Errorf("m: must be in [1, %d], got %d", maxM, h.M)
 	}
 	if h.Linearize != "last" && h.Linearize != "fixed-point" {
 		return fmt.Errorf("linearize: must be last or fixed-point, got %q", h.Linearize)
@@ -168,7 +221,7 @@ type hgpErrorSeed struct {
 
 // hgpErrorRun holds seeds[network][seed index].
 type hgpErrorRun struct {
-	spec  HGPErrorSpec
+	spec  HGPError
 	seeds [][]hgpErrorSeed
 }
 
@@ -184,8 +237,9 @@ func (r *hgpErrorRun) curves(ni, pi int) [][]float64 {
 	return out
 }
 
-func executeHGPError(ctx context.Context, sc Scenario, opt Options) (*HGPErrorSummary, error) {
-	h := *sc.HGPError
+// Run implements scenarios.Experiment.
+func (hp *HGPError) Run(ctx context.Context, sc scenarios.Scenario, env scenarios.Env) (any, error) {
+	h := *hp
 	res := &hgpErrorRun{spec: h, seeds: make([][]hgpErrorSeed, len(h.Networks))}
 	for ni, kind := range h.Networks {
 		for s := 0; s < h.Seeds; s++ {
@@ -193,20 +247,26 @@ func executeHGPError(ctx context.Context, sc Scenario, opt Options) (*HGPErrorSu
 				return nil, err
 			}
 			seed := sc.Seed + uint64(s)
-			one, err := hgpErrorOne(ctx, sc, kind, seed, nil)
+			one, err := hgpErrorOne(ctx, sc, &h, env, kind, seed, nil)
 			if err != nil {
 				return nil, fmt.Errorf("network %s, seed %d: %w", kind, seed, err)
 			}
 			res.seeds[ni] = append(res.seeds[ni], one)
-			if opt.Progress != nil {
-				opt.Progress(optim.RoundEvent{Phase: "hgp-error/" + kind, Round: s}, Aggregate{}, h.Seeds)
-			}
+			env.Progress("hgp-error/"+kind, s, h.Seeds)
 		}
 	}
-	if err := res.writeCSV(filepath.Join(opt.OutDir, "error.csv")); err != nil {
+	csv, err := res.csv()
+	if err != nil {
 		return nil, err
 	}
-	if err := res.plot(filepath.Join(opt.OutDir, "error.png")); err != nil {
+	if err := env.WriteFile("error.csv", csv); err != nil {
+		return nil, err
+	}
+	png, err := res.plot()
+	if err != nil {
+		return nil, err
+	}
+	if err := env.WriteFile("error.png", png); err != nil {
 		return nil, err
 	}
 	sum := res.summary(sc)
@@ -214,13 +274,13 @@ func executeHGPError(ctx context.Context, sc Scenario, opt Options) (*HGPErrorSu
 	if err != nil {
 		return nil, err
 	}
-	if err := writeAtomic(filepath.Join(opt.OutDir, "summary.json"), append(b, '\n')); err != nil {
+	if err := env.WriteFile("summary.json", append(b, '\n')); err != nil {
 		return nil, err
 	}
 	return sum, nil
 }
 
-func (r *hgpErrorRun) summary(sc Scenario) *HGPErrorSummary {
+func (r *hgpErrorRun) summary(sc scenarios.Scenario) *HGPErrorSummary {
 	h := r.spec
 	sum := &HGPErrorSummary{Name: sc.Name, Linearize: h.Linearize, Driver: sc.Runtime.Driver, Seeds: h.Seeds,
 		Skipped: []HGPErrorSkip{}, OracleAbs: map[string]Quants{}}
@@ -298,8 +358,7 @@ type hgpErrorWrap func(pi, i int, b optim.Behaviour) optim.Behaviour
 // same edge realizations (common random numbers: ticks T … T + rounds − 1
 // after the T rounds of SGP). A missing oracle at the chosen linearization
 // is not an error: the result says why and carries no errors.
-func hgpErrorOne(ctx context.Context, sc Scenario, kind string, seed uint64, wrap hgpErrorWrap) (hgpErrorSeed, error) {
-	h := sc.HGPError
+func hgpErrorOne(ctx context.Context, sc scenarios.Scenario, h *HGPError, env scenarios.Env, kind string, seed uint64, wrap hgpErrorWrap) (hgpErrorSeed, error) {
 	out := hgpErrorSeed{seed: seed}
 	n := sc.Clients
 	topo := sc.Network.Topology
@@ -310,7 +369,7 @@ func hgpErrorOne(ctx context.Context, sc Scenario, kind string, seed uint64, wra
 	if err != nil {
 		return out, err
 	}
-	data, err := oneDimData(sc, seed)
+	data, err := oneDimData(sc, h, seed)
 	if err != nil {
 		return out, err
 	}
@@ -326,7 +385,7 @@ func hgpErrorOne(ctx context.Context, sc Scenario, kind string, seed uint64, wra
 		beh[i] = clients[i]
 	}
 	factory, fixed := optim.FixedClients(beh)
-	drv, closeDriver, err := newDriver(sc.Runtime, nw, factory)
+	drv, closeDriver, err := env.NewDriver(nw, factory)
 	if err != nil {
 		return out, err
 	}
@@ -466,7 +525,7 @@ func stackedGap(a, b [][]float64) float64 {
 // writeCSV writes error.csv atomically: one row per (network, pair, seed,
 // m) with status ok, and one row per (network, pair, seed) without m and
 // error for a seed that has no oracle, its status and reason filled in.
-func (r *hgpErrorRun) writeCSV(path string) error {
+func (r *hgpErrorRun) csv() ([]byte, error) {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	_ = w.Write([]string{"network", "alpha", "beta", "seed", "m", "error", "status", "reason"})
@@ -487,9 +546,9 @@ func (r *hgpErrorRun) writeCSV(path string) error {
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return nil, fmt.Errorf("writing error.csv: %w", err)
 	}
-	return writeAtomic(path, buf.Bytes())
+	return buf.Bytes(), nil
 }
 
 func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
@@ -515,7 +574,7 @@ func bands(errs [][]float64) (med, lo, hi []float64) {
 // classes of the synthetic generator, or — with data.kind fashion-mnist,
 // as in the paper with MNIST — the mean pixel of two classes (h.Classes)
 // of the real images, relabelled 0/1 and split among clients at random.
-func oneDimData(sc Scenario, seed uint64) ([]models.ClientData, error) {
+func oneDimData(sc scenarios.Scenario, h *HGPError, seed uint64) ([]models.ClientData, error) {
 	n := sc.Clients
 	if sd, ok := sc.Data.Source.Params.(*models.SyntheticData); ok {
 		return models.Synthetic(models.SyntheticSpec{Clients: n, Classes: 2, Features: 1,
@@ -531,7 +590,7 @@ func oneDimData(sc Scenario, seed uint64) ([]models.ClientData, error) {
 	if err != nil {
 		return nil, err
 	}
-	pair := sc.HGPError.Classes
+	pair := h.Classes
 	var rows []int
 	for i, y := range train.Y {
 		if y == pair[0] || y == pair[1] {
@@ -540,7 +599,6 @@ func oneDimData(sc Scenario, seed uint64) ([]models.ClientData, error) {
 	}
 	r := rng.New(seed, rng.Global, rng.PurposePartition)
 	r.Shuffle(len(rows), func(a, b int) { rows[a], rows[b] = rows[b], rows[a] })
-	h := sc.HGPError
 	per := h.Train + h.Val + h.Test
 	if len(rows) < n*per {
 		return nil, fmt.Errorf("classes %v have %d images, %d clients need %d", pair, len(rows), n, n*per)
@@ -580,4 +638,15 @@ func l2Rate(a models.Architecture) float64 {
 		return m.L2
 	}
 	return 0
+}
+
+// Headlines are the console lines of a finished experiment: the error at
+// m = M per network and pair.
+func (s *HGPErrorSummary) Headlines() []string {
+	out := make([]string, 0, len(s.Final))
+	for _, f := range s.Final {
+		out = append(out, fmt.Sprintf("%s (α, β) = (%g, %g): error at m = M median %.4g (10%%–90%%: %.4g–%.4g) over %d seeds",
+			f.Network, f.Alpha, f.Beta, f.Median, f.P10, f.P90, f.N))
+	}
+	return out
 }

@@ -1,10 +1,11 @@
-package scenarios
+package run
 
 import (
 	"hgpsim/graph"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
+	"hgpsim/scenarios"
 )
 
 // Run is a scenario turned into what its clients are built from: the
@@ -13,7 +14,7 @@ import (
 // the clients themselves are built by the driver, each where it lives,
 // with Factory.
 type Run struct {
-	Scenario Scenario
+	Scenario scenarios.Scenario
 	Net      *graph.Network
 	Data     []models.ClientData
 	Model    models.Bilevel // prototype; each client holds its own clone
@@ -34,11 +35,11 @@ func (r *Run) expectedPushWeights() [][]float64 {
 // Build turns a validated scenario into a Run. Errors a user can fix
 // (for example a disconnected expected graph or missing data files) are
 // InvalidErrors.
-func Build(sc Scenario) (*Run, error) {
+func Build(sc scenarios.Scenario) (*Run, error) {
 	if err := sc.Validate(); err != nil {
-		return nil, invalid("scenario", "%s", err.Error())
+		return nil, scenarios.Invalid("scenario", "%s", err.Error())
 	}
-	nw, err := buildNetwork(sc)
+	nw, err := scenarios.BuildNetwork(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +50,7 @@ func Build(sc Scenario) (*Run, error) {
 	model := bilevelModel(sc)
 	x0 := make([]float64, model.DimX())
 	model.Init(x0, rng.New(sc.Seed, rng.Global, rng.PurposeInit))
-	if sc.isLocal() {
+	if sc.IsLocal() {
 		nw = isolated(sc.Clients)
 	}
 	r := &Run{Scenario: sc, Net: nw, Data: data, Model: model, X0: x0, Config: pdboConfig(sc)}
@@ -61,7 +62,7 @@ func Build(sc Scenario) (*Run, error) {
 
 // pdboConfig is the configuration every client of a validated scenario
 // shares.
-func pdboConfig(sc Scenario) *optim.PDBOConfig {
+func pdboConfig(sc scenarios.Scenario) *optim.PDBOConfig {
 	h := sc.Hypergradient
 	variant := optim.AfterComm
 	if sc.SGP.Variant == "before" {
@@ -71,7 +72,7 @@ func pdboConfig(sc Scenario) *optim.PDBOConfig {
 	if h.Sampling == "alternate" {
 		sampling = optim.Alternate
 	}
-	sched := sc.SGP.LR.schedule()
+	sched := sc.SGP.LR.Optim()
 	lr := h.LR
 	if lr == 0 {
 		lr = sched.At(sc.SGP.Rounds - 1)
@@ -123,7 +124,7 @@ func (r *Run) Program() *optim.Alg1 {
 	sc := r.Scenario
 	h := sc.Hypergradient
 	a := &optim.Alg1{Steps: sc.Outer.Steps, SGPRounds: sc.SGP.Rounds, SGPEval: sc.SGP.EvalEvery,
-		Warm: !sc.Outer.Restart, Patience: sc.Outer.Patience, Track: sc.Clients <= exactPBarLimit}
+		Warm: !sc.Outer.Restart, Patience: sc.Outer.Patience, Track: sc.Clients <= scenarios.ExactEstimateLimit}
 	if h.Estimator != "none" {
 		kind, _ := optim.Estimators.Lookup(h.Estimator)
 		a.Hyper, a.HyperEval = true, h.EvalEvery
@@ -144,21 +145,11 @@ func isolated(n int) *graph.Network {
 	return &graph.Network{Kind: "local", N: n, Prob: p, Symmetric: true}
 }
 
-// buildNetwork builds the scenario's network; a network that breaks an
-// assumption is an input error.
-func buildNetwork(sc Scenario) (*graph.Network, error) {
-	nw, err := graph.Build(sc.Network.Topology, sc.Clients, sc.Seed)
-	if err != nil {
-		return nil, invalid("scenario", "network: %s", err.Error())
-	}
-	return nw, nil
-}
-
 // bilevelModel builds the model of a validated scenario.
-func bilevelModel(sc Scenario) models.Bilevel {
-	features, classes := sc.shape()
+func bilevelModel(sc scenarios.Scenario) models.Bilevel {
+	features, classes := sc.Shape()
 	arch := sc.Model.Arch.Params
-	return sc.Model.Head.Params.New(func() models.Classifier { return arch.New(features, classes) }, sc.Model.headParams())
+	return sc.Model.Head.Params.New(func() models.Classifier { return arch.New(features, classes) }, sc.Model.HeadParams())
 }
 
 // outerData is the data of client i's outer cost F_i.
@@ -171,24 +162,24 @@ func (r *Run) outerData(i int) *models.Dataset {
 
 // loadData builds every client's splits. Missing data files are an input
 // error naming them and how to install them.
-func loadData(sc Scenario) ([]models.ClientData, error) {
+func loadData(sc scenarios.Scenario) ([]models.ClientData, error) {
 	src := sc.Data.Source.Params
 	if m, ok := src.(interface{ Missing() []string }); ok && len(m.Missing()) > 0 {
 		_, err := src.Load(sc.Clients, sc.Seed) // its error names the files and how to install them
-		return nil, invalid("scenario", "data: %s", err.Error())
+		return nil, scenarios.Invalid("scenario", "data: %s", err.Error())
 	}
 	data, err := src.Load(sc.Clients, sc.Seed)
 	if err != nil {
-		return nil, invalid("scenario", "data (%s): %s", sc.Data.Source.Name, err.Error())
+		return nil, scenarios.Invalid("scenario", "data (%s): %s", sc.Data.Source.Name, err.Error())
 	}
 	return data, nil
 }
 
 // outerOptimizer builds one client's λ-optimizer with per-coordinate rates:
 // the label part of ensemble-label-weights (λ = [λ^K; λ^C]) uses lr_labels.
-func outerOptimizer(sc Scenario) optim.OuterOptimizer {
-	_, classes := sc.shape()
-	dl := sc.Model.Head.Params.DimLambda(classes, sc.Model.headParams())
+func outerOptimizer(sc scenarios.Scenario) optim.OuterOptimizer {
+	_, classes := sc.Shape()
+	dl := sc.Model.Head.Params.DimLambda(classes, sc.Model.HeadParams())
 	lr := make([]float64, dl)
 	for k := range lr {
 		lr[k] = sc.Outer.LR

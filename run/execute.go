@@ -1,8 +1,9 @@
-package scenarios
+package run
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -11,8 +12,10 @@ import (
 
 	"hgpsim/actors"
 	"hgpsim/graph"
+	"hgpsim/internal/fsutil"
 	"hgpsim/models"
 	"hgpsim/optim"
+	"hgpsim/scenarios"
 )
 
 // Summary is the headline of a run, written to summary.json.
@@ -35,8 +38,9 @@ type Summary struct {
 	Best  *OuterRecord  `json:"best,omitempty"`
 	// StoppedEarly is set when outer.patience ended the loop before S.
 	StoppedEarly bool `json:"stopped_early,omitempty"`
-	// HGPError is set instead of the fields above for an hgp_error run.
-	HGPError *HGPErrorSummary `json:"hgp_error,omitempty"`
+	// Experiment is an experiment's own summary, set instead of the fields
+	// above (the experiment writes summary.json itself).
+	Experiment any `json:"-"`
 }
 
 // Headline is the evaluation a run is judged by: the best outer step, or
@@ -49,7 +53,7 @@ func (s *Summary) Headline() OuterRecord {
 }
 
 // EstimateError compares the clients' Alg. 2 estimates after the first SGP
-// phase with the truth; reported up to exactPBarLimit clients.
+// phase with the truth; reported up to scenarios.ExactEstimateLimit clients.
 type EstimateError struct {
 	// PBarMaxAbs is max_ij |p̂_ij − E p_ij| and DeltaBarMaxAbs
 	// max_ij |δ̂_{j→i} − δ̄_{j→i}|: against the network's model. They
@@ -74,41 +78,46 @@ type Options struct {
 	OutDir   string   // created if missing; existing output files are replaced
 	Progress Progress // may be nil
 	// MaxMemory is the limit on the estimated peak memory (see
-	// CheckOptions); 0 means the machine's memory, negative no limit.
+	// scenarios.CheckOptions); 0 means the machine's memory, negative no limit.
 	MaxMemory int64
 }
 
 // Execute builds and runs a scenario and writes scenario.yaml,
 // metrics.jsonl and summary.json under opt.OutDir. summary.json is written
 // last and atomically, so its presence means the run completed.
-func Execute(ctx context.Context, sc Scenario, opt Options) (*Summary, error) {
-	if _, err := Check("scenario", sc, CheckOptions{MaxMemory: opt.MaxMemory}); err != nil {
+func Execute(ctx context.Context, sc scenarios.Scenario, opt Options) (*Summary, error) {
+	if _, err := scenarios.Check("scenario", sc, scenarios.CheckOptions{MaxMemory: opt.MaxMemory}); err != nil {
 		return nil, err
 	}
-	run, err := Build(sc)
-	if err != nil {
-		return nil, err
+	if err := sc.Validate(); err != nil { // resolves the method presets
+		return nil, scenarios.Invalid("scenario", "%s", err.Error())
 	}
-	sc = run.Scenario // resolved: method presets applied
+	var run *Run
+	if sc.Experiment == nil {
+		var err error
+		if run, err = Build(sc); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating output folder: %w", err)
 	}
-	resolved, err := Marshal(sc)
+	resolved, err := scenarios.Marshal(sc)
 	if err != nil {
 		return nil, fmt.Errorf("rendering scenario: %w", err)
 	}
-	if err := writeAtomic(filepath.Join(opt.OutDir, "scenario.yaml"), resolved); err != nil {
+	if err := fsutil.WriteAtomic(filepath.Join(opt.OutDir, "scenario.yaml"), resolved); err != nil {
 		return nil, err
 	}
 	// A stale summary from an earlier run in the same folder must not
 	// survive a run that fails.
 	_ = os.Remove(filepath.Join(opt.OutDir, "summary.json"))
-	if sc.HGPError != nil {
-		hs, err := executeHGPError(ctx, sc, opt)
+	if sc.Experiment != nil {
+		res, err := sc.Experiment.Params.Run(ctx, sc, NewEnv(sc, opt.OutDir, opt.Progress))
 		if err != nil {
 			return nil, fmt.Errorf("run %s: %w", sc.Name, err)
 		}
-		return &Summary{Name: sc.Name, Seed: sc.Seed, Clients: sc.Clients, HGPError: hs}, nil
+		return &Summary{Name: sc.Name, Seed: sc.Seed, Clients: sc.Clients, Experiment: res}, nil
 	}
 
 	f, err := os.Create(filepath.Join(opt.OutDir, "metrics.jsonl"))
@@ -131,7 +140,7 @@ func Execute(ctx context.Context, sc Scenario, opt Options) (*Summary, error) {
 		sum, err = sink.summary()
 	}
 	if cerr := f.Close(); err == nil && (mw.err != nil || cerr != nil) {
-		err = fmt.Errorf("writing metrics: %w", firstErr(mw.err, cerr))
+		err = fmt.Errorf("writing metrics: %w", errors.Join(mw.err, cerr))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", sc.Name, err)
@@ -140,21 +149,16 @@ func Execute(ctx context.Context, sc Scenario, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding summary: %w", err)
 	}
-	if err := writeAtomic(filepath.Join(opt.OutDir, "summary.json"), append(b, '\n')); err != nil {
+	if err := fsutil.WriteAtomic(filepath.Join(opt.OutDir, "summary.json"), append(b, '\n')); err != nil {
 		return nil, err
 	}
 	return sum, nil
 }
 
-// exactPBarLimit bounds the client count for which summaries compare the
-// Alg. 2 estimates with the truth: the exact p̄ costs O(n³) (18 s at
-// n = 1000 on the project machine) and the delivery record O(n²) memory.
-const exactPBarLimit = 400
-
 // newDriver returns the driver a scenario asks for, with the clients built
 // by factory (inside their actors for the actor runtime), and the function
 // that releases it.
-func newDriver(rs RuntimeSpec, nw *graph.Network, factory optim.ClientFactory) (optim.Driver, func(), error) {
+func newDriver(rs scenarios.RuntimeSpec, nw *graph.Network, factory optim.ClientFactory) (optim.Driver, func(), error) {
 	if rs.Driver == "sequential" {
 		d, err := optim.NewSequential(nw, factory)
 		return d, func() {}, err
@@ -169,38 +173,6 @@ func newDriver(rs RuntimeSpec, nw *graph.Network, factory optim.ClientFactory) (
 // DefaultOutDir is runs/<name>-<timestamp>.
 func DefaultOutDir(name string, now time.Time) string {
 	return filepath.Join("runs", name+"-"+now.Format("20060102-150405"))
-}
-
-// writeAtomic writes b to path through a temporary file and a rename, so a
-// reader sees either the old file or the whole new one.
-func writeAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	_, werr := tmp.Write(b)
-	// CreateTemp makes the file 0600; outputs are meant to be shared.
-	perr := tmp.Chmod(0o644)
-	serr := tmp.Sync()
-	cerr := tmp.Close()
-	if err := firstErr(werr, perr, serr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
-}
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
 }
 
 func sizeOf(d *models.Dataset) int {
@@ -229,4 +201,31 @@ func stackedNorm(v [][]float64) float64 {
 		}
 	}
 	return math.Sqrt(s)
+}
+
+// env is what an experiment gets from Execute.
+type env struct {
+	sc       scenarios.Scenario
+	dir      string
+	progress Progress
+}
+
+// NewEnv returns the environment Execute gives an experiment of sc that
+// writes into dir.
+func NewEnv(sc scenarios.Scenario, dir string, progress Progress) scenarios.Env {
+	return &env{sc: sc, dir: dir, progress: progress}
+}
+
+func (e *env) WriteFile(name string, b []byte) error {
+	return fsutil.WriteAtomic(filepath.Join(e.dir, name), b)
+}
+
+func (e *env) NewDriver(nw *graph.Network, factory optim.ClientFactory) (optim.Driver, func(), error) {
+	return newDriver(e.sc.Runtime, nw, factory)
+}
+
+func (e *env) Progress(what string, step, total int) {
+	if e.progress != nil {
+		e.progress(optim.RoundEvent{Phase: what, Round: step}, Aggregate{}, total)
+	}
 }

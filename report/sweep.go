@@ -1,13 +1,12 @@
-package scenarios
+package report
 
 import (
-	"context"
 	"encoding/csv"
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -15,134 +14,21 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"hgpsim/internal/fsutil"
+	"hgpsim/run"
+	"hgpsim/scenarios"
 )
-
-// SweepJob is one scenario of a sweep.
-type SweepJob struct {
-	Scenario Scenario
-	OutDir   string
-	// File is the scenario file the job came from, Base the scenario's
-	// name in it (the table's column) and Method the method applied (the
-	// table's row; the scenario name when the file has no method).
-	File, Base, Method string
-	// MaxMemory is the run's memory limit (see Options).
-	MaxMemory int64
-}
-
-// PlanSweep turns scenario files (× methods, when given) into jobs under
-// dir: one folder per run, named after the scenario (and the method). Two
-// runs that would share a folder — two files with the same name, or the
-// same file twice — are an error before anything runs. seed, when not nil,
-// overrides every scenario's seed.
-func PlanSweep(files, methods []string, seed *uint64, dir string, opt CheckOptions) ([]SweepJob, error) {
-	var jobs []SweepJob
-	byFolder := map[string]string{} // folder → "file (method)"
-	for _, f := range files {
-		base, err := Load(f)
-		if err != nil {
-			return nil, err
-		}
-		if seed != nil {
-			base.Seed = *seed
-		}
-		if base.HGPError != nil {
-			// The tables are of test accuracies, which an hgp_error
-			// experiment does not have.
-			return nil, invalid(f, "hgp_error experiments are not for sweep (nothing to tabulate); run them with `hgpsim run`")
-		}
-		variants := []string{base.Method}
-		if len(methods) > 0 {
-			variants = methods
-		}
-		for _, m := range variants {
-			sc := base
-			sc.Method = strings.TrimSpace(m)
-			if len(methods) > 0 {
-				sc.Name = base.Name + "-" + sc.Method
-			}
-			src := f
-			if sc.Method != "" {
-				src = fmt.Sprintf("%s (method %s)", f, sc.Method)
-			}
-			if err := sc.Validate(); err != nil {
-				return nil, invalid(src, "%v", err)
-			}
-			if _, err := Check(src, sc, opt); err != nil {
-				return nil, err
-			}
-			folder := sc.Name
-			if prev, dup := byFolder[folder]; dup {
-				return nil, invalid(src, "this run and %s would both write runs named %q into %s; give the scenarios distinct names",
-					prev, folder, filepath.Join(dir, folder))
-			}
-			byFolder[folder] = src
-			row := sc.Method
-			if row == "" {
-				row = base.Name
-			}
-			jobs = append(jobs, SweepJob{Scenario: sc, OutDir: filepath.Join(dir, folder), File: f, Base: base.Name, Method: row, MaxMemory: opt.MaxMemory})
-		}
-	}
-	return jobs, nil
-}
-
-// SweepResult is the outcome of one job.
-type SweepResult struct {
-	Job     SweepJob
-	Summary *Summary
-	Wall    time.Duration
-	Err     error
-}
-
-// Sweep runs jobs with at most `parallel` at once and returns the results in
-// job order. A failing job does not stop the others. Two jobs with the same
-// output folder are an error before anything runs.
-func Sweep(ctx context.Context, jobs []SweepJob, parallel int, done func(SweepResult)) ([]SweepResult, error) {
-	seen := map[string]string{}
-	for _, j := range jobs {
-		dir := filepath.Clean(j.OutDir)
-		if prev, dup := seen[dir]; dup {
-			return nil, invalid("sweep", "runs %s and %s would both write into %s", prev, j.Scenario.Name, dir)
-		}
-		seen[dir] = j.Scenario.Name
-	}
-	if parallel < 1 {
-		parallel = 1
-	}
-	res := make([]SweepResult, len(jobs))
-	sem := make(chan struct{}, parallel)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for k, j := range jobs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(k int, j SweepJob) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			start := time.Now()
-			sum, err := Execute(ctx, j.Scenario, Options{OutDir: j.OutDir, MaxMemory: j.MaxMemory})
-			r := SweepResult{Job: j, Summary: sum, Wall: time.Since(start), Err: err}
-			res[k] = r
-			if done != nil {
-				mu.Lock()
-				done(r)
-				mu.Unlock()
-			}
-		}(k, j)
-	}
-	wg.Wait()
-	return res, nil
-}
 
 // table groups results by method (rows) and scenario (columns, in the
 // order the files were given).
 type table struct {
 	methods, columns []string
-	cell             map[[2]string]SweepResult
+	cell             map[[2]string]run.SweepResult
 }
 
-func newTable(results []SweepResult) *table {
-	t := &table{cell: map[[2]string]SweepResult{}}
+func newTable(results []run.SweepResult) *table {
+	t := &table{cell: map[[2]string]run.SweepResult{}}
 	seenM, seenC := map[string]bool{}, map[string]bool{}
 	for _, r := range results {
 		m, c := r.Job.Method, r.Job.Base
@@ -157,7 +43,7 @@ func newTable(results []SweepResult) *table {
 		}
 	}
 	rank := map[string]int{}
-	for k, m := range Methods {
+	for k, m := range scenarios.Methods {
 		rank[m] = k
 	}
 	sort.SliceStable(t.methods, func(a, b int) bool { return rankOf(rank, t.methods[a]) < rankOf(rank, t.methods[b]) })
@@ -188,7 +74,7 @@ func (t *table) text(m, n string) string {
 // percentile" test accuracy (%) at the outer step with the best validation
 // accuracy, then one line per run. results.csv: one row per run, keyed by
 // scenario file and name, with its seed, network, method and figures.
-func WriteSweepTables(dir string, results []SweepResult) error {
+func WriteSweepTables(dir string, results []run.SweepResult) error {
 	t := newTable(results)
 	var md strings.Builder
 	md.WriteString("| method |")
@@ -218,7 +104,7 @@ func WriteSweepTables(dir string, results []SweepResult) error {
 		sc := r.Job.Scenario
 		fmt.Fprintf(&md, "| %s | %s | %s | %d | %s | %s |\n", sc.Name, r.Job.File, sc.Network.Topology.Name, sc.Seed, best, r.Wall.Round(time.Second))
 	}
-	if err := writeAtomic(filepath.Join(dir, "results.md"), []byte(md.String())); err != nil {
+	if err := fsutil.WriteAtomic(filepath.Join(dir, "results.md"), []byte(md.String())); err != nil {
 		return err
 	}
 	var buf strings.Builder
@@ -235,7 +121,7 @@ func WriteSweepTables(dir string, results []SweepResult) error {
 		w.Write(append(row, ftoa(b.TestAcc), ftoa(b.TestAccP), ftoa(b.ValAcc), fmt.Sprint(b.Step), "ok"))
 	}
 	w.Flush()
-	return writeAtomic(filepath.Join(dir, "results.csv"), []byte(buf.String()))
+	return fsutil.WriteAtomic(filepath.Join(dir, "results.csv"), []byte(buf.String()))
 }
 
 func oneLineErr(err error) string {
@@ -249,7 +135,7 @@ func oneLineErr(err error) string {
 // WriteSweepPlot draws validation.png: validation accuracy against outer
 // step, one curve per method, one panel per network. Methods without outer
 // steps are drawn as flat lines.
-func WriteSweepPlot(path string, results []SweepResult) error {
+func WriteSweepPlot(path string, results []run.SweepResult) error {
 	t := newTable(results)
 	maxStep := 1
 	for _, r := range results {
@@ -283,7 +169,7 @@ func WriteSweepPlot(path string, results []SweepResult) error {
 			if err != nil {
 				return fmt.Errorf("plotting: %w", err)
 			}
-			c := palette[mi%len(palette)]
+			c := Palette[mi%len(Palette)]
 			l.Color = c
 			l.Width = vg.Points(1.5)
 			if len(r.Summary.Outer) == 0 {
@@ -306,5 +192,7 @@ func WriteSweepPlot(path string, results []SweepResult) error {
 	for i, p := range panels {
 		p.Draw(canvases[0][i])
 	}
-	return writePNG(path, img)
+	return WritePNG(path, img)
 }
+
+func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

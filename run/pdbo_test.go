@@ -1,4 +1,4 @@
-package scenarios
+package run
 
 import (
 	"bytes"
@@ -6,42 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"hgpsim/internal/testscen"
 )
 
-const tinyPDBO = `
-name: tiny-pdbo
-seed: 5
-clients: 4
-method: pdbo-da
-network:
-  kind: fully-connected
-data:
-  classes: 3
-  features: 4
-  train: 40
-  val: 20
-  test: 20
-  alpha: 0.3
-model:
-  l2: 0.01
-  outer_l2: 0
-sgp:
-  rounds: 300
-  batch: 0
-  eval_every: 0
-  lr:
-    schedule: constant
-    base: 0.5
-hypergradient:
-  estimator: exact
-  m: 100
-outer:
-  steps: 2
-  optimizer: adam
-  lr: 0.1
-runtime:
-  driver: actors
-`
+const tinyPDBO = testscen.TinyPDBO
 
 // A tiny PDBO run end to end through the actor runtime: the outer objective
 // F̄(x(λ⁽ˢ⁾), λ⁽ˢ⁾) decreases over the outer steps, and the run is

@@ -1,4 +1,4 @@
-package scenarios
+package experiments
 
 import (
 	"fmt"
@@ -10,18 +10,14 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
-)
 
-// palette is a colour-blind-safe set (Okabe–Ito).
-var palette = []color.RGBA{
-	{0, 114, 178, 255}, {213, 94, 0, 255}, {0, 158, 115, 255}, {204, 121, 167, 255},
-	{230, 159, 0, 255}, {86, 180, 233, 255}, {0, 0, 0, 255}, {153, 153, 153, 255},
-}
+	"hgpsim/report"
+)
 
 // plot draws error.png: one panel per network, one curve per (α, β): the
 // median over the seeds that have an oracle with a 10–90% band, on a log
 // scale.
-func (r *hgpErrorRun) plot(path string) error {
+func (r *hgpErrorRun) plot() ([]byte, error) {
 	const floor = 1e-16 // log scale: exact zeros are drawn at the floor
 	panels := make([]*plot.Plot, len(r.spec.Networks))
 	for ni, kind := range r.spec.Networks {
@@ -45,7 +41,7 @@ func (r *hgpErrorRun) plot(path string) error {
 				continue
 			}
 			med, lo, hi := bands(curves)
-			c := palette[pi%len(palette)]
+			c := report.Palette[pi%len(report.Palette)]
 			band := make(plotter.XYs, 0, 2*len(med))
 			line := make(plotter.XYs, len(med))
 			for m := range med {
@@ -60,7 +56,7 @@ func (r *hgpErrorRun) plot(path string) error {
 			for _, edge := range []plotter.XYs{band[:len(med)], band[len(med):]} {
 				b, err := plotter.NewLine(edge)
 				if err != nil {
-					return fmt.Errorf("plotting: %w", err)
+					return nil, fmt.Errorf("plotting: %w", err)
 				}
 				b.Color = color.NRGBA{R: c.R, G: c.G, B: c.B, A: 90}
 				b.Width = vg.Points(0.5)
@@ -68,7 +64,7 @@ func (r *hgpErrorRun) plot(path string) error {
 			}
 			l, err := plotter.NewLine(line)
 			if err != nil {
-				return fmt.Errorf("plotting: %w", err)
+				return nil, fmt.Errorf("plotting: %w", err)
 			}
 			l.Color = c
 			l.Width = vg.Points(1.5)
@@ -87,17 +83,5 @@ func (r *hgpErrorRun) plot(path string) error {
 	for i, p := range panels {
 		p.Draw(canvases[0][i])
 	}
-	return writePNG(path, img)
+	return report.PNG(img)
 }
-
-func writePNG(path string, img *vgimg.Canvas) error {
-	var buf bytesBuffer
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
-		return fmt.Errorf("rendering %s: %w", path, err)
-	}
-	return writeAtomic(path, buf.b)
-}
-
-type bytesBuffer struct{ b []byte }
-
-func (w *bytesBuffer) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }

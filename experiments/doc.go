@@ -1,0 +1,7 @@
+// Package experiments holds the registered experiments (scenarios with an
+// `experiment:` section), which study an estimator or an algorithm over
+// many seeds and settings instead of training once. Each is one file with
+// its registration; it builds its networks, data and clients like a
+// training run and executes them on the scenario's driver through
+// scenarios.Env.
+package experiments

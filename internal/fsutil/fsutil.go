@@ -1,0 +1,41 @@
+// Package fsutil writes output files so that a reader (or a crash) never
+// sees half of one.
+package fsutil
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// WriteAtomic writes b to path through a temporary file in the same folder
+// and a rename, so a reader sees either the old file or the whole new one.
+// The file is 0644: outputs are meant to be shared.
+func WriteAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	_, werr := tmp.Write(b)
+	perr := tmp.Chmod(0o644) // CreateTemp makes the file 0600
+	serr := tmp.Sync()
+	cerr := tmp.Close()
+	if err := firstErr(werr, perr, serr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
