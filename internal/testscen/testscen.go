@@ -66,4 +66,3 @@ outer:
 runtime:
   driver: actors
 `
-
