@@ -499,8 +499,8 @@ func TestAckRoundTrip(t *testing.T) {
 	}
 	port := optim.NewPort(nw, self)
 	r := port.Open("mix", 4, 99)
-	port.Push(r.Links, optim.Payload{Kind: optim.KindModel, Vec: []float64{1, 2, 3}, Mass: 0.25})
-	port.Send([]int{0, 4}, optim.Payload{Kind: optim.KindControl, Vec: []float64{math.Copysign(0, -1)}})
+	optim.Push(port, r.Links, optim.Payload{Kind: optim.KindModel, Vec: []float64{1, 2, 3}, Mass: 0.25})
+	optim.Send(port, []int{0, 4}, optim.Payload{Kind: optim.KindControl, Vec: []float64{math.Copysign(0, -1)}})
 
 	g := newGen(11)
 	stats, res := g.stats(), g.result()
