@@ -134,7 +134,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(flagError)
 	root.SetHelpCommand(newHelpCmd(root))
 	root.AddCommand(newRunCmd(stderr), newValidateCmd(stdout), newSweepCmd(stdout, stderr),
-		newBenchCmd(stdout, stderr), newVersionCmd(stdout))
+		newBenchCmd(stdout, stderr), newListCmd(stdout), newVersionCmd(stdout))
 	return root
 }
 
