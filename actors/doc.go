@@ -1,23 +1,25 @@
 // Package actors is the production runtime of hgpsim on proto.actor.
 //
-// It runs the behaviours of package optim unchanged: one actor per client, a
-// supervisor actor that drives the rounds of each phase, and a router that
-// realizes the round's edges and delivers and counts what crosses them. The
-// sequential driver in optim is the reference: for the same network, phase
-// and seed this runtime must produce bit-identical states and events.
+// It runs the clients and programs of package optim unchanged: one actor per
+// client, which builds its own optim.Client with the run's factory, and a
+// supervisor actor that runs the optim.Program — asking it for each phase,
+// driving the phase's rounds, routing what the clients send, and reporting
+// to the sink. The sequential driver in optim is the reference: for the same
+// network, program and seed this runtime must produce bit-identical states,
+// events and reports.
 //
 // # Rounds
 //
-// The supervisor advances a phase in steps. Step k tells every client to
-// close round k−1 (hand what reached it, sorted by sender, to its
-// behaviour's Receive, and evaluate if asked) and then to open round k (call
-// Send on the links the router realizes for it). A client answers a step
-// with an acknowledgement that carries its post: the payload with its
-// realized receivers and push weights. When all n have acknowledged step k,
-// the supervisor reports the closed round, has the router deliver every post
-// of round k into the receivers' inboxes, visiting senders in ascending
-// order (so every inbox is sorted by sender without sorting), and sends step
-// k+1 with those inboxes. A round therefore closes by the supervisor's word,
+// The supervisor advances a phase in steps. Step 0 also enters the phase
+// (optim.Client.Enter). Step k tells every client to close round k−1 (hand
+// what reached it, sorted by sender, to its behaviour's Receive, and
+// evaluate if asked) and then to open round k (Send through its optim.Port,
+// which realizes its links). A client answers a step with an
+// acknowledgement that carries its port: what it addressed in round k. When
+// all n have acknowledged step k, the supervisor reports the closed round,
+// delivers every envelope of round k into the receivers' inboxes
+// (optim.Deliver, senders in ascending order, so every inbox is sorted by
+// sender without sorting), and sends step k+1 with those inboxes. A round therefore closes by the supervisor's word,
 // never by a receiver counting arrivals: with dropped links a receiver
 // cannot know what it should have received.
 //
@@ -39,6 +41,9 @@
 // A panic inside a behaviour is recovered by the client and reported with
 // client, phase and round; the supervisor strategy for clients stops (never
 // restarts: a restart would silently rebuild a client without its state). A
-// round that makes no progress within the timeout fails the run and names the
-// clients that did not answer.
+// panic in the sink, the program or the routing is recovered by the
+// supervisor and fails the run; the supervisor itself runs under a guardian
+// strategy that stops it and answers the caller. A round that makes no
+// progress within the timeout fails the run and names the clients that did
+// not answer.
 package actors

@@ -10,18 +10,29 @@
 //
 // # The round protocol
 //
-// A round t of a phase has two halves. First every client is asked what it
-// pushes: Send(t, recv, weights) gets the receivers j whose link i→j is up
-// this round (ascending, always including i itself) and the push weights
-// p_ij(δ_i⁽ᵗ⁾) of Eq. (3), and returns ONE vector that goes to all of them.
-// Then every client is handed what reached it: Receive(t, in) with the
-// messages ordered by sender, so floating-point sums never depend on arrival
-// order. A client never learns what it "should" have received: a link that is
-// down simply delivers nothing.
+// A round t of a phase has two halves. First every client sends: Send(r, out)
+// gets the Round — its realized out-links r.Links (ascending, itself
+// included) and their push weights r.Weights of Eq. (3) — and addresses
+// messages through an Outbox (Push for push-sum to any subset of the links,
+// Send for plain messages to any nodes; a message over a link that is down
+// is dropped by the network). Then every client is handed what reached it:
+// Receive(r, in) with the messages ordered by sender, so floating-point sums
+// never depend on arrival order. A client never learns what it "should"
+// have received. Messages carry a header (sender, round, phase) and a typed
+// Payload (Kind, vector, push-sum mass), which fault wrappers use without
+// knowing an algorithm's layout.
 //
-// A payload returned by Send is read-only from then on and stays valid until
-// the sender's next-but-one Send, so behaviours double-buffer their payloads
-// and no vector is copied per receiver.
+// A payload vector is read-only once sent and stays valid until the
+// sender's next-but-one round, so behaviours double-buffer their payloads
+// and nothing is copied per receiver.
+//
+// # Clients and programs
+//
+// A Client lives for the whole run and returns a behaviour for each phase
+// (Enter); a Program schedules the phases (Alg1 is the PDBO paper's Alg. 1)
+// and both drivers execute it, the actor runtime inside its supervisor.
+// Plug-ins: Estimators (hyper-gradient estimators) and Faults (client
+// behaviours assigned per client).
 //
 // # Notation
 //
