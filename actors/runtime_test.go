@@ -256,3 +256,107 @@ func TestContextCancelStopsPhase(t *testing.T) {
 		t.Fatalf("want context.Canceled, got %v", err)
 	}
 }
+
+// panicSink panics in Evaluated at round k.
+type panicSink struct {
+	optim.NoSink
+	round int
+}
+
+func (p panicSink) Evaluated(ev *optim.RoundEvent) error {
+	if ev.Round == p.round {
+		panic("sink failure")
+	}
+	return nil
+}
+
+// panicProgram panics when asked for the phase after the first.
+type panicProgram struct{ asked int }
+
+func (p *panicProgram) Next(done *optim.PhaseReport) (*optim.PhaseSpec, error) {
+	p.asked++
+	if p.asked == 2 {
+		panic("program failure")
+	}
+	return &optim.PhaseSpec{Name: "sgp", Rounds: 3, Tick: optim.Continue}, nil
+}
+
+// A panic in the sink or in the program fails the run with an error saying
+// where — it used to hang the run forever, since it happened inside the
+// supervisor's Receive. No round timeout is set: the failure must not rely
+// on one. The sequential driver reports the same.
+func TestSupervisorPanicsFailTheRun(t *testing.T) {
+	const n = 5
+	for _, drv := range []string{"actors", "sequential"} {
+		for _, c := range []struct {
+			name string
+			prog optim.Program
+			sink optim.Sink
+			want string
+		}{
+			{"sink", &optim.Phases{{Name: "sgp", Rounds: 10, EvalEvery: 1}}, panicSink{round: 4}, "sink failure"},
+			{"program", &panicProgram{}, optim.NoSink{}, "program failure"},
+		} {
+			t.Run(drv+"/"+c.name, func(t *testing.T) {
+				nw := network(t, "stochastic-directed", n)
+				_, b := sgpClients(t, n, optim.AfterComm)
+				var d optim.Driver
+				if drv == "actors" {
+					d = newRuntime(t, nw, b, Options{})
+				} else {
+					factory, _ := optim.FixedClients(b)
+					s, err := optim.NewSequential(nw, factory)
+					if err != nil {
+						t.Fatal(err)
+					}
+					d = s
+				}
+				done := make(chan error, 1)
+				go func() {
+					_, err := d.Execute(context.Background(), c.prog, c.sink)
+					done <- err
+				}()
+				select {
+				case err := <-done:
+					if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "panic") {
+						t.Fatalf("want an error naming the panic %q, got %v", c.want, err)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("the run hangs after a panic")
+				}
+			})
+		}
+	}
+}
+
+// enterFails refuses to enter a phase.
+type enterFails struct{}
+
+func (enterFails) Enter(*optim.PhaseSpec) (optim.Behaviour, error) {
+	return nil, errors.New("no such phase here")
+}
+
+// An error entering a phase, and a factory that cannot build a client, name
+// the client.
+func TestClientBuildAndEnterErrors(t *testing.T) {
+	nw := network(t, "stochastic-directed", 4)
+	_, err := New(nw, func(i int) (optim.Client, error) {
+		if i == 2 {
+			return nil, errors.New("no data")
+		}
+		return enterFails{}, nil
+	}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "building client 2: no data") {
+		t.Fatalf("want the factory's error naming client 2, got %v", err)
+	}
+	rt, err := New(nw, func(int) (optim.Client, error) { return enterFails{}, nil }, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	_, err = rt.Execute(context.Background(), &optim.Phases{{Name: "sgp", Rounds: 2}}, optim.NoSink{})
+	var ce *optim.ClientError
+	if !errors.As(err, &ce) || ce.Phase != "sgp" || !strings.Contains(err.Error(), "no such phase here") {
+		t.Fatalf("want a ClientError for phase sgp, got %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package optim
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 
 	"hgpsim/graph"
 )
@@ -19,6 +20,11 @@ type Sequential struct {
 	inbox   [][]Message
 	stats   []Stats
 	tick    uint64
+	// at says where the driver is, for the error of a recovered panic.
+	at struct {
+		client, round int
+		phase, call   string
+	}
 }
 
 // NewSequential builds the n clients of nw with factory and returns a
@@ -41,11 +47,17 @@ func NewSequential(nw *graph.Network, factory ClientFactory) (*Sequential, error
 // Tick returns the edge-realization tick of the next round.
 func (s *Sequential) Tick() uint64 { return s.tick }
 
-// Execute implements Driver.
-func (s *Sequential) Execute(ctx context.Context, prog Program, sink Sink) (Traffic, error) {
-	var total Traffic
+// Execute implements Driver. A panic in a behaviour, the program or the
+// sink fails the run with an error saying where, as in the actor runtime.
+func (s *Sequential) Execute(ctx context.Context, prog Program, sink Sink) (total Traffic, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = s.panicked(r)
+		}
+	}()
 	var done *PhaseReport
 	for {
+		s.at.call, s.at.client = "program", -1
 		spec, err := prog.Next(done)
 		if err != nil {
 			return total, err
@@ -60,6 +72,7 @@ func (s *Sequential) Execute(ctx context.Context, prog Program, sink Sink) (Traf
 		if err != nil {
 			return total, err
 		}
+		s.at.call, s.at.client = "sink", -1
 		if err := sink.Finished(rep); err != nil {
 			return total, err
 		}
@@ -67,11 +80,22 @@ func (s *Sequential) Execute(ctx context.Context, prog Program, sink Sink) (Traf
 	}
 }
 
+// panicked turns a recovered panic into an error naming where it happened.
+func (s *Sequential) panicked(r any) error {
+	err := fmt.Errorf("panic in %s: %v\n%s", s.at.call, r, debug.Stack())
+	if s.at.client >= 0 {
+		return &ClientError{Client: s.at.client, Phase: s.at.phase, Round: s.at.round, Err: err}
+	}
+	return fmt.Errorf("sequential driver, phase %s, round %d: %w", s.at.phase, s.at.round, err)
+}
+
 func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*PhaseReport, error) {
 	if spec.Tick >= 0 {
 		s.tick = uint64(spec.Tick)
 	}
+	s.at.phase, s.at.round, s.at.call = spec.Name, -1, "Enter"
 	for i, c := range s.clients {
+		s.at.client = i
 		b, err := c.Enter(spec)
 		if err != nil {
 			return nil, &ClientError{Client: i, Phase: spec.Name, Round: -1, Err: err}
@@ -91,7 +115,9 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 			s.inbox[i] = s.inbox[i][:0]
 		}
 		// Senders in ascending order make every inbox sorted by sender.
+		s.at.round, s.at.call = r, "Send"
 		for i, b := range s.beh {
+			s.at.client = i
 			round := s.ports[i].Open(spec.Name, r, s.tick)
 			if b != nil {
 				if err := b.Send(round, s.ports[i]); err != nil {
@@ -100,10 +126,12 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 			}
 			Deliver(s.inbox, i, s.ports[i], &since, rep.Delivered)
 		}
+		s.at.call = "Receive"
 		for i, b := range s.beh {
 			if b == nil {
 				continue
 			}
+			s.at.client = i
 			if err := b.Receive(s.ports[i].Round(), s.inbox[i]); err != nil {
 				return rep, &ClientError{Client: i, Phase: spec.Name, Round: r, Err: err}
 			}
@@ -114,13 +142,16 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 		}
 		if spec.ShouldEval(r) {
 			rep.Traffic.Add(since)
+			s.at.call = "Observe"
 			for i, b := range s.beh {
+				s.at.client = i
 				s.stats[i] = Stats{}
 				if o, ok := b.(Observer); ok {
 					s.stats[i] = o.Observe()
 				}
 			}
 			rep.Last = s.stats
+			s.at.call, s.at.client = "sink", -1
 			if err := sink.Evaluated(&RoundEvent{Phase: spec.Name, Step: spec.Step, Round: r, Traffic: since, Clients: s.stats}); err != nil {
 				return rep, err
 			}
@@ -129,7 +160,9 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 	}
 	rep.Traffic.Add(since)
 	rep.Results = make([]Result, len(s.beh))
+	s.at.call = "Result"
 	for i, b := range s.beh {
+		s.at.client = i
 		if r, ok := b.(Resulter); ok {
 			rep.Results[i] = r.Result()
 		}

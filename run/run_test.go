@@ -228,3 +228,18 @@ func TestSummaryWithoutOuterLoop(t *testing.T) {
 		t.Errorf("headline %v is not the final evaluation %v", h, sum.Final)
 	}
 }
+
+// A panicking progress callback (part of the run's sink) fails the run with
+// an error instead of hanging it or killing the process, on both drivers.
+func TestProgressPanicFailsTheRun(t *testing.T) {
+	for _, driver := range []string{"actors", "sequential"} {
+		sc := parseOK(t, tiny)
+		sc.Runtime.Driver = driver
+		sc.Runtime.RoundTimeout = 0
+		progress := func(optim.RoundEvent, Aggregate, int) { panic("progress bar broke") }
+		_, err := Execute(context.Background(), sc, Options{OutDir: t.TempDir(), Progress: progress})
+		if err == nil || !strings.Contains(err.Error(), "progress bar broke") {
+			t.Errorf("%s: want the panic reported, got %v", driver, err)
+		}
+	}
+}
