@@ -199,8 +199,7 @@ type Port struct {
 	self    int
 	round   Round
 	out     []Envelope
-	weights []float64 // Push's result
-	scratch []float64
+	weights []float64 // Weights' result for a subset of the links
 }
 
 // NewPort returns client self's port on nw.

@@ -13,7 +13,6 @@ import (
 	"hgpsim/actors"
 	"hgpsim/graph"
 	"hgpsim/internal/fsutil"
-	"hgpsim/models"
 	"hgpsim/optim"
 	"hgpsim/scenarios"
 )
@@ -173,13 +172,6 @@ func newDriver(rs scenarios.RuntimeSpec, nw *graph.Network, factory optim.Client
 // DefaultOutDir is runs/<name>-<timestamp>.
 func DefaultOutDir(name string, now time.Time) string {
 	return filepath.Join("runs", name+"-"+now.Format("20060102-150405"))
-}
-
-func sizeOf(d *models.Dataset) int {
-	if d == nil {
-		return 0
-	}
-	return d.N
 }
 
 // HypergradientSummary reports the hyper-gradient phase.
