@@ -168,9 +168,13 @@ func TestLoadIDXErrors(t *testing.T) {
 		// Headers promising absurd sizes are refused before any allocation.
 		{"huge images", idxBytes(idxImagesMagic, []uint32{1 << 20, 1 << 10, 1 << 10}, nil), lbl, "img", "limit"},
 		{"huge image", idxBytes(idxImagesMagic, []uint32{1, 1 << 16, 1 << 16}, nil), lbl, "img", "limit"},
+		// Found by FuzzLoadIDX: rows·cols ≥ 2^63 wrapped to a negative int64
+		// that passed every check, and make panicked.
+		{"pixels per image overflow int64", idxBytes(idxImagesMagic, []uint32{1, 0xcbcbcbcb, 0xcbcbcbcb}, []byte{200}),
+			idxBytes(idxLabelsMagic, []uint32{1}, []byte{1}), "img", "limit"},
 		{"huge labels", img, idxBytes(idxLabelsMagic, []uint32{1<<32 - 1}, nil), "lbl", "limit"},
-		{"plain header lies", idxBytes(idxImagesMagic, []uint32{1 << 20, 28, 28}, nil), lbl, "img", "truncated"},
-		{"gzip header lies", gzipBytes(t, idxBytes(idxImagesMagic, []uint32{1 << 21, 28, 28}, nil)), lbl, "img", "truncated"},
+		{"plain header lies", idxBytes(idxImagesMagic, []uint32{1 << 18, 28, 28}, nil), lbl, "img", "truncated"},
+		{"gzip header lies", gzipBytes(t, idxBytes(idxImagesMagic, []uint32{1 << 18, 28, 28}, nil)), lbl, "img", "truncated"},
 		{"corrupt gzip", append([]byte{0x1f, 0x8b}, img...), lbl, "img", "gzip"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
