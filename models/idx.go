@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,8 +24,14 @@ const (
 )
 
 // maxIDXValues bounds N·rows·cols of an image file, so that a corrupt header
-// gives an error instead of a 16 GiB allocation.
-const maxIDXValues = 1 << 31
+// gives an error instead of a 16 GiB allocation. It is 2^31 on 64-bit
+// platforms; on 32-bit ones it is lowered so that the []float64 of the
+// pixels fits in the address space.
+const maxIDXValues = min(1<<31, math.MaxInt/8)
+
+// idxPiece is how many bytes of a file's data are allocated at a time,
+// before they are read (see readData).
+const idxPiece = 64 << 10
 
 // maxDeflateRatio bounds how many bytes deflate can expand one compressed
 // byte into (the format's limit is about 1032:1). A gzip file whose header
@@ -45,12 +52,39 @@ const maxDeflateRatio = 1100
 // Every problem with the files (missing, wrong magic, truncated, trailing
 // data, counts that disagree, sizes beyond 2^31 values) is returned as an
 // error that names the file; LoadIDX does not panic on any input.
+//
+// Memory is bounded by what the files hold, whatever their headers claim: a
+// plain file's size must account for every value before anything is
+// allocated, and a gzip file's data is allocated as it is decompressed.
 func LoadIDX(imagesPath, labelsPath string) (*Dataset, error) {
-	x, n, d, err := readIDXImages(imagesPath)
+	return loadIDX(openOSFile, imagesPath, labelsPath)
+}
+
+// openFunc opens the file at path for reading and returns its size in bytes.
+// LoadIDX uses openOSFile; tests substitute files held in memory.
+type openFunc func(path string) (io.ReadCloser, int64, error)
+
+// openOSFile opens a file of the operating system.
+func openOSFile(path string) (io.ReadCloser, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err // *PathError names the file
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size(), nil
+}
+
+// loadIDX is LoadIDX with the files opened by open.
+func loadIDX(open openFunc, imagesPath, labelsPath string) (*Dataset, error) {
+	x, n, d, err := readIDXImages(open, imagesPath)
 	if err != nil {
 		return nil, err
 	}
-	y, err := readIDXLabels(labelsPath)
+	y, err := readIDXLabels(open, labelsPath)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +100,7 @@ func LoadIDX(imagesPath, labelsPath string) (*Dataset, error) {
 
 // idxFile is an open IDX file, decompressed if need be.
 type idxFile struct {
-	f    *os.File
+	c    io.Closer
 	gz   *gzip.Reader // nil for a plain file
 	r    *bufio.Reader
 	path string
@@ -74,17 +108,12 @@ type idxFile struct {
 }
 
 // openIDX opens path and sniffs the gzip magic.
-func openIDX(path string) (*idxFile, error) {
-	f, err := os.Open(path)
+func openIDX(open openFunc, path string) (*idxFile, error) {
+	f, size, err := open(path)
 	if err != nil {
 		return nil, fmt.Errorf("models: %w", err) // *PathError names the file
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("models: %w", err)
-	}
-	file := &idxFile{f: f, path: path, size: st.Size()}
+	file := &idxFile{c: f, path: path, size: size}
 	br := bufio.NewReaderSize(f, 1<<16)
 	magic, err := br.Peek(2)
 	if err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -100,7 +129,7 @@ func openIDX(path string) (*idxFile, error) {
 	return file, nil
 }
 
-func (f *idxFile) Close() error { return f.f.Close() }
+func (f *idxFile) Close() error { return f.c.Close() }
 
 func (f *idxFile) errorf(format string, args ...any) error {
 	return fmt.Errorf("models: %s: %w", f.path, fmt.Errorf(format, args...))
@@ -116,7 +145,9 @@ func (f *idxFile) wrap(what string, err error) error {
 }
 
 // header reads the magic and the dimensions, checking the magic against want.
-func (f *idxFile) header(want uint32, kind string) ([]int, error) {
+// The dimensions are int64 so that none is negative on a 32-bit platform;
+// each is below 2^32, so the product of two of them can still overflow.
+func (f *idxFile) header(want uint32, kind string) ([]int64, error) {
 	var magic uint32
 	if err := binary.Read(f.r, binary.BigEndian, &magic); err != nil {
 		return nil, f.wrap("the header", err)
@@ -124,13 +155,13 @@ func (f *idxFile) header(want uint32, kind string) ([]int, error) {
 	if magic != want {
 		return nil, f.errorf("bad magic 0x%08x, want 0x%08x (%s)", magic, want, kind)
 	}
-	dims := make([]int, want&0xff)
+	dims := make([]int64, want&0xff)
 	for k := range dims {
 		var v uint32
 		if err := binary.Read(f.r, binary.BigEndian, &v); err != nil {
 			return nil, f.wrap("the header", err)
 		}
-		dims[k] = int(v)
+		dims[k] = int64(v)
 	}
 	return dims, nil
 }
@@ -150,6 +181,30 @@ func (f *idxFile) checkPayload(headerBytes, payload int64) error {
 	return nil
 }
 
+// readData reads the count bytes of data that follow the header, in pieces
+// of idxPiece bytes; where describes the item that holds byte done, for the
+// error on a premature end.
+//
+// Pieces are allocated as the data arrives, so that a header that lies about
+// the count costs no more memory than the data that really follows it. A
+// plain file's size was checked against count by checkPayload, but a gzip
+// stream's length is known only once it has been decompressed, and the
+// deflate ratio lets a small file claim a thousand times its size. Pieces,
+// unlike a buffer that doubles, are never copied.
+func (f *idxFile) readData(count int, where func(done int) string) ([][]byte, error) {
+	var pieces [][]byte // not sized by count, which may be a lie
+	for done := 0; done < count; {
+		p := make([]byte, min(idxPiece, count-done))
+		k, err := io.ReadFull(f.r, p)
+		done += k
+		if err != nil {
+			return nil, f.wrap(where(done), err)
+		}
+		pieces = append(pieces, p)
+	}
+	return pieces, nil
+}
+
 // atEOF checks that nothing follows the data and, for gzip, that the stream
 // ends cleanly (the CRC and length in the trailer are verified on EOF).
 func (f *idxFile) atEOF() error {
@@ -164,8 +219,8 @@ func (f *idxFile) atEOF() error {
 }
 
 // readIDXImages returns the pixels of an idx3-ubyte file, scaled to [0, 1].
-func readIDXImages(path string) (x []float64, n, d int, err error) {
-	f, err := openIDX(path)
+func readIDXImages(open openFunc, path string) (x []float64, n, d int, err error) {
+	f, err := openIDX(open, path)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -174,41 +229,51 @@ func readIDXImages(path string) (x []float64, n, d int, err error) {
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	n, rows, cols := dims[0], dims[1], dims[2]
+	n64, rows, cols := dims[0], dims[1], dims[2]
 	if rows == 0 || cols == 0 {
 		return nil, 0, 0, f.errorf("images of %d×%d pixels", rows, cols)
 	}
-	// Each dimension is below 2^32, so the products fit in int64.
-	d64 := int64(rows) * int64(cols)
-	total := int64(n) * d64
-	if d64 > maxIDXValues || total > maxIDXValues {
+	// Each dimension is below 2^32, so a product of two can exceed 2^63 and
+	// wrap around to a negative int64: compare by division first. Once
+	// d64 ≤ maxIDXValues ≤ 2^31, n64·d64 < 2^63.
+	if rows > maxIDXValues/cols {
+		return nil, 0, 0, f.errorf("images of %d×%d pixels are more than the limit of %d values each",
+			rows, cols, int64(maxIDXValues))
+	}
+	d64 := rows * cols
+	total := n64 * d64
+	if total > maxIDXValues {
 		return nil, 0, 0, f.errorf("%d images of %d×%d pixels is %d values, more than the limit of %d",
-			n, rows, cols, total, int64(maxIDXValues))
+			n64, rows, cols, total, int64(maxIDXValues))
 	}
 	if err := f.checkPayload(16, total); err != nil {
 		return nil, 0, 0, err
 	}
-	d = int(d64)
-	x = make([]float64, int(total))
-	buf := make([]byte, d)
-	for i := range n {
-		if _, err := io.ReadFull(f.r, buf); err != nil {
-			return nil, 0, 0, f.wrap(fmt.Sprintf("image %d of %d", i, n), err)
-		}
-		row := x[i*d : (i+1)*d]
-		for j, p := range buf {
-			row[j] = float64(p) / 255
-		}
+	n, d = int(n64), int(d64)
+	pixels, err := f.readData(int(total), func(done int) string {
+		return fmt.Sprintf("image %d of %d", done/d, n)
+	})
+	if err != nil {
+		return nil, 0, 0, err
 	}
 	if err := f.atEOF(); err != nil {
 		return nil, 0, 0, err
+	}
+	x = make([]float64, total)
+	rest := x
+	for _, piece := range pixels {
+		dst := rest[:len(piece)]
+		for j, p := range piece {
+			dst[j] = float64(p) / 255
+		}
+		rest = rest[len(piece):]
 	}
 	return x, n, d, nil
 }
 
 // readIDXLabels returns the labels of an idx1-ubyte file.
-func readIDXLabels(path string) ([]int, error) {
-	f, err := openIDX(path)
+func readIDXLabels(open openFunc, path string) ([]int, error) {
+	f, err := openIDX(open, path)
 	if err != nil {
 		return nil, err
 	}
@@ -218,22 +283,27 @@ func readIDXLabels(path string) ([]int, error) {
 		return nil, err
 	}
 	n := dims[0]
-	if int64(n) > maxIDXValues {
+	if n > maxIDXValues {
 		return nil, f.errorf("%d labels, more than the limit of %d", n, int64(maxIDXValues))
 	}
-	if err := f.checkPayload(8, int64(n)); err != nil {
+	if err := f.checkPayload(8, n); err != nil {
 		return nil, err
 	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(f.r, buf); err != nil {
-		return nil, f.wrap(fmt.Sprintf("the %d labels", n), err)
+	labels, err := f.readData(int(n), func(int) string { return fmt.Sprintf("the %d labels", n) })
+	if err != nil {
+		return nil, err
 	}
 	if err := f.atEOF(); err != nil {
 		return nil, err
 	}
 	y := make([]int, n)
-	for i, l := range buf {
-		y[i] = int(l)
+	rest := y
+	for _, piece := range labels {
+		dst := rest[:len(piece)]
+		for j, l := range piece {
+			dst[j] = int(l)
+		}
+		rest = rest[len(piece):]
 	}
 	return y, nil
 }

@@ -168,9 +168,13 @@ func TestLoadIDXErrors(t *testing.T) {
 		// Headers promising absurd sizes are refused before any allocation.
 		{"huge images", idxBytes(idxImagesMagic, []uint32{1 << 20, 1 << 10, 1 << 10}, nil), lbl, "img", "limit"},
 		{"huge image", idxBytes(idxImagesMagic, []uint32{1, 1 << 16, 1 << 16}, nil), lbl, "img", "limit"},
+		// Found by FuzzLoadIDX: rows·cols ≥ 2^63 wrapped to a negative int64
+		// that passed every check, and make panicked.
+		{"pixels per image overflow int64", idxBytes(idxImagesMagic, []uint32{1, 0xcbcbcbcb, 0xcbcbcbcb}, []byte{200}),
+			idxBytes(idxLabelsMagic, []uint32{1}, []byte{1}), "img", "limit"},
 		{"huge labels", img, idxBytes(idxLabelsMagic, []uint32{1<<32 - 1}, nil), "lbl", "limit"},
-		{"plain header lies", idxBytes(idxImagesMagic, []uint32{1 << 20, 28, 28}, nil), lbl, "img", "truncated"},
-		{"gzip header lies", gzipBytes(t, idxBytes(idxImagesMagic, []uint32{1 << 21, 28, 28}, nil)), lbl, "img", "truncated"},
+		{"plain header lies", idxBytes(idxImagesMagic, []uint32{1 << 18, 28, 28}, nil), lbl, "img", "truncated"},
+		{"gzip header lies", gzipBytes(t, idxBytes(idxImagesMagic, []uint32{1 << 18, 28, 28}, nil)), lbl, "img", "truncated"},
 		{"corrupt gzip", append([]byte{0x1f, 0x8b}, img...), lbl, "img", "gzip"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -351,5 +355,40 @@ func TestFashionMNIST(t *testing.T) {
 				t.Errorf("%s: class %d has %d examples, want %d", s.name, c, k, s.n/10)
 			}
 		}
+	}
+}
+
+// A file's data is read in pieces of idxPiece bytes; 200 images of 28×28
+// pixels take three, the last one partial, and a piece ends inside an image.
+func TestLoadIDXPieces(t *testing.T) {
+	s := idxSample{n: 200, rows: 28, cols: 28}
+	s.pixels = make([]byte, s.n*s.rows*s.cols)
+	for i := range s.pixels {
+		s.pixels[i] = byte(i * 37 % 256)
+	}
+	s.pixels[0], s.pixels[1] = 0, 255
+	s.labels = make([]byte, s.n)
+	for i := range s.labels {
+		s.labels[i] = byte(i % 5)
+	}
+	if len(s.pixels) <= 2*idxPiece || len(s.pixels)%idxPiece == 0 || idxPiece%(s.rows*s.cols) == 0 {
+		t.Fatalf("%d pixels do not fill more than two pieces of %d bytes, the last one partial", len(s.pixels), idxPiece)
+	}
+	dir := t.TempDir()
+	img, lbl := gzipBytes(t, s.images()), gzipBytes(t, s.labelFile())
+	for _, imgFile := range [][]byte{img, s.images()} {
+		d, err := LoadIDX(writeFile(t, dir, "img", imgFile), writeFile(t, dir, "lbl", lbl))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.check(t, d)
+	}
+
+	// The same stream without its last 150 images (and gzip trailer).
+	short := gzipBytes(t, s.images()[:16+50*28*28])
+	short = short[:len(short)-8]
+	_, err := LoadIDX(writeFile(t, dir, "short", short), writeFile(t, dir, "lbl", lbl))
+	if err == nil || !strings.Contains(err.Error(), "truncated: file ends inside image 50 of 200") {
+		t.Errorf("gzip stream ending after 50 of 200 images: error %v", err)
 	}
 }
