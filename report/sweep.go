@@ -43,7 +43,7 @@ func newTable(results []run.SweepResult) *table {
 		}
 	}
 	rank := map[string]int{}
-	for k, m := range scenarios.Methods {
+	for k, m := range scenarios.MethodOrder {
 		rank[m] = k
 	}
 	sort.SliceStable(t.methods, func(a, b int) bool { return rankOf(rank, t.methods[a]) < rankOf(rank, t.methods[b]) })

@@ -46,7 +46,7 @@ func TestInvalidScenarios(t *testing.T) {
 		{"unknown model", "model:\n  kind: cnn\n", `line 2: model.kind: unknown model kind "cnn"`},
 		{"empty ensemble", "model:\n  head: ensemble\n  k: 0\n", "model.k: the ensemble size must be in [1, 64], got 0"},
 		{"unknown head", "model:\n  head: hats\n", `line 2: model.head: unknown head kind "hats"`},
-		{"unknown method", "method: pdbo-xl\n", "method: must be one of"},
+		{"unknown method", "method: pdbo-xl\n", `method: unknown method kind "pdbo-xl" (registered: local, local-mtl`},
 		{"pdbo without outer steps", "method: pdbo-da\n", "outer.steps: method pdbo-da needs at least one outer step"},
 		{"outer lr zero", "method: pdbo-mtl\nouter:\n  steps: 2\n  lr: 0\n", "outer.lr: learning rate must be"},
 		{"sgp lr negative", "sgp:\n  lr:\n    base: -0.1\n", "sgp.lr"},

@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"slices"
+	"strings"
 	"time"
 
 	"hgpsim/graph"
-	"hgpsim/internal/registry"
 	"hgpsim/models"
 	"hgpsim/optim"
 )
@@ -54,8 +53,8 @@ func (sc *Scenario) Validate() error {
 	if err := sc.Hypergradient.validate(sc.Model.Head.Name); err != nil {
 		return fmt.Errorf("hypergradient.%w", err)
 	}
-	if sc.Hypergradient.Estimator == "exact" && sc.Network.Topology.Params.OneWay() {
-		return fmt.Errorf("hypergradient.estimator: exact recurrent backpropagation (Eq. 11) needs undirected links, and a %s network is directed; use hgp or vr-hgp", sc.Network.Topology.Name)
+	if e, err := optim.Estimators.Lookup(sc.Hypergradient.Estimator); err == nil && e.New().NeedsUndirected() && sc.Network.Topology.Params.OneWay() {
+		return fmt.Errorf("hypergradient.estimator: %s needs undirected links (exact recurrent backpropagation, Eq. 11), and a %s network is directed; use hgp or vr-hgp", sc.Hypergradient.Estimator, sc.Network.Topology.Name)
 	}
 	if err := sc.SGP.validate(); err != nil {
 		return fmt.Errorf("sgp.%w", err)
@@ -109,12 +108,11 @@ func nonNegative(name string, v float64) error {
 }
 
 func (h *HypergradientSpec) validate(head string) error {
-	switch h.Estimator {
-	case "none":
+	if h.Estimator == "none" {
 		return nil
-	case "hgp", "vr-hgp", "exact", "local":
-	default:
-		return fmt.Errorf("estimator: must be none, auto, hgp, vr-hgp, exact or local, got %q", h.Estimator)
+	}
+	if !optim.Estimators.Has(h.Estimator) {
+		return fmt.Errorf("estimator: must be none, auto or an estimator kind (%s), got %q", strings.Join(optim.Estimators.Kinds(), ", "), h.Estimator)
 	}
 	if head == "none" {
 		return fmt.Errorf("estimator: %s needs hyperparameters; set model.head (label-weights, ensemble or ensemble-label-weights)", h.Estimator)
@@ -176,41 +174,24 @@ func (s ScheduleSpec) Optim() optim.Schedule {
 	return optim.Schedule{Kind: s.Schedule, Base: s.Base, Milestones: s.Milestones, Gamma: s.Gamma, Decay: s.Decay, Power: s.Power}
 }
 
-// Methods are the presets of `method`: the paper's approaches and baselines.
-var Methods = []string{"local", "sgp", "local-mtl", "sgp-mtl", "pdbo-da", "pdbo-mtl", "pdbo-mtl-da", "pdbo-mtl-local"}
-
 // applyMethod fills model.head and hypergradient.estimator from the method
 // preset (the preset wins over what the file says) and resolves
 // estimator "auto": HGP on fully-connected and static networks, VR-HGP on
 // the others, whose links fail at random (PDBO paper App. D). It is
 // idempotent.
 func (sc *Scenario) applyMethod() error {
-	head := func(name string) { sc.Model.Head = registry.Choose[models.Head](name) }
-	switch sc.Method {
-	case "":
-	case "sgp", "local":
-		head("none")
-		sc.Hypergradient.Estimator, sc.Outer.Steps = "none", 0
-	case "sgp-mtl", "local-mtl":
-		head("ensemble")
-		sc.Hypergradient.Estimator, sc.Outer.Steps = "none", 0
-	case "pdbo-da", "pdbo-mtl", "pdbo-mtl-da", "pdbo-mtl-local":
-		head(map[string]string{"pdbo-da": "label-weights", "pdbo-mtl": "ensemble",
-			"pdbo-mtl-da": "ensemble-label-weights", "pdbo-mtl-local": "ensemble"}[sc.Method])
-		if sc.Method == "pdbo-mtl-local" {
-			sc.Hypergradient.Estimator = "local"
-		} else if sc.Hypergradient.Estimator == "none" || sc.Hypergradient.Estimator == "local" {
-			sc.Hypergradient.Estimator = "auto"
+	if sc.Method != "" {
+		m, err := Methods.Lookup(sc.Method)
+		if err != nil {
+			return fmt.Errorf("method: %v", err)
 		}
-		if sc.Outer.Steps < 1 {
-			return fmt.Errorf("outer.steps: method %s needs at least one outer step, got %d", sc.Method, sc.Outer.Steps)
+		if err := m.New().Apply(sc); err != nil {
+			return err
 		}
-	default:
-		return fmt.Errorf("method: must be one of %v (or omitted), got %q", Methods, sc.Method)
 	}
 	for m := range sc.MethodOverrides {
-		if !slices.Contains(Methods, m) {
-			return fmt.Errorf("method_overrides: unknown method %q (allowed: %v)", m, Methods)
+		if !Methods.Has(m) {
+			return fmt.Errorf("method_overrides: unknown method %q (registered: %v)", m, Methods.Kinds())
 		}
 	}
 	if o, ok := sc.MethodOverrides[sc.Method]; ok {
