@@ -217,8 +217,15 @@ func cmdValidate(file string, maxMemory int64, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: valid (%d clients, %s network, %d SGP rounds); needs %s\n",
-		file, sc.Clients, sc.Network.Topology.Name, sc.SGP.Rounds, res)
+	what := fmt.Sprintf("algorithm %s", sc.Algorithm.Name)
+	switch {
+	case sc.Experiment != nil:
+		what = fmt.Sprintf("experiment %s", sc.Experiment.Name)
+	case sc.Algorithm.Name == "pdbo":
+		what = fmt.Sprintf("%d SGP rounds", sc.SGP.Rounds)
+	}
+	fmt.Fprintf(stdout, "%s: valid (%d clients, %s network, %s); needs %s\n",
+		file, sc.Clients, sc.Network.Topology.Name, what, res)
 	return nil
 }
 

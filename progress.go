@@ -35,29 +35,21 @@ type progressPrinter struct {
 	tty     bool
 	outer   bool // the scenario has an outer loop; show the step
 	step    int  // the current outer step
-	lastSGP int  // the last SGP round shown in this step, -1 before any
 	barOpen bool // a bar is on the current line
 }
 
 func newProgressPrinter(log zerolog.Logger, w io.Writer, tty, outer bool) *progressPrinter {
-	return &progressPrinter{log: log, w: w, tty: tty, outer: outer, lastSGP: -1}
+	return &progressPrinter{log: log, w: w, tty: tty, outer: outer}
 }
 
 // event is a run.Progress.
 func (p *progressPrinter) event(ev optim.RoundEvent, agg run.Aggregate, total int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	// Progress does not carry the outer step, but every step starts a new
-	// SGP phase whose rounds count from 0 again, and every SGP phase
-	// reports at least its last round.
-	if ev.Phase == "sgp" {
-		if p.lastSGP >= 0 && ev.Round <= p.lastSGP {
-			p.step++
-		}
-		p.lastSGP = ev.Round
-	}
+	p.step = ev.Step
+	training := agg != (run.Aggregate{}) // a round of losses and accuracies
 	done := fmt.Sprintf("%d/%d", ev.Round+1, total)
-	if ev.Phase == "sgp" && p.tty {
+	if training && p.tty {
 		p.drawBar(ev.Round, total, agg)
 		return
 	}
@@ -67,7 +59,7 @@ func (p *progressPrinter) event(ev optim.RoundEvent, agg run.Aggregate, total in
 		e = e.Int("outer", p.step)
 	}
 	e = e.Int("round", ev.Round).Str("done", done)
-	if ev.Phase != "sgp" {
+	if !training {
 		e.Int64("messages", ev.Traffic.Messages).Msg("progress")
 		return
 	}

@@ -186,7 +186,7 @@ func (s *supervisor) onAck(ctx actor.Context, m *ack) {
 		if spec.ShouldEval(s.step - 1) {
 			s.rep.Traffic.Add(s.since)
 			s.rep.Last = s.stats
-			err := s.run.sink.Evaluated(&optim.RoundEvent{Phase: spec.Name, Step: spec.Step, Round: s.step - 1, Traffic: s.since, Clients: s.stats})
+			err := s.run.sink.Evaluated(&optim.RoundEvent{Phase: spec.Name, Step: spec.Step, Round: s.step - 1, Rounds: spec.Rounds, Traffic: s.since, Clients: s.stats})
 			s.since = optim.Traffic{}
 			if err != nil {
 				s.fail(ctx, err)

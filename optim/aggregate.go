@@ -17,12 +17,17 @@ type Aggregate struct {
 }
 
 // Summarize aggregates stats in client order (fixed, so deterministic).
+// Means over clients take the clients that evaluated the split (TrainN,
+// ValN, TestN > 0): a server evaluating a global model reports alone.
 func Summarize(stats []Stats) Aggregate {
-	n := len(stats)
+	n := 0
 	var a Aggregate
 	var vw, tw float64
-	accs := make([]float64, 0, n)
+	accs := make([]float64, 0, len(stats))
 	for _, s := range stats {
+		if s.TrainN > 0 {
+			n++
+		}
 		a.TrainLoss += s.TrainLoss
 		a.TrainAcc += s.TrainAcc
 		a.OuterLoss += s.OuterLoss
@@ -64,11 +69,17 @@ func Percentile(v []float64, q float64) float64 {
 	return s[lo] + (h-float64(lo))*(s[hi]-s[lo])
 }
 
+// consensus is sqrt(1/n Σ‖x_i − x̄‖²) over the clients that report an x.
 func consensus(stats []Stats) float64 {
-	if len(stats) == 0 || stats[0].X == nil {
+	n, d := 0, 0
+	for _, s := range stats {
+		if s.X != nil {
+			n, d = n+1, len(s.X)
+		}
+	}
+	if n == 0 {
 		return 0
 	}
-	d := len(stats[0].X)
 	mean := make([]float64, d)
 	for _, s := range stats {
 		for k, v := range s.X {
@@ -76,7 +87,7 @@ func consensus(stats []Stats) float64 {
 		}
 	}
 	for k := range mean {
-		mean[k] /= float64(len(stats))
+		mean[k] /= float64(n)
 	}
 	var ss float64
 	for _, s := range stats {
@@ -84,5 +95,5 @@ func consensus(stats []Stats) float64 {
 			ss += (v - mean[k]) * (v - mean[k])
 		}
 	}
-	return math.Sqrt(ss / float64(len(stats)))
+	return math.Sqrt(ss / float64(n))
 }

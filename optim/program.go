@@ -63,6 +63,7 @@ type RoundEvent struct {
 	Phase   string
 	Step    int     // the phase's outer step
 	Round   int     // 0-based round within the phase
+	Rounds  int     // rounds of the phase
 	Traffic Traffic // since the previous event of the same phase
 	Clients []Stats // indexed by client; zero entries for non-observers
 }

@@ -130,9 +130,10 @@ type Stats struct {
 	ValLoss, ValAcc     float64
 	TestLoss, TestAcc   float64
 	OuterLoss           float64 // F_i(x_i, λ_i) on the outer data (0 without it)
-	// ValN and TestN are the sizes of the splits the accuracies are over,
-	// for weighted means across clients.
-	ValN, TestN int
+	// TrainN, ValN and TestN are the sizes of the splits the losses and
+	// accuracies are over, for means across clients; a client that
+	// evaluates nothing on a split reports 0 and is left out of its mean.
+	TrainN, ValN, TestN int
 	// X is the client's debiased parameter vector, a read-only view used for
 	// the consensus distance; valid until the client's next Receive.
 	X []float64

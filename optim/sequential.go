@@ -152,7 +152,7 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 			}
 			rep.Last = s.stats
 			s.at.call, s.at.client = "sink", -1
-			if err := sink.Evaluated(&RoundEvent{Phase: spec.Name, Step: spec.Step, Round: r, Traffic: since, Clients: s.stats}); err != nil {
+			if err := sink.Evaluated(&RoundEvent{Phase: spec.Name, Step: spec.Step, Round: r, Rounds: spec.Rounds, Traffic: since, Clients: s.stats}); err != nil {
 				return rep, err
 			}
 			since = Traffic{}

@@ -9,17 +9,20 @@ import (
 )
 
 // Run is a scenario turned into what its clients are built from: the
-// network, each client's data, the model and the initial parameters, and
-// the configuration every client shares. It is built once and run once;
-// the clients themselves are built by the driver, each where it lives,
-// with Factory.
+// network, each node's data, the model and the initial parameters, and the
+// algorithm's plan (the client factory and the program). It is built once
+// and run once; the clients themselves are built by the driver, each where
+// it lives, with Factory.
 type Run struct {
 	Scenario scenarios.Scenario
 	Net      *graph.Network
-	Data     []models.ClientData
-	Model    models.Bilevel // prototype; each client holds its own clone
-	X0       []float64      // common initial parameters
-	Config   *optim.PDBOConfig
+	Data     []models.ClientData // by node
+	Model    models.Bilevel      // prototype; each client holds its own clone
+	X0       []float64           // common initial parameters
+	Config   *optim.PDBOConfig   // pdbo only
+	Alg1     *optim.Alg1         // pdbo only
+	factory  optim.ClientFactory
+	program  optim.Program
 	pBarTrue [][]float64 // cache of expectedPushWeights
 }
 
@@ -51,13 +54,55 @@ func Build(sc scenarios.Scenario) (*Run, error) {
 	x0 := make([]float64, model.DimX())
 	model.Init(x0, rng.New(sc.Seed, rng.Global, rng.PurposeInit))
 	if sc.IsLocal() {
-		nw = isolated(sc.Clients)
+		nw = isolated(sc.Nodes())
 	}
-	r := &Run{Scenario: sc, Net: nw, Data: data, Model: model, X0: x0, Config: pdboConfig(sc)}
-	if sc.Hypergradient.Estimator != "none" && sc.Hypergradient.Estimates == "true" {
-		r.expectedPushWeights()
+	r := &Run{Scenario: sc, Net: nw, Data: data, Model: model, X0: x0}
+	setup := &optim.Setup{Net: nw, Data: data, Model: model, X0: x0, Seed: sc.Seed}
+	if sc.Algorithm.Params.Server() {
+		setup.Test = pooledTest(data) // the server evaluates the global model on it
+	}
+	if sc.Algorithm.Name == "pdbo" {
+		r.Config = pdboConfig(sc)
+		r.Alg1 = r.pdboProgram()
+		setup.PDBO = &optim.PDBOSetup{Config: r.Config, Program: r.Alg1}
+		if r.Config.Estimator != "" && sc.Hypergradient.Estimates == "true" {
+			setup.PDBO.TrueP = r.expectedPushWeights()
+			setup.PDBO.TrueDelta = make([][]float64, nw.N)
+			for i := range setup.PDBO.TrueDelta {
+				setup.PDBO.TrueDelta[i] = make([]float64, nw.N)
+				for j := range nw.N {
+					setup.PDBO.TrueDelta[i][j] = nw.Prob[j][i] // δ̄_{j→i}
+				}
+			}
+		}
+	}
+	factory, program, err := sc.Algorithm.Params.Plan(setup)
+	if err != nil {
+		return nil, scenarios.Invalid("scenario", "algorithm (%s): %s", sc.Algorithm.Name, err.Error())
+	}
+	r.program = program
+	r.factory = func(i int) (optim.Client, error) {
+		c, err := factory(i)
+		if err != nil {
+			return nil, err
+		}
+		return optim.WithFaults(c, i, r.faults(i)), nil
 	}
 	return r, nil
+}
+
+// pooledTest is the test data of every node in one set.
+func pooledTest(data []models.ClientData) *models.Dataset {
+	parts := make([]*models.Dataset, 0, len(data))
+	for _, d := range data {
+		if d.Test != nil && d.Test.N > 0 {
+			parts = append(parts, d.Test)
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return models.Pool(parts...)
 }
 
 // pdboConfig is the configuration every client of a validated scenario
@@ -77,7 +122,7 @@ func pdboConfig(sc scenarios.Scenario) *optim.PDBOConfig {
 	if lr == 0 {
 		lr = sched.At(sc.SGP.Rounds - 1)
 	}
-	cfg := &optim.PDBOConfig{N: sc.Clients, SGP: optim.SGPConfig{Variant: variant, LR: sched, BatchSize: sc.SGP.Batch},
+	cfg := &optim.PDBOConfig{N: sc.Nodes(), SGP: optim.SGPConfig{Variant: variant, LR: sched, BatchSize: sc.SGP.Batch},
 		Alpha: h.Alpha, Beta: h.Beta, Sampling: sampling, HyperBatch: h.Batch, HyperLR: lr,
 		OuterVal: h.OuterData == "val", Seed: sc.Seed}
 	if h.Estimator != "none" {
@@ -87,22 +132,12 @@ func pdboConfig(sc scenarios.Scenario) *optim.PDBOConfig {
 	return cfg
 }
 
-// Factory returns the function that builds client i of the run: its own
-// clone of the model, its data, and with estimates: true its rows of the
-// exact p̄ and δ̄.
-func (r *Run) Factory() optim.ClientFactory {
-	return func(i int) (optim.Client, error) {
-		c := optim.NewPDBOClient(i, r.Config, r.Model.Clone(), r.Data[i], r.X0)
-		if r.Config.Estimator != "" && r.Scenario.Hypergradient.Estimates == "true" {
-			delta := make([]float64, r.Net.N)
-			for j := range delta {
-				delta[j] = r.Net.Prob[j][i]
-			}
-			c.UseTrueEstimates(r.pBarTrue[i], delta)
-		}
-		return optim.WithFaults(c, i, r.faults(i)), nil
-	}
-}
+// Factory returns the function that builds client i of the run (the
+// algorithm's client with the scenario's faults).
+func (r *Run) Factory() optim.ClientFactory { return r.factory }
+
+// Program returns the run's schedule.
+func (r *Run) Program() optim.Program { return r.program }
 
 // faults returns the faults of client i, in the order the scenario lists
 // them.
@@ -119,12 +154,12 @@ func (r *Run) faults(i int) []optim.Fault {
 	return out
 }
 
-// Program returns the run's schedule: Alg. 1.
-func (r *Run) Program() *optim.Alg1 {
+// pdboProgram is the schedule of a pdbo run: Alg. 1.
+func (r *Run) pdboProgram() *optim.Alg1 {
 	sc := r.Scenario
 	h := sc.Hypergradient
 	a := &optim.Alg1{Steps: sc.Outer.Steps, SGPRounds: sc.SGP.Rounds, SGPEval: sc.SGP.EvalEvery,
-		Warm: !sc.Outer.Restart, Patience: sc.Outer.Patience, Track: sc.Clients <= scenarios.ExactEstimateLimit}
+		Warm: !sc.Outer.Restart, Patience: sc.Outer.Patience, Track: sc.Nodes() <= scenarios.ExactEstimateLimit}
 	if h.Estimator != "none" {
 		kind, _ := optim.Estimators.Lookup(h.Estimator)
 		a.Hyper, a.HyperEval = true, h.EvalEvery
@@ -165,10 +200,10 @@ func (r *Run) outerData(i int) *models.Dataset {
 func loadData(sc scenarios.Scenario) ([]models.ClientData, error) {
 	src := sc.Data.Source.Params
 	if m, ok := src.(interface{ Missing() []string }); ok && len(m.Missing()) > 0 {
-		_, err := src.Load(sc.Clients, sc.Seed) // its error names the files and how to install them
+		_, err := src.Load(sc.Nodes(), sc.Seed) // its error names the files and how to install them
 		return nil, scenarios.Invalid("scenario", "data: %s", err.Error())
 	}
-	data, err := src.Load(sc.Clients, sc.Seed)
+	data, err := src.Load(sc.Nodes(), sc.Seed)
 	if err != nil {
 		return nil, scenarios.Invalid("scenario", "data (%s): %s", sc.Data.Source.Name, err.Error())
 	}

@@ -24,7 +24,8 @@ type Summary struct {
 	Clients       int                      `json:"clients"`
 	Network       string                   `json:"network"`
 	Driver        string                   `json:"driver"`
-	Rounds        int                      `json:"sgp_rounds"`
+	Algorithm     string                   `json:"algorithm"`
+	Rounds        int                      `json:"sgp_rounds,omitempty"`
 	Final         Aggregate                `json:"final"`
 	Traffic       map[string]optim.Traffic `json:"traffic"`
 	Estimates     *EstimateError           `json:"estimates,omitempty"`
@@ -132,7 +133,7 @@ func Execute(ctx context.Context, sc scenarios.Scenario, opt Options) (*Summary,
 	}
 	defer closeDriver()
 	prog := run.Program()
-	sink := newRunSink(run, prog, mw, opt.Progress)
+	sink := newRunSink(run, mw, opt.Progress)
 	_, err = driver.Execute(ctx, prog, sink)
 	var sum *Summary
 	if err == nil {

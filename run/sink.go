@@ -23,42 +23,62 @@ type OuterRecord struct {
 // reaches into a client.
 type runSink struct {
 	run      *Run
-	prog     *optim.Alg1
+	prog     *optim.Alg1 // pdbo only
 	mw       *metricsWriter
 	progress Progress
 	sum      *Summary
+	final    Aggregate      // the last evaluation of a training phase
 	states   []optim.Result // each client's state after the last SGP phase (oracle runs)
 }
 
-func newRunSink(run *Run, prog *optim.Alg1, mw *metricsWriter, progress Progress) *runSink {
+func newRunSink(run *Run, mw *metricsWriter, progress Progress) *runSink {
 	sc := run.Scenario
-	return &runSink{run: run, prog: prog, mw: mw, progress: progress,
+	s := &runSink{run: run, prog: run.Alg1, mw: mw, progress: progress,
 		sum: &Summary{Name: sc.Name, Seed: sc.Seed, Clients: sc.Clients, Network: run.Net.Kind,
-			Driver: sc.Runtime.Driver, Rounds: sc.SGP.Rounds, Traffic: map[string]optim.Traffic{}}}
+			Driver: sc.Runtime.Driver, Algorithm: sc.Algorithm.Name, Traffic: map[string]optim.Traffic{}}}
+	if run.Alg1 != nil {
+		s.sum.Rounds = sc.SGP.Rounds
+	}
+	return s
 }
 
-// Evaluated implements optim.Sink.
+// Evaluated implements optim.Sink: a round of estimates (a hyper-gradient
+// phase) or of losses and accuracies (any training phase).
 func (s *runSink) Evaluated(ev *optim.RoundEvent) error {
-	switch ev.Phase {
-	case "sgp":
-		if err := checkStats(*ev); err != nil {
-			return err
-		}
-		agg := optim.Summarize(ev.Clients)
-		s.mw.round(*ev, agg)
-		if s.progress != nil {
-			s.progress(*ev, agg, s.prog.SGPRounds)
-		}
-	case "hypergradient":
-		if err := checkStats(*ev); err != nil {
-			return err
-		}
+	if err := checkStats(*ev); err != nil {
+		return err
+	}
+	agg := Aggregate{}
+	if hasEstimates(ev.Clients) {
 		s.mw.hyper(*ev)
-		if s.progress != nil {
-			s.progress(*ev, Aggregate{}, s.prog.HyperRounds)
-		}
+	} else if observed(ev.Clients) {
+		agg = optim.Summarize(ev.Clients)
+		s.mw.round(*ev, agg)
+	} else {
+		return nil // a phase without evaluations (the λ-update)
+	}
+	if s.progress != nil {
+		s.progress(*ev, agg, ev.Rounds)
 	}
 	return nil
+}
+
+func hasEstimates(stats []optim.Stats) bool {
+	for _, st := range stats {
+		if st.Hyper != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func observed(stats []optim.Stats) bool {
+	for _, st := range stats {
+		if st.TrainN > 0 || st.ValN > 0 || st.TestN > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Finished implements optim.Sink.
@@ -77,13 +97,20 @@ func (s *runSink) Finished(rep *optim.PhaseReport) error {
 		if s.prog.ReportState {
 			s.states = append(s.states[:0], rep.Results...)
 		}
-	case "hypergradient":
+	case "hypergradient", "outer":
+		if rep.Spec.Name == "outer" {
+			return nil
+		}
 		hs, err := s.hypergradient(rep)
 		if err != nil {
 			return err
 		}
 		s.sum.Hypergradient = hs
 		s.sum.Outer[len(s.sum.Outer)-1].HypergradientNorm = hs.Norm
+	default:
+		if rep.Last != nil && observed(rep.Last) {
+			s.final = optim.Summarize(rep.Last)
+		}
 	}
 	return nil
 }
@@ -100,6 +127,10 @@ func vectors(rs []optim.Result, name string) [][]float64 {
 // evaluation and, with an outer loop, the best step.
 func (s *runSink) summary() (*Summary, error) {
 	sum := s.sum
+	if s.prog == nil {
+		sum.Final = s.final
+		return sum, nil
+	}
 	sum.Final = sum.Outer[len(sum.Outer)-1].Aggregate
 	if s.run.Scenario.Outer.Steps == 0 {
 		// No outer loop: Final says it all; best step and λ mean nothing.

@@ -77,14 +77,14 @@ func Estimate(sc Scenario) Resources {
 	if sc.Experiment != nil {
 		return sc.Experiment.Params.Estimate(&sc)
 	}
-	n := int64(sc.Clients)
+	n := int64(sc.Nodes())
 	features, classes := sc.Shape()
 	dx := sc.Model.Arch.Params.Dim(features, classes)
 	if k := int64(sc.Model.K); strings.HasPrefix(sc.Model.Head.Name, "ensemble") {
 		dx *= k
 	}
-	links := sc.Network.Topology.Params.LinkCount(sc.Clients) + n
-	examples := sc.Data.Source.Params.Examples(sc.Clients)
+	links := sc.Network.Topology.Params.LinkCount(sc.Nodes()) + n
+	examples := sc.Data.Source.Params.Examples(sc.Nodes())
 
 	var r Resources
 	add := func(name string, b float64) {
@@ -96,7 +96,7 @@ func Estimate(sc Scenario) Resources {
 	add("network", 8*nn+16*float64(links)+8*nn*boolf(isStatic(sc))+40*float64(links))
 	// Alg. 2 counters: p̄_ij and δ̄_{j→i} sums, 2n per client.
 	add("p̄/δ̄ counters", 16*nn)
-	if sc.Hypergradient.Estimates == "true" || sc.Clients <= ExactEstimateLimit {
+	if sc.Hypergradient.Estimates == "true" || sc.Nodes() <= ExactEstimateLimit {
 		add("exact p̄", 8*nn)
 	}
 	// Per client: the SGP state (z, x, gradient, ψ, two payloads) and the

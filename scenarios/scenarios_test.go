@@ -75,6 +75,11 @@ func TestInvalidScenarios(t *testing.T) {
 		{"huge outer steps", "outer:\n  steps: 1000000\n", "outer.steps: must be in [0, 100000]"},
 		{"fmmc too large", "clients: 2000\nnetwork:\n  kind: static-undirected\n", "weights fmmc is computed for at most 1000 nodes"},
 		{"timeout too long", "runtime:\n  round_timeout: 100h\n", "runtime.round_timeout: must be in [0, 24h0m0s]"},
+		// Another algorithm's sections (issue 8: one runtime for every algorithm).
+		{"pdbo section on fedavg", "algorithm: fedavg\nnetwork: {kind: star}\nsgp:\n  rounds: 5\n", "sgp: means nothing for algorithm fedavg"},
+		{"fedavg without a star", "algorithm: fedavg\n", "algorithm fedavg has a server, node 0, and needs a star network"},
+		{"fedavg participation", "algorithm: {kind: fedavg, participation: 0}\nnetwork: {kind: star}\n", "algorithm (fedavg): participation must be in (0, 1], got 0"},
+		{"unknown algorithm", "algorithm: fedprox\n", `line 1: algorithm: unknown algorithm kind "fedprox"`},
 		{"mnist without dir", "data:\n  kind: mnist\n", "data (mnist): dir: mnist has no standard location"},
 	}
 	for _, c := range cases {

@@ -13,16 +13,20 @@ import (
 // scenario reference; docs/scenarios.md repeats them with examples, and
 // `hgpsim list` prints every plug-in kind with its parameters.
 type Scenario struct {
-	Name          string            `yaml:"name"`    // run name, used for the output folder
-	Method        string            `yaml:"method"`  // preset: "" (custom), sgp, local, sgp-mtl, local-mtl, pdbo-da, pdbo-mtl, pdbo-mtl-da, pdbo-mtl-local
-	Seed          uint64            `yaml:"seed"`    // root of every random stream
-	Clients       int               `yaml:"clients"` // n, 2 … graph.MaxNodes
-	Network       NetworkSpec       `yaml:"network"`
-	Data          DataSpec          `yaml:"data"`
-	Model         ModelSpec         `yaml:"model"`
-	SGP           SGPSpec           `yaml:"sgp"`
-	Hypergradient HypergradientSpec `yaml:"hypergradient"`
-	Outer         OuterSpec         `yaml:"outer"`
+	Name    string `yaml:"name"`    // run name, used for the output folder
+	Method  string `yaml:"method"`  // preset: "" (custom), sgp, local, sgp-mtl, local-mtl, pdbo-da, pdbo-mtl, pdbo-mtl-da, pdbo-mtl-local
+	Seed    uint64 `yaml:"seed"`    // root of every random stream
+	Clients int    `yaml:"clients"` // n, 2 … graph.MaxNodes (plus a server node for server algorithms)
+	// Algorithm is what the run trains with (optim.Algorithms); pdbo, the
+	// default, takes its parameters from the sgp, hypergradient and outer
+	// sections.
+	Algorithm     registry.Choice[optim.Algorithm] `yaml:"algorithm"`
+	Network       NetworkSpec                      `yaml:"network"`
+	Data          DataSpec                         `yaml:"data"`
+	Model         ModelSpec                        `yaml:"model"`
+	SGP           SGPSpec                          `yaml:"sgp"`
+	Hypergradient HypergradientSpec                `yaml:"hypergradient"`
+	Outer         OuterSpec                        `yaml:"outer"`
 	// MethodOverrides sets, per method, the few values the paper tunes per
 	// method (Table 2 and App. D); applied when Method matches a key.
 	MethodOverrides map[string]MethodOverride `yaml:"method_overrides,omitempty"`
@@ -136,11 +140,12 @@ type RuntimeSpec struct {
 // overwrites what the file sets.
 func Default() Scenario {
 	return Scenario{
-		Name:    "run",
-		Seed:    1,
-		Clients: 20,
-		Network: NetworkSpec{Topology: registry.Choose[graph.Topology]("stochastic-directed")},
-		Data:    DataSpec{Source: registry.Choose[models.Source]("synthetic")},
+		Name:      "run",
+		Seed:      1,
+		Clients:   20,
+		Algorithm: registry.Choose[optim.Algorithm]("pdbo"),
+		Network:   NetworkSpec{Topology: registry.Choose[graph.Topology]("stochastic-directed")},
+		Data:      DataSpec{Source: registry.Choose[models.Source]("synthetic")},
 		Model: ModelSpec{Arch: registry.Choose[models.Architecture]("softmax"), Head: registry.Choose[models.Head]("none"),
 			K: 3, OuterL2: 0.01, OuterL2Labels: 5e-4},
 		Hypergradient: HypergradientSpec{Estimator: "none", Alpha: 0.9, Beta: 0.1, M: 200, Sampling: "simultaneous",

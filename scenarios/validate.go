@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -34,13 +35,16 @@ func (sc *Scenario) Validate() error {
 	if !nameRE.MatchString(sc.Name) {
 		return fmt.Errorf("name: must be letters, digits, '.', '_' or '-' (it names the output folder), got %q", sc.Name)
 	}
-	if sc.Clients < 2 || sc.Clients > graph.MaxNodes {
-		return fmt.Errorf("clients: must be in [2, %d], got %d", graph.MaxNodes, sc.Clients)
+	if sc.Clients < 2 || sc.Nodes() > graph.MaxNodes {
+		return fmt.Errorf("clients: must be in [2, %d], got %d", graph.MaxNodes-sc.Nodes()+sc.Clients, sc.Clients)
 	}
-	if err := sc.Network.Topology.Params.Validate(sc.Clients); err != nil {
+	if err := sc.validateAlgorithm(); err != nil {
+		return err
+	}
+	if err := sc.Network.Topology.Params.Validate(sc.Nodes()); err != nil {
 		return fmt.Errorf("network (%s): %w", sc.Network.Topology.Name, err)
 	}
-	if err := sc.Data.Source.Params.Validate(sc.Clients); err != nil {
+	if err := sc.Data.Source.Params.Validate(sc.Nodes()); err != nil {
 		return fmt.Errorf("data (%s): %w", sc.Data.Source.Name, err)
 	}
 	features, classes := sc.Data.Source.Params.Shape()
@@ -86,8 +90,8 @@ func (sc *Scenario) Validate() error {
 			return fmt.Errorf("faults[%d] (%s): clients: list the faulty clients", k, f.Fault.Name)
 		}
 		for _, c := range f.Clients {
-			if c < 0 || c >= sc.Clients {
-				return fmt.Errorf("faults[%d] (%s): clients: %d is not in [0, %d)", k, f.Fault.Name, c, sc.Clients)
+			if c < 0 || c >= sc.Nodes() {
+				return fmt.Errorf("faults[%d] (%s): clients: %d is not a node in [0, %d)", k, f.Fault.Name, c, sc.Nodes())
 			}
 		}
 	}
@@ -246,6 +250,51 @@ func (o *OuterSpec) validate(estimator string) error {
 	}
 	if !(o.Eps > 0) || math.IsInf(o.Eps, 0) {
 		return fmt.Errorf("eps: must be a finite number > 0, got %v", o.Eps)
+	}
+	return nil
+}
+
+// Nodes returns the number of network nodes: the clients, and node 0 for
+// the server of a server algorithm.
+func (sc *Scenario) Nodes() int {
+	if sc.Algorithm.Params != nil && sc.Algorithm.Params.Server() {
+		return sc.Clients + 1
+	}
+	return sc.Clients
+}
+
+// validateAlgorithm checks the algorithm, and that a scenario whose
+// algorithm is not pdbo sets none of pdbo's sections (they would mean
+// nothing).
+func (sc *Scenario) validateAlgorithm() error {
+	a := sc.Algorithm
+	if a.Params == nil {
+		return fmt.Errorf("algorithm.kind: missing (registered: %v)", optim.Algorithms.Kinds())
+	}
+	if err := a.Params.Validate(sc.Nodes()); err != nil {
+		return fmt.Errorf("algorithm (%s): %w", a.Name, err)
+	}
+	if a.Name == "pdbo" {
+		return nil
+	}
+	def := Default()
+	for _, c := range []struct {
+		key string
+		set bool
+	}{
+		{"method", sc.Method != ""},
+		{"sgp", !reflect.DeepEqual(sc.SGP, def.SGP)},
+		{"hypergradient", !reflect.DeepEqual(sc.Hypergradient, def.Hypergradient)},
+		{"outer", !reflect.DeepEqual(sc.Outer, def.Outer)},
+		{"method_overrides", len(sc.MethodOverrides) > 0},
+		{"model.head", sc.Model.Head.Name != "none"},
+	} {
+		if c.set {
+			return fmt.Errorf("%s: means nothing for algorithm %s (it belongs to pdbo); remove it", c.key, a.Name)
+		}
+	}
+	if a.Params.Server() && sc.Network.Topology.Name != "star" {
+		return fmt.Errorf("network.kind: algorithm %s has a server, node 0, and needs a star network with the server at its hub, got %s", a.Name, sc.Network.Topology.Name)
 	}
 	return nil
 }

@@ -23,6 +23,7 @@ const (
 	PurposeBatch     Purpose = 5 // minibatch sampling
 	PurposeInit      Purpose = 6 // parameter initialization
 	PurposeHyper     Purpose = 7 // hyper-gradient minibatches
+	PurposeSample    Purpose = 8 // a server's sampling of clients
 )
 
 // Global marks a stream that belongs to no single client.
