@@ -183,4 +183,3 @@ func (c *fedAvgClient) Send(r *Round, out Outbox) error {
 	Send(out, []int{0}, Payload{Kind: KindModel, Vec: c.out[c.flip]})
 	return nil
 }
-
