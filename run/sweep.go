@@ -39,7 +39,7 @@ func PlanSweep(files, methods []string, seed *uint64, dir string, opt scenarios.
 			base.Seed = *seed
 		}
 		if base.Experiment != nil {
-			// The tables are of test accuracies, which an hgp_error
+			// The tables are of test accuracies, which an experiment
 			// experiment does not have.
 			return nil, scenarios.Invalid(f, "experiments are not for sweep (nothing to tabulate); run them with `hgpsim run`")
 		}

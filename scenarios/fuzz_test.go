@@ -16,7 +16,7 @@ func FuzzParse(f *testing.F) {
 	for _, src := range []string{tiny, tinyPDBO, "", "clients: [1, 2\n", "network:\n  kind: ring\n  prob: 0.5\n",
 		"network: {kind: edge-list, symmetric: true, edges: [{from: 0, to: 1}, {from: 1, to: 2, prob: 0.5}]}\nclients: 3\n",
 		"network:\n  links: {kind: burst, length: 3}\n", "model: {kind: mlp, hidden: 4}\n", "data: {kind: emnist, dir: /x, split: digits}\n",
-		"method_overrides:\n  pdbo-da: {outer_lr: 1}\n", "hgp_error:\n  networks: [ring]\n  pairs: [[1, 0]]\n  seeds: 1\n  m: 1\n  linearize: last\n  sampling: alternate\n  lr: 0.1\n  classes: [0, 1]\n",
+		"method_overrides:\n  pdbo-da: {outer_lr: 1}\n", "experiment:\n  kind: hgp-error\n  networks: [ring]\n  pairs: [[1, 0]]\n  seeds: 1\n  m: 1\n  linearize: last\n  sampling: alternate\n  lr: 0.1\n  classes: [0, 1]\n", "algorithm: {kind: fedavg, rounds: 3}\nnetwork: {kind: star, to_hub: 0.5}\n", "faults: [{kind: straggler, clients: [0], every: 3}]\n",
 		"a: &x 1\nb: *x\n", "clients: !!binary AAAA\n", "? [1, 2]\n: 3\n"} {
 		f.Add([]byte(src))
 	}
