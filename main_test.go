@@ -460,7 +460,8 @@ func fields(s string) map[string]string {
 func TestProgressBar(t *testing.T) {
 	var w bytes.Buffer
 	p := newProgressPrinter(newConsoleLog(&w), &w, true, true)
-	p.event(optim.RoundEvent{Phase: "sgp", Round: 49}, run.Aggregate{}, 600)
+	agg := run.Aggregate{TrainLoss: 0.5, TestAcc: 0.8}
+	p.event(optim.RoundEvent{Phase: "sgp", Round: 49}, agg, 600)
 	if !strings.Contains(w.String(), "] outer 0 round 49 done 50/600 ") {
 		t.Errorf("bar %q", w.String())
 	}
@@ -470,7 +471,7 @@ func TestProgressBar(t *testing.T) {
 		t.Errorf("bar then log line: %q", w.String())
 	}
 	w.Reset()
-	p.event(optim.RoundEvent{Phase: "sgp", Round: 9}, run.Aggregate{}, 600) // the next outer step
+	p.event(optim.RoundEvent{Phase: "sgp", Step: 1, Round: 9}, agg, 600) // the next outer step
 	if !strings.Contains(w.String(), "] outer 1 round 9 done 10/600 ") {
 		t.Errorf("bar in the second outer step %q", w.String())
 	}

@@ -227,30 +227,19 @@ func describeNode(n *yaml.Node) string {
 // key `kind` selects the section's kind; any other Choice is a plain field
 // (decoded by decodeChoice).
 func collectFields(v reflect.Value, prefix []int, ks *keyset) {
-	t := v.Type()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		key, opts := registry.YAMLKey(f)
-		if key == "-" {
-			continue
-		}
+	registry.Fields(v, func(i int, key, opts string, fv reflect.Value) {
 		index := append(slices.Clone(prefix), i)
-		fv := v.Field(i)
-		if strings.Contains(opts, "inline") {
+		switch {
+		case strings.Contains(opts, "inline"):
 			collectFields(fv, index, ks)
-			continue
-		}
-		if key == kindKey && fv.Addr().Type().Implements(chooserType) {
+		case key == kindKey && fv.Addr().Type().Implements(chooserType):
 			ch := fv.Addr().Interface().(registry.Chooser)
 			ks.kinds[key] = ch
 			ks.choices = append(ks.choices, ch)
-			continue
+		default:
+			ks.fields[key] = index
 		}
-		ks.fields[key] = index
-	}
+	})
 }
 
 // hasKey reports whether the parameter struct p (a pointer) has a key.
@@ -369,34 +358,24 @@ func encodeStruct(v reflect.Value) (*yaml.Node, error) {
 	add := func(key string, n *yaml.Node) {
 		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, n)
 	}
-	t := v.Type()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		key, opts := registry.YAMLKey(f)
-		if key == "-" {
-			continue
-		}
-		fv := v.Field(i)
-		if strings.Contains(opts, "omitempty") && fv.IsZero() {
-			continue
+	var err error
+	registry.Fields(v, func(_ int, key, opts string, fv reflect.Value) {
+		if err != nil || (strings.Contains(opts, "omitempty") && fv.IsZero()) {
+			return
 		}
 		if strings.Contains(opts, "inline") {
-			n, err := encodeStruct(fv)
-			if err != nil {
-				return nil, err
+			var n *yaml.Node
+			if n, err = encodeStruct(fv); err == nil {
+				m.Content = append(m.Content, n.Content...)
 			}
-			m.Content = append(m.Content, n.Content...)
-			continue
+			return
 		}
 		if fv.Addr().Type().Implements(chooserType) {
 			ch := fv.Addr().Interface().(registry.Chooser)
 			name := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: ch.Kind()}
-			ps, err := encodeValue(reflect.ValueOf(ch.ParamsValue()))
-			if err != nil {
-				return nil, err
+			var ps *yaml.Node
+			if ps, err = encodeValue(reflect.ValueOf(ch.ParamsValue())); err != nil {
+				return
 			}
 			switch {
 			case key == kindKey: // parameters are siblings
@@ -405,19 +384,20 @@ func encodeStruct(v reflect.Value) (*yaml.Node, error) {
 			case len(ps.Content) == 0: // a kind without parameters: its name
 				add(key, name)
 			default:
-				n, err := encodeChoice(ch)
-				if err != nil {
-					return nil, err
+				var n *yaml.Node
+				if n, err = encodeChoice(ch); err == nil {
+					add(key, n)
 				}
-				add(key, n)
 			}
-			continue
+			return
 		}
-		n, err := encodeValue(fv)
-		if err != nil {
-			return nil, err
+		var n *yaml.Node
+		if n, err = encodeValue(fv); err == nil {
+			add(key, n)
 		}
-		add(key, n)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return m, nil
 }

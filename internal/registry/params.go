@@ -42,9 +42,28 @@ func Params(v any) []Param {
 		rv = c
 	}
 	var out []Param
-	rt := rv.Type()
-	for i := range rt.NumField() {
-		f := rt.Field(i)
+	Fields(rv, func(i int, key, opts string, fv reflect.Value) {
+		if strings.Contains(opts, "inline") {
+			out = append(out, Params(fv.Addr().Interface())...)
+			return
+		}
+		f := rv.Type().Field(i)
+		typ := typeName(f.Type)
+		if reflect.PointerTo(f.Type).Implements(chooserType) {
+			typ = fv.Addr().Interface().(Chooser).Axis().Name() + " kind"
+		}
+		out = append(out, Param{Key: key, Type: typ, Default: format(fv), Doc: f.Tag.Get("doc")})
+	})
+	return out
+}
+
+// Fields calls fn for every exported field of the struct v that yaml
+// encodes (its key is not "-"), in field order, with the field's key, its
+// tag options and its value.
+func Fields(v reflect.Value, fn func(i int, key, opts string, fv reflect.Value)) {
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
 		if !f.IsExported() {
 			continue
 		}
@@ -52,17 +71,8 @@ func Params(v any) []Param {
 		if key == "-" {
 			continue
 		}
-		if strings.Contains(opts, "inline") {
-			out = append(out, Params(rv.Field(i).Addr().Interface())...)
-			continue
-		}
-		typ := typeName(f.Type)
-		if reflect.PointerTo(f.Type).Implements(chooserType) {
-			typ = rv.Field(i).Addr().Interface().(Chooser).Axis().Name() + " kind"
-		}
-		out = append(out, Param{Key: key, Type: typ, Default: format(rv.Field(i)), Doc: f.Tag.Get("doc")})
+		fn(i, key, opts, v.Field(i))
 	}
-	return out
 }
 
 // YAMLKey returns the key of a struct field as yaml encodes it (the tag's
