@@ -357,3 +357,38 @@ func TestFashionMNIST(t *testing.T) {
 		}
 	}
 }
+
+// A file's data is read in pieces of idxPiece bytes; 200 images of 28×28
+// pixels take three, the last one partial, and a piece ends inside an image.
+func TestLoadIDXPieces(t *testing.T) {
+	s := idxSample{n: 200, rows: 28, cols: 28}
+	s.pixels = make([]byte, s.n*s.rows*s.cols)
+	for i := range s.pixels {
+		s.pixels[i] = byte(i * 37 % 256)
+	}
+	s.pixels[0], s.pixels[1] = 0, 255
+	s.labels = make([]byte, s.n)
+	for i := range s.labels {
+		s.labels[i] = byte(i % 5)
+	}
+	if len(s.pixels) <= 2*idxPiece || len(s.pixels)%idxPiece == 0 || idxPiece%(s.rows*s.cols) == 0 {
+		t.Fatalf("%d pixels do not fill more than two pieces of %d bytes, the last one partial", len(s.pixels), idxPiece)
+	}
+	dir := t.TempDir()
+	img, lbl := gzipBytes(t, s.images()), gzipBytes(t, s.labelFile())
+	for _, imgFile := range [][]byte{img, s.images()} {
+		d, err := LoadIDX(writeFile(t, dir, "img", imgFile), writeFile(t, dir, "lbl", lbl))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.check(t, d)
+	}
+
+	// The same stream without its last 150 images (and gzip trailer).
+	short := gzipBytes(t, s.images()[:16+50*28*28])
+	short = short[:len(short)-8]
+	_, err := LoadIDX(writeFile(t, dir, "short", short), writeFile(t, dir, "lbl", lbl))
+	if err == nil || !strings.Contains(err.Error(), "truncated: file ends inside image 50 of 200") {
+		t.Errorf("gzip stream ending after 50 of 200 images: error %v", err)
+	}
+}
