@@ -41,6 +41,9 @@ type Summary struct {
 	// Experiment is an experiment's own summary, set instead of the fields
 	// above (the experiment writes summary.json itself).
 	Experiment any `json:"-"`
+	// Evals lists every evaluation of a training phase (in metrics.jsonl
+	// too), for callers that compare runs.
+	Evals []scenarios.Eval `json:"-"`
 }
 
 // Headline is the evaluation a run is judged by: the best outer step, or
@@ -221,4 +224,17 @@ func (e *env) Progress(what string, step, total int) {
 	if e.progress != nil {
 		e.progress(optim.RoundEvent{Phase: what, Round: step}, Aggregate{}, total)
 	}
+}
+
+func (e *env) Run(ctx context.Context, sc scenarios.Scenario, sub string) (*scenarios.RunReport, error) {
+	sc.Runtime = e.sc.Runtime
+	sum, err := Execute(ctx, sc, Options{OutDir: filepath.Join(e.dir, sub), MaxMemory: -1})
+	if err != nil {
+		return nil, err
+	}
+	rep := &scenarios.RunReport{Evals: sum.Evals, Final: sum.Final}
+	for _, t := range sum.Traffic {
+		rep.Traffic.Add(t)
+	}
+	return rep, nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"hgpsim/models"
 	"hgpsim/optim"
+	"hgpsim/scenarios"
 )
 
 // Aggregate is the across-client view of one evaluated round.
@@ -27,7 +28,9 @@ type runSink struct {
 	mw       *metricsWriter
 	progress Progress
 	sum      *Summary
-	final    Aggregate      // the last evaluation of a training phase
+	final    Aggregate // the last evaluation of a training phase
+	evals    []scenarios.Eval
+	traffic  optim.Traffic  // cumulative
 	states   []optim.Result // each client's state after the last SGP phase (oracle runs)
 }
 
@@ -49,11 +52,13 @@ func (s *runSink) Evaluated(ev *optim.RoundEvent) error {
 		return err
 	}
 	agg := Aggregate{}
+	s.traffic.Add(ev.Traffic)
 	if hasEstimates(ev.Clients) {
 		s.mw.hyper(*ev)
 	} else if observed(ev.Clients) {
 		agg = optim.Summarize(ev.Clients)
 		s.mw.round(*ev, agg)
+		s.evals = append(s.evals, scenarios.Eval{Phase: ev.Phase, Step: ev.Step, Round: ev.Round, Agg: agg, Traffic: s.traffic})
 	} else {
 		return nil // a phase without evaluations (the λ-update)
 	}
@@ -127,6 +132,7 @@ func vectors(rs []optim.Result, name string) [][]float64 {
 // evaluation and, with an outer loop, the best step.
 func (s *runSink) summary() (*Summary, error) {
 	sum := s.sum
+	sum.Evals = s.evals
 	if s.prog == nil {
 		sum.Final = s.final
 		return sum, nil

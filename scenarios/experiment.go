@@ -36,4 +36,25 @@ type Env interface {
 	NewDriver(nw *graph.Network, factory optim.ClientFactory) (optim.Driver, func(), error)
 	// Progress reports one step of total.
 	Progress(what string, step, total int)
+	// Run executes a derived training scenario (any algorithm) into the
+	// subfolder sub of the output folder, on the same driver settings, and
+	// returns what it measured.
+	Run(ctx context.Context, sc Scenario, sub string) (*RunReport, error)
+}
+
+// RunReport is what a training run measured, for experiments that compare
+// runs: every evaluation of its training phases and the traffic.
+type RunReport struct {
+	Evals   []Eval
+	Final   optim.Aggregate
+	Traffic optim.Traffic // every phase
+}
+
+// Eval is one evaluated round of a training phase.
+type Eval struct {
+	Phase   string
+	Step    int // outer step
+	Round   int // 0-based round of the phase
+	Agg     optim.Aggregate
+	Traffic optim.Traffic // cumulative over the run up to this round
 }
