@@ -16,14 +16,19 @@ type Purpose uint64
 
 // Purposes used across hgpsim. New purposes are appended; values never change.
 const (
-	PurposeTopology  Purpose = 1 // drawing a static graph or δ̄
-	PurposeEdges     Purpose = 2 // per-round edge realizations
-	PurposeData      Purpose = 3 // synthetic data generation
-	PurposePartition Purpose = 4 // splitting data among clients
-	PurposeBatch     Purpose = 5 // minibatch sampling
-	PurposeInit      Purpose = 6 // parameter initialization
-	PurposeHyper     Purpose = 7 // hyper-gradient minibatches
-	PurposeSample    Purpose = 8 // a server's sampling of clients
+	PurposeTopology  Purpose = 1  // drawing a static graph or δ̄
+	PurposeEdges     Purpose = 2  // per-round edge realizations
+	PurposeData      Purpose = 3  // synthetic data generation
+	PurposePartition Purpose = 4  // splitting data among clients
+	PurposeBatch     Purpose = 5  // minibatch sampling
+	PurposeInit      Purpose = 6  // parameter initialization
+	PurposeHyper     Purpose = 7  // hyper-gradient minibatches
+	PurposeSample    Purpose = 8  // a server's sampling of clients
+	PurposeCoin      Purpose = 9  // a node's own random decisions (e.g. SVRG reference refreshes)
+	PurposeNoise     Purpose = 10 // corrupting data (label noise)
+	PurposeLayout    Purpose = 11 // experiment-level draws (shards, rotations, permutations)
+	PurposeSketch    Purpose = 12 // shared hashes and signs of sketches
+	PurposeDraw      Purpose = 13 // an algorithm's scheduling draws (e.g. a truncation index)
 )
 
 // Global marks a stream that belongs to no single client.
