@@ -226,6 +226,11 @@ func cmdValidate(file string, maxMemory int64, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s: valid (%d clients, %s network, %s); needs %s\n",
 		file, sc.Clients, sc.Network.Topology.Name, what, res)
+	for k, f := range sc.Network.Failures {
+		if f.Params.Breaks() {
+			fmt.Fprintf(stdout, "note: network.failures[%d] (%s) can leave the network without strong connectivity for a while (Assumption 2); that is allowed\n", k, f.Name)
+		}
+	}
 	return nil
 }
 

@@ -64,9 +64,12 @@ func (c *client) step(m *step) (a *ack) {
 	}
 	rounds := c.phase.Rounds
 	if m.step > 0 && c.beh != nil {
-		if err := c.beh.Receive(c.port.Round(), m.in[c.id]); err != nil { // ordered by sender
-			a.err = err
-			return a
+		// An offline client does not run; it is evaluated all the same.
+		if !c.port.Round().Offline {
+			if err := c.beh.Receive(c.port.Round(), m.in[c.id]); err != nil { // ordered by sender
+				a.err = err
+				return a
+			}
 		}
 		if m.eval {
 			if o, ok := c.beh.(optim.Observer); ok {
@@ -77,7 +80,7 @@ func (c *client) step(m *step) (a *ack) {
 	if m.step < rounds {
 		a.round = m.step
 		round := c.port.Open(c.phase.Name, m.step, m.tick)
-		if c.beh != nil {
+		if c.beh != nil && !round.Offline {
 			if err := c.beh.Send(round, c.port); err != nil {
 				a.err = err
 				return a

@@ -37,8 +37,8 @@ type supervisor struct {
 	acked    int
 	waiting  []bool
 	stats    []optim.Stats
-	ports    []*optim.Port     // of the round being opened, by sender
-	inbox    [][]optim.Message // deliveries of the round just closed
+	ports    []*optim.Port // of the round being opened, by sender
+	router   *optim.Router
 	since    optim.Traffic     // since the last event
 	stepSent optim.Traffic     // of the step being acknowledged
 	total    optim.Traffic
@@ -84,7 +84,7 @@ func (s *supervisor) spawnClients(ctx actor.Context) {
 	s.waiting = make([]bool, s.n)
 	s.stats = make([]optim.Stats, s.n)
 	s.ports = make([]*optim.Port, s.n)
-	s.inbox = make([][]optim.Message, s.n)
+	s.router = optim.NewRouter(s.net)
 }
 
 func (s *supervisor) onBuilt(m *built) {
@@ -142,7 +142,7 @@ func (s *supervisor) next(ctx actor.Context, done *optim.PhaseReport) {
 
 func (s *supervisor) sendStep(ctx actor.Context) {
 	st := &step{epoch: s.epoch, step: s.step, spec: s.spec, tick: s.tick,
-		eval: s.step > 0 && s.spec.ShouldEval(s.step-1), in: s.inbox}
+		eval: s.step > 0 && s.spec.ShouldEval(s.step-1), in: s.router.Inboxes()}
 	s.acked = 0
 	for i, pid := range s.pids {
 		s.waiting[i] = true
@@ -176,8 +176,9 @@ func (s *supervisor) onAck(ctx actor.Context, m *ack) {
 		return
 	}
 	spec := s.spec
+	opened := s.tick // the tick of the round opened in this step
 	if s.step < spec.Rounds {
-		s.tick++ // the round opened in this step has used its tick
+		s.tick++ // that round has used its tick
 	}
 	if s.step > 0 {
 		if s.rep.Delivered != nil {
@@ -195,6 +196,7 @@ func (s *supervisor) onAck(ctx actor.Context, m *ack) {
 		}
 	}
 	if s.step == spec.Rounds {
+		s.router.Close(&s.since)
 		s.rep.Traffic.Add(s.since)
 		s.total.Add(s.rep.Traffic)
 		rep := s.rep
@@ -211,11 +213,9 @@ func (s *supervisor) onAck(ctx actor.Context, m *ack) {
 	// Every client has closed round step-1 and opened round step: deliver
 	// the round's messages with the next step, senders in ascending order
 	// so that every inbox is sorted by sender.
-	for j := range s.inbox {
-		s.inbox[j] = s.inbox[j][:0]
-	}
+	s.router.Open(opened, s.step == spec.Rounds-1, s.rep.Delivered)
 	for i, p := range s.ports {
-		optim.Deliver(s.inbox, i, p, &s.since, s.rep.Delivered)
+		s.router.Deliver(i, p, &s.since, s.rep.Delivered)
 	}
 	clear(s.ports)
 	s.step++
@@ -239,9 +239,7 @@ func (s *supervisor) finish(ctx actor.Context, err error) {
 	s.run, s.spec, s.rep = nil, nil, nil
 	clear(s.stats)
 	clear(s.ports)
-	for j := range s.inbox {
-		s.inbox[j] = nil // drop every reference to payloads
-	}
+	s.router.Close(&optim.Traffic{}) // drop every reference to payloads
 }
 
 func (s *supervisor) missing() []int {

@@ -43,6 +43,9 @@ type Network struct {
 	// Process realizes the links with 0 < δ̄ < 1 round by round; nil means
 	// Bernoulli (independently at every round, as the paper assumes).
 	Process LinkProcess
+	// Failures are the failure processes on top of Process (nodes
+	// offline, cut links, delays); see SetFailures.
+	Failures []Failure
 
 	// out[i] lists the j with Prob[i][j] > 0 in ascending order, self
 	// included, and outProb[i] their probabilities, so that Realize costs
@@ -100,6 +103,9 @@ func (nw *Network) up(i, j int, p float64, tick uint64) bool {
 // of i plus one.
 func (nw *Network) Realize(i int, tick uint64, dst []int) []int {
 	dst = dst[:0]
+	if len(nw.Failures) > 0 {
+		return nw.realizeFailing(i, tick, dst)
+	}
 	if nw.out != nil {
 		ps := nw.outProb[i]
 		for k, j := range nw.out[i] {
@@ -111,6 +117,30 @@ func (nw *Network) Realize(i int, tick uint64, dst []int) []int {
 	}
 	for j, p := range nw.Prob[i] {
 		if j == i || nw.up(i, j, p, tick) {
+			dst = append(dst, j)
+		}
+	}
+	return dst
+}
+
+// realizeFailing is Realize under failure processes: an offline node
+// reaches nobody, itself included (it does not run), and a link that a
+// process cuts, or whose receiver is offline, is down.
+func (nw *Network) realizeFailing(i int, tick uint64, dst []int) []int {
+	if nw.Offline(i, tick) {
+		return dst
+	}
+	row, probs := nw.out[i], nw.outProb[i]
+	if row == nil {
+		for j, p := range nw.Prob[i] {
+			if j == i || (p > 0 && nw.up(i, j, p, tick) && !nw.cut(i, j, tick)) {
+				dst = append(dst, j)
+			}
+		}
+		return dst
+	}
+	for k, j := range row {
+		if j == i || (nw.up(i, j, probs[k], tick) && !nw.cut(i, j, tick)) {
 			dst = append(dst, j)
 		}
 	}
@@ -136,6 +166,22 @@ func (nw *Network) PushWeights(i int, recv []int, dst []float64) []float64 {
 		row := nw.Mixing[i]
 		for k, j := range recv {
 			dst[k] = row[j]
+		}
+		if nw.out != nil && len(recv) < len(nw.out[i]) {
+			// A failure took some fixed links down: the sender keeps their
+			// weight, so the column still sums to 1 and no mass is lost.
+			self := -1
+			rest := 1.0
+			for k, j := range recv {
+				if j == i {
+					self = k
+				} else {
+					rest -= row[j]
+				}
+			}
+			if self >= 0 {
+				dst[self] = rest
+			}
 		}
 		return dst
 	}

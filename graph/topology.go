@@ -83,6 +83,17 @@ func Build(t registry.Choice[Topology], n int, seed uint64) (*Network, error) {
 		return nil, fmt.Errorf("%w (kind %s)", err, t.Name)
 	}
 	nw.index()
+	if lv, ok := nw.Process.(interface{ ValidateLink(p float64) error }); ok {
+		for i, ps := range nw.outProb {
+			for k, p := range ps {
+				if p > 0 && p < 1 {
+					if err := lv.ValidateLink(p); err != nil {
+						return nil, fmt.Errorf("graph: %s: links of %s: link %d→%d: %w", t.Name, "the process", i, nw.out[i][k], err)
+					}
+				}
+			}
+		}
+	}
 	return nw, nil
 }
 

@@ -76,6 +76,10 @@ type Round struct {
 	// Weights are the push weights p_{Self,j}(δ_Self) of Eq. (3) over
 	// Links, what Push uses when it sends to all of them.
 	Weights []float64
+	// Offline is set when a failure process has taken the client offline
+	// this round: it neither sends nor receives, and drivers do not step
+	// its behaviour.
+	Offline bool
 }
 
 // Outbox is how a behaviour sends in one round; Push and Send below are
@@ -198,6 +202,7 @@ type Envelope struct {
 type Port struct {
 	net     *graph.Network
 	self    int
+	tick    uint64
 	round   Round
 	out     []Envelope
 	weights []float64 // Weights' result for a subset of the links
@@ -212,6 +217,8 @@ func NewPort(nw *graph.Network, self int) *Port {
 // outbox. It returns the Round to hand to the behaviour.
 func (p *Port) Open(phase string, index int, tick uint64) *Round {
 	p.round.Phase, p.round.Index, p.round.Self = phase, index, p.self
+	p.tick = tick
+	p.round.Offline = len(p.net.Failures) > 0 && p.net.Offline(p.self, tick)
 	p.round.Links = p.net.Realize(p.self, tick, p.round.Links)
 	p.round.Weights = p.net.PushWeights(p.self, p.round.Links, p.round.Weights)
 	p.out = p.out[:0]
@@ -286,28 +293,106 @@ func sameInts(a, b []int) bool {
 	return true
 }
 
-// Deliver files the envelopes of sender from into inboxes (indexed by
-// receiver), dropping those addressed over a link that is down, and counts
-// the traffic. Calling it for senders in ascending order keeps every inbox
-// sorted by sender; a sender's own messages keep the order it sent them in.
-// tr, when not nil, also records the delivered push weights and counts per
-// link (the truth the Alg. 2 estimates are compared with).
-func Deliver(inboxes [][]Message, from int, p *Port, t *Traffic, tr *DeliveryRecord) {
+// Router files what clients send into the receivers' inboxes, round by
+// round, for both drivers (the actor runtime's supervisor owns one). Within
+// a round, messages that arrive late (delayed by a failure process) come
+// first, in the order they were sent, then the round's own messages in
+// sender order: calling Deliver for senders in ascending order keeps every
+// inbox sorted by sender without sorting, and a sender's own messages keep
+// the order it sent them in. Floating-point sums therefore never depend on
+// timing.
+type Router struct {
+	net   *graph.Network
+	inbox [][]Message
+	late  []lateMessage // waiting, in the order they were sent
+	last  bool          // the round opened last is the last of its phase
+}
+
+// lateMessage is a delayed message: its payload is a copy, since the
+// sender reuses its buffers two rounds later.
+type lateMessage struct {
+	due    uint64
+	to     int
+	pushed bool
+	msg    Message
+}
+
+// NewRouter returns a router for the clients of nw.
+func NewRouter(nw *graph.Network) *Router {
+	return &Router{net: nw, inbox: make([][]Message, nw.N)}
+}
+
+// Open starts the round at tick: it clears the inboxes and files the late
+// messages due by then whose receiver is online (in the last round of a
+// phase, last, all of them, so that nothing sent in a phase arrives in
+// another). rec, when not nil, counts the arrivals.
+func (r *Router) Open(tick uint64, last bool, rec *DeliveryRecord) {
+	r.last = last
+	for j := range r.inbox {
+		r.inbox[j] = r.inbox[j][:0]
+	}
+	if len(r.late) == 0 {
+		return
+	}
+	keep := r.late[:0]
+	for _, m := range r.late {
+		if (m.due <= tick || last) && !r.net.Offline(m.to, tick) {
+			r.inbox[m.to] = append(r.inbox[m.to], m.msg)
+			if rec != nil && m.pushed {
+				rec.Count[m.msg.From][m.to]++
+			}
+			continue
+		}
+		keep = append(keep, m)
+	}
+	clear(r.late[len(keep):])
+	r.late = keep
+}
+
+// Deliver files the envelopes sender from addressed through its port this
+// round, dropping those addressed over a link that is down, holding back
+// those a failure process delays, and counting the traffic. rec, when not
+// nil, records the pushed weights (sender side) and the arrivals.
+func (r *Router) Deliver(from int, p *Port, t *Traffic, rec *DeliveryRecord) {
 	for i := range p.out {
 		e := &p.out[i]
-		if e.To < 0 || e.To >= len(inboxes) || !p.Up(e.To) {
+		if e.To < 0 || e.To >= len(r.inbox) || !p.Up(e.To) {
 			t.Dropped++
 			continue
 		}
-		inboxes[e.To] = append(inboxes[e.To], Message{From: from, Round: p.round.Index, Phase: p.round.Phase, Weight: e.Weight, Payload: e.Payload})
+		msg := Message{From: from, Round: p.round.Index, Phase: p.round.Phase, Weight: e.Weight, Payload: e.Payload}
 		if e.To != from {
 			t.Messages++
 			t.Bytes += messageBytes(e)
 		}
-		if tr != nil && e.Pushed {
-			tr.WeightSum[from][e.To] += e.Weight
-			tr.Count[from][e.To]++
+		if rec != nil && e.Pushed {
+			rec.WeightSum[from][e.To] += e.Weight
 		}
+		if d := r.net.Delay(from, e.To, p.tick); d > 0 && !r.last {
+			msg.Vec = append([]float64(nil), msg.Vec...)
+			r.late = append(r.late, lateMessage{due: p.tick + uint64(d), to: e.To, pushed: e.Pushed, msg: msg})
+			continue
+		}
+		r.inbox[e.To] = append(r.inbox[e.To], msg)
+		if rec != nil && e.Pushed {
+			rec.Count[from][e.To]++
+		}
+	}
+}
+
+// Inboxes returns what reached each client in the round opened last; the
+// slices are reused by the next Open.
+func (r *Router) Inboxes() [][]Message { return r.inbox }
+
+// Close ends a phase: late messages still waiting (for a receiver that
+// stayed offline to the end) are lost and counted as dropped, and every
+// reference to a payload is released.
+func (r *Router) Close(t *Traffic) {
+	t.Dropped += int64(len(r.late))
+	clear(r.late)
+	r.late = r.late[:0]
+	for j := range r.inbox {
+		r.inbox[j] = nil
 	}
 }
 

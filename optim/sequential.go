@@ -17,7 +17,7 @@ type Sequential struct {
 	clients []Client
 	ports   []*Port
 	beh     []Behaviour
-	inbox   [][]Message
+	router  *Router
 	stats   []Stats
 	tick    uint64
 	// at says where the driver is, for the error of a recovered panic.
@@ -32,7 +32,7 @@ type Sequential struct {
 func NewSequential(nw *graph.Network, factory ClientFactory) (*Sequential, error) {
 	n := nw.N
 	s := &Sequential{net: nw, clients: make([]Client, n), ports: make([]*Port, n), beh: make([]Behaviour, n),
-		inbox: make([][]Message, n), stats: make([]Stats, n)}
+		router: NewRouter(nw), stats: make([]Stats, n)}
 	for i := range n {
 		c, err := factory(i)
 		if err != nil {
@@ -103,6 +103,7 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 		s.beh[i] = b
 	}
 	rep := &PhaseReport{Spec: spec}
+	s.router.Close(&Traffic{}) // nothing of a failed phase lingers
 	if spec.Track {
 		rep.Delivered = NewDeliveryRecord(len(s.clients))
 	}
@@ -111,28 +112,27 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 		if err := ctx.Err(); err != nil {
 			return rep, fmt.Errorf("phase %s, round %d: %w", spec.Name, r, err)
 		}
-		for i := range s.inbox {
-			s.inbox[i] = s.inbox[i][:0]
-		}
+		s.router.Open(s.tick, r == spec.Rounds-1, rep.Delivered)
 		// Senders in ascending order make every inbox sorted by sender.
 		s.at.round, s.at.call = r, "Send"
 		for i, b := range s.beh {
 			s.at.client = i
 			round := s.ports[i].Open(spec.Name, r, s.tick)
-			if b != nil {
+			if b != nil && !round.Offline {
 				if err := b.Send(round, s.ports[i]); err != nil {
 					return rep, &ClientError{Client: i, Phase: spec.Name, Round: r, Err: err}
 				}
 			}
-			Deliver(s.inbox, i, s.ports[i], &since, rep.Delivered)
+			s.router.Deliver(i, s.ports[i], &since, rep.Delivered)
 		}
 		s.at.call = "Receive"
+		inbox := s.router.Inboxes()
 		for i, b := range s.beh {
-			if b == nil {
+			if b == nil || s.ports[i].Round().Offline {
 				continue
 			}
 			s.at.client = i
-			if err := b.Receive(s.ports[i].Round(), s.inbox[i]); err != nil {
+			if err := b.Receive(s.ports[i].Round(), inbox[i]); err != nil {
 				return rep, &ClientError{Client: i, Phase: spec.Name, Round: r, Err: err}
 			}
 		}
@@ -158,6 +158,7 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 			since = Traffic{}
 		}
 	}
+	s.router.Close(&since)
 	rep.Traffic.Add(since)
 	rep.Results = make([]Result, len(s.beh))
 	s.at.call = "Result"

@@ -14,5 +14,8 @@ func BuildNetwork(sc Scenario) (*graph.Network, error) {
 	if err != nil {
 		return nil, invalid("scenario", "network: %s", err.Error())
 	}
+	if err := nw.SetFailures(sc.Network.Failures); err != nil {
+		return nil, invalid("scenario", "network.%s", err.Error())
+	}
 	return nw, nil
 }

@@ -41,9 +41,11 @@ type Scenario struct {
 }
 
 // NetworkSpec selects the topology (a graph.Topologies kind) with its
-// parameters, including its edge process where links fail at random.
+// parameters, including its edge process where links fail at random, and
+// the failure processes on top of it (graph.Failures).
 type NetworkSpec struct {
 	Topology registry.Choice[graph.Topology] `yaml:"kind"`
+	Failures []registry.Choice[graph.Failure] `yaml:"failures,omitempty"`
 }
 
 // DataSpec selects the data (a models.Sources kind) with its parameters.

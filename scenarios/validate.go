@@ -44,6 +44,14 @@ func (sc *Scenario) Validate() error {
 	if err := sc.Network.Topology.Params.Validate(sc.Nodes()); err != nil {
 		return fmt.Errorf("network (%s): %w", sc.Network.Topology.Name, err)
 	}
+	for k, f := range sc.Network.Failures {
+		if f.Params == nil {
+			return fmt.Errorf("network.failures[%d]: kind: missing (registered: %v)", k, graph.Failures.Kinds())
+		}
+		if err := f.Params.Validate(sc.Nodes()); err != nil {
+			return fmt.Errorf("network.failures[%d] (%s): %w", k, f.Name, err)
+		}
+	}
 	if err := sc.Data.Source.Params.Validate(sc.Nodes()); err != nil {
 		return fmt.Errorf("data (%s): %w", sc.Data.Source.Name, err)
 	}
