@@ -39,8 +39,8 @@ type supervisor struct {
 	stats    []optim.Stats
 	ports    []*optim.Port // of the round being opened, by sender
 	router   *optim.Router
-	since    optim.Traffic     // since the last event
-	stepSent optim.Traffic     // of the step being acknowledged
+	since    optim.Traffic // since the last event
+	stepSent optim.Traffic // of the step being acknowledged
 	total    optim.Traffic
 }
 

@@ -44,7 +44,7 @@ type Scenario struct {
 // parameters, including its edge process where links fail at random, and
 // the failure processes on top of it (graph.Failures).
 type NetworkSpec struct {
-	Topology registry.Choice[graph.Topology] `yaml:"kind"`
+	Topology registry.Choice[graph.Topology]  `yaml:"kind"`
 	Failures []registry.Choice[graph.Failure] `yaml:"failures,omitempty"`
 }
 
