@@ -62,26 +62,40 @@ func Parse(src string, b []byte) (Scenario, error) {
 // Decode strictly decodes a scenario over the defaults without validating
 // the values.
 func Decode(src string, b []byte) (Scenario, error) {
-	sc := Default()
+	root, err := document(src, b)
+	if err != nil {
+		return Scenario{}, err
+	}
+	if root.Tag == "!!null" {
+		return Scenario{}, invalid(src, "the file is empty")
+	}
+	return decodeNode(src, root)
+}
+
+// document parses b as one YAML document and returns its root node.
+func document(src string, b []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return Scenario{}, invalid(src, "the file is empty")
+			return nil, invalid(src, "the file is empty")
 		}
-		return Scenario{}, invalid(src, "%s", cleanYAMLError(err))
+		return nil, invalid(src, "%s", cleanYAMLError(err))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return Scenario{}, invalid(src, "more than one YAML document; a scenario is one document")
+		return nil, invalid(src, "more than one YAML document; a scenario is one document")
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
 	}
-	if root.Tag == "!!null" {
-		return Scenario{}, invalid(src, "the file is empty")
-	}
+	return root, nil
+}
+
+// decodeNode strictly decodes a scenario's root node over the defaults.
+func decodeNode(src string, root *yaml.Node) (Scenario, error) {
+	sc := Default()
 	if err := decodeInto(root, reflect.ValueOf(&sc), ""); err != nil {
 		return Scenario{}, invalid(src, "%s", cleanYAMLError(err))
 	}

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"hgpsim/graph"
 	"hgpsim/internal/testscen"
 	"runtime"
 	"strings"
@@ -55,7 +56,7 @@ func TestInvalidScenarios(t *testing.T) {
 		{"real data fraction", "data:\n  kind: fashion-mnist\n  fraction: 0\n", "data (fashion-mnist): fraction must be in (0, 1], got 0"},
 		// Keys that mean nothing for the chosen kind (issue 7 item 7).
 		{"prob on stochastic-directed", "network:\n  kind: stochastic-directed\n  prob: 0.5\n",
-			`line 3: unknown key "prob" in network for network stochastic-directed (allowed: delta_max, delta_min, kind, links); prob means something only for network ring, star`},
+			`line 3: unknown key "prob" in network for network stochastic-directed (allowed: delta_max, delta_min, failures, kind, links); prob means something only for network ring, star, torus`},
 		{"links on fully-connected", "network:\n  kind: fully-connected\n  links: {kind: burst, length: 5}\n", `line 3: unknown key "links" in network for network fully-connected`},
 		{"edges on ring", "network:\n  kind: ring\n  edges: [{from: 0, to: 1}]\n", `line 3: unknown key "edges" in network for network ring`},
 		{"kind after its parameters", "network:\n  delta_min: 0.5\n  kind: ring\n", `line 2: unknown key "delta_min" in network for network ring`},
@@ -196,6 +197,54 @@ func TestParseBytes(t *testing.T) {
 	for _, bad := range []string{"", "lots", "-1GB", "0", "NaN"} {
 		if _, err := ParseBytes(bad); err == nil {
 			t.Errorf("ParseBytes(%q) accepted", bad)
+		}
+	}
+}
+
+// Overrides change any field, are validated exactly like the file, and a
+// bad one is an error that names it (issue 12).
+func TestOverrides(t *testing.T) {
+	base := []byte("network:\n  kind: stochastic-directed\n  links: burst\nsgp:\n  rounds: 40\n")
+	set := func(args ...string) (Scenario, error) {
+		var sets []Set
+		for _, a := range args {
+			s, err := ParseSet(a)
+			if err != nil {
+				return Scenario{}, err
+			}
+			sets = append(sets, s)
+		}
+		return ParseWith("base.yaml", base, sets)
+	}
+	sc, err := set("network.delta_min=0.3", "network.links.length=20", "sgp.rounds=7", "seed=9",
+		"network.failures=[{kind: churn, offline: 0.2, mean_offline: 5}]", "network.failures.0.offline=0.25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sd := sc.Network.Topology.Params.(*graph.Stochastic); sd.DeltaMin != 0.3 || sd.DeltaMax != 0.8 {
+		t.Errorf("delta_min/max %v/%v", sd.DeltaMin, sd.DeltaMax)
+	}
+	if b, ok := sc.Network.Topology.Params.(*graph.Stochastic).Process.Params.(*graph.Burst); !ok || b.Length != 20 {
+		t.Errorf("links not burst of 20: %+v", sc.Network.Topology.Params.(*graph.Stochastic).Process)
+	}
+	if sc.SGP.Rounds != 7 || sc.Seed != 9 {
+		t.Errorf("rounds %d seed %d", sc.SGP.Rounds, sc.Seed)
+	}
+	if c := sc.Network.Failures[0].Params.(*graph.Churn); c.Share != 0.25 || c.MeanOffline != 5 {
+		t.Errorf("churn %+v", c)
+	}
+	for arg, want := range map[string]string{
+		"network.prob=0.5":        `--set network.prob=0.5: unknown key "prob" in network for network stochastic-directed`,
+		"sgp.rounds=many":         "--set sgp.rounds=many: cannot unmarshal",
+		"network.delta_min=2":     "delta_min must be in (0, 1], got 2 (with --set network.delta_min=2)",
+		"sgp.rounds.x=1":          "--set sgp.rounds.x=1: cannot unmarshal !!map into int",
+		"network.failures.3.x=1":  "--set network.failures.3.x=1:",
+		"=3":                      "want key.path=value",
+		"network.links.kind=nope": `unknown links kind "nope"`,
+	} {
+		_, err := set(arg)
+		if err == nil || !IsInvalid(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("--set %s: want an invalid-input error containing %q, got %v", arg, want, err)
 		}
 	}
 }
