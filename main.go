@@ -1,9 +1,10 @@
 // Command hgpsim runs scenario simulations of decentralized bilevel
 // optimization over unreliable networks.
 //
-//	hgpsim run FILE [--out DIR] [--seed N]   run a scenario
-//	hgpsim validate FILE                    check a scenario and exit
-//	hgpsim sweep FILE... [--methods a,b]     run many and tabulate
+//	hgpsim run FILE [--out DIR] [--set k=v]  run a scenario
+//	hgpsim validate FILE [--set k=v]        check a scenario and exit
+//	hgpsim sweep FILE... [--grid k=v1,v2] [--seeds 1-5]
+//	                                        run a study and tabulate
 //	hgpsim bench [flags]                    SGP, HGP and outer-step costs of both drivers
 //	hgpsim version                          module version and VCS revision
 //
@@ -190,6 +191,7 @@ func exactlyOneFile(cmd *cobra.Command, args []string) error {
 
 func newValidateCmd(stdout io.Writer) *cobra.Command {
 	var mem memoryFlag
+	var sets setFlag
 	cmd := &cobra.Command{
 		Use:   "validate FILE",
 		Short: "Check a scenario file and exit",
@@ -201,15 +203,16 @@ needs (refused above --max-memory), and the checks that need the network
 not guarantee them.`,
 		Args: exactlyOneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmdValidate(args[0], mem.bytes, stdout)
+			return cmdValidate(args[0], sets.sets, mem.bytes, stdout)
 		},
 	}
 	addMemoryFlag(cmd.Flags(), &mem)
+	addSetFlag(cmd.Flags(), &sets)
 	return cmd
 }
 
-func cmdValidate(file string, maxMemory int64, stdout io.Writer) error {
-	sc, err := scenarios.Load(file)
+func cmdValidate(file string, sets []scenarios.Set, maxMemory int64, stdout io.Writer) error {
+	sc, err := scenarios.LoadWith(file, sets)
 	if err != nil {
 		return err
 	}
@@ -239,6 +242,7 @@ type runFlags struct {
 	out  string
 	seed uint64
 	mem  memoryFlag
+	set  setFlag
 }
 
 func newRunCmd(stderr io.Writer) *cobra.Command {
@@ -261,11 +265,12 @@ metrics.jsonl complete up to there and no summary.json; the exit code is
 	cmd.Flags().StringVar(&f.out, "out", "", "output folder (default runs/<name>-<timestamp>)")
 	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "override the scenario seed")
 	addMemoryFlag(cmd.Flags(), &f.mem)
+	addSetFlag(cmd.Flags(), &f.set)
 	return cmd
 }
 
 func cmdRun(file string, f runFlags, seedSet bool, stderr io.Writer) error {
-	sc, err := scenarios.Load(file)
+	sc, err := scenarios.LoadWith(file, f.set.sets)
 	if err != nil {
 		return err
 	}

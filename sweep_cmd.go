@@ -24,16 +24,46 @@ type sweepFlags struct {
 	jobs    int
 	seed    uint64
 	mem     memoryFlag
+	set     setFlag
+	grid    gridFlag
+	seeds   seedsFlag
+	plot    string
+	curves  string
 }
+
+const sweepLong = `Run scenario files × --methods × every point of the --grid × every seed
+of --seeds, at most --jobs at once, one run folder each below the output
+folder, and write there:
+
+  results.csv   one row per run: file, scenario, run, method, network,
+                seed, every varied key, status, every metric, error
+  study.csv     one row per scenario × method × grid point: runs, failed,
+                each metric's mean and 95 % half-width over the seeds
+  study.md      the same for the --plot metrics, as "mean ± half-width"
+  METRIC.png    each --plot metric against the first --grid key (against
+                the method without a grid), one line per method and
+                value of the other keys, with 95 % intervals
+  curve-METRIC.png   each --curves metric against the round, one line per
+                group (mean over seeds)
+  results.md, validation.png   the paper's table (methods × scenarios) and
+                validation curves, when there is no grid and one seed
+
+Runs are named <scenario>[-<method>][-<key>_<value>…][-seed_<n>]. Every run
+is validated before any starts; a bad --set, --grid value or seed is an
+error (exit code 2) naming it. Intervals are Student-t over the seeds that
+completed.
+
+Metrics:
+`
 
 func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f sweepFlags
 	cmd := &cobra.Command{
 		Use:   "sweep FILE...",
-		Short: "Run scenarios (× methods) in parallel and tabulate",
-		Long: `Run scenario files (times --methods) in parallel and write results.md,
-results.csv and validation.png to the output folder, one run folder per
-scenario and method below it.`,
+		Short: "Run a study: files × methods × grid × seeds, in parallel, with tables and plots",
+		Long:  sweepLong + report.MetricsHelp(),
+		Example: `  hgpsim sweep scenarios/failures/bernoulli.yaml --methods sgp,pdbo-mtl-da \
+      --grid network.delta_min=0.1,0.4,0.8 --seeds 1-5 --plot test_acc,consensus`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError{"sweep needs at least one scenario FILE"}
@@ -41,22 +71,40 @@ scenario and method below it.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmdSweep(args, f, cmd.Flags().Changed("seed"), stdout, stderr)
+			if cmd.Flags().Changed("seed") {
+				if cmd.Flags().Changed("seeds") {
+					return usageError{"--seed and --seeds together: give the seeds in --seeds"}
+				}
+				f.seeds.seeds = []uint64{f.seed}
+			}
+			return cmdSweep(args, f, stdout, stderr)
 		},
 	}
 	cmd.Flags().StringVar(&f.out, "out", "", "output folder (default runs/sweep-<timestamp>)")
 	cmd.Flags().StringVar(&f.methods, "methods", "", "comma-separated methods applied to every file (default: each file's own)")
 	cmd.Flags().IntVar(&f.jobs, "jobs", runtime.NumCPU(), "scenarios run at once")
-	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "override every scenario's seed")
+	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "run every scenario with this seed")
+	cmd.Flags().Var(&f.seeds, "seeds", "replicate seeds: every run once per seed, e.g. 1-5 or 1,4,9")
+	cmd.Flags().Var(&f.grid, "grid", "vary a scenario field over values, e.g. network.delta_min=0.1,0.4 (repeatable: the Cartesian product)")
+	cmd.Flags().StringVar(&f.plot, "plot", report.DefaultStudyMetrics, "metrics for study.md and METRIC.png (see Metrics)")
+	cmd.Flags().StringVar(&f.curves, "curves", "", "metrics to draw against the round, e.g. train_loss,consensus")
+	addSetFlag(cmd.Flags(), &f.set)
 	addMemoryFlag(cmd.Flags(), &f.mem)
 	return cmd
 }
 
-// cmdSweep runs scenario files (times methods) in parallel and writes the
-// paper-style results table and validation plot.
-func cmdSweep(files []string, f sweepFlags, seedSet bool, stdout, stderr io.Writer) error {
+// cmdSweep plans, runs and reports a sweep.
+func cmdSweep(files []string, f sweepFlags, stdout, stderr io.Writer) error {
 	if f.jobs < 1 {
 		return usageError{fmt.Sprintf("--jobs must be >= 1, got %d", f.jobs)}
+	}
+	metrics, err := report.ParseMetrics(f.plot, false)
+	if err != nil {
+		return usageError{"--plot: " + err.Error()}
+	}
+	curves, err := report.ParseMetrics(f.curves, true)
+	if err != nil {
+		return usageError{"--curves: " + err.Error()}
 	}
 	var ms []string
 	if f.methods != "" {
@@ -66,11 +114,8 @@ func cmdSweep(files []string, f sweepFlags, seedSet bool, stdout, stderr io.Writ
 	if dir == "" {
 		dir = filepath.Join("runs", "sweep-"+time.Now().Format("20060102-150405"))
 	}
-	var seedOverride *uint64
-	if seedSet {
-		seedOverride = &f.seed
-	}
-	jobList, err := run.PlanSweep(files, ms, seedOverride, dir, scenarios.CheckOptions{MaxMemory: f.mem.bytes})
+	jobList, err := run.PlanSweep(run.SweepPlan{Files: files, Methods: ms, Sets: f.set.sets, Grid: f.grid.axes,
+		Seeds: f.seeds.seeds, Dir: dir, Check: scenarios.CheckOptions{MaxMemory: f.mem.bytes}})
 	if err != nil {
 		return err
 	}
@@ -90,14 +135,21 @@ func cmdSweep(files []string, f sweepFlags, seedSet bool, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	if err := report.WriteSweepTables(dir, results); err != nil {
+	if err := report.WriteStudy(dir, results, report.StudyOptions{Metrics: metrics, Curves: curves}); err != nil {
 		return err
 	}
-	if err := report.WriteSweepPlot(filepath.Join(dir, "validation.png"), results); err != nil {
-		return err
+	table := "study.md"
+	if report.PaperTable(results) {
+		if err := report.WriteSweepTables(dir, results); err != nil {
+			return err
+		}
+		if err := report.WriteSweepPlot(filepath.Join(dir, "validation.png"), results); err != nil {
+			return err
+		}
+		table = "results.md"
 	}
-	table, _ := os.ReadFile(filepath.Join(dir, "results.md"))
-	fmt.Fprintf(stdout, "%s\ntotal wall time %s\n", table, time.Since(start).Round(time.Second))
+	text, _ := os.ReadFile(filepath.Join(dir, table))
+	fmt.Fprintf(stdout, "%s\ntotal wall time %s\n", text, time.Since(start).Round(time.Second))
 	for _, r := range results {
 		if r.Err != nil {
 			return sigs.wrap(fmt.Errorf("%d of %d runs failed (see above)", countFailed(results), len(results)))

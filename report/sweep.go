@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/csv"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -69,11 +68,24 @@ func (t *table) text(m, n string) string {
 	return fmt.Sprintf("%.1f / %.1f", 100*b.TestAcc, 100*b.TestAccP)
 }
 
-// WriteSweepTables writes results.md and results.csv. results.md: rows
-// are methods, columns scenarios (by name), cells "average / 10th
-// percentile" test accuracy (%) at the outer step with the best validation
-// accuracy, then one line per run. results.csv: one row per run, keyed by
-// scenario file and name, with its seed, network, method and figures.
+// PaperTable says whether results form the paper's table: one run per
+// method and scenario (no grid, no replicate seeds).
+func PaperTable(results []run.SweepResult) bool {
+	seen := map[[2]string]bool{}
+	for _, r := range results {
+		k := [2]string{r.Job.Method, r.Job.Base}
+		if seen[k] || len(r.Job.Vary) > 0 {
+			return false
+		}
+		seen[k] = true
+	}
+	return true
+}
+
+// WriteSweepTables writes results.md: rows are methods, columns scenarios
+// (by name), cells "average / 10th percentile" test accuracy (%) at the
+// outer step with the best validation accuracy, then one line per run.
+// It is for sweeps that make a PaperTable; WriteStudy writes the rest.
 func WriteSweepTables(dir string, results []run.SweepResult) error {
 	t := newTable(results)
 	var md strings.Builder
@@ -104,24 +116,7 @@ func WriteSweepTables(dir string, results []run.SweepResult) error {
 		sc := r.Job.Scenario
 		fmt.Fprintf(&md, "| %s | %s | %s | %d | %s | %s |\n", sc.Name, r.Job.File, sc.Network.Topology.Name, sc.Seed, best, r.Wall.Round(time.Second))
 	}
-	if err := fsutil.WriteAtomic(filepath.Join(dir, "results.md"), []byte(md.String())); err != nil {
-		return err
-	}
-	var buf strings.Builder
-	w := csv.NewWriter(&buf)
-	w.Write([]string{"file", "scenario", "run", "method", "network", "seed", "test_acc", "test_acc_p10", "val_acc", "best_step", "status"})
-	for _, r := range results {
-		sc := r.Job.Scenario
-		row := []string{r.Job.File, r.Job.Base, sc.Name, r.Job.Method, sc.Network.Topology.Name, fmt.Sprint(sc.Seed)}
-		if r.Err != nil {
-			w.Write(append(row, "", "", "", "", "failed"))
-			continue
-		}
-		b := r.Summary.Headline()
-		w.Write(append(row, ftoa(b.TestAcc), ftoa(b.TestAccP), ftoa(b.ValAcc), fmt.Sprint(b.Step), "ok"))
-	}
-	w.Flush()
-	return fsutil.WriteAtomic(filepath.Join(dir, "results.csv"), []byte(buf.String()))
+	return fsutil.WriteAtomic(filepath.Join(dir, "results.md"), []byte(md.String()))
 }
 
 func oneLineErr(err error) string {

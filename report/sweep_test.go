@@ -32,7 +32,7 @@ func sweepFile(t *testing.T, dir, name, network string, seed int) string {
 func TestSweepWritesPaperTable(t *testing.T) {
 	in, dir := t.TempDir(), t.TempDir()
 	files := []string{sweepFile(t, in, "fc", "fully-connected", 5), sweepFile(t, in, "stou", "stochastic-undirected", 5)}
-	jobs, err := run.PlanSweep(files, []string{"sgp", "pdbo-da", "local"}, nil, dir, scenarios.CheckOptions{})
+	jobs, err := run.PlanSweep(run.SweepPlan{Files: files, Methods: []string{"sgp", "pdbo-da", "local"}, Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,13 @@ func TestSweepWritesPaperTable(t *testing.T) {
 			t.Errorf("run %s writes into %s", r.Job.Scenario.Name, r.Job.OutDir)
 		}
 	}
+	if !PaperTable(res) {
+		t.Fatal("one run per method and scenario is not a paper table")
+	}
 	if err := WriteSweepTables(dir, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteStudy(dir, res, StudyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteSweepPlot(filepath.Join(dir, "validation.png"), res); err != nil {
@@ -91,7 +97,7 @@ func TestSweepKeepsRunsApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := sweepFile(t, sub, "same", "fully-connected", 6)
-	if _, err := run.PlanSweep([]string{a, b}, nil, nil, dir, scenarios.CheckOptions{}); err == nil || !scenarios.IsInvalid(err) || !strings.Contains(err.Error(), `both write runs named "same"`) {
+	if _, err := run.PlanSweep(run.SweepPlan{Files: []string{a, b}, Dir: dir}); err == nil || !scenarios.IsInvalid(err) || !strings.Contains(err.Error(), `both write runs named "same"`) {
 		t.Fatalf("want a collision error before anything runs, got %v", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
@@ -102,7 +108,7 @@ func TestSweepKeepsRunsApart(t *testing.T) {
 	}
 
 	s1, s2 := sweepFile(t, in, "seed5", "fully-connected", 5), sweepFile(t, in, "seed6", "fully-connected", 6)
-	jobs, err := run.PlanSweep([]string{s1, s2}, []string{"sgp"}, nil, dir, scenarios.CheckOptions{})
+	jobs, err := run.PlanSweep(run.SweepPlan{Files: []string{s1, s2}, Methods: []string{"sgp"}, Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,11 +116,12 @@ func TestSweepKeepsRunsApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteSweepTables(dir, res); err != nil {
+	if err := WriteStudy(dir, res, StudyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	rows := readCSV(t, filepath.Join(dir, "results.csv"))
-	if len(rows) != 3 || rows[1][5] == rows[2][5] || rows[1][6] == rows[2][6] {
+	acc := column(t, rows, "test_acc")
+	if len(rows) != 3 || rows[1][5] == rows[2][5] || rows[1][acc] == rows[2][acc] {
 		t.Errorf("the two seeds' runs are not two rows with their own seed and result: %v", rows)
 	}
 }
@@ -131,6 +138,18 @@ func readCSV(t *testing.T, path string) [][]string {
 		t.Fatal(err)
 	}
 	return rows
+}
+
+// column is the index of a CSV header.
+func column(t *testing.T, rows [][]string, name string) int {
+	t.Helper()
+	for k, h := range rows[0] {
+		if h == name {
+			return k
+		}
+	}
+	t.Fatalf("no column %q in %v", name, rows[0])
+	return -1
 }
 
 func parse(t *testing.T, src string) scenarios.Scenario {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"hgpsim/scenarios"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,65 +20,228 @@ type SweepJob struct {
 	// name in it (the table's column) and Method the method applied (the
 	// table's row; the scenario name when the file has no method).
 	File, Base, Method string
+	// Vary lists the grid values of this run, in the grid's order.
+	Vary []Assignment
 	// MaxMemory is the run's memory limit (see Options).
 	MaxMemory int64
 }
 
-// PlanSweep turns scenario files (× methods, when given) into jobs under
-// dir: one folder per run, named after the scenario (and the method). Two
-// runs that would share a folder — two files with the same name, or the
-// same file twice — are an error before anything runs. seed, when not nil,
-// overrides every scenario's seed.
-func PlanSweep(files, methods []string, seed *uint64, dir string, opt scenarios.CheckOptions) ([]SweepJob, error) {
+// Assignment is one grid value of a run.
+type Assignment struct{ Key, Value string }
+
+// GridAxis is one `--grid key=v1,v2,…`: a scenario field and its values.
+type GridAxis struct {
+	Key    string
+	Values []string
+}
+
+// ParseGrid reads "key.path=v1,v2,…". Values are YAML scalars; a value
+// with a comma needs its own axis.
+func ParseGrid(arg string) (GridAxis, error) {
+	key, values, ok := strings.Cut(arg, "=")
+	key = strings.TrimSpace(key)
+	if !ok || key == "" || strings.TrimSpace(values) == "" {
+		return GridAxis{}, scenarios.Invalid("--grid "+arg, "want key.path=v1,v2,…, e.g. network.delta_min=0.1,0.4,0.8")
+	}
+	if _, err := scenarios.ParseSet(key + "=x"); err != nil {
+		return GridAxis{}, scenarios.Invalid("--grid "+arg, "empty key in %q", key)
+	}
+	g := GridAxis{Key: key}
+	seen := map[string]bool{}
+	for _, v := range strings.Split(values, ",") {
+		if v = strings.TrimSpace(v); v == "" {
+			return GridAxis{}, scenarios.Invalid("--grid "+arg, "an empty value")
+		}
+		if seen[v] {
+			return GridAxis{}, scenarios.Invalid("--grid "+arg, "value %q twice", v)
+		}
+		seen[v] = true
+		g.Values = append(g.Values, v)
+	}
+	return g, nil
+}
+
+// ParseSeeds reads "1-5", "3", or "1,4,9" (ranges and lists mixed).
+func ParseSeeds(arg string) ([]uint64, error) {
+	var out []uint64
+	for _, part := range strings.Split(arg, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.ParseUint(strings.TrimSpace(lo), 10, 64)
+		if err != nil {
+			return nil, scenarios.Invalid("--seeds "+arg, "%q is not a seed or a range of seeds", part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseUint(strings.TrimSpace(hi), 10, 64); err != nil || b < a {
+				return nil, scenarios.Invalid("--seeds "+arg, "%q is not a range low-high", part)
+			}
+		}
+		if b-a >= 10000 || len(out) > 10000 {
+			return nil, scenarios.Invalid("--seeds "+arg, "at most 10000 seeds")
+		}
+		for s := a; s <= b; s++ {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// SweepPlan is what a sweep runs: every file × method × grid point × seed.
+type SweepPlan struct {
+	Files   []string
+	Methods []string        // nil: each file's own
+	Sets    []scenarios.Set // applied to every run
+	Grid    []GridAxis      // the Cartesian product of their values
+	Seeds   []uint64        // replicate seeds; nil: each file's own
+	Dir     string          // runs go into Dir/<run name>
+	Check   scenarios.CheckOptions
+}
+
+// maxSweepRuns bounds a sweep.
+const maxSweepRuns = 100000
+
+// PlanSweep turns a plan into jobs: one folder per run, named after the
+// scenario, the method, the grid values and the seed. Every run is loaded
+// and validated like a file with its overrides; an invalid one, or two
+// runs that would share a folder, are errors before anything runs.
+func PlanSweep(p SweepPlan) ([]SweepJob, error) {
+	points := [][]Assignment{nil}
+	for _, g := range p.Grid {
+		var next [][]Assignment
+		for _, pt := range points {
+			for _, v := range g.Values {
+				next = append(next, append(slices.Clone(pt), Assignment{Key: g.Key, Value: v}))
+			}
+		}
+		points = next
+	}
+	seeds := []*uint64{nil}
+	if len(p.Seeds) > 0 {
+		seeds = seeds[:0]
+		for i := range p.Seeds {
+			seeds = append(seeds, &p.Seeds[i])
+		}
+	}
+	total := len(p.Files) * max(len(p.Methods), 1) * len(points) * len(seeds)
+	if total > maxSweepRuns {
+		return nil, scenarios.Invalid("sweep", "%d runs, more than the %d a sweep takes", total, maxSweepRuns)
+	}
+	keys := map[string]bool{}
+	for _, g := range p.Grid {
+		if keys[g.Key] {
+			return nil, scenarios.Invalid("--grid "+g.Key, "the key is on two axes; give its values on one")
+		}
+		keys[g.Key] = true
+	}
+	if keys["seed"] && len(p.Seeds) > 0 {
+		return nil, scenarios.Invalid("--grid seed", "replicate seeds go in --seeds, not in a grid axis as well")
+	}
+	if keys["method"] && len(p.Methods) > 0 {
+		return nil, scenarios.Invalid("--grid method", "methods go in --methods, not in a grid axis as well")
+	}
+	short := shortKeys(p.Grid)
 	var jobs []SweepJob
-	byFolder := map[string]string{} // folder → "file (method)"
-	for _, f := range files {
-		base, err := scenarios.Load(f)
+	byFolder := map[string]string{} // folder → what writes it
+	for _, f := range p.Files {
+		base, err := scenarios.LoadWith(f, p.Sets)
 		if err != nil {
 			return nil, err
 		}
-		if seed != nil {
-			base.Seed = *seed
-		}
 		if base.Experiment != nil {
 			// The tables are of test accuracies, which an experiment
-			// experiment does not have.
+			// does not have.
 			return nil, scenarios.Invalid(f, "experiments are not for sweep (nothing to tabulate); run them with `hgpsim run`")
 		}
 		variants := []string{base.Method}
-		if len(methods) > 0 {
-			variants = methods
+		if len(p.Methods) > 0 {
+			variants = p.Methods
 		}
 		for _, m := range variants {
-			sc := base
-			sc.Method = strings.TrimSpace(m)
-			if len(methods) > 0 {
-				sc.Name = base.Name + "-" + sc.Method
+			m = strings.TrimSpace(m)
+			for _, pt := range points {
+				for _, seed := range seeds {
+					sets := slices.Clone(p.Sets)
+					name := base.Name
+					if len(p.Methods) > 0 {
+						name += "-" + m
+					}
+					for k, a := range pt {
+						set, err := scenarios.ParseSet(a.Key + "=" + a.Value)
+						if err != nil {
+							return nil, err
+						}
+						set.Arg += " (from --grid)"
+						sets = append(sets, set)
+						name += "-" + short[k] + "_" + sanitize(a.Value)
+					}
+					if seed != nil {
+						sets = append(sets, scenarios.Set{Arg: fmt.Sprintf("seed=%d (from --seeds)", *seed), Path: []string{"seed"}, Value: strconv.FormatUint(*seed, 10)})
+						name += fmt.Sprintf("-seed_%d", *seed)
+					}
+					if len(p.Methods) > 0 {
+						sets = append(sets, scenarios.Set{Arg: "method=" + m + " (from --methods)", Path: []string{"method"}, Value: strconv.Quote(m)})
+					}
+					sets = append(sets, scenarios.Set{Arg: "name=" + name, Path: []string{"name"}, Value: strconv.Quote(name)})
+					src := f
+					if m != "" {
+						src = fmt.Sprintf("%s (method %s)", f, m)
+					}
+					sc, err := scenarios.LoadWith(f, sets)
+					if err != nil {
+						return nil, err
+					}
+					if _, err := scenarios.Check(src, sc, p.Check); err != nil {
+						return nil, err
+					}
+					if prev, dup := byFolder[name]; dup {
+						return nil, scenarios.Invalid(src, "this run and %s would both write runs named %q into %s; give the scenarios distinct names",
+							prev, name, filepath.Join(p.Dir, name))
+					}
+					byFolder[name] = src
+					row := sc.Method
+					if row == "" {
+						row = base.Name
+					}
+					jobs = append(jobs, SweepJob{Scenario: sc, OutDir: filepath.Join(p.Dir, name), File: f, Base: base.Name,
+						Method: row, Vary: pt, MaxMemory: p.Check.MaxMemory})
+				}
 			}
-			src := f
-			if sc.Method != "" {
-				src = fmt.Sprintf("%s (method %s)", f, sc.Method)
-			}
-			if err := sc.Validate(); err != nil {
-				return nil, scenarios.Invalid(src, "%v", err)
-			}
-			if _, err := scenarios.Check(src, sc, opt); err != nil {
-				return nil, err
-			}
-			folder := sc.Name
-			if prev, dup := byFolder[folder]; dup {
-				return nil, scenarios.Invalid(src, "this run and %s would both write runs named %q into %s; give the scenarios distinct names",
-					prev, folder, filepath.Join(dir, folder))
-			}
-			byFolder[folder] = src
-			row := sc.Method
-			if row == "" {
-				row = base.Name
-			}
-			jobs = append(jobs, SweepJob{Scenario: sc, OutDir: filepath.Join(dir, folder), File: f, Base: base.Name, Method: row, MaxMemory: opt.MaxMemory})
 		}
 	}
 	return jobs, nil
+}
+
+// shortKeys names the grid's keys in run names: the last element of each
+// path, or the whole path when two axes share it.
+func shortKeys(grid []GridAxis) []string {
+	out := make([]string, len(grid))
+	count := map[string]int{}
+	for _, g := range grid {
+		count[g.Key[strings.LastIndex(g.Key, ".")+1:]]++
+	}
+	for k, g := range grid {
+		last := g.Key[strings.LastIndex(g.Key, ".")+1:]
+		if count[last] > 1 {
+			last = g.Key
+		}
+		out[k] = sanitize(last)
+	}
+	return out
+}
+
+// sanitize keeps the characters a run name may have.
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
 }
 
 // SweepResult is the outcome of one job.

@@ -1,0 +1,173 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"hgpsim/optim"
+	"hgpsim/run"
+)
+
+// Metric is a number read off one finished run of a sweep: a column of
+// results.csv and study.csv, and a quantity --plot can draw.
+type Metric struct {
+	Name string
+	Doc  string
+	// Value returns the run's number, false when the run has none (a
+	// method without an outer loop has no hyper-gradient).
+	Value func(s *run.Summary) (float64, bool)
+	// PerRound reads the same quantity off one evaluation, for curves
+	// against the round; nil when it is a whole-run number.
+	PerRound func(a optim.Aggregate) float64
+}
+
+func always(f func(s *run.Summary) float64) func(s *run.Summary) (float64, bool) {
+	return func(s *run.Summary) (float64, bool) { return f(s), true }
+}
+
+// maxOverEvals is the largest value of f over a run's evaluations, +Inf if
+// any is not finite (a diverged run), and the final value for a run that
+// reported no evaluation list.
+func maxOverEvals(s *run.Summary, f func(a optim.Aggregate) float64) float64 {
+	if len(s.Evals) == 0 {
+		return f(s.Final)
+	}
+	m := math.Inf(-1)
+	for _, e := range s.Evals {
+		v := f(e.Agg)
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return math.Inf(1)
+		}
+		m = max(m, v)
+	}
+	return m
+}
+
+func traffic(s *run.Summary, f func(messages, bytes, dropped int64) int64) float64 {
+	var t int64
+	for _, v := range s.Traffic {
+		t += f(v.Messages, v.Bytes, v.Dropped)
+	}
+	return float64(t)
+}
+
+// Metrics lists every metric in the order of results.csv's columns.
+var Metrics = []Metric{
+	{Name: "test_acc", Doc: "test accuracy, weighted by local test size, at the headline evaluation (best validation outer step, else final)",
+		Value: always(func(s *run.Summary) float64 { return s.Headline().TestAcc }), PerRound: func(a optim.Aggregate) float64 { return a.TestAcc }},
+	{Name: "test_acc_p10", Doc: "10th percentile of the clients' test accuracies at the headline evaluation",
+		Value: always(func(s *run.Summary) float64 { return s.Headline().TestAccP }), PerRound: func(a optim.Aggregate) float64 { return a.TestAccP }},
+	{Name: "val_acc", Doc: "validation accuracy at the headline evaluation",
+		Value: always(func(s *run.Summary) float64 { return s.Headline().ValAcc }), PerRound: func(a optim.Aggregate) float64 { return a.ValAcc }},
+	{Name: "best_step", Doc: "outer step with the best validation accuracy (runs with an outer loop)",
+		Value: func(s *run.Summary) (float64, bool) {
+			if s.Best == nil {
+				return 0, false
+			}
+			return float64(s.Best.Step), true
+		}},
+	{Name: "train_loss", Doc: "final training loss, mean over clients",
+		Value: always(func(s *run.Summary) float64 { return s.Final.TrainLoss }), PerRound: func(a optim.Aggregate) float64 { return a.TrainLoss }},
+	{Name: "max_train_loss", Doc: "largest training loss over all evaluations (+Inf if one was not finite)",
+		Value: always(func(s *run.Summary) float64 {
+			return maxOverEvals(s, func(a optim.Aggregate) float64 { return a.TrainLoss })
+		})},
+	{Name: "consensus", Doc: "final consensus distance sqrt(1/n Σ‖x_i − x̄‖²)",
+		Value: always(func(s *run.Summary) float64 { return s.Final.Consensus }), PerRound: func(a optim.Aggregate) float64 { return a.Consensus }},
+	{Name: "max_consensus", Doc: "largest consensus distance over all evaluations (+Inf if one was not finite)",
+		Value: always(func(s *run.Summary) float64 {
+			return maxOverEvals(s, func(a optim.Aggregate) float64 { return a.Consensus })
+		})},
+	{Name: "hypergradient_norm", Doc: "‖d̂_λ F̄‖ of the last hyper-gradient estimate, stacked over clients",
+		Value: func(s *run.Summary) (float64, bool) {
+			if s.Hypergradient == nil {
+				return 0, false
+			}
+			return s.Hypergradient.Norm, true
+		}},
+	{Name: "oracle_rel_error", Doc: "relative error of the last hyper-gradient against the dense oracle (hypergradient.oracle: true)",
+		Value: func(s *run.Summary) (float64, bool) {
+			if s.Hypergradient == nil || s.Hypergradient.OracleRelError == nil {
+				return 0, false
+			}
+			return *s.Hypergradient.OracleRelError, true
+		}},
+	{Name: "p_bar_error", Doc: "max_ij |p̂_ij − E p_ij|: Alg. 2's estimate against the network model",
+		Value: estimate(func(e *run.EstimateError) float64 { return e.PBarMaxAbs })},
+	{Name: "delta_bar_error", Doc: "max_ij |δ̂_j→i − δ̄_j→i| against the network model",
+		Value: estimate(func(e *run.EstimateError) float64 { return e.DeltaBarMaxAbs })},
+	{Name: "p_bar_error_delivered", Doc: "p̄ estimation error against what the network delivered in the same rounds",
+		Value: estimate(func(e *run.EstimateError) float64 { return e.Delivered.PBarMaxAbs })},
+	{Name: "delta_bar_error_delivered", Doc: "δ̄ estimation error against the delivery frequency of the same rounds",
+		Value: estimate(func(e *run.EstimateError) float64 { return e.Delivered.DeltaBarMaxAbs })},
+	{Name: "messages", Doc: "messages sent, all phases",
+		Value: always(func(s *run.Summary) float64 { return traffic(s, func(m, _, _ int64) int64 { return m }) })},
+	{Name: "bytes", Doc: "payload bytes sent, all phases",
+		Value: always(func(s *run.Summary) float64 { return traffic(s, func(_, b, _ int64) int64 { return b }) })},
+	{Name: "dropped", Doc: "messages addressed over a link that was down",
+		Value: always(func(s *run.Summary) float64 { return traffic(s, func(_, _, d int64) int64 { return d }) })},
+}
+
+func estimate(f func(e *run.EstimateError) float64) func(s *run.Summary) (float64, bool) {
+	return func(s *run.Summary) (float64, bool) {
+		if s.Estimates == nil {
+			return 0, false
+		}
+		return f(s.Estimates), true
+	}
+}
+
+// LookupMetric finds a metric by name.
+func LookupMetric(name string) (Metric, bool) {
+	for _, m := range Metrics {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
+
+// ParseMetrics reads a comma-separated list of metric names; perRound
+// requires metrics that have a per-round curve.
+func ParseMetrics(list string, perRound bool) ([]Metric, error) {
+	var out []Metric
+	seen := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" || seen[name] {
+			continue
+		}
+		seen[name] = true
+		m, ok := LookupMetric(name)
+		if !ok {
+			return nil, fmt.Errorf("unknown metric %q (metrics: %s)", name, metricNames(false))
+		}
+		if perRound && m.PerRound == nil {
+			return nil, fmt.Errorf("metric %q is a whole-run number with no per-round curve (curves: %s)", name, metricNames(true))
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func metricNames(perRound bool) string {
+	var names []string
+	for _, m := range Metrics {
+		if !perRound || m.PerRound != nil {
+			names = append(names, m.Name)
+		}
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// MetricsHelp is the metric list for --help texts.
+func MetricsHelp() string {
+	var b strings.Builder
+	for _, m := range Metrics {
+		fmt.Fprintf(&b, "  %-26s %s\n", m.Name, m.Doc)
+	}
+	return b.String()
+}
