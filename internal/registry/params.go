@@ -68,11 +68,25 @@ func Fields(v reflect.Value, fn func(i int, key, opts string, fv reflect.Value))
 			continue
 		}
 		key, opts := YAMLKey(f)
-		if key == "-" {
+		if key == "-" || (f.Anonymous && f.Tag == "" && emptyStruct(f.Type)) {
+			// An embedded base type without fields (graph.NoFailure)
+			// supplies methods, not a key.
 			continue
 		}
 		fn(i, key, opts, v.Field(i))
 	}
+}
+
+func emptyStruct(t reflect.Type) bool {
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	for i := range t.NumField() {
+		if t.Field(i).IsExported() {
+			return false
+		}
+	}
+	return true
 }
 
 // YAMLKey returns the key of a struct field as yaml encodes it (the tag's
