@@ -14,6 +14,10 @@ type Aggregate struct {
 	TestAccP  float64 `json:"test_acc_p10"`
 	Consensus float64 `json:"consensus"`            // sqrt(1/n Σ‖x_i − x̄‖²)
 	OuterLoss float64 `json:"outer_loss,omitempty"` // F̄ = (1/n) Σ F_i(x_i, λ_i)
+	// MinWeight is the smallest push-sum weight min_i ω_i (0 without
+	// push-sum clients): the step a gradient takes on x_i is the step
+	// size over ω_i.
+	MinWeight float64 `json:"min_weight,omitempty"`
 }
 
 // Summarize aggregates stats in client order (fixed, so deterministic).
@@ -37,6 +41,9 @@ func Summarize(stats []Stats) Aggregate {
 		tw += float64(s.TestN)
 		if s.TestN > 0 {
 			accs = append(accs, s.TestAcc)
+		}
+		if s.Weight > 0 && (a.MinWeight == 0 || s.Weight < a.MinWeight) {
+			a.MinWeight = s.Weight
 		}
 	}
 	if n > 0 {

@@ -143,6 +143,10 @@ type Stats struct {
 	X []float64
 	// Hyper is a hyper-gradient estimator's current estimate (a fresh slice).
 	Hyper []float64
+	// Weight is a push-sum client's weight ω_i (0 for other clients). Its
+	// collapse is how push-sum diverges on bursty networks: a gradient
+	// step on z moves x = z/ω by the step over ω.
+	Weight float64
 }
 
 // Observer is implemented by behaviours that can be evaluated.

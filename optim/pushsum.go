@@ -117,7 +117,7 @@ func (a *PushSum) Receive(_ *Round, in []Message) error {
 func (a *PushSum) Value() []float64 { return a.ps.x }
 
 // Observe implements Observer: only X is meaningful for averaging.
-func (a *PushSum) Observe() Stats { return Stats{X: a.ps.x} }
+func (a *PushSum) Observe() Stats { return Stats{X: a.ps.x, Weight: a.ps.omega} }
 
 // Estimates returns this client's p̄_ij and δ̄_{j→i} over the rounds so far.
 func (a *PushSum) Estimates() (pBar, deltaBar []float64) { return a.ps.estimates() }

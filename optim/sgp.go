@@ -138,7 +138,7 @@ func (s *SGP) Estimates() (pBar, deltaBar []float64) { return s.ps.estimates() }
 // Observe implements Observer with full-pass inner costs f_i(x_i, λ_i) and
 // accuracies on each split.
 func (s *SGP) Observe() Stats {
-	st := Stats{X: s.ps.x, TrainN: s.data.Train.N}
+	st := Stats{X: s.ps.x, TrainN: s.data.Train.N, Weight: s.ps.omega}
 	x, l := s.ps.x, s.lambda
 	st.TrainLoss = s.model.InnerLoss(x, l, s.data.Train, nil)
 	st.TrainAcc = s.model.Accuracy(x, l, s.data.Train, nil)

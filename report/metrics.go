@@ -80,6 +80,19 @@ var Metrics = []Metric{
 		Value: always(func(s *run.Summary) float64 {
 			return maxOverEvals(s, func(a optim.Aggregate) float64 { return a.Consensus })
 		})},
+	{Name: "min_weight", Doc: "final smallest push-sum weight min_i ω_i (a gradient step moves x_i by the step size over ω_i)",
+		Value: func(s *run.Summary) (float64, bool) { return s.Final.MinWeight, s.Final.MinWeight > 0 },
+		PerRound: func(a optim.Aggregate) float64 { return a.MinWeight }},
+	{Name: "lowest_weight", Doc: "smallest push-sum weight over all evaluations",
+		Value: func(s *run.Summary) (float64, bool) {
+			low := s.Final.MinWeight
+			for _, e := range s.Evals {
+				if e.Agg.MinWeight > 0 && (low == 0 || e.Agg.MinWeight < low) {
+					low = e.Agg.MinWeight
+				}
+			}
+			return low, low > 0
+		}},
 	{Name: "hypergradient_norm", Doc: "‖d̂_λ F̄‖ of the last hyper-gradient estimate, stacked over clients",
 		Value: func(s *run.Summary) (float64, bool) {
 			if s.Hypergradient == nil {

@@ -51,6 +51,9 @@ func (m *metricsWriter) round(ev optim.RoundEvent, agg Aggregate) {
 		num(e, "val_acc", s.ValAcc)
 		num(e, "test_loss", s.TestLoss)
 		num(e, "test_acc", s.TestAcc)
+		if s.Weight > 0 {
+			num(e, "weight", s.Weight)
+		}
 		e.Send()
 	}
 	e := m.log.Log().Int("outer", ev.Step).Str("phase", ev.Phase).Int("round", ev.Round).Str("client", "all")
@@ -60,6 +63,9 @@ func (m *metricsWriter) round(ev optim.RoundEvent, agg Aggregate) {
 	num(e, "test_acc", agg.TestAcc)
 	num(e, "test_acc_p10", agg.TestAccP)
 	num(e, "consensus", agg.Consensus)
+	if agg.MinWeight > 0 {
+		num(e, "min_weight", agg.MinWeight)
+	}
 	e.Int64("messages", ev.Traffic.Messages).Int64("bytes", ev.Traffic.Bytes).Send()
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -271,5 +272,60 @@ func TestEstimateErrorAgainstDeliveries(t *testing.T) {
 	}
 	if !(errs[true].DeltaBarMaxAbs > 2*errs[false].DeltaBarMaxAbs) {
 		t.Errorf("stragglers should move δ̂ away from the graph's δ̄: %v without, %v with", errs[false].DeltaBarMaxAbs, errs[true].DeltaBarMaxAbs)
+	}
+}
+
+// metrics.jsonl reports every client's push-sum weight ω_i and their
+// minimum. Push-sum conserves mass on a network that drops links (each
+// sender splits over the links that are up), so the weights must sum to
+// the number of clients at every evaluation: an independent check that
+// the reported values are the weights.
+func TestPushSumWeightsReported(t *testing.T) {
+	sc := parseOK(t, tiny)
+	dir := t.TempDir()
+	if _, err := Execute(context.Background(), sc, Options{OutDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type line struct {
+		Phase     string   `json:"phase"`
+		Round     int      `json:"round"`
+		Client    any      `json:"client"`
+		Weight    *float64 `json:"weight"`
+		MinWeight *float64 `json:"min_weight"`
+	}
+	sum, lowest, evals := 0.0, 0.0, 0
+	for _, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var m line
+		if err := json.Unmarshal(l, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Phase != "sgp" {
+			continue
+		}
+		if m.Client != "all" {
+			if m.Weight == nil || !(*m.Weight > 0) {
+				t.Fatalf("round %d client %v: weight %v", m.Round, m.Client, m.Weight)
+			}
+			if sum == 0 || *m.Weight < lowest {
+				lowest = *m.Weight
+			}
+			sum += *m.Weight
+			continue
+		}
+		evals++
+		if math.Abs(sum-float64(sc.Clients)) > 1e-9 {
+			t.Errorf("round %d: weights sum to %v, want %d", m.Round, sum, sc.Clients)
+		}
+		if m.MinWeight == nil || *m.MinWeight != lowest {
+			t.Errorf("round %d: min_weight %v, want %v", m.Round, m.MinWeight, lowest)
+		}
+		sum = 0
+	}
+	if evals == 0 {
+		t.Fatal("no SGP evaluations")
 	}
 }
