@@ -81,7 +81,7 @@ var Metrics = []Metric{
 			return maxOverEvals(s, func(a optim.Aggregate) float64 { return a.Consensus })
 		})},
 	{Name: "min_weight", Doc: "final smallest push-sum weight min_i ω_i (a gradient step moves x_i by the step size over ω_i)",
-		Value: func(s *run.Summary) (float64, bool) { return s.Final.MinWeight, s.Final.MinWeight > 0 },
+		Value:    func(s *run.Summary) (float64, bool) { return s.Final.MinWeight, s.Final.MinWeight > 0 },
 		PerRound: func(a optim.Aggregate) float64 { return a.MinWeight }},
 	{Name: "lowest_weight", Doc: "smallest push-sum weight over all evaluations",
 		Value: func(s *run.Summary) (float64, bool) {
