@@ -85,7 +85,7 @@ func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().IntVar(&f.jobs, "jobs", runtime.NumCPU(), "scenarios run at once")
 	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "run every scenario with this seed")
 	cmd.Flags().Var(&f.seeds, "seeds", "replicate seeds: every run once per seed, e.g. 1-5 or 1,4,9")
-	cmd.Flags().Var(&f.grid, "grid", "vary a scenario field over values, e.g. network.delta_min=0.1,0.4 (repeatable: the Cartesian product)")
+	cmd.Flags().Var(&f.grid, "grid", "vary a scenario field over values, e.g. network.delta_min=0.1,0.4 (repeatable: the Cartesian product); keys joined by + take the same value: network.delta_min+network.delta_max=0.2,0.5")
 	cmd.Flags().StringVar(&f.plot, "plot", report.DefaultStudyMetrics, "metrics for study.md and METRIC.png (see Metrics)")
 	cmd.Flags().StringVar(&f.curves, "curves", "", "metrics to draw against the round, e.g. train_loss,consensus")
 	addSetFlag(cmd.Flags(), &f.set)

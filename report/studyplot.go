@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"hgpsim/run"
 	"hgpsim/scenarios"
 )
 
@@ -90,7 +91,7 @@ func seriesLabel(g *group, multiBase bool, varyFrom int) string {
 		parts = append(parts, g.method)
 	}
 	for _, a := range g.vary[min(varyFrom, len(g.vary)):] {
-		parts = append(parts, a.Key[strings.LastIndex(a.Key, ".")+1:]+"="+a.Value)
+		parts = append(parts, run.ShortKey(a.Key)+"="+a.Value)
 	}
 	if len(parts) == 0 {
 		return g.base
@@ -291,9 +292,9 @@ func roundAxis(evals []scenarios.Eval) []float64 {
 }
 
 // writeCurvePlot draws metric m against the round, one line per group:
-// the mean over the group's completed runs at each evaluation they share.
-// Points that are not finite are left out, so a diverging line stops
-// where it overflowed.
+// at each evaluation the mean over the group's runs that reached it. A
+// run that failed (diverged) contributes the evaluations it made, and the
+// label says how many failed; points that are not finite are left out.
 func writeCurvePlot(path string, groups []*group, keys []string, m Metric) error {
 	p := plot.New()
 	p.Title.Text = m.Name + " against the round — mean over seeds"
@@ -302,26 +303,34 @@ func writeCurvePlot(path string, groups []*group, keys []string, m Metric) error
 	multi := multipleBases(groups)
 	var lines []*series
 	for _, g := range groups {
-		var runs []int
-		length := math.MaxInt
-		for k, r := range g.runs {
-			if r.Err == nil && len(r.Summary.Evals) > 0 {
-				runs = append(runs, k)
-				length = min(length, len(r.Summary.Evals))
+		var runs [][]scenarios.Eval
+		var longest []scenarios.Eval
+		for _, r := range g.runs {
+			if r.Summary != nil && len(r.Summary.Evals) > 0 {
+				runs = append(runs, r.Summary.Evals)
+				if len(r.Summary.Evals) > len(longest) {
+					longest = r.Summary.Evals
+				}
 			}
 		}
 		if len(runs) == 0 {
 			continue
 		}
 		label := seriesLabel(g, multi, 0)
-		xs := roundAxis(g.runs[runs[0]].Summary.Evals[:length])
+		if f := g.failed(); f > 0 {
+			label += fmt.Sprintf(" (%d of %d failed)", f, len(g.runs))
+		}
+		xs := roundAxis(longest)
 		s := &series{label: label}
-		for i := 0; i < length; i++ {
-			sum := 0.0
-			for _, k := range runs {
-				sum += m.PerRound(g.runs[k].Summary.Evals[i].Agg)
+		for i := range xs {
+			sum, n := 0.0, 0
+			for _, evals := range runs {
+				if i < len(evals) {
+					sum += m.PerRound(evals[i].Agg)
+					n++
+				}
 			}
-			y := sum / float64(len(runs))
+			y := sum / float64(n)
 			if math.IsNaN(y) || math.IsInf(y, 0) {
 				continue
 			}

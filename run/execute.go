@@ -87,7 +87,10 @@ type Options struct {
 
 // Execute builds and runs a scenario and writes scenario.yaml,
 // metrics.jsonl and summary.json under opt.OutDir. summary.json is written
-// last and atomically, so its presence means the run completed.
+// last and atomically, so its presence means the run completed. A run
+// that fails once running returns, with its error, a summary holding only
+// the evaluations made before the failure (Evals); other errors return
+// no summary.
 func Execute(ctx context.Context, sc scenarios.Scenario, opt Options) (*Summary, error) {
 	if _, err := scenarios.Check("scenario", sc, scenarios.CheckOptions{MaxMemory: opt.MaxMemory}); err != nil {
 		return nil, err
@@ -146,7 +149,9 @@ func Execute(ctx context.Context, sc scenarios.Scenario, opt Options) (*Summary,
 		err = fmt.Errorf("writing metrics: %w", errors.Join(mw.err, cerr))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", sc.Name, err)
+		// The evaluations made before a failure say how a run diverged.
+		partial := &Summary{Name: sc.Name, Seed: sc.Seed, Clients: sc.Clients, Evals: sink.evals}
+		return partial, fmt.Errorf("run %s: %w", sc.Name, err)
 	}
 	b, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {

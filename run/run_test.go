@@ -143,10 +143,14 @@ func TestDivergenceStopsInItsRound(t *testing.T) {
 	sc := parseOK(t, "clients: 4\ndata:\n  separation: 50\n  noise: 20\nsgp:\n  rounds: 400\n  eval_every: 1\n  batch: 0\n  lr:\n    schedule: constant\n    base: 1e6\n")
 	sc.Runtime.Driver = "sequential"
 	dir := t.TempDir()
-	_, err := Execute(context.Background(), sc, Options{OutDir: dir})
+	partial, err := Execute(context.Background(), sc, Options{OutDir: dir})
 	var ce *optim.ClientError
 	if !errors.As(err, &ce) || !errors.Is(err, optim.ErrNonFinite) {
 		t.Fatalf("want a ClientError wrapping ErrNonFinite, got %v", err)
+	}
+	// The evaluations before the failure come back for curves.
+	if partial == nil || len(partial.Evals) != ce.Round || partial.Evals[len(partial.Evals)-1].Round != ce.Round-1 {
+		t.Errorf("failed at round %d; partial summary %+v", ce.Round, partial)
 	}
 	if ce.Phase != "sgp" {
 		t.Errorf("error names phase %q", ce.Phase)

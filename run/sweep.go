@@ -36,15 +36,19 @@ type GridAxis struct {
 }
 
 // ParseGrid reads "key.path=v1,v2,…". Values are YAML scalars; a value
-// with a comma needs its own axis.
+// with a comma needs its own axis. Keys joined by "+" take the same value
+// together (network.delta_min+network.delta_max=0.2,0.5: every link's δ̄
+// is exactly 0.2, then 0.5).
 func ParseGrid(arg string) (GridAxis, error) {
 	key, values, ok := strings.Cut(arg, "=")
 	key = strings.TrimSpace(key)
 	if !ok || key == "" || strings.TrimSpace(values) == "" {
 		return GridAxis{}, scenarios.Invalid("--grid "+arg, "want key.path=v1,v2,…, e.g. network.delta_min=0.1,0.4,0.8")
 	}
-	if _, err := scenarios.ParseSet(key + "=x"); err != nil {
-		return GridAxis{}, scenarios.Invalid("--grid "+arg, "empty key in %q", key)
+	for _, k := range strings.Split(key, "+") {
+		if _, err := scenarios.ParseSet(k + "=x"); err != nil {
+			return GridAxis{}, scenarios.Invalid("--grid "+arg, "empty key in %q", key)
+		}
 	}
 	g := GridAxis{Key: key}
 	seen := map[string]bool{}
@@ -167,12 +171,14 @@ func PlanSweep(p SweepPlan) ([]SweepJob, error) {
 						name += "-" + m
 					}
 					for k, a := range pt {
-						set, err := scenarios.ParseSet(a.Key + "=" + a.Value)
-						if err != nil {
-							return nil, err
+						for _, key := range strings.Split(a.Key, "+") {
+							set, err := scenarios.ParseSet(key + "=" + a.Value)
+							if err != nil {
+								return nil, err
+							}
+							set.Arg += " (from --grid)"
+							sets = append(sets, set)
 						}
-						set.Arg += " (from --grid)"
-						sets = append(sets, set)
 						name += "-" + short[k] + "_" + sanitize(a.Value)
 					}
 					if seed != nil {
@@ -213,21 +219,31 @@ func PlanSweep(p SweepPlan) ([]SweepJob, error) {
 }
 
 // shortKeys names the grid's keys in run names: the last element of each
-// path, or the whole path when two axes share it.
+// path (of each joined key), or the whole key when two axes share it.
 func shortKeys(grid []GridAxis) []string {
 	out := make([]string, len(grid))
 	count := map[string]int{}
 	for _, g := range grid {
-		count[g.Key[strings.LastIndex(g.Key, ".")+1:]]++
+		count[ShortKey(g.Key)]++
 	}
 	for k, g := range grid {
-		last := g.Key[strings.LastIndex(g.Key, ".")+1:]
-		if count[last] > 1 {
-			last = g.Key
+		short := ShortKey(g.Key)
+		if count[short] > 1 {
+			short = g.Key
 		}
-		out[k] = sanitize(last)
+		out[k] = sanitize(short)
 	}
 	return out
+}
+
+// ShortKey is the last element of a key path, or of each of the paths
+// joined by "+".
+func ShortKey(key string) string {
+	parts := strings.Split(key, "+")
+	for k, p := range parts {
+		parts[k] = p[strings.LastIndex(p, ".")+1:]
+	}
+	return strings.Join(parts, "+")
 }
 
 // sanitize keeps the characters a run name may have.
