@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -15,6 +14,8 @@ import (
 	"hgpsim/internal/fsutil"
 	"hgpsim/optim"
 	"hgpsim/scenarios"
+
+	"gonum.org/v1/gonum/floats"
 )
 
 // Summary is the headline of a run, written to summary.json.
@@ -153,7 +154,7 @@ func Execute(ctx context.Context, sc scenarios.Scenario, opt Options) (*Summary,
 		partial := &Summary{Name: sc.Name, Seed: sc.Seed, Clients: sc.Clients, Evals: sink.evals}
 		return partial, fmt.Errorf("run %s: %w", sc.Name, err)
 	}
-	b, err := json.MarshalIndent(sum, "", "  ")
+	b, err := MarshalFinite(sum)
 	if err != nil {
 		return nil, fmt.Errorf("encoding summary: %w", err)
 	}
@@ -194,6 +195,9 @@ type HypergradientSummary struct {
 	OracleRelError *float64 `json:"oracle_rel_error,omitempty"`
 }
 
+// stackedNorm is the 2-norm of the vectors stacked. When the sum of
+// squares overflows it is recomputed with scaling, so an exploding
+// hyper-gradient with finite entries keeps a number.
 func stackedNorm(v [][]float64) float64 {
 	s := 0.0
 	for _, x := range v {
@@ -201,7 +205,14 @@ func stackedNorm(v [][]float64) float64 {
 			s += a * a
 		}
 	}
-	return math.Sqrt(s)
+	if !math.IsInf(s, 1) {
+		return math.Sqrt(s)
+	}
+	s = 0
+	for _, x := range v {
+		s = math.Hypot(s, floats.Norm(x, 2))
+	}
+	return s
 }
 
 // env is what an experiment gets from Execute.

@@ -116,7 +116,15 @@ func (m *metricsWriter) hyper(ev optim.RoundEvent) {
 			norm += v * v
 		}
 	}
+	norm = math.Sqrt(norm)
+	if math.IsInf(norm, 1) { // the squares overflowed, not the entries
+		hyper := make([][]float64, len(ev.Clients))
+		for i, s := range ev.Clients {
+			hyper[i] = s.Hyper
+		}
+		norm = stackedNorm(hyper)
+	}
 	e := m.log.Log().Int("outer", ev.Step).Str("phase", ev.Phase).Int("round", ev.Round).Str("client", "all")
-	num(e, "hypergradient_norm", math.Sqrt(norm))
+	num(e, "hypergradient_norm", norm)
 	e.Int64("messages", ev.Traffic.Messages).Int64("bytes", ev.Traffic.Bytes).Send()
 }
