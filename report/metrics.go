@@ -21,6 +21,10 @@ type Metric struct {
 	// PerRound reads the same quantity off one evaluation, for curves
 	// against the round; nil when it is a whole-run number.
 	PerRound func(a optim.Aggregate) float64
+	// Log draws the metric on a log axis when all its values are positive:
+	// errors, distances and weights span orders of magnitude when a
+	// network fails.
+	Log bool
 }
 
 func always(f func(s *run.Summary) float64) func(s *run.Summary) (float64, bool) {
@@ -68,22 +72,22 @@ var Metrics = []Metric{
 			}
 			return float64(s.Best.Step), true
 		}},
-	{Name: "train_loss", Doc: "final training loss, mean over clients",
+	{Name: "train_loss", Log: true, Doc: "final training loss, mean over clients",
 		Value: always(func(s *run.Summary) float64 { return s.Final.TrainLoss }), PerRound: func(a optim.Aggregate) float64 { return a.TrainLoss }},
-	{Name: "max_train_loss", Doc: "largest training loss over all evaluations (+Inf if one was not finite)",
+	{Name: "max_train_loss", Log: true, Doc: "largest training loss over all evaluations (+Inf if one was not finite)",
 		Value: always(func(s *run.Summary) float64 {
 			return maxOverEvals(s, func(a optim.Aggregate) float64 { return a.TrainLoss })
 		})},
-	{Name: "consensus", Doc: "final consensus distance sqrt(1/n Σ‖x_i − x̄‖²)",
+	{Name: "consensus", Log: true, Doc: "final consensus distance sqrt(1/n Σ‖x_i − x̄‖²)",
 		Value: always(func(s *run.Summary) float64 { return s.Final.Consensus }), PerRound: func(a optim.Aggregate) float64 { return a.Consensus }},
-	{Name: "max_consensus", Doc: "largest consensus distance over all evaluations (+Inf if one was not finite)",
+	{Name: "max_consensus", Log: true, Doc: "largest consensus distance over all evaluations (+Inf if one was not finite)",
 		Value: always(func(s *run.Summary) float64 {
 			return maxOverEvals(s, func(a optim.Aggregate) float64 { return a.Consensus })
 		})},
-	{Name: "min_weight", Doc: "final smallest push-sum weight min_i ω_i (a gradient step moves x_i by the step size over ω_i)",
+	{Name: "min_weight", Log: true, Doc: "final smallest push-sum weight min_i ω_i (a gradient step moves x_i by the step size over ω_i)",
 		Value:    func(s *run.Summary) (float64, bool) { return s.Final.MinWeight, s.Final.MinWeight > 0 },
 		PerRound: func(a optim.Aggregate) float64 { return a.MinWeight }},
-	{Name: "lowest_weight", Doc: "smallest push-sum weight over all evaluations",
+	{Name: "lowest_weight", Log: true, Doc: "smallest push-sum weight over all evaluations",
 		Value: func(s *run.Summary) (float64, bool) {
 			low := s.Final.MinWeight
 			for _, e := range s.Evals {
@@ -93,27 +97,27 @@ var Metrics = []Metric{
 			}
 			return low, low > 0
 		}},
-	{Name: "hypergradient_norm", Doc: "‖d̂_λ F̄‖ of the last hyper-gradient estimate, stacked over clients",
+	{Name: "hypergradient_norm", Log: true, Doc: "‖d̂_λ F̄‖ of the last hyper-gradient estimate, stacked over clients",
 		Value: func(s *run.Summary) (float64, bool) {
 			if s.Hypergradient == nil {
 				return 0, false
 			}
 			return s.Hypergradient.Norm, true
 		}},
-	{Name: "oracle_rel_error", Doc: "relative error of the last hyper-gradient against the dense oracle (hypergradient.oracle: true)",
+	{Name: "oracle_rel_error", Log: true, Doc: "relative error of the last hyper-gradient against the dense oracle (hypergradient.oracle: true)",
 		Value: func(s *run.Summary) (float64, bool) {
 			if s.Hypergradient == nil || s.Hypergradient.OracleRelError == nil {
 				return 0, false
 			}
 			return *s.Hypergradient.OracleRelError, true
 		}},
-	{Name: "p_bar_error", Doc: "max_ij |p̂_ij − E p_ij|: Alg. 2's estimate against the network model",
+	{Name: "p_bar_error", Log: true, Doc: "max_ij |p̂_ij − E p_ij|: Alg. 2's estimate against the network model",
 		Value: estimate(func(e *run.EstimateError) float64 { return e.PBarMaxAbs })},
-	{Name: "delta_bar_error", Doc: "max_ij |δ̂_j→i − δ̄_j→i| against the network model",
+	{Name: "delta_bar_error", Log: true, Doc: "max_ij |δ̂_j→i − δ̄_j→i| against the network model",
 		Value: estimate(func(e *run.EstimateError) float64 { return e.DeltaBarMaxAbs })},
-	{Name: "p_bar_error_delivered", Doc: "p̄ estimation error against what the network delivered in the same rounds",
+	{Name: "p_bar_error_delivered", Log: true, Doc: "p̄ estimation error against what the network delivered in the same rounds",
 		Value: estimate(func(e *run.EstimateError) float64 { return e.Delivered.PBarMaxAbs })},
-	{Name: "delta_bar_error_delivered", Doc: "δ̄ estimation error against the delivery frequency of the same rounds",
+	{Name: "delta_bar_error_delivered", Log: true, Doc: "δ̄ estimation error against the delivery frequency of the same rounds",
 		Value: estimate(func(e *run.EstimateError) float64 { return e.Delivered.DeltaBarMaxAbs })},
 	{Name: "messages", Doc: "messages sent, all phases",
 		Value: always(func(s *run.Summary) float64 { return traffic(s, func(m, _, _ int64) int64 { return m }) })},

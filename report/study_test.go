@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"hgpsim/optim"
 	"hgpsim/run"
 	"hgpsim/scenarios"
 )
@@ -160,5 +161,22 @@ func TestRoundAxisFollowsPhases(t *testing.T) {
 		if got[k] != want[k] {
 			t.Fatalf("rounds %v, want %v", got, want)
 		}
+	}
+}
+
+// Huge and non-finite values (a diverged seed) are drawn or left out, and
+// never fail the plot.
+func TestMetricPlotWithOverflow(t *testing.T) {
+	m, _ := LookupMetric("max_train_loss")
+	mk := func(v float64) run.SweepResult {
+		return run.SweepResult{Job: run.SweepJob{Base: "b", Method: "sgp", Vary: []run.Assignment{{Key: "k", Value: "1"}}},
+			Summary: &run.Summary{Final: optim.Aggregate{TrainLoss: v}}}
+	}
+	groups := groupRuns([]run.SweepResult{mk(1e300), mk(1e-300), mk(2)})
+	other := groupRuns([]run.SweepResult{mk(math.Inf(1)), mk(3)})
+	other[0].vary = []run.Assignment{{Key: "k", Value: "2"}}
+	dir := t.TempDir()
+	if err := writeMetricPlot(filepath.Join(dir, "m.png"), append(groups, other...), []string{"k"}, m); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -136,8 +136,8 @@ func writeMetricPlot(path string, groups []*group, keys []string, m Metric) erro
 			lines = append(lines, s)
 		}
 		half := st.Half
-		if math.IsNaN(half) {
-			half = 0
+		if math.IsNaN(half) || math.IsInf(half, 0) {
+			half = 0 // one run, or a spread that overflowed (study.csv has it)
 		}
 		s.pts = append(s.pts, plotter.XY{X: ax.pos[ax.value(g)], Y: st.Mean})
 		s.errs = append(s.errs, struct{ Low, High float64 }{half, half})
@@ -161,7 +161,7 @@ func writeMetricPlot(path string, groups []*group, keys []string, m Metric) erro
 		padX(p, lines)
 	}
 	legend := plot.NewLegend()
-	logY := useLogScale(lines)
+	logY := useLogScale(lines, m.Log)
 	if logY {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
@@ -197,9 +197,10 @@ func writeMetricPlot(path string, groups []*group, keys []string, m Metric) erro
 	return savePlot(path, p, legend)
 }
 
-// useLogScale says whether the lines' values span more than two orders of
-// magnitude, all positive.
-func useLogScale(lines []*series) bool {
+// useLogScale says whether to draw the lines on a log axis: all values
+// positive, and a metric that wants one or values spanning more than two
+// orders of magnitude.
+func useLogScale(lines []*series, wanted bool) bool {
 	lo, hi := math.Inf(1), 0.0
 	for _, s := range lines {
 		for _, pt := range s.pts {
@@ -209,7 +210,7 @@ func useLogScale(lines []*series) bool {
 			lo, hi = min(lo, pt.Y), max(hi, pt.Y)
 		}
 	}
-	return hi > 0 && hi/lo > 100
+	return hi > 0 && (wanted || hi/lo > 100)
 }
 
 // addLine draws one series, colour and dashes by its index, and names it
@@ -338,7 +339,7 @@ func writeCurvePlot(path string, groups []*group, keys []string, m Metric) error
 		}
 		lines = append(lines, s)
 	}
-	if useLogScale(lines) {
+	if useLogScale(lines, m.Log) {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
