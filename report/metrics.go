@@ -104,6 +104,16 @@ var Metrics = []Metric{
 			}
 			return s.Hypergradient.Norm, true
 		}},
+	{Name: "max_hypergradient_norm", Log: true, Doc: "largest hyper-gradient norm over the outer steps",
+		Value: func(s *run.Summary) (float64, bool) {
+			m, ok := 0.0, false
+			for _, o := range s.Outer {
+				if o.HypergradientNorm > 0 || math.IsInf(o.HypergradientNorm, 1) {
+					m, ok = max(m, o.HypergradientNorm), true
+				}
+			}
+			return m, ok
+		}},
 	{Name: "oracle_rel_error", Log: true, Doc: "relative error of the last hyper-gradient against the dense oracle (hypergradient.oracle: true)",
 		Value: func(s *run.Summary) (float64, bool) {
 			if s.Hypergradient == nil || s.Hypergradient.OracleRelError == nil {
