@@ -180,3 +180,18 @@ func TestMetricPlotWithOverflow(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestLogTicksLabelShortAxes(t *testing.T) {
+	var labels []string
+	for _, tk := range (logTicks{}).Ticks(0.08, 0.6) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if strings.Join(labels, " ") != "0.1 0.2 0.5" {
+		t.Errorf("labels %v, want 0.1 0.2 0.5", labels)
+	}
+	if n := len((logTicks{}).Ticks(1e-9, 1e9)); n != 19 {
+		t.Errorf("18 decades: %d ticks, want one per power of ten", n)
+	}
+}

@@ -164,7 +164,7 @@ func writeMetricPlot(path string, groups []*group, keys []string, m Metric) erro
 	logY := useLogScale(lines, m.Log)
 	if logY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = logTicks{}
 	}
 	for k, s := range lines {
 		order := make([]int, len(s.pts))
@@ -341,7 +341,7 @@ func writeCurvePlot(path string, groups []*group, keys []string, m Metric) error
 	}
 	if useLogScale(lines, m.Log) {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = logTicks{}
 	}
 	legend := plot.NewLegend()
 	for k, s := range lines {
@@ -350,4 +350,36 @@ func writeCurvePlot(path string, groups []*group, keys []string, m Metric) error
 		}
 	}
 	return savePlot(path, p, legend)
+}
+
+// logTicks labels a log axis at 1, 2 and 5 times the powers of ten when it
+// spans less than four decades (plot.LogTicks labels only the powers, which
+// leaves a short axis with one label), and at the powers otherwise.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi > lo) {
+		return nil
+	}
+	first, last := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
+	steps := []float64{1, 2, 5}
+	if last-first > 4 {
+		steps = []float64{1}
+	}
+	var ticks []plot.Tick
+	for e := first; e <= last; e++ {
+		for _, m := range steps {
+			v := m * math.Pow(10, e)
+			if v < lo || v > hi {
+				continue
+			}
+			ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 3, 64)})
+		}
+		for m := 2.0; m < 10 && len(steps) == 3; m++ {
+			if v := m * math.Pow(10, e); v >= lo && v <= hi && m != 2 && m != 5 {
+				ticks = append(ticks, plot.Tick{Value: v}) // minor
+			}
+		}
+	}
+	return ticks
 }
