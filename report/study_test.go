@@ -188,10 +188,19 @@ func TestLogTicksLabelShortAxes(t *testing.T) {
 			labels = append(labels, tk.Label)
 		}
 	}
-	if strings.Join(labels, " ") != "0.1 0.2 0.5" {
-		t.Errorf("labels %v, want 0.1 0.2 0.5", labels)
+	if strings.Join(labels, " ") != "0.08 0.09 0.1 0.2 0.3 0.4 0.5 0.6" {
+		t.Errorf("labels %v within a decade", labels)
 	}
-	if n := len((logTicks{}).Ticks(1e-9, 1e9)); n != 19 {
-		t.Errorf("18 decades: %d ticks, want one per power of ten", n)
+	labels = labels[:0]
+	for _, tk := range (logTicks{}).Ticks(0.003, 2) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if strings.Join(labels, " ") != "0.005 0.01 0.02 0.05 0.1 0.2 0.5 1 2" {
+		t.Errorf("labels %v over three decades", labels)
+	}
+	if n := len((logTicks{}).Ticks(1e-9, 1e200)); n > 10 {
+		t.Errorf("209 decades: %d ticks, want about eight", n)
 	}
 }

@@ -352,9 +352,10 @@ func writeCurvePlot(path string, groups []*group, keys []string, m Metric) error
 	return savePlot(path, p, legend)
 }
 
-// logTicks labels a log axis at 1, 2 and 5 times the powers of ten when it
-// spans less than four decades (plot.LogTicks labels only the powers, which
-// leaves a short axis with one label), and at the powers otherwise.
+// logTicks labels a log axis densely when it is short (plot.LogTicks
+// labels only the powers of ten, which leaves a short axis with one label)
+// and at most about eight powers of ten when it is long: within one decade
+// at 1 … 9 × 10^k, within four at 1, 2 and 5 × 10^k.
 type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
@@ -362,22 +363,36 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 		return nil
 	}
 	first, last := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
-	steps := []float64{1, 2, 5}
-	if last-first > 4 {
-		steps = []float64{1}
+	decades := math.Log10(hi / lo)
+	var mantissas []float64
+	labelled := map[float64]bool{}
+	switch {
+	case decades <= 1:
+		mantissas = []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}
+		for _, m := range mantissas {
+			labelled[m] = true
+		}
+	case decades <= 4:
+		mantissas = []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}
+		labelled[1], labelled[2], labelled[5] = true, true, true
+	default:
+		mantissas = []float64{1}
+		labelled[1] = true
 	}
+	every := math.Max(1, math.Ceil(decades/8))
 	var ticks []plot.Tick
 	for e := first; e <= last; e++ {
-		for _, m := range steps {
+		for _, m := range mantissas {
 			v := m * math.Pow(10, e)
-			if v < lo || v > hi {
+			if v < lo*(1-1e-12) || v > hi*(1+1e-12) { // 6·10⁻¹ is 0.6000000000000001
 				continue
 			}
-			ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 3, 64)})
-		}
-		for m := 2.0; m < 10 && len(steps) == 3; m++ {
-			if v := m * math.Pow(10, e); v >= lo && v <= hi && m != 2 && m != 5 {
-				ticks = append(ticks, plot.Tick{Value: v}) // minor
+			t := plot.Tick{Value: v}
+			if labelled[m] && math.Mod(e-first, every) == 0 {
+				t.Label = strconv.FormatFloat(v, 'g', 3, 64)
+			}
+			if t.Label != "" || decades <= 4 {
+				ticks = append(ticks, t)
 			}
 		}
 	}
