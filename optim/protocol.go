@@ -329,11 +329,14 @@ func NewRouter(nw *graph.Network) *Router {
 // Open starts the round at tick: it clears the inboxes and files the late
 // messages due by then whose receiver is online (in the last round of a
 // phase, last, all of them, so that nothing sent in a phase arrives in
-// another). rec, when not nil, counts the arrivals.
+// another). rec, when not nil, counts the arrivals and the clients online.
 func (r *Router) Open(tick uint64, last bool, rec *DeliveryRecord) {
 	r.last = last
 	for j := range r.inbox {
 		r.inbox[j] = r.inbox[j][:0]
+		if rec != nil && !r.net.Offline(j, tick) {
+			rec.Online[j]++
+		}
 	}
 	if len(r.late) == 0 {
 		return
@@ -410,11 +413,14 @@ type DeliveryRecord struct {
 	Rounds    int
 	WeightSum [][]float64
 	Count     [][]float64
+	// Online counts the rounds each client was online: the rounds over
+	// which its Alg. 2 estimates average (an offline client counts nothing).
+	Online []float64
 }
 
 // NewDeliveryRecord returns an empty record for n clients.
 func NewDeliveryRecord(n int) *DeliveryRecord {
-	r := &DeliveryRecord{WeightSum: make([][]float64, n), Count: make([][]float64, n)}
+	r := &DeliveryRecord{WeightSum: make([][]float64, n), Count: make([][]float64, n), Online: make([]float64, n)}
 	for i := range r.WeightSum {
 		r.WeightSum[i] = make([]float64, n)
 		r.Count[i] = make([]float64, n)

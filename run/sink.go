@@ -161,14 +161,19 @@ func (s *runSink) estimateError(rep *optim.PhaseReport) *EstimateError {
 	nw := s.run.Net
 	pTrue := s.run.expectedPushWeights()
 	d := rep.Delivered
-	t := float64(d.Rounds)
 	e := &EstimateError{}
 	for i, r := range rep.Results {
 		pBar, deltaBar := r.Vectors["p_bar"], r.Vectors["delta_bar"]
+		// Client i averages over the rounds it was online (all of them
+		// without churn or crashes).
+		t := d.Online[i]
 		for j := range pBar {
 			e.PBarMaxAbs = math.Max(e.PBarMaxAbs, math.Abs(pBar[j]-pTrue[i][j]))
 			// deltaBar[j] estimates δ̄_{j→i}.
 			e.DeltaBarMaxAbs = math.Max(e.DeltaBarMaxAbs, math.Abs(deltaBar[j]-nw.Prob[j][i]))
+			if t == 0 {
+				continue // offline throughout: it estimated nothing
+			}
 			e.Delivered.PBarMaxAbs = math.Max(e.Delivered.PBarMaxAbs, math.Abs(pBar[j]-d.WeightSum[i][j]/t))
 			e.Delivered.DeltaBarMaxAbs = math.Max(e.Delivered.DeltaBarMaxAbs, math.Abs(deltaBar[j]-d.Count[j][i]/t))
 		}

@@ -290,10 +290,10 @@ func FromDeliveryRecord(r *optim.DeliveryRecord) (*DeliveryRecord, error) {
 		return nil, nil
 	}
 	n := len(r.WeightSum)
-	if len(r.Count) != n {
-		return nil, fmt.Errorf("wire: delivery record has %d weight rows and %d count rows", n, len(r.Count))
+	if len(r.Count) != n || len(r.Online) != n {
+		return nil, fmt.Errorf("wire: delivery record has %d weight rows, %d count rows and %d online counts", n, len(r.Count), len(r.Online))
 	}
-	m := &DeliveryRecord{Rounds: int64(r.Rounds), N: int64(n)}
+	m := &DeliveryRecord{Rounds: int64(r.Rounds), N: int64(n), Online: append([]float64(nil), r.Online...)}
 	if n == 0 {
 		return m, nil
 	}
@@ -328,13 +328,15 @@ func (m *DeliveryRecord) Optim() (*optim.DeliveryRecord, error) {
 	if n < 0 || (n > 0 && n > math.MaxInt/n) {
 		return nil, fmt.Errorf("wire: delivery record for %d clients", n)
 	}
-	if len(m.WeightSum) != n*n || len(m.Count) != n*n {
-		return nil, fmt.Errorf("wire: delivery record for %d clients has %d weights and %d counts, want %d", n, len(m.WeightSum), len(m.Count), n*n)
+	if len(m.WeightSum) != n*n || len(m.Count) != n*n || len(m.Online) != n {
+		return nil, fmt.Errorf("wire: delivery record for %d clients has %d weights, %d counts and %d online counts, want %d, %d and %d",
+			n, len(m.WeightSum), len(m.Count), len(m.Online), n*n, n*n, n)
 	}
 	r := &optim.DeliveryRecord{Rounds: rounds}
 	if n == 0 {
 		return r, nil
 	}
+	r.Online = m.Online[:n:n]
 	r.WeightSum = make([][]float64, n)
 	r.Count = make([][]float64, n)
 	for i := range n {

@@ -794,7 +794,9 @@ type DeliveryRecord struct {
 	// Sum of the push weights delivered over each link.
 	WeightSum []float64 `protobuf:"fixed64,3,rep,packed,name=weight_sum,json=weightSum,proto3" json:"weight_sum,omitempty"`
 	// Number of rounds with a delivery over each link.
-	Count         []float64 `protobuf:"fixed64,4,rep,packed,name=count,proto3" json:"count,omitempty"`
+	Count []float64 `protobuf:"fixed64,4,rep,packed,name=count,proto3" json:"count,omitempty"`
+	// Rounds each client was online (n elements).
+	Online        []float64 `protobuf:"fixed64,5,rep,packed,name=online,proto3" json:"online,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -853,6 +855,13 @@ func (x *DeliveryRecord) GetWeightSum() []float64 {
 func (x *DeliveryRecord) GetCount() []float64 {
 	if x != nil {
 		return x.Count
+	}
+	return nil
+}
+
+func (x *DeliveryRecord) GetOnline() []float64 {
+	if x != nil {
+		return x.Online
 	}
 	return nil
 }
@@ -1198,13 +1207,14 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\aTraffic\x12\x1a\n" +
 	"\bmessages\x18\x01 \x01(\x03R\bmessages\x12\x14\n" +
 	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x12\x18\n" +
-	"\adropped\x18\x03 \x01(\x03R\adropped\"s\n" +
+	"\adropped\x18\x03 \x01(\x03R\adropped\"\x8f\x01\n" +
 	"\x0eDeliveryRecord\x12\x16\n" +
 	"\x06rounds\x18\x01 \x01(\x03R\x06rounds\x12\f\n" +
 	"\x01n\x18\x02 \x01(\x03R\x01n\x12!\n" +
 	"\n" +
 	"weight_sum\x18\x03 \x03(\x01B\x02\x10\x01R\tweightSum\x12\x18\n" +
-	"\x05count\x18\x04 \x03(\x01B\x02\x10\x01R\x05count\"\xb0\x01\n" +
+	"\x05count\x18\x04 \x03(\x01B\x02\x10\x01R\x05count\x12\x1a\n" +
+	"\x06online\x18\x05 \x03(\x01B\x02\x10\x01R\x06online\"\xb0\x01\n" +
 	"\x04Step\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\x03R\x04step\x12*\n" +

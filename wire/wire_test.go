@@ -172,6 +172,7 @@ func (g gen) record() *optim.DeliveryRecord {
 			r.WeightSum[i][j] = g.float()
 			r.Count[i][j] = float64(g.r.IntN(100))
 		}
+		r.Online[i] = float64(g.r.IntN(100))
 	}
 	return r
 }
