@@ -34,7 +34,20 @@ func ParseSet(arg string) (Set, error) {
 			return Set{}, invalid("--set "+arg, "empty key in %q", key)
 		}
 	}
+	if short, ok := shorthands[key]; ok {
+		path, value = short(value)
+	}
 	return Set{Arg: arg, Path: path, Value: value}, nil
+}
+
+// shorthands are override keys that stand for a section: network.burst=k
+// (the key of the first scenario format, still the natural grid axis of a
+// burst study) sets network.links to {kind: burst, length: k}; k = 1 is
+// independent links.
+var shorthands = map[string]func(value string) (path []string, yamlValue string){
+	"network.burst": func(v string) ([]string, string) {
+		return []string{"network", "links"}, "{kind: burst, length: " + v + "}"
+	},
 }
 
 // setLine is the line number given to the nodes an override writes, so

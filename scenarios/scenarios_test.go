@@ -233,6 +233,15 @@ func TestOverrides(t *testing.T) {
 	if c := sc.Network.Failures[0].Params.(*graph.Churn); c.Share != 0.25 || c.MeanOffline != 5 {
 		t.Errorf("churn %+v", c)
 	}
+	// The shorthand of the issue's grid example.
+	if sc, err = set("network.links=bernoulli", "network.burst=12"); err != nil {
+		t.Fatal(err)
+	} else if b, ok := sc.Network.Topology.Params.(*graph.Stochastic).Process.Params.(*graph.Burst); !ok || b.Length != 12 {
+		t.Errorf("network.burst=12 gave links %+v", sc.Network.Topology.Params.(*graph.Stochastic).Process)
+	}
+	if _, err := set("network.burst=0"); err == nil || !strings.Contains(err.Error(), "--set network.burst=0") {
+		t.Errorf("network.burst=0: %v", err)
+	}
 	for arg, want := range map[string]string{
 		"network.prob=0.5":        `--set network.prob=0.5: unknown key "prob" in network for network stochastic-directed`,
 		"sgp.rounds=many":         "--set sgp.rounds=many: cannot unmarshal",
