@@ -99,10 +99,13 @@ type PhaseTime struct {
 	// Eval is the wall time of the evaluation after the last round: the
 	// sink's Evaluated instant − E_{R−2} − PerRound. Never negative.
 	Eval time.Duration
-	// EnterClient and ObserveClient are the clients' own time in Enter and
-	// Observe, summed over clients: equal to Enter and Eval under the
-	// sequential driver, more than their wall share when the actor driver
-	// runs clients in parallel.
+	// EnterClient and ObserveClient are the wall time spent inside the
+	// clients' Enter and Observe calls, summed over clients. Under the
+	// sequential driver, whose clients run one after another, they are the
+	// exact wall times of entering and evaluating; under the actor driver
+	// they mean little: clients run in parallel, and with more runnable
+	// clients than cores a call's wall time includes the time its
+	// goroutine waited while others ran.
 	EnterClient, ObserveClient time.Duration
 }
 
@@ -507,10 +510,10 @@ func (o *Outer) writeTable(w io.Writer, res [2]OuterParts) {
 			ms(p.Hyper.Wall), ms(p.Outer.Wall), ms(p.Measured()), o.StepAt(p).Seconds(), sg, ev, hy, rel)
 	}
 	fmt.Fprintf(w, "\nWhole run at S = %d outer steps, extrapolated ((S+1)·SGP phase + S·(hyper-gradient phase + λ-update)): "+
-		"sequential %.0f s, actors %.0f s. Evaluation and linearization as the clients' own time summed over clients: "+
-		"sequential %.1f / %.1f ms, actors %.1f / %.1f ms.\n",
+		"sequential %.0f s, actors %.0f s. Evaluation and linearization timed inside the sequential driver's clients "+
+		"(exact there, as its clients run one after another): %.1f / %.1f ms.\n",
 		o.Steps, o.RunAt(res[0]).Seconds(), o.RunAt(res[1]).Seconds(),
-		ms(res[0].SGP.ObserveClient), ms(res[0].Hyper.EnterClient), ms(res[1].SGP.ObserveClient), ms(res[1].Hyper.EnterClient))
+		ms(res[0].SGP.ObserveClient), ms(res[0].Hyper.EnterClient))
 }
 
 func (o *Outer) summaryRow(w io.Writer, procs int, res [2]OuterParts) {
