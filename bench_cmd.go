@@ -1,14 +1,160 @@
 package main
 
 import (
-	"errors"
+	"fmt"
 	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"hgpsim/bench"
+	"hgpsim/scenarios"
 )
 
-// newBenchCmd is a placeholder while the benchmarks move into package bench.
-func newBenchCmd(_, _ io.Writer) *cobra.Command {
-	return &cobra.Command{Use: "bench", Short: "Rounds per second of both drivers (being moved to package bench)",
-		RunE: func(*cobra.Command, []string) error { return errors.New("bench: being moved to package bench") }}
+// benchFlags are the flags of `hgpsim bench`.
+type benchFlags struct {
+	phase    string
+	clients  string
+	rounds   int
+	procs    string
+	reps     int
+	out      string
+	scenario string
+	methods  string
+}
+
+// newBenchCmd is `hgpsim bench`: it parses the flags and leaves the
+// measuring to package bench.
+func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f benchFlags
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Rounds per second of both drivers, and the split of an outer step",
+		Long: `Measure the sequential and the actor driver and print Markdown tables
+(docs/performance.md). --phase selects what is timed:
+
+  sgp    SGP rounds on the quickstart setup (softmax, 20 features, 5 classes,
+         150 training examples per client, batch 32, stochastic directed
+         network with link probabilities ~ U[0.4, 0.8])
+  hgp    HGP and VR-HGP rounds on the same setup with the label-weights head,
+         linearized after 50 SGP rounds
+  outer  one PDBO outer step of --scenario run by its program (Alg. 1), split
+         into SGP rounds, evaluation, linearization, hyper-gradient rounds and
+         λ-update
+
+Some defaults depend on --phase, as each flag's help says. The Go benchmarks
+of the same setups are in package bench (go test -bench . ./bench).`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Sprintf("bench takes no positional arguments, got %q", args[0])}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmdBench(f, cmd.Flags().Changed, stdout, stderr)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.phase, "phase", "sgp", "what to time: sgp | hgp | outer")
+	fl.StringVar(&f.clients, "clients", "10,100,1000", "comma-separated client counts (default 10,100 for --phase hgp, 20,100 for outer)")
+	fl.IntVar(&f.rounds, "rounds", 200, "rounds per measurement (outer: at most this many SGP and hyper-gradient rounds, at least 3, default 30; the rest is extrapolated)")
+	fl.StringVar(&f.procs, "procs", strconv.Itoa(runtime.GOMAXPROCS(0)), "comma-separated GOMAXPROCS values")
+	fl.IntVar(&f.reps, "reps", 3, "measurements per driver and client count (the median is reported; default 1 for outer)")
+	fl.StringVar(&f.out, "out", "", "also write the tables to FILE")
+	fl.StringVar(&f.scenario, "scenario", bench.DefaultScenario, "outer: the scenario file whose outer step is timed")
+	fl.StringVar(&f.methods, "methods", "pdbo-da,pdbo-mtl-da", "outer: comma-separated methods (pdbo-*)")
+	return cmd
+}
+
+// cmdBench checks the flags, applies the phase's defaults to those not
+// given (set reports the flags given on the command line), runs the
+// measurement of package bench and prints its tables.
+func cmdBench(f benchFlags, set func(name string) bool, stdout, stderr io.Writer) error {
+	switch f.phase {
+	case "sgp":
+	case "hgp":
+		if !set("clients") {
+			f.clients = "10,100"
+		}
+	case "outer":
+		if !set("clients") {
+			f.clients = "20,100"
+		}
+		if !set("rounds") {
+			f.rounds = 30
+		}
+		if !set("reps") {
+			f.reps = 1
+		}
+	default:
+		return usageError{fmt.Sprintf("--phase must be sgp, hgp or outer, got %q", f.phase)}
+	}
+	if f.phase != "outer" && (set("scenario") || set("methods")) {
+		return usageError{"--scenario and --methods only apply to --phase outer"}
+	}
+	clients, err := intList("clients", f.clients, 2, 10000)
+	if err != nil {
+		return err
+	}
+	procs, err := intList("procs", f.procs, 1, 1024)
+	if err != nil {
+		return err
+	}
+	minRounds := 1
+	if f.phase == "outer" {
+		minRounds = 3 // a round's cost is measured over the rounds that neither enter nor evaluate
+	}
+	if f.rounds < minRounds {
+		return usageError{fmt.Sprintf("--rounds must be >= %d, got %d", minRounds, f.rounds)}
+	}
+	if f.reps < 1 {
+		return usageError{fmt.Sprintf("--reps must be >= 1, got %d", f.reps)}
+	}
+	var methods []string
+	for _, m := range strings.Split(f.methods, ",") {
+		m = strings.TrimSpace(m)
+		if !bench.ValidMethod(m) {
+			return usageError{fmt.Sprintf("--methods must list pdbo-* methods (%v), got %q", scenarios.Methods, m)}
+		}
+		methods = append(methods, m)
+	}
+
+	var doc strings.Builder
+	o := bench.Options{Clients: clients, Procs: procs, Rounds: f.rounds, Reps: f.reps, Progress: stderr}
+	switch f.phase {
+	case "hgp":
+		err = bench.WriteHyper(&doc, o)
+	case "outer":
+		err = bench.WriteOuter(&doc, bench.OuterOptions{Options: o, Scenario: f.scenario, Methods: methods})
+	default:
+		err = bench.WriteSGP(&doc, o)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(&doc, "\npeak RSS of the process (VmHWM): %s\n", bench.PeakRSS())
+	fmt.Fprint(stdout, doc.String())
+	if f.out != "" {
+		if err := os.WriteFile(f.out, []byte(doc.String()), 0o644); err != nil {
+			return fmt.Errorf("writing the tables: %w", err)
+		}
+	}
+	return nil
+}
+
+// intList parses a comma-separated list of integers in [lo, hi] given to
+// flag --name.
+func intList(name, s string, lo, hi int) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < lo || v > hi {
+			return nil, usageError{fmt.Sprintf("--%s must be a comma-separated list of integers in [%d, %d], got %q", name, lo, hi, s)}
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }

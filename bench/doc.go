@@ -1,7 +1,20 @@
 // Package bench measures hgpsim: rounds per second of SGP and the
 // hyper-gradient estimators under both drivers (the actor runtime's
 // overhead is the ratio of their times), and where the time of a PDBO outer
-// step goes. The Go benchmarks (go test -bench . ./bench) and the
-// `hgpsim bench` command share its setups; docs/performance.md has the
-// numbers.
+// step goes. docs/performance.md has the numbers.
+//
+// The setups are built from scenarios with run.Build and their real
+// clients (run.Run.Factory):
+//
+//   - SGPRounds: SGP rounds on the quickstart scenario at n clients;
+//   - HyperRounds: HGP or VR-HGP rounds on the same setup with the
+//     label-weights head, linearized after HGPWarmup SGP rounds;
+//   - NewOuter: one PDBO outer step of a scenario file, run by the
+//     scenario's own program (run.Run.Program, Alg. 1) through the driver,
+//     with a timing optim.Sink and the rounds capped and extrapolated.
+//
+// Rounds.Compare and Outer.Compare measure both drivers alternately and
+// take medians; WriteSGP, WriteHyper and WriteOuter write the Markdown
+// tables of `hgpsim bench`, a thin command around them. The Go benchmarks
+// of this package (go test -bench . ./bench) time the same setups.
 package bench
