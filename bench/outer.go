@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -67,8 +66,8 @@ func NewOuter(sc scenarios.Scenario, method string, n, capRounds int) (*Outer, e
 		return nil, err
 	}
 	build := time.Since(start)
-	prog := r.Program()
-	if !prog.Hyper {
+	prog := r.Alg1
+	if prog == nil || !prog.Hyper {
 		return nil, fmt.Errorf("bench: method %s has no hyper-gradient estimator, so no outer step", method)
 	}
 	o := &Outer{Method: method, Run: r, T: prog.SGPRounds, M: prog.HyperRounds, Steps: prog.Steps,
@@ -165,12 +164,12 @@ func (o *Outer) Prepare(driver string) (*OuterTrial, error) {
 // first λ-update, with a timing sink.
 func (t *OuterTrial) Run() (OuterParts, error) {
 	o := t.o
-	prog := o.Run.Program()
+	prog := *o.Run.Alg1 // a fresh copy per trial: Alg1 keeps its step
 	prog.SGPRounds, prog.HyperRounds = o.TM, o.MM
 	prog.SGPEval, prog.HyperEval = 0, 0
 	t.sink.phases = t.sink.phases[:0]
 	t.sink.mark = time.Now()
-	if _, err := t.driver.Execute(context.Background(), &firstStep{prog: prog}, t.sink); err != nil {
+	if _, err := t.driver.Execute(context.Background(), &firstStep{prog: &prog}, t.sink); err != nil {
 		return OuterParts{}, fmt.Errorf("bench %s, %s: %w", o.Method, t.name, err)
 	}
 	parts := OuterParts{Driver: t.name}
@@ -533,5 +532,5 @@ func (o *Outer) summaryRow(w io.Writer, procs int, res [2]OuterParts) {
 // ValidMethod reports whether m is a method WriteOuter can measure: a
 // pdbo-* method of scenarios.Methods.
 func ValidMethod(m string) bool {
-	return strings.HasPrefix(m, "pdbo-") && slices.Contains(scenarios.Methods, m)
+	return strings.HasPrefix(m, "pdbo-") && scenarios.Methods.Has(m)
 }
