@@ -398,9 +398,9 @@ func (r *Router) Close(t *Traffic) {
 	t.Dropped += int64(len(r.late))
 	clear(r.late)
 	r.late = r.late[:0]
-	for j := range r.inbox {
-		r.inbox[j] = nil
-	}
+	// Fresh inboxes rather than clearing these: when a phase fails, clients
+	// of the actor runtime may still be reading the round's inboxes.
+	r.inbox = make([][]Message, len(r.inbox))
 }
 
 // DeliveryRecord is what the network actually delivered during a phase:
