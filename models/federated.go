@@ -13,7 +13,7 @@ func init() {
 	Sources.Register("federated",
 		"The federated split of FedNest and FBO-AggITD (Sec. 5): node 0 is the server and holds the official test split (test_frac of it, stratified) and nothing else; the m clients (nodes 1 … m) share per_client·m images of the official training split, iid (shuffled, equal parts) or by McMahan et al.'s shards (sorted by label, shards·m equal shards, shards to each client); each client's part is split into train and validation (val_frac). For server algorithms only.",
 		func() Source {
-			return &FederatedData{Base: "fashion-mnist", Split: "iid", Shards: 2, PerClient: 600, ValFrac: 0.2, TestFrac: 1}
+			return &FederatedData{Base: "fashion-mnist", Split: "iid", Shards: 2, PerClient: 600, ValFrac: 0.2, TestFrac: 1, Normalize: true}
 		})
 }
 
@@ -26,6 +26,7 @@ type FederatedData struct {
 	PerClient int     `yaml:"per_client" doc:"training-split images per client, 2 … 60000/m (600 = the whole split for m = 100); fewer subsample, stratified"`
 	ValFrac   float64 `yaml:"val_frac" doc:"share of each client's images kept for validation (f_i), in (0, 1)"`
 	TestFrac  float64 `yaml:"test_frac" doc:"share of the official test split the server evaluates on (stratified), in (0, 1]"`
+	Normalize bool    `yaml:"normalize" doc:"standardize pixels with the training split's mean and deviation (one scalar each, as the papers' code does with transforms.Normalize); false keeps [0, 1]"`
 }
 
 // trainImages is the size of the official training split of (Fashion-)MNIST.
@@ -88,6 +89,9 @@ func (f *FederatedData) Load(nodes int, seed uint64) ([]ClientData, error) {
 		return nil, fmt.Errorf("models: %s files have %d features and %d classes, expected 784 and at most 10", f.Base, train.D, train.C)
 	}
 	train.C, test.C = 10, 10
+	if f.Normalize {
+		standardize(train, test)
+	}
 	return FederatedSplit(train, test, nodes-1, f.Split == "shards", f.Shards, f.PerClient, f.ValFrac, f.TestFrac,
 		rng.New(seed, rng.Global, rng.PurposePartition))
 }
@@ -158,4 +162,25 @@ func cut(rows []int, k int) [][]int {
 		out[i] = rows[i*len(rows)/k : (i+1)*len(rows)/k]
 	}
 	return out
+}
+
+// standardize maps every pixel v of both sets to (v − mean)/std with the
+// mean and deviation over all pixels of train.
+func standardize(train, test *Dataset) {
+	var sum, sq float64
+	for _, v := range train.X {
+		sum += v
+		sq += v * v
+	}
+	n := float64(len(train.X))
+	mean := sum / n
+	std := math.Sqrt(max(sq/n-mean*mean, 0))
+	if std == 0 {
+		std = 1
+	}
+	for _, d := range []*Dataset{train, test} {
+		for i, v := range d.X {
+			d.X[i] = (v - mean) / std
+		}
+	}
 }
