@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"fmt"
 	"math/rand/v2"
 )
 
@@ -30,6 +31,9 @@ func (*LFedNest) TrainsLambda() bool { return true }
 func (l *LFedNest) Validate(n int) error {
 	if err := l.FBOParams.Validate(n); err != nil {
 		return err
+	}
+	if l.Lower != "sgd" {
+		return fmt.Errorf("lower: LFedNest's lower level is local SGD (FedAvg type); lower must be sgd, got %q", l.Lower)
 	}
 	return validateNeumann(l.Neumann, "deterministic")
 }
