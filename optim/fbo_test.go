@@ -259,3 +259,54 @@ func TestFBOHypergradientLimit(t *testing.T) {
 		t.Errorf("FedNest: h is %.2e away from the dense hyper-gradient (relative)", e)
 	}
 }
+
+// E_Q of AggITD's p = λ(N+1)z^N, enumerating Q = 0 … N through the runtime,
+// equals the trajectory sum λ Σ_{Q=0}^{N} Π_{t=N}^{Q+1}(I − λ∇²_yy g(y^t))
+// ∇_y f(y^Q) over the lower iterates y^t (computed here from scratch by
+// gradient descent, which One-Round-Lower is in this setting).
+func TestAggITDExpectedP(t *testing.T) {
+	const m, n = 3, 4
+	s := fboSetup(t, m, &graph.Star{Prob: 1}, 0.2)
+	p := fboTestParams(n, 1)
+	x0 := make([]float64, s.Model.DimLambda())
+	s.Model.(models.LambdaInitializer).InitLambda(x0, rng.New(s.Seed, 0, rng.PurposeInit))
+	mod := s.Model.Clone()
+	dy := mod.DimX()
+	mean := func(f func(dst []float64, i int)) []float64 {
+		out, tmp := make([]float64, dy), make([]float64, dy)
+		for i := 1; i <= m; i++ {
+			f(tmp, i)
+			floats.AddScaled(out, 1/float64(m), tmp)
+		}
+		return out
+	}
+	ys := [][]float64{append([]float64(nil), s.X0...)}
+	for range n {
+		y := ys[len(ys)-1]
+		g := mean(func(dst []float64, i int) { mod.InnerGrad(dst, y, x0, s.Data[i].Train, nil) })
+		next := append([]float64(nil), y...)
+		floats.AddScaled(next, -p.Beta, g)
+		ys = append(ys, next)
+	}
+	want := make([]float64, dy)
+	tmpX := make([]float64, mod.DimLambda())
+	for q := 0; q <= n; q++ {
+		v := mean(func(dst []float64, i int) { mod.OuterGrad(dst, tmpX, ys[q], x0, s.Data[i].Val, nil) })
+		for tt := q + 1; tt <= n; tt++ {
+			hv := mean(func(dst []float64, i int) { mod.InnerHVP(dst, ys[tt], x0, s.Data[i].Train, nil, v) })
+			floats.AddScaled(v, -p.Lambda, hv)
+		}
+		floats.AddScaled(want, p.Lambda, v)
+	}
+	got := make([]float64, dy)
+	for q := 0; q <= n; q++ {
+		prog := &Phases{{Name: "fbo-aggitd", Rounds: 2 * (2*n + 3), Tick: Continue, Args: map[string]float64{"iters": 1, "draw0": float64(q)}}}
+		srv := runFBO(t, &AggITD{FBOParams: p}, fboSetup(t, m, &graph.Star{Prob: 1}, 0.2), prog)
+		pQ := make([]float64, dy)
+		(&AggITD{FBOParams: p}).hyperP(pQ, srv.fboServer) // λ(N+1)z^N, what the h round broadcasts
+		floats.AddScaled(got, 1/float64(n+1), pQ)          // E_Q, Q ~ U{0 … N}
+	}
+	if d := floats.Distance(got, want, math.Inf(1)); d > 1e-12*max(1, floats.Norm(want, math.Inf(1))) {
+		t.Errorf("E_Q p differs from the trajectory sum by %.2e (‖sum‖∞ = %.2e)", d, floats.Norm(want, math.Inf(1)))
+	}
+}
