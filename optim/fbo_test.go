@@ -304,7 +304,7 @@ func TestAggITDExpectedP(t *testing.T) {
 		srv := runFBO(t, &AggITD{FBOParams: p}, fboSetup(t, m, &graph.Star{Prob: 1}, 0.2), prog)
 		pQ := make([]float64, dy)
 		(&AggITD{FBOParams: p}).hyperP(pQ, srv.fboServer) // λ(N+1)z^N, what the h round broadcasts
-		floats.AddScaled(got, 1/float64(n+1), pQ)          // E_Q, Q ~ U{0 … N}
+		floats.AddScaled(got, 1/float64(n+1), pQ)         // E_Q, Q ~ U{0 … N}
 	}
 	if d := floats.Distance(got, want, math.Inf(1)); d > 1e-12*max(1, floats.Norm(want, math.Inf(1))) {
 		t.Errorf("E_Q p differs from the trajectory sum by %.2e (‖sum‖∞ = %.2e)", d, floats.Norm(want, math.Inf(1)))
