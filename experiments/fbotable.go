@@ -130,7 +130,7 @@ func (e *FBOTable) Estimate(sc *scenarios.Scenario) scenarios.Resources {
 	// Per communication round: participating clients × a batch × d_x, a few
 	// products each.
 	part := math.Max(1, e.Participation*float64(sc.Clients))
-	r.Flops = float64(runs) * float64(e.Rounds) * part * float64(max(e.Batch, 64)) * float64(dx) * 8
+	r.Flops = float64(runs) * float64(e.Rounds) * part * float64(max(e.Batch, 64)) * float64(dx) * 3
 	r.Seconds = r.Flops / scenarios.AssumedFlops
 	return r
 }
