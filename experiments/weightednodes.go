@@ -289,7 +289,8 @@ func (e *WeightedNodesExp) tune(w *wnEnv, setting int, target string) (wnChoice,
 	c := wnChoice{TuneVal: -1, LR: e.LR[0], Tau: e.Tau[0], HLR: e.HLR[0], Eta: e.Eta[0],
 		DittoLambda: e.DittoLambda[0], PFedMeLambda: e.PFedMeLambda[0]}
 	last := func(r *wnRun) float64 { return r.Val[len(r.Val)-1] }
-	if slices.Contains(e.Methods, "weighted-nodes") || len(e.LR)*len(e.Tau) > 1 {
+	// A one-point grid needs no tuning run.
+	if len(e.LR)*len(e.Tau)*len(e.HLR)*len(e.Eta) > 1 && (slices.Contains(e.Methods, "weighted-nodes") || len(e.LR)*len(e.Tau) > 1) {
 		for _, lr := range e.LR {
 			for _, tau := range e.Tau {
 				for _, hlr := range e.HLR {
