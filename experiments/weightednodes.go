@@ -71,6 +71,9 @@ type WeightedNodesExp struct {
 	PersonalLR   float64   `yaml:"personal_lr" doc:"step of pFedMe's personal problem"`
 	TuneOuter    int       `yaml:"tune_outer" doc:"outer iterations of a tuning run (the paper: 5), 1 … outer"`
 	TuneOn       string    `yaml:"tune_on" doc:"each (tune per setting and target on the first seed) or first (tune once on the first setting and target, use everywhere)"`
+
+	// load, when set (tests), replaces reading the Fashion-MNIST files.
+	load func() (train, test *models.Dataset, err error)
 }
 
 // Validate implements scenarios.Experiment.
@@ -351,7 +354,11 @@ func (e *WeightedNodesExp) algorithm(method string, c wnChoice) optim.Algorithm 
 func (e *WeightedNodesExp) Run(ctx context.Context, sc scenarios.Scenario, env scenarios.Env) (any, error) {
 	start := time.Now()
 	d := sc.Data.Source.Params.(*models.NodeShiftData)
-	train, test, err := models.FashionMNIST(d.Dir).Load()
+	load := models.FashionMNIST(d.Dir).Load
+	if e.load != nil {
+		load = e.load
+	}
+	train, test, err := load()
 	if err != nil {
 		return nil, err
 	}
