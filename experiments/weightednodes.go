@@ -27,7 +27,7 @@ func init() {
 				Methods: append([]string(nil), wnMethods...), Seeds: 5, Outer: 20, Epochs: 5, Batch: 50, Q: 0.02, Cap: 1.0 / 3,
 				LR: []float64{0.05, 0.02, 0.01}, HLR: []float64{5e-4, 2e-4, 1e-4}, Tau: []int{10, 20}, Eta: []float64{0.025, 0.02, 0.015},
 				DittoLambda: []float64{0.05, 0.1, 0.2}, PFedMeLambda: []float64{5, 10, 15}, PFedMeInner: 20, PersonalLR: 0.05,
-				TuneOuter: 5, TuneOn: "each", Jobs: 1}
+				TuneOuter: 5, TuneOn: "each", Bilevel: "projected", Jobs: 1}
 		})
 }
 
@@ -72,6 +72,7 @@ type WeightedNodesExp struct {
 	PersonalLR   float64   `yaml:"personal_lr" doc:"step of pFedMe's personal problem"`
 	TuneOuter    int       `yaml:"tune_outer" doc:"outer iterations of a tuning run (the paper: 5), 1 … outer"`
 	TuneOn       string    `yaml:"tune_on" doc:"each (tune per setting and target on the first seed) or first (tune once on the first setting and target, use everywhere)"`
+	Bilevel      string    `yaml:"bilevel" doc:"the Bi-level outer loop: projected (Alg. 3, the paper's experiments) or aba (Alg. 2)"`
 	Jobs         int       `yaml:"jobs" doc:"runs of one setting and target executed at once, 1 … 64 (the results do not depend on it)"`
 
 	// load, when set (tests), replaces reading the Fashion-MNIST files.
@@ -92,6 +93,8 @@ func (e *WeightedNodesExp) Validate(sc *scenarios.Scenario) error {
 		return fmt.Errorf("outer must be in [1, 10000], got %d", e.Outer)
 	case e.TuneOuter < 1 || e.TuneOuter > e.Outer:
 		return fmt.Errorf("tune_outer must be in [1, outer = %d], got %d", e.Outer, e.TuneOuter)
+	case e.Bilevel != "projected" && e.Bilevel != "aba":
+		return fmt.Errorf("bilevel must be projected or aba, got %q", e.Bilevel)
 	case e.Jobs < 1 || e.Jobs > 64:
 		return fmt.Errorf("jobs must be in [1, 64], got %d", e.Jobs)
 	case e.TuneOn != "each" && e.TuneOn != "first":
@@ -146,7 +149,7 @@ func (e *WeightedNodesExp) common(outer int, lr float64, tau int) optim.Weighted
 
 func (e *WeightedNodesExp) bilevel(outer int, lr, hlr, eta float64, tau int) *optim.WeightedNodes {
 	return &optim.WeightedNodes{WeightedCommon: e.common(outer, lr, tau), SVRGParam: optim.SVRGParam{Q: e.Q},
-		HLR: hlr, Eta: eta, Cap: e.Cap, Method: "projected"}
+		HLR: hlr, Eta: eta, Cap: e.Cap, Method: e.Bilevel}
 }
 
 func (e *WeightedNodesExp) ditto(outer int, lr float64, tau int, lambda float64) *optim.Ditto {

@@ -116,6 +116,8 @@ func TestWeightedNodesValidate(t *testing.T) {
 		{func(sc *scenarios.Scenario, e *WeightedNodesExp) { e.Settings = []int{5} }, "settings"},
 		{func(sc *scenarios.Scenario, e *WeightedNodesExp) { e.Methods = []string{"sgd"} }, "methods"},
 		{func(sc *scenarios.Scenario, e *WeightedNodesExp) { e.TuneOuter = 100 }, "tune_outer"},
+		{func(sc *scenarios.Scenario, e *WeightedNodesExp) { e.Bilevel = "newton" }, "bilevel"},
+		{func(sc *scenarios.Scenario, e *WeightedNodesExp) { e.Jobs = 0 }, "jobs"},
 		{func(sc *scenarios.Scenario, e *WeightedNodesExp) { e.Cap = 0.01 }, "cap"},
 		{func(sc *scenarios.Scenario, e *WeightedNodesExp) { e.LR = []float64{-1} }, "lr"},
 		{func(sc *scenarios.Scenario, e *WeightedNodesExp) { sc.Data.Source.Params = &models.SyntheticData{} }, "node-shift"},
