@@ -170,7 +170,11 @@ func Execute(ctx context.Context, sc scenarios.Scenario, opt Options) (*Summary,
 func newDriver(rs scenarios.RuntimeSpec, nw *graph.Network, factory optim.ClientFactory) (optim.Driver, func(), error) {
 	if rs.Driver == "sequential" {
 		d, err := optim.NewSequential(nw, factory)
-		return d, func() {}, err
+		if err != nil {
+			return nil, nil, err
+		}
+		d.SetParallel(rs.Parallel)
+		return d, func() {}, nil
 	}
 	rt, err := actors.New(nw, factory, actors.Options{RoundTimeout: rs.RoundTimeout})
 	if err != nil {

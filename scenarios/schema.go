@@ -136,6 +136,10 @@ type ScheduleSpec struct {
 type RuntimeSpec struct {
 	Driver       string        `yaml:"driver"`        // actors | sequential
 	RoundTimeout time.Duration `yaml:"round_timeout"` // fail when no client answers for this long (0 = never)
+	// Parallel is the number of goroutines the sequential driver runs the
+	// clients on (0 = every core the Go runtime may use); the outputs do
+	// not depend on it.
+	Parallel int `yaml:"parallel"`
 }
 
 // Default returns a scenario with every default filled in; decoding a file

@@ -23,6 +23,7 @@ const (
 	MaxOuterSteps = 100_000    // outer.steps
 	MaxBatch      = models.MaxExamplesPerClient
 	MaxTimeout    = 24 * time.Hour
+	MaxParallel   = 1024
 )
 
 // Validate checks every field and says what is allowed. It reads no data
@@ -102,6 +103,9 @@ func (sc *Scenario) Validate() error {
 				return fmt.Errorf("faults[%d] (%s): clients: %d is not a node in [0, %d)", k, f.Fault.Name, c, sc.Nodes())
 			}
 		}
+	}
+	if sc.Runtime.Parallel < 0 || sc.Runtime.Parallel > MaxParallel {
+		return fmt.Errorf("runtime.parallel: must be in [0, %d] (0: every core), got %d", MaxParallel, sc.Runtime.Parallel)
 	}
 	if sc.Runtime.RoundTimeout < 0 || sc.Runtime.RoundTimeout > MaxTimeout {
 		return fmt.Errorf("runtime.round_timeout: must be in [0, %v], got %v", MaxTimeout, sc.Runtime.RoundTimeout)
