@@ -18,6 +18,7 @@ type client struct {
 	net        *graph.Network
 	factory    optim.ClientFactory
 	supervisor *actor.PID
+	watch      *watchdog
 
 	c     optim.Client
 	port  *optim.Port
@@ -30,7 +31,10 @@ func (c *client) Receive(ctx actor.Context) {
 	case *actor.Started:
 		ctx.Send(c.supervisor, &built{client: c.id, err: c.build()})
 	case *step:
-		ctx.Send(c.supervisor, c.step(m))
+		c.watch.begin(c.id)
+		a := c.step(m)
+		c.watch.end(c.id)
+		ctx.Send(c.supervisor, a)
 	}
 }
 

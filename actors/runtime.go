@@ -16,7 +16,9 @@ import (
 
 // Options configures a Runtime.
 type Options struct {
-	// RoundTimeout fails a run when no client answers for this long
+	// RoundTimeout fails a run that makes no progress for this long: no
+	// message handled, no client call begun or finished, and no client
+	// inside a call — or one client call running for 10 × RoundTimeout
 	// (0: wait forever).
 	RoundTimeout time.Duration
 	// Logger receives proto.actor's own logs; nil discards them.
@@ -46,7 +48,7 @@ func New(nw *graph.Network, factory optim.ClientFactory, opt Options) (*Runtime,
 	ready := make(chan error, 1)
 	pool := newWorkers()
 	r := &Runtime{system: system, pool: pool}
-	sup := &supervisor{n: nw.N, net: nw, factory: factory, pool: pool, timeout: opt.RoundTimeout, ready: ready}
+	sup := &supervisor{n: nw.N, net: nw, factory: factory, pool: pool, timeout: opt.RoundTimeout, watch: newWatchdog(nw.N), ready: ready}
 	clients := stopAndReport{clientOf: func(pid *actor.PID) int {
 		for i, p := range sup.pids {
 			if p.Equal(pid) {

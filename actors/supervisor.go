@@ -22,6 +22,7 @@ type supervisor struct {
 	factory optim.ClientFactory
 	pool    *workers
 	timeout time.Duration
+	watch   *watchdog
 	ready   chan<- error
 
 	pids     []*actor.PID
@@ -68,17 +69,23 @@ func (s *supervisor) Receive(ctx actor.Context) {
 	case *abort:
 		s.fail(ctx, m.err)
 	case *actor.ReceiveTimeout:
-		if s.run != nil {
-			s.fail(ctx, fmt.Errorf("phase %s, round %d: no progress for %v; clients not answering: %v",
-				s.phaseName(), s.step, s.timeout, s.missing()))
+		if s.run == nil {
+			return
 		}
+		if err := s.watch.stalled(s.timeout); err != nil {
+			s.fail(ctx, fmt.Errorf("phase %s, round %d: %w; clients not answering: %v",
+				s.phaseName(), s.step, err, s.missing()))
+			return
+		}
+		ctx.SetReceiveTimeout(s.timeout) // the timer stops when it fires
 	}
+	s.watch.touch()
 }
 
 func (s *supervisor) spawnClients(ctx actor.Context) {
 	s.pids = make([]*actor.PID, s.n)
 	for i := range s.pids {
-		c := &client{id: i, net: s.net, factory: s.factory, supervisor: ctx.Self()}
+		c := &client{id: i, net: s.net, factory: s.factory, supervisor: ctx.Self(), watch: s.watch}
 		s.pids[i] = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return c }, actor.WithDispatcher(s.pool)))
 	}
 	s.waiting = make([]bool, s.n)

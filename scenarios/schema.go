@@ -135,7 +135,7 @@ type ScheduleSpec struct {
 // RuntimeSpec selects how the run executes.
 type RuntimeSpec struct {
 	Driver       string        `yaml:"driver"`        // actors | sequential
-	RoundTimeout time.Duration `yaml:"round_timeout"` // fail when no client answers for this long (0 = never)
+	RoundTimeout time.Duration `yaml:"round_timeout"` // fail after this long without progress (0 = never)
 	// Parallel is the number of goroutines the sequential driver runs the
 	// clients on (0 = every core the Go runtime may use); the outputs do
 	// not depend on it.
