@@ -286,7 +286,19 @@ func (sc *Scenario) validateAlgorithm() error {
 	if err := a.Params.Validate(sc.Nodes()); err != nil {
 		return fmt.Errorf("algorithm (%s): %w", a.Name, err)
 	}
+	if h, ok := sc.Model.Head.Params.(interface{ Validate(arch string) error }); ok {
+		if err := h.Validate(sc.Model.Arch.Name); err != nil {
+			return fmt.Errorf("model.head (%s): %w", sc.Model.Head.Name, err)
+		}
+	}
+	_, trainsLambda := a.Params.(interface{ TrainsLambda() bool })
+	if _, ok := sc.Data.Source.Params.(*models.FederatedData); ok && !a.Params.Server() {
+		return fmt.Errorf("data.kind: federated gives node 0 (a server) the test data only; it needs a server algorithm, not %s", a.Name)
+	}
 	if a.Name == "pdbo" {
+		if sc.Model.Head.Name == "hyper-representation" {
+			return fmt.Errorf("model.head: hyper-representation is for the federated bilevel algorithms (fednest, lfednest, fbo-aggitd), not pdbo")
+		}
 		return nil
 	}
 	def := Default()
@@ -299,7 +311,7 @@ func (sc *Scenario) validateAlgorithm() error {
 		{"hypergradient", !reflect.DeepEqual(sc.Hypergradient, def.Hypergradient)},
 		{"outer", !reflect.DeepEqual(sc.Outer, def.Outer)},
 		{"method_overrides", len(sc.MethodOverrides) > 0},
-		{"model.head", sc.Model.Head.Name != "none"},
+		{"model.head", sc.Model.Head.Name != "none" && !trainsLambda},
 	} {
 		if c.set {
 			return fmt.Errorf("%s: means nothing for algorithm %s (it belongs to pdbo); remove it", c.key, a.Name)
