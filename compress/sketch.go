@@ -183,3 +183,14 @@ func (e *SparseEmbedding) Column(dst []float64, k int) {
 		}
 	}
 }
+
+// IdentityEmbedding returns the d×d identity as a sparse embedding (for
+// tests: the non-iterative estimator with identity sketches is exact).
+func IdentityEmbedding(d int) *SparseEmbedding {
+	e := &SparseEmbedding{r: d, row: make([]int32, d), sign: make([]int8, d)}
+	for i := range d {
+		e.row[i] = int32(i)
+		e.sign[i] = 1
+	}
+	return e
+}
