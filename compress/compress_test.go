@@ -1,8 +1,10 @@
 package compress
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -228,5 +230,32 @@ func TestSparseEmbedding(t *testing.T) {
 	}
 	if _, err := NewSparseEmbedding(0, 3, 1); err == nil {
 		t.Error("zero rows accepted")
+	}
+}
+
+// The quickselect agrees with a full sort, ties included.
+func TestTopIndicesMatchesSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for trial := range 200 {
+		d := 1 + r.IntN(60)
+		x := make([]float64, d)
+		for i := range x {
+			x[i] = float64(r.IntN(7) - 3) // many ties
+			if trial%2 == 0 {
+				x[i] = r.NormFloat64()
+			}
+		}
+		k := 1 + r.IntN(d)
+		got, _ := topIndices(x, k, nil, nil)
+		order := make([]int, d)
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(math.Abs(x[b]), math.Abs(x[a])) })
+		want := append([]int(nil), order[:k]...)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("x=%v k=%d: got %v, want %v", x, k, got, want)
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package compress
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -22,7 +21,7 @@ type CountSketch struct {
 	bucket  []int32 // r×d
 	sign    []int8  // r×d
 	med     []float64
-	order   []int
+	scratch []float64
 	est     []float64
 }
 
@@ -100,20 +99,10 @@ func (s *CountSketch) Estimate(table []float64, i int) float64 {
 // estimated magnitude (indices ascending, ties to the lower index) into
 // idx and val, which it returns.
 func (s *CountSketch) HeavyHitters(table []float64, k int, idx []int, val []float64) ([]int, []float64) {
-	s.order = s.order[:0]
 	for i := range s.d {
 		s.est[i] = s.Estimate(table, i)
-		s.order = append(s.order, i)
 	}
-	k = min(max(k, 0), s.d)
-	slices.SortFunc(s.order, func(a, b int) int {
-		if c := cmp.Compare(math.Abs(s.est[b]), math.Abs(s.est[a])); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
-	idx = append(idx[:0], s.order[:k]...)
-	slices.Sort(idx)
+	idx, s.scratch = topIndices(s.est, k, idx, s.scratch)
 	val = val[:0]
 	for _, i := range idx {
 		val = append(val, s.est[i])

@@ -1,19 +1,14 @@
 package compress
 
-import (
-	"cmp"
-	"fmt"
-	"math"
-	"slices"
-)
+import "fmt"
 
 // TopK keeps the k coordinates of largest magnitude of a vector: the local
 // Top-k compressor of Comm-FedBiO's Iter-topK. Its scratch is reused from
 // call to call; it carries no other state (error feedback is the caller's,
 // see Feedback).
 type TopK struct {
-	k     int
-	order []int
+	k       int
+	scratch []float64
 }
 
 // NewTopK returns a Top-k compressor. It returns an error unless k >= 1.
@@ -31,19 +26,7 @@ func (t *TopK) K() int { return t.k }
 // coordinates of x of largest magnitude into idx and val (reused, returned).
 // Ties go to the lower index, so the choice is deterministic.
 func (t *TopK) Compress(x []float64, idx []int, val []float64) ([]int, []float64) {
-	k := min(t.k, len(x))
-	t.order = t.order[:0]
-	for i := range x {
-		t.order = append(t.order, i)
-	}
-	slices.SortFunc(t.order, func(a, b int) int {
-		if c := cmp.Compare(math.Abs(x[b]), math.Abs(x[a])); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
-	idx = append(idx[:0], t.order[:k]...)
-	slices.Sort(idx)
+	idx, t.scratch = topIndices(x, t.k, idx, t.scratch)
 	val = val[:0]
 	for _, i := range idx {
 		val = append(val, x[i])

@@ -25,7 +25,7 @@ func init() {
 // hyper-gradient subroutines.
 type CommFedBiO struct {
 	FedBioTraining `yaml:",inline"`
-	Hypergradient  string  `yaml:"hypergradient" doc:"iterative (Alg. 2) or non-iterative (Alg. 3)"`
+	Hypergradient  string  `yaml:"hypergradient" doc:"iterative (Alg. 2), non-iterative (Alg. 3), or none: λ ≡ 1, plain FedAvg on the noisy labels in the same loop (the FedAvg baseline)"`
 	Compressor     string  `yaml:"compressor" doc:"iterative: none, topk (client-side error feedback) or sketch (Count-Sketch, server-side error feedback)"`
 	Compression    float64 `yaml:"compression" doc:"rate R >= 1: a hyper-gradient upload carries about d/R numbers (top-k: k = d/R values plus their k indices; sketch: rows·cols = d/R; non-iterative: r1·r2 = d/R); ignored for compressor none"`
 	Iterations     int     `yaml:"iterations" doc:"iterative: I, 2 … 1000; the first step from v⁰ = 0 is v¹ = α∇F without communication, so a call has I − 1 exchanges"`
@@ -46,8 +46,8 @@ func (a *CommFedBiO) Validate(n int) error {
 		return err
 	}
 	switch {
-	case a.Hypergradient != "iterative" && a.Hypergradient != "non-iterative":
-		return fmt.Errorf("hypergradient must be iterative or non-iterative, got %q", a.Hypergradient)
+	case a.Hypergradient != "iterative" && a.Hypergradient != "non-iterative" && a.Hypergradient != "none":
+		return fmt.Errorf("hypergradient must be iterative, non-iterative or none, got %q", a.Hypergradient)
 	case a.Hypergradient == "iterative" && a.Compressor != "none" && a.Compressor != "topk" && a.Compressor != "sketch":
 		return fmt.Errorf("compressor must be none, topk or sketch, got %q", a.Compressor)
 	case !(a.Compression >= 1) || math.IsInf(a.Compression, 0):
@@ -97,6 +97,9 @@ func (a *CommFedBiO) Plan(s *Setup) (ClientFactory, Program, error) {
 		alpha: a.Alpha, k: k, rows: rows, cols: cols, r1: r1, r2: r2, hvpBatch: a.HVPBatch, eta: a.OuterLR,
 		perSample: a.Scale == "per-sample", seed: rng.Key(s.Seed, uint64(rng.PurposeSketch))}
 	p := &fedBioPlan{train: a.FedBioTraining, mode: lambdaLearned, hyper: h}
+	if a.Hypergradient == "none" {
+		p.hyper = nil
+	}
 	return p.build(s)
 }
 
