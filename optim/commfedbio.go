@@ -16,7 +16,7 @@ func init() {
 		"Comm-FedBiO (Li, Pei, Huang, KDD'22, Alg. 1): sample weights λ_j ∈ [0, 1] of the clients' noisy training samples tuned so that the FedAvg model fits the server's clean validation set. Per round: S sampled clients take T local steps on the λ-weighted loss, the server averages, estimates the hyper-gradient — iterative (Alg. 2: gradient descent on ½vᵀHv − vᵀ∇F, one HVP per client per iteration, uploads uncompressed, Top-k with client error feedback or Count-Sketch with server error feedback) or non-iterative (Alg. 3: A_m = S₂H_mS₁ᵀ from r₁ HVPs, least squares at the server) — and each client updates its own λ ← clip(λ − ηĝ, 0, 1). Needs data kind noisy-labels (the server's validation set is node 0's).",
 		func() Algorithm {
 			return &CommFedBiO{FedBioTraining: defaultFedBioTraining(), Hypergradient: "iterative", Compressor: "topk",
-				Compression: 20, Iterations: 5, Alpha: 0.1, SketchRows: 5, Ratio: 4, HVPBatch: 256, OuterLR: 0.1,
+				Compression: 20, Iterations: 5, Alpha: 0.1, SketchRows: 5, Ratio: 0, HVPBatch: 64, OuterLR: 0.1,
 				Scale: "per-sample"}
 		})
 }
@@ -31,7 +31,7 @@ type CommFedBiO struct {
 	Iterations     int     `yaml:"iterations" doc:"iterative: I, 2 … 1000; the first step from v⁰ = 0 is v¹ = α∇F without communication, so a call has I − 1 exchanges"`
 	Alpha          float64 `yaml:"alpha" doc:"iterative: step size α of the gradient descent on q(v), finite, > 0, below 2/L of the inner Hessian"`
 	SketchRows     int     `yaml:"sketch_rows" doc:"sketch: rows r of the Count-Sketch, 1 … 100 (columns c = d/(R·r)); the server recovers k = r·c/ln d heavy hitters"`
-	Ratio          float64 `yaml:"ratio" doc:"non-iterative: r2/r1, >= 1 (r1 = √(d/(R·ratio)), r2 = d/(R·r1))"`
+	Ratio          float64 `yaml:"ratio" doc:"non-iterative: 0 sizes the sketches as Remark 2 (r2 ≈ r1²: r1 = ⌊(d/R)^⅓⌋, r2 = ⌊d/(R·r1)⌋); a ratio >= 1 sets r2/r1 instead (r1 = ⌊√(d/(R·ratio))⌋)"`
 	HVPBatch       int     `yaml:"hvp_batch" doc:"rows of a client's data its Hessian-vector products of one call use (drawn once per call), 0 (all) … 1048576"`
 	OuterLR        float64 `yaml:"outer_lr" doc:"hyper step η of λ ← clip(λ − ηĝ, 0, 1), finite, >= 0 (the paper: 0.1)"`
 	Scale          string  `yaml:"scale" doc:"per-sample: ĝ_j = −⟨∇ℓ(ω; s_j), v⟩, the exact ∂h/∂λ_j times N (a step η per sample, as a per-sample learning rate); exact: ĝ_j = −(1/N)⟨∇ℓ(ω; s_j), v⟩, which with N = 5,000 moves λ by about η/N per round"`
@@ -58,8 +58,8 @@ func (a *CommFedBiO) Validate(n int) error {
 		return fmt.Errorf("alpha must be a finite number > 0, got %v", a.Alpha)
 	case a.SketchRows < 1 || a.SketchRows > 100:
 		return fmt.Errorf("sketch_rows must be in [1, 100], got %d", a.SketchRows)
-	case !(a.Ratio >= 1) || math.IsInf(a.Ratio, 0):
-		return fmt.Errorf("ratio must be a finite number >= 1, got %v", a.Ratio)
+	case !(a.Ratio == 0 || a.Ratio >= 1) || math.IsInf(a.Ratio, 0):
+		return fmt.Errorf("ratio must be 0 (Remark 2) or a finite number >= 1, got %v", a.Ratio)
 	case a.HVPBatch < 0 || a.HVPBatch > 1<<20:
 		return fmt.Errorf("hvp_batch must be in [0, 1048576], got %d", a.HVPBatch)
 	case !(a.OuterLR >= 0) || math.IsInf(a.OuterLR, 0):
@@ -80,7 +80,11 @@ func (a *CommFedBiO) Sizes(d int) (k, rows, cols, r1, r2 int) {
 	if a.Compressor == "sketch" {
 		k = max(1, int(math.Round(float64(rows*cols)/math.Log(float64(max(d, 3))))))
 	}
-	r1 = max(1, int(math.Sqrt(float64(budget)/a.Ratio)))
+	if a.Ratio == 0 {
+		r1 = max(1, int(math.Cbrt(float64(budget))+1e-9))
+	} else {
+		r1 = max(1, int(math.Sqrt(float64(budget)/a.Ratio)))
+	}
 	r2 = max(r1, budget/r1)
 	return
 }
