@@ -69,7 +69,6 @@ func (p *pushSum) mixed(in []Message) {
 	p.rounds++
 }
 
-
 // debias refreshes x = z/ω.
 func (p *pushSum) debias() {
 	floats.ScaleTo(p.x, 1/p.omega, p.z)
