@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/floats"
+
+	"hgpsim/internal/vec"
 )
 
 // Softmax is multinomial logistic regression with L2 regularization:
@@ -116,11 +118,11 @@ func (m *Softmax) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
 				g--
 			}
 			g *= inv
-			floats.AddScaled(dst[j*D:(j+1)*D], g, a)
+			vec.AddScaled(dst[j*D:(j+1)*D], g, a)
 			gc[j] += g
 		}
 	}
-	floats.AddScaled(dst, m.l2, x)
+	vec.AddScaled(dst, m.l2, x)
 	return loss/float64(n) + 0.5*m.l2*sumSquares(x)
 }
 

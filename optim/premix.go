@@ -4,7 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"gonum.org/v1/gonum/floats"
+	"hgpsim/internal/vec"
 )
 
 // Mixing received vectors (push-sum's Σ_j p_ij z_j, HGP's Σ_j coef_ij u_j)
@@ -57,7 +57,7 @@ func mixRange(m Mix, lo, hi int) {
 	part := m.Dst[lo:hi]
 	clear(part)
 	for _, t := range m.Terms {
-		floats.AddScaled(part, t.Coef, t.Vec[lo:hi])
+		vec.AddScaled(part, t.Coef, t.Vec[lo:hi])
 	}
 }
 
