@@ -59,8 +59,9 @@ func (m *Softmax) l2Rate() float64   { return m.l2 }
 func (m *Softmax) rowLogits(z, x, a []float64) {
 	D := m.features
 	bias := x[m.classes*D:]
+	vec.DotRows(z[:m.classes], x, D, a)
 	for j := range m.classes {
-		z[j] = floats.Dot(x[j*D:(j+1)*D], a) + bias[j]
+		z[j] += bias[j]
 	}
 }
 
@@ -107,8 +108,9 @@ func (m *MLP) l2Rate() float64   { return m.l2 }
 func (m *MLP) rowLogits(z, x, a []float64) {
 	D := m.features
 	b1 := x[m.offB1():m.offW2()]
+	vec.DotRows(m.h, x, D, a)
 	for q := range m.hidden {
-		m.h[q] = math.Tanh(floats.Dot(x[q*D:(q+1)*D], a) + b1[q])
+		m.h[q] = math.Tanh(m.h[q] + b1[q])
 	}
 	m.outputs(z, x, m.h)
 }
@@ -119,8 +121,9 @@ func (m *MLP) rowJVP(v, x, a, u []float64) {
 	D, H := m.features, m.hidden
 	h, rh := m.h, m.rh
 	ub1 := u[m.offB1():m.offW2()]
+	vec.DotRows(rh[:H], u, D, a)
 	for q := range H {
-		rh[q] = (1 - h[q]*h[q]) * (floats.Dot(u[q*D:(q+1)*D], a) + ub1[q])
+		rh[q] = (1 - h[q]*h[q]) * (rh[q] + ub1[q])
 	}
 	m.outputs(v, u, h)
 	w2 := x[m.offW2():m.offB2()]

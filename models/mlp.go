@@ -86,8 +86,9 @@ func (m *MLP) check(x []float64, d *Dataset) {
 func (m *MLP) forward(x, a []float64) {
 	D, H := m.features, m.hidden
 	b1 := x[m.offB1():m.offW2()]
+	vec.DotRows(m.h[:H], x, D, a)
 	for k := range H {
-		m.h[k] = math.Tanh(floats.Dot(x[k*D:(k+1)*D], a) + b1[k])
+		m.h[k] = math.Tanh(m.h[k] + b1[k])
 	}
 	m.outputs(m.z, x, m.h)
 }
@@ -183,8 +184,9 @@ func (m *MLP) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
 		m.forward(x, a)
 
 		// Forward R-pass.
+		vec.DotRows(rh[:H], u, D, a)
 		for q := range H {
-			rh[q] = (1 - h[q]*h[q]) * (floats.Dot(u[q*D:(q+1)*D], a) + ub1[q])
+			rh[q] = (1 - h[q]*h[q]) * (rh[q] + ub1[q])
 		}
 		m.outputs(rz, u, h) // U₂h + u_b₂
 		for j := range C {

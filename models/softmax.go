@@ -5,8 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/floats"
-
 	"hgpsim/internal/vec"
 )
 
@@ -76,8 +74,9 @@ func (m *Softmax) Init(dst []float64, r *rand.Rand) {
 func (m *Softmax) logits(x, a []float64) {
 	D, C := m.features, m.classes
 	bias := x[C*D:]
+	vec.DotRows(m.z[:C], x, D, a)
 	for j := range C {
-		m.z[j] = floats.Dot(x[j*D:(j+1)*D], a) + bias[j]
+		m.z[j] += bias[j]
 	}
 }
 
