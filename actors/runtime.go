@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/remote"
 
 	"hgpsim/graph"
 	"hgpsim/optim"
@@ -23,6 +24,13 @@ type Options struct {
 	RoundTimeout time.Duration
 	// Logger receives proto.actor's own logs; nil discards them.
 	Logger *slog.Logger
+	// Workers, when not empty, are the addresses (host:port) of worker
+	// processes (StartWorker) that host the clients, in contiguous blocks;
+	// the factory is then not used: each worker builds its clients from
+	// Scenario with its BuildFunc.
+	Workers []string
+	// Scenario is the run's resolved scenario (YAML), sent to the workers.
+	Scenario []byte
 }
 
 // Runtime runs programs on proto.actor. It implements optim.Driver. A
@@ -35,6 +43,12 @@ type Runtime struct {
 
 	mu      sync.Mutex
 	pending chan<- runResult // the running Execute's answer, for the guardian
+
+	remote   *remote.Remote // with workers
+	rrun     *remoteRun
+	stopTick chan struct{}
+	ticks    sync.WaitGroup
+	wire     *WireTraffic // of the last run, with workers
 }
 
 // New starts an actor system with one actor per client of nw; each actor
@@ -49,6 +63,19 @@ func New(nw *graph.Network, factory optim.ClientFactory, opt Options) (*Runtime,
 	pool := newWorkers()
 	r := &Runtime{system: system, pool: pool}
 	sup := &supervisor{n: nw.N, net: nw, factory: factory, pool: pool, timeout: opt.RoundTimeout, watch: newWatchdog(nw.N), ready: ready}
+	if len(opt.Workers) > 0 {
+		local, err := localAddressFor(opt.Workers)
+		if err == nil {
+			r.remote, err = startRemote(system, local, 0, "")
+		}
+		if err != nil {
+			system.Shutdown()
+			pool.close()
+			return nil, err
+		}
+		r.rrun = newRemoteRun(opt.Workers, nw.N, opt.Scenario)
+		sup.remote = r.rrun
+	}
 	clients := stopAndReport{clientOf: func(pid *actor.PID) int {
 		for i, p := range sup.pids {
 			if p.Equal(pid) {
@@ -61,6 +88,11 @@ func New(nw *graph.Network, factory optim.ClientFactory, opt Options) (*Runtime,
 	props := actor.PropsFromProducer(func() actor.Actor { return sup },
 		actor.WithSupervisor(clients), actor.WithGuardian(guard), actor.WithDispatcher(pool))
 	r.sup = system.Root.Spawn(props)
+	if r.rrun != nil && opt.RoundTimeout > 0 {
+		r.stopTick = make(chan struct{})
+		r.ticks.Add(1)
+		go r.tickLiveness(heartbeatPeriod(opt.RoundTimeout))
+	}
 	if err := <-ready; err != nil {
 		r.Close()
 		return nil, err
@@ -99,12 +131,41 @@ func (r *Runtime) Execute(ctx context.Context, prog optim.Program, sink optim.Si
 	r.pending = nil
 	r.mu.Unlock()
 	r.tick = res.tick
+	r.wire = res.wire
 	return res.traffic, res.err
 }
 
-// Close stops all actors.
+// Wire returns what crossed between the supervisor and its workers in the
+// last run (nil without workers).
+func (r *Runtime) Wire() *WireTraffic { return r.wire }
+
+// tickLiveness asks the supervisor to check its workers every period.
+func (r *Runtime) tickLiveness(every time.Duration) {
+	defer r.ticks.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stopTick:
+			return
+		case <-t.C:
+			r.system.Root.Send(r.sup, &checkWorkers{})
+		}
+	}
+}
+
+// Close stops all actors; workers are told to drop this run's clients.
 func (r *Runtime) Close() {
-	r.system.Root.Stop(r.sup)
+	if r.stopTick != nil {
+		close(r.stopTick)
+		r.ticks.Wait()
+		r.stopTick = nil
+	}
+	_ = r.system.Root.StopFuture(r.sup).Wait()
+	if r.remote != nil {
+		releaseWorkers(r.system, r.rrun)
+		r.remote.Shutdown(false)
+	}
 	r.system.Shutdown()
 	r.pool.close()
 }
