@@ -3,9 +3,12 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -43,6 +46,7 @@ type workerLink struct {
 	busy        time.Duration
 	busyClient  int
 	hosted      bool
+	gone        bool // lost or silent: not asked to release
 }
 
 func (w *workerLink) String() string {
@@ -84,6 +88,41 @@ func newRemoteRun(addrs []string, n int, scenario []byte) *remoteRun {
 		r.workers = append(r.workers, link)
 	}
 	return r
+}
+
+// supervisorHost is this process's actor system for the supervisors of
+// runs with workers. proto.actor's remote.Start sets gRPC's process-wide
+// logger, which races with the gRPC goroutines of any remote already
+// running in the process; so a process starts one remote, once, and every
+// Runtime with workers spawns its supervisor in it (and a process that
+// supervises is not also a worker).
+var supervisorHost struct {
+	once   sync.Once
+	system *actor.ActorSystem
+	ip     string
+	err    error
+}
+
+// supervisorSystem returns the process's supervisor system, listening on
+// ip (a free port), started by the first call.
+func supervisorSystem(ip string) (*actor.ActorSystem, error) {
+	h := &supervisorHost
+	h.once.Do(func() {
+		logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+		system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
+		if _, h.err = startRemote(system, ip, 0, ""); h.err != nil {
+			system.Shutdown()
+			return
+		}
+		h.system, h.ip = system, ip
+	})
+	if h.err != nil {
+		return nil, fmt.Errorf("starting the supervisor's server: %w", h.err)
+	}
+	if h.ip != ip {
+		return nil, fmt.Errorf("this process's supervisor listens on %s, but the route to the workers leaves from %s: a process supervises workers reached from one local address", h.ip, ip)
+	}
+	return h.system, nil
 }
 
 // localAddressFor checks that every worker is reachable and returns the
@@ -132,6 +171,12 @@ func heartbeatPeriod(timeout time.Duration) time.Duration {
 		return time.Second
 	}
 	return min(max(timeout/4, 10*time.Millisecond), time.Second)
+}
+
+// checkPeriod is how often the supervisor checks its workers' liveness: a
+// silent worker fails the run at most an eighth of round_timeout late.
+func checkPeriod(timeout time.Duration) time.Duration {
+	return min(max(timeout/8, 5*time.Millisecond), 500*time.Millisecond)
 }
 
 func (s *supervisor) worker(addr string) *workerLink {
@@ -206,6 +251,7 @@ func (s *supervisor) onTerminated(ctx actor.Context, m *actor.Terminated) {
 	}
 	for _, w := range s.remote.workers {
 		if w.host.Equal(m.Who) {
+			w.gone = true
 			s.remoteFailed(ctx, fmt.Errorf("%v: connection lost (%s): the worker process exited or the network failed", w, m.Why))
 			return
 		}
@@ -224,6 +270,7 @@ func (s *supervisor) checkLiveness(ctx actor.Context) {
 	now := time.Now()
 	for _, w := range r.workers {
 		if d := now.Sub(w.heard); d >= s.timeout {
+			w.gone = true
 			s.remoteFailed(ctx, fmt.Errorf("%v: not heard from for %v (round_timeout %v): the worker is gone or the network is down", w, d.Round(time.Millisecond), s.timeout))
 			return
 		}
@@ -338,7 +385,9 @@ func (s *supervisor) remotePort(c, step int, m *wire.Ack) (*optim.Port, error) {
 func releaseWorkers(system *actor.ActorSystem, r *remoteRun) {
 	futures := make([]*actor.Future, 0, len(r.workers))
 	for _, w := range r.workers {
-		futures = append(futures, system.Root.RequestFuture(w.host, &wire.Release{Run: r.run}, time.Second))
+		if !w.gone {
+			futures = append(futures, system.Root.RequestFuture(w.host, &wire.Release{Run: r.run}, time.Second))
+		}
 	}
 	for _, f := range futures {
 		_, _ = f.Result() // best effort: a worker that does not answer releases when it sees the supervisor gone

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/asynkron/protoactor-go/remote"
 
 	"hgpsim/graph"
 	"hgpsim/optim"
@@ -44,7 +43,7 @@ type Runtime struct {
 	mu      sync.Mutex
 	pending chan<- runResult // the running Execute's answer, for the guardian
 
-	remote   *remote.Remote // with workers
+	shared   bool // system is the process's supervisor system (with workers)
 	rrun     *remoteRun
 	stopTick chan struct{}
 	ticks    sync.WaitGroup
@@ -58,21 +57,23 @@ func New(nw *graph.Network, factory optim.ClientFactory, opt Options) (*Runtime,
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
-	ready := make(chan error, 1)
-	pool := newWorkers()
-	r := &Runtime{system: system, pool: pool}
-	sup := &supervisor{n: nw.N, net: nw, factory: factory, pool: pool, timeout: opt.RoundTimeout, watch: newWatchdog(nw.N), ready: ready}
+	var system *actor.ActorSystem
 	if len(opt.Workers) > 0 {
 		local, err := localAddressFor(opt.Workers)
 		if err == nil {
-			r.remote, err = startRemote(system, local, 0, "")
+			system, err = supervisorSystem(local)
 		}
 		if err != nil {
-			system.Shutdown()
-			pool.close()
 			return nil, err
 		}
+	} else {
+		system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
+	}
+	ready := make(chan error, 1)
+	pool := newWorkers()
+	r := &Runtime{system: system, pool: pool, shared: len(opt.Workers) > 0}
+	sup := &supervisor{n: nw.N, net: nw, factory: factory, pool: pool, timeout: opt.RoundTimeout, watch: newWatchdog(nw.N), ready: ready}
+	if len(opt.Workers) > 0 {
 		r.rrun = newRemoteRun(opt.Workers, nw.N, opt.Scenario)
 		sup.remote = r.rrun
 	}
@@ -91,7 +92,7 @@ func New(nw *graph.Network, factory optim.ClientFactory, opt Options) (*Runtime,
 	if r.rrun != nil && opt.RoundTimeout > 0 {
 		r.stopTick = make(chan struct{})
 		r.ticks.Add(1)
-		go r.tickLiveness(heartbeatPeriod(opt.RoundTimeout))
+		go r.tickLiveness(checkPeriod(opt.RoundTimeout))
 	}
 	if err := <-ready; err != nil {
 		r.Close()
@@ -162,10 +163,11 @@ func (r *Runtime) Close() {
 		r.stopTick = nil
 	}
 	_ = r.system.Root.StopFuture(r.sup).Wait()
-	if r.remote != nil {
+	if r.rrun != nil {
 		releaseWorkers(r.system, r.rrun)
-		r.remote.Shutdown(false)
 	}
-	r.system.Shutdown()
+	if !r.shared {
+		r.system.Shutdown()
+	}
 	r.pool.close()
 }

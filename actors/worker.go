@@ -37,6 +37,7 @@ type Worker struct {
 	remote *remote.Remote
 	pool   *workers
 	host   *actor.PID
+	closed sync.Once
 }
 
 // WorkerOptions configures a Worker.
@@ -119,14 +120,16 @@ func StartWorker(listen string, build BuildFunc, opt WorkerOptions) (*Worker, er
 // Address is where supervisors reach the worker (host:port).
 func (w *Worker) Address() string { return w.system.Address() }
 
-// Close stops the worker's actors and its server.
+// Close stops the worker's actors and its server; later calls do nothing.
 func (w *Worker) Close() {
-	if w.host != nil {
-		_ = w.system.Root.StopFuture(w.host).Wait()
-	}
-	w.remote.Shutdown(false)
-	w.system.Shutdown()
-	w.pool.close()
+	w.closed.Do(func() {
+		if w.host != nil {
+			_ = w.system.Root.StopFuture(w.host).Wait()
+		}
+		w.remote.Shutdown(false)
+		w.system.Shutdown()
+		w.pool.close()
+	})
 }
 
 // workerHost is the actor a supervisor talks to: it builds the run it is
