@@ -65,3 +65,17 @@ func (w *watchdog) stalled(timeout time.Duration) error {
 	}
 	return fmt.Errorf("no progress for %v", timeout)
 }
+
+// longest returns how long the longest call now running has run, and its
+// client (0 and -1 when no call is running).
+func (w *watchdog) longest() (time.Duration, int) {
+	now := time.Now().UnixNano()
+	var d time.Duration
+	who := -1
+	for i := range w.since {
+		if began := w.since[i].Load(); began != 0 && time.Duration(now-began) > d {
+			d, who = time.Duration(now-began), i
+		}
+	}
+	return d, who
+}

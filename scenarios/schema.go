@@ -140,6 +140,10 @@ type RuntimeSpec struct {
 	// clients on (0 = every core the Go runtime may use); the outputs do
 	// not depend on it.
 	Parallel int `yaml:"parallel"`
+	// Workers lists the hgpsim worker processes (host:port each, as the
+	// worker prints it) that host the clients of an actors run, in
+	// contiguous blocks; empty runs every client in this process.
+	Workers []string `yaml:"workers,omitempty"`
 }
 
 // Default returns a scenario with every default filled in; decoding a file
