@@ -36,7 +36,12 @@ type SyntheticSpec struct {
 }
 
 // ClientData is one client's share of the data.
-type ClientData struct{ Train, Val, Test *Dataset }
+type ClientData struct {
+	Train, Val, Test *Dataset
+	// Noisy marks the training rows whose label a data source corrupted
+	// (the ground truth of mislabel detection); nil when none was.
+	Noisy []bool
+}
 
 // maxSyntheticValues bounds Clients·(Train+Val+Test)·Features, the number of
 // float64 values Synthetic allocates (2 GiB), so that a typo in a scenario
