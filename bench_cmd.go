@@ -1,12 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -24,6 +26,7 @@ type benchFlags struct {
 	out      string
 	scenario string
 	methods  string
+	json     bool
 }
 
 // newBenchCmd is `hgpsim bench`: it parses the flags and leaves the
@@ -32,7 +35,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f benchFlags
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Rounds per second of both drivers, and the split of an outer step",
+		Short: "Rounds per second of each driver (sequential, parallel, actors), and the split of an outer step",
 		Long: `Measure the sequential and the actor driver and print Markdown tables
 (docs/performance.md). --phase selects what is timed:
 
@@ -44,6 +47,10 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
   outer  one PDBO outer step of --scenario run by its program (Alg. 1), split
          into SGP rounds, evaluation, linearization, hyper-gradient rounds and
          λ-update
+  ops    single operations on one goroutine (softmax and MLP gradient and
+         HVP, one client's VR-HGP round), the shapes of the PyTorch
+         yardstick tools/yardstick/torch_ops.py; --json prints them as JSON
+         lines for tools/yardstick/compare.py
 
 Some defaults depend on --phase, as each flag's help says. The Go benchmarks
 of the same setups are in package bench (go test -bench . ./bench).`,
@@ -58,7 +65,8 @@ of the same setups are in package bench (go test -bench . ./bench).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.phase, "phase", "sgp", "what to time: sgp | hgp | outer")
+	fl.StringVar(&f.phase, "phase", "sgp", "what to time: sgp | hgp | outer | ops")
+	fl.BoolVar(&f.json, "json", false, "ops: print one JSON object per op instead of a table")
 	fl.StringVar(&f.clients, "clients", "10,100,1000", "comma-separated client counts (default 10,100 for --phase hgp, 20,100 for outer)")
 	fl.IntVar(&f.rounds, "rounds", 200, "rounds per measurement (outer: at most this many SGP and hyper-gradient rounds, at least 3, default 30; the rest is extrapolated)")
 	fl.StringVar(&f.procs, "procs", strconv.Itoa(runtime.GOMAXPROCS(0)), "comma-separated GOMAXPROCS values")
@@ -73,7 +81,12 @@ of the same setups are in package bench (go test -bench . ./bench).`,
 // given (set reports the flags given on the command line), runs the
 // measurement of package bench and prints its tables.
 func cmdBench(f benchFlags, set func(name string) bool, stdout, stderr io.Writer) error {
+	if f.json && f.phase != "ops" {
+		return usageError{"--json only applies to --phase ops"}
+	}
 	switch f.phase {
+	case "ops":
+		return cmdBenchOps(f, set, stdout)
 	case "sgp":
 	case "hgp":
 		if !set("clients") {
@@ -90,7 +103,7 @@ func cmdBench(f benchFlags, set func(name string) bool, stdout, stderr io.Writer
 			f.reps = 1
 		}
 	default:
-		return usageError{fmt.Sprintf("--phase must be sgp, hgp or outer, got %q", f.phase)}
+		return usageError{fmt.Sprintf("--phase must be sgp, hgp, outer or ops, got %q", f.phase)}
 	}
 	if f.phase != "outer" && (set("scenario") || set("methods")) {
 		return usageError{"--scenario and --methods only apply to --phase outer"}
@@ -157,4 +170,39 @@ func intList(name, s string, lo, hi int) ([]int, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// cmdBenchOps times the yardstick's single operations on one goroutine.
+func cmdBenchOps(f benchFlags, set func(name string) bool, stdout io.Writer) error {
+	for _, name := range []string{"clients", "rounds", "procs", "scenario", "methods"} {
+		if set(name) {
+			return usageError{fmt.Sprintf("--%s does not apply to --phase ops", name)}
+		}
+	}
+	if f.reps < 1 {
+		return usageError{fmt.Sprintf("--reps must be >= 1, got %d", f.reps)}
+	}
+	runtime.GOMAXPROCS(1) // as the yardstick's torch.set_num_threads(1)
+	ops, err := bench.Ops()
+	if err != nil {
+		return err
+	}
+	times := bench.TimeOps(ops, f.reps, 500*time.Millisecond)
+	var doc strings.Builder
+	if f.json {
+		for _, t := range times {
+			b, err := json.Marshal(t)
+			if err != nil {
+				return err
+			}
+			doc.Write(append(b, '\n'))
+		}
+	} else {
+		bench.WriteOps(&doc, times)
+	}
+	fmt.Fprint(stdout, doc.String())
+	if f.out != "" {
+		return os.WriteFile(f.out, []byte(doc.String()), 0o644)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@
 //	hgpsim sweep FILE... [--grid k=v1,v2] [--seeds 1-5]
 //	                                        run a study and tabulate
 //	hgpsim bench [flags]                    SGP, HGP and outer-step costs of both drivers
+//	hgpsim worker --listen HOST:PORT        host clients of runs started elsewhere
 //	hgpsim version                          module version and VCS revision
 //
 // Every command takes --help. Exit codes: 0 success, 1 a run that failed,
@@ -18,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -135,7 +137,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(flagError)
 	root.SetHelpCommand(newHelpCmd(root))
 	root.AddCommand(newRunCmd(stderr), newValidateCmd(stdout), newSweepCmd(stdout, stderr),
-		newBenchCmd(stdout, stderr), newListCmd(stdout), newVersionCmd(stdout))
+		newBenchCmd(stdout, stderr), newListCmd(stdout), newVersionCmd(stdout), newWorkerCmd(stdout, stderr))
 	return root
 }
 
@@ -239,10 +241,12 @@ func cmdValidate(file string, sets []scenarios.Set, maxMemory int64, stdout io.W
 
 // runFlags are the flags of `hgpsim run`.
 type runFlags struct {
-	out  string
-	seed uint64
-	mem  memoryFlag
-	set  setFlag
+	out        string
+	seed       uint64
+	mem        memoryFlag
+	set        setFlag
+	workers    []string
+	cpuprofile string
 }
 
 func newRunCmd(stderr io.Writer) *cobra.Command {
@@ -259,23 +263,31 @@ metrics.jsonl complete up to there and no summary.json; the exit code is
 130 or 143. A second signal ends the process at once.`,
 		Args: exactlyOneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmdRun(args[0], f, cmd.Flags().Changed("seed"), stderr)
+			return cmdRun(args[0], f, cmd.Flags().Changed("seed"), cmd.Flags().Changed("workers"), stderr)
 		},
 	}
+	cmd.Flags().StringSliceVar(&f.workers, "workers", nil, "worker processes to host the clients, host:port,... (overrides runtime.workers; see hgpsim worker)")
 	cmd.Flags().StringVar(&f.out, "out", "", "output folder (default runs/<name>-<timestamp>)")
 	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "override the scenario seed")
+	cmd.Flags().StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the run to FILE (go tool pprof FILE)")
 	addMemoryFlag(cmd.Flags(), &f.mem)
 	addSetFlag(cmd.Flags(), &f.set)
 	return cmd
 }
 
-func cmdRun(file string, f runFlags, seedSet bool, stderr io.Writer) error {
+func cmdRun(file string, f runFlags, seedSet, workersSet bool, stderr io.Writer) error {
 	sc, err := scenarios.LoadWith(file, f.set.sets)
 	if err != nil {
 		return err
 	}
 	if seedSet {
 		sc.Seed = f.seed
+	}
+	if workersSet {
+		if err := scenarios.ValidateWorkers(f.workers); err != nil {
+			return usageError{"--workers: " + err.Error()}
+		}
+		sc.Runtime.Workers = f.workers
 	}
 	// Refuse what cannot fit before anything is written or logged.
 	if _, err := scenarios.Check(file, sc, scenarios.CheckOptions{MaxMemory: f.mem.bytes}); err != nil {
@@ -299,6 +311,17 @@ func cmdRun(file string, f runFlags, seedSet bool, stderr io.Writer) error {
 	})
 	defer sigs.stop()
 
+	if f.cpuprofile != "" {
+		pf, err := os.Create(f.cpuprofile)
+		if err != nil {
+			return usageError{fmt.Sprintf("--cpuprofile: %v", err)}
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	log.Info().Str("scenario", file).Str("out", dir).Uint64("seed", sc.Seed).Msg("run started")
 	sum, err := run.Execute(ctx, sc, run.Options{OutDir: dir, Progress: pp.event, MaxMemory: f.mem.bytes})

@@ -18,6 +18,7 @@ type client struct {
 	net        *graph.Network
 	factory    optim.ClientFactory
 	supervisor *actor.PID
+	watch      *watchdog
 
 	c     optim.Client
 	port  *optim.Port
@@ -30,7 +31,10 @@ func (c *client) Receive(ctx actor.Context) {
 	case *actor.Started:
 		ctx.Send(c.supervisor, &built{client: c.id, err: c.build()})
 	case *step:
-		ctx.Send(c.supervisor, c.step(m))
+		c.watch.begin(c.id)
+		a := c.step(m, m.in[c.id])
+		c.watch.end(c.id)
+		ctx.Send(c.supervisor, a)
 	}
 }
 
@@ -45,8 +49,9 @@ func (c *client) build() (err error) {
 	return err
 }
 
-// step runs one step with panics turned into errors that name the round.
-func (c *client) step(m *step) (a *ack) {
+// step runs one step with panics turned into errors that name the round;
+// in is what reached this client in round m.step-1, ordered by sender.
+func (c *client) step(m *step, in []optim.Message) (a *ack) {
 	a = &ack{client: c.id, epoch: m.epoch, step: m.step, round: m.step - 1}
 	defer func() {
 		if r := recover(); r != nil {
@@ -66,7 +71,7 @@ func (c *client) step(m *step) (a *ack) {
 	if m.step > 0 && c.beh != nil {
 		// An offline client does not run; it is evaluated all the same.
 		if !c.port.Round().Offline {
-			if err := c.beh.Receive(c.port.Round(), m.in[c.id]); err != nil { // ordered by sender
+			if err := c.beh.Receive(c.port.Round(), in); err != nil {
 				a.err = err
 				return a
 			}

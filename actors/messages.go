@@ -54,6 +54,7 @@ type runResult struct {
 	traffic optim.Traffic
 	tick    uint64
 	err     error
+	wire    *WireTraffic // with remote clients
 }
 
 // abort stops the running program (context cancelled).

@@ -16,11 +16,20 @@ import (
 
 // Options configures a Runtime.
 type Options struct {
-	// RoundTimeout fails a run when no client answers for this long
+	// RoundTimeout fails a run that makes no progress for this long: no
+	// message handled, no client call begun or finished, and no client
+	// inside a call — or one client call running for 10 × RoundTimeout
 	// (0: wait forever).
 	RoundTimeout time.Duration
 	// Logger receives proto.actor's own logs; nil discards them.
 	Logger *slog.Logger
+	// Workers, when not empty, are the addresses (host:port) of worker
+	// processes (StartWorker) that host the clients, in contiguous blocks;
+	// the factory is then not used: each worker builds its clients from
+	// Scenario with its BuildFunc.
+	Workers []string
+	// Scenario is the run's resolved scenario (YAML), sent to the workers.
+	Scenario []byte
 }
 
 // Runtime runs programs on proto.actor. It implements optim.Driver. A
@@ -33,6 +42,12 @@ type Runtime struct {
 
 	mu      sync.Mutex
 	pending chan<- runResult // the running Execute's answer, for the guardian
+
+	shared   bool // system is the process's supervisor system (with workers)
+	rrun     *remoteRun
+	stopTick chan struct{}
+	ticks    sync.WaitGroup
+	wire     *WireTraffic // of the last run, with workers
 }
 
 // New starts an actor system with one actor per client of nw; each actor
@@ -42,11 +57,26 @@ func New(nw *graph.Network, factory optim.ClientFactory, opt Options) (*Runtime,
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
+	var system *actor.ActorSystem
+	if len(opt.Workers) > 0 {
+		local, err := localAddressFor(opt.Workers)
+		if err == nil {
+			system, err = supervisorSystem(local)
+		}
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
+	}
 	ready := make(chan error, 1)
 	pool := newWorkers()
-	r := &Runtime{system: system, pool: pool}
-	sup := &supervisor{n: nw.N, net: nw, factory: factory, pool: pool, timeout: opt.RoundTimeout, ready: ready}
+	r := &Runtime{system: system, pool: pool, shared: len(opt.Workers) > 0}
+	sup := &supervisor{n: nw.N, net: nw, factory: factory, pool: pool, timeout: opt.RoundTimeout, watch: newWatchdog(nw.N), ready: ready}
+	if len(opt.Workers) > 0 {
+		r.rrun = newRemoteRun(opt.Workers, nw.N, opt.Scenario)
+		sup.remote = r.rrun
+	}
 	clients := stopAndReport{clientOf: func(pid *actor.PID) int {
 		for i, p := range sup.pids {
 			if p.Equal(pid) {
@@ -59,6 +89,11 @@ func New(nw *graph.Network, factory optim.ClientFactory, opt Options) (*Runtime,
 	props := actor.PropsFromProducer(func() actor.Actor { return sup },
 		actor.WithSupervisor(clients), actor.WithGuardian(guard), actor.WithDispatcher(pool))
 	r.sup = system.Root.Spawn(props)
+	if r.rrun != nil && opt.RoundTimeout > 0 {
+		r.stopTick = make(chan struct{})
+		r.ticks.Add(1)
+		go r.tickLiveness(checkPeriod(opt.RoundTimeout))
+	}
 	if err := <-ready; err != nil {
 		r.Close()
 		return nil, err
@@ -97,12 +132,42 @@ func (r *Runtime) Execute(ctx context.Context, prog optim.Program, sink optim.Si
 	r.pending = nil
 	r.mu.Unlock()
 	r.tick = res.tick
+	r.wire = res.wire
 	return res.traffic, res.err
 }
 
-// Close stops all actors.
+// Wire returns what crossed between the supervisor and its workers in the
+// last run (nil without workers).
+func (r *Runtime) Wire() *WireTraffic { return r.wire }
+
+// tickLiveness asks the supervisor to check its workers every period.
+func (r *Runtime) tickLiveness(every time.Duration) {
+	defer r.ticks.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stopTick:
+			return
+		case <-t.C:
+			r.system.Root.Send(r.sup, &checkWorkers{})
+		}
+	}
+}
+
+// Close stops all actors; workers are told to drop this run's clients.
 func (r *Runtime) Close() {
-	r.system.Root.Stop(r.sup)
-	r.system.Shutdown()
+	if r.stopTick != nil {
+		close(r.stopTick)
+		r.ticks.Wait()
+		r.stopTick = nil
+	}
+	_ = r.system.Root.StopFuture(r.sup).Wait()
+	if r.rrun != nil {
+		releaseWorkers(r.system, r.rrun)
+	}
+	if !r.shared {
+		r.system.Shutdown()
+	}
 	r.pool.close()
 }

@@ -196,7 +196,10 @@ func (f *faulty) Send(r *optim.Round, out optim.Outbox) error {
 		panic("boom")
 	}
 	if r.Index == f.round && f.mode == "hang" {
-		time.Sleep(2 * time.Second)
+		time.Sleep(5 * time.Second)
+	}
+	if r.Index == f.round && f.mode == "slow" {
+		time.Sleep(time.Second) // computing, longer than the round timeout
 	}
 	return f.Behaviour.Send(r, out)
 }
@@ -210,20 +213,28 @@ func (f *faulty) Receive(r *optim.Round, in []optim.Message) error {
 
 func TestClientFailuresNameClientAndRound(t *testing.T) {
 	const n = 6
-	for _, mode := range []string{"panic", "nan", "hang"} {
+	for _, mode := range []string{"panic", "nan", "hang", "slow"} {
 		t.Run(mode, func(t *testing.T) {
 			nw := network(t, "stochastic-directed", n)
 			_, b := sgpClients(t, n, optim.AfterComm)
 			b[3] = &faulty{Behaviour: b[3], round: 5, mode: mode}
 			rt := newRuntime(t, nw, b, Options{RoundTimeout: 300 * time.Millisecond})
 			_, err := rt.Execute(context.Background(), &optim.Phases{{Name: "sgp", Rounds: 10}}, optim.NoSink{})
+			if mode == "slow" {
+				// Progress is measured, not wall time: a client that
+				// computes for 1 s with a 300 ms timeout is busy, not hung.
+				if err != nil {
+					t.Fatalf("a slow but progressing run failed: %v", err)
+				}
+				return
+			}
 			if err == nil {
 				t.Fatal("run succeeded despite a failing client")
 			}
 			msg := err.Error()
 			switch mode {
 			case "hang":
-				if !strings.Contains(msg, "round 5") || !strings.Contains(msg, "[3]") {
+				if !strings.Contains(msg, "round 5") || !strings.Contains(msg, "[3]") || !strings.Contains(msg, "client 3 has been inside one call") {
 					t.Errorf("timeout error does not name round 5 and client 3: %v", msg)
 				}
 			default:

@@ -10,6 +10,7 @@ import (
 
 	"hgpsim/graph"
 	"hgpsim/optim"
+	"hgpsim/wire"
 )
 
 // supervisor spawns the clients and runs a Program: it asks the program
@@ -22,7 +23,9 @@ type supervisor struct {
 	factory optim.ClientFactory
 	pool    *workers
 	timeout time.Duration
+	watch   *watchdog
 	ready   chan<- error
+	remote  *remoteRun // nil when every client is in this process
 
 	pids     []*actor.PID
 	built    int
@@ -67,19 +70,40 @@ func (s *supervisor) Receive(ctx actor.Context) {
 			Err: fmt.Errorf("client actor crashed: %v", m.reason)})
 	case *abort:
 		s.fail(ctx, m.err)
+	case *wire.Ack:
+		s.onWireAck(ctx, m)
+	case *wire.Hosted:
+		s.onHosted(ctx, m)
+	case *wire.Heartbeat:
+		s.onHeartbeat(m)
+	case *actor.Terminated:
+		s.onTerminated(ctx, m)
+	case *checkWorkers:
+		s.checkLiveness(ctx)
+
 	case *actor.ReceiveTimeout:
-		if s.run != nil {
-			s.fail(ctx, fmt.Errorf("phase %s, round %d: no progress for %v; clients not answering: %v",
-				s.phaseName(), s.step, s.timeout, s.missing()))
+		if s.run == nil {
+			return
 		}
+		if err := s.watch.stalled(s.timeout); err != nil {
+			s.fail(ctx, fmt.Errorf("phase %s, round %d: %w; clients not answering: %v",
+				s.phaseName(), s.step, err, s.missing()))
+			return
+		}
+		ctx.SetReceiveTimeout(s.timeout) // the timer stops when it fires
 	}
+	s.watch.touch()
 }
 
 func (s *supervisor) spawnClients(ctx actor.Context) {
 	s.pids = make([]*actor.PID, s.n)
-	for i := range s.pids {
-		c := &client{id: i, net: s.net, factory: s.factory, supervisor: ctx.Self()}
-		s.pids[i] = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return c }, actor.WithDispatcher(s.pool)))
+	if s.remote != nil {
+		s.setupRemote(ctx)
+	} else {
+		for i := range s.pids {
+			c := &client{id: i, net: s.net, factory: s.factory, supervisor: ctx.Self(), watch: s.watch}
+			s.pids[i] = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return c }, actor.WithDispatcher(s.pool)))
+		}
 	}
 	s.waiting = make([]bool, s.n)
 	s.stats = make([]optim.Stats, s.n)
@@ -109,8 +133,17 @@ func (s *supervisor) start(ctx actor.Context, m *runProgram) {
 		m.done <- runResult{err: errors.New("actors: a program is already running")}
 		return
 	}
+	if s.remote != nil && s.remote.broken != nil {
+		m.done <- runResult{tick: m.startTick, err: s.remote.broken}
+		return
+	}
 	s.run, s.tick, s.total = m, m.startTick, optim.Traffic{}
-	if s.timeout > 0 {
+	if s.remote != nil {
+		*s.remote.wire = WireTraffic{}
+	}
+	// Remote clients are watched by checkLiveness instead: the watchdog
+	// sees only the calls made in this process.
+	if s.timeout > 0 && s.remote == nil {
 		ctx.SetReceiveTimeout(s.timeout)
 	}
 	s.next(ctx, nil)
@@ -144,6 +177,13 @@ func (s *supervisor) sendStep(ctx actor.Context) {
 	st := &step{epoch: s.epoch, step: s.step, spec: s.spec, tick: s.tick,
 		eval: s.step > 0 && s.spec.ShouldEval(s.step-1), in: s.router.Inboxes()}
 	s.acked = 0
+	if s.remote != nil {
+		for i := range s.waiting {
+			s.waiting[i] = true
+		}
+		s.sendRemoteSteps(ctx, st)
+		return
+	}
 	for i, pid := range s.pids {
 		s.waiting[i] = true
 		ctx.Send(pid, st)
@@ -235,7 +275,12 @@ func (s *supervisor) fail(ctx actor.Context, err error) {
 
 func (s *supervisor) finish(ctx actor.Context, err error) {
 	ctx.CancelReceiveTimeout()
-	s.run.done <- runResult{traffic: s.total, tick: s.tick, err: err}
+	res := runResult{traffic: s.total, tick: s.tick, err: err}
+	if s.remote != nil {
+		w := *s.remote.wire
+		res.wire = &w
+	}
+	s.run.done <- res
 	s.run, s.spec, s.rep = nil, nil, nil
 	clear(s.stats)
 	clear(s.ports)

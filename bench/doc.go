@@ -1,5 +1,6 @@
 // Package bench measures hgpsim: rounds per second of SGP and the
-// hyper-gradient estimators under both drivers (the actor runtime's
+// hyper-gradient estimators under each driver — the sequential driver on
+// one goroutine (the yardstick) and on every core, and the actor runtime (its
 // overhead is the ratio of their times), and where the time of a PDBO outer
 // step goes. docs/performance.md has the numbers.
 //
@@ -13,7 +14,7 @@
 //     scenario's own program (run.Run.Program, Alg. 1) through the driver,
 //     with a timing optim.Sink and the rounds capped and extrapolated.
 //
-// Rounds.Compare and Outer.Compare measure both drivers alternately and
+// Rounds.Compare and Outer.Compare measure the drivers in rotation and
 // take medians; WriteSGP, WriteHyper and WriteOuter write the Markdown
 // tables of `hgpsim bench`, a thin command around them. The Go benchmarks
 // of this package (go test -bench . ./bench) time the same setups.

@@ -18,12 +18,13 @@ import (
 // The drivers a measurement compares, by name.
 const (
 	Sequential = "sequential" // optim.Sequential: one goroutine, the compute-only yardstick
+	Parallel   = "parallel"   // optim.Sequential on GOMAXPROCS goroutines (runtime.parallel: 0)
 	Actors     = "actors"     // actors.Runtime: one actor per client and a supervisor
 )
 
 // Drivers lists the drivers in the order the tables report them: the
 // sequential yardstick first.
-var Drivers = [2]string{Sequential, Actors}
+var Drivers = []string{Sequential, Parallel, Actors}
 
 // NewDriver returns a fresh driver of the named kind over nw, with the
 // clients built by factory (inside their actors for the actor runtime), and
@@ -31,9 +32,15 @@ var Drivers = [2]string{Sequential, Actors}
 // not of a measurement.
 func NewDriver(name string, nw *graph.Network, factory optim.ClientFactory) (optim.Driver, func(), error) {
 	switch name {
-	case Sequential:
+	case Sequential, Parallel:
 		d, err := optim.NewSequential(nw, factory)
-		return d, func() {}, err
+		if err != nil {
+			return nil, nil, err
+		}
+		if name == Parallel {
+			d.SetParallel(0)
+		}
+		return d, func() {}, nil
 	case Actors:
 		rt, err := actors.New(nw, factory, actors.Options{RoundTimeout: time.Minute})
 		if err != nil {
@@ -41,7 +48,7 @@ func NewDriver(name string, nw *graph.Network, factory optim.ClientFactory) (opt
 		}
 		return rt, rt.Close, nil
 	}
-	return nil, nil, fmt.Errorf("bench: no driver %q (want %s or %s)", name, Sequential, Actors)
+	return nil, nil, fmt.Errorf("bench: no driver %q (want one of %v)", name, Drivers)
 }
 
 // Measurement is one timed phase of a driver.
@@ -87,18 +94,15 @@ func medianOf(ms []Measurement) Measurement {
 	return out
 }
 
-// alternate calls measure reps times per driver, the drivers in
-// alternating order (sequential, actors / actors, sequential / …), so
-// that a slow spell of a shared machine does not hit one driver only. It
+// alternate calls measure reps times per driver, the drivers in rotating
+// order (sequential, parallel, actors / parallel, actors, sequential / …),
+// so that a slow spell of a shared machine does not hit one driver only. It
 // returns the measurements per driver, in the order of Drivers.
-func alternate[T any](reps int, measure func(driver string) (T, error)) ([2][]T, error) {
-	var out [2][]T
+func alternate[T any](reps int, measure func(driver string) (T, error)) ([][]T, error) {
+	out := make([][]T, len(Drivers))
 	for rep := 0; rep < reps; rep++ {
 		for k := range Drivers {
-			d := k
-			if rep%2 == 1 {
-				d = 1 - k
-			}
+			d := (k + rep) % len(Drivers)
 			settle()
 			m, err := measure(Drivers[d])
 			if err != nil {

@@ -203,12 +203,12 @@ func (o *Outer) Measure(driver string) (OuterParts, error) {
 // Compare measures reps outer steps per driver, alternating which driver
 // goes first, and returns every part's median per driver, in the order of
 // Drivers.
-func (o *Outer) Compare(reps int) ([2]OuterParts, error) {
+func (o *Outer) Compare(reps int) ([]OuterParts, error) {
 	ms, err := alternate(reps, o.Measure)
 	if err != nil {
-		return [2]OuterParts{}, err
+		return nil, err
 	}
-	var out [2]OuterParts
+	out := make([]OuterParts, len(ms))
 	for d := range out {
 		out[d] = OuterParts{Driver: Drivers[d],
 			SGP:   medianPhase(ms[d], func(p OuterParts) PhaseTime { return p.SGP }),
@@ -410,7 +410,7 @@ type OuterOptions struct {
 }
 
 // WriteOuter measures one outer step of the scenario for every GOMAXPROCS
-// value, client count and method with both drivers (Outer.Compare) and
+// value, client count and method with each driver (Outer.Compare) and
 // writes, per setup, a Markdown table of the parts, the extrapolation to
 // the scenario's rounds and the whole run, and at the end a summary table.
 func WriteOuter(w io.Writer, o OuterOptions) error {
@@ -461,9 +461,9 @@ func WriteOuter(w io.Writer, o OuterOptions) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nSummary (ms unless stated; shares of the sequential step):\n\n")
-	fmt.Fprintln(w, "| GOMAXPROCS | n | method | SGP / round (seq / actors) | HGP / round (seq / actors) | HGP round / SGP round (seq) | "+
-		"evaluation (seq / actors) | linearization (seq / actors) | λ-update (seq / actors) | outer step at T, M (seq / actors) | "+
-		"actors/sequential | share SGP / evaluation / linearization + HGP (seq) | whole run at S (seq / actors) |")
+	fmt.Fprintln(w, "| GOMAXPROCS | n | method | SGP / round (seq / par / actors) | HGP / round (seq / par / actors) | HGP round / SGP round (seq) | "+
+		"evaluation (seq / par / actors) | linearization (seq / par / actors) | λ-update (seq / par / actors) | outer step at T, M (seq / par / actors) | "+
+		"time / sequential (par / actors) | share SGP / evaluation / linearization + HGP (seq) | whole run at S (seq / par / actors) |")
 	fmt.Fprintln(w, "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
 	fmt.Fprint(w, summary.String())
 	return nil
@@ -480,7 +480,7 @@ func (o *Outer) shares(p OuterParts) (sgp, eval, hyper float64) {
 	return 100 * (float64(o.SGPAt(p)) - ev) / step, 100 * ev / step, 100 * float64(o.HyperAt(p)) / step
 }
 
-func (o *Outer) writeTable(w io.Writer, res [2]OuterParts) {
+func (o *Outer) writeTable(w io.Writer, res []OuterParts) {
 	r := o.Run
 	sc := r.Scenario
 	trainN, fullBatch := 0, ""
@@ -496,11 +496,11 @@ func (o *Outer) writeTable(w io.Writer, res [2]OuterParts) {
 		"building the run (data, network) took %.1f s.\n\n",
 		n, o.Method, sc.Model.Head.Name, sc.Hypergradient.Estimator, r.Model.DimX(), r.Model.DimLambda(),
 		float64(trainN)/float64(n), sc.SGP.Batch, sc.Hypergradient.Batch, fullBatch, o.TM, o.T, o.MM, o.M, o.Build.Seconds())
-	fmt.Fprintln(w, "| driver | SGP ms/round | SGP phase ms (T') | evaluation ms | linearization ms | HGP ms/round | hyper-gradient phase ms (M') | λ-update ms | outer step ms, measured | outer step s at T, M (extrapolated) | SGP / evaluation / linearization + HGP share at T, M | actors/sequential at T, M |")
+	fmt.Fprintln(w, "| driver | SGP ms/round | SGP phase ms (T') | evaluation ms | linearization ms | HGP ms/round | hyper-gradient phase ms (M') | λ-update ms | outer step ms, measured | outer step s at T, M (extrapolated) | SGP / evaluation / linearization + HGP share at T, M | time / sequential at T, M |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
 	for d, p := range res {
 		rel := "1 (yardstick)"
-		if d == 1 {
+		if d > 0 {
 			rel = fmt.Sprintf("%.2f", float64(o.StepAt(p))/float64(o.StepAt(res[0])))
 		}
 		sg, ev, hy := o.shares(p)
@@ -508,25 +508,42 @@ func (o *Outer) writeTable(w io.Writer, res [2]OuterParts) {
 			p.Driver, ms(p.SGP.PerRound), ms(p.SGP.Wall), ms(p.SGP.Eval), ms(p.Hyper.Enter), ms(p.Hyper.PerRound),
 			ms(p.Hyper.Wall), ms(p.Outer.Wall), ms(p.Measured()), o.StepAt(p).Seconds(), sg, ev, hy, rel)
 	}
-	fmt.Fprintf(w, "\nWhole run at S = %d outer steps, extrapolated ((S+1)·SGP phase + S·(hyper-gradient phase + λ-update)): "+
-		"sequential %.0f s, actors %.0f s. Evaluation and linearization timed inside the sequential driver's clients "+
+	fmt.Fprintf(w, "\nWhole run at S = %d outer steps, extrapolated ((S+1)·SGP phase + S·(hyper-gradient phase + λ-update)):", o.Steps)
+	for _, p := range res {
+		fmt.Fprintf(w, " %s %.0f s;", p.Driver, o.RunAt(p).Seconds())
+	}
+	fmt.Fprintf(w, " evaluation and linearization timed inside the sequential driver's clients "+
 		"(exact there, as its clients run one after another): %.1f / %.1f ms.\n",
-		o.Steps, o.RunAt(res[0]).Seconds(), o.RunAt(res[1]).Seconds(),
 		ms(res[0].SGP.ObserveClient), ms(res[0].Hyper.EnterClient))
 }
 
-func (o *Outer) summaryRow(w io.Writer, procs int, res [2]OuterParts) {
-	s, a := res[0], res[1]
+func (o *Outer) summaryRow(w io.Writer, procs int, res []OuterParts) {
+	s := res[0]
 	sg, ev, hy := o.shares(s)
 	ratio := "—"
 	if s.SGP.PerRound > 0 {
 		ratio = fmt.Sprintf("%.1f", float64(s.Hyper.PerRound)/float64(s.SGP.PerRound))
 	}
-	fmt.Fprintf(w, "| %d | %d | %s | %.1f / %.1f | %.1f / %.1f | %s | %.1f / %.1f | %.1f / %.1f | %.2f / %.2f | %.1f s / %.1f s | %.2f | %.0f %% / %.1f %% / %.0f %% | %.0f s / %.0f s |\n",
-		procs, o.Run.Net.N, o.Method, ms(s.SGP.PerRound), ms(a.SGP.PerRound), ms(s.Hyper.PerRound), ms(a.Hyper.PerRound), ratio,
-		ms(s.SGP.Eval), ms(a.SGP.Eval), ms(s.Hyper.Enter), ms(a.Hyper.Enter), ms(s.Outer.Wall), ms(a.Outer.Wall),
-		o.StepAt(s).Seconds(), o.StepAt(a).Seconds(), float64(o.StepAt(a))/float64(o.StepAt(s)), sg, ev, hy,
-		o.RunAt(s).Seconds(), o.RunAt(a).Seconds())
+	// each joins one quantity over the drivers, in the order of Drivers.
+	eachOf := func(res []OuterParts, format string, get func(OuterParts) float64) string {
+		parts := make([]string, len(res))
+		for d, p := range res {
+			parts[d] = fmt.Sprintf(format, get(p))
+		}
+		return strings.Join(parts, " / ")
+	}
+	each := func(format string, get func(OuterParts) float64) string { return eachOf(res, format, get) }
+	fmt.Fprintf(w, "| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f %% / %.1f %% / %.0f %% | %s |\n",
+		procs, o.Run.Net.N, o.Method,
+		each("%.1f", func(p OuterParts) float64 { return ms(p.SGP.PerRound) }),
+		each("%.1f", func(p OuterParts) float64 { return ms(p.Hyper.PerRound) }), ratio,
+		each("%.1f", func(p OuterParts) float64 { return ms(p.SGP.Eval) }),
+		each("%.1f", func(p OuterParts) float64 { return ms(p.Hyper.Enter) }),
+		each("%.2f", func(p OuterParts) float64 { return ms(p.Outer.Wall) }),
+		each("%.1f s", func(p OuterParts) float64 { return o.StepAt(p).Seconds() }),
+		eachOf(res[1:], "%.2f", func(p OuterParts) float64 { return float64(o.StepAt(p)) / float64(o.StepAt(s)) }),
+		sg, ev, hy,
+		each("%.0f s", func(p OuterParts) float64 { return o.RunAt(p).Seconds() }))
 }
 
 // ValidMethod reports whether m is a method WriteOuter can measure: a

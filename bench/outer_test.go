@@ -45,7 +45,7 @@ func outerSetup(b *testing.B, data, method string, n int) *Outer {
 
 // BenchmarkOuterStep runs one PDBO outer step of the personalization
 // scenario (DefaultScenario) for pdbo-da and pdbo-mtl-da at n = 20 and 100
-// under both drivers, on the synthetic quickstart data and on the
+// under each driver, on the synthetic quickstart data and on the
 // scenario's own data (Fashion-MNIST; skipped when it is not installed),
 // with at most benchOuterRounds SGP and hyper-gradient rounds. One op is
 // one such step through the real program (Outer.Prepare outside the

@@ -189,10 +189,14 @@ func (s *Rounds) Measure(driver string, rounds int) (Measurement, error) {
 // Compare measures reps phases of rounds rounds per driver, alternating
 // which driver goes first, and returns the medians in the order of
 // Drivers (see Measurement).
-func (s *Rounds) Compare(rounds, reps int) ([2]Measurement, error) {
+func (s *Rounds) Compare(rounds, reps int) ([]Measurement, error) {
 	ms, err := alternate(reps, func(driver string) (Measurement, error) { return s.Measure(driver, rounds) })
 	if err != nil {
-		return [2]Measurement{}, err
+		return nil, err
 	}
-	return [2]Measurement{medianOf(ms[0]), medianOf(ms[1])}, nil
+	out := make([]Measurement, len(ms))
+	for d := range ms {
+		out[d] = medianOf(ms[d])
+	}
+	return out, nil
 }

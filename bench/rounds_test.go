@@ -6,7 +6,7 @@ import (
 )
 
 // BenchmarkSGPRound measures one SGP round of the quickstart setup
-// (SGPRounds) under both drivers. One op is one round: b.N rounds run as a
+// (SGPRounds) under each driver. One op is one round: b.N rounds run as a
 // single phase that evaluates only after its last round, so ns/op is ns per
 // round and allocs/op allocations per round. Building the setup, entering
 // the phase and building the driver (for actors, the actor system) are

@@ -57,9 +57,9 @@ func (o *Options) forProcs(w io.Writer, f func(p int) error) error {
 }
 
 // WriteSGP measures SGP rounds (SGPRounds) at every client count and
-// GOMAXPROCS value with both drivers (Rounds.Compare) and writes one
+// GOMAXPROCS value with each driver (Rounds.Compare) and writes one
 // Markdown table per GOMAXPROCS value: rounds/s, ms/round, the
-// actors/sequential time ratio, allocations per round, setup and peak
+// time ratio to the one-goroutine sequential driver, allocations per round, setup and peak
 // heap.
 func WriteSGP(w io.Writer, o Options) error {
 	if err := o.check(); err != nil {
@@ -68,7 +68,7 @@ func WriteSGP(w io.Writer, o Options) error {
 	fmt.Fprintf(w, "hgpsim bench: %d SGP rounds per measurement, median of %d alternating measurements per driver; %s\n",
 		o.Rounds, o.Reps, Machine())
 	return o.forProcs(w, func(p int) error {
-		fmt.Fprintln(w, "\n| clients | driver | rounds/s | ms/round | actors/sequential time | allocs/round | setup heap MiB | peak heap MiB |")
+		fmt.Fprintln(w, "\n| clients | driver | rounds/s | ms/round | time / sequential | allocs/round | setup heap MiB | peak heap MiB |")
 		fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|")
 		for _, n := range o.Clients {
 			o.progress("GOMAXPROCS=%d, %d clients ...", p, n)
@@ -100,7 +100,7 @@ func WriteHyper(w io.Writer, o Options) error {
 		"linearized after %d SGP rounds; %d hyper-gradient rounds per measurement (simultaneous sampling, batch 32), "+
 		"median of %d alternating measurements per driver; %s\n", HGPWarmup, o.Rounds, o.Reps, Machine())
 	return o.forProcs(w, func(p int) error {
-		fmt.Fprintln(w, "\n| clients | estimator | driver | rounds/s | ms/round | actors/sequential time | allocs/round | setup heap MiB | peak heap MiB |")
+		fmt.Fprintln(w, "\n| clients | estimator | driver | rounds/s | ms/round | time / sequential | allocs/round | setup heap MiB | peak heap MiB |")
 		fmt.Fprintln(w, "|---:|---|---|---:|---:|---:|---:|---:|---:|")
 		for _, n := range o.Clients {
 			o.progress("GOMAXPROCS=%d, %d clients ...", p, n)
@@ -128,7 +128,7 @@ func WriteHyper(w io.Writer, o Options) error {
 // round and the heaps.
 func cells(m Measurement, k int, seq Measurement) string {
 	rel := "1 (yardstick)"
-	if k == 1 {
+	if k > 0 {
 		rel = fmt.Sprintf("%.2f", m.Wall.Seconds()/seq.Wall.Seconds())
 	}
 	return fmt.Sprintf(" %.1f | %.3f | %s | %.0f | %.1f | %.1f |",

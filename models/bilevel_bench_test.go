@@ -43,3 +43,42 @@ func BenchmarkBilevelMLP(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHyperRound measures the model's share of one HGP round at a
+// client of the paper's n = 100 setting (PDBO-MTL&DA, three softmax bases,
+// 42 full-batch rows): the Hessian-vector and cross products of the same u
+// computed separately (before issue 13), fused in one pass, and fused with
+// the forward pass kept across rounds (what the estimators now do at full
+// batch). Compare the three in one run.
+func BenchmarkHyperRound(b *testing.B) {
+	const features, classes, rows = 784, 10, 42
+	sm := func() Classifier { return NewSoftmax(features, classes, 1e-3) }
+	m := MTLDA([]Classifier{sm(), sm(), sm()}, 0.01, 5e-4)
+	r := testRand(b, 0)
+	data := randomData(r, rows, features, classes)
+	x := make([]float64, m.DimX())
+	m.Init(x, r)
+	lambda := randomVec(r, m.DimLambda(), 1)
+	u := randomVec(r, len(x), 1)
+	hv, cross := make([]float64, len(x)), make([]float64, len(lambda))
+	lz := m.(Linearizer)
+	kept := lz.Linearize(x, lambda, data, nil)
+	for _, op := range []struct {
+		name string
+		f    func()
+	}{
+		{"separate", func() {
+			m.InnerHVP(hv, x, lambda, data, nil, u)
+			m.InnerCross(cross, x, lambda, data, nil, u)
+		}},
+		{"fused", func() { lz.Linearize(x, lambda, data, nil).Products(hv, cross, u) }},
+		{"fused-kept", func() { kept.Products(hv, cross, u) }},
+	} {
+		b.Run(op.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				op.f()
+			}
+		})
+	}
+}

@@ -111,6 +111,8 @@ type mixture struct {
 	z, q, v, g, rg [][]float64 // K×C: logits, probabilities, R{z}, ∂ℓ/∂z, R{∂ℓ/∂z}
 	logp, r, s     []float64   // K: log p_k(y), responsibilities, R{log p_k}
 	mix, byClass   []float64   // C: mixture probabilities (Accuracy), S_c (InnerCross)
+
+	lin mixtureLinearized // what Linearize returns, reused
 }
 
 var _ Bilevel = (*mixture)(nil)
@@ -315,68 +317,88 @@ func (m *mixture) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int) flo
 // rowVJPR with g_k = (w/n) r_k (q_k − e_y) and
 // R{g_k} = (w/n) [r_k (s_k − s̄)(q_k − e_y) + r_k R{q_k}].
 func (m *mixture) InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
-	n := m.start(x, lambda, d, idx)
 	checkLen("dst", dst, m.DimX())
-	checkLen("u", u, m.DimX())
-	inv := 1 / float64(n)
-	clear(dst)
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		y := label(d, i, m.classes)
-		a := d.Row(i)
-		m.row(x, a, y)
-		sBar := m.rowR(x, a, u, y)
-		for kb, b := range m.bases {
-			q, v, g, rg := m.q[kb], m.v[kb], m.g[kb], m.rg[kb]
-			c := inv * m.w[y] * m.r[kb]
-			ds := m.s[kb] - sBar
-			qv := v[y] - m.s[kb] // q_kᵀv_k
-			for j, qj := range q {
-				e := qj
-				if j == y {
-					e--
-				}
-				g[j] = c * e
-				rg[j] = c * (ds*e + qj*(v[j]-qv))
-			}
-			b.rowVJPR(m.xk(dst, kb), m.xk(x, kb), a, m.xk(u, kb), g, rg)
-		}
-	}
-	m.regularize(dst, x, u)
+	m.products(dst, nil, x, lambda, d, idx, u, nil)
 }
 
 // InnerCross writes (∂_λ∇ₓf)ᵀu into dst: the λ^K block
 // −(1/n) Σ_b w_{y_b} r_b ⊙ (s_b − s̄_b) and the λ^C block
 // Σ_c (∂w_c/∂λ^C)ᵀ S_c with S_c = −(1/n) Σ_{b: y_b = c} s̄_b.
 func (m *mixture) InnerCross(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
-	n := m.start(x, lambda, d, idx)
 	checkLen("dst", dst, m.DimLambda())
+	m.products(nil, dst, x, lambda, d, idx, u, nil)
+}
+
+// products writes InnerHVP into hv and InnerCross into cross (a nil
+// destination is skipped) from one forward and one R-pass per row. With a
+// cache, the forward pass of row k is read from (or, on the cache's first
+// use, written to) the cache instead of being recomputed.
+func (m *mixture) products(hv, cross, x, lambda []float64, d *Dataset, idx []int, u []float64, c *forwardCache) {
+	n := m.start(x, lambda, d, idx)
 	checkLen("u", u, m.DimX())
 	inv := 1 / float64(n)
-	clear(dst)
-	clear(m.byClass)
-	nK := m.nK()
+	if hv != nil {
+		clear(hv)
+	}
+	if cross != nil {
+		clear(cross)
+		clear(m.byClass)
+	}
 	for k := range n {
 		i := rowIndex(d, idx, k)
 		y := label(d, i, m.classes)
 		a := d.Row(i)
-		m.row(x, a, y)
+		switch {
+		case c == nil:
+			m.row(x, a, y)
+		case c.filled:
+			c.load(m, k)
+		default:
+			m.row(x, a, y)
+			c.store(m, k)
+		}
 		sBar := m.rowR(x, a, u, y)
-		if m.ensemble {
-			c := inv * m.w[y]
-			for kb, rk := range m.r {
-				dst[kb] -= c * rk * (m.s[kb] - sBar)
+		if hv != nil {
+			for kb, b := range m.bases {
+				q, v, g, rg := m.q[kb], m.v[kb], m.g[kb], m.rg[kb]
+				c := inv * m.w[y] * m.r[kb]
+				ds := m.s[kb] - sBar
+				qv := v[y] - m.s[kb] // q_kᵀv_k
+				for j, qj := range q {
+					e := qj
+					if j == y {
+						e--
+					}
+					g[j] = c * e
+					rg[j] = c * (ds*e + qj*(v[j]-qv))
+				}
+				b.rowVJPR(m.xk(hv, kb), m.xk(x, kb), a, m.xk(u, kb), g, rg)
 			}
 		}
-		m.byClass[y] -= inv * sBar
+		if cross != nil {
+			if m.ensemble {
+				c := inv * m.w[y]
+				for kb, rk := range m.r {
+					cross[kb] -= c * rk * (m.s[kb] - sBar)
+				}
+			}
+			m.byClass[y] -= inv * sBar
+		}
 	}
-	if m.labels {
+	if c != nil {
+		c.filled = true
+	}
+	if hv != nil {
+		m.regularize(hv, x, u)
+	}
+	if cross != nil && m.labels {
 		// ∂w_c/∂λ_j = C s_c (δ_cj − s_j), so the block is
 		// C s_j (S_j − Σ_c s_c S_c).
 		avg := floats.Dot(m.sLab, m.byClass)
 		C := float64(m.classes)
+		nK := m.nK()
 		for j, sj := range m.sLab {
-			dst[nK+j] = C * sj * (m.byClass[j] - avg)
+			cross[nK+j] = C * sj * (m.byClass[j] - avg)
 		}
 	}
 }

@@ -39,6 +39,15 @@ func NewHGP(lin Linearization, sampling Sampling) *HGP {
 	return h
 }
 
+// when returns dst if do, else nil: the destinations of local.apply for
+// the halves of Eq. (12) a round performs.
+func when(do bool, dst []float64) []float64 {
+	if do {
+		return dst
+	}
+	return nil
+}
+
 // roles tells which halves of Eq. (12) round r performs.
 func roles(s Sampling, r int) (doB, doA bool) {
 	if s == Alternate {
@@ -61,15 +70,26 @@ func (h *HGP) Send(r *Round, out Outbox) error {
 
 // Receive implements Behaviour: the v and/or u updates of Eq. (12).
 func (h *HGP) Receive(r *Round, in []Message) error {
+	ApplyMixes(h.Premix(r, in))
+	return h.ReceiveMixed(r, in)
+}
+
+// Premix implements Premixer: the debiased mix of the received u_j.
+func (h *HGP) Premix(_ *Round, in []Message) []Mix {
+	h.l.mixes[0] = h.l.mixOf(0, h.mixed, in, 0)
+	return h.l.mixes[:1]
+}
+
+// ReceiveMixed implements Premixer: Eq. (12) once u_j are mixed.
+func (h *HGP) ReceiveMixed(r *Round, in []Message) error {
 	doB, doA := roles(h.sampling, r.Index)
-	idx := h.l.batch.next()
-	h.l.mix(h.mixed, in, 0)
-	if doB { // v⁽ᵐ⁺¹⁾ = v⁽ᵐ⁾ + Σ_j ⟨B̃⟩_ij u_j
-		h.l.applyB(h.b, h.mixed, h.u, idx)
+	h.l.fix(h.l.batch.next())
+	// v⁽ᵐ⁺¹⁾ = v⁽ᵐ⁾ + Σ_j ⟨B̃⟩_ij u_j and u⁽ᵐ⁺¹⁾ = Σ_j ⟨Ã⟩_ij u_j
+	h.l.apply(when(doA, h.uNew), when(doB, h.b), h.mixed, h.u)
+	if doB {
 		floats.Add(h.v, h.b)
 	}
-	if doA { // u⁽ᵐ⁺¹⁾ = Σ_j ⟨Ã⟩_ij u_j
-		h.l.applyA(h.uNew, h.mixed, h.u, idx)
+	if doA {
 		h.u, h.uNew = h.uNew, h.u
 	}
 	if !allFinite(h.u) || !allFinite(h.v) {
@@ -130,23 +150,32 @@ func (h *VRHGP) Send(r *Round, out Outbox) error {
 
 // Receive implements Behaviour: App. B's updates of v, u and w.
 func (h *VRHGP) Receive(r *Round, in []Message) error {
-	doB, doA := roles(h.sampling, r.Index)
-	idx := h.l.batch.next()
+	ApplyMixes(h.Premix(r, in))
+	return h.ReceiveMixed(r, in)
+}
+
+// Premix implements Premixer: the debiased mixes of the received u_j and w_j.
+func (h *VRHGP) Premix(_ *Round, in []Message) []Mix {
 	d := len(h.u)
-	h.l.mix(h.mixU, in, 0)
-	h.l.mix(h.mixW, in, d)
+	h.l.mixes[0] = h.l.mixOf(0, h.mixU, in, 0)
+	h.l.mixes[1] = h.l.mixOf(1, h.mixW, in, d)
+	return h.l.mixes[:2]
+}
+
+// ReceiveMixed implements Premixer: App. B's updates once u_j, w_j are mixed.
+func (h *VRHGP) ReceiveMixed(r *Round, in []Message) error {
+	doB, doA := roles(h.sampling, r.Index)
+	h.l.fix(h.l.batch.next())
+	h.l.apply(when(doA, h.uNew), when(doB, h.bu), h.mixU, h.u)
+	h.l.apply(when(doA, h.aw), when(doB, h.bw), h.mixW, h.w)
 	if doB {
 		// v ← α(v + B̂u) + (1−α) B̂w
-		h.l.applyB(h.bu, h.mixU, h.u, idx)
-		h.l.applyB(h.bw, h.mixW, h.w, idx)
 		for k := range h.v {
 			h.v[k] = h.alpha*(h.v[k]+h.bu[k]) + (1-h.alpha)*h.bw[k]
 		}
 	}
 	if doA {
 		// u ← Âu;  w ← β(Âw + c^y) + (1−β)(w + u_new)
-		h.l.applyA(h.uNew, h.mixU, h.u, idx)
-		h.l.applyA(h.aw, h.mixW, h.w, idx)
 		for k := range h.w {
 			h.wNew[k] = h.beta*(h.aw[k]+h.l.cy[k]) + (1-h.beta)*(h.w[k]+h.uNew[k])
 		}
@@ -223,13 +252,12 @@ func (e *ExactBackprop) Receive(r *Round, in []Message) error {
 			return fmt.Errorf("exact backpropagation needs undirected links: pushed to client %d but received nothing back", j)
 		}
 	}
-	idx := e.l.batch.next()
+	e.l.fix(e.l.batch.next())
+	e.l.apply(when(doA, e.uNew), when(doB, e.b), e.mixed, e.u)
 	if doB {
-		e.l.applyB(e.b, e.mixed, e.u, idx)
 		floats.Add(e.v, e.b)
 	}
 	if doA {
-		e.l.applyA(e.uNew, e.mixed, e.u, idx)
 		e.u, e.uNew = e.uNew, e.u
 	}
 	if !allFinite(e.u) || !allFinite(e.v) {

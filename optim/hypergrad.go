@@ -75,6 +75,11 @@ type local struct {
 	hv    []float64 // scratch d_x
 	cross []float64 // scratch d_λ
 	batch *batcher
+	idx   []int             // this round's batch (nil: full), set by fix
+	at    models.Linearized // the products at (x_i, λ_i, idx), if the model has them
+	full  models.Linearized // the full-batch one, kept across rounds
+	terms [2][]Term         // premix buffers (u and w)
+	mixes [2]Mix
 }
 
 func newLocal(lin Linearization) local {
@@ -102,51 +107,79 @@ func newLocal(lin Linearization) local {
 	return l
 }
 
-// applyA writes ⟨Â u⟩_i (z-part) into dst given the debiased mix
-// mixed = Σ_j (δ_{j→i}/δ̄_{j→i}) p̄_ij u_j and the client's own u_i:
-//
-//	Eq. (4b): ⟨Ã⟩_ij = p̄_ij I + 1_ij ∂ψ_i  ⇒  dst = mixed − (α/ω_i) H_i u_i
-//	Eq. (4a): ⟨Ã⟩_ij = p̄_ij ∂φ_i           ⇒  dst = mixed − (α/ω_i) H_i mixed
-//
-// with H_i = ∇²ₓf_i(x_i, λ_i; ζ). The ω-part of u never reaches v and is
-// not carried: Eq. (8) makes ∂ψ and ∂φ lower block-triangular in (z, ω).
-func (l *local) applyA(dst, mixed, self []float64, idx []int) {
-	src := self
-	if l.lin.Variant == BeforeComm {
-		src = mixed
+// fix sets the batch of this round's products. At full batch the point
+// (x_i, λ_i, D_i) is the same in every round, so a model that can keep its
+// forward pass (models.Linearizer) computes it once for the whole phase.
+func (l *local) fix(idx []int) {
+	lz, ok := l.lin.Model.(models.Linearizer)
+	switch {
+	case !ok:
+		l.at = nil
+	case idx == nil && l.full != nil:
+		l.at = l.full
+	default:
+		l.at = lz.Linearize(l.x, l.lin.Lambda, l.lin.Inner, idx)
+		if idx == nil {
+			l.full = l.at
+		}
 	}
-	l.lin.Model.InnerHVP(l.hv, l.x, l.lin.Lambda, l.lin.Inner, idx, src)
-	floats.AddScaledTo(dst, mixed, -l.lin.LR/l.lin.Omega, l.hv)
+	l.idx = idx
 }
 
-// applyB writes ⟨B̂ u⟩_i into dst (d_λ): −α (∂_λ∇ₓf_i)ᵀ u_i for Eq. (4b)
-// (only ψ depends on λ, and ψ stays home) and −α (∂_λ∇ₓf_i)ᵀ mixed for
-// Eq. (4a).
-func (l *local) applyB(dst, mixed, self []float64, idx []int) {
+// apply writes ⟨Â u⟩_i (z-part) into dstA and ⟨B̂ u⟩_i into dstB (d_λ); a
+// nil destination is skipped. Given the debiased mix
+// mixed = Σ_j (δ_{j→i}/δ̄_{j→i}) p̄_ij u_j and the client's own u_i:
+//
+//	Eq. (4b): ⟨Ã⟩_ij = p̄_ij I + 1_ij ∂ψ_i  ⇒  dstA = mixed − (α/ω_i) H_i u_i
+//	                                          dstB = −α (∂_λ∇ₓf_i)ᵀ u_i
+//	Eq. (4a): ⟨Ã⟩_ij = p̄_ij ∂φ_i           ⇒  dstA = mixed − (α/ω_i) H_i mixed
+//	                                          dstB = −α (∂_λ∇ₓf_i)ᵀ mixed
+//
+// with H_i = ∇²ₓf_i(x_i, λ_i; ζ) on the batch set by fix. Only ψ depends on
+// λ, and with Eq. (4b) ψ stays home, hence u_i in B̂. The ω-part of u never
+// reaches v and is not carried: Eq. (8) makes ∂ψ and ∂φ lower
+// block-triangular in (z, ω). Both products of the same vector come from
+// one pass of the model where it allows.
+func (l *local) apply(dstA, dstB, mixed, self []float64) {
 	src := self
 	if l.lin.Variant == BeforeComm {
 		src = mixed
 	}
-	l.lin.Model.InnerCross(dst, l.x, l.lin.Lambda, l.lin.Inner, idx, src)
-	floats.Scale(-l.lin.LR, dst)
+	var hv []float64
+	if dstA != nil {
+		hv = l.hv
+	}
+	if l.at != nil {
+		l.at.Products(hv, dstB, src)
+	} else {
+		if hv != nil {
+			l.lin.Model.InnerHVP(hv, l.x, l.lin.Lambda, l.lin.Inner, l.idx, src)
+		}
+		if dstB != nil {
+			l.lin.Model.InnerCross(dstB, l.x, l.lin.Lambda, l.lin.Inner, l.idx, src)
+		}
+	}
+	if dstA != nil {
+		floats.AddScaledTo(dstA, mixed, -l.lin.LR/l.lin.Omega, hv)
+	}
+	if dstB != nil {
+		floats.Scale(-l.lin.LR, dstB)
+	}
 }
 
 // bNeedsMessages reports whether B̂ reads other clients' vectors: only with
 // Eq. (4a), where λ enters the pushed message.
 func (l *local) bNeedsMessages() bool { return l.lin.Variant == BeforeComm }
 
-// mix writes Σ_j coef_ij·part_j over the received messages into dst, in
-// sender order; part selects the slice [off, off+d) of each payload.
-func (l *local) mix(dst []float64, in []Message, off int) {
-	for k := range dst {
-		dst[k] = 0
-	}
-	d := len(dst)
-	for _, m := range in {
-		if c := l.coef[m.From]; c != 0 {
-			floats.AddScaled(dst, c, m.Vec[off:off+d])
-		}
-	}
+// mixOf returns dst = Σ_j coef_ij·part_j over the received messages, in
+// sender order, with part the slice [off, off+d) of each payload; slot
+// (0 or 1) names the term buffer, one per vector mixed in a round.
+func (l *local) mixOf(slot int, dst []float64, in []Message, off int) Mix {
+	l.terms[slot] = termsOf(l.terms[slot], in, off, len(dst), func(m *Message) (float64, bool) {
+		c := l.coef[m.From]
+		return c, c != 0
+	})
+	return Mix{Dst: dst, Terms: l.terms[slot]}
 }
 
 // estimate returns v + ⟨c^λ⟩_i as a fresh slice: every estimator keeps

@@ -3,23 +3,34 @@ package optim
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"runtime/debug"
+	"sync"
+	"sync/atomic"
 
 	"hgpsim/graph"
 )
 
-// Sequential runs a Program in one goroutine: in every round each client
-// sends in index order, then each client receives. It is the reference the
-// actor runtime must match bit for bit, and the compute-only yardstick of
-// benchmarks.
+// Sequential runs a Program in lock step: in every round each client sends,
+// the router delivers in index order, then each client receives. It is the
+// reference the actor runtime must match bit for bit, and the compute-only
+// yardstick of benchmarks.
+//
+// With SetParallel(p > 1) the Send, Receive, Observe and Result calls of
+// different clients run on p goroutines. A client's calls touch only its own
+// state and port (the actor runtime already runs them concurrently), and the
+// router still delivers in sender order, so the outputs are bit-identical
+// whatever p and the scheduling.
 type Sequential struct {
-	net     *graph.Network
-	clients []Client
-	ports   []*Port
-	beh     []Behaviour
-	router  *Router
-	stats   []Stats
-	tick    uint64
+	parallel int
+	net      *graph.Network
+	clients  []Client
+	ports    []*Port
+	beh      []Behaviour
+	router   *Router
+	stats    []Stats
+	mixes    [][]Mix // this round's Premix of each client
+	tick     uint64
 	// at says where the driver is, for the error of a recovered panic.
 	at struct {
 		client, round int
@@ -31,8 +42,8 @@ type Sequential struct {
 // driver starting at tick 0.
 func NewSequential(nw *graph.Network, factory ClientFactory) (*Sequential, error) {
 	n := nw.N
-	s := &Sequential{net: nw, clients: make([]Client, n), ports: make([]*Port, n), beh: make([]Behaviour, n),
-		router: NewRouter(nw), stats: make([]Stats, n)}
+	s := &Sequential{parallel: 1, net: nw, clients: make([]Client, n), ports: make([]*Port, n), beh: make([]Behaviour, n),
+		router: NewRouter(nw), stats: make([]Stats, n), mixes: make([][]Mix, n)}
 	for i := range n {
 		c, err := factory(i)
 		if err != nil {
@@ -42,6 +53,60 @@ func NewSequential(nw *graph.Network, factory ClientFactory) (*Sequential, error
 		s.ports[i] = NewPort(nw, i)
 	}
 	return s, nil
+}
+
+// SetParallel sets how many goroutines run the clients' calls of a round:
+// p ≤ 0 means runtime.GOMAXPROCS(0), 1 the single-goroutine reference.
+func (s *Sequential) SetParallel(p int) {
+	if p <= 0 {
+		p = runtime.GOMAXPROCS(0)
+	}
+	s.parallel = p
+}
+
+// eachClient calls f for every client index, on up to s.parallel
+// goroutines. The error returned is that of the lowest index that failed, so
+// it does not depend on scheduling; a panic in f is that client's error.
+func (s *Sequential) eachClient(f func(i int) error) error {
+	n := len(s.clients)
+	p := min(s.parallel, n)
+	if p <= 1 {
+		for i := range n {
+			s.at.client = i
+			if err := f(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	errs := make([]error, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	call := func(i int) {
+		defer func() {
+			if r := recover(); r != nil {
+				errs[i] = &ClientError{Client: i, Phase: s.at.phase, Round: s.at.round,
+					Err: fmt.Errorf("panic in %s: %v\n%s", s.at.call, r, debug.Stack())}
+			}
+		}()
+		errs[i] = f(i)
+	}
+	wg.Add(p)
+	for range p {
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				call(i)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Tick returns the edge-realization tick of the next round.
@@ -113,28 +178,58 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 			return rep, fmt.Errorf("phase %s, round %d: %w", spec.Name, r, err)
 		}
 		s.router.Open(s.tick, r == spec.Rounds-1, rep.Delivered)
-		// Senders in ascending order make every inbox sorted by sender.
 		s.at.round, s.at.call = r, "Send"
-		for i, b := range s.beh {
-			s.at.client = i
+		err := s.eachClient(func(i int) error {
 			round := s.ports[i].Open(spec.Name, r, s.tick)
-			if b != nil && !round.Offline {
+			if b := s.beh[i]; b != nil && !round.Offline {
 				if err := b.Send(round, s.ports[i]); err != nil {
-					return rep, &ClientError{Client: i, Phase: spec.Name, Round: r, Err: err}
+					return &ClientError{Client: i, Phase: spec.Name, Round: r, Err: err}
 				}
 			}
+			return nil
+		})
+		if err != nil {
+			return rep, err
+		}
+		// Delivering in ascending sender order makes every inbox sorted by
+		// sender.
+		s.at.call = "Deliver"
+		for i := range s.beh {
+			s.at.client = i
 			s.router.Deliver(i, s.ports[i], &since, rep.Delivered)
 		}
-		s.at.call = "Receive"
+		// Mixing first, for every receiver at once (see Premixer).
+		s.at.call = "Premix"
 		inbox := s.router.Inboxes()
-		for i, b := range s.beh {
+		err = s.eachClient(func(i int) error {
+			s.mixes[i] = nil
+			if p, ok := s.beh[i].(Premixer); ok && !s.ports[i].Round().Offline {
+				s.mixes[i] = p.Premix(s.ports[i].Round(), inbox[i])
+			}
+			return nil
+		})
+		if err != nil {
+			return rep, err
+		}
+		s.at.call, s.at.client = "mix", -1
+		applyMixesBlocked(s.mixes, s.parallel)
+		s.at.call = "Receive"
+		err = s.eachClient(func(i int) error {
+			b := s.beh[i]
 			if b == nil || s.ports[i].Round().Offline {
-				continue
+				return nil
 			}
-			s.at.client = i
-			if err := b.Receive(s.ports[i].Round(), inbox[i]); err != nil {
-				return rep, &ClientError{Client: i, Phase: spec.Name, Round: r, Err: err}
+			receive := b.Receive
+			if p, ok := b.(Premixer); ok {
+				receive = p.ReceiveMixed
 			}
+			if err := receive(s.ports[i].Round(), inbox[i]); err != nil {
+				return &ClientError{Client: i, Phase: spec.Name, Round: r, Err: err}
+			}
+			return nil
+		})
+		if err != nil {
+			return rep, err
 		}
 		s.tick++
 		if rep.Delivered != nil {
@@ -143,13 +238,13 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 		if spec.ShouldEval(r) {
 			rep.Traffic.Add(since)
 			s.at.call = "Observe"
-			for i, b := range s.beh {
-				s.at.client = i
+			_ = s.eachClient(func(i int) error { // Observe cannot fail
 				s.stats[i] = Stats{}
-				if o, ok := b.(Observer); ok {
+				if o, ok := s.beh[i].(Observer); ok {
 					s.stats[i] = o.Observe()
 				}
-			}
+				return nil
+			})
 			rep.Last = s.stats
 			s.at.call, s.at.client = "sink", -1
 			if err := sink.Evaluated(&RoundEvent{Phase: spec.Name, Step: spec.Step, Round: r, Rounds: spec.Rounds, Traffic: since, Clients: s.stats}); err != nil {
@@ -162,11 +257,11 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 	rep.Traffic.Add(since)
 	rep.Results = make([]Result, len(s.beh))
 	s.at.call = "Result"
-	for i, b := range s.beh {
-		s.at.client = i
-		if r, ok := b.(Resulter); ok {
+	err := s.eachClient(func(i int) error {
+		if r, ok := s.beh[i].(Resulter); ok {
 			rep.Results[i] = r.Result()
 		}
-	}
-	return rep, nil
+		return nil
+	})
+	return rep, err
 }

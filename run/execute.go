@@ -45,6 +45,10 @@ type Summary struct {
 	// Evals lists every evaluation of a training phase (in metrics.jsonl
 	// too), for callers that compare runs.
 	Evals []scenarios.Eval `json:"-"`
+	// Wire is what crossed between the supervisor and its worker
+	// processes (runtime.workers), in protobuf bytes; omitted in one
+	// process.
+	Wire *actors.WireTraffic `json:"wire,omitempty"`
 }
 
 // Headline is the evaluation a run is judged by: the best outer step, or
@@ -134,7 +138,7 @@ func Execute(ctx context.Context, sc scenarios.Scenario, opt Options) (*Summary,
 	defer f.Close()
 	mw := newMetricsWriter(f)
 
-	driver, closeDriver, err := newDriver(sc.Runtime, run.Net, run.Factory())
+	driver, closeDriver, err := newDriver(sc.Runtime, run.Net, run.Factory(), resolved)
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +149,9 @@ func Execute(ctx context.Context, sc scenarios.Scenario, opt Options) (*Summary,
 	var sum *Summary
 	if err == nil {
 		sum, err = sink.summary()
+	}
+	if rt, ok := driver.(*actors.Runtime); ok && sum != nil {
+		sum.Wire = rt.Wire()
 	}
 	if cerr := f.Close(); err == nil && (mw.err != nil || cerr != nil) {
 		err = fmt.Errorf("writing metrics: %w", errors.Join(mw.err, cerr))
@@ -166,13 +173,18 @@ func Execute(ctx context.Context, sc scenarios.Scenario, opt Options) (*Summary,
 
 // newDriver returns the driver a scenario asks for, with the clients built
 // by factory (inside their actors for the actor runtime), and the function
-// that releases it.
-func newDriver(rs scenarios.RuntimeSpec, nw *graph.Network, factory optim.ClientFactory) (optim.Driver, func(), error) {
+// that releases it. With rs.Workers, the clients are built by worker
+// processes from scenario (the resolved YAML) instead.
+func newDriver(rs scenarios.RuntimeSpec, nw *graph.Network, factory optim.ClientFactory, scenario []byte) (optim.Driver, func(), error) {
 	if rs.Driver == "sequential" {
 		d, err := optim.NewSequential(nw, factory)
-		return d, func() {}, err
+		if err != nil {
+			return nil, nil, err
+		}
+		d.SetParallel(rs.Parallel)
+		return d, func() {}, nil
 	}
-	rt, err := actors.New(nw, factory, actors.Options{RoundTimeout: rs.RoundTimeout})
+	rt, err := actors.New(nw, factory, actors.Options{RoundTimeout: rs.RoundTimeout, Workers: rs.Workers, Scenario: scenario})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -232,8 +244,13 @@ func (e *env) WriteFile(name string, b []byte) error {
 	return fsutil.WriteAtomic(filepath.Join(e.dir, name), b)
 }
 
+// NewDriver runs an experiment's own clients in this process even when the
+// scenario names workers: they are built by the experiment, not from a
+// scenario a worker could rebuild them from.
 func (e *env) NewDriver(nw *graph.Network, factory optim.ClientFactory) (optim.Driver, func(), error) {
-	return newDriver(e.sc.Runtime, nw, factory)
+	rs := e.sc.Runtime
+	rs.Workers = nil
+	return newDriver(rs, nw, factory, nil)
 }
 
 func (e *env) Progress(what string, step, total int) {

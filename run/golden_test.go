@@ -27,7 +27,7 @@ var addedKeys = regexp.MustCompile(`,"(weight|min_weight)":[^,}]*`)
 func withoutAddedKeys(b []byte) []byte { return addedKeys.ReplaceAll(b, nil) }
 
 // TestGoldenMetrics runs small deterministic scenarios of every method on
-// both drivers and compares the SHA-256 of metrics.jsonl with the values
+// both drivers (the sequential one on one and on three goroutines) and compares the SHA-256 of metrics.jsonl with the values
 // recorded in testdata/golden/metrics.sha256, so that any change of the
 // numbers a run produces is visible in `go test`. The recorded values were
 // produced by the code before the plug-in redesign (issue 8) and have not
@@ -46,8 +46,14 @@ func TestGoldenMetrics(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, driver := range []string{"sequential", "actors"} {
-			sc.Runtime.Driver = driver
+		// The sequential driver on one goroutine is the reference; on three
+		// it runs the clients' calls in parallel and must not differ.
+		for _, rt := range []struct {
+			driver   string
+			parallel int
+		}{{"sequential", 1}, {"sequential", 3}, {"actors", 0}} {
+			driver := fmt.Sprintf("%s (parallel %d)", rt.driver, rt.parallel)
+			sc.Runtime.Driver, sc.Runtime.Parallel = rt.driver, rt.parallel
 			dir := t.TempDir()
 			if _, err := Execute(context.Background(), sc, Options{OutDir: dir}); err != nil {
 				t.Fatalf("%s on %s: %v", name, driver, err)

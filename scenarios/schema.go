@@ -135,7 +135,15 @@ type ScheduleSpec struct {
 // RuntimeSpec selects how the run executes.
 type RuntimeSpec struct {
 	Driver       string        `yaml:"driver"`        // actors | sequential
-	RoundTimeout time.Duration `yaml:"round_timeout"` // fail when no client answers for this long (0 = never)
+	RoundTimeout time.Duration `yaml:"round_timeout"` // fail after this long without progress (0 = never)
+	// Parallel is the number of goroutines the sequential driver runs the
+	// clients on (0 = every core the Go runtime may use); the outputs do
+	// not depend on it.
+	Parallel int `yaml:"parallel"`
+	// Workers lists the hgpsim worker processes (host:port each, as the
+	// worker prints it) that host the clients of an actors run, in
+	// contiguous blocks; empty runs every client in this process.
+	Workers []string `yaml:"workers,omitempty"`
 }
 
 // Default returns a scenario with every default filled in; decoding a file

@@ -3,8 +3,10 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"net"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +25,7 @@ const (
 	MaxOuterSteps = 100_000    // outer.steps
 	MaxBatch      = models.MaxExamplesPerClient
 	MaxTimeout    = 24 * time.Hour
+	MaxParallel   = 1024
 )
 
 // Validate checks every field and says what is allowed. It reads no data
@@ -103,8 +106,41 @@ func (sc *Scenario) Validate() error {
 			}
 		}
 	}
+	if sc.Runtime.Parallel < 0 || sc.Runtime.Parallel > MaxParallel {
+		return fmt.Errorf("runtime.parallel: must be in [0, %d] (0: every core), got %d", MaxParallel, sc.Runtime.Parallel)
+	}
 	if sc.Runtime.RoundTimeout < 0 || sc.Runtime.RoundTimeout > MaxTimeout {
 		return fmt.Errorf("runtime.round_timeout: must be in [0, %v], got %v", MaxTimeout, sc.Runtime.RoundTimeout)
+	}
+	if err := ValidateWorkers(sc.Runtime.Workers); err != nil {
+		return fmt.Errorf("runtime.workers: %w", err)
+	}
+	if len(sc.Runtime.Workers) > 0 && sc.Runtime.Driver != "actors" {
+		return fmt.Errorf("runtime.workers: worker processes host actors; runtime.driver must be actors, got %q", sc.Runtime.Driver)
+	}
+	return nil
+}
+
+// ValidateWorkers checks a list of worker addresses: each host:port with
+// a host and a port in 1 … 65535, none twice (a worker hosts one block of
+// clients per run).
+func ValidateWorkers(ws []string) error {
+	seen := make(map[string]bool, len(ws))
+	for k, w := range ws {
+		host, port, err := net.SplitHostPort(w)
+		if err != nil {
+			return fmt.Errorf("[%d] %q: want host:port: %v", k, w, err)
+		}
+		if host == "" {
+			return fmt.Errorf("[%d] %q: the host is missing", k, w)
+		}
+		if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+			return fmt.Errorf("[%d] %q: the port must be a number in 1 … 65535", k, w)
+		}
+		if seen[w] {
+			return fmt.Errorf("[%d] %q: listed twice", k, w)
+		}
+		seen[w] = true
 	}
 	return nil
 }
@@ -282,7 +318,19 @@ func (sc *Scenario) validateAlgorithm() error {
 	if err := a.Params.Validate(sc.Nodes()); err != nil {
 		return fmt.Errorf("algorithm (%s): %w", a.Name, err)
 	}
+	if h, ok := sc.Model.Head.Params.(interface{ Validate(arch string) error }); ok {
+		if err := h.Validate(sc.Model.Arch.Name); err != nil {
+			return fmt.Errorf("model.head (%s): %w", sc.Model.Head.Name, err)
+		}
+	}
+	_, trainsLambda := a.Params.(interface{ TrainsLambda() bool })
+	if _, ok := sc.Data.Source.Params.(*models.FederatedData); ok && !a.Params.Server() {
+		return fmt.Errorf("data.kind: federated gives node 0 (a server) the test data only; it needs a server algorithm, not %s", a.Name)
+	}
 	if a.Name == "pdbo" {
+		if sc.Model.Head.Name == "hyper-representation" {
+			return fmt.Errorf("model.head: hyper-representation is for the federated bilevel algorithms (fednest, lfednest, fbo-aggitd), not pdbo")
+		}
 		return nil
 	}
 	def := Default()
@@ -295,7 +343,7 @@ func (sc *Scenario) validateAlgorithm() error {
 		{"hypergradient", !reflect.DeepEqual(sc.Hypergradient, def.Hypergradient)},
 		{"outer", !reflect.DeepEqual(sc.Outer, def.Outer)},
 		{"method_overrides", len(sc.MethodOverrides) > 0},
-		{"model.head", sc.Model.Head.Name != "none"},
+		{"model.head", sc.Model.Head.Name != "none" && !trainsLambda},
 	} {
 		if c.set {
 			return fmt.Errorf("%s: means nothing for algorithm %s (it belongs to pdbo); remove it", c.key, a.Name)

@@ -234,14 +234,18 @@ func FromStats(s optim.Stats) *Stats {
 		ValLoss: s.ValLoss, ValAcc: s.ValAcc,
 		TestLoss: s.TestLoss, TestAcc: s.TestAcc,
 		OuterLoss: s.OuterLoss,
-		ValN:      int64(s.ValN), TestN: int64(s.TestN),
-		X: s.X, Hyper: s.Hyper,
+		TrainN:    int64(s.TrainN), ValN: int64(s.ValN), TestN: int64(s.TestN),
+		X: s.X, Hyper: s.Hyper, Weight: s.Weight,
 	}
 }
 
 // Optim returns m as optim.Stats sharing m's vectors (nil when empty). A
 // nil m gives the zero Stats.
 func (m *Stats) Optim() (optim.Stats, error) {
+	trainN, err := toInt(m.GetTrainN(), "train_n")
+	if err != nil {
+		return optim.Stats{}, err
+	}
 	valN, err := toInt(m.GetValN(), "val_n")
 	if err != nil {
 		return optim.Stats{}, err
@@ -255,8 +259,8 @@ func (m *Stats) Optim() (optim.Stats, error) {
 		ValLoss: m.GetValLoss(), ValAcc: m.GetValAcc(),
 		TestLoss: m.GetTestLoss(), TestAcc: m.GetTestAcc(),
 		OuterLoss: m.GetOuterLoss(),
-		ValN:      valN, TestN: testN,
-		X: vec(m.GetX()), Hyper: vec(m.GetHyper()),
+		TrainN:    trainN, ValN: valN, TestN: testN,
+		X: vec(m.GetX()), Hyper: vec(m.GetHyper()), Weight: m.GetWeight(),
 	}, nil
 }
 

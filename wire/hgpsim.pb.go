@@ -549,7 +549,11 @@ type Stats struct {
 	// The client's debiased parameter vector (for the consensus distance).
 	X []float64 `protobuf:"fixed64,10,rep,packed,name=x,proto3" json:"x,omitempty"`
 	// A hyper-gradient estimator's current estimate.
-	Hyper         []float64 `protobuf:"fixed64,11,rep,packed,name=hyper,proto3" json:"hyper,omitempty"`
+	Hyper []float64 `protobuf:"fixed64,11,rep,packed,name=hyper,proto3" json:"hyper,omitempty"`
+	// Size of the training split, for weighted means.
+	TrainN int64 `protobuf:"varint,12,opt,name=train_n,json=trainN,proto3" json:"train_n,omitempty"`
+	// A push-sum client's weight ω (0 for other clients).
+	Weight        float64 `protobuf:"fixed64,13,opt,name=weight,proto3" json:"weight,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -659,6 +663,20 @@ func (x *Stats) GetHyper() []float64 {
 		return x.Hyper
 	}
 	return nil
+}
+
+func (x *Stats) GetTrainN() int64 {
+	if x != nil {
+		return x.TrainN
+	}
+	return 0
+}
+
+func (x *Stats) GetWeight() float64 {
+	if x != nil {
+		return x.Weight
+	}
+	return 0
 }
 
 // Result is what a client reports when a phase ends (optim.Result).
@@ -1139,6 +1157,304 @@ func (x *Built) GetError() string {
 	return ""
 }
 
+// Setup asks a worker process (hgpsim worker) to host some clients of a
+// run: it builds them itself from the scenario, so no client state crosses
+// the wire when a run starts. The worker answers with Hosted.
+type Setup struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The resolved scenario, as YAML (what run writes to scenario.yaml).
+	Scenario []byte `protobuf:"bytes,1,opt,name=scenario,proto3" json:"scenario,omitempty"`
+	// The clients this worker hosts, ascending.
+	Clients []int64 `protobuf:"varint,2,rep,packed,name=clients,proto3" json:"clients,omitempty"`
+	// Where the supervisor listens (host:port) and its actor id: where acks,
+	// Hosted and Heartbeats go.
+	SupervisorAddress string `protobuf:"bytes,3,opt,name=supervisor_address,json=supervisorAddress,proto3" json:"supervisor_address,omitempty"`
+	SupervisorId      string `protobuf:"bytes,4,opt,name=supervisor_id,json=supervisorId,proto3" json:"supervisor_id,omitempty"`
+	// Identifies the run, echoed in Hosted and Heartbeat, so that a message
+	// left over from an earlier run on the same worker is ignored.
+	Run uint64 `protobuf:"varint,5,opt,name=run,proto3" json:"run,omitempty"`
+	// How often the worker reports that it is alive, in nanoseconds.
+	HeartbeatNanos int64 `protobuf:"varint,6,opt,name=heartbeat_nanos,json=heartbeatNanos,proto3" json:"heartbeat_nanos,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *Setup) Reset() {
+	*x = Setup{}
+	mi := &file_hgpsim_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Setup) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Setup) ProtoMessage() {}
+
+func (x *Setup) ProtoReflect() protoreflect.Message {
+	mi := &file_hgpsim_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Setup.ProtoReflect.Descriptor instead.
+func (*Setup) Descriptor() ([]byte, []int) {
+	return file_hgpsim_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *Setup) GetScenario() []byte {
+	if x != nil {
+		return x.Scenario
+	}
+	return nil
+}
+
+func (x *Setup) GetClients() []int64 {
+	if x != nil {
+		return x.Clients
+	}
+	return nil
+}
+
+func (x *Setup) GetSupervisorAddress() string {
+	if x != nil {
+		return x.SupervisorAddress
+	}
+	return ""
+}
+
+func (x *Setup) GetSupervisorId() string {
+	if x != nil {
+		return x.SupervisorId
+	}
+	return ""
+}
+
+func (x *Setup) GetRun() uint64 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
+func (x *Setup) GetHeartbeatNanos() int64 {
+	if x != nil {
+		return x.HeartbeatNanos
+	}
+	return 0
+}
+
+// Hosted answers a Setup: the worker has built its clients (or failed to).
+type Hosted struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Setup's run, echoed.
+	Run uint64 `protobuf:"varint,1,opt,name=run,proto3" json:"run,omitempty"`
+	// The worker's address as its actor system knows it.
+	Worker string `protobuf:"bytes,2,opt,name=worker,proto3" json:"worker,omitempty"`
+	// The clients built, ascending, and the actor id of each on the worker
+	// (aligned with clients).
+	Clients []int64  `protobuf:"varint,3,rep,packed,name=clients,proto3" json:"clients,omitempty"`
+	Ids     []string `protobuf:"bytes,4,rep,name=ids,proto3" json:"ids,omitempty"`
+	// Why building failed; empty when it did not.
+	Error         string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Hosted) Reset() {
+	*x = Hosted{}
+	mi := &file_hgpsim_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Hosted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Hosted) ProtoMessage() {}
+
+func (x *Hosted) ProtoReflect() protoreflect.Message {
+	mi := &file_hgpsim_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Hosted.ProtoReflect.Descriptor instead.
+func (*Hosted) Descriptor() ([]byte, []int) {
+	return file_hgpsim_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *Hosted) GetRun() uint64 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
+func (x *Hosted) GetWorker() string {
+	if x != nil {
+		return x.Worker
+	}
+	return ""
+}
+
+func (x *Hosted) GetClients() []int64 {
+	if x != nil {
+		return x.Clients
+	}
+	return nil
+}
+
+func (x *Hosted) GetIds() []string {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+func (x *Hosted) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// Heartbeat tells the supervisor a worker is alive while its clients
+// compute, so that a slow round is told from a dead worker.
+type Heartbeat struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Setup's run, echoed.
+	Run uint64 `protobuf:"varint,1,opt,name=run,proto3" json:"run,omitempty"`
+	// The worker's address.
+	Worker string `protobuf:"bytes,2,opt,name=worker,proto3" json:"worker,omitempty"`
+	// How long the longest client call now running on the worker has run,
+	// in nanoseconds (0 when none is running).
+	BusyNanos int64 `protobuf:"varint,3,opt,name=busy_nanos,json=busyNanos,proto3" json:"busy_nanos,omitempty"`
+	// The client of that call (-1 when none).
+	BusyClient    int64 `protobuf:"varint,4,opt,name=busy_client,json=busyClient,proto3" json:"busy_client,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Heartbeat) Reset() {
+	*x = Heartbeat{}
+	mi := &file_hgpsim_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Heartbeat) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Heartbeat) ProtoMessage() {}
+
+func (x *Heartbeat) ProtoReflect() protoreflect.Message {
+	mi := &file_hgpsim_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
+func (*Heartbeat) Descriptor() ([]byte, []int) {
+	return file_hgpsim_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *Heartbeat) GetRun() uint64 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
+func (x *Heartbeat) GetWorker() string {
+	if x != nil {
+		return x.Worker
+	}
+	return ""
+}
+
+func (x *Heartbeat) GetBusyNanos() int64 {
+	if x != nil {
+		return x.BusyNanos
+	}
+	return 0
+}
+
+func (x *Heartbeat) GetBusyClient() int64 {
+	if x != nil {
+		return x.BusyClient
+	}
+	return 0
+}
+
+// Release ends a run on a worker: it stops the clients of that run and
+// waits for the next Setup.
+type Release struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Setup's run.
+	Run           uint64 `protobuf:"varint,1,opt,name=run,proto3" json:"run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Release) Reset() {
+	*x = Release{}
+	mi := &file_hgpsim_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Release) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Release) ProtoMessage() {}
+
+func (x *Release) ProtoReflect() protoreflect.Message {
+	mi := &file_hgpsim_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Release.ProtoReflect.Descriptor instead.
+func (*Release) Descriptor() ([]byte, []int) {
+	return file_hgpsim_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *Release) GetRun() uint64 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
 var File_hgpsim_proto protoreflect.FileDescriptor
 
 const file_hgpsim_proto_rawDesc = "" +
@@ -1179,7 +1495,7 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\x05track\x18\b \x01(\bR\x05track\x1a7\n" +
 	"\tArgsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xa6\x02\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xd7\x02\n" +
 	"\x05Stats\x12\x1d\n" +
 	"\n" +
 	"train_loss\x18\x01 \x01(\x01R\ttrainLoss\x12\x1b\n" +
@@ -1194,7 +1510,9 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\x06test_n\x18\t \x01(\x03R\x05testN\x12\x10\n" +
 	"\x01x\x18\n" +
 	" \x03(\x01B\x02\x10\x01R\x01x\x12\x18\n" +
-	"\x05hyper\x18\v \x03(\x01B\x02\x10\x01R\x05hyper\"\x89\x02\n" +
+	"\x05hyper\x18\v \x03(\x01B\x02\x10\x01R\x05hyper\x12\x17\n" +
+	"\atrain_n\x18\f \x01(\x03R\x06trainN\x12\x16\n" +
+	"\x06weight\x18\r \x01(\x01R\x06weight\"\x89\x02\n" +
 	"\x06Result\x12:\n" +
 	"\avectors\x18\x01 \x03(\v2 .hgpsim.wire.Result.VectorsEntryR\avectors\x127\n" +
 	"\x06values\x18\x02 \x03(\v2\x1f.hgpsim.wire.Result.ValuesEntryR\x06values\x1aO\n" +
@@ -1234,7 +1552,29 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\x05error\x18\t \x01(\tR\x05error\"5\n" +
 	"\x05Built\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\x03R\x06client\x12\x14\n" +
-	"\x05error\x18\x02 \x01(\tR\x05error*^\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\"\xd0\x01\n" +
+	"\x05Setup\x12\x1a\n" +
+	"\bscenario\x18\x01 \x01(\fR\bscenario\x12\x1c\n" +
+	"\aclients\x18\x02 \x03(\x03B\x02\x10\x01R\aclients\x12-\n" +
+	"\x12supervisor_address\x18\x03 \x01(\tR\x11supervisorAddress\x12#\n" +
+	"\rsupervisor_id\x18\x04 \x01(\tR\fsupervisorId\x12\x10\n" +
+	"\x03run\x18\x05 \x01(\x04R\x03run\x12'\n" +
+	"\x0fheartbeat_nanos\x18\x06 \x01(\x03R\x0eheartbeatNanos\"x\n" +
+	"\x06Hosted\x12\x10\n" +
+	"\x03run\x18\x01 \x01(\x04R\x03run\x12\x16\n" +
+	"\x06worker\x18\x02 \x01(\tR\x06worker\x12\x1c\n" +
+	"\aclients\x18\x03 \x03(\x03B\x02\x10\x01R\aclients\x12\x10\n" +
+	"\x03ids\x18\x04 \x03(\tR\x03ids\x12\x14\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\"u\n" +
+	"\tHeartbeat\x12\x10\n" +
+	"\x03run\x18\x01 \x01(\x04R\x03run\x12\x16\n" +
+	"\x06worker\x18\x02 \x01(\tR\x06worker\x12\x1d\n" +
+	"\n" +
+	"busy_nanos\x18\x03 \x01(\x03R\tbusyNanos\x12\x1f\n" +
+	"\vbusy_client\x18\x04 \x01(\x03R\n" +
+	"busyClient\"\x1b\n" +
+	"\aRelease\x12\x10\n" +
+	"\x03run\x18\x01 \x01(\x04R\x03run*^\n" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -1256,7 +1596,7 @@ func file_hgpsim_proto_rawDescGZIP() []byte {
 }
 
 var file_hgpsim_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_hgpsim_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_hgpsim_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_hgpsim_proto_goTypes = []any{
 	(Kind)(0),              // 0: hgpsim.wire.Kind
 	(*Vector)(nil),         // 1: hgpsim.wire.Vector
@@ -1272,20 +1612,24 @@ var file_hgpsim_proto_goTypes = []any{
 	(*Step)(nil),           // 11: hgpsim.wire.Step
 	(*Ack)(nil),            // 12: hgpsim.wire.Ack
 	(*Built)(nil),          // 13: hgpsim.wire.Built
-	nil,                    // 14: hgpsim.wire.ClientInputs.VectorsEntry
-	nil,                    // 15: hgpsim.wire.PhaseSpec.ArgsEntry
-	nil,                    // 16: hgpsim.wire.Result.VectorsEntry
-	nil,                    // 17: hgpsim.wire.Result.ValuesEntry
+	(*Setup)(nil),          // 14: hgpsim.wire.Setup
+	(*Hosted)(nil),         // 15: hgpsim.wire.Hosted
+	(*Heartbeat)(nil),      // 16: hgpsim.wire.Heartbeat
+	(*Release)(nil),        // 17: hgpsim.wire.Release
+	nil,                    // 18: hgpsim.wire.ClientInputs.VectorsEntry
+	nil,                    // 19: hgpsim.wire.PhaseSpec.ArgsEntry
+	nil,                    // 20: hgpsim.wire.Result.VectorsEntry
+	nil,                    // 21: hgpsim.wire.Result.ValuesEntry
 }
 var file_hgpsim_proto_depIdxs = []int32{
 	0,  // 0: hgpsim.wire.Payload.kind:type_name -> hgpsim.wire.Kind
 	2,  // 1: hgpsim.wire.Message.payload:type_name -> hgpsim.wire.Payload
 	2,  // 2: hgpsim.wire.Envelope.payload:type_name -> hgpsim.wire.Payload
-	14, // 3: hgpsim.wire.ClientInputs.vectors:type_name -> hgpsim.wire.ClientInputs.VectorsEntry
-	15, // 4: hgpsim.wire.PhaseSpec.args:type_name -> hgpsim.wire.PhaseSpec.ArgsEntry
+	18, // 3: hgpsim.wire.ClientInputs.vectors:type_name -> hgpsim.wire.ClientInputs.VectorsEntry
+	19, // 4: hgpsim.wire.PhaseSpec.args:type_name -> hgpsim.wire.PhaseSpec.ArgsEntry
 	5,  // 5: hgpsim.wire.PhaseSpec.per_client:type_name -> hgpsim.wire.ClientInputs
-	16, // 6: hgpsim.wire.Result.vectors:type_name -> hgpsim.wire.Result.VectorsEntry
-	17, // 7: hgpsim.wire.Result.values:type_name -> hgpsim.wire.Result.ValuesEntry
+	20, // 6: hgpsim.wire.Result.vectors:type_name -> hgpsim.wire.Result.VectorsEntry
+	21, // 7: hgpsim.wire.Result.values:type_name -> hgpsim.wire.Result.ValuesEntry
 	6,  // 8: hgpsim.wire.Step.spec:type_name -> hgpsim.wire.PhaseSpec
 	3,  // 9: hgpsim.wire.Step.inbox:type_name -> hgpsim.wire.Message
 	4,  // 10: hgpsim.wire.Ack.envelopes:type_name -> hgpsim.wire.Envelope
@@ -1311,7 +1655,7 @@ func file_hgpsim_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hgpsim_proto_rawDesc), len(file_hgpsim_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   17,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

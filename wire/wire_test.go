@@ -153,7 +153,7 @@ func (g gen) stats() optim.Stats {
 	return optim.Stats{
 		TrainLoss: g.float(), TrainAcc: g.float(), ValLoss: g.float(), ValAcc: g.float(),
 		TestLoss: g.float(), TestAcc: g.float(), OuterLoss: g.float(),
-		ValN: g.int(), TestN: g.int(), X: g.vec(), Hyper: g.vec(),
+		TrainN: g.int(), ValN: g.int(), TestN: g.int(), X: g.vec(), Hyper: g.vec(), Weight: g.float(),
 	}
 }
 

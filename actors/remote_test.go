@@ -1,0 +1,226 @@
+package actors
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"hgpsim/graph"
+	"hgpsim/optim"
+)
+
+// The tests with workers run each worker in a process of its own — this
+// test binary started again with workerEnv set — as hgpsim does: a process
+// hosts one proto.actor remote (see supervisorHost).
+const workerEnv = "HGPSIM_ACTORS_TEST_WORKER"
+
+// Worker processes build n SGP clients on the test network whatever the
+// scenario says, as every worker of a real run builds the same clients from
+// the same scenario; with mode "fail" building fails.
+const (
+	testKind = "stochastic-directed"
+	testN    = 10
+)
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(workerEnv); mode != "" {
+		os.Exit(serveTestWorker(mode))
+	}
+	os.Exit(m.Run())
+}
+
+// serveTestWorker runs a worker until its stdin closes.
+func serveTestWorker(mode string) int {
+	build := func([]byte) (*graph.Network, optim.ClientFactory, error) {
+		if mode == "fail" {
+			return nil, nil, errors.New("no data here")
+		}
+		var t testing.T // network and sgpClients fail through t only on bad constants
+		_, bs := sgpClients(&t, testN, optim.AfterComm)
+		factory, _ := optim.FixedClients(bs)
+		return network(&t, testKind, testN), factory, nil
+	}
+	w, err := StartWorker("127.0.0.1:0", build, WorkerOptions{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer w.Close()
+	fmt.Println(w.Address())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// startWorkers starts k worker processes and returns them with their
+// addresses; they end with the test.
+func startWorkers(t *testing.T, k int, mode string) ([]*exec.Cmd, []string) {
+	t.Helper()
+	cmds := make([]*exec.Cmd, k)
+	addrs := make([]string, k)
+	for i := range cmds {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), workerEnv+"="+mode)
+		cmd.Stderr = os.Stderr
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			stdin.Close()
+			if cmd.Wait() != nil {
+				_ = cmd.Process.Kill()
+			}
+		})
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err != nil {
+			t.Fatalf("worker %d: %v", i, err)
+		}
+		cmds[i], addrs[i] = cmd, strings.TrimSpace(line)
+	}
+	return cmds, addrs
+}
+
+// TestWorkersMatchInProcess runs the same SGP phases in one process and
+// with the clients on one, two and three workers (in this process, over
+// proto.actor remote on loopback, under the race detector in CI): events,
+// stats and traffic must be bit-identical.
+func TestWorkersMatchInProcess(t *testing.T) {
+	const n = testN
+	nw := network(t, testKind, n)
+	_, bs := sgpClients(t, n, optim.AfterComm)
+	var want recorder
+	rt := newRuntime(t, nw, bs, Options{RoundTimeout: 10 * time.Second})
+	wantTr, err := rt.Execute(context.Background(), sgpPhases(2, 12, 5), &want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 1; k <= 3; k++ {
+		_, addrs := startWorkers(t, k, "sgp")
+		rt, err := New(nw, nil, Options{RoundTimeout: 10 * time.Second, Workers: addrs, Scenario: []byte("test")})
+		if err != nil {
+			t.Fatalf("%d workers: %v", k, err)
+		}
+		var got recorder
+		tr, err := rt.Execute(context.Background(), sgpPhases(2, 12, 5), &got)
+		wt := rt.Wire()
+		rt.Close()
+		if err != nil {
+			t.Fatalf("%d workers: %v", k, err)
+		}
+		if tr != wantTr {
+			t.Errorf("%d workers: traffic %+v, in process %+v", k, tr, wantTr)
+		}
+		if wt == nil || wt.Steps != int64(n)*wt.Rounds || wt.Acks != wt.Steps || wt.StepBytes == 0 || wt.AckBytes == 0 {
+			t.Errorf("%d workers: wire traffic %+v", k, wt)
+		}
+		if len(got.events) != len(want.events) {
+			t.Fatalf("%d workers: %d events, in process %d", k, len(got.events), len(want.events))
+		}
+		for e := range want.events {
+			a, b := want.events[e], got.events[e]
+			if a.Round != b.Round || a.Traffic != b.Traffic {
+				t.Fatalf("%d workers, event %d: %d/%+v vs %d/%+v", k, e, a.Round, a.Traffic, b.Round, b.Traffic)
+			}
+			for i := range a.Clients {
+				sa, sb := a.Clients[i], b.Clients[i]
+				if !sameBits(sa.X, sb.X) || math.Float64bits(sa.TrainLoss) != math.Float64bits(sb.TrainLoss) ||
+					math.Float64bits(sa.Weight) != math.Float64bits(sb.Weight) || sa.TrainN != sb.TrainN {
+					t.Fatalf("%d workers, event %d, client %d: stats differ", k, e, i)
+				}
+			}
+		}
+		for p := range want.reports {
+			a, b := want.reports[p].Delivered, got.reports[p].Delivered
+			for i := range a.Count {
+				if !sameBits(a.Count[i], b.Count[i]) || !sameBits(a.WeightSum[i], b.WeightSum[i]) {
+					t.Fatalf("%d workers, phase %d: delivery records differ for sender %d", k, p, i)
+				}
+			}
+		}
+	}
+}
+
+// closer is a sink that kills a worker after a few evaluations.
+type closer struct {
+	recorder
+	once  sync.Once
+	after int
+	close func()
+}
+
+func (c *closer) Evaluated(ev *optim.RoundEvent) error {
+	if len(c.events) == c.after {
+		c.once.Do(c.close)
+	}
+	return c.recorder.Evaluated(ev)
+}
+
+// TestWorkerLostFailsTheRun kills one of two worker processes mid-run: the
+// run fails, well within round_timeout, naming the worker and its clients.
+func TestWorkerLostFailsTheRun(t *testing.T) {
+	nw := network(t, testKind, testN)
+	ws, addrs := startWorkers(t, 2, "sgp")
+	const timeout = 5 * time.Second
+	rt, err := New(nw, nil, Options{RoundTimeout: timeout, Workers: addrs, Scenario: []byte("test")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	var lost time.Time
+	sink := &closer{after: 3, close: func() { lost = time.Now(); _ = ws[1].Process.Kill() }}
+	_, err = rt.Execute(context.Background(), sgpPhases(1, 1_000_000, 10), sink)
+	if err == nil {
+		t.Fatal("the run survived a lost worker")
+	}
+	if d := time.Since(lost); d > timeout {
+		t.Errorf("failed %v after the worker was lost, round_timeout %v", d, timeout)
+	}
+	want := "worker " + addrs[1] + " (clients 5–9)"
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not name %q", err, want)
+	}
+	// The runtime stays failed.
+	if _, err := rt.Execute(context.Background(), sgpPhases(1, 2, 1), &recorder{}); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a run after the loss: %v", err)
+	}
+}
+
+// TestWorkerSetupErrors: an unreachable worker and a worker that cannot
+// build its clients fail New with errors that name them.
+func TestWorkerSetupErrors(t *testing.T) {
+	nw := network(t, testKind, testN)
+	// A port nothing listens on: a worker that was killed.
+	ws, addrs := startWorkers(t, 1, "sgp")
+	_ = ws[0].Process.Kill()
+	_ = ws[0].Wait()
+	if _, err := New(nw, nil, Options{RoundTimeout: time.Second, Workers: addrs}); err == nil || !strings.Contains(err.Error(), addrs[0]) {
+		t.Errorf("unreachable worker: %v", err)
+	}
+	_, addrs = startWorkers(t, 2, "fail")
+	_, err := New(nw, nil, Options{RoundTimeout: 5 * time.Second, Workers: addrs})
+	if err == nil || !strings.Contains(err.Error(), "no data here") || !strings.Contains(err.Error(), "worker 127.0.0.1:") {
+		t.Errorf("a worker that cannot build: %v", err)
+	}
+	if _, err := StartWorker("127.0.0.1:99999", nil, WorkerOptions{}); err == nil {
+		t.Error("a port out of range was accepted")
+	}
+	if _, err := StartWorker("no-port", nil, WorkerOptions{}); err == nil {
+		t.Error("an address without a port was accepted")
+	}
+}

@@ -1,0 +1,312 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/remote"
+
+	"hgpsim/graph"
+	"hgpsim/optim"
+	"hgpsim/wire"
+)
+
+// hostID is the actor id of a worker's host actor, the one a supervisor
+// sends its Setup to: a fixed name, so that an address is all a supervisor
+// needs to know about a worker.
+const hostID = "hgpsim-worker"
+
+// BuildFunc turns the scenario a supervisor sends (the resolved scenario
+// as YAML) into the run's network and client factory, deterministically,
+// so that a client built on a worker is the client the in-process runtime
+// would have built. hgpsim passes run.Build.
+type BuildFunc func(scenario []byte) (*graph.Network, optim.ClientFactory, error)
+
+// Worker is a process's share of a distributed run: an actor system
+// reachable over proto.actor remote that hosts, for one supervisor at a
+// time, the client actors the supervisor assigns to it.
+type Worker struct {
+	system *actor.ActorSystem
+	remote *remote.Remote
+	pool   *workers
+	host   *actor.PID
+	closed sync.Once
+}
+
+// WorkerOptions configures a Worker.
+type WorkerOptions struct {
+	// Advertise is the address (host:port) supervisors use to reach this
+	// worker, when it differs from the listening address (listening on
+	// 0.0.0.0, say). proto.actor addresses actors by it, so a supervisor
+	// must use exactly this address.
+	Advertise string
+	// Logger receives proto.actor's own logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// SplitAddress parses host:port for a listening address: the port may be
+// 0 (any free port).
+func SplitAddress(addr string) (string, int, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("address %q: want host:port: %v", addr, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 0 || p > 65535 {
+		return "", 0, fmt.Errorf("address %q: the port must be a number in 0 … 65535", addr)
+	}
+	return host, p, nil
+}
+
+// startRemote starts proto.actor remote on system, listening on host:port.
+// remote.Start panics when it cannot listen; that is an error here.
+func startRemote(system *actor.ActorSystem, host string, port int, advertise string) (r *remote.Remote, err error) {
+	var opts []remote.ConfigOption
+	if advertise != "" {
+		opts = append(opts, remote.WithAdvertisedHost(advertise))
+	}
+	r = remote.NewRemote(system, remote.Configure(host, port, opts...))
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = nil, fmt.Errorf("listening on %s: %v", net.JoinHostPort(host, strconv.Itoa(port)), p)
+		}
+	}()
+	r.Start()
+	return r, nil
+}
+
+// StartWorker listens on listen (host:port; port 0 picks a free one) and
+// hosts clients for the supervisors that ask, building them with build.
+func StartWorker(listen string, build BuildFunc, opt WorkerOptions) (*Worker, error) {
+	host, port, err := SplitAddress(listen)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Advertise != "" {
+		if _, _, err := SplitAddress(opt.Advertise); err != nil {
+			return nil, fmt.Errorf("advertised %w", err)
+		}
+	}
+	logger := opt.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
+	rem, err := startRemote(system, host, port, opt.Advertise)
+	if err != nil {
+		system.Shutdown()
+		return nil, err
+	}
+	w := &Worker{system: system, remote: rem, pool: newWorkers()}
+	h := &workerHost{build: build, pool: w.pool, self: system.Address()}
+	props := actor.PropsFromProducer(func() actor.Actor { return h },
+		actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, func(interface{}) actor.Directive { return actor.StopDirective })),
+		actor.WithDispatcher(w.pool))
+	w.host, err = system.Root.SpawnNamed(props, hostID)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("starting the worker actor: %w", err)
+	}
+	return w, nil
+}
+
+// Address is where supervisors reach the worker (host:port).
+func (w *Worker) Address() string { return w.system.Address() }
+
+// Close stops the worker's actors and its server; later calls do nothing.
+func (w *Worker) Close() {
+	w.closed.Do(func() {
+		if w.host != nil {
+			_ = w.system.Root.StopFuture(w.host).Wait()
+		}
+		w.remote.Shutdown(false)
+		w.system.Shutdown()
+		w.pool.close()
+	})
+}
+
+// workerHost is the actor a supervisor talks to: it builds the run it is
+// sent, spawns one client actor per assigned client, reports when they are
+// built, beats while a run is attached, and drops the run when released
+// or when the supervisor's process is gone.
+type workerHost struct {
+	build BuildFunc
+	pool  *workers
+	self  string
+
+	run     uint64
+	sup     *actor.PID
+	clients []*actor.PID
+	index   []int64
+	pending int
+	errs    []error
+	watch   *watchdog
+	stop    chan struct{}
+	beats   sync.WaitGroup
+}
+
+func (h *workerHost) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *wire.Setup:
+		h.setup(ctx, m)
+	case *built:
+		h.pending--
+		if m.err != nil {
+			h.errs = append(h.errs, fmt.Errorf("client %d: %w", m.client, m.err))
+		}
+		if h.pending == 0 {
+			h.hosted(ctx, errors.Join(h.errs...))
+		}
+	case *wire.Release:
+		if m.Run == h.run {
+			h.release(ctx)
+		}
+		if ctx.Sender() != nil {
+			ctx.Respond(&wire.Release{Run: m.Run})
+		}
+	case *actor.Terminated:
+		// The supervisor's process is gone: nobody will release this run.
+		if h.sup != nil && m.Who.Equal(h.sup) {
+			h.release(ctx)
+		}
+	case *actor.Stopping:
+		h.release(ctx)
+	}
+}
+
+func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
+	h.release(ctx) // one run at a time: a new supervisor replaces the last
+	h.run = m.Run
+	h.sup = actor.NewPID(m.SupervisorAddress, m.SupervisorId)
+	ctx.Watch(h.sup)
+	h.index = m.Clients
+	fail := func(err error) {
+		ctx.Send(h.sup, &wire.Hosted{Run: h.run, Worker: h.self, Error: err.Error()})
+		h.release(ctx)
+	}
+	if len(m.Clients) == 0 {
+		fail(errors.New("no clients assigned"))
+		return
+	}
+	nw, factory, err := h.build(m.Scenario)
+	if err != nil {
+		fail(fmt.Errorf("building the run: %w", err))
+		return
+	}
+	ids := make([]int, len(m.Clients))
+	for k, c := range m.Clients {
+		if c < 0 || c >= int64(nw.N) {
+			fail(fmt.Errorf("client %d is not in [0, %d)", c, nw.N))
+			return
+		}
+		ids[k] = int(c)
+	}
+	h.watch = newWatchdog(nw.N)
+	h.stop = make(chan struct{})
+	if every := time.Duration(m.HeartbeatNanos); every > 0 {
+		h.beats.Add(1)
+		go h.beat(ctx.ActorSystem(), h.sup, h.run, h.watch, every, h.stop)
+	}
+	h.pending, h.errs = len(ids), nil
+	for _, i := range ids {
+		c := &remoteClient{client: client{id: i, net: nw, factory: factory, watch: h.watch}, sup: h.sup}
+		h.clients = append(h.clients, ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return c }, actor.WithDispatcher(h.pool))))
+	}
+}
+
+func (h *workerHost) hosted(ctx actor.Context, err error) {
+	msg := &wire.Hosted{Run: h.run, Worker: h.self, Clients: h.index}
+	if err != nil {
+		msg.Error = err.Error()
+	} else {
+		msg.Ids = make([]string, len(h.clients))
+		for k, pid := range h.clients {
+			msg.Ids[k] = pid.Id
+		}
+	}
+	ctx.Send(h.sup, msg)
+	if err != nil {
+		h.release(ctx)
+	}
+}
+
+// release stops the run's clients and its heartbeat.
+func (h *workerHost) release(ctx actor.Context) {
+	if h.stop != nil {
+		close(h.stop)
+		h.beats.Wait()
+		h.stop = nil
+	}
+	for _, pid := range h.clients {
+		ctx.Stop(pid)
+	}
+	if h.sup != nil {
+		ctx.Unwatch(h.sup)
+	}
+	h.clients, h.index, h.sup, h.watch, h.pending = nil, nil, nil, nil, 0
+}
+
+// beat tells the supervisor, every period, that this worker is alive and
+// how long its longest running client call has run, so that the supervisor
+// tells a slow round from a dead or hung worker.
+func (h *workerHost) beat(system *actor.ActorSystem, sup *actor.PID, run uint64, w *watchdog, every time.Duration, stop <-chan struct{}) {
+	defer h.beats.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			busy, who := w.longest()
+			system.Root.Send(sup, &wire.Heartbeat{Run: run, Worker: h.self, BusyNanos: int64(busy), BusyClient: int64(who)})
+		}
+	}
+}
+
+// remoteClient is the client actor on a worker: the same shell as in one
+// process, with steps and acknowledgements in their wire encoding.
+type remoteClient struct {
+	client
+	sup *actor.PID
+}
+
+func (c *remoteClient) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		ctx.Send(ctx.Parent(), &built{client: c.id, err: c.build()})
+	case *wire.Step:
+		c.watch.begin(c.id)
+		a := c.onStep(m)
+		c.watch.end(c.id)
+		ctx.Send(c.sup, a)
+	}
+}
+
+func (c *remoteClient) onStep(m *wire.Step) *wire.Ack {
+	n := int(m.Step)
+	failed := func(err error) *wire.Ack {
+		return wire.NewAck(c.id, m.Epoch, n, n-1, nil, optim.Stats{}, optim.Result{}, fmt.Errorf("decoding step %d: %w", n, err))
+	}
+	st := &step{epoch: m.Epoch, step: n, tick: m.Tick, eval: m.Eval}
+	var err error
+	if st.spec, err = m.Spec.Optim(); err != nil {
+		return failed(err)
+	}
+	if n == 0 && st.spec == nil {
+		return failed(errors.New("step 0 without its phase"))
+	}
+	in, err := m.OptimInbox()
+	if err != nil {
+		return failed(err)
+	}
+	a := c.step(st, in)
+	return wire.NewAck(a.client, a.epoch, a.step, a.round, a.port, a.stats, a.result, a.err)
+}

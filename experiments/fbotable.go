@@ -1,0 +1,416 @@
+package experiments
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"hgpsim/graph"
+	"hgpsim/internal/registry"
+	"hgpsim/models"
+	"hgpsim/optim"
+	"hgpsim/scenarios"
+)
+
+func init() {
+	scenarios.Experiments.Register("fbo-table",
+		"The fbo-aggitd paper's Table 2 and Fig. 2–3 on the scenario's federated data: every method × split (iid, shards) × τ × seed runs for the same budget of communication rounds; writes curves.csv (test accuracy and bytes against rounds), table.md (rounds to each target accuracy and final accuracy, mean ± standard deviation over seeds), accuracy.png and summary.json; then, beyond the paper, the same methods with each upload lost with probability upload_loss (loss.md).",
+		func() scenarios.Experiment {
+			return &FBOTable{Methods: []string{"fednest", "fbo-aggitd", "lfednest"}, Splits: []string{"iid", "shards"},
+				Taus: []int{1, 5}, Seeds: 3, Rounds: 600, Targets: []float64{0.6, 0.7}, EvalRounds: 30,
+				UploadLoss: []float64{0.1, 0.3}, LossSplits: []string{"iid"}, LossTau: 1,
+				Participation: 0.1, LowerSteps: 5, Beta: 0.003, Alpha: 0.01, Lambda: 0.01, Neumann: 5, Batch: 64,
+				LFedNestNonIID: [2]float64{0.001, 0.005}}
+		})
+}
+
+// FBOTable runs the comparison of FedNest, LFedNest and FBO-AggITD.
+type FBOTable struct {
+	Methods        []string   `yaml:"methods" doc:"algorithms compared: fednest, fbo-aggitd, lfednest"`
+	Splits         []string   `yaml:"splits" doc:"data splits: iid and/or shards (the federated source's split)"`
+	Taus           []int      `yaml:"taus" doc:"local x steps τ of One-Round-Upper, one table row each, 1 … 10⁴"`
+	Seeds          int        `yaml:"seeds" doc:"seeds seed … seed + seeds − 1, 1 … 100"`
+	Rounds         int        `yaml:"rounds" doc:"budget of communication rounds per run, 1 … 10⁶ (outer iterations = ceil(rounds / rounds per iteration))"`
+	Targets        []float64  `yaml:"targets" doc:"test accuracies in (0, 1) whose first crossing is reported in rounds"`
+	EvalRounds     int        `yaml:"eval_rounds" doc:"evaluate about every this many communication rounds (a whole number of outer iterations), 1 … 10⁶"`
+	UploadLoss     []float64  `yaml:"upload_loss" doc:"beyond the paper: probabilities in (0, 1) that an upload is lost (star to_hub = 1 − p); empty: none"`
+	LossSplits     []string   `yaml:"loss_splits" doc:"splits of the upload-loss runs"`
+	LossTau        int        `yaml:"loss_tau" doc:"τ of the upload-loss runs"`
+	Participation  float64    `yaml:"participation" doc:"fraction C of clients per outer iteration, in (0, 1]"`
+	LowerSteps     int        `yaml:"lower_steps" doc:"N"`
+	Beta           float64    `yaml:"beta" doc:"inner step"`
+	Alpha          float64    `yaml:"alpha" doc:"outer step"`
+	Lambda         float64    `yaml:"lambda" doc:"Neumann / HVP constant λ"`
+	Neumann        int        `yaml:"neumann" doc:"T of FedNest (deterministic variant) and LFedNest"`
+	Batch          int        `yaml:"batch" doc:"minibatch size (0: full batch)"`
+	LFedNestNonIID [2]float64 `yaml:"lfednest_noniid" doc:"LFedNest's (beta, alpha) on the shards split (App. A.3: 0.001, 0.005)"`
+}
+
+// Validate implements scenarios.Experiment.
+func (e *FBOTable) Validate(sc *scenarios.Scenario) error {
+	if _, ok := sc.Data.Source.Params.(*models.FederatedData); !ok {
+		return fmt.Errorf("data: fbo-table needs data kind federated, got %s", sc.Data.Source.Name)
+	}
+	if sc.Network.Topology.Name != "star" {
+		return fmt.Errorf("network: fbo-table needs a star, got %s", sc.Network.Topology.Name)
+	}
+	if len(e.Methods) == 0 {
+		return fmt.Errorf("methods: list at least one")
+	}
+	for _, m := range e.Methods {
+		if m != "fednest" && m != "fbo-aggitd" && m != "lfednest" {
+			return fmt.Errorf("methods: %q is not fednest, fbo-aggitd or lfednest", m)
+		}
+	}
+	for _, s := range append(slices.Clone(e.Splits), e.LossSplits...) {
+		if s != "iid" && s != "shards" {
+			return fmt.Errorf("splits: %q is not iid or shards", s)
+		}
+	}
+	if len(e.Splits) == 0 || len(e.Taus) == 0 || len(e.Targets) == 0 {
+		return fmt.Errorf("splits, taus, targets: list at least one each")
+	}
+	for _, t := range append(slices.Clone(e.Taus), e.LossTau) {
+		if t < 1 || t > 10_000 {
+			return fmt.Errorf("taus, loss_tau: must be in [1, 10⁴], got %d", t)
+		}
+	}
+	for _, t := range e.Targets {
+		if !(t > 0 && t < 1) {
+			return fmt.Errorf("targets: must be in (0, 1), got %v", t)
+		}
+	}
+	for _, p := range e.UploadLoss {
+		if !(p > 0 && p < 1) {
+			return fmt.Errorf("upload_loss: must be in (0, 1), got %v", p)
+		}
+	}
+	switch {
+	case e.Seeds < 1 || e.Seeds > 100:
+		return fmt.Errorf("seeds: must be in [1, 100], got %d", e.Seeds)
+	case e.Rounds < 1 || e.Rounds > 1_000_000:
+		return fmt.Errorf("rounds: must be in [1, 10⁶], got %d", e.Rounds)
+	case e.EvalRounds < 1 || e.EvalRounds > 1_000_000:
+		return fmt.Errorf("eval_rounds: must be in [1, 10⁶], got %d", e.EvalRounds)
+	}
+	// Every derived algorithm must validate.
+	for _, m := range e.Methods {
+		for _, s := range e.Splits {
+			a, err := e.algorithm(m, s, e.Taus[0])
+			if err != nil {
+				return err
+			}
+			if err := a.Params.Validate(sc.Nodes()); err != nil {
+				return fmt.Errorf("%s: %w", m, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Estimate implements scenarios.Experiment: the data and one run's models
+// at a time; the time of every run at the assumed rate.
+func (e *FBOTable) Estimate(sc *scenarios.Scenario) scenarios.Resources {
+	f, c := sc.Data.Source.Params.Shape()
+	hidden := int64(200)
+	if m, ok := sc.Model.Arch.Params.(*models.MLPSpec); ok {
+		hidden = int64(m.Hidden)
+	}
+	dx := hidden * int64(f+1)
+	n := int64(sc.Nodes())
+	r := scenarios.Resources{Live: []scenarios.ResourcePart{{Name: "data", Bytes: 70000 * int64(f+1) * 8 * 2},
+		{Name: "models", Bytes: n * (dx*6 + 8*int64(c)*hidden) * 8}}}
+	r.PeakBytes = 2 * r.LiveBytes()
+	runs := len(e.Methods) * e.Seeds * (len(e.Splits)*len(e.Taus) + len(e.UploadLoss)*len(e.LossSplits))
+	// Per communication round: participating clients × a batch × d_x, a few
+	// products each.
+	part := math.Max(1, e.Participation*float64(sc.Clients))
+	r.Flops = float64(runs) * float64(e.Rounds) * part * float64(max(e.Batch, 64)) * float64(dx) * 3
+	r.Seconds = r.Flops / scenarios.AssumedFlops
+	return r
+}
+
+// roundsPerIter is the communication rounds of one outer iteration.
+func (e *FBOTable) roundsPerIter(method string) int {
+	switch method {
+	case "fednest":
+		return 2*e.LowerSteps + e.Neumann + 3
+	case "lfednest":
+		return e.LowerSteps + 1
+	}
+	return 2*e.LowerSteps + 3
+}
+
+// algorithm returns the derived algorithm choice.
+func (e *FBOTable) algorithm(method, split string, tau int) (registry.Choice[optim.Algorithm], error) {
+	var ch registry.Choice[optim.Algorithm]
+	if err := ch.Choose(method); err != nil {
+		return ch, fmt.Errorf("methods: %w", err)
+	}
+	rpi := e.roundsPerIter(method)
+	p := optim.FBOParams{OuterSteps: (e.Rounds + rpi - 1) / rpi, Participation: e.Participation, LowerSteps: e.LowerSteps,
+		Beta: e.Beta, Alpha: e.Alpha, Lambda: e.Lambda, Tau: tau, LowerLocal: 1, Lower: "svrg", Batch: e.Batch,
+		EvalEvery: max(1, int(math.Round(float64(e.EvalRounds)/float64(rpi))))}
+	switch a := ch.Params.(type) {
+	case *optim.AggITD:
+		a.FBOParams = p
+	case *optim.FedNest:
+		a.FBOParams, a.Neumann, a.Variant = p, e.Neumann, "deterministic"
+	case *optim.LFedNest:
+		p.Lower = "sgd"
+		if split == "shards" {
+			p.Beta, p.Alpha = e.LFedNestNonIID[0], e.LFedNestNonIID[1]
+		}
+		a.FBOParams, a.Neumann = p, e.Neumann
+	}
+	return ch, nil
+}
+
+// fboCell is one configuration: its runs' curves.
+type fboCell struct {
+	Method string  `json:"method"`
+	Split  string  `json:"split"`
+	Tau    int     `json:"tau"`
+	Loss   float64 `json:"upload_loss"`
+	runs   []fboCurve
+}
+
+// fboCurve is one run: test accuracy and bytes against communication
+// rounds.
+type fboCurve struct {
+	seed   uint64
+	rounds []int
+	acc    []float64
+	bytes  []int64
+}
+
+// Run implements scenarios.Experiment.
+func (e *FBOTable) Run(ctx context.Context, sc scenarios.Scenario, env scenarios.Env) (any, error) {
+	var cells []*fboCell
+	for _, split := range e.Splits {
+		for _, tau := range e.Taus {
+			for _, m := range e.Methods {
+				cells = append(cells, &fboCell{Method: m, Split: split, Tau: tau})
+			}
+		}
+	}
+	for _, p := range e.UploadLoss {
+		for _, split := range e.LossSplits {
+			for _, m := range e.Methods {
+				cells = append(cells, &fboCell{Method: m, Split: split, Tau: e.LossTau, Loss: p})
+			}
+		}
+	}
+	total := len(cells) * e.Seeds
+	done := 0
+	var csv bytes.Buffer
+	csv.WriteString("method,split,tau,upload_loss,seed,round,bytes,test_acc\n")
+	for _, c := range cells {
+		for s := range e.Seeds {
+			seed := sc.Seed + uint64(s)
+			d, err := e.derive(sc, c, seed)
+			if err != nil {
+				return nil, err
+			}
+			rep, err := env.Run(ctx, d, d.Name)
+			if err != nil {
+				return nil, fmt.Errorf("fbo-table: run %s: %w", d.Name, err)
+			}
+			cur := fboCurve{seed: seed}
+			r := 0
+			for _, ev := range rep.Evals {
+				r += (ev.Round + 1) / 2
+				cur.rounds = append(cur.rounds, r)
+				cur.acc = append(cur.acc, ev.Agg.TestAcc)
+				cur.bytes = append(cur.bytes, ev.Traffic.Bytes)
+				fmt.Fprintf(&csv, "%s,%s,%d,%g,%d,%d,%d,%.6g\n", c.Method, c.Split, c.Tau, c.Loss, seed, r, ev.Traffic.Bytes, ev.Agg.TestAcc)
+			}
+			c.runs = append(c.runs, cur)
+			env.Progress("fbo-table", done, total)
+			done++
+		}
+	}
+	if err := env.WriteFile("curves.csv", csv.Bytes()); err != nil {
+		return nil, err
+	}
+	sum := e.summarize(cells)
+	if err := env.WriteFile("table.md", []byte(e.markdown(sum, false))); err != nil {
+		return nil, err
+	}
+	if len(e.UploadLoss) > 0 {
+		if err := env.WriteFile("loss.md", []byte(e.markdown(sum, true))); err != nil {
+			return nil, err
+		}
+	}
+	png, err := e.plot(cells)
+	if err != nil {
+		return nil, err
+	}
+	if err := env.WriteFile("accuracy.png", png); err != nil {
+		return nil, err
+	}
+	b, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := env.WriteFile("summary.json", append(b, '\n')); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// derive is the training scenario of one run.
+func (e *FBOTable) derive(sc scenarios.Scenario, c *fboCell, seed uint64) (scenarios.Scenario, error) {
+	d := sc
+	d.Experiment = nil
+	d.Seed = seed
+	d.Name = fmt.Sprintf("%s-%s-tau%d-loss%s-seed%d", c.Method, c.Split, c.Tau, strconv.FormatFloat(c.Loss, 'f', -1, 64), seed)
+	a, err := e.algorithm(c.Method, c.Split, c.Tau)
+	if err != nil {
+		return d, err
+	}
+	d.Algorithm = a
+	fd := *sc.Data.Source.Params.(*models.FederatedData)
+	fd.Split = c.Split
+	d.Data.Source = registry.Choice[models.Source]{Name: sc.Data.Source.Name, Params: &fd}
+	st := *sc.Network.Topology.Params.(*graph.Star)
+	if c.Loss > 0 {
+		st.ToHub = 1 - c.Loss
+	}
+	d.Network.Topology = registry.Choice[graph.Topology]{Name: "star", Params: &st}
+	return d, nil
+}
+
+// FBOTableSummary is summary.json.
+type FBOTableSummary struct {
+	Rounds  int            `json:"rounds"`
+	Seeds   int            `json:"seeds"`
+	Targets []float64      `json:"targets"`
+	Cells   []FBOTableCell `json:"cells"`
+}
+
+// FBOTableCell is one configuration over its seeds.
+type FBOTableCell struct {
+	Method string  `json:"method"`
+	Split  string  `json:"split"`
+	Tau    int     `json:"tau"`
+	Loss   float64 `json:"upload_loss"`
+	// ToTarget[k] are the rounds at which each seed first reached
+	// Targets[k] (-1: never within the budget).
+	ToTarget [][]int   `json:"rounds_to_target"`
+	Bytes    [][]int64 `json:"bytes_to_target"`
+	Final    []float64 `json:"final_acc"`
+	RPI      int       `json:"rounds_per_outer_iteration"`
+}
+
+func (e *FBOTable) summarize(cells []*fboCell) *FBOTableSummary {
+	s := &FBOTableSummary{Rounds: e.Rounds, Seeds: e.Seeds, Targets: e.Targets}
+	for _, c := range cells {
+		tc := FBOTableCell{Method: c.Method, Split: c.Split, Tau: c.Tau, Loss: c.Loss, RPI: e.roundsPerIter(c.Method)}
+		for _, t := range e.Targets {
+			var rs []int
+			var bs []int64
+			for _, r := range c.runs {
+				at, b := -1, int64(-1)
+				for k, a := range r.acc {
+					if a >= t {
+						at, b = r.rounds[k], r.bytes[k]
+						break
+					}
+				}
+				rs, bs = append(rs, at), append(bs, b)
+			}
+			tc.ToTarget = append(tc.ToTarget, rs)
+			tc.Bytes = append(tc.Bytes, bs)
+		}
+		for _, r := range c.runs {
+			if len(r.acc) > 0 {
+				tc.Final = append(tc.Final, r.acc[len(r.acc)-1])
+			}
+		}
+		s.Cells = append(s.Cells, tc)
+	}
+	return s
+}
+
+// meanSD returns the mean and the sample standard deviation.
+func meanSD(v []float64) (float64, float64) {
+	if len(v) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	var m float64
+	for _, x := range v {
+		m += x
+	}
+	m /= float64(len(v))
+	if len(v) == 1 {
+		return m, 0
+	}
+	var ss float64
+	for _, x := range v {
+		ss += (x - m) * (x - m)
+	}
+	return m, math.Sqrt(ss / float64(len(v)-1))
+}
+
+// markdown renders the table of the loss-free runs (Table 2's shape) or of
+// the upload-loss runs beside their loss-free counterparts.
+func (e *FBOTable) markdown(s *FBOTableSummary, loss bool) string {
+	var b strings.Builder
+	b.WriteString("| method | rounds/outer it. | data | τ |")
+	if loss {
+		b.WriteString(" upload loss |")
+	}
+	for _, t := range e.Targets {
+		fmt.Fprintf(&b, " rounds to %g%% |", 100*t)
+	}
+	b.WriteString(" final accuracy (%) |\n|---|---|---|---|")
+	if loss {
+		b.WriteString("---|")
+	}
+	b.WriteString(strings.Repeat("---|", len(e.Targets)+1) + "\n")
+	for _, c := range s.Cells {
+		if loss {
+			if !(c.Loss > 0 || (c.Tau == e.LossTau && slices.Contains(e.LossSplits, c.Split))) {
+				continue
+			}
+		} else if c.Loss > 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %d |", c.Method, c.RPI, c.Split, c.Tau)
+		if loss {
+			fmt.Fprintf(&b, " %g |", c.Loss)
+		}
+		for k := range e.Targets {
+			b.WriteString(" " + roundsCell(c.ToTarget[k]) + " |")
+		}
+		m, sd := meanSD(c.Final)
+		fmt.Fprintf(&b, " %.2f ± %.2f |\n", 100*m, 100*sd)
+	}
+	return b.String()
+}
+
+// roundsCell is mean ± sd over the seeds that reached the target, with the
+// count when some did not.
+func roundsCell(rs []int) string {
+	var got []float64
+	for _, r := range rs {
+		if r >= 0 {
+			got = append(got, float64(r))
+		}
+	}
+	if len(got) == 0 {
+		return "not reached"
+	}
+	m, sd := meanSD(got)
+	s := fmt.Sprintf("%.0f ± %.0f", m, sd)
+	if len(got) < len(rs) {
+		s += fmt.Sprintf(" (%d of %d seeds)", len(got), len(rs))
+	}
+	return s
+}

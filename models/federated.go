@@ -1,0 +1,186 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"hgpsim/internal/rng"
+)
+
+func init() {
+	Sources.Register("federated",
+		"The federated split of FedNest and FBO-AggITD (Sec. 5): node 0 is the server and holds the official test split (test_frac of it, stratified) and nothing else; the m clients (nodes 1 … m) share per_client·m images of the official training split, iid (shuffled, equal parts) or by McMahan et al.'s shards (sorted by label, shards·m equal shards, shards to each client); each client's part is split into train and validation (val_frac). For server algorithms only.",
+		func() Source {
+			return &FederatedData{Base: "fashion-mnist", Split: "iid", Shards: 2, PerClient: 600, ValFrac: 0.2, TestFrac: 1, Normalize: true}
+		})
+}
+
+// FederatedData is the server-and-clients split of an IDX image data set.
+type FederatedData struct {
+	Base      string  `yaml:"base" doc:"fashion-mnist (default folder /usr/share/datasets/fashion-mnist, apt-get install dataset-fashion-mnist) or mnist (dir required)"`
+	Dir       string  `yaml:"dir" doc:"folder of the IDX files (gzip or plain); empty: the standard folder of fashion-mnist"`
+	Split     string  `yaml:"split" doc:"iid (shuffled, equal parts) or shards (non-iid: sorted by label, shards·m shards, shards per client)"`
+	Shards    int     `yaml:"shards" doc:"shards per client for split shards, 1 … 100 (McMahan et al. use 2)"`
+	PerClient int     `yaml:"per_client" doc:"training-split images per client, 2 … 60000/m (600 = the whole split for m = 100); fewer subsample, stratified"`
+	ValFrac   float64 `yaml:"val_frac" doc:"share of each client's images kept for validation (f_i), in (0, 1)"`
+	TestFrac  float64 `yaml:"test_frac" doc:"share of the official test split the server evaluates on (stratified), in (0, 1]"`
+	Normalize bool    `yaml:"normalize" doc:"standardize pixels with the training split's mean and deviation (one scalar each, as the papers' code does with transforms.Normalize); false keeps [0, 1]"`
+}
+
+// trainImages is the size of the official training split of (Fashion-)MNIST.
+const trainImages = 60000
+
+func (f *FederatedData) source() IDXSource {
+	if f.Base == "mnist" {
+		return MNIST(f.Dir)
+	}
+	return FashionMNIST(f.Dir)
+}
+
+// Validate implements Source; nodes counts the server.
+func (f *FederatedData) Validate(nodes int) error {
+	m := nodes - 1
+	bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+	switch {
+	case f.Base != "fashion-mnist" && f.Base != "mnist":
+		return fmt.Errorf("base must be fashion-mnist or mnist, got %q", f.Base)
+	case f.Base == "mnist" && f.Dir == "":
+		return fmt.Errorf("dir: mnist has no standard location; give the folder of its IDX files")
+	case f.Split != "iid" && f.Split != "shards":
+		return fmt.Errorf("split must be iid or shards, got %q", f.Split)
+	case f.Shards < 1 || f.Shards > 100:
+		return fmt.Errorf("shards must be in [1, 100], got %d", f.Shards)
+	case m < 1:
+		return fmt.Errorf("needs a server (node 0) and at least one client")
+	case f.PerClient < 2 || int64(f.PerClient)*int64(m) > trainImages:
+		return fmt.Errorf("per_client must be in [2, %d] for %d clients, got %d", trainImages/m, m, f.PerClient)
+	case f.Split == "shards" && f.PerClient < f.Shards:
+		return fmt.Errorf("per_client (%d) must be at least shards (%d)", f.PerClient, f.Shards)
+	case bad(f.ValFrac) || f.ValFrac <= 0 || f.ValFrac >= 1:
+		return fmt.Errorf("val_frac must be in (0, 1), got %v", f.ValFrac)
+	case bad(f.TestFrac) || f.TestFrac <= 0 || f.TestFrac > 1:
+		return fmt.Errorf("test_frac must be in (0, 1], got %v", f.TestFrac)
+	}
+	return nil
+}
+
+// Shape implements Source.
+func (*FederatedData) Shape() (int, int) { return 28 * 28, 10 }
+
+// Examples implements Source: both files are held while loading.
+func (*FederatedData) Examples(int) int64 { return 70000 }
+
+// Files implements Source.
+func (f *FederatedData) Files() []string { return f.source().paths() }
+
+// Missing returns the files that do not exist.
+func (f *FederatedData) Missing() []string { return f.source().Missing() }
+
+// Load implements Source: node 0 (the server) gets the test split, nodes
+// 1 … m their train and validation parts.
+func (f *FederatedData) Load(nodes int, seed uint64) ([]ClientData, error) {
+	train, test, err := f.source().Load()
+	if err != nil {
+		return nil, err
+	}
+	if train.D != 28*28 || train.C > 10 {
+		return nil, fmt.Errorf("models: %s files have %d features and %d classes, expected 784 and at most 10", f.Base, train.D, train.C)
+	}
+	train.C, test.C = 10, 10
+	if f.Normalize {
+		standardize(train, test)
+	}
+	return FederatedSplit(train, test, nodes-1, f.Split == "shards", f.Shards, f.PerClient, f.ValFrac, f.TestFrac,
+		rng.New(seed, rng.Global, rng.PurposePartition))
+}
+
+// FederatedSplit splits train among m clients (iid or by shards of sorted
+// labels) after keeping perClient·m of its rows (stratified), splits each
+// client's rows into train and validation, and gives the server (index 0
+// of the result) testFrac of test. Clients are indices 1 … m.
+func FederatedSplit(train, test *Dataset, m int, shards bool, perShard, perClient int, valFrac, testFrac float64, r *rand.Rand) ([]ClientData, error) {
+	train.checkShape()
+	test.checkShape()
+	keep := m * perClient
+	if m < 1 || perClient < 2 || keep > train.N {
+		return nil, fmt.Errorf("models: %d clients × %d images do not fit the %d training images", m, perClient, train.N)
+	}
+	pool := train
+	if keep < train.N {
+		pool = Subsample(train, float64(keep)/float64(train.N), r)
+	}
+	rows := make([]int, pool.N)
+	for i := range rows {
+		rows[i] = i
+	}
+	var parts [][]int
+	if !shards {
+		r.Shuffle(len(rows), func(a, b int) { rows[a], rows[b] = rows[b], rows[a] })
+		parts = cut(rows, m)
+	} else {
+		// McMahan et al.: sort by label, cut into perShard·m shards, deal
+		// them out at random.
+		slices.SortStableFunc(rows, func(a, b int) int { return pool.Y[a] - pool.Y[b] })
+		sh := cut(rows, perShard*m)
+		order := r.Perm(len(sh))
+		parts = make([][]int, m)
+		for k := range m {
+			for _, s := range order[k*perShard : (k+1)*perShard] {
+				parts[k] = append(parts[k], sh[s]...)
+			}
+		}
+	}
+	out := make([]ClientData, m+1)
+	empty := func() *Dataset { return &Dataset{X: []float64{}, Y: []int{}, D: train.D, C: train.C} }
+	ts := test
+	if testFrac < 1 {
+		ts = Subsample(test, testFrac, r)
+	}
+	out[0] = ClientData{Train: empty(), Val: empty(), Test: ts}
+	src := []*Dataset{pool}
+	for k, p := range parts {
+		if len(p) < 2 {
+			return nil, fmt.Errorf("models: client %d got %d images; use fewer clients or more per_client", k+1, len(p))
+		}
+		r.Shuffle(len(p), func(a, b int) { p[a], p[b] = p[b], p[a] })
+		nv := min(max(int(math.Round(valFrac*float64(len(p)))), 1), len(p)-1)
+		va, tr := p[:nv], p[nv:]
+		slices.Sort(va)
+		slices.Sort(tr)
+		out[k+1] = ClientData{Train: gather(src, train.C, tr), Val: gather(src, train.C, va), Test: empty()}
+	}
+	return out, nil
+}
+
+// cut splits rows into k consecutive parts of sizes differing by at most
+// one.
+func cut(rows []int, k int) [][]int {
+	out := make([][]int, k)
+	for i := range k {
+		out[i] = rows[i*len(rows)/k : (i+1)*len(rows)/k]
+	}
+	return out
+}
+
+// standardize maps every pixel v of both sets to (v − mean)/std with the
+// mean and deviation over all pixels of train.
+func standardize(train, test *Dataset) {
+	var sum, sq float64
+	for _, v := range train.X {
+		sum += v
+		sq += v * v
+	}
+	n := float64(len(train.X))
+	mean := sum / n
+	std := math.Sqrt(max(sq/n-mean*mean, 0))
+	if std == 0 {
+		std = 1
+	}
+	for _, d := range []*Dataset{train, test} {
+		for i, v := range d.X {
+			d.X[i] = (v - mean) / std
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package models
+
+// Linearizer is implemented by bilevel models whose second-order products
+// at a fixed (x, λ, batch) can share work. Hyper-gradient estimators apply
+// the Hessian-vector product and the cross product to the same vector, and
+// to many vectors at the same point (every round of HGP at full batch):
+// Products computes both from one forward and one R-pass per row, and a
+// Linearized keeps the forward pass across calls where the model allows.
+type Linearizer interface {
+	Bilevel
+	// Linearize fixes the point of the products. x, λ, d and idx are
+	// kept, not copied: they must not change while the Linearized is in
+	// use. It shares the model's scratch and buffers, so it belongs to the
+	// goroutine that owns the model, and the next Linearize of the same
+	// model invalidates it (which lets a per-round minibatch reuse the
+	// buffers); other calls on the model in between are fine.
+	Linearize(x, lambda []float64, d *Dataset, idx []int) Linearized
+}
+
+// Linearized applies a model's second-order products at a fixed point.
+type Linearized interface {
+	// Products writes (∂ₓ∇ₓf)·u into hv (d_x) and (∂_λ∇ₓf)ᵀu into cross
+	// (d_λ); a nil destination is skipped. The values are bit-identical to
+	// InnerHVP and InnerCross at the fixed point.
+	Products(hv, cross, u []float64)
+}
+
+// maxCachedFloats bounds the forward cache of one Linearized (8 MiB); a
+// larger batch recomputes its forward pass on every call instead.
+const maxCachedFloats = 1 << 20
+
+// statelessRows marks classifiers whose rowJVP, rowVJP and rowVJPR need
+// nothing of rowLogits but the row itself (linear logits), so that a
+// mixture of them can replay a cached forward pass.
+type statelessRows interface{ statelessRows() }
+
+func (*Softmax) statelessRows()  {}
+func (*Logistic) statelessRows() {}
+
+// forwardCache keeps, per batch row, what mixture.row computes: the
+// probabilities q (K×C), log p_k(y) and responsibilities r (K each).
+type forwardCache struct {
+	filled bool
+	kc, k  int
+	q      []float64 // rows × K×C
+	logp   []float64 // rows × K
+	r      []float64 // rows × K
+}
+
+func (c *forwardCache) store(m *mixture, row int) {
+	for kb, q := range m.q {
+		copy(c.q[row*c.kc+kb*len(q):], q)
+	}
+	copy(c.logp[row*c.k:], m.logp)
+	copy(c.r[row*c.k:], m.r)
+}
+
+func (c *forwardCache) load(m *mixture, row int) {
+	for kb, q := range m.q {
+		copy(q, c.q[row*c.kc+kb*len(q):])
+	}
+	copy(m.logp, c.logp[row*c.k:(row+1)*c.k])
+	copy(m.r, c.r[row*c.k:(row+1)*c.k])
+}
+
+// mixtureLinearized is the Linearized of a mixture.
+type mixtureLinearized struct {
+	m         *mixture
+	x, lambda []float64
+	d         *Dataset
+	idx       []int
+	cache     *forwardCache // nil: recompute the forward pass every call
+	spare     forwardCache  // the buffers cache points to, kept across Linearize
+}
+
+var _ Linearizer = (*mixture)(nil)
+
+// Linearize implements Linearizer. The forward pass is cached when every
+// base has linear logits and the batch is small enough.
+func (m *mixture) Linearize(x, lambda []float64, d *Dataset, idx []int) Linearized {
+	l := &m.lin
+	*l = mixtureLinearized{m: m, x: x, lambda: lambda, d: d, idx: idx, spare: l.spare}
+	for _, b := range m.bases {
+		if _, ok := b.(statelessRows); !ok {
+			return l
+		}
+	}
+	n := batchSize(d, idx)
+	K, C := len(m.bases), m.classes
+	if n*K*(C+2) > maxCachedFloats {
+		return l
+	}
+	c := &l.spare
+	c.filled, c.kc, c.k = false, K*C, K
+	c.q = resize(c.q, n*K*C)
+	c.logp = resize(c.logp, n*K)
+	c.r = resize(c.r, n*K)
+	l.cache = c
+	return l
+}
+
+// resize returns b with length n, reallocated only when it is too short.
+func resize(b []float64, n int) []float64 {
+	if cap(b) < n {
+		return make([]float64, n)
+	}
+	return b[:n]
+}
+
+func (l *mixtureLinearized) Products(hv, cross, u []float64) {
+	if hv != nil {
+		checkLen("hv", hv, l.m.DimX())
+	}
+	if cross != nil {
+		checkLen("cross", cross, l.m.DimLambda())
+	}
+	l.m.products(hv, cross, l.x, l.lambda, l.d, l.idx, u, l.cache)
+}

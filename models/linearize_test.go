@@ -1,0 +1,64 @@
+package models
+
+import (
+	"math"
+	"testing"
+)
+
+// TestLinearizedMatchesProducts checks that Products at a fixed point gives
+// InnerHVP and InnerCross bit for bit, for several vectors in a row (the
+// cached forward pass must be replayed, not stale), for every mixture and
+// batch shape, with and without each destination.
+func TestLinearizedMatchesProducts(t *testing.T) {
+	same := func(what string, got, want []float64) {
+		t.Helper()
+		for k := range want {
+			if math.Float64bits(got[k]) != math.Float64bits(want[k]) {
+				t.Fatalf("%s: coordinate %d is %v, want %v", what, k, got[k], want[k])
+			}
+		}
+	}
+	linearizers := 0
+	for ci, tc := range bilevelCases() {
+		lz, ok := tc.b.(Linearizer)
+		if !ok {
+			continue
+		}
+		linearizers++
+		r := testRand(t, 900+uint64(ci))
+		d := tc.data(r, 19)
+		nx, nl := tc.b.DimX(), tc.b.DimLambda()
+		ref := tc.b.Clone()
+		for bname, idx := range batches(d.N) {
+			x := randomVec(r, nx, 1)
+			lambda := randomVec(r, nl, 1)
+			lin := lz.Linearize(x, lambda, d, idx)
+			for call := range 3 {
+				what := tc.name + "/" + bname
+				u := randomVec(r, nx, 1)
+				wantH, wantC := make([]float64, nx), make([]float64, nl)
+				ref.InnerHVP(wantH, x, lambda, d, idx, u)
+				ref.InnerCross(wantC, x, lambda, d, idx, u)
+				h, c := make([]float64, nx), make([]float64, nl)
+				switch call {
+				case 0:
+					lin.Products(h, c, u)
+					same(what+" HVP", h, wantH)
+					same(what+" cross", c, wantC)
+				case 1:
+					lin.Products(h, nil, u)
+					same(what+" HVP alone", h, wantH)
+				case 2:
+					// Another call on the model in between must not
+					// disturb the fixed point.
+					lz.InnerGrad(make([]float64, nx), randomVec(r, nx, 1), randomVec(r, nl, 1), d, nil)
+					lin.Products(nil, c, u)
+					same(what+" cross alone", c, wantC)
+				}
+			}
+		}
+	}
+	if linearizers < 5 {
+		t.Fatalf("only %d bilevel cases implement Linearizer", linearizers)
+	}
+}

@@ -1,0 +1,83 @@
+package optim
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/floats"
+)
+
+func init() {
+	Algorithms.Register("fednest",
+		"FedNest (Tarzanagh et al. 2022; AID-based, the fbo-aggitd paper's baseline): per outer iteration N lower iterations of two rounds (aggregate q = mean ∇_yG_i, then One-Round-Lower), a round for p₀ = mean ∇_yF_i, T Neumann rounds p_t = mean (I − λ∇²_yyG_i)p_{t−1} (deterministic: p = λΣ_{t=0}^{T} p_t; stochastic: T' ~ U{0 … T−1} rounds and p = λT·p_{T'}), the h round and One-Round-Upper (τ local x steps): 2N+T+3 communication rounds (2N+T'+3 stochastic). Node 0 is the server.",
+		func() Algorithm { return &FedNest{FBOParams: defaultFBO(), Neumann: 5, Variant: "deterministic"} })
+}
+
+// FedNest is the AID-based federated bilevel method.
+type FedNest struct {
+	FBOParams `yaml:",inline"`
+	Neumann   int    `yaml:"neumann" doc:"T, Neumann rounds of the Hessian-inverse-vector product, 0 … 10⁴ (stochastic: 1 … 10⁴)"`
+	Variant   string `yaml:"variant" doc:"deterministic (T rounds, p = λ Σ_{t=0}^{T} p_t) or stochastic (T' ~ U{0 … T−1} rounds, p = λT·p_{T'})"`
+}
+
+// Server implements Algorithm.
+func (*FedNest) Server() bool { return true }
+
+// TrainsLambda reports that the algorithm optimizes the model's λ.
+func (*FedNest) TrainsLambda() bool { return true }
+
+// Validate implements Algorithm.
+func (f *FedNest) Validate(n int) error {
+	if err := f.FBOParams.Validate(n); err != nil {
+		return err
+	}
+	return validateNeumann(f.Neumann, f.Variant)
+}
+
+func validateNeumann(t int, variant string) error {
+	switch {
+	case variant != "deterministic" && variant != "stochastic":
+		return fmt.Errorf("variant must be deterministic or stochastic, got %q", variant)
+	case t < 0 || t > 10_000:
+		return fmt.Errorf("neumann must be in [0, 10⁴], got %d", t)
+	case variant == "stochastic" && t < 1:
+		return fmt.Errorf("neumann must be >= 1 for the stochastic variant (T' ~ U{0 … T−1})")
+	}
+	return nil
+}
+
+// Plan implements Algorithm.
+func (f *FedNest) Plan(s *Setup) (ClientFactory, Program, error) { return planFBO("fednest", f, s) }
+
+func (f *FedNest) params() *FBOParams { return &f.FBOParams }
+
+// draw returns the Neumann rounds of the iteration: T, or T' ~ U{0 … T−1}.
+func (f *FedNest) draw(r *rand.Rand) int {
+	if f.Variant == "stochastic" {
+		return r.IntN(f.Neumann)
+	}
+	return f.Neumann
+}
+
+// schedule appends FedNest's 2N + T + 3 rounds (T' for the stochastic
+// variant).
+func (f *FedNest) schedule(st []stage, iter, t int) []stage {
+	for k := range f.LowerSteps {
+		st = append(st, stage{kind: stLowerA, iter: iter, first: k == 0, t: k, q: -1},
+			stage{kind: stLowerB, iter: iter, t: k, q: -1})
+	}
+	st = append(st, stage{kind: stP0, iter: iter, q: -1})
+	for k := range t {
+		st = append(st, stage{kind: stNeumann, iter: iter, t: k + 1, q: -1, last: k == t-1})
+	}
+	return append(st, stage{kind: stHyper, iter: iter, q: -1}, stage{kind: stUpper, iter: iter, q: -1})
+}
+
+// hyperP is λ Σ p_t or λT·p_{T'}.
+func (f *FedNest) hyperP(dst []float64, s *fboServer) {
+	if f.Variant == "stochastic" {
+		floats.ScaleTo(dst, f.Lambda*float64(f.Neumann), s.pcur)
+		return
+	}
+	floats.ScaleTo(dst, f.Lambda, s.psum)
+}

@@ -1,0 +1,56 @@
+package optim
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+func init() {
+	Algorithms.Register("lfednest",
+		"LFedNest (Tarzanagh et al. 2022, the light FedNest): per outer iteration N FedAvg-type lower rounds (τ_i = lower_local local SGD steps on y, the server averages), then one round in which each client builds its own local Neumann approximation p_i = λΣ_{n=0}^{T}(I − λ∇²_yyG_i)^n∇_yF_i (no aggregation of p), its own h_i, takes τ local x steps and uploads x: N+1 communication rounds. Node 0 is the server.",
+		func() Algorithm {
+			p := defaultFBO()
+			p.Lower = "sgd"
+			return &LFedNest{FBOParams: p, Neumann: 5}
+		})
+}
+
+// LFedNest is FedNest with local lower updates and local hyper-gradients.
+type LFedNest struct {
+	FBOParams `yaml:",inline"`
+	Neumann   int `yaml:"neumann" doc:"T, terms of each client's local Neumann series, 0 … 10⁴"`
+}
+
+// Server implements Algorithm.
+func (*LFedNest) Server() bool { return true }
+
+// TrainsLambda reports that the algorithm optimizes the model's λ.
+func (*LFedNest) TrainsLambda() bool { return true }
+
+// Validate implements Algorithm.
+func (l *LFedNest) Validate(n int) error {
+	if err := l.FBOParams.Validate(n); err != nil {
+		return err
+	}
+	if l.Lower != "sgd" {
+		return fmt.Errorf("lower: LFedNest's lower level is local SGD (FedAvg type); lower must be sgd, got %q", l.Lower)
+	}
+	return validateNeumann(l.Neumann, "deterministic")
+}
+
+// Plan implements Algorithm.
+func (l *LFedNest) Plan(s *Setup) (ClientFactory, Program, error) { return planFBO("lfednest", l, s) }
+
+func (l *LFedNest) params() *FBOParams { return &l.FBOParams }
+
+func (*LFedNest) draw(*rand.Rand) int { return -1 }
+
+// schedule appends LFedNest's N + 1 rounds.
+func (l *LFedNest) schedule(st []stage, iter, _ int) []stage {
+	for k := range l.LowerSteps {
+		st = append(st, stage{kind: stLowerLocal, iter: iter, first: k == 0, t: k, q: -1})
+	}
+	return append(st, stage{kind: stLocalUpper, iter: iter, q: -1})
+}
+
+func (*LFedNest) hyperP([]float64, *fboServer) {}

@@ -1,0 +1,249 @@
+package optim
+
+import (
+	"fmt"
+	"slices"
+
+	"gonum.org/v1/gonum/floats"
+
+	"hgpsim/models"
+)
+
+func init() {
+	Algorithms.Register("weighted-nodes",
+		"Federated learning on adaptively weighted nodes (weighted-nodes paper Alg. 2/3): node 0, the center, holds D^valid and learns the node weights w on the capped simplex Δ_K^b. Per outer iteration Local-SVRG (Alg. 1: loopless SVRG, tau local steps between weighted averagings at the center) solves θ(w) = argmin Σ w_k L̂_k, then the h-problem (Σ w_k ∇²L̂_k) h = ∇L̂₀(θ) from h⁰ = ∇L̂₀(θ); the nodes upload ∇L̂_k(θ), the center forms ∇_k F = −∇L̂_k(θ)ᵀh and takes a projected gradient step (method: projected, Alg. 3) or the accelerated ABA step with w_md and w_ag (method: aba, Alg. 2). 4n + 1 runtime rounds per outer iteration (n averagings per solve, two rounds each, and the upload).",
+		func() Algorithm {
+			return &WeightedNodes{WeightedCommon: defaultWeightedCommon(), SVRGParam: SVRGParam{Q: 0.02},
+				HLR: 0.0005, Eta: 0.02, Cap: 1.0 / 3, Method: "projected"}
+		})
+}
+
+// WeightedNodes is the bilevel method of the weighted-nodes paper.
+type WeightedNodes struct {
+	WeightedCommon `yaml:",inline"`
+	SVRGParam      `yaml:",inline"`
+	HLR            float64 `yaml:"h_lr" doc:"local step of the h-problem (15) (the paper: 5e-4, 2e-4 or 1e-4), finite, > 0"`
+	Eta            float64 `yaml:"eta" doc:"outer step η on the weights (the paper: 0.025, 0.02 or 0.015), finite, > 0"`
+	Cap            float64 `yaml:"cap" doc:"cap b of the capped simplex Δ_K^b, in [1/K, 1] (the paper: 1/3)"`
+	Method         string  `yaml:"method" doc:"projected (Alg. 3, the paper's experiments) or aba (Alg. 2, accelerated)"`
+}
+
+// Server implements Algorithm.
+func (*WeightedNodes) Server() bool { return true }
+
+// Validate implements Algorithm.
+func (a *WeightedNodes) Validate(n int) error {
+	if err := a.WeightedCommon.validate(n); err != nil {
+		return err
+	}
+	if err := a.SVRGParam.validate(); err != nil {
+		return err
+	}
+	if err := positiveFinite("h_lr", a.HLR); err != nil {
+		return err
+	}
+	if err := positiveFinite("eta", a.Eta); err != nil {
+		return err
+	}
+	if a.Method != "projected" && a.Method != "aba" {
+		return fmt.Errorf("method must be projected or aba, got %q", a.Method)
+	}
+	if k := n - 1; !(a.Cap <= 1) || float64(k)*a.Cap < 1-1e-12 {
+		return fmt.Errorf("cap must be in [1/K, 1] = [1/%d, 1], got %v", k, a.Cap)
+	}
+	return nil
+}
+
+// Plan implements Algorithm.
+func (a *WeightedNodes) Plan(s *Setup) (ClientFactory, Program, error) {
+	ntrain, err := minTrain(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	k, n := s.Net.N-1, a.syncs(ntrain)
+	factory := func(i int) (Client, error) {
+		if i == 0 {
+			c := &wnCenter{a: a, k: k, n: n, model: s.Model.Clone(), data: s.Data[0],
+				theta: slices.Clone(s.X0), hbar: make([]float64, len(s.X0)), g0: make([]float64, len(s.X0)),
+				w: make([]float64, k), use: make([]float64, k), hyper: make([]float64, k)}
+			for j := range c.w {
+				c.w[j] = 1 / float64(k)
+			}
+			c.wAg = slices.Clone(c.w)
+			return &stepClient{c}, nil
+		}
+		model, data := s.Model.Clone(), s.Data[i].Train
+		batch, coin := nodeStreams(s.Seed, i, data.N, a.Batch)
+		dim := len(s.X0)
+		nd := &wnNode{a: a, n: n, theta: slices.Clone(s.X0), g0: make([]float64, dim), gk: make([]float64, dim),
+			loss:  &lossSum{model: model, data: data, tmp: make([]float64, dim)},
+			hvp:   &hvpSum{model: model, data: data, theta: make([]float64, dim), g0: make([]float64, dim), tmp: make([]float64, dim)},
+			model: model, data: data}
+		nd.sv = newSVRG(dim, a.LR, a.Q, batch, coin)
+		return &stepClient{nd}, nil
+	}
+	return factory, phasesOf("weighted-nodes", a.Outer, 4*n+1), nil
+}
+
+// wnCenter is node 0: it averages, computes ∇L̂₀ and updates the weights.
+type wnCenter struct {
+	a                  *WeightedNodes
+	k, n, step, syncs  int
+	model              models.Bilevel
+	data               models.ClientData
+	theta, hbar, g0    []float64
+	w, wAg, use, hyper []float64
+	missing            int // hyper-gradient uploads lost so far
+}
+
+func (c *wnCenter) enter(step int) {
+	c.step = step
+	if c.a.Method == "aba" {
+		// w_md = 2/(s+2) w + s/(s+2) w_ag (Alg. 2, line 4).
+		s := float64(step)
+		for j := range c.use {
+			c.use[j] = 2/(s+2)*c.w[j] + s/(s+2)*c.wAg[j]
+		}
+		return
+	}
+	copy(c.use, c.w)
+}
+
+func (c *wnCenter) Send(r *Round, out Outbox) error {
+	i, n := r.Index, c.n
+	if i >= 4*n || i%2 == 0 {
+		return nil
+	}
+	nodes := nodeList(c.k)
+	if i < 2*n {
+		sendCopy(out, nodes, KindModel, c.theta)
+		if i == 2*n-1 {
+			c.model.InnerGrad(c.g0, c.theta, nil, c.data.Val, nil)
+			copy(c.hbar, c.g0) // the h-problem starts at ∇L̂₀(θ)
+			sendCopy(out, nodes, KindUpdate, c.g0)
+		}
+		return nil
+	}
+	sendCopy(out, nodes, KindModel, c.hbar)
+	return nil
+}
+
+func (c *wnCenter) Receive(r *Round, in []Message) error {
+	i, n := r.Index, c.n
+	if i%2 == 1 {
+		return nil
+	}
+	c.syncs++
+	switch {
+	case i < 2*n:
+		_, err := weightedAverage(c.theta, c.use, in, KindModel)
+		return err
+	case i < 4*n:
+		_, err := weightedAverage(c.hbar, c.use, in, KindModel)
+		return err
+	}
+	// ∇_k F = −∇L̂_k(θ)ᵀ h (eq. 14); a lost upload gives 0.
+	clear(c.hyper)
+	got := 0
+	for _, m := range in {
+		if m.From >= 1 && m.From <= c.k && m.Kind == KindUpdate {
+			c.hyper[m.From-1] = -floats.Dot(m.Vec, c.hbar)
+			got++
+		}
+	}
+	c.missing += c.k - got
+	if !allFinite(c.hyper) {
+		return fmt.Errorf("%w: the hyper-gradient of the weights", ErrNonFinite)
+	}
+	return c.update()
+}
+
+// update is line 11 of Alg. 3, or lines 13–14 of Alg. 2.
+func (c *wnCenter) update() error {
+	eta, tmp := c.a.Eta, make([]float64, c.k)
+	if c.a.Method == "aba" {
+		// argmin ⟨g, w⟩ + 2/(η(s+1))‖w − w^(s)‖² = Proj(w^(s) − η(s+1)/4 · g).
+		floats.AddScaledTo(tmp, c.w, -eta*float64(c.step+1)/4, c.hyper)
+		if err := ProjectCappedSimplex(c.w, tmp, c.a.Cap); err != nil {
+			return err
+		}
+		floats.AddScaledTo(tmp, c.use, -eta, c.hyper)
+		return ProjectCappedSimplex(c.wAg, tmp, c.a.Cap)
+	}
+	floats.AddScaledTo(tmp, c.w, -eta, c.hyper)
+	return ProjectCappedSimplex(c.w, tmp, c.a.Cap)
+}
+
+// Observe implements Observer: θ^(s) on D^valid and D^test.
+func (c *wnCenter) Observe() Stats { return centerStats(c.model, c.theta, c.data) }
+
+// Result implements Resulter: the weights after the step (w_ag for ABA,
+// the iterate Alg. 2 returns), those the step's solves used, the
+// hyper-gradient and the averagings so far.
+func (c *wnCenter) Result() Result {
+	w := c.w
+	if c.a.Method == "aba" {
+		w = c.wAg
+	}
+	return Result{Vectors: map[string][]float64{"w": slices.Clone(w), "w_used": slices.Clone(c.use),
+		"hypergradient": slices.Clone(c.hyper)},
+		Values: map[string]float64{"syncs": float64(c.syncs), "lost_uploads": float64(c.missing)}}
+}
+
+// wnNode is node k ≥ 1: Local-SVRG on the θ- and h-problems, then its
+// gradient upload.
+type wnNode struct {
+	a             *WeightedNodes
+	n             int
+	sv            *svrg
+	loss          *lossSum
+	hvp           *hvpSum
+	model         models.Bilevel
+	data          *models.Dataset
+	theta, g0, gk []float64
+}
+
+func (*wnNode) enter(int) {}
+
+func (nd *wnNode) Send(r *Round, out Outbox) error {
+	i, n := r.Index, nd.n
+	if i%2 == 1 {
+		return nil
+	}
+	switch {
+	case i == 0:
+		nd.sv.lr = nd.a.LR
+		nd.sv.reset(nd.loss, nd.theta)
+	case i == 2*n:
+		copy(nd.hvp.theta, nd.theta)
+		copy(nd.hvp.g0, nd.g0)
+		nd.sv.lr = nd.a.HLR
+		nd.sv.reset(nd.hvp, nd.g0)
+	case i == 4*n:
+		nd.model.InnerGrad(nd.gk, nd.theta, nil, nd.data, nil)
+		sendCopy(out, []int{0}, KindUpdate, nd.gk)
+		return nil
+	}
+	if err := nd.sv.steps(nd.a.Tau); err != nil {
+		return err
+	}
+	sendCopy(out, []int{0}, KindModel, nd.sv.x)
+	return nil
+}
+
+func (nd *wnNode) Receive(r *Round, in []Message) error {
+	i, n := r.Index, nd.n
+	if i%2 == 0 || i >= 4*n {
+		return nil
+	}
+	if v := fromCenter(in, KindModel); v != nil {
+		copy(nd.sv.x, v) // x_k = x̄ (Alg. 1, line 9); a lost message leaves the local iterate
+	}
+	if i == 2*n-1 {
+		copy(nd.theta, nd.sv.x)
+		if g := fromCenter(in, KindUpdate); g != nil {
+			copy(nd.g0, g)
+		}
+	}
+	return nil
+}

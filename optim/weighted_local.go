@@ -1,0 +1,79 @@
+package optim
+
+import (
+	"fmt"
+	"slices"
+
+	"hgpsim/internal/rng"
+	"hgpsim/models"
+)
+
+func init() {
+	Algorithms.Register("local-train",
+		"Local training, the weighted-nodes paper's baseline: the center (node 0) runs SVRG on its D^valid alone (min L̂₀); the nodes take no part and nothing is sent. Per outer iteration it takes as many local steps as a node of local-svrg (syncs × tau), in one runtime round.",
+		func() Algorithm {
+			return &LocalTrain{WeightedCommon: defaultWeightedCommon(), SVRGParam: SVRGParam{Q: 0.02}}
+		})
+}
+
+// LocalTrain is SVRG at the center on its validation data.
+type LocalTrain struct {
+	WeightedCommon `yaml:",inline"`
+	SVRGParam      `yaml:",inline"`
+	Syncs          int `yaml:"syncs" doc:"the communication budget matched: syncs × tau local steps per outer iteration, 0 … 10⁶; 0 means that of one outer iteration of weighted-nodes (2⌈T_s/τ⌉ + 1)"`
+}
+
+func validSyncs(s int) error {
+	if s < 0 || s > 1_000_000 {
+		return fmt.Errorf("syncs must be in [0, 10⁶], got %d", s)
+	}
+	return nil
+}
+
+// Server implements Algorithm.
+func (*LocalTrain) Server() bool { return true }
+
+// Validate implements Algorithm.
+func (a *LocalTrain) Validate(n int) error {
+	if err := a.WeightedCommon.validate(n); err != nil {
+		return err
+	}
+	if err := validSyncs(a.Syncs); err != nil {
+		return err
+	}
+	return a.SVRGParam.validate()
+}
+
+// Plan implements Algorithm.
+func (a *LocalTrain) Plan(s *Setup) (ClientFactory, Program, error) {
+	ntrain, err := minTrain(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	steps := a.baselineSyncs(a.Syncs, ntrain) * a.Tau
+	factory := func(i int) (Client, error) {
+		if i != 0 {
+			return &stepClient{idle{}}, nil
+		}
+		model, data := s.Model.Clone(), s.Data[0]
+		sv := newSVRG(len(s.X0), a.LR, a.Q, newBatcher(data.Val.N, a.Batch, rng.New(s.Seed, 0, rng.PurposeBatch)),
+			rng.New(s.Seed, 0, rng.PurposeCoin))
+		sv.reset(&lossSum{model: model, data: data.Val, tmp: make([]float64, len(s.X0))}, slices.Clone(s.X0))
+		return &stepClient{&localCenter{sv: sv, steps: steps, model: model, data: data}}, nil
+	}
+	return factory, phasesOf("local-train", a.Outer, 1), nil
+}
+
+type localCenter struct {
+	sv    *svrg
+	steps int
+	model models.Bilevel
+	data  models.ClientData
+}
+
+func (*localCenter) enter(int)                       {}
+func (c *localCenter) Send(*Round, Outbox) error     { return c.sv.steps(c.steps) }
+func (*localCenter) Receive(*Round, []Message) error { return nil }
+
+// Observe implements Observer.
+func (c *localCenter) Observe() Stats { return centerStats(c.model, c.sv.x, c.data) }

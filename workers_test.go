@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startWorker starts `hgpsim worker --listen 127.0.0.1:0` and returns the
+// process with the address it printed; it is killed with the test.
+func startWorker(t *testing.T, bin string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(bin, "worker", "--listen", "127.0.0.1:0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("worker: %v", err)
+	}
+	const prefix = "hgpsim worker listening on "
+	if !strings.HasPrefix(line, prefix) {
+		t.Fatalf("worker said %q", line)
+	}
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	return cmd, strings.TrimSpace(strings.TrimPrefix(line, prefix))
+}
+
+func runBinary(t *testing.T, bin string, args ...string) (string, int) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return stderr.String(), code
+}
+
+// TestWorkersByteIdentical runs golden scenarios in one process and with
+// their clients over 1, 2 and 3 worker processes on localhost: the
+// metrics.jsonl files must be byte-identical. The scenarios cover push-sum
+// with both hyper-gradient estimators and faults, delayed and dropped
+// messages (failures), a server algorithm and a bilevel federated one.
+func TestWorkersByteIdentical(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and starts worker processes")
+	}
+	bin := buildBinary(t)
+	var addrs []string
+	for range 3 {
+		_, a := startWorker(t, bin)
+		addrs = append(addrs, a)
+	}
+	for _, name := range []string{"faults", "failures", "fedavg-star", "fbo-aggitd-star", "pdbo-mtl"} {
+		scenario := filepath.Join("run", "testdata", "golden", name+".yaml")
+		dir := t.TempDir()
+		local := filepath.Join(dir, "local")
+		if msg, code := runBinary(t, bin, "run", scenario, "--out", local); code != 0 {
+			t.Fatalf("%s in process: exit %d: %s", name, code, msg)
+		}
+		want, err := os.ReadFile(filepath.Join(local, "metrics.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 1; k <= 3; k++ {
+			out := filepath.Join(dir, "workers", string(rune('0'+k)))
+			if msg, code := runBinary(t, bin, "run", scenario, "--out", out, "--workers", strings.Join(addrs[:k], ",")); code != 0 {
+				t.Fatalf("%s on %d workers: exit %d: %s", name, k, code, msg)
+			}
+			got, err := os.ReadFile(filepath.Join(out, "metrics.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s on %d workers: metrics.jsonl differs from the in-process run", name, k)
+			}
+		}
+	}
+}
+
+// TestWorkerKilledMidRun kills a worker process during a run: the run
+// exits with code 1 within round_timeout, and the error names the worker
+// and its clients. Bad worker addresses are invalid input (exit code 2).
+func TestWorkerKilledMidRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and starts worker processes")
+	}
+	bin := buildBinary(t)
+	w0, a0 := startWorker(t, bin)
+	_, a1 := startWorker(t, bin)
+	scenario := write(t, "long.yaml", "name: long\nclients: 6\nsgp:\n  rounds: 1000000\n  eval_every: 100\nruntime:\n  round_timeout: 5s\n")
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command(bin, "run", scenario, "--out", out, "--workers", a0+","+a1)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill the worker once the run is under way: metrics.jsonl has lines.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b, _ := os.ReadFile(filepath.Join(out, "metrics.jsonl")); bytes.Count(b, []byte("\n")) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("the run did not start: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = w0.Process.Kill()
+	killed := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if d := time.Since(killed); d > 5*time.Second {
+			t.Errorf("the run failed %v after the kill, round_timeout 5s", d)
+		}
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 1 {
+			t.Errorf("exit: %v, want code 1", err)
+		}
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("the run hangs after a worker was killed")
+	}
+	if want := "worker " + a0 + " (clients 0–2)"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q does not name %q", stderr.String(), want)
+	}
+	if _, err := os.Stat(filepath.Join(out, "summary.json")); err == nil {
+		t.Error("a failed run wrote summary.json")
+	}
+
+	for _, bad := range []string{"nonsense", "127.0.0.1:0", "127.0.0.1:70000", a1 + "," + a1} {
+		if msg, code := runBinary(t, bin, "run", scenario, "--out", out, "--workers", bad); code != 2 {
+			t.Errorf("--workers %s: exit %d, want 2: %s", bad, code, msg)
+		}
+	}
+	if msg, code := runBinary(t, bin, "worker", "--listen", "nonsense"); code != 2 {
+		t.Errorf("worker --listen nonsense: exit %d, want 2: %s", code, msg)
+	}
+}
