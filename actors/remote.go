@@ -57,8 +57,9 @@ func (w *workerLink) String() string {
 }
 
 // WireTraffic is what crossed between the supervisor and its workers, in
-// protobuf bytes as encoded: steps (with the inboxes) out, acknowledgements
-// (with the outboxes, stats and results) in.
+// protobuf bytes as encoded: steps (one per worker, with its clients'
+// inboxes) out, acknowledgements (one per client, with its outbox, stats
+// and results) in.
 type WireTraffic struct {
 	Steps     int64 `json:"steps"`
 	StepBytes int64 `json:"step_bytes"`
@@ -298,20 +299,20 @@ func (s *supervisor) remoteFailed(ctx actor.Context, err error) {
 	}
 }
 
-// sendRemoteSteps sends each client its step in the wire encoding, with
-// only its own inbox.
+// sendRemoteSteps sends each worker one step for all its clients, in the
+// wire encoding, each payload once per worker.
 func (s *supervisor) sendRemoteSteps(ctx actor.Context, st *step) {
 	var spec *optim.PhaseSpec
 	if st.step == 0 {
 		spec = st.spec
 	}
-	w := s.remote.wire
-	w.Rounds++
-	for i, pid := range s.pids {
-		m := wire.NewStep(st.epoch, st.step, spec, st.tick, st.eval, st.in[i])
-		w.Steps++
-		w.StepBytes += int64(proto.Size(m))
-		ctx.Send(pid, m)
+	tr := s.remote.wire
+	tr.Rounds++
+	for _, w := range s.remote.workers {
+		m := wire.NewWorkerStep(st.epoch, st.step, spec, st.tick, st.eval, w.first, st.in[w.first:w.last])
+		tr.Steps++
+		tr.StepBytes += int64(proto.Size(m))
+		ctx.Send(w.host, m)
 	}
 }
 

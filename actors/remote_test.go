@@ -126,7 +126,7 @@ func TestWorkersMatchInProcess(t *testing.T) {
 		if tr != wantTr {
 			t.Errorf("%d workers: traffic %+v, in process %+v", k, tr, wantTr)
 		}
-		if wt == nil || wt.Steps != int64(n)*wt.Rounds || wt.Acks != wt.Steps || wt.StepBytes == 0 || wt.AckBytes == 0 {
+		if wt == nil || wt.Steps != int64(k)*wt.Rounds || wt.Acks != int64(n)*wt.Rounds || wt.StepBytes == 0 || wt.AckBytes == 0 {
 			t.Errorf("%d workers: wire traffic %+v", k, wt)
 		}
 		if len(got.events) != len(want.events) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"strconv"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/remote"
+	"google.golang.org/grpc"
 
 	"hgpsim/graph"
 	"hgpsim/optim"
@@ -65,10 +67,24 @@ func SplitAddress(addr string) (string, int, error) {
 	return host, p, nil
 }
 
+// maxMessage is the largest gRPC message either side accepts: gRPC's
+// default, 4 MiB, is a single step at n = 100 and d = 7850 (60 messages
+// of 63 KB), and proto.actor sends a batch of envelopes as one message.
+const maxMessage = math.MaxInt32
+
+// writerBatch is how many envelopes proto.actor packs into one gRPC
+// message (its default, 1000, would put a whole round of large steps into
+// one message).
+const writerBatch = 16
+
 // startRemote starts proto.actor remote on system, listening on host:port.
 // remote.Start panics when it cannot listen; that is an error here.
 func startRemote(system *actor.ActorSystem, host string, port int, advertise string) (r *remote.Remote, err error) {
-	var opts []remote.ConfigOption
+	opts := []remote.ConfigOption{
+		remote.WithServerOptions(grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage)),
+		remote.WithCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
+		remote.WithEndpointWriterBatchSize(writerBatch),
+	}
 	if advertise != "" {
 		opts = append(opts, remote.WithAdvertisedHost(advertise))
 	}
@@ -164,6 +180,8 @@ func (h *workerHost) Receive(ctx actor.Context) {
 		if h.pending == 0 {
 			h.hosted(ctx, errors.Join(h.errs...))
 		}
+	case *wire.WorkerStep:
+		h.step(ctx, m)
 	case *wire.Release:
 		if m.Run == h.run {
 			h.release(ctx)
@@ -219,6 +237,39 @@ func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
 		c := &remoteClient{client: client{id: i, net: nw, factory: factory, watch: h.watch}, sup: h.sup}
 		h.clients = append(h.clients, ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return c }, actor.WithDispatcher(h.pool))))
 	}
+}
+
+// step hands each client its part of a worker step: the payloads are
+// decoded once and shared by every inbox that holds them, as in one
+// process.
+func (h *workerHost) step(ctx actor.Context, m *wire.WorkerStep) {
+	st := &step{epoch: m.Epoch, step: int(m.Step), tick: m.Tick, eval: m.Eval}
+	spec, err := m.Spec.Optim()
+	var in [][]optim.Message
+	if err == nil {
+		in, err = m.OptimInboxes()
+	}
+	if err == nil && st.step == 0 && spec == nil {
+		err = errors.New("step 0 without its phase")
+	}
+	if err == nil && (m.First != h.first() || len(in) != len(h.clients)) {
+		err = fmt.Errorf("a step for %d clients from %d, hosting %d from %d", len(in), m.First, len(h.clients), h.first())
+	}
+	st.spec = spec
+	for k, pid := range h.clients {
+		if err != nil {
+			ctx.Send(h.sup, wire.NewAck(int(h.index[k]), m.Epoch, st.step, st.step-1, nil, optim.Stats{}, optim.Result{}, fmt.Errorf("decoding step %d: %w", st.step, err)))
+			continue
+		}
+		ctx.Send(pid, &remoteStep{step: st, in: in[k]})
+	}
+}
+
+func (h *workerHost) first() int64 {
+	if len(h.index) == 0 {
+		return -1
+	}
+	return h.index[0]
 }
 
 func (h *workerHost) hosted(ctx actor.Context, err error) {
@@ -278,35 +329,20 @@ type remoteClient struct {
 	sup *actor.PID
 }
 
+// remoteStep is a client's part of a worker step.
+type remoteStep struct {
+	step *step
+	in   []optim.Message // ordered by sender; shares payloads with other inboxes
+}
+
 func (c *remoteClient) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		ctx.Send(ctx.Parent(), &built{client: c.id, err: c.build()})
-	case *wire.Step:
+	case *remoteStep:
 		c.watch.begin(c.id)
-		a := c.onStep(m)
+		a := c.step(m.step, m.in)
 		c.watch.end(c.id)
-		ctx.Send(c.sup, a)
+		ctx.Send(c.sup, wire.NewAck(a.client, a.epoch, a.step, a.round, a.port, a.stats, a.result, a.err))
 	}
-}
-
-func (c *remoteClient) onStep(m *wire.Step) *wire.Ack {
-	n := int(m.Step)
-	failed := func(err error) *wire.Ack {
-		return wire.NewAck(c.id, m.Epoch, n, n-1, nil, optim.Stats{}, optim.Result{}, fmt.Errorf("decoding step %d: %w", n, err))
-	}
-	st := &step{epoch: m.Epoch, step: n, tick: m.Tick, eval: m.Eval}
-	var err error
-	if st.spec, err = m.Spec.Optim(); err != nil {
-		return failed(err)
-	}
-	if n == 0 && st.spec == nil {
-		return failed(errors.New("step 0 without its phase"))
-	}
-	in, err := m.OptimInbox()
-	if err != nil {
-		return failed(err)
-	}
-	a := c.step(st, in)
-	return wire.NewAck(a.client, a.epoch, a.step, a.round, a.port, a.stats, a.result, a.err)
 }
