@@ -469,6 +469,9 @@ func NewWorkerStep(epoch uint64, step int, spec *optim.PhaseSpec, tick uint64, e
 // OptimInboxes returns the clients' inboxes; messages that carried the
 // same payload share one vector, as in one process. Empty inboxes are nil.
 func (m *WorkerStep) OptimInboxes() ([][]optim.Message, error) {
+	if len(m.GetInboxes()) == 0 {
+		return nil, nil
+	}
 	table, err := optimPayloads(m.GetPayloads())
 	if err != nil {
 		return nil, err
