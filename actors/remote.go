@@ -310,6 +310,7 @@ func (s *supervisor) sendRemoteSteps(ctx actor.Context, st *step) {
 	tr.Rounds++
 	for _, w := range s.remote.workers {
 		m := wire.NewWorkerStep(st.epoch, st.step, spec, st.tick, st.eval, w.first, st.in[w.first:w.last])
+		m.Run = s.remote.run
 		tr.Steps++
 		tr.StepBytes += int64(proto.Size(m))
 		ctx.Send(w.host, m)

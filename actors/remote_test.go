@@ -212,8 +212,25 @@ func TestWorkerSetupErrors(t *testing.T) {
 	if _, err := New(nw, nil, Options{RoundTimeout: time.Second, Workers: addrs}); err == nil || !strings.Contains(err.Error(), addrs[0]) {
 		t.Errorf("unreachable worker: %v", err)
 	}
+	// A worker hosts one run at a time: a second supervisor is refused
+	// while the first holds it, and gets it once the first is closed.
+	_, addrs = startWorkers(t, 1, "sgp")
+	first, err := New(nw, nil, Options{RoundTimeout: 5 * time.Second, Workers: addrs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(nw, nil, Options{RoundTimeout: 5 * time.Second, Workers: addrs}); err == nil || !strings.Contains(err.Error(), "busy") {
+		t.Errorf("a second supervisor on a busy worker: %v", err)
+	}
+	first.Close()
+	second, err := New(nw, nil, Options{RoundTimeout: 5 * time.Second, Workers: addrs})
+	if err != nil {
+		t.Fatalf("after the first run released the worker: %v", err)
+	}
+	second.Close()
+
 	_, addrs = startWorkers(t, 2, "fail")
-	_, err := New(nw, nil, Options{RoundTimeout: 5 * time.Second, Workers: addrs})
+	_, err = New(nw, nil, Options{RoundTimeout: 5 * time.Second, Workers: addrs})
 	if err == nil || !strings.Contains(err.Error(), "no data here") || !strings.Contains(err.Error(), "worker 127.0.0.1:") {
 		t.Errorf("a worker that cannot build: %v", err)
 	}

@@ -181,7 +181,9 @@ func (h *workerHost) Receive(ctx actor.Context) {
 			h.hosted(ctx, errors.Join(h.errs...))
 		}
 	case *wire.WorkerStep:
-		h.step(ctx, m)
+		if h.sup != nil && m.Run == h.run {
+			h.step(ctx, m)
+		}
 	case *wire.Release:
 		if m.Run == h.run {
 			h.release(ctx)
@@ -200,9 +202,18 @@ func (h *workerHost) Receive(ctx actor.Context) {
 }
 
 func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
-	h.release(ctx) // one run at a time: a new supervisor replaces the last
+	sup := actor.NewPID(m.SupervisorAddress, m.SupervisorId)
+	if h.sup != nil && !h.sup.Equal(sup) {
+		// One run at a time: a second supervisor must not take the clients
+		// of a run in progress. A run whose supervisor is gone is released
+		// when its connection drops (Terminated).
+		ctx.Send(sup, &wire.Hosted{Run: m.Run, Worker: h.self,
+			Error: fmt.Sprintf("busy: hosting a run of the supervisor at %s (a worker hosts one run at a time)", h.sup.Address)})
+		return
+	}
+	h.release(ctx) // the same supervisor's next run replaces its last
 	h.run = m.Run
-	h.sup = actor.NewPID(m.SupervisorAddress, m.SupervisorId)
+	h.sup = sup
 	ctx.Watch(h.sup)
 	h.index = m.Clients
 	fail := func(err error) {

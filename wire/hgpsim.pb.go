@@ -1191,8 +1191,10 @@ type WorkerStep struct {
 	// The distinct payloads the inboxes refer to (Message.payload_ref).
 	Payloads []*Payload `protobuf:"bytes,6,rep,name=payloads,proto3" json:"payloads,omitempty"`
 	// The first client of the worker's block; inboxes[k] is client first+k's.
-	First         int64    `protobuf:"varint,7,opt,name=first,proto3" json:"first,omitempty"`
-	Inboxes       []*Inbox `protobuf:"bytes,8,rep,name=inboxes,proto3" json:"inboxes,omitempty"`
+	First   int64    `protobuf:"varint,7,opt,name=first,proto3" json:"first,omitempty"`
+	Inboxes []*Inbox `protobuf:"bytes,8,rep,name=inboxes,proto3" json:"inboxes,omitempty"`
+	// The Setup's run: a worker ignores steps of a run it does not host.
+	Run           uint64 `protobuf:"varint,9,opt,name=run,proto3" json:"run,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1281,6 +1283,13 @@ func (x *WorkerStep) GetInboxes() []*Inbox {
 		return x.Inboxes
 	}
 	return nil
+}
+
+func (x *WorkerStep) GetRun() uint64 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
 }
 
 // Built tells the supervisor that a client has built its state (from the
@@ -1739,7 +1748,7 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\bpayloads\x18\n" +
 	" \x03(\v2\x14.hgpsim.wire.PayloadR\bpayloads\"9\n" +
 	"\x05Inbox\x120\n" +
-	"\bmessages\x18\x01 \x03(\v2\x14.hgpsim.wire.MessageR\bmessages\"\x80\x02\n" +
+	"\bmessages\x18\x01 \x03(\v2\x14.hgpsim.wire.MessageR\bmessages\"\x92\x02\n" +
 	"\n" +
 	"WorkerStep\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x12\n" +
@@ -1749,7 +1758,8 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\x04eval\x18\x05 \x01(\bR\x04eval\x120\n" +
 	"\bpayloads\x18\x06 \x03(\v2\x14.hgpsim.wire.PayloadR\bpayloads\x12\x14\n" +
 	"\x05first\x18\a \x01(\x03R\x05first\x12,\n" +
-	"\ainboxes\x18\b \x03(\v2\x12.hgpsim.wire.InboxR\ainboxes\"5\n" +
+	"\ainboxes\x18\b \x03(\v2\x12.hgpsim.wire.InboxR\ainboxes\x12\x10\n" +
+	"\x03run\x18\t \x01(\x04R\x03run\"5\n" +
 	"\x05Built\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\x03R\x06client\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\"\xd0\x01\n" +
