@@ -295,7 +295,7 @@ func (s *supervisor) remoteFailed(ctx actor.Context, err error) {
 		return
 	}
 	if s.run != nil {
-		s.fail(ctx, fmt.Errorf("phase %s, round %d: %w", s.phaseName(), max(s.step-1, 0), err))
+		s.fail(ctx, fmt.Errorf("phase %s, round %d: %w", s.phaseName(), s.step, err))
 	}
 }
 

@@ -46,6 +46,9 @@ func serveTestWorker(mode string) int {
 		}
 		var t testing.T // network and sgpClients fail through t only on bad constants
 		_, bs := sgpClients(&t, testN, optim.AfterComm)
+		if mode != "sgp" { // a faulty client 3 (see faulty)
+			bs[3] = &faulty{Behaviour: bs[3], round: 5, mode: mode}
+		}
 		factory, _ := optim.FixedClients(bs)
 		return network(&t, testKind, testN), factory, nil
 	}
@@ -239,5 +242,45 @@ func TestWorkerSetupErrors(t *testing.T) {
 	}
 	if _, err := StartWorker("no-port", nil, WorkerOptions{}); err == nil {
 		t.Error("an address without a port was accepted")
+	}
+}
+
+// TestRemoteClientFailures: a behaviour's panic and a hung call on a worker
+// fail the run naming the client, the round and the worker; a slow call
+// (longer than round_timeout, shorter than 10×) does not.
+func TestRemoteClientFailures(t *testing.T) {
+	nw := network(t, testKind, testN)
+	for _, mode := range []string{"panic", "hang", "slow"} {
+		t.Run(mode, func(t *testing.T) {
+			_, addrs := startWorkers(t, 2, mode)
+			rt, err := New(nw, nil, Options{RoundTimeout: 300 * time.Millisecond, Workers: addrs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close()
+			_, err = rt.Execute(context.Background(), &optim.Phases{{Name: "sgp", Rounds: 10}}, optim.NoSink{})
+			if mode == "slow" {
+				if err != nil {
+					t.Fatalf("a slow but progressing run failed: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("run succeeded despite a failing client")
+			}
+			msg := err.Error()
+			worker := "worker " + addrs[0] + " (clients 0–4)"
+			switch mode {
+			case "panic":
+				var ce *optim.ClientError
+				if !errors.As(err, &ce) || ce.Client != 3 || ce.Round != 5 || !strings.Contains(msg, worker) || !strings.Contains(msg, "boom") {
+					t.Errorf("want client 3, round 5, %s and the panic, got %v", worker, err)
+				}
+			case "hang":
+				if !strings.Contains(msg, worker) || !strings.Contains(msg, "client 3 has been inside one call") || !strings.Contains(msg, "round 5") {
+					t.Errorf("want %s, client 3 hung in round 5, got %v", worker, err)
+				}
+			}
+		})
 	}
 }
