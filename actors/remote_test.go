@@ -23,30 +23,32 @@ import (
 // hosts one proto.actor remote (see supervisorHost).
 const workerEnv = "HGPSIM_ACTORS_TEST_WORKER"
 
-// Worker processes build n SGP clients on the test network whatever the
-// scenario says, as every worker of a real run builds the same clients from
-// the same scenario; with mode "fail" building fails.
+// Worker processes build n SGP clients on the test network, as every
+// worker of a real run builds the same clients from the same scenario; the
+// "scenario" is a mode: "fail" fails building, panic, hang or slow make
+// client 3 misbehave in round 5 (see faulty), anything else is plain SGP.
 const (
 	testKind = "stochastic-directed"
 	testN    = 10
 )
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(workerEnv); mode != "" {
-		os.Exit(serveTestWorker(mode))
+	if os.Getenv(workerEnv) != "" {
+		os.Exit(serveTestWorker())
 	}
 	os.Exit(m.Run())
 }
 
 // serveTestWorker runs a worker until its stdin closes.
-func serveTestWorker(mode string) int {
-	build := func([]byte) (*graph.Network, optim.ClientFactory, error) {
+func serveTestWorker() int {
+	build := func(scenario []byte) (*graph.Network, optim.ClientFactory, error) {
+		mode := string(scenario)
 		if mode == "fail" {
 			return nil, nil, errors.New("no data here")
 		}
 		var t testing.T // network and sgpClients fail through t only on bad constants
 		_, bs := sgpClients(&t, testN, optim.AfterComm)
-		if mode != "sgp" { // a faulty client 3 (see faulty)
+		if mode == "panic" || mode == "hang" || mode == "slow" { // a faulty client 3
 			bs[3] = &faulty{Behaviour: bs[3], round: 5, mode: mode}
 		}
 		factory, _ := optim.FixedClients(bs)
@@ -65,13 +67,13 @@ func serveTestWorker(mode string) int {
 
 // startWorkers starts k worker processes and returns them with their
 // addresses; they end with the test.
-func startWorkers(t *testing.T, k int, mode string) ([]*exec.Cmd, []string) {
+func startWorkers(t *testing.T, k int) ([]*exec.Cmd, []string) {
 	t.Helper()
 	cmds := make([]*exec.Cmd, k)
 	addrs := make([]string, k)
 	for i := range cmds {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), workerEnv+"="+mode)
+		cmd.Env = append(os.Environ(), workerEnv+"=1")
 		cmd.Stderr = os.Stderr
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
@@ -85,9 +87,16 @@ func startWorkers(t *testing.T, k int, mode string) ([]*exec.Cmd, []string) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
+			// Closing stdin ends the worker; one stuck in a hung client
+			// call (the "hang" mode sleeps 5 s) is killed after a second.
 			stdin.Close()
-			if cmd.Wait() != nil {
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(time.Second):
 				_ = cmd.Process.Kill()
+				<-done
 			}
 		})
 		line, err := bufio.NewReader(stdout).ReadString('\n')
@@ -113,9 +122,9 @@ func TestWorkersMatchInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	_, all := startWorkers(t, 3) // a worker hosts one run after another
 	for k := 1; k <= 3; k++ {
-		_, addrs := startWorkers(t, k, "sgp")
-		rt, err := New(nw, nil, Options{RoundTimeout: 10 * time.Second, Workers: addrs, Scenario: []byte("test")})
+		rt, err := New(nw, nil, Options{RoundTimeout: 10 * time.Second, Workers: all[:k], Scenario: []byte("test")})
 		if err != nil {
 			t.Fatalf("%d workers: %v", k, err)
 		}
@@ -178,7 +187,7 @@ func (c *closer) Evaluated(ev *optim.RoundEvent) error {
 // run fails, well within round_timeout, naming the worker and its clients.
 func TestWorkerLostFailsTheRun(t *testing.T) {
 	nw := network(t, testKind, testN)
-	ws, addrs := startWorkers(t, 2, "sgp")
+	ws, addrs := startWorkers(t, 2)
 	const timeout = 5 * time.Second
 	rt, err := New(nw, nil, Options{RoundTimeout: timeout, Workers: addrs, Scenario: []byte("test")})
 	if err != nil {
@@ -209,7 +218,7 @@ func TestWorkerLostFailsTheRun(t *testing.T) {
 func TestWorkerSetupErrors(t *testing.T) {
 	nw := network(t, testKind, testN)
 	// A port nothing listens on: a worker that was killed.
-	ws, addrs := startWorkers(t, 1, "sgp")
+	ws, addrs := startWorkers(t, 1)
 	_ = ws[0].Process.Kill()
 	_ = ws[0].Wait()
 	if _, err := New(nw, nil, Options{RoundTimeout: time.Second, Workers: addrs}); err == nil || !strings.Contains(err.Error(), addrs[0]) {
@@ -217,7 +226,7 @@ func TestWorkerSetupErrors(t *testing.T) {
 	}
 	// A worker hosts one run at a time: a second supervisor is refused
 	// while the first holds it, and gets it once the first is closed.
-	_, addrs = startWorkers(t, 1, "sgp")
+	_, addrs = startWorkers(t, 1)
 	first, err := New(nw, nil, Options{RoundTimeout: 5 * time.Second, Workers: addrs})
 	if err != nil {
 		t.Fatal(err)
@@ -232,8 +241,8 @@ func TestWorkerSetupErrors(t *testing.T) {
 	}
 	second.Close()
 
-	_, addrs = startWorkers(t, 2, "fail")
-	_, err = New(nw, nil, Options{RoundTimeout: 5 * time.Second, Workers: addrs})
+	// The same worker, free again, cannot build this run.
+	_, err = New(nw, nil, Options{RoundTimeout: 5 * time.Second, Workers: addrs, Scenario: []byte("fail")})
 	if err == nil || !strings.Contains(err.Error(), "no data here") || !strings.Contains(err.Error(), "worker 127.0.0.1:") {
 		t.Errorf("a worker that cannot build: %v", err)
 	}
@@ -250,10 +259,14 @@ func TestWorkerSetupErrors(t *testing.T) {
 // (longer than round_timeout, shorter than 10×) does not.
 func TestRemoteClientFailures(t *testing.T) {
 	nw := network(t, testKind, testN)
-	for _, mode := range []string{"panic", "hang", "slow"} {
+	_, addrs := startWorkers(t, 2) // hang last: its client stays asleep for 5 s
+	for _, mode := range []string{"panic", "slow", "hang"} {
 		t.Run(mode, func(t *testing.T) {
-			_, addrs := startWorkers(t, 2, mode)
-			rt, err := New(nw, nil, Options{RoundTimeout: 300 * time.Millisecond, Workers: addrs})
+			timeout := 300 * time.Millisecond // the slow call takes 1 s
+			if mode == "hang" {
+				timeout = 200 * time.Millisecond // hung after 2 s, long before its 5 s end
+			}
+			rt, err := New(nw, nil, Options{RoundTimeout: timeout, Workers: addrs, Scenario: []byte(mode)})
 			if err != nil {
 				t.Fatal(err)
 			}

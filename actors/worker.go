@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -164,6 +165,7 @@ type workerHost struct {
 	pending int
 	errs    []error
 	watch   *watchdog
+	busy    *atomic.Pointer[watchdog] // the run's watchdog, for the heartbeat; nil while building
 	stop    chan struct{}
 	beats   sync.WaitGroup
 }
@@ -224,6 +226,14 @@ func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
 		fail(errors.New("no clients assigned"))
 		return
 	}
+	// Beat from the start: building (reading the data) may take longer
+	// than round_timeout.
+	h.stop = make(chan struct{})
+	h.busy = &atomic.Pointer[watchdog]{}
+	if every := time.Duration(m.HeartbeatNanos); every > 0 {
+		h.beats.Add(1)
+		go h.beat(ctx.ActorSystem(), h.sup, h.run, h.busy, every, h.stop)
+	}
 	nw, factory, err := h.build(m.Scenario)
 	if err != nil {
 		fail(fmt.Errorf("building the run: %w", err))
@@ -238,11 +248,7 @@ func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
 		ids[k] = int(c)
 	}
 	h.watch = newWatchdog(nw.N)
-	h.stop = make(chan struct{})
-	if every := time.Duration(m.HeartbeatNanos); every > 0 {
-		h.beats.Add(1)
-		go h.beat(ctx.ActorSystem(), h.sup, h.run, h.watch, every, h.stop)
-	}
+	h.busy.Store(h.watch)
 	h.pending, h.errs = len(ids), nil
 	for _, i := range ids {
 		c := &remoteClient{client: client{id: i, net: nw, factory: factory, watch: h.watch}, sup: h.sup}
@@ -312,13 +318,13 @@ func (h *workerHost) release(ctx actor.Context) {
 	if h.sup != nil {
 		ctx.Unwatch(h.sup)
 	}
-	h.clients, h.index, h.sup, h.watch, h.pending = nil, nil, nil, nil, 0
+	h.clients, h.index, h.sup, h.watch, h.busy, h.pending = nil, nil, nil, nil, nil, 0
 }
 
 // beat tells the supervisor, every period, that this worker is alive and
 // how long its longest running client call has run, so that the supervisor
 // tells a slow round from a dead or hung worker.
-func (h *workerHost) beat(system *actor.ActorSystem, sup *actor.PID, run uint64, w *watchdog, every time.Duration, stop <-chan struct{}) {
+func (h *workerHost) beat(system *actor.ActorSystem, sup *actor.PID, run uint64, watch *atomic.Pointer[watchdog], every time.Duration, stop <-chan struct{}) {
 	defer h.beats.Done()
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -327,7 +333,11 @@ func (h *workerHost) beat(system *actor.ActorSystem, sup *actor.PID, run uint64,
 		case <-stop:
 			return
 		case <-t.C:
-			busy, who := w.longest()
+			var busy time.Duration
+			who := -1
+			if w := watch.Load(); w != nil {
+				busy, who = w.longest()
+			}
 			system.Root.Send(sup, &wire.Heartbeat{Run: run, Worker: h.self, BusyNanos: int64(busy), BusyClient: int64(who)})
 		}
 	}
