@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -240,11 +241,12 @@ func cmdValidate(file string, sets []scenarios.Set, maxMemory int64, stdout io.W
 
 // runFlags are the flags of `hgpsim run`.
 type runFlags struct {
-	out     string
-	seed    uint64
-	mem     memoryFlag
-	set     setFlag
-	workers []string
+	out        string
+	seed       uint64
+	mem        memoryFlag
+	set        setFlag
+	workers    []string
+	cpuprofile string
 }
 
 func newRunCmd(stderr io.Writer) *cobra.Command {
@@ -267,6 +269,7 @@ metrics.jsonl complete up to there and no summary.json; the exit code is
 	cmd.Flags().StringSliceVar(&f.workers, "workers", nil, "worker processes to host the clients, host:port,... (overrides runtime.workers; see hgpsim worker)")
 	cmd.Flags().StringVar(&f.out, "out", "", "output folder (default runs/<name>-<timestamp>)")
 	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "override the scenario seed")
+	cmd.Flags().StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the run to FILE (go tool pprof FILE)")
 	addMemoryFlag(cmd.Flags(), &f.mem)
 	addSetFlag(cmd.Flags(), &f.set)
 	return cmd
@@ -308,6 +311,17 @@ func cmdRun(file string, f runFlags, seedSet, workersSet bool, stderr io.Writer)
 	})
 	defer sigs.stop()
 
+	if f.cpuprofile != "" {
+		pf, err := os.Create(f.cpuprofile)
+		if err != nil {
+			return usageError{fmt.Sprintf("--cpuprofile: %v", err)}
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	log.Info().Str("scenario", file).Str("out", dir).Uint64("seed", sc.Seed).Msg("run started")
 	sum, err := run.Execute(ctx, sc, run.Options{OutDir: dir, Progress: pp.event, MaxMemory: f.mem.bytes})

@@ -249,11 +249,15 @@ func (e *CommFedBiOExp) Run(ctx context.Context, sc scenarios.Scenario, env scen
 	if f1Rounds == 0 {
 		f1Rounds = e.Rounds
 	}
-	total := len(e.Noises) * (len(e.Methods) + len(e.Thresholds) + len(e.Variants)*len(e.Rates))
+	perNoise := len(e.Methods) + len(e.Variants)*len(e.Rates)
+	if slices.Contains(e.Methods, "preprocess") {
+		perNoise += len(e.Thresholds) - 1
+	}
+	total := len(e.Noises) * perNoise
 	step := 0
 	progress := func(what string) {
-		step++
 		env.Progress("comm-fedbio/"+what, step, total)
+		step++
 	}
 	for _, noise := range e.Noises {
 		src := *base

@@ -3,6 +3,7 @@ package experiments
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -36,10 +37,11 @@ func (e *CommFedBiOExp) plotCurves(sum *CommFedBiOSummary) ([]byte, error) {
 		p.Title.Text = fmt.Sprintf("%s noise, variants at ×%g", noise, e.CurveCompression)
 		p.X.Label.Text = "round"
 		p.Y.Label.Text = "test accuracy"
-		for mi, r := range sum.Curves {
+		for _, r := range sum.Curves {
 			if r.Noise != noise || len(r.Curve) == 0 {
 				continue
 			}
+			mi := slices.Index(e.Methods, r.Method) // one colour per method in every panel
 			xy := make(plotter.XYs, len(r.Curve))
 			for k, a := range r.Curve {
 				xy[k] = plotter.XY{X: float64(r.CurveAt[k]), Y: a}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"hgpsim/graph"
@@ -26,7 +27,7 @@ func init() {
 				Methods: append([]string(nil), wnMethods...), Seeds: 5, Outer: 20, Epochs: 5, Batch: 50, Q: 0.02, Cap: 1.0 / 3,
 				LR: []float64{0.05, 0.02, 0.01}, HLR: []float64{5e-4, 2e-4, 1e-4}, Tau: []int{10, 20}, Eta: []float64{0.025, 0.02, 0.015},
 				DittoLambda: []float64{0.05, 0.1, 0.2}, PFedMeLambda: []float64{5, 10, 15}, PFedMeInner: 20, PersonalLR: 0.05,
-				TuneOuter: 5, TuneOn: "each"}
+				TuneOuter: 5, TuneOn: "each", Bilevel: "projected", Jobs: 1}
 		})
 }
 
@@ -71,6 +72,11 @@ type WeightedNodesExp struct {
 	PersonalLR   float64   `yaml:"personal_lr" doc:"step of pFedMe's personal problem"`
 	TuneOuter    int       `yaml:"tune_outer" doc:"outer iterations of a tuning run (the paper: 5), 1 … outer"`
 	TuneOn       string    `yaml:"tune_on" doc:"each (tune per setting and target on the first seed) or first (tune once on the first setting and target, use everywhere)"`
+	Bilevel      string    `yaml:"bilevel" doc:"the Bi-level outer loop: projected (Alg. 3, the paper's experiments) or aba (Alg. 2)"`
+	Jobs         int       `yaml:"jobs" doc:"runs of one setting and target executed at once, 1 … 64 (the results do not depend on it)"`
+
+	// load, when set (tests), replaces reading the Fashion-MNIST files.
+	load func() (train, test *models.Dataset, err error)
 }
 
 // Validate implements scenarios.Experiment.
@@ -87,6 +93,10 @@ func (e *WeightedNodesExp) Validate(sc *scenarios.Scenario) error {
 		return fmt.Errorf("outer must be in [1, 10000], got %d", e.Outer)
 	case e.TuneOuter < 1 || e.TuneOuter > e.Outer:
 		return fmt.Errorf("tune_outer must be in [1, outer = %d], got %d", e.Outer, e.TuneOuter)
+	case e.Bilevel != "projected" && e.Bilevel != "aba":
+		return fmt.Errorf("bilevel must be projected or aba, got %q", e.Bilevel)
+	case e.Jobs < 1 || e.Jobs > 64:
+		return fmt.Errorf("jobs must be in [1, 64], got %d", e.Jobs)
 	case e.TuneOn != "each" && e.TuneOn != "first":
 		return fmt.Errorf("tune_on must be each or first, got %q", e.TuneOn)
 	case len(e.LR) == 0 || len(e.HLR) == 0 || len(e.Tau) == 0 || len(e.Eta) == 0 || len(e.DittoLambda) == 0 || len(e.PFedMeLambda) == 0:
@@ -139,7 +149,7 @@ func (e *WeightedNodesExp) common(outer int, lr float64, tau int) optim.Weighted
 
 func (e *WeightedNodesExp) bilevel(outer int, lr, hlr, eta float64, tau int) *optim.WeightedNodes {
 	return &optim.WeightedNodes{WeightedCommon: e.common(outer, lr, tau), SVRGParam: optim.SVRGParam{Q: e.Q},
-		HLR: hlr, Eta: eta, Cap: e.Cap, Method: "projected"}
+		HLR: hlr, Eta: eta, Cap: e.Cap, Method: e.Bilevel}
 }
 
 func (e *WeightedNodesExp) ditto(outer int, lr float64, tau int, lambda float64) *optim.Ditto {
@@ -289,7 +299,8 @@ func (e *WeightedNodesExp) tune(w *wnEnv, setting int, target string) (wnChoice,
 	c := wnChoice{TuneVal: -1, LR: e.LR[0], Tau: e.Tau[0], HLR: e.HLR[0], Eta: e.Eta[0],
 		DittoLambda: e.DittoLambda[0], PFedMeLambda: e.PFedMeLambda[0]}
 	last := func(r *wnRun) float64 { return r.Val[len(r.Val)-1] }
-	if slices.Contains(e.Methods, "weighted-nodes") || len(e.LR)*len(e.Tau) > 1 {
+	// A one-point grid needs no tuning run.
+	if len(e.LR)*len(e.Tau)*len(e.HLR)*len(e.Eta) > 1 && (slices.Contains(e.Methods, "weighted-nodes") || len(e.LR)*len(e.Tau) > 1) {
 		for _, lr := range e.LR {
 			for _, tau := range e.Tau {
 				for _, hlr := range e.HLR {
@@ -350,7 +361,11 @@ func (e *WeightedNodesExp) algorithm(method string, c wnChoice) optim.Algorithm 
 func (e *WeightedNodesExp) Run(ctx context.Context, sc scenarios.Scenario, env scenarios.Env) (any, error) {
 	start := time.Now()
 	d := sc.Data.Source.Params.(*models.NodeShiftData)
-	train, test, err := models.FashionMNIST(d.Dir).Load()
+	load := models.FashionMNIST(d.Dir).Load
+	if e.load != nil {
+		load = e.load
+	}
+	train, test, err := load()
 	if err != nil {
 		return nil, err
 	}
@@ -374,20 +389,55 @@ func (e *WeightedNodesExp) Run(ctx context.Context, sc scenarios.Scenario, env s
 				first = &c
 			}
 			choices[key] = c
+			// The runs of one setting and target, jobs at a time; each
+			// builds its own data, model and driver, so the results do
+			// not depend on the order.
+			type job struct {
+				seed   uint64
+				method string
+			}
+			var jobs []job
 			for s := range e.Seeds {
-				seed := sc.Seed + uint64(s)
 				for _, m := range e.Methods {
-					if err := ctx.Err(); err != nil {
-						return nil, err
-					}
-					r, err := w.run(e.algorithm(m, c), setting, target, m, seed)
-					if err != nil {
-						return nil, fmt.Errorf("%s, %s, seed %d: %w", key, m, seed, err)
-					}
-					runs = append(runs, r)
-					env.Progress("weighted-nodes", done, total)
-					done++
+					jobs = append(jobs, job{sc.Seed + uint64(s), m})
 				}
+			}
+			out := make([]*wnRun, len(jobs))
+			errs := make([]error, len(jobs))
+			next := make(chan int)
+			finished := make(chan int)
+			var wg sync.WaitGroup
+			for range min(e.Jobs, len(jobs)) {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range next {
+						if err := ctx.Err(); err != nil {
+							errs[i] = err
+						} else {
+							out[i], errs[i] = w.run(e.algorithm(jobs[i].method, c), setting, target, jobs[i].method, jobs[i].seed)
+						}
+						finished <- i
+					}
+				}()
+			}
+			go func() {
+				for i := range jobs {
+					next <- i
+				}
+				close(next)
+				wg.Wait()
+				close(finished)
+			}()
+			for range finished {
+				env.Progress("weighted-nodes", done, total)
+				done++
+			}
+			for i, j := range jobs {
+				if errs[i] != nil {
+					return nil, fmt.Errorf("%s, %s, seed %d: %w", key, j.method, j.seed, errs[i])
+				}
+				runs = append(runs, out[i])
 			}
 		}
 	}

@@ -2,6 +2,8 @@ package experiments
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,12 +14,33 @@ import (
 	"hgpsim/scenarios"
 )
 
-// tinyWeightedNodes is the shipped Table 3 scenario cut down to seconds.
+var fakeLoads int
+
+// fakeFashion is a stand-in for the Fashion-MNIST files: n 28×28 images
+// per set whose pixels are a class pattern plus noise, so that the
+// experiment runs in seconds (and under the race detector) without them.
+func fakeFashion() (train, test *models.Dataset, err error) {
+	fakeLoads++
+	r := rand.New(rand.NewPCG(9, 9))
+	mk := func(n int) *models.Dataset {
+		d := &models.Dataset{X: make([]float64, n*784), Y: make([]int, n), N: n, D: 784, C: 10}
+		for i := range n {
+			c := i % 10
+			d.Y[i] = c
+			for p := range 784 {
+				v := 0.5 + 0.4*math.Sin(float64((c+1)*p)/97) + 0.2*r.NormFloat64()
+				d.X[i*784+p] = min(1, max(0, v))
+			}
+		}
+		return d
+	}
+	return mk(400), mk(200), nil
+}
+
+// tinyWeightedNodes is the shipped Table 3 scenario cut down to seconds,
+// on fake images.
 func tinyWeightedNodes(t *testing.T) scenarios.Scenario {
 	t.Helper()
-	if m := models.FashionMNIST("").Missing(); len(m) > 0 {
-		t.Skipf("Fashion-MNIST not installed (missing %v); apt-get install %s", m, models.FashionMNISTPackage)
-	}
 	sc, err := scenarios.Load("../scenarios/paper/weighted-nodes-fmnist.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -25,6 +48,7 @@ func tinyWeightedNodes(t *testing.T) scenarios.Scenario {
 	e := sc.Experiment.Params.(*WeightedNodesExp)
 	e.Settings, e.Targets, e.Seeds, e.Outer, e.TuneOuter = []int{4}, []string{"minority"}, 1, 2, 1
 	e.LR, e.Eta, e.DittoLambda, e.PFedMeLambda, e.PFedMeInner = []float64{0.05}, []float64{0.02, 0.5}, []float64{0.1}, []float64{15}, 2
+	e.load = fakeFashion
 	d := sc.Data.Source.Params.(*models.NodeShiftData)
 	d.Train, d.Val, d.Test = 60, 40, 100
 	return sc
@@ -37,6 +61,7 @@ func TestWeightedNodesExperiment(t *testing.T) {
 	for k, drv := range []string{"sequential", "actors"} {
 		sc := tinyWeightedNodes(t)
 		sc.Runtime.Driver = drv
+		sc.Experiment.Params.(*WeightedNodesExp).Jobs = 1 + k // the results do not depend on it
 		dir := t.TempDir()
 		if _, err := run.Execute(context.Background(), sc, run.Options{OutDir: dir}); err != nil {
 			t.Fatalf("%s: %v", drv, err)
@@ -63,15 +88,27 @@ func TestWeightedNodesExperiment(t *testing.T) {
 			t.Errorf("weights.csv has %d lines", n)
 		}
 	}
+	if fakeLoads != 2 {
+		t.Fatalf("the fake images were loaded %d times, want 2", fakeLoads)
+	}
 	if curves[0] != curves[1] {
 		t.Fatal("curves.csv or weights.csv differs between the drivers")
 	}
 }
 
-func TestWeightedNodesValidate(t *testing.T) {
-	if m := models.FashionMNIST("").Missing(); len(m) > 0 {
-		t.Logf("Fashion-MNIST not installed; validation needs no files")
+// The shipped scenario reads the real files: a run without them is an
+// error naming the package.
+func TestWeightedNodesMissingFiles(t *testing.T) {
+	sc := tinyWeightedNodes(t)
+	sc.Experiment.Params.(*WeightedNodesExp).load = nil
+	sc.Data.Source.Params.(*models.NodeShiftData).Dir = t.TempDir()
+	_, err := run.Execute(context.Background(), sc, run.Options{OutDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("got %v, want an error naming the missing files", err)
 	}
+}
+
+func TestWeightedNodesValidate(t *testing.T) {
 	for _, c := range []struct {
 		edit func(sc *scenarios.Scenario, e *WeightedNodesExp)
 		want string
@@ -79,6 +116,8 @@ func TestWeightedNodesValidate(t *testing.T) {
 		{func(sc *scenarios.Scenario, e *WeightedNodesExp) { e.Settings = []int{5} }, "settings"},
 		{func(sc *scenarios.Scenario, e *WeightedNodesExp) { e.Methods = []string{"sgd"} }, "methods"},
 		{func(sc *scenarios.Scenario, e *WeightedNodesExp) { e.TuneOuter = 100 }, "tune_outer"},
+		{func(sc *scenarios.Scenario, e *WeightedNodesExp) { e.Bilevel = "newton" }, "bilevel"},
+		{func(sc *scenarios.Scenario, e *WeightedNodesExp) { e.Jobs = 0 }, "jobs"},
 		{func(sc *scenarios.Scenario, e *WeightedNodesExp) { e.Cap = 0.01 }, "cap"},
 		{func(sc *scenarios.Scenario, e *WeightedNodesExp) { e.LR = []float64{-1} }, "lr"},
 		{func(sc *scenarios.Scenario, e *WeightedNodesExp) { sc.Data.Source.Params = &models.SyntheticData{} }, "node-shift"},

@@ -4,6 +4,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/floats"
+
+	"hgpsim/internal/vec"
 )
 
 // Classifier is a SecondOrder model whose per-row loss is the softmax
@@ -57,8 +59,9 @@ func (m *Softmax) l2Rate() float64   { return m.l2 }
 func (m *Softmax) rowLogits(z, x, a []float64) {
 	D := m.features
 	bias := x[m.classes*D:]
+	vec.DotRows(z[:m.classes], x, D, a)
 	for j := range m.classes {
-		z[j] = floats.Dot(x[j*D:(j+1)*D], a) + bias[j]
+		z[j] += bias[j]
 	}
 }
 
@@ -68,7 +71,7 @@ func (m *Softmax) rowVJP(dst, x, a, g []float64) {
 	D := m.features
 	dc := dst[m.classes*D:]
 	for j := range m.classes {
-		floats.AddScaled(dst[j*D:(j+1)*D], g[j], a)
+		vec.AddScaled(dst[j*D:(j+1)*D], g[j], a)
 		dc[j] += g[j]
 	}
 }
@@ -90,7 +93,7 @@ func (m *Logistic) rowJVP(v, x, a, u []float64) { m.rowLogits(v, u, a) }
 
 func (m *Logistic) rowVJP(dst, x, a, g []float64) {
 	D := m.features
-	floats.AddScaled(dst[:D], g[1], a)
+	vec.AddScaled(dst[:D], g[1], a)
 	dst[D] += g[1]
 }
 
@@ -105,8 +108,9 @@ func (m *MLP) l2Rate() float64   { return m.l2 }
 func (m *MLP) rowLogits(z, x, a []float64) {
 	D := m.features
 	b1 := x[m.offB1():m.offW2()]
+	vec.DotRows(m.h, x, D, a)
 	for q := range m.hidden {
-		m.h[q] = math.Tanh(floats.Dot(x[q*D:(q+1)*D], a) + b1[q])
+		m.h[q] = math.Tanh(m.h[q] + b1[q])
 	}
 	m.outputs(z, x, m.h)
 }
@@ -117,8 +121,9 @@ func (m *MLP) rowJVP(v, x, a, u []float64) {
 	D, H := m.features, m.hidden
 	h, rh := m.h, m.rh
 	ub1 := u[m.offB1():m.offW2()]
+	vec.DotRows(rh[:H], u, D, a)
 	for q := range H {
-		rh[q] = (1 - h[q]*h[q]) * (floats.Dot(u[q*D:(q+1)*D], a) + ub1[q])
+		rh[q] = (1 - h[q]*h[q]) * (rh[q] + ub1[q])
 	}
 	m.outputs(v, u, h)
 	w2 := x[m.offW2():m.offB2()]
@@ -135,13 +140,13 @@ func (m *MLP) rowVJP(dst, x, a, g []float64) {
 	h, gh := m.h, m.gh
 	clear(gh)
 	for j := range m.classes {
-		floats.AddScaled(dw2[j*H:(j+1)*H], g[j], h)
+		vec.AddScaled(dw2[j*H:(j+1)*H], g[j], h)
 		db2[j] += g[j]
-		floats.AddScaled(gh, g[j], w2[j*H:(j+1)*H])
+		vec.AddScaled(gh, g[j], w2[j*H:(j+1)*H])
 	}
 	for q := range H {
 		gs := gh[q] * (1 - h[q]*h[q])
-		floats.AddScaled(dst[q*D:(q+1)*D], gs, a)
+		vec.AddScaled(dst[q*D:(q+1)*D], gs, a)
 		db1[q] += gs
 	}
 }
@@ -156,16 +161,16 @@ func (m *MLP) rowVJPR(dst, x, a, u, g, rg []float64) {
 	clear(rgh)
 	for j := range m.classes {
 		row := dw2[j*H : (j+1)*H]
-		floats.AddScaled(row, rg[j], h)
-		floats.AddScaled(row, g[j], rh)
+		vec.AddScaled(row, rg[j], h)
+		vec.AddScaled(row, g[j], rh)
 		db2[j] += rg[j]
-		floats.AddScaled(gh, g[j], w2[j*H:(j+1)*H])
-		floats.AddScaled(rgh, g[j], u2[j*H:(j+1)*H])
-		floats.AddScaled(rgh, rg[j], w2[j*H:(j+1)*H])
+		vec.AddScaled(gh, g[j], w2[j*H:(j+1)*H])
+		vec.AddScaled(rgh, g[j], u2[j*H:(j+1)*H])
+		vec.AddScaled(rgh, rg[j], w2[j*H:(j+1)*H])
 	}
 	for q := range H {
 		rgs := rgh[q]*(1-h[q]*h[q]) - 2*gh[q]*h[q]*rh[q]
-		floats.AddScaled(dst[q*D:(q+1)*D], rgs, a)
+		vec.AddScaled(dst[q*D:(q+1)*D], rgs, a)
 		db1[q] += rgs
 	}
 }

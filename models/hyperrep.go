@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/floats"
+
+	"hgpsim/internal/vec"
 )
 
 // HyperRep is the federated hyper-representation problem of FedNest
@@ -154,8 +156,9 @@ func (m *HyperRep) row(c *featureCache, lambda []float64, i int) []float64 {
 	}
 	a := c.d.Row(i)
 	b1 := lambda[H*D:]
+	vec.DotRows(h, lambda, D, a) // W₁a, four rows at a time, summed as floats.Dot
 	for k := range H {
-		s := floats.Dot(lambda[k*D:(k+1)*D], a) + b1[k]
+		s := h[k] + b1[k]
 		if m.relu {
 			h[k] = max(s, 0)
 		} else {
@@ -322,7 +325,7 @@ func (m *HyperRep) backHidden(dst, db1, h, a []float64, inv float64) {
 	for q := range m.hidden {
 		gs := inv * m.gh[q] * m.dsigma(h[q])
 		if gs != 0 {
-			floats.AddScaled(dst[q*D:(q+1)*D], gs, a)
+			vec.AddScaled(dst[q*D:(q+1)*D], gs, a)
 			db1[q] += gs
 		}
 	}

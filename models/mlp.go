@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/floats"
+
+	"hgpsim/internal/vec"
 )
 
 // MLP is a one-hidden-layer perceptron with tanh activation and softmax
@@ -84,8 +86,9 @@ func (m *MLP) check(x []float64, d *Dataset) {
 func (m *MLP) forward(x, a []float64) {
 	D, H := m.features, m.hidden
 	b1 := x[m.offB1():m.offW2()]
+	vec.DotRows(m.h[:H], x, D, a)
 	for k := range H {
-		m.h[k] = math.Tanh(floats.Dot(x[k*D:(k+1)*D], a) + b1[k])
+		m.h[k] = math.Tanh(m.h[k] + b1[k])
 	}
 	m.outputs(m.z, x, m.h)
 }
@@ -134,17 +137,17 @@ func (m *MLP) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
 				g--
 			}
 			g *= inv // the 1/n of the mean, applied once here for every block
-			floats.AddScaled(dw2[j*H:(j+1)*H], g, m.h)
+			vec.AddScaled(dw2[j*H:(j+1)*H], g, m.h)
 			db2[j] += g
-			floats.AddScaled(gh, g, w2[j*H:(j+1)*H])
+			vec.AddScaled(gh, g, w2[j*H:(j+1)*H])
 		}
 		for q := range H {
 			gs := gh[q] * (1 - m.h[q]*m.h[q])
-			floats.AddScaled(dst[q*D:(q+1)*D], gs, a)
+			vec.AddScaled(dst[q*D:(q+1)*D], gs, a)
 			db1[q] += gs
 		}
 	}
-	floats.AddScaled(dst, m.l2, x)
+	vec.AddScaled(dst, m.l2, x)
 	return loss/float64(n) + 0.5*m.l2*sumSquares(x)
 }
 
@@ -181,8 +184,9 @@ func (m *MLP) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
 		m.forward(x, a)
 
 		// Forward R-pass.
+		vec.DotRows(rh[:H], u, D, a)
 		for q := range H {
-			rh[q] = (1 - h[q]*h[q]) * (floats.Dot(u[q*D:(q+1)*D], a) + ub1[q])
+			rh[q] = (1 - h[q]*h[q]) * (rh[q] + ub1[q])
 		}
 		m.outputs(rz, u, h) // U₂h + u_b₂
 		for j := range C {
@@ -207,20 +211,20 @@ func (m *MLP) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
 			gz *= inv
 			rgz := inv * p[j] * (rz[j] - s)
 			row := dw2[j*H : (j+1)*H]
-			floats.AddScaled(row, rgz, h)
-			floats.AddScaled(row, gz, rh)
+			vec.AddScaled(row, rgz, h)
+			vec.AddScaled(row, gz, rh)
 			db2[j] += rgz
-			floats.AddScaled(gh, gz, w2[j*H:(j+1)*H])
-			floats.AddScaled(rgh, gz, u2[j*H:(j+1)*H])
-			floats.AddScaled(rgh, rgz, w2[j*H:(j+1)*H])
+			vec.AddScaled(gh, gz, w2[j*H:(j+1)*H])
+			vec.AddScaled(rgh, gz, u2[j*H:(j+1)*H])
+			vec.AddScaled(rgh, rgz, w2[j*H:(j+1)*H])
 		}
 		for q := range H {
 			rgs := rgh[q]*(1-h[q]*h[q]) - 2*gh[q]*h[q]*rh[q]
-			floats.AddScaled(dst[q*D:(q+1)*D], rgs, a)
+			vec.AddScaled(dst[q*D:(q+1)*D], rgs, a)
 			db1[q] += rgs
 		}
 	}
-	floats.AddScaled(dst, m.l2, u)
+	vec.AddScaled(dst, m.l2, u)
 }
 
 // Accuracy returns the fraction of rows whose largest logit is the label.

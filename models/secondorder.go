@@ -4,6 +4,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/floats"
+
+	"hgpsim/internal/vec"
 )
 
 // SecondOrder is implemented by models with exact Hessian-vector products.
@@ -53,9 +55,10 @@ func (m *Softmax) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
 		m.logits(x, a)
 		lse := logSumExp(p)
 		var s float64
+		vec.DotRows(rz[:C], u, D, a)
 		for j := range C {
 			p[j] = math.Exp(p[j] - lse)
-			rz[j] = floats.Dot(u[j*D:(j+1)*D], a) + uc[j]
+			rz[j] += uc[j]
 			s += p[j] * rz[j]
 		}
 		for j := range C {

@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/floats"
+	"hgpsim/internal/vec"
 )
 
 // Softmax is multinomial logistic regression with L2 regularization:
@@ -74,8 +74,9 @@ func (m *Softmax) Init(dst []float64, r *rand.Rand) {
 func (m *Softmax) logits(x, a []float64) {
 	D, C := m.features, m.classes
 	bias := x[C*D:]
+	vec.DotRows(m.z[:C], x, D, a)
 	for j := range C {
-		m.z[j] = floats.Dot(x[j*D:(j+1)*D], a) + bias[j]
+		m.z[j] += bias[j]
 	}
 }
 
@@ -116,11 +117,11 @@ func (m *Softmax) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
 				g--
 			}
 			g *= inv
-			floats.AddScaled(dst[j*D:(j+1)*D], g, a)
+			vec.AddScaled(dst[j*D:(j+1)*D], g, a)
 			gc[j] += g
 		}
 	}
-	floats.AddScaled(dst, m.l2, x)
+	vec.AddScaled(dst, m.l2, x)
 	return loss/float64(n) + 0.5*m.l2*sumSquares(x)
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"strconv"
 
 	"gonum.org/v1/gonum/floats"
@@ -45,7 +46,7 @@ type FBOParams struct {
 	LowerLocal    int     `yaml:"lower_local" doc:"local y steps τ_i of One-Round-Lower, 1 … 10⁴"`
 	Lower         string  `yaml:"lower" doc:"One-Round-Lower type: svrg (FedSVRG, Alg. 2: q_v = ∇G_i(y_v) − ∇G_i(y) + q) or sgd (FedAvg local steps)"`
 	Batch         int     `yaml:"batch" doc:"minibatch size of every stochastic gradient and product, 0 … 1048576 (0: full batch)"`
-	EvalEvery     int     `yaml:"eval_every" doc:"evaluate the global model (server's test data) every k outer iterations and after the last, 1 … 10⁶"`
+	EvalEvery     int     `yaml:"eval_every" doc:"evaluate the global model (server's test data) every k outer iterations and after the last, 1 … 10⁴ (a phase of k iterations)"`
 }
 
 func defaultFBO() FBOParams {
@@ -77,8 +78,8 @@ func (p *FBOParams) Validate(n int) error {
 		return fmt.Errorf("lower must be svrg or sgd, got %q", p.Lower)
 	case p.Batch < 0 || p.Batch > 1<<20:
 		return fmt.Errorf("batch must be in [0, 1048576], got %d", p.Batch)
-	case p.EvalEvery < 1 || p.EvalEvery > 1_000_000:
-		return fmt.Errorf("eval_every must be in [1, 10⁶], got %d", p.EvalEvery)
+	case p.EvalEvery < 1 || p.EvalEvery > 10_000:
+		return fmt.Errorf("eval_every must be in [1, 10⁴], got %d", p.EvalEvery)
 	case n < 2:
 		return fmt.Errorf("needs a server and at least one client")
 	}
@@ -141,31 +142,55 @@ func (p *fboProgram) Next(*PhaseReport) (*PhaseSpec, error) {
 	k := min(pp.EvalEvery, pp.OuterSteps-p.done)
 	args := map[string]float64{"iters": float64(k)}
 	var st []stage
+	rounds := 0
 	for j := range k {
 		d := p.m.draw(p.r)
 		args["draw"+strconv.Itoa(j)] = float64(d)
-		st = p.m.schedule(st, j, d)
+		st = p.m.schedule(st[:0], j, d)
+		rounds += len(st)
 	}
-	spec := &PhaseSpec{Name: p.name, Rounds: 2 * len(st), Step: p.done, Tick: Continue, Args: args}
+	spec := &PhaseSpec{Name: p.name, Rounds: 2 * rounds, Step: p.done, Tick: Continue, Args: args}
 	p.done += k
 	return spec, nil
 }
 
-// phaseStages rebuilds the rounds of a phase from its Args.
-func phaseStages(m fboMethod, spec *PhaseSpec) ([]stage, error) {
+// schedule is the rounds of one phase, built one outer iteration at a
+// time (a phase may hold many iterations of many rounds each).
+type schedule struct {
+	m      fboMethod
+	starts []int // communication round at which each iteration starts, and the total
+	draws  []int
+	iter   int
+	cur    []stage
+}
+
+// phaseSchedule reads the schedule of a phase from its Args.
+func phaseSchedule(m fboMethod, spec *PhaseSpec) (*schedule, error) {
 	k := int(spec.Arg("iters", 0))
-	var st []stage
+	sc := &schedule{m: m, starts: make([]int, 1, k+1), draws: make([]int, k), iter: -1}
 	for j := range k {
 		d, ok := spec.Args["draw"+strconv.Itoa(j)]
 		if !ok {
 			return nil, fmt.Errorf("phase %s: draw %d missing", spec.Name, j)
 		}
-		st = m.schedule(st, j, int(d))
+		sc.draws[j] = int(d)
+		sc.cur = m.schedule(sc.cur[:0], j, int(d))
+		sc.starts = append(sc.starts, sc.starts[j]+len(sc.cur))
 	}
-	if 2*len(st) != spec.Rounds {
-		return nil, fmt.Errorf("phase %s: %d rounds, the schedule has %d", spec.Name, spec.Rounds, 2*len(st))
+	if 2*sc.starts[k] != spec.Rounds {
+		return nil, fmt.Errorf("phase %s: %d rounds, the schedule has %d", spec.Name, spec.Rounds, 2*sc.starts[k])
 	}
-	return st, nil
+	return sc, nil
+}
+
+// at returns communication round c of the phase.
+func (sc *schedule) at(c int) stage {
+	j := sort.SearchInts(sc.starts, c+1) - 1
+	if j != sc.iter {
+		sc.cur = sc.m.schedule(sc.cur[:0], j, sc.draws[j])
+		sc.iter = j
+	}
+	return sc.cur[c-sc.starts[j]]
 }
 
 // planFBO builds the factory and program of a federated bilevel method.
@@ -206,7 +231,7 @@ type fboServer struct {
 	chosen    []int
 	model     models.Bilevel
 	test      *models.Dataset
-	stages    []stage
+	stages    *schedule
 	out       [2][]float64
 	flip      int
 	acc       [][]float64 // per part of the upload: running sums
@@ -214,7 +239,7 @@ type fboServer struct {
 
 // Enter implements Client.
 func (s *fboServer) Enter(spec *PhaseSpec) (Behaviour, error) {
-	st, err := phaseStages(s.method, spec)
+	st, err := phaseSchedule(s.method, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +262,7 @@ func (s *fboServer) Send(r *Round, out Outbox) error {
 	if r.Index%2 == 1 {
 		return nil
 	}
-	st := s.stages[r.Index/2]
+	st := s.stages.at(r.Index / 2)
 	var pre []float64
 	if st.first {
 		// A new outer iteration: draw S from the server's own stream.
@@ -279,7 +304,7 @@ func (s *fboServer) Receive(r *Round, in []Message) error {
 	if r.Index%2 == 0 {
 		return nil
 	}
-	st := s.stages[r.Index/2]
+	st := s.stages.at(r.Index / 2)
 	dy, dx := len(s.y), len(s.x)
 	var sizes []int
 	switch st.kind {
@@ -409,7 +434,7 @@ type fboClient struct {
 	train  *models.Dataset // G_i
 	val    *models.Dataset // F_i
 	gb, fb *batcher        // minibatches of G_i and F_i
-	stages []stage
+	stages *schedule
 
 	x, y       []float64 // the iteration's outer point and current inner point
 	xv, yv     []float64 // local iterates
@@ -442,7 +467,7 @@ func newFBOClient(i int, m fboMethod, s *Setup, x0 []float64) *fboClient {
 
 // Enter implements Client.
 func (c *fboClient) Enter(spec *PhaseSpec) (Behaviour, error) {
-	st, err := phaseStages(c.method, spec)
+	st, err := phaseSchedule(c.method, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -456,7 +481,7 @@ func (c *fboClient) Receive(r *Round, in []Message) error {
 	if r.Index%2 == 1 {
 		return nil
 	}
-	st := c.stages[r.Index/2]
+	st := c.stages.at(r.Index / 2)
 	c.have = false
 	for _, m := range in {
 		if m.From != 0 {
@@ -496,7 +521,7 @@ func (c *fboClient) Send(r *Round, out Outbox) error {
 		return nil
 	}
 	c.have = false
-	st := c.stages[r.Index/2]
+	st := c.stages.at(r.Index / 2)
 	dy := len(c.y)
 	m := c.model
 	c.flip ^= 1

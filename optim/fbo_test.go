@@ -173,7 +173,7 @@ func TestFBOLowerIsGradientDescent(t *testing.T) {
 // denseHypergradient returns ∇f(x) = ∇_xf − ∇²_xy g [∇²_yy g]⁻¹ ∇_yf at
 // y*(x) (found by gradient descent), built from the exact products column
 // by column on the pooled client problem.
-func denseHypergradient(t *testing.T, s *Setup, x []float64, m int) []float64 {
+func denseHypergradient(t *testing.T, s *Setup, x []float64, m int) (hyper, hinvF []float64) {
 	t.Helper()
 	mod := s.Model.Clone()
 	dy, dx := mod.DimX(), mod.DimLambda()
@@ -226,7 +226,7 @@ func denseHypergradient(t *testing.T, s *Setup, x []float64, m int) []float64 {
 	for k := range fx {
 		fx[k] -= cv.AtVec(k)
 	}
-	return fx
+	return fx, v.RawVector().Data
 }
 
 // In the deterministic limit (full participation and batches, no drops, N
@@ -237,7 +237,7 @@ func TestFBOHypergradientLimit(t *testing.T) {
 	s := fboSetup(t, m, &graph.Star{Prob: 1}, 0.5)
 	x0 := make([]float64, s.Model.DimLambda())
 	s.Model.(models.LambdaInitializer).InitLambda(x0, rng.New(s.Seed, 0, rng.PurposeInit))
-	want := denseHypergradient(t, s, x0, m)
+	want, hinvF := denseHypergradient(t, s, x0, m)
 
 	p := fboTestParams(n, 1)
 	p.Beta, p.Lambda = 0.3, 0.3
@@ -254,6 +254,11 @@ func TestFBOHypergradientLimit(t *testing.T) {
 		t.Errorf("AggITD: E_Q h is %.2e away from the dense hyper-gradient (relative)", e)
 	}
 	fed := runFBO(t, &FedNest{FBOParams: p, Neumann: 150, Variant: "deterministic"}, fboSetup(t, m, &graph.Star{Prob: 1}, 0.5), nil)
+	pFed := make([]float64, len(hinvF))
+	(&FedNest{FBOParams: p, Neumann: 150, Variant: "deterministic"}).hyperP(pFed, fed.fboServer)
+	if e := floats.Distance(pFed, hinvF, 2) / floats.Norm(hinvF, 2); e > 1e-3 {
+		t.Errorf("FedNest: p is %.2e away from [∇²_yy g]⁻¹∇_y f (relative)", e)
+	}
 	t.Logf("FedNest relative error %.2e", floats.Distance(fed.h, want, 2)/floats.Norm(want, 2))
 	if e := floats.Distance(fed.h, want, 2) / floats.Norm(want, 2); e > 1e-3 {
 		t.Errorf("FedNest: h is %.2e away from the dense hyper-gradient (relative)", e)

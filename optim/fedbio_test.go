@@ -254,3 +254,30 @@ func TestFedBioFamilyWithDrops(t *testing.T) {
 		t.Logf("%s: F1 %.3f, uploads %v bytes, traffic %+v", name, fa, v["upload_bytes"], trA)
 	}
 }
+
+// scale: exact is the per-sample step divided by N: with η·N it gives the
+// same λ as per-sample with η (one round, same v).
+func TestCommFedBiOScale(t *testing.T) {
+	weights := func(scale string, eta float64) []float64 {
+		a := iterConfig("none", 1)
+		a.Scale, a.OuterLR = scale, eta
+		_, res, _ := runFedBio(t, a, fedBioSetup(t, 3, &graph.Star{Prob: 1}, "iid"))
+		var out []float64
+		for _, r := range res {
+			out = append(out, r.Vectors["weights"]...)
+		}
+		return out
+	}
+	per := weights("per-sample", 0.05)
+	exact := weights("exact", 0.05*3*40) // N = 3 clients × 40 samples
+	moved := false
+	for k := range per {
+		if math.Abs(per[k]-exact[k]) > 1e-12 {
+			t.Fatalf("λ_%d: per-sample %v, exact with η·N %v", k, per[k], exact[k])
+		}
+		moved = moved || per[k] != 1
+	}
+	if !moved {
+		t.Error("no λ moved: the test proves nothing")
+	}
+}

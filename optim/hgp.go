@@ -70,9 +70,20 @@ func (h *HGP) Send(r *Round, out Outbox) error {
 
 // Receive implements Behaviour: the v and/or u updates of Eq. (12).
 func (h *HGP) Receive(r *Round, in []Message) error {
+	ApplyMixes(h.Premix(r, in))
+	return h.ReceiveMixed(r, in)
+}
+
+// Premix implements Premixer: the debiased mix of the received u_j.
+func (h *HGP) Premix(_ *Round, in []Message) []Mix {
+	h.l.mixes[0] = h.l.mixOf(0, h.mixed, in, 0)
+	return h.l.mixes[:1]
+}
+
+// ReceiveMixed implements Premixer: Eq. (12) once u_j are mixed.
+func (h *HGP) ReceiveMixed(r *Round, in []Message) error {
 	doB, doA := roles(h.sampling, r.Index)
 	h.l.fix(h.l.batch.next())
-	h.l.mix(h.mixed, in, 0)
 	// v⁽ᵐ⁺¹⁾ = v⁽ᵐ⁾ + Σ_j ⟨B̃⟩_ij u_j and u⁽ᵐ⁺¹⁾ = Σ_j ⟨Ã⟩_ij u_j
 	h.l.apply(when(doA, h.uNew), when(doB, h.b), h.mixed, h.u)
 	if doB {
@@ -139,11 +150,22 @@ func (h *VRHGP) Send(r *Round, out Outbox) error {
 
 // Receive implements Behaviour: App. B's updates of v, u and w.
 func (h *VRHGP) Receive(r *Round, in []Message) error {
+	ApplyMixes(h.Premix(r, in))
+	return h.ReceiveMixed(r, in)
+}
+
+// Premix implements Premixer: the debiased mixes of the received u_j and w_j.
+func (h *VRHGP) Premix(_ *Round, in []Message) []Mix {
+	d := len(h.u)
+	h.l.mixes[0] = h.l.mixOf(0, h.mixU, in, 0)
+	h.l.mixes[1] = h.l.mixOf(1, h.mixW, in, d)
+	return h.l.mixes[:2]
+}
+
+// ReceiveMixed implements Premixer: App. B's updates once u_j, w_j are mixed.
+func (h *VRHGP) ReceiveMixed(r *Round, in []Message) error {
 	doB, doA := roles(h.sampling, r.Index)
 	h.l.fix(h.l.batch.next())
-	d := len(h.u)
-	h.l.mix(h.mixU, in, 0)
-	h.l.mix(h.mixW, in, d)
 	h.l.apply(when(doA, h.uNew), when(doB, h.bu), h.mixU, h.u)
 	h.l.apply(when(doA, h.aw), when(doB, h.bw), h.mixW, h.w)
 	if doB {

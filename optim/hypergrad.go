@@ -78,6 +78,8 @@ type local struct {
 	idx   []int             // this round's batch (nil: full), set by fix
 	at    models.Linearized // the products at (x_i, λ_i, idx), if the model has them
 	full  models.Linearized // the full-batch one, kept across rounds
+	terms [2][]Term         // premix buffers (u and w)
+	mixes [2]Mix
 }
 
 func newLocal(lin Linearization) local {
@@ -169,18 +171,15 @@ func (l *local) apply(dstA, dstB, mixed, self []float64) {
 // Eq. (4a), where λ enters the pushed message.
 func (l *local) bNeedsMessages() bool { return l.lin.Variant == BeforeComm }
 
-// mix writes Σ_j coef_ij·part_j over the received messages into dst, in
-// sender order; part selects the slice [off, off+d) of each payload.
-func (l *local) mix(dst []float64, in []Message, off int) {
-	for k := range dst {
-		dst[k] = 0
-	}
-	d := len(dst)
-	for _, m := range in {
-		if c := l.coef[m.From]; c != 0 {
-			floats.AddScaled(dst, c, m.Vec[off:off+d])
-		}
-	}
+// mixOf returns dst = Σ_j coef_ij·part_j over the received messages, in
+// sender order, with part the slice [off, off+d) of each payload; slot
+// (0 or 1) names the term buffer, one per vector mixed in a round.
+func (l *local) mixOf(slot int, dst []float64, in []Message, off int) Mix {
+	l.terms[slot] = termsOf(l.terms[slot], in, off, len(dst), func(m *Message) (float64, bool) {
+		c := l.coef[m.From]
+		return c, c != 0
+	})
+	return Mix{Dst: dst, Terms: l.terms[slot]}
 }
 
 // estimate returns v + ⟨c^λ⟩_i as a fresh slice: every estimator keeps

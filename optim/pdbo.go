@@ -146,6 +146,23 @@ func (h hyperPhase) Result() Result {
 // Observe implements Observer.
 func (h hyperPhase) Observe() Stats { return Stats{Hyper: h.Estimate()} }
 
+// Premix forwards to the estimator when it is a Premixer; otherwise it
+// needs no mix and ReceiveMixed is the estimator's Receive.
+func (h hyperPhase) Premix(r *Round, in []Message) []Mix {
+	if p, ok := h.HyperEstimator.(Premixer); ok {
+		return p.Premix(r, in)
+	}
+	return nil
+}
+
+// ReceiveMixed implements Premixer.
+func (h hyperPhase) ReceiveMixed(r *Round, in []Message) error {
+	if p, ok := h.HyperEstimator.(Premixer); ok {
+		return p.ReceiveMixed(r, in)
+	}
+	return h.HyperEstimator.Receive(r, in)
+}
+
 // NewEstimator builds a registered hyper-gradient estimator for lin.
 func NewEstimator(name string, lin Linearization, cfg *PDBOConfig) (HyperEstimator, error) {
 	e, err := Estimators.Lookup(name)

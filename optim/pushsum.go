@@ -17,6 +17,9 @@ type pushSum struct {
 	pSum   []float64 // Σ_t p_ij(δ_i⁽ᵗ⁾)            (line 7, sender side)
 	dCount []float64 // #{t : δ_{j→i}⁽ᵗ⁾ = 1}        (line 12, receiver side)
 	rounds int
+
+	terms []Term // the premix buffer
+	mixes [1]Mix
 }
 
 func newPushSum(id, n int, z0 []float64) pushSum {
@@ -47,15 +50,19 @@ func (p *pushSum) push(r *Round, out Outbox, buf []float64) {
 	}
 }
 
-// mix sets y ← Σ_j p_ji φ_j in sender order (Eq. 2 without ψ) and records
-// line 12 of Alg. 2.
-func (p *pushSum) mix(in []Message) {
-	for i := range p.z {
-		p.z[i] = 0
-	}
+// premix returns z ← Σ_j p_ji φ_j in sender order (Eq. 2 without ψ), for
+// ApplyMixes or a driver's blocked mixing; mixed does the rest.
+func (p *pushSum) premix(in []Message) []Mix {
+	p.terms = termsOf(p.terms, in, 0, len(p.z), func(m *Message) (float64, bool) { return m.Weight, true })
+	p.mixes[0] = Mix{Dst: p.z, Terms: p.terms}
+	return p.mixes[:]
+}
+
+// mixed sets ω ← Σ_j p_ji ω_j and records line 12 of Alg. 2, after z is
+// mixed.
+func (p *pushSum) mixed(in []Message) {
 	p.omega = 0
 	for _, m := range in {
-		floats.AddScaled(p.z, m.Weight, m.Vec)
 		p.omega += m.Weight * m.Mass
 		p.dCount[m.From]++
 	}
@@ -104,8 +111,17 @@ func (a *PushSum) Send(r *Round, out Outbox) error {
 }
 
 // Receive implements Behaviour.
-func (a *PushSum) Receive(_ *Round, in []Message) error {
-	a.ps.mix(in)
+func (a *PushSum) Receive(r *Round, in []Message) error {
+	ApplyMixes(a.Premix(r, in))
+	return a.ReceiveMixed(r, in)
+}
+
+// Premix implements Premixer.
+func (a *PushSum) Premix(_ *Round, in []Message) []Mix { return a.ps.premix(in) }
+
+// ReceiveMixed implements Premixer.
+func (a *PushSum) ReceiveMixed(_ *Round, in []Message) error {
+	a.ps.mixed(in)
 	a.ps.debias()
 	if !allFinite(a.ps.x) {
 		return ErrNonFinite

@@ -29,6 +29,7 @@ type Sequential struct {
 	beh      []Behaviour
 	router   *Router
 	stats    []Stats
+	mixes    [][]Mix // this round's Premix of each client
 	tick     uint64
 	// at says where the driver is, for the error of a recovered panic.
 	at struct {
@@ -42,7 +43,7 @@ type Sequential struct {
 func NewSequential(nw *graph.Network, factory ClientFactory) (*Sequential, error) {
 	n := nw.N
 	s := &Sequential{parallel: 1, net: nw, clients: make([]Client, n), ports: make([]*Port, n), beh: make([]Behaviour, n),
-		router: NewRouter(nw), stats: make([]Stats, n)}
+		router: NewRouter(nw), stats: make([]Stats, n), mixes: make([][]Mix, n)}
 	for i := range n {
 		c, err := factory(i)
 		if err != nil {
@@ -197,14 +198,32 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 			s.at.client = i
 			s.router.Deliver(i, s.ports[i], &since, rep.Delivered)
 		}
-		s.at.call = "Receive"
+		// Mixing first, for every receiver at once (see Premixer).
+		s.at.call = "Premix"
 		inbox := s.router.Inboxes()
+		err = s.eachClient(func(i int) error {
+			s.mixes[i] = nil
+			if p, ok := s.beh[i].(Premixer); ok && !s.ports[i].Round().Offline {
+				s.mixes[i] = p.Premix(s.ports[i].Round(), inbox[i])
+			}
+			return nil
+		})
+		if err != nil {
+			return rep, err
+		}
+		s.at.call, s.at.client = "mix", -1
+		applyMixesBlocked(s.mixes, s.parallel)
+		s.at.call = "Receive"
 		err = s.eachClient(func(i int) error {
 			b := s.beh[i]
 			if b == nil || s.ports[i].Round().Offline {
 				return nil
 			}
-			if err := b.Receive(s.ports[i].Round(), inbox[i]); err != nil {
+			receive := b.Receive
+			if p, ok := b.(Premixer); ok {
+				receive = p.ReceiveMixed
+			}
+			if err := receive(s.ports[i].Round(), inbox[i]); err != nil {
 				return &ClientError{Client: i, Phase: spec.Name, Round: r, Err: err}
 			}
 			return nil

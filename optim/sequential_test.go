@@ -9,11 +9,16 @@ import (
 	"hgpsim/internal/rng"
 )
 
+// hidden hides a behaviour's Premixer, so that the driver calls its
+// Receive (which mixes on its own, as in the actor runtime).
+type hidden struct{ Behaviour }
+
 // pushSumRun runs push-sum from fixed random values on a sequential driver
-// with the given parallelism and returns every client's value.
-func pushSumRun(t *testing.T, parallel int) [][]float64 {
+// with the given parallelism and returns every client's value. With hide
+// the clients mix on their own instead of in the driver's blocked mixing.
+func pushSumRun(t *testing.T, parallel int, hide bool) [][]float64 {
 	t.Helper()
-	const n, d, rounds = 23, 7, 40
+	const n, d, rounds = 23, 2*mixBlock + 77, 40
 	nw := buildNet(t, net("stochastic-directed"), n, 3)
 	r := rng.New(9, rng.Global, rng.PurposeInit)
 	clients := make([]*PushSum, n)
@@ -25,6 +30,9 @@ func pushSumRun(t *testing.T, parallel int) [][]float64 {
 		}
 		clients[i] = NewPushSum(i, n, v)
 		bs[i] = clients[i]
+		if hide {
+			bs[i] = hidden{clients[i]}
+		}
 	}
 	td := newTestDriver(t, nw)
 	td.d.SetParallel(parallel)
@@ -38,14 +46,21 @@ func pushSumRun(t *testing.T, parallel int) [][]float64 {
 	return out
 }
 
+// TestSequentialParallelIsBitIdentical compares push-sum on the driver's
+// blocked mixing, at several parallelisms, with clients that mix on their
+// own, bit for bit.
 func TestSequentialParallelIsBitIdentical(t *testing.T) {
-	ref := pushSumRun(t, 1)
-	for _, p := range []int{2, 5, 64} {
-		got := pushSumRun(t, p)
+	ref := pushSumRun(t, 1, true)
+	for _, c := range []struct {
+		p    int
+		hide bool
+	}{{1, false}, {2, false}, {5, false}, {64, false}, {3, true}} {
+		p := c.p
+		got := pushSumRun(t, p, c.hide)
 		for i := range ref {
 			for k := range ref[i] {
 				if math.Float64bits(got[i][k]) != math.Float64bits(ref[i][k]) {
-					t.Fatalf("parallel %d: client %d coordinate %d is %v, one goroutine gives %v", p, i, k, got[i][k], ref[i][k])
+					t.Fatalf("parallel %d (own mixing %v): client %d coordinate %d is %v, one goroutine mixing on its own gives %v", p, c.hide, i, k, got[i][k], ref[i][k])
 				}
 			}
 		}

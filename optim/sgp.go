@@ -108,8 +108,17 @@ func (s *SGP) Send(r *Round, out Outbox) error {
 }
 
 // Receive implements Behaviour: Alg. 2 lines 8–13.
-func (s *SGP) Receive(_ *Round, in []Message) error {
-	s.ps.mix(in)
+func (s *SGP) Receive(r *Round, in []Message) error {
+	ApplyMixes(s.Premix(r, in))
+	return s.ReceiveMixed(r, in)
+}
+
+// Premix implements Premixer: z's share of line 8.
+func (s *SGP) Premix(_ *Round, in []Message) []Mix { return s.ps.premix(in) }
+
+// ReceiveMixed implements Premixer: Alg. 2 lines 8–13 after z is mixed.
+func (s *SGP) ReceiveMixed(_ *Round, in []Message) error {
+	s.ps.mixed(in)
 	if s.cfg.Variant == AfterComm {
 		floats.Add(s.ps.z, s.psi)
 	}

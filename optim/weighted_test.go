@@ -278,6 +278,19 @@ func TestWeightedLinearRegression(t *testing.T) {
 	if prevF > firstF/5 {
 		t.Errorf("F went from %.4g to %.4g in %d projected gradient steps", firstF, prevF, len(reps)-1)
 	}
+	// Alg. 2 (ABA) on the same convex problem: its returned iterate w_ag
+	// brings F down as well.
+	alg.Method = "aba"
+	_, reps = runWeighted(t, alg, s)
+	wag := reps[len(reps)-1].Results[0].Vectors["w"]
+	mix := make([]float64, d)
+	for j, wj := range wag {
+		floats.AddScaled(mix, wj, stars[j+1])
+	}
+	floats.Sub(mix, stars[0])
+	if F := 0.5 * sigma(mix, mix); F > firstF/5 {
+		t.Errorf("ABA: F(w_ag) = %.4g after %d steps, from %.4g", F, len(reps), firstF)
+	}
 }
 
 // Local-SVRG with τ = 1 converges linearly to argmin Σ w_k L̂_k; with τ > 1

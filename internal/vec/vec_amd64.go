@@ -1,0 +1,45 @@
+package vec
+
+import (
+	"golang.org/x/sys/cpu"
+	"gonum.org/v1/gonum/floats"
+)
+
+// hasAVX2 selects the four-lane kernel; the environment variable
+// HGPSIM_NOAVX2=1 turns it off (to measure it, or to rule it out).
+var hasAVX2 = cpu.X86.HasAVX2 && !noAVX2()
+
+// axpyAVX2 sets y[i] += alpha·x[i] with separate VMULPD and VADDPD.
+//
+//go:noescape
+func axpyAVX2(alpha float64, x, y []float64)
+
+func addScaled(dst []float64, alpha float64, s []float64) {
+	if hasAVX2 {
+		axpyAVX2(alpha, s, dst)
+		return
+	}
+	floats.AddScaled(dst, alpha, s)
+}
+
+// dot4AVX2 computes four dot products with a, each summed as gonum's
+// DotUnitary sums it.
+//
+//go:noescape
+func dot4AVX2(a []float64, r0, r1, r2, r3 *float64, out *[4]float64)
+
+func dotRows(dst, m []float64, stride int, a []float64) {
+	j := 0
+	if hasAVX2 && len(a) > 0 {
+		n := len(a)
+		var out [4]float64
+		for ; j+4 <= len(dst); j += 4 {
+			r := m[j*stride : (j+3)*stride+n] // bounds: the fourth row ends inside m
+			dot4AVX2(a, &r[0], &r[stride], &r[2*stride], &r[3*stride], &out)
+			copy(dst[j:j+4], out[:])
+		}
+	}
+	for ; j < len(dst); j++ {
+		dst[j] = floats.Dot(m[j*stride:j*stride+len(a)], a)
+	}
+}

@@ -1,0 +1,13 @@
+//go:build !amd64
+
+package vec
+
+import "gonum.org/v1/gonum/floats"
+
+func addScaled(dst []float64, alpha float64, s []float64) { floats.AddScaled(dst, alpha, s) }
+
+func dotRows(dst, m []float64, stride int, a []float64) {
+	for j := range dst {
+		dst[j] = floats.Dot(m[j*stride:j*stride+len(a)], a)
+	}
+}
