@@ -90,13 +90,20 @@ func startWorkers(t *testing.T, k int) ([]*exec.Cmd, []string) {
 			// Closing stdin ends the worker; one stuck in a hung client
 			// call (the "hang" mode sleeps 5 s) is killed after a second.
 			stdin.Close()
+			var err error
 			done := make(chan struct{})
-			go func() { _ = cmd.Wait(); close(done) }()
+			go func() { err = cmd.Wait(); close(done) }()
 			select {
 			case <-done:
 			case <-time.After(time.Second):
 				_ = cmd.Process.Kill()
 				<-done
+			}
+			// A worker that ended by itself with an error code failed
+			// inside (under -race, a data race exits with 66); one killed
+			// by a signal was killed here.
+			if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() > 0 {
+				t.Errorf("worker %d exited with %v", i, err)
 			}
 		})
 		line, err := bufio.NewReader(stdout).ReadString('\n')
