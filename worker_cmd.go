@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -67,7 +68,10 @@ func cmdWorker(listen, advertise string, stdout, stderr io.Writer) error {
 			return usageError{"worker: --advertise: " + err.Error()}
 		}
 	}
-	w, err := actors.StartWorker(listen, buildFromScenario, actors.WorkerOptions{Advertise: advertise})
+	events := func(msg string) {
+		fmt.Fprintf(stderr, "%s hgpsim worker: %s\n", time.Now().Format("15:04:05"), msg)
+	}
+	w, err := actors.StartWorker(listen, buildFromScenario, actors.WorkerOptions{Advertise: advertise, Events: events})
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}

@@ -52,6 +52,9 @@ type WorkerOptions struct {
 	Advertise string
 	// Logger receives proto.actor's own logs; nil discards them.
 	Logger *slog.Logger
+	// Events, when not nil, is told what the worker does: a run hosted
+	// (its supervisor and clients), refused, failed or released.
+	Events func(msg string)
 }
 
 // SplitAddress parses host:port for a listening address: the port may be
@@ -122,7 +125,7 @@ func StartWorker(listen string, build BuildFunc, opt WorkerOptions) (*Worker, er
 		return nil, err
 	}
 	w := &Worker{system: system, remote: rem, pool: newWorkers()}
-	h := &workerHost{build: build, pool: w.pool, self: system.Address()}
+	h := &workerHost{build: build, pool: w.pool, self: system.Address(), events: opt.Events}
 	props := actor.PropsFromProducer(func() actor.Actor { return h },
 		actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, func(interface{}) actor.Directive { return actor.StopDirective })),
 		actor.WithDispatcher(w.pool))
@@ -154,9 +157,10 @@ func (w *Worker) Close() {
 // built, beats while a run is attached, and drops the run when released
 // or when the supervisor's process is gone.
 type workerHost struct {
-	build BuildFunc
-	pool  *workers
-	self  string
+	build  BuildFunc
+	pool   *workers
+	self   string
+	events func(string)
 
 	run     uint64
 	sup     *actor.PID
@@ -203,6 +207,12 @@ func (h *workerHost) Receive(ctx actor.Context) {
 	}
 }
 
+func (h *workerHost) event(format string, a ...any) {
+	if h.events != nil {
+		h.events(fmt.Sprintf(format, a...))
+	}
+}
+
 func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
 	sup := actor.NewPID(m.SupervisorAddress, m.SupervisorId)
 	if h.sup != nil && !h.sup.Equal(sup) {
@@ -211,6 +221,7 @@ func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
 		// when its connection drops (Terminated).
 		ctx.Send(sup, &wire.Hosted{Run: m.Run, Worker: h.self,
 			Error: fmt.Sprintf("busy: hosting a run of the supervisor at %s (a worker hosts one run at a time)", h.sup.Address)})
+		h.event("refused a run of %s: busy with a run of %s", sup.Address, h.sup.Address)
 		return
 	}
 	h.release(ctx) // the same supervisor's next run replaces its last
@@ -220,6 +231,7 @@ func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
 	h.index = m.Clients
 	fail := func(err error) {
 		ctx.Send(h.sup, &wire.Hosted{Run: h.run, Worker: h.self, Error: err.Error()})
+		h.event("could not host a run of %s: %v", m.SupervisorAddress, err)
 		h.release(ctx)
 	}
 	if len(m.Clients) == 0 {
@@ -301,12 +313,18 @@ func (h *workerHost) hosted(ctx actor.Context, err error) {
 	}
 	ctx.Send(h.sup, msg)
 	if err != nil {
+		h.event("could not build the clients of a run of %s: %v", h.sup.Address, err)
 		h.release(ctx)
+		return
 	}
+	h.event("hosting clients %d–%d of a run of %s", h.index[0], h.index[len(h.index)-1], h.sup.Address)
 }
 
 // release stops the run's clients and its heartbeat.
 func (h *workerHost) release(ctx actor.Context) {
+	if len(h.clients) > 0 {
+		h.event("released the run of %s", h.sup.Address)
+	}
 	if h.stop != nil {
 		close(h.stop)
 		h.beats.Wait()
