@@ -43,8 +43,11 @@ func TestMain(m *testing.M) {
 func serveTestWorker() int {
 	build := func(scenario []byte) (*graph.Network, optim.ClientFactory, error) {
 		mode := string(scenario)
-		if mode == "fail" {
+		switch mode {
+		case "fail":
 			return nil, nil, errors.New("no data here")
+		case "build-panic":
+			panic("cannot read the data")
 		}
 		var t testing.T // network and sgpClients fail through t only on bad constants
 		_, bs := sgpClients(&t, testN, optim.AfterComm)
@@ -252,6 +255,10 @@ func TestWorkerSetupErrors(t *testing.T) {
 	_, err = New(nw, nil, Options{RoundTimeout: 5 * time.Second, Workers: addrs, Scenario: []byte("fail")})
 	if err == nil || !strings.Contains(err.Error(), "no data here") || !strings.Contains(err.Error(), "worker 127.0.0.1:") {
 		t.Errorf("a worker that cannot build: %v", err)
+	}
+	_, err = New(nw, nil, Options{RoundTimeout: 5 * time.Second, Workers: addrs, Scenario: []byte("build-panic")})
+	if err == nil || !strings.Contains(err.Error(), "cannot read the data") {
+		t.Errorf("a worker whose build panics: %v", err)
 	}
 	if _, err := StartWorker("127.0.0.1:99999", nil, WorkerOptions{}); err == nil {
 		t.Error("a port out of range was accepted")

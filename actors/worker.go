@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -246,7 +247,7 @@ func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
 		h.beats.Add(1)
 		go h.beat(ctx.ActorSystem(), h.sup, h.run, h.busy, every, h.stop)
 	}
-	nw, factory, err := h.build(m.Scenario)
+	nw, factory, err := h.buildRun(m.Scenario)
 	if err != nil {
 		fail(fmt.Errorf("building the run: %w", err))
 		return
@@ -266,6 +267,22 @@ func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
 		c := &remoteClient{client: client{id: i, net: nw, factory: factory, watch: h.watch}, sup: h.sup}
 		h.clients = append(h.clients, ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return c }, actor.WithDispatcher(h.pool))))
 	}
+}
+
+// buildRun calls build with a panic turned into an error: a panicking
+// build must fail the setup, not leave the supervisor waiting while the
+// heartbeats say the worker is alive.
+func (h *workerHost) buildRun(scenario []byte) (nw *graph.Network, factory optim.ClientFactory, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	nw, factory, err = h.build(scenario)
+	if err == nil && (nw == nil || factory == nil) {
+		err = errors.New("no network or client factory")
+	}
+	return nw, factory, err
 }
 
 // step hands each client its part of a worker step: the payloads are
