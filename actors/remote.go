@@ -276,7 +276,11 @@ func (s *supervisor) checkLiveness(ctx actor.Context) {
 			return
 		}
 		if w.busy >= callLimit*s.timeout {
-			s.remoteFailed(ctx, fmt.Errorf("%v: client %d has been inside one call for %v (more than %d × round_timeout)", w, w.busyClient, w.busy.Round(time.Millisecond), callLimit))
+			what := fmt.Sprintf("client %d has been inside one call", w.busyClient)
+			if w.busyClient < 0 {
+				what = "the worker has been building the run"
+			}
+			s.remoteFailed(ctx, fmt.Errorf("%v: %s for %v (more than %d × round_timeout)", w, what, w.busy.Round(time.Millisecond), callLimit))
 			return
 		}
 	}

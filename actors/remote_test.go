@@ -48,6 +48,8 @@ func serveTestWorker() int {
 			return nil, nil, errors.New("no data here")
 		case "build-panic":
 			panic("cannot read the data")
+		case "build-hang":
+			time.Sleep(1500 * time.Millisecond) // hung at 10 × 100 ms
 		}
 		var t testing.T // network and sgpClients fail through t only on bad constants
 		_, bs := sgpClients(&t, testN, optim.AfterComm)
@@ -259,6 +261,12 @@ func TestWorkerSetupErrors(t *testing.T) {
 	_, err = New(nw, nil, Options{RoundTimeout: 5 * time.Second, Workers: addrs, Scenario: []byte("build-panic")})
 	if err == nil || !strings.Contains(err.Error(), "cannot read the data") {
 		t.Errorf("a worker whose build panics: %v", err)
+	}
+	// A build that hangs (10 × round_timeout) fails the setup too; slow
+	// builds do not, since the worker beats while it builds.
+	_, err = New(nw, nil, Options{RoundTimeout: 100 * time.Millisecond, Workers: addrs, Scenario: []byte("build-hang")})
+	if err == nil || !strings.Contains(err.Error(), "has been building the run") {
+		t.Errorf("a worker whose build hangs: %v", err)
 	}
 	if _, err := StartWorker("127.0.0.1:99999", nil, WorkerOptions{}); err == nil {
 		t.Error("a port out of range was accepted")

@@ -360,6 +360,7 @@ func (h *workerHost) release(ctx actor.Context) {
 // how long its longest running client call has run, so that the supervisor
 // tells a slow round from a dead or hung worker.
 func (h *workerHost) beat(system *actor.ActorSystem, sup *actor.PID, run uint64, watch *atomic.Pointer[watchdog], every time.Duration, stop <-chan struct{}) {
+	building := time.Now()
 	defer h.beats.Done()
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -368,8 +369,9 @@ func (h *workerHost) beat(system *actor.ActorSystem, sup *actor.PID, run uint64,
 		case <-stop:
 			return
 		case <-t.C:
-			var busy time.Duration
-			who := -1
+			// While building there is no watchdog yet: the build is the
+			// call that is running (client -1).
+			busy, who := time.Since(building), -1
 			if w := watch.Load(); w != nil {
 				busy, who = w.longest()
 			}

@@ -1533,9 +1533,10 @@ type Heartbeat struct {
 	// The worker's address.
 	Worker string `protobuf:"bytes,2,opt,name=worker,proto3" json:"worker,omitempty"`
 	// How long the longest client call now running on the worker has run,
-	// in nanoseconds (0 when none is running).
+	// in nanoseconds (0 when none is running); while the worker builds the
+	// run's clients, how long it has been building.
 	BusyNanos int64 `protobuf:"varint,3,opt,name=busy_nanos,json=busyNanos,proto3" json:"busy_nanos,omitempty"`
-	// The client of that call (-1 when none).
+	// The client of that call (-1 when none, or while building).
 	BusyClient    int64 `protobuf:"varint,4,opt,name=busy_client,json=busyClient,proto3" json:"busy_client,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
