@@ -21,6 +21,13 @@ import (
 // dialTimeout bounds the check that a worker is reachable before a run.
 const dialTimeout = 5 * time.Second
 
+// firstAnswer bounds the wait for a worker's first message after the
+// Setup (it beats at once, before building): no answer at all means the
+// Setup never reached the worker's actor — typically an address that
+// reaches the worker but is not the one it calls itself, which proto.actor
+// does not deliver.
+const firstAnswer = 10 * time.Second
+
 // remoteRun is the supervisor's side of a run whose clients live in worker
 // processes (hgpsim worker): which worker hosts which block of clients,
 // the supervisor's copy of every client's port (rebuilt from each
@@ -46,6 +53,7 @@ type workerLink struct {
 	busy        time.Duration
 	busyClient  int
 	hosted      bool
+	answered    bool // heard from at all since the Setup
 	gone        bool // lost or silent: not asked to release
 }
 
@@ -75,7 +83,7 @@ type checkWorkers struct{}
 func (*checkWorkers) NotInfluenceReceiveTimeout() {}
 
 // newRemoteRun assigns the n clients to the workers in contiguous blocks,
-// as even as they come (the first n mod W workers get one more). Workers
+// as even as they come (block k is [k·n/W, (k+1)·n/W)). Workers
 // beyond n get none and are not used.
 func newRemoteRun(addrs []string, n int, scenario []byte) *remoteRun {
 	r := &remoteRun{scenario: scenario, run: uint64(time.Now().UnixNano()), of: make([]int, n), ports: make([]*optim.Port, n), wire: &WireTraffic{}}
@@ -161,7 +169,7 @@ func (s *supervisor) setupRemote(ctx actor.Context) {
 		w.heard = now
 		ctx.Watch(w.host)
 		ctx.Send(w.host, &wire.Setup{Scenario: r.scenario, Clients: clients, SupervisorAddress: ctx.Self().Address,
-			SupervisorId: ctx.Self().Id, Run: r.run, HeartbeatNanos: int64(heartbeatPeriod(s.timeout))})
+			SupervisorId: ctx.Self().Id, Run: r.run, HeartbeatNanos: int64(heartbeatPeriod(s.timeout)), Worker: w.addr})
 	}
 }
 
@@ -210,7 +218,7 @@ func (s *supervisor) onHosted(ctx actor.Context, m *wire.Hosted) {
 		s.remoteFailed(ctx, fmt.Errorf("a worker calls itself %s, which is not among the workers %s; start it with --advertise set to the address the run uses", m.Worker, strings.Join(names, ", ")))
 		return
 	}
-	w.heard = time.Now()
+	w.heard, w.answered = time.Now(), true
 	if m.Error != "" {
 		s.remoteFailed(ctx, fmt.Errorf("%v: %s", w, m.Error))
 		return
@@ -241,7 +249,7 @@ func (s *supervisor) onHeartbeat(m *wire.Heartbeat) {
 		return
 	}
 	if w := s.worker(m.Worker); w != nil {
-		w.heard = time.Now()
+		w.heard, w.answered = time.Now(), true
 		w.busy, w.busyClient = time.Duration(m.BusyNanos), int(m.BusyClient)
 	}
 }
@@ -270,6 +278,11 @@ func (s *supervisor) checkLiveness(ctx actor.Context) {
 	}
 	now := time.Now()
 	for _, w := range r.workers {
+		if d := now.Sub(w.heard); !w.answered && d >= min(s.timeout, firstAnswer) {
+			w.gone = true
+			s.remoteFailed(ctx, fmt.Errorf("%v: no answer to the setup for %v: the address reaches a server that is not answering as this worker — use exactly the address the worker printed (\"hgpsim worker listening on ADDR\"; see its --advertise)", w, d.Round(time.Millisecond)))
+			return
+		}
 		if d := now.Sub(w.heard); d >= s.timeout {
 			w.gone = true
 			s.remoteFailed(ctx, fmt.Errorf("%v: not heard from for %v (round_timeout %v): the worker is gone or the network is down", w, d.Round(time.Millisecond), s.timeout))

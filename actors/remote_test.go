@@ -252,6 +252,17 @@ func TestWorkerSetupErrors(t *testing.T) {
 		t.Fatalf("after the first run released the worker: %v", err)
 	}
 	second.Close()
+	// Any address that reaches the worker will do, not only the one it
+	// printed: localhost for 127.0.0.1.
+	alias := []string{strings.Replace(addrs[0], "127.0.0.1", "localhost", 1)}
+	third, err := New(nw, nil, Options{RoundTimeout: 5 * time.Second, Workers: alias})
+	if err != nil {
+		t.Fatalf("the worker reached as %s: %v", alias[0], err)
+	}
+	if _, err := third.Execute(context.Background(), sgpPhases(1, 3, 1), &recorder{}); err != nil {
+		t.Errorf("a run on the worker reached as %s: %v", alias[0], err)
+	}
+	third.Close()
 
 	// The same worker, free again, cannot build this run.
 	_, err = New(nw, nil, Options{RoundTimeout: 5 * time.Second, Workers: addrs, Scenario: []byte("fail")})

@@ -9,6 +9,7 @@ import (
 	"net"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,10 +47,9 @@ type Worker struct {
 
 // WorkerOptions configures a Worker.
 type WorkerOptions struct {
-	// Advertise is the address (host:port) supervisors use to reach this
-	// worker, when it differs from the listening address (listening on
-	// 0.0.0.0, say). proto.actor addresses actors by it, so a supervisor
-	// must use exactly this address.
+	// Advertise is the address (host:port) the worker calls itself, when
+	// the listening address is not one (0.0.0.0, say). Supervisors may use
+	// any address that reaches the worker (see aliasResolver).
 	Advertise string
 	// Logger receives proto.actor's own logs; nil discards them.
 	Logger *slog.Logger
@@ -81,6 +81,25 @@ const maxMessage = math.MaxInt32
 // message (its default, 1000, would put a whole round of large steps into
 // one message).
 const writerBatch = 16
+
+// aliasResolver delivers locally what is addressed to this worker's actors
+// under another name of the worker (localhost for 127.0.0.1, a host name
+// for its IP, …). proto.actor treats a PID whose address is not the one
+// the system calls itself as remote and sends it out again — to this same
+// worker, forever. The worker's actors all have ids under hostID, which no
+// other process's actor this worker talks to has (a supervisor's actors
+// are $-numbered), so the id alone says the message is for here.
+func aliasResolver(system *actor.ActorSystem) actor.AddressResolver {
+	return func(pid *actor.PID) (actor.Process, bool) {
+		if !strings.HasPrefix(pid.Id, hostID) {
+			return nil, false
+		}
+		if ref, ok := system.ProcessRegistry.GetLocal(pid.Id); ok {
+			return ref, true
+		}
+		return system.DeadLetter, true // a stopped client: never out again
+	}
+}
 
 // startRemote starts proto.actor remote on system, listening on host:port.
 // remote.Start panics when it cannot listen; that is an error here.
@@ -120,6 +139,9 @@ func StartWorker(listen string, build BuildFunc, opt WorkerOptions) (*Worker, er
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
+	// Before remote.Start, which registers its own resolver after this
+	// one: resolvers are asked in order.
+	system.ProcessRegistry.RegisterAddressResolver(aliasResolver(system))
 	rem, err := startRemote(system, host, port, opt.Advertise)
 	if err != nil {
 		system.Shutdown()
@@ -162,6 +184,7 @@ type workerHost struct {
 	pool   *workers
 	self   string
 	events func(string)
+	name   string // the address the current run's supervisor uses
 
 	run     uint64
 	sup     *actor.PID
@@ -220,18 +243,26 @@ func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
 		// One run at a time: a second supervisor must not take the clients
 		// of a run in progress. A run whose supervisor is gone is released
 		// when its connection drops (Terminated).
-		ctx.Send(sup, &wire.Hosted{Run: m.Run, Worker: h.self,
+		name := m.Worker
+		if name == "" {
+			name = h.self
+		}
+		ctx.Send(sup, &wire.Hosted{Run: m.Run, Worker: name,
 			Error: fmt.Sprintf("busy: hosting a run of the supervisor at %s (a worker hosts one run at a time)", h.sup.Address)})
 		h.event("refused a run of %s: busy with a run of %s", sup.Address, h.sup.Address)
 		return
 	}
 	h.release(ctx) // the same supervisor's next run replaces its last
 	h.run = m.Run
+	h.name = h.self
+	if m.Worker != "" {
+		h.name = m.Worker // the supervisor knows this worker by that address
+	}
 	h.sup = sup
 	ctx.Watch(h.sup)
 	h.index = m.Clients
 	fail := func(err error) {
-		ctx.Send(h.sup, &wire.Hosted{Run: h.run, Worker: h.self, Error: err.Error()})
+		ctx.Send(h.sup, &wire.Hosted{Run: h.run, Worker: h.name, Error: err.Error()})
 		h.event("could not host a run of %s: %v", m.SupervisorAddress, err)
 		h.release(ctx)
 	}
@@ -245,7 +276,7 @@ func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
 	h.busy = &atomic.Pointer[watchdog]{}
 	if every := time.Duration(m.HeartbeatNanos); every > 0 {
 		h.beats.Add(1)
-		go h.beat(ctx.ActorSystem(), h.sup, h.run, h.busy, every, h.stop)
+		go h.beat(ctx.ActorSystem(), h.sup, h.run, h.name, h.busy, every, h.stop)
 	}
 	nw, factory, err := h.buildRun(m.Scenario)
 	if err != nil {
@@ -319,7 +350,7 @@ func (h *workerHost) first() int64 {
 }
 
 func (h *workerHost) hosted(ctx actor.Context, err error) {
-	msg := &wire.Hosted{Run: h.run, Worker: h.self, Clients: h.index}
+	msg := &wire.Hosted{Run: h.run, Worker: h.name, Clients: h.index}
 	if err != nil {
 		msg.Error = err.Error()
 	} else {
@@ -359,7 +390,7 @@ func (h *workerHost) release(ctx actor.Context) {
 // beat tells the supervisor, every period, that this worker is alive and
 // how long its longest running client call has run, so that the supervisor
 // tells a slow round from a dead or hung worker.
-func (h *workerHost) beat(system *actor.ActorSystem, sup *actor.PID, run uint64, watch *atomic.Pointer[watchdog], every time.Duration, stop <-chan struct{}) {
+func (h *workerHost) beat(system *actor.ActorSystem, sup *actor.PID, run uint64, name string, watch *atomic.Pointer[watchdog], every time.Duration, stop <-chan struct{}) {
 	building := time.Now()
 	defer h.beats.Done()
 	t := time.NewTicker(every)
@@ -375,7 +406,7 @@ func (h *workerHost) beat(system *actor.ActorSystem, sup *actor.PID, run uint64,
 			if w := watch.Load(); w != nil {
 				busy, who = w.longest()
 			}
-			system.Root.Send(sup, &wire.Heartbeat{Run: run, Worker: h.self, BusyNanos: int64(busy), BusyClient: int64(who)})
+			system.Root.Send(sup, &wire.Heartbeat{Run: run, Worker: name, BusyNanos: int64(busy), BusyClient: int64(who)})
 		}
 	}
 }

@@ -1366,8 +1366,11 @@ type Setup struct {
 	Run uint64 `protobuf:"varint,5,opt,name=run,proto3" json:"run,omitempty"`
 	// How often the worker reports that it is alive, in nanoseconds.
 	HeartbeatNanos int64 `protobuf:"varint,6,opt,name=heartbeat_nanos,json=heartbeatNanos,proto3" json:"heartbeat_nanos,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The address the supervisor reaches the worker at; the worker names
+	// itself so in Hosted and Heartbeat.
+	Worker        string `protobuf:"bytes,7,opt,name=worker,proto3" json:"worker,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Setup) Reset() {
@@ -1440,6 +1443,13 @@ func (x *Setup) GetHeartbeatNanos() int64 {
 		return x.HeartbeatNanos
 	}
 	return 0
+}
+
+func (x *Setup) GetWorker() string {
+	if x != nil {
+		return x.Worker
+	}
+	return ""
 }
 
 // Hosted answers a Setup: the worker has built its clients (or failed to).
@@ -1763,14 +1773,15 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\x03run\x18\t \x01(\x04R\x03run\"5\n" +
 	"\x05Built\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\x03R\x06client\x12\x14\n" +
-	"\x05error\x18\x02 \x01(\tR\x05error\"\xd0\x01\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\"\xe8\x01\n" +
 	"\x05Setup\x12\x1a\n" +
 	"\bscenario\x18\x01 \x01(\fR\bscenario\x12\x1c\n" +
 	"\aclients\x18\x02 \x03(\x03B\x02\x10\x01R\aclients\x12-\n" +
 	"\x12supervisor_address\x18\x03 \x01(\tR\x11supervisorAddress\x12#\n" +
 	"\rsupervisor_id\x18\x04 \x01(\tR\fsupervisorId\x12\x10\n" +
 	"\x03run\x18\x05 \x01(\x04R\x03run\x12'\n" +
-	"\x0fheartbeat_nanos\x18\x06 \x01(\x03R\x0eheartbeatNanos\"x\n" +
+	"\x0fheartbeat_nanos\x18\x06 \x01(\x03R\x0eheartbeatNanos\x12\x16\n" +
+	"\x06worker\x18\a \x01(\tR\x06worker\"x\n" +
 	"\x06Hosted\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\x04R\x03run\x12\x16\n" +
 	"\x06worker\x18\x02 \x01(\tR\x06worker\x12\x1c\n" +
