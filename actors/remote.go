@@ -23,9 +23,8 @@ const dialTimeout = 5 * time.Second
 
 // firstAnswer bounds the wait for a worker's first message after the
 // Setup (it beats at once, before building): no answer at all means the
-// Setup never reached the worker's actor — typically an address that
-// reaches the worker but is not the one it calls itself, which proto.actor
-// does not deliver.
+// Setup never reached a worker's actor — the address reaches some other
+// server, or an hgpsim worker that does not know the message.
 const firstAnswer = 10 * time.Second
 
 // remoteRun is the supervisor's side of a run whose clients live in worker
@@ -280,7 +279,7 @@ func (s *supervisor) checkLiveness(ctx actor.Context) {
 	for _, w := range r.workers {
 		if d := now.Sub(w.heard); !w.answered && d >= min(s.timeout, firstAnswer) {
 			w.gone = true
-			s.remoteFailed(ctx, fmt.Errorf("%v: no answer to the setup for %v: the address reaches a server that is not answering as this worker — use exactly the address the worker printed (\"hgpsim worker listening on ADDR\"; see its --advertise)", w, d.Round(time.Millisecond)))
+			s.remoteFailed(ctx, fmt.Errorf("%v: no answer to the setup for %v: something listens there, but not an hgpsim worker of this version (hgpsim worker --listen)", w, d.Round(time.Millisecond)))
 			return
 		}
 		if d := now.Sub(w.heard); d >= s.timeout {
