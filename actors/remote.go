@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -133,6 +135,28 @@ func supervisorSystem(ip string) (*actor.ActorSystem, error) {
 	return h.system, nil
 }
 
+// buildName names this program's build: module version, VCS revision and
+// whether the checkout was modified, Go version and platform. A worker of
+// another build refuses a run, since its clients might compute
+// differently; the go command stamps the VCS fields only in a checkout
+// (not for test binaries), so two builds of one dirty checkout look alike.
+func buildName() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown build, " + runtime.Version()
+	}
+	rev, modified := "unknown", "unknown"
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	return fmt.Sprintf("%s %s, revision %s, modified %s, %s %s/%s", info.Main.Path, info.Main.Version, rev, modified, info.GoVersion, runtime.GOOS, runtime.GOARCH)
+}
+
 // localAddressFor checks that every worker is reachable and returns the
 // address of this host on the route to them: where the workers can reach
 // the supervisor back.
@@ -168,7 +192,7 @@ func (s *supervisor) setupRemote(ctx actor.Context) {
 		w.heard = now
 		ctx.Watch(w.host)
 		ctx.Send(w.host, &wire.Setup{Scenario: r.scenario, Clients: clients, SupervisorAddress: ctx.Self().Address,
-			SupervisorId: ctx.Self().Id, Run: r.run, HeartbeatNanos: int64(heartbeatPeriod(s.timeout)), Worker: w.addr})
+			SupervisorId: ctx.Self().Id, Run: r.run, HeartbeatNanos: int64(heartbeatPeriod(s.timeout)), Worker: w.addr, Build: buildName()})
 	}
 }
 

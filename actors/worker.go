@@ -148,7 +148,7 @@ func StartWorker(listen string, build BuildFunc, opt WorkerOptions) (*Worker, er
 		return nil, err
 	}
 	w := &Worker{system: system, remote: rem, pool: newWorkers()}
-	h := &workerHost{build: build, pool: w.pool, self: system.Address(), events: opt.Events}
+	h := &workerHost{build: build, pool: w.pool, self: system.Address(), events: opt.Events, version: buildName()}
 	props := actor.PropsFromProducer(func() actor.Actor { return h },
 		actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, func(interface{}) actor.Directive { return actor.StopDirective })),
 		actor.WithDispatcher(w.pool))
@@ -180,11 +180,12 @@ func (w *Worker) Close() {
 // built, beats while a run is attached, and drops the run when released
 // or when the supervisor's process is gone.
 type workerHost struct {
-	build  BuildFunc
-	pool   *workers
-	self   string
-	events func(string)
-	name   string // the address the current run's supervisor uses
+	build   BuildFunc
+	pool    *workers
+	self    string
+	events  func(string)
+	name    string // the address the current run's supervisor uses
+	version string // this build (buildName)
 
 	run     uint64
 	sup     *actor.PID
@@ -268,6 +269,10 @@ func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
 	}
 	if len(m.Clients) == 0 {
 		fail(errors.New("no clients assigned"))
+		return
+	}
+	if m.Build != "" && h.version != m.Build {
+		fail(fmt.Errorf("another build: the worker is %q, the supervisor %q; its clients might compute differently", h.version, m.Build))
 		return
 	}
 	// Beat from the start: building (reading the data) may take longer

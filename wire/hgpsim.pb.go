@@ -1368,7 +1368,11 @@ type Setup struct {
 	HeartbeatNanos int64 `protobuf:"varint,6,opt,name=heartbeat_nanos,json=heartbeatNanos,proto3" json:"heartbeat_nanos,omitempty"`
 	// The address the supervisor reaches the worker at; the worker names
 	// itself so in Hosted and Heartbeat.
-	Worker        string `protobuf:"bytes,7,opt,name=worker,proto3" json:"worker,omitempty"`
+	Worker string `protobuf:"bytes,7,opt,name=worker,proto3" json:"worker,omitempty"`
+	// The supervisor's build (hgpsim version): a worker of another build
+	// refuses the run, since its clients might compute differently. Empty:
+	// not checked.
+	Build         string `protobuf:"bytes,8,opt,name=build,proto3" json:"build,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1448,6 +1452,13 @@ func (x *Setup) GetHeartbeatNanos() int64 {
 func (x *Setup) GetWorker() string {
 	if x != nil {
 		return x.Worker
+	}
+	return ""
+}
+
+func (x *Setup) GetBuild() string {
+	if x != nil {
+		return x.Build
 	}
 	return ""
 }
@@ -1773,7 +1784,7 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\x03run\x18\t \x01(\x04R\x03run\"5\n" +
 	"\x05Built\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\x03R\x06client\x12\x14\n" +
-	"\x05error\x18\x02 \x01(\tR\x05error\"\xe8\x01\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\"\xfe\x01\n" +
 	"\x05Setup\x12\x1a\n" +
 	"\bscenario\x18\x01 \x01(\fR\bscenario\x12\x1c\n" +
 	"\aclients\x18\x02 \x03(\x03B\x02\x10\x01R\aclients\x12-\n" +
@@ -1781,7 +1792,8 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\rsupervisor_id\x18\x04 \x01(\tR\fsupervisorId\x12\x10\n" +
 	"\x03run\x18\x05 \x01(\x04R\x03run\x12'\n" +
 	"\x0fheartbeat_nanos\x18\x06 \x01(\x03R\x0eheartbeatNanos\x12\x16\n" +
-	"\x06worker\x18\a \x01(\tR\x06worker\"x\n" +
+	"\x06worker\x18\a \x01(\tR\x06worker\x12\x14\n" +
+	"\x05build\x18\b \x01(\tR\x05build\"x\n" +
 	"\x06Hosted\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\x04R\x03run\x12\x16\n" +
 	"\x06worker\x18\x02 \x01(\tR\x06worker\x12\x1c\n" +
