@@ -6,6 +6,8 @@ import (
 	"math"
 	"sort"
 
+	"gonum.org/v1/gonum/floats"
+
 	"hgpsim/graph"
 )
 
@@ -446,6 +448,12 @@ func (e *ClientError) Unwrap() error { return e.Err }
 var ErrNonFinite = errors.New("non-finite value (NaN or Inf)")
 
 func allFinite(v []float64) bool {
+	// A non-finite coordinate makes Σv² non-finite, so a finite Σv² (one
+	// vectorized pass) proves every coordinate finite; only an overflow of
+	// the sum (some |v_k| > 1e154) needs the coordinate-wise check.
+	if s := floats.Dot(v, v); !math.IsNaN(s) && !math.IsInf(s, 0) {
+		return true
+	}
 	for _, a := range v {
 		if math.IsNaN(a) || math.IsInf(a, 0) {
 			return false

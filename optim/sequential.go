@@ -159,13 +159,16 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 		s.tick = uint64(spec.Tick)
 	}
 	s.at.phase, s.at.round, s.at.call = spec.Name, -1, "Enter"
-	for i, c := range s.clients {
-		s.at.client = i
-		b, err := c.Enter(spec)
+	err := s.eachClient(func(i int) error {
+		b, err := s.clients[i].Enter(spec)
 		if err != nil {
-			return nil, &ClientError{Client: i, Phase: spec.Name, Round: -1, Err: err}
+			return &ClientError{Client: i, Phase: spec.Name, Round: -1, Err: err}
 		}
 		s.beh[i] = b
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	rep := &PhaseReport{Spec: spec}
 	s.router.Close(&Traffic{}) // nothing of a failed phase lingers
@@ -257,7 +260,7 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 	rep.Traffic.Add(since)
 	rep.Results = make([]Result, len(s.beh))
 	s.at.call = "Result"
-	err := s.eachClient(func(i int) error {
+	err = s.eachClient(func(i int) error {
 		if r, ok := s.beh[i].(Resulter); ok {
 			rep.Results[i] = r.Result()
 		}

@@ -115,3 +115,24 @@ func TestSequentialParallelErrorIsTheLowestClient(t *testing.T) {
 		}
 	}
 }
+
+// TestAllFinite checks the one-pass finiteness test, including the case
+// where Σv² overflows although every coordinate is finite.
+func TestAllFinite(t *testing.T) {
+	for _, c := range []struct {
+		v    []float64
+		want bool
+	}{
+		{nil, true},
+		{[]float64{1, -2, 3}, true},
+		{[]float64{1e200, -1e200}, true}, // Σv² overflows
+		{[]float64{1, math.NaN(), 3}, false},
+		{[]float64{1, math.Inf(-1)}, false},
+		{[]float64{1e200, math.Inf(1)}, false},
+		{[]float64{math.MaxFloat64, math.NaN()}, false},
+	} {
+		if got := allFinite(c.v); got != c.want {
+			t.Errorf("allFinite(%v) = %v, want %v", c.v, got, c.want)
+		}
+	}
+}
