@@ -14,8 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
+
 	"hgpsim/graph"
 	"hgpsim/optim"
+	"hgpsim/wire"
 )
 
 // The tests with workers run each worker in a process of its own — this
@@ -328,5 +331,39 @@ func TestRemoteClientFailures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWorkerRefusesAnotherBuild: a worker of another build answers a Setup
+// with an error naming both builds (the host actor, in one process).
+func TestWorkerRefusesAnotherBuild(t *testing.T) {
+	system := actor.NewActorSystem()
+	defer system.Shutdown()
+	got := make(chan *wire.Hosted, 1)
+	probe := system.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
+		if h, ok := ctx.Message().(*wire.Hosted); ok {
+			got <- h
+		}
+	}))
+	pool := newWorkers()
+	defer pool.close()
+	built := false
+	h := &workerHost{pool: pool, self: "worker", version: "build a", build: func([]byte) (*graph.Network, optim.ClientFactory, error) {
+		built = true
+		return nil, nil, errors.New("not reached")
+	}}
+	host := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return h }))
+	system.Root.Send(host, &wire.Setup{Clients: []int64{0}, SupervisorAddress: probe.Address, SupervisorId: probe.Id, Run: 7, Build: "build b", Worker: "w:1"})
+	select {
+	case m := <-got:
+		if m.Run != 7 || m.Worker != "w:1" || !strings.Contains(m.Error, `"build a"`) || !strings.Contains(m.Error, `"build b"`) {
+			t.Errorf("hosted: %v", m)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no answer to the setup")
+	}
+	_ = system.Root.StopFuture(host).Wait()
+	if built {
+		t.Error("a worker of another build built the run")
 	}
 }
