@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -27,17 +28,18 @@ runtime.workers in the scenario. The worker builds its clients itself from
 the scenario the supervisor sends, so it needs the same hgpsim version and
 the same data files at the same paths as the supervisor.
 
-The first line on stdout is "hgpsim worker listening on ADDR": ADDR is
-the address a run must use. When listening on an unspecified host
-(0.0.0.0) give --advertise with the address the supervisor reaches this
-machine at. The worker runs until SIGINT or SIGTERM.`,
+The first line on stdout is "hgpsim worker listening on ADDR". A run may
+name the worker by any address that reaches it (ADDR, a host name, …).
+When listening on an unspecified host (0.0.0.0), --advertise sets the
+name printed. The worker logs on stderr the runs it hosts and releases,
+and runs until SIGINT or SIGTERM.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmdWorker(listen, advertise, stdout, stderr)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on, host:port (port 0: any free port)")
-	cmd.Flags().StringVar(&advertise, "advertise", "", "address supervisors reach this worker at, host:port (default: the listening address)")
+	cmd.Flags().StringVar(&advertise, "advertise", "", "the worker's name, host:port, printed for supervisors to use (default: the listening address)")
 	return cmd
 }
 
@@ -67,7 +69,10 @@ func cmdWorker(listen, advertise string, stdout, stderr io.Writer) error {
 			return usageError{"worker: --advertise: " + err.Error()}
 		}
 	}
-	w, err := actors.StartWorker(listen, buildFromScenario, actors.WorkerOptions{Advertise: advertise})
+	events := func(msg string) {
+		fmt.Fprintf(stderr, "%s hgpsim worker: %s\n", time.Now().Format("15:04:05"), msg)
+	}
+	w, err := actors.StartWorker(listen, buildFromScenario, actors.WorkerOptions{Advertise: advertise, Events: events})
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}

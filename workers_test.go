@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -55,6 +56,26 @@ func runBinary(t *testing.T, bin string, args ...string) (string, int) {
 	return stderr.String(), code
 }
 
+// summaryWithoutWire returns dir's summary.json re-encoded without its
+// wire entry.
+func summaryWithoutWire(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "wire")
+	out, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
 // TestWorkersByteIdentical runs golden scenarios in one process and with
 // their clients over 1, 2 and 3 worker processes on localhost: the
 // metrics.jsonl files must be byte-identical. The scenarios cover push-sum
@@ -92,6 +113,10 @@ func TestWorkersByteIdentical(t *testing.T) {
 			}
 			if !bytes.Equal(got, want) {
 				t.Errorf("%s on %d workers: metrics.jsonl differs from the in-process run", name, k)
+			}
+			// summary.json too, but for the wire traffic it adds.
+			if a, b := summaryWithoutWire(t, local), summaryWithoutWire(t, out); a != b {
+				t.Errorf("%s on %d workers: summary.json differs from the in-process run beyond its wire entry", name, k)
 			}
 		}
 	}

@@ -36,6 +36,23 @@
 // (workers) instead of proto.actor's goroutine per mailbox wake-up, so that a
 // step does not start on a fresh, small stack every round.
 //
+// # Worker processes
+//
+// With Options.Workers the client actors live in other processes
+// (StartWorker; hgpsim worker), in contiguous blocks. Each worker builds
+// its clients from the scenario it is sent (BuildFunc), so no client state
+// crosses at start; per step the supervisor sends each worker one
+// wire.WorkerStep with its clients' inboxes and each client answers with a
+// wire.Ack, a payload shared by many receivers encoded once either way.
+// The router stays in the supervisor, which rebuilds each client's port
+// from its ack (realizing the links itself and checking them against the
+// worker's), so deliveries keep their sender order and results are
+// byte-identical to one process. Workers beat while a run is attached; a
+// lost connection, a worker silent for the round timeout, or a call
+// running 10 round timeouts fails the run naming the worker and its
+// clients. A process runs one proto.actor remote: every supervisor of the
+// process shares one actor system (supervisorHost).
+//
 // # Failure
 //
 // A panic inside a behaviour is recovered by the client and reported with

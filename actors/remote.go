@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +22,12 @@ import (
 
 // dialTimeout bounds the check that a worker is reachable before a run.
 const dialTimeout = 5 * time.Second
+
+// firstAnswer bounds the wait for a worker's first message after the
+// Setup (it beats at once, before building): no answer at all means the
+// Setup never reached a worker's actor — the address reaches some other
+// server, or an hgpsim worker that does not know the message.
+const firstAnswer = 10 * time.Second
 
 // remoteRun is the supervisor's side of a run whose clients live in worker
 // processes (hgpsim worker): which worker hosts which block of clients,
@@ -46,6 +54,7 @@ type workerLink struct {
 	busy        time.Duration
 	busyClient  int
 	hosted      bool
+	answered    bool // heard from at all since the Setup
 	gone        bool // lost or silent: not asked to release
 }
 
@@ -57,8 +66,9 @@ func (w *workerLink) String() string {
 }
 
 // WireTraffic is what crossed between the supervisor and its workers, in
-// protobuf bytes as encoded: steps (with the inboxes) out, acknowledgements
-// (with the outboxes, stats and results) in.
+// protobuf bytes as encoded: steps (one per worker, with its clients'
+// inboxes) out, acknowledgements (one per client, with its outbox, stats
+// and results) in.
 type WireTraffic struct {
 	Steps     int64 `json:"steps"`
 	StepBytes int64 `json:"step_bytes"`
@@ -74,7 +84,7 @@ type checkWorkers struct{}
 func (*checkWorkers) NotInfluenceReceiveTimeout() {}
 
 // newRemoteRun assigns the n clients to the workers in contiguous blocks,
-// as even as they come (the first n mod W workers get one more). Workers
+// as even as they come (block k is [k·n/W, (k+1)·n/W)). Workers
 // beyond n get none and are not used.
 func newRemoteRun(addrs []string, n int, scenario []byte) *remoteRun {
 	r := &remoteRun{scenario: scenario, run: uint64(time.Now().UnixNano()), of: make([]int, n), ports: make([]*optim.Port, n), wire: &WireTraffic{}}
@@ -125,6 +135,28 @@ func supervisorSystem(ip string) (*actor.ActorSystem, error) {
 	return h.system, nil
 }
 
+// buildName names this program's build: module version, VCS revision and
+// whether the checkout was modified, Go version and platform. A worker of
+// another build refuses a run, since its clients might compute
+// differently; the go command stamps the VCS fields only in a checkout
+// (not for test binaries), so two builds of one dirty checkout look alike.
+func buildName() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown build, " + runtime.Version()
+	}
+	rev, modified := "unknown", "unknown"
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	return fmt.Sprintf("%s %s, revision %s, modified %s, %s %s/%s", info.Main.Path, info.Main.Version, rev, modified, info.GoVersion, runtime.GOOS, runtime.GOARCH)
+}
+
 // localAddressFor checks that every worker is reachable and returns the
 // address of this host on the route to them: where the workers can reach
 // the supervisor back.
@@ -160,7 +192,7 @@ func (s *supervisor) setupRemote(ctx actor.Context) {
 		w.heard = now
 		ctx.Watch(w.host)
 		ctx.Send(w.host, &wire.Setup{Scenario: r.scenario, Clients: clients, SupervisorAddress: ctx.Self().Address,
-			SupervisorId: ctx.Self().Id, Run: r.run, HeartbeatNanos: int64(heartbeatPeriod(s.timeout))})
+			SupervisorId: ctx.Self().Id, Run: r.run, HeartbeatNanos: int64(heartbeatPeriod(s.timeout)), Worker: w.addr, Build: buildName()})
 	}
 }
 
@@ -209,7 +241,7 @@ func (s *supervisor) onHosted(ctx actor.Context, m *wire.Hosted) {
 		s.remoteFailed(ctx, fmt.Errorf("a worker calls itself %s, which is not among the workers %s; start it with --advertise set to the address the run uses", m.Worker, strings.Join(names, ", ")))
 		return
 	}
-	w.heard = time.Now()
+	w.heard, w.answered = time.Now(), true
 	if m.Error != "" {
 		s.remoteFailed(ctx, fmt.Errorf("%v: %s", w, m.Error))
 		return
@@ -240,7 +272,7 @@ func (s *supervisor) onHeartbeat(m *wire.Heartbeat) {
 		return
 	}
 	if w := s.worker(m.Worker); w != nil {
-		w.heard = time.Now()
+		w.heard, w.answered = time.Now(), true
 		w.busy, w.busyClient = time.Duration(m.BusyNanos), int(m.BusyClient)
 	}
 }
@@ -269,13 +301,22 @@ func (s *supervisor) checkLiveness(ctx actor.Context) {
 	}
 	now := time.Now()
 	for _, w := range r.workers {
+		if d := now.Sub(w.heard); !w.answered && d >= min(s.timeout, firstAnswer) {
+			w.gone = true
+			s.remoteFailed(ctx, fmt.Errorf("%v: no answer to the setup for %v: something listens there, but not an hgpsim worker of this version (hgpsim worker --listen)", w, d.Round(time.Millisecond)))
+			return
+		}
 		if d := now.Sub(w.heard); d >= s.timeout {
 			w.gone = true
 			s.remoteFailed(ctx, fmt.Errorf("%v: not heard from for %v (round_timeout %v): the worker is gone or the network is down", w, d.Round(time.Millisecond), s.timeout))
 			return
 		}
 		if w.busy >= callLimit*s.timeout {
-			s.remoteFailed(ctx, fmt.Errorf("%v: client %d has been inside one call for %v (more than %d × round_timeout)", w, w.busyClient, w.busy.Round(time.Millisecond), callLimit))
+			what := fmt.Sprintf("client %d has been inside one call", w.busyClient)
+			if w.busyClient < 0 {
+				what = "the worker has been building the run"
+			}
+			s.remoteFailed(ctx, fmt.Errorf("%v: %s for %v (more than %d × round_timeout)", w, what, w.busy.Round(time.Millisecond), callLimit))
 			return
 		}
 	}
@@ -294,24 +335,25 @@ func (s *supervisor) remoteFailed(ctx actor.Context, err error) {
 		return
 	}
 	if s.run != nil {
-		s.fail(ctx, fmt.Errorf("phase %s, round %d: %w", s.phaseName(), max(s.step-1, 0), err))
+		s.fail(ctx, fmt.Errorf("phase %s, round %d: %w", s.phaseName(), s.step, err))
 	}
 }
 
-// sendRemoteSteps sends each client its step in the wire encoding, with
-// only its own inbox.
+// sendRemoteSteps sends each worker one step for all its clients, in the
+// wire encoding, each payload once per worker.
 func (s *supervisor) sendRemoteSteps(ctx actor.Context, st *step) {
 	var spec *optim.PhaseSpec
 	if st.step == 0 {
 		spec = st.spec
 	}
-	w := s.remote.wire
-	w.Rounds++
-	for i, pid := range s.pids {
-		m := wire.NewStep(st.epoch, st.step, spec, st.tick, st.eval, st.in[i])
-		w.Steps++
-		w.StepBytes += int64(proto.Size(m))
-		ctx.Send(pid, m)
+	tr := s.remote.wire
+	tr.Rounds++
+	for _, w := range s.remote.workers {
+		m := wire.NewWorkerStep(st.epoch, st.step, spec, st.tick, st.eval, w.first, st.in[w.first:w.last])
+		m.Run = s.remote.run
+		tr.Steps++
+		tr.StepBytes += int64(proto.Size(m))
+		ctx.Send(w.host, m)
 	}
 }
 

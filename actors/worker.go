@@ -5,13 +5,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
+	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/remote"
+	"google.golang.org/grpc"
 
 	"hgpsim/graph"
 	"hgpsim/optim"
@@ -42,13 +47,15 @@ type Worker struct {
 
 // WorkerOptions configures a Worker.
 type WorkerOptions struct {
-	// Advertise is the address (host:port) supervisors use to reach this
-	// worker, when it differs from the listening address (listening on
-	// 0.0.0.0, say). proto.actor addresses actors by it, so a supervisor
-	// must use exactly this address.
+	// Advertise is the address (host:port) the worker calls itself, when
+	// the listening address is not one (0.0.0.0, say). Supervisors may use
+	// any address that reaches the worker (see aliasResolver).
 	Advertise string
 	// Logger receives proto.actor's own logs; nil discards them.
 	Logger *slog.Logger
+	// Events, when not nil, is told what the worker does: a run hosted
+	// (its supervisor and clients), refused, failed or released.
+	Events func(msg string)
 }
 
 // SplitAddress parses host:port for a listening address: the port may be
@@ -65,10 +72,43 @@ func SplitAddress(addr string) (string, int, error) {
 	return host, p, nil
 }
 
+// maxMessage is the largest gRPC message either side accepts: gRPC's
+// default, 4 MiB, is a single step at n = 100 and d = 7850 (60 messages
+// of 63 KB), and proto.actor sends a batch of envelopes as one message.
+const maxMessage = math.MaxInt32
+
+// writerBatch is how many envelopes proto.actor packs into one gRPC
+// message (its default, 1000, would put a whole round of large steps into
+// one message).
+const writerBatch = 16
+
+// aliasResolver delivers locally what is addressed to this worker's actors
+// under another name of the worker (localhost for 127.0.0.1, a host name
+// for its IP, …). proto.actor treats a PID whose address is not the one
+// the system calls itself as remote and sends it out again — to this same
+// worker, forever. The worker's actors all have ids under hostID, which no
+// other process's actor this worker talks to has (a supervisor's actors
+// are $-numbered), so the id alone says the message is for here.
+func aliasResolver(system *actor.ActorSystem) actor.AddressResolver {
+	return func(pid *actor.PID) (actor.Process, bool) {
+		if !strings.HasPrefix(pid.Id, hostID) {
+			return nil, false
+		}
+		if ref, ok := system.ProcessRegistry.GetLocal(pid.Id); ok {
+			return ref, true
+		}
+		return system.DeadLetter, true // a stopped client: never out again
+	}
+}
+
 // startRemote starts proto.actor remote on system, listening on host:port.
 // remote.Start panics when it cannot listen; that is an error here.
 func startRemote(system *actor.ActorSystem, host string, port int, advertise string) (r *remote.Remote, err error) {
-	var opts []remote.ConfigOption
+	opts := []remote.ConfigOption{
+		remote.WithServerOptions(grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage)),
+		remote.WithCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
+		remote.WithEndpointWriterBatchSize(writerBatch),
+	}
 	if advertise != "" {
 		opts = append(opts, remote.WithAdvertisedHost(advertise))
 	}
@@ -99,13 +139,16 @@ func StartWorker(listen string, build BuildFunc, opt WorkerOptions) (*Worker, er
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
+	// Before remote.Start, which registers its own resolver after this
+	// one: resolvers are asked in order.
+	system.ProcessRegistry.RegisterAddressResolver(aliasResolver(system))
 	rem, err := startRemote(system, host, port, opt.Advertise)
 	if err != nil {
 		system.Shutdown()
 		return nil, err
 	}
 	w := &Worker{system: system, remote: rem, pool: newWorkers()}
-	h := &workerHost{build: build, pool: w.pool, self: system.Address()}
+	h := &workerHost{build: build, pool: w.pool, self: system.Address(), events: opt.Events, version: buildName()}
 	props := actor.PropsFromProducer(func() actor.Actor { return h },
 		actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, func(interface{}) actor.Directive { return actor.StopDirective })),
 		actor.WithDispatcher(w.pool))
@@ -137,9 +180,12 @@ func (w *Worker) Close() {
 // built, beats while a run is attached, and drops the run when released
 // or when the supervisor's process is gone.
 type workerHost struct {
-	build BuildFunc
-	pool  *workers
-	self  string
+	build   BuildFunc
+	pool    *workers
+	self    string
+	events  func(string)
+	name    string // the address the current run's supervisor uses
+	version string // this build (buildName)
 
 	run     uint64
 	sup     *actor.PID
@@ -148,6 +194,7 @@ type workerHost struct {
 	pending int
 	errs    []error
 	watch   *watchdog
+	busy    *atomic.Pointer[watchdog] // the run's watchdog, for the heartbeat; nil while building
 	stop    chan struct{}
 	beats   sync.WaitGroup
 }
@@ -163,6 +210,10 @@ func (h *workerHost) Receive(ctx actor.Context) {
 		}
 		if h.pending == 0 {
 			h.hosted(ctx, errors.Join(h.errs...))
+		}
+	case *wire.WorkerStep:
+		if h.sup != nil && m.Run == h.run {
+			h.step(ctx, m)
 		}
 	case *wire.Release:
 		if m.Run == h.run {
@@ -181,21 +232,58 @@ func (h *workerHost) Receive(ctx actor.Context) {
 	}
 }
 
+func (h *workerHost) event(format string, a ...any) {
+	if h.events != nil {
+		h.events(fmt.Sprintf(format, a...))
+	}
+}
+
 func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
-	h.release(ctx) // one run at a time: a new supervisor replaces the last
+	sup := actor.NewPID(m.SupervisorAddress, m.SupervisorId)
+	if h.sup != nil && !h.sup.Equal(sup) {
+		// One run at a time: a second supervisor must not take the clients
+		// of a run in progress. A run whose supervisor is gone is released
+		// when its connection drops (Terminated).
+		name := m.Worker
+		if name == "" {
+			name = h.self
+		}
+		ctx.Send(sup, &wire.Hosted{Run: m.Run, Worker: name,
+			Error: fmt.Sprintf("busy: hosting a run of the supervisor at %s (a worker hosts one run at a time)", h.sup.Address)})
+		h.event("refused a run of %s: busy with a run of %s", sup.Address, h.sup.Address)
+		return
+	}
+	h.release(ctx) // the same supervisor's next run replaces its last
 	h.run = m.Run
-	h.sup = actor.NewPID(m.SupervisorAddress, m.SupervisorId)
+	h.name = h.self
+	if m.Worker != "" {
+		h.name = m.Worker // the supervisor knows this worker by that address
+	}
+	h.sup = sup
 	ctx.Watch(h.sup)
 	h.index = m.Clients
 	fail := func(err error) {
-		ctx.Send(h.sup, &wire.Hosted{Run: h.run, Worker: h.self, Error: err.Error()})
+		ctx.Send(h.sup, &wire.Hosted{Run: h.run, Worker: h.name, Error: err.Error()})
+		h.event("could not host a run of %s: %v", m.SupervisorAddress, err)
 		h.release(ctx)
 	}
 	if len(m.Clients) == 0 {
 		fail(errors.New("no clients assigned"))
 		return
 	}
-	nw, factory, err := h.build(m.Scenario)
+	if m.Build != "" && h.version != m.Build {
+		fail(fmt.Errorf("another build: the worker is %q, the supervisor %q; its clients might compute differently", h.version, m.Build))
+		return
+	}
+	// Beat from the start: building (reading the data) may take longer
+	// than round_timeout.
+	h.stop = make(chan struct{})
+	h.busy = &atomic.Pointer[watchdog]{}
+	if every := time.Duration(m.HeartbeatNanos); every > 0 {
+		h.beats.Add(1)
+		go h.beat(ctx.ActorSystem(), h.sup, h.run, h.name, h.busy, every, h.stop)
+	}
+	nw, factory, err := h.buildRun(m.Scenario)
 	if err != nil {
 		fail(fmt.Errorf("building the run: %w", err))
 		return
@@ -209,11 +297,7 @@ func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
 		ids[k] = int(c)
 	}
 	h.watch = newWatchdog(nw.N)
-	h.stop = make(chan struct{})
-	if every := time.Duration(m.HeartbeatNanos); every > 0 {
-		h.beats.Add(1)
-		go h.beat(ctx.ActorSystem(), h.sup, h.run, h.watch, every, h.stop)
-	}
+	h.busy.Store(h.watch)
 	h.pending, h.errs = len(ids), nil
 	for _, i := range ids {
 		c := &remoteClient{client: client{id: i, net: nw, factory: factory, watch: h.watch}, sup: h.sup}
@@ -221,8 +305,57 @@ func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
 	}
 }
 
+// buildRun calls build with a panic turned into an error: a panicking
+// build must fail the setup, not leave the supervisor waiting while the
+// heartbeats say the worker is alive.
+func (h *workerHost) buildRun(scenario []byte) (nw *graph.Network, factory optim.ClientFactory, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	nw, factory, err = h.build(scenario)
+	if err == nil && (nw == nil || factory == nil) {
+		err = errors.New("no network or client factory")
+	}
+	return nw, factory, err
+}
+
+// step hands each client its part of a worker step: the payloads are
+// decoded once and shared by every inbox that holds them, as in one
+// process.
+func (h *workerHost) step(ctx actor.Context, m *wire.WorkerStep) {
+	st := &step{epoch: m.Epoch, step: int(m.Step), tick: m.Tick, eval: m.Eval}
+	spec, err := m.Spec.Optim()
+	var in [][]optim.Message
+	if err == nil {
+		in, err = m.OptimInboxes()
+	}
+	if err == nil && st.step == 0 && spec == nil {
+		err = errors.New("step 0 without its phase")
+	}
+	if err == nil && (m.First != h.first() || len(in) != len(h.clients)) {
+		err = fmt.Errorf("a step for %d clients from %d, hosting %d from %d", len(in), m.First, len(h.clients), h.first())
+	}
+	st.spec = spec
+	for k, pid := range h.clients {
+		if err != nil {
+			ctx.Send(h.sup, wire.NewAck(int(h.index[k]), m.Epoch, st.step, st.step-1, nil, optim.Stats{}, optim.Result{}, fmt.Errorf("decoding step %d: %w", st.step, err)))
+			continue
+		}
+		ctx.Send(pid, &remoteStep{step: st, in: in[k]})
+	}
+}
+
+func (h *workerHost) first() int64 {
+	if len(h.index) == 0 {
+		return -1
+	}
+	return h.index[0]
+}
+
 func (h *workerHost) hosted(ctx actor.Context, err error) {
-	msg := &wire.Hosted{Run: h.run, Worker: h.self, Clients: h.index}
+	msg := &wire.Hosted{Run: h.run, Worker: h.name, Clients: h.index}
 	if err != nil {
 		msg.Error = err.Error()
 	} else {
@@ -233,12 +366,18 @@ func (h *workerHost) hosted(ctx actor.Context, err error) {
 	}
 	ctx.Send(h.sup, msg)
 	if err != nil {
+		h.event("could not build the clients of a run of %s: %v", h.sup.Address, err)
 		h.release(ctx)
+		return
 	}
+	h.event("hosting clients %d–%d of a run of %s", h.index[0], h.index[len(h.index)-1], h.sup.Address)
 }
 
 // release stops the run's clients and its heartbeat.
 func (h *workerHost) release(ctx actor.Context) {
+	if len(h.clients) > 0 {
+		h.event("released the run of %s", h.sup.Address)
+	}
 	if h.stop != nil {
 		close(h.stop)
 		h.beats.Wait()
@@ -250,13 +389,14 @@ func (h *workerHost) release(ctx actor.Context) {
 	if h.sup != nil {
 		ctx.Unwatch(h.sup)
 	}
-	h.clients, h.index, h.sup, h.watch, h.pending = nil, nil, nil, nil, 0
+	h.clients, h.index, h.sup, h.watch, h.busy, h.pending = nil, nil, nil, nil, nil, 0
 }
 
 // beat tells the supervisor, every period, that this worker is alive and
 // how long its longest running client call has run, so that the supervisor
 // tells a slow round from a dead or hung worker.
-func (h *workerHost) beat(system *actor.ActorSystem, sup *actor.PID, run uint64, w *watchdog, every time.Duration, stop <-chan struct{}) {
+func (h *workerHost) beat(system *actor.ActorSystem, sup *actor.PID, run uint64, name string, watch *atomic.Pointer[watchdog], every time.Duration, stop <-chan struct{}) {
+	building := time.Now()
 	defer h.beats.Done()
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -265,8 +405,13 @@ func (h *workerHost) beat(system *actor.ActorSystem, sup *actor.PID, run uint64,
 		case <-stop:
 			return
 		case <-t.C:
-			busy, who := w.longest()
-			system.Root.Send(sup, &wire.Heartbeat{Run: run, Worker: h.self, BusyNanos: int64(busy), BusyClient: int64(who)})
+			// While building there is no watchdog yet: the build is the
+			// call that is running (client -1).
+			busy, who := time.Since(building), -1
+			if w := watch.Load(); w != nil {
+				busy, who = w.longest()
+			}
+			system.Root.Send(sup, &wire.Heartbeat{Run: run, Worker: name, BusyNanos: int64(busy), BusyClient: int64(who)})
 		}
 	}
 }
@@ -278,35 +423,20 @@ type remoteClient struct {
 	sup *actor.PID
 }
 
+// remoteStep is a client's part of a worker step.
+type remoteStep struct {
+	step *step
+	in   []optim.Message // ordered by sender; shares payloads with other inboxes
+}
+
 func (c *remoteClient) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		ctx.Send(ctx.Parent(), &built{client: c.id, err: c.build()})
-	case *wire.Step:
+	case *remoteStep:
 		c.watch.begin(c.id)
-		a := c.onStep(m)
+		a := c.step(m.step, m.in)
 		c.watch.end(c.id)
-		ctx.Send(c.sup, a)
+		ctx.Send(c.sup, wire.NewAck(a.client, a.epoch, a.step, a.round, a.port, a.stats, a.result, a.err))
 	}
-}
-
-func (c *remoteClient) onStep(m *wire.Step) *wire.Ack {
-	n := int(m.Step)
-	failed := func(err error) *wire.Ack {
-		return wire.NewAck(c.id, m.Epoch, n, n-1, nil, optim.Stats{}, optim.Result{}, fmt.Errorf("decoding step %d: %w", n, err))
-	}
-	st := &step{epoch: m.Epoch, step: n, tick: m.Tick, eval: m.Eval}
-	var err error
-	if st.spec, err = m.Spec.Optim(); err != nil {
-		return failed(err)
-	}
-	if n == 0 && st.spec == nil {
-		return failed(errors.New("step 0 without its phase"))
-	}
-	in, err := m.OptimInbox()
-	if err != nil {
-		return failed(err)
-	}
-	a := c.step(st, in)
-	return wire.NewAck(a.client, a.epoch, a.step, a.round, a.port, a.stats, a.result, a.err)
 }

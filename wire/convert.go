@@ -386,10 +386,122 @@ func (m *Step) OptimInbox() ([]optim.Message, error) {
 	return OptimMessages(m.GetInbox())
 }
 
+// payloadTable collects distinct payloads: one payload sent to many
+// receivers (the same vector, kind and mass) gets one entry, so that it is
+// encoded once. Identity is the vector's backing array and length, which
+// is how behaviours share a payload between receivers; a zero-length
+// vector is never shared (inline is as small).
+type payloadTable struct {
+	index map[payloadKey]int64
+	list  []*Payload
+}
+
+type payloadKey struct {
+	kind optim.Kind
+	mass uint64
+	ptr  *float64
+	n    int
+}
+
+// ref returns p's 1-based entry, adding it when new; 0 when p travels
+// inline.
+func (t *payloadTable) ref(p optim.Payload) int64 {
+	if len(p.Vec) == 0 {
+		return 0
+	}
+	k := payloadKey{p.Kind, math.Float64bits(p.Mass), &p.Vec[0], len(p.Vec)}
+	if r, ok := t.index[k]; ok {
+		return r
+	}
+	if t.index == nil {
+		t.index = map[payloadKey]int64{}
+	}
+	t.list = append(t.list, FromPayload(p))
+	t.index[k] = int64(len(t.list))
+	return int64(len(t.list))
+}
+
+// resolve returns the payload of a message or envelope: its entry in
+// table when ref > 0, else inline.
+func resolve(inline *Payload, ref int64, table []optim.Payload) (optim.Payload, error) {
+	if ref == 0 {
+		return inline.Optim()
+	}
+	if ref < 0 || ref > int64(len(table)) {
+		return optim.Payload{}, fmt.Errorf("wire: payload reference %d outside a table of %d", ref, len(table))
+	}
+	return table[ref-1], nil
+}
+
+func optimPayloads(ps []*Payload) ([]optim.Payload, error) {
+	out := make([]optim.Payload, len(ps))
+	for i, p := range ps {
+		var err error
+		if out[i], err = p.Optim(); err != nil {
+			return nil, fmt.Errorf("payload %d: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
+// NewWorkerStep returns the step for a worker's block of clients, first
+// onwards: inboxes[k] is client first+k's, sorted by sender. Each distinct
+// payload is encoded once (see payloadTable); spec is sent at step 0 only.
+func NewWorkerStep(epoch uint64, step int, spec *optim.PhaseSpec, tick uint64, eval bool, first int, inboxes [][]optim.Message) *WorkerStep {
+	m := &WorkerStep{Epoch: epoch, Step: int64(step), Spec: FromPhaseSpec(spec), Tick: tick, Eval: eval, First: int64(first),
+		Inboxes: make([]*Inbox, len(inboxes))}
+	var t payloadTable
+	for k, in := range inboxes {
+		box := &Inbox{Messages: make([]*Message, len(in))}
+		for j, msg := range in {
+			w := &Message{From: int64(msg.From), Round: int64(msg.Round), Phase: msg.Phase, Weight: msg.Weight}
+			if w.PayloadRef = t.ref(msg.Payload); w.PayloadRef == 0 {
+				w.Payload = FromPayload(msg.Payload)
+			}
+			box.Messages[j] = w
+		}
+		m.Inboxes[k] = box
+	}
+	m.Payloads = t.list
+	return m
+}
+
+// OptimInboxes returns the clients' inboxes; messages that carried the
+// same payload share one vector, as in one process. Empty inboxes are nil.
+func (m *WorkerStep) OptimInboxes() ([][]optim.Message, error) {
+	if len(m.GetInboxes()) == 0 {
+		return nil, nil
+	}
+	table, err := optimPayloads(m.GetPayloads())
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]optim.Message, len(m.GetInboxes()))
+	for k, box := range m.GetInboxes() {
+		if len(box.GetMessages()) == 0 {
+			continue
+		}
+		in := make([]optim.Message, len(box.Messages))
+		for j, w := range box.Messages {
+			p, err := resolve(w.GetPayload(), w.GetPayloadRef(), table)
+			if err != nil {
+				return nil, fmt.Errorf("inbox %d, message %d: %w", k, j, err)
+			}
+			w := &Message{From: w.GetFrom(), Round: w.GetRound(), Phase: w.GetPhase(), Weight: w.GetWeight()}
+			if in[j], err = w.Optim(); err != nil {
+				return nil, fmt.Errorf("inbox %d, message %d: %w", k, j, err)
+			}
+			in[j].Payload = p
+		}
+		out[k] = in
+	}
+	return out, nil
+}
+
 // NewAck returns a client's answer to a step. port, when not nil, is the
 // client's port after it opened a round: its realized links and what it
-// addressed go into the ack (sharing the payload vectors). err, when not
-// nil, is sent as its text.
+// addressed go into the ack (sharing the payload vectors, each distinct
+// payload once). err, when not nil, is sent as its text.
 func NewAck(client int, epoch uint64, step, round int, port *optim.Port, stats optim.Stats, result optim.Result, err error) *Ack {
 	m := &Ack{
 		Client: int64(client), Epoch: epoch, Step: int64(step), Round: int64(round),
@@ -402,7 +514,18 @@ func NewAck(client int, epoch uint64, step, round int, port *optim.Port, stats o
 				m.Links[k] = int64(j)
 			}
 		}
-		m.Envelopes = FromEnvelopes(port.Envelopes())
+		var t payloadTable
+		if es := port.Envelopes(); len(es) > 0 {
+			m.Envelopes = make([]*Envelope, len(es))
+			for i, e := range es {
+				w := &Envelope{To: int64(e.To), Weight: e.Weight, Pushed: e.Pushed}
+				if w.PayloadRef = t.ref(e.Payload); w.PayloadRef == 0 {
+					w.Payload = FromPayload(e.Payload)
+				}
+				m.Envelopes[i] = w
+			}
+		}
+		m.Payloads = t.list
 	}
 	return m
 }
@@ -424,9 +547,29 @@ func (m *Ack) OptimLinks() ([]int, error) {
 	return out, nil
 }
 
-// OptimEnvelopes returns what the client addressed, sharing the vectors.
+// OptimEnvelopes returns what the client addressed, sharing the vectors
+// (envelopes that carried one payload share one vector).
 func (m *Ack) OptimEnvelopes() ([]optim.Envelope, error) {
-	return OptimEnvelopes(m.GetEnvelopes())
+	es := m.GetEnvelopes()
+	if len(es) == 0 {
+		return nil, nil
+	}
+	table, err := optimPayloads(m.GetPayloads())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]optim.Envelope, len(es))
+	for i, e := range es {
+		p, err := resolve(e.GetPayload(), e.GetPayloadRef(), table)
+		if err == nil {
+			out[i], err = (&Envelope{To: e.GetTo(), Weight: e.GetWeight(), Pushed: e.GetPushed()}).Optim()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("envelope %d: %w", i, err)
+		}
+		out[i].Payload = p
+	}
+	return out, nil
 }
 
 // Err returns the client's error (nil when the step succeeded), carrying

@@ -38,9 +38,20 @@
 // # Remote clients
 //
 // proto.actor's remote transport sends protobuf messages, so these messages
-// are what the actor protocol becomes when clients run in several
-// processes: a remote client actor decodes a Step into optim values, runs
-// its behaviour, and answers with an Ack.
+// are what the actor protocol becomes when clients run in worker processes
+// (hgpsim worker; package actors): the supervisor sends a worker Setup
+// (the scenario and its block of clients) and gets Hosted back; per round
+// it sends each worker one WorkerStep with the inboxes of all its clients,
+// the worker hands each client actor its inbox, and each client answers
+// with an Ack; workers send Heartbeats while a run is attached, and
+// Release ends it. Step, one client's step, is the same order for a single
+// client.
+//
+// A payload sent to many receivers — a push to every link — is one vector
+// shared by its envelopes; on the wire it is one entry of a payload table
+// (Ack.payloads, WorkerStep.payloads) that envelopes and messages refer to
+// by payload_ref, so it is encoded once per ack and once per worker step
+// instead of once per receiver, and decodes into one shared vector again.
 //
 // # Exactness
 //

@@ -225,7 +225,11 @@ type Message struct {
 	// for one sent with Outbox.Send.
 	Weight float64 `protobuf:"fixed64,4,opt,name=weight,proto3" json:"weight,omitempty"`
 	// What the sender sent.
-	Payload       *Payload `protobuf:"bytes,5,opt,name=payload,proto3" json:"payload,omitempty"`
+	Payload *Payload `protobuf:"bytes,5,opt,name=payload,proto3" json:"payload,omitempty"`
+	// When > 0, the payload is entry payload_ref − 1 of the enclosing
+	// message's payload table (WorkerStep.payloads) and payload is unset: a
+	// vector sent to many receivers crosses once.
+	PayloadRef    int64 `protobuf:"varint,6,opt,name=payload_ref,json=payloadRef,proto3" json:"payload_ref,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -295,6 +299,13 @@ func (x *Message) GetPayload() *Payload {
 	return nil
 }
 
+func (x *Message) GetPayloadRef() int64 {
+	if x != nil {
+		return x.PayloadRef
+	}
+	return 0
+}
+
 // Envelope is one message as its sender addressed it (optim.Envelope),
 // before the router delivers or drops it.
 type Envelope struct {
@@ -306,7 +317,11 @@ type Envelope struct {
 	// Sent with Outbox.Push: carries a push weight and the mass.
 	Pushed bool `protobuf:"varint,3,opt,name=pushed,proto3" json:"pushed,omitempty"`
 	// What is sent.
-	Payload       *Payload `protobuf:"bytes,4,opt,name=payload,proto3" json:"payload,omitempty"`
+	Payload *Payload `protobuf:"bytes,4,opt,name=payload,proto3" json:"payload,omitempty"`
+	// When > 0, the payload is entry payload_ref − 1 of the enclosing Ack's
+	// payload table and payload is unset: a push to every link sends its
+	// vector once.
+	PayloadRef    int64 `protobuf:"varint,5,opt,name=payload_ref,json=payloadRef,proto3" json:"payload_ref,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -367,6 +382,13 @@ func (x *Envelope) GetPayload() *Payload {
 		return x.Payload
 	}
 	return nil
+}
+
+func (x *Envelope) GetPayloadRef() int64 {
+	if x != nil {
+		return x.PayloadRef
+	}
+	return 0
 }
 
 // ClientInputs is one client's own inputs to a phase
@@ -1003,7 +1025,9 @@ type Ack struct {
 	// The client's phase result after the last round.
 	Result *Result `protobuf:"bytes,8,opt,name=result,proto3" json:"result,omitempty"`
 	// Why the step failed; empty when it did not.
-	Error         string `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
+	// The distinct payloads the envelopes refer to (Envelope.payload_ref).
+	Payloads      []*Payload `protobuf:"bytes,10,rep,name=payloads,proto3" json:"payloads,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1101,6 +1125,173 @@ func (x *Ack) GetError() string {
 	return ""
 }
 
+func (x *Ack) GetPayloads() []*Payload {
+	if x != nil {
+		return x.Payloads
+	}
+	return nil
+}
+
+// Inbox is what reached one client in a round, sorted by sender.
+type Inbox struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Messages      []*Message             `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Inbox) Reset() {
+	*x = Inbox{}
+	mi := &file_hgpsim_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Inbox) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Inbox) ProtoMessage() {}
+
+func (x *Inbox) ProtoReflect() protoreflect.Message {
+	mi := &file_hgpsim_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Inbox.ProtoReflect.Descriptor instead.
+func (*Inbox) Descriptor() ([]byte, []int) {
+	return file_hgpsim_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *Inbox) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+// WorkerStep is a Step for every client a worker hosts, in one message: the
+// payloads its clients received cross once per worker, not once per
+// receiver, and the worker hands each client its inbox.
+type WorkerStep struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// As in Step.
+	Epoch uint64     `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Step  int64      `protobuf:"varint,2,opt,name=step,proto3" json:"step,omitempty"`
+	Spec  *PhaseSpec `protobuf:"bytes,3,opt,name=spec,proto3" json:"spec,omitempty"`
+	Tick  uint64     `protobuf:"varint,4,opt,name=tick,proto3" json:"tick,omitempty"`
+	Eval  bool       `protobuf:"varint,5,opt,name=eval,proto3" json:"eval,omitempty"`
+	// The distinct payloads the inboxes refer to (Message.payload_ref).
+	Payloads []*Payload `protobuf:"bytes,6,rep,name=payloads,proto3" json:"payloads,omitempty"`
+	// The first client of the worker's block; inboxes[k] is client first+k's.
+	First   int64    `protobuf:"varint,7,opt,name=first,proto3" json:"first,omitempty"`
+	Inboxes []*Inbox `protobuf:"bytes,8,rep,name=inboxes,proto3" json:"inboxes,omitempty"`
+	// The Setup's run: a worker ignores steps of a run it does not host.
+	Run           uint64 `protobuf:"varint,9,opt,name=run,proto3" json:"run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkerStep) Reset() {
+	*x = WorkerStep{}
+	mi := &file_hgpsim_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkerStep) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkerStep) ProtoMessage() {}
+
+func (x *WorkerStep) ProtoReflect() protoreflect.Message {
+	mi := &file_hgpsim_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkerStep.ProtoReflect.Descriptor instead.
+func (*WorkerStep) Descriptor() ([]byte, []int) {
+	return file_hgpsim_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *WorkerStep) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *WorkerStep) GetStep() int64 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *WorkerStep) GetSpec() *PhaseSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+func (x *WorkerStep) GetTick() uint64 {
+	if x != nil {
+		return x.Tick
+	}
+	return 0
+}
+
+func (x *WorkerStep) GetEval() bool {
+	if x != nil {
+		return x.Eval
+	}
+	return false
+}
+
+func (x *WorkerStep) GetPayloads() []*Payload {
+	if x != nil {
+		return x.Payloads
+	}
+	return nil
+}
+
+func (x *WorkerStep) GetFirst() int64 {
+	if x != nil {
+		return x.First
+	}
+	return 0
+}
+
+func (x *WorkerStep) GetInboxes() []*Inbox {
+	if x != nil {
+		return x.Inboxes
+	}
+	return nil
+}
+
+func (x *WorkerStep) GetRun() uint64 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
 // Built tells the supervisor that a client has built its state (from the
 // run's client factory, where the client lives) or failed to.
 type Built struct {
@@ -1115,7 +1306,7 @@ type Built struct {
 
 func (x *Built) Reset() {
 	*x = Built{}
-	mi := &file_hgpsim_proto_msgTypes[12]
+	mi := &file_hgpsim_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1127,7 +1318,7 @@ func (x *Built) String() string {
 func (*Built) ProtoMessage() {}
 
 func (x *Built) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[12]
+	mi := &file_hgpsim_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1140,7 +1331,7 @@ func (x *Built) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Built.ProtoReflect.Descriptor instead.
 func (*Built) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{12}
+	return file_hgpsim_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Built) GetClient() int64 {
@@ -1175,13 +1366,20 @@ type Setup struct {
 	Run uint64 `protobuf:"varint,5,opt,name=run,proto3" json:"run,omitempty"`
 	// How often the worker reports that it is alive, in nanoseconds.
 	HeartbeatNanos int64 `protobuf:"varint,6,opt,name=heartbeat_nanos,json=heartbeatNanos,proto3" json:"heartbeat_nanos,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The address the supervisor reaches the worker at; the worker names
+	// itself so in Hosted and Heartbeat.
+	Worker string `protobuf:"bytes,7,opt,name=worker,proto3" json:"worker,omitempty"`
+	// The supervisor's build (hgpsim version): a worker of another build
+	// refuses the run, since its clients might compute differently. Empty:
+	// not checked.
+	Build         string `protobuf:"bytes,8,opt,name=build,proto3" json:"build,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Setup) Reset() {
 	*x = Setup{}
-	mi := &file_hgpsim_proto_msgTypes[13]
+	mi := &file_hgpsim_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1193,7 +1391,7 @@ func (x *Setup) String() string {
 func (*Setup) ProtoMessage() {}
 
 func (x *Setup) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[13]
+	mi := &file_hgpsim_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1206,7 +1404,7 @@ func (x *Setup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Setup.ProtoReflect.Descriptor instead.
 func (*Setup) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{13}
+	return file_hgpsim_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Setup) GetScenario() []byte {
@@ -1251,6 +1449,20 @@ func (x *Setup) GetHeartbeatNanos() int64 {
 	return 0
 }
 
+func (x *Setup) GetWorker() string {
+	if x != nil {
+		return x.Worker
+	}
+	return ""
+}
+
+func (x *Setup) GetBuild() string {
+	if x != nil {
+		return x.Build
+	}
+	return ""
+}
+
 // Hosted answers a Setup: the worker has built its clients (or failed to).
 type Hosted struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1270,7 +1482,7 @@ type Hosted struct {
 
 func (x *Hosted) Reset() {
 	*x = Hosted{}
-	mi := &file_hgpsim_proto_msgTypes[14]
+	mi := &file_hgpsim_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1282,7 +1494,7 @@ func (x *Hosted) String() string {
 func (*Hosted) ProtoMessage() {}
 
 func (x *Hosted) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[14]
+	mi := &file_hgpsim_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1295,7 +1507,7 @@ func (x *Hosted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hosted.ProtoReflect.Descriptor instead.
 func (*Hosted) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{14}
+	return file_hgpsim_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Hosted) GetRun() uint64 {
@@ -1342,9 +1554,10 @@ type Heartbeat struct {
 	// The worker's address.
 	Worker string `protobuf:"bytes,2,opt,name=worker,proto3" json:"worker,omitempty"`
 	// How long the longest client call now running on the worker has run,
-	// in nanoseconds (0 when none is running).
+	// in nanoseconds (0 when none is running); while the worker builds the
+	// run's clients, how long it has been building.
 	BusyNanos int64 `protobuf:"varint,3,opt,name=busy_nanos,json=busyNanos,proto3" json:"busy_nanos,omitempty"`
-	// The client of that call (-1 when none).
+	// The client of that call (-1 when none, or while building).
 	BusyClient    int64 `protobuf:"varint,4,opt,name=busy_client,json=busyClient,proto3" json:"busy_client,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1352,7 +1565,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_hgpsim_proto_msgTypes[15]
+	mi := &file_hgpsim_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1364,7 +1577,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[15]
+	mi := &file_hgpsim_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1377,7 +1590,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{15}
+	return file_hgpsim_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Heartbeat) GetRun() uint64 {
@@ -1420,7 +1633,7 @@ type Release struct {
 
 func (x *Release) Reset() {
 	*x = Release{}
-	mi := &file_hgpsim_proto_msgTypes[16]
+	mi := &file_hgpsim_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1432,7 +1645,7 @@ func (x *Release) String() string {
 func (*Release) ProtoMessage() {}
 
 func (x *Release) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[16]
+	mi := &file_hgpsim_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1445,7 +1658,7 @@ func (x *Release) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Release.ProtoReflect.Descriptor instead.
 func (*Release) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{16}
+	return file_hgpsim_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Release) GetRun() uint64 {
@@ -1465,18 +1678,22 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\aPayload\x12%\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x11.hgpsim.wire.KindR\x04kind\x12\x14\n" +
 	"\x03vec\x18\x02 \x03(\x01B\x02\x10\x01R\x03vec\x12\x12\n" +
-	"\x04mass\x18\x03 \x01(\x01R\x04mass\"\x91\x01\n" +
+	"\x04mass\x18\x03 \x01(\x01R\x04mass\"\xb2\x01\n" +
 	"\aMessage\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\x03R\x04from\x12\x14\n" +
 	"\x05round\x18\x02 \x01(\x03R\x05round\x12\x14\n" +
 	"\x05phase\x18\x03 \x01(\tR\x05phase\x12\x16\n" +
 	"\x06weight\x18\x04 \x01(\x01R\x06weight\x12.\n" +
-	"\apayload\x18\x05 \x01(\v2\x14.hgpsim.wire.PayloadR\apayload\"z\n" +
+	"\apayload\x18\x05 \x01(\v2\x14.hgpsim.wire.PayloadR\apayload\x12\x1f\n" +
+	"\vpayload_ref\x18\x06 \x01(\x03R\n" +
+	"payloadRef\"\x9b\x01\n" +
 	"\bEnvelope\x12\x0e\n" +
 	"\x02to\x18\x01 \x01(\x03R\x02to\x12\x16\n" +
 	"\x06weight\x18\x02 \x01(\x01R\x06weight\x12\x16\n" +
 	"\x06pushed\x18\x03 \x01(\bR\x06pushed\x12.\n" +
-	"\apayload\x18\x04 \x01(\v2\x14.hgpsim.wire.PayloadR\apayload\"\xa1\x01\n" +
+	"\apayload\x18\x04 \x01(\v2\x14.hgpsim.wire.PayloadR\apayload\x12\x1f\n" +
+	"\vpayload_ref\x18\x05 \x01(\x03R\n" +
+	"payloadRef\"\xa1\x01\n" +
 	"\fClientInputs\x12@\n" +
 	"\avectors\x18\x01 \x03(\v2&.hgpsim.wire.ClientInputs.VectorsEntryR\avectors\x1aO\n" +
 	"\fVectorsEntry\x12\x10\n" +
@@ -1539,7 +1756,7 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\x04spec\x18\x03 \x01(\v2\x16.hgpsim.wire.PhaseSpecR\x04spec\x12\x12\n" +
 	"\x04tick\x18\x04 \x01(\x04R\x04tick\x12\x12\n" +
 	"\x04eval\x18\x05 \x01(\bR\x04eval\x12*\n" +
-	"\x05inbox\x18\x06 \x03(\v2\x14.hgpsim.wire.MessageR\x05inbox\"\x99\x02\n" +
+	"\x05inbox\x18\x06 \x03(\v2\x14.hgpsim.wire.MessageR\x05inbox\"\xcb\x02\n" +
 	"\x03Ack\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\x03R\x06client\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x12\n" +
@@ -1549,17 +1766,34 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\tenvelopes\x18\x06 \x03(\v2\x15.hgpsim.wire.EnvelopeR\tenvelopes\x12(\n" +
 	"\x05stats\x18\a \x01(\v2\x12.hgpsim.wire.StatsR\x05stats\x12+\n" +
 	"\x06result\x18\b \x01(\v2\x13.hgpsim.wire.ResultR\x06result\x12\x14\n" +
-	"\x05error\x18\t \x01(\tR\x05error\"5\n" +
+	"\x05error\x18\t \x01(\tR\x05error\x120\n" +
+	"\bpayloads\x18\n" +
+	" \x03(\v2\x14.hgpsim.wire.PayloadR\bpayloads\"9\n" +
+	"\x05Inbox\x120\n" +
+	"\bmessages\x18\x01 \x03(\v2\x14.hgpsim.wire.MessageR\bmessages\"\x92\x02\n" +
+	"\n" +
+	"WorkerStep\x12\x14\n" +
+	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x12\n" +
+	"\x04step\x18\x02 \x01(\x03R\x04step\x12*\n" +
+	"\x04spec\x18\x03 \x01(\v2\x16.hgpsim.wire.PhaseSpecR\x04spec\x12\x12\n" +
+	"\x04tick\x18\x04 \x01(\x04R\x04tick\x12\x12\n" +
+	"\x04eval\x18\x05 \x01(\bR\x04eval\x120\n" +
+	"\bpayloads\x18\x06 \x03(\v2\x14.hgpsim.wire.PayloadR\bpayloads\x12\x14\n" +
+	"\x05first\x18\a \x01(\x03R\x05first\x12,\n" +
+	"\ainboxes\x18\b \x03(\v2\x12.hgpsim.wire.InboxR\ainboxes\x12\x10\n" +
+	"\x03run\x18\t \x01(\x04R\x03run\"5\n" +
 	"\x05Built\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\x03R\x06client\x12\x14\n" +
-	"\x05error\x18\x02 \x01(\tR\x05error\"\xd0\x01\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\"\xfe\x01\n" +
 	"\x05Setup\x12\x1a\n" +
 	"\bscenario\x18\x01 \x01(\fR\bscenario\x12\x1c\n" +
 	"\aclients\x18\x02 \x03(\x03B\x02\x10\x01R\aclients\x12-\n" +
 	"\x12supervisor_address\x18\x03 \x01(\tR\x11supervisorAddress\x12#\n" +
 	"\rsupervisor_id\x18\x04 \x01(\tR\fsupervisorId\x12\x10\n" +
 	"\x03run\x18\x05 \x01(\x04R\x03run\x12'\n" +
-	"\x0fheartbeat_nanos\x18\x06 \x01(\x03R\x0eheartbeatNanos\"x\n" +
+	"\x0fheartbeat_nanos\x18\x06 \x01(\x03R\x0eheartbeatNanos\x12\x16\n" +
+	"\x06worker\x18\a \x01(\tR\x06worker\x12\x14\n" +
+	"\x05build\x18\b \x01(\tR\x05build\"x\n" +
 	"\x06Hosted\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\x04R\x03run\x12\x16\n" +
 	"\x06worker\x18\x02 \x01(\tR\x06worker\x12\x1c\n" +
@@ -1596,7 +1830,7 @@ func file_hgpsim_proto_rawDescGZIP() []byte {
 }
 
 var file_hgpsim_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_hgpsim_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_hgpsim_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_hgpsim_proto_goTypes = []any{
 	(Kind)(0),              // 0: hgpsim.wire.Kind
 	(*Vector)(nil),         // 1: hgpsim.wire.Vector
@@ -1611,37 +1845,44 @@ var file_hgpsim_proto_goTypes = []any{
 	(*DeliveryRecord)(nil), // 10: hgpsim.wire.DeliveryRecord
 	(*Step)(nil),           // 11: hgpsim.wire.Step
 	(*Ack)(nil),            // 12: hgpsim.wire.Ack
-	(*Built)(nil),          // 13: hgpsim.wire.Built
-	(*Setup)(nil),          // 14: hgpsim.wire.Setup
-	(*Hosted)(nil),         // 15: hgpsim.wire.Hosted
-	(*Heartbeat)(nil),      // 16: hgpsim.wire.Heartbeat
-	(*Release)(nil),        // 17: hgpsim.wire.Release
-	nil,                    // 18: hgpsim.wire.ClientInputs.VectorsEntry
-	nil,                    // 19: hgpsim.wire.PhaseSpec.ArgsEntry
-	nil,                    // 20: hgpsim.wire.Result.VectorsEntry
-	nil,                    // 21: hgpsim.wire.Result.ValuesEntry
+	(*Inbox)(nil),          // 13: hgpsim.wire.Inbox
+	(*WorkerStep)(nil),     // 14: hgpsim.wire.WorkerStep
+	(*Built)(nil),          // 15: hgpsim.wire.Built
+	(*Setup)(nil),          // 16: hgpsim.wire.Setup
+	(*Hosted)(nil),         // 17: hgpsim.wire.Hosted
+	(*Heartbeat)(nil),      // 18: hgpsim.wire.Heartbeat
+	(*Release)(nil),        // 19: hgpsim.wire.Release
+	nil,                    // 20: hgpsim.wire.ClientInputs.VectorsEntry
+	nil,                    // 21: hgpsim.wire.PhaseSpec.ArgsEntry
+	nil,                    // 22: hgpsim.wire.Result.VectorsEntry
+	nil,                    // 23: hgpsim.wire.Result.ValuesEntry
 }
 var file_hgpsim_proto_depIdxs = []int32{
 	0,  // 0: hgpsim.wire.Payload.kind:type_name -> hgpsim.wire.Kind
 	2,  // 1: hgpsim.wire.Message.payload:type_name -> hgpsim.wire.Payload
 	2,  // 2: hgpsim.wire.Envelope.payload:type_name -> hgpsim.wire.Payload
-	18, // 3: hgpsim.wire.ClientInputs.vectors:type_name -> hgpsim.wire.ClientInputs.VectorsEntry
-	19, // 4: hgpsim.wire.PhaseSpec.args:type_name -> hgpsim.wire.PhaseSpec.ArgsEntry
+	20, // 3: hgpsim.wire.ClientInputs.vectors:type_name -> hgpsim.wire.ClientInputs.VectorsEntry
+	21, // 4: hgpsim.wire.PhaseSpec.args:type_name -> hgpsim.wire.PhaseSpec.ArgsEntry
 	5,  // 5: hgpsim.wire.PhaseSpec.per_client:type_name -> hgpsim.wire.ClientInputs
-	20, // 6: hgpsim.wire.Result.vectors:type_name -> hgpsim.wire.Result.VectorsEntry
-	21, // 7: hgpsim.wire.Result.values:type_name -> hgpsim.wire.Result.ValuesEntry
+	22, // 6: hgpsim.wire.Result.vectors:type_name -> hgpsim.wire.Result.VectorsEntry
+	23, // 7: hgpsim.wire.Result.values:type_name -> hgpsim.wire.Result.ValuesEntry
 	6,  // 8: hgpsim.wire.Step.spec:type_name -> hgpsim.wire.PhaseSpec
 	3,  // 9: hgpsim.wire.Step.inbox:type_name -> hgpsim.wire.Message
 	4,  // 10: hgpsim.wire.Ack.envelopes:type_name -> hgpsim.wire.Envelope
 	7,  // 11: hgpsim.wire.Ack.stats:type_name -> hgpsim.wire.Stats
 	8,  // 12: hgpsim.wire.Ack.result:type_name -> hgpsim.wire.Result
-	1,  // 13: hgpsim.wire.ClientInputs.VectorsEntry.value:type_name -> hgpsim.wire.Vector
-	1,  // 14: hgpsim.wire.Result.VectorsEntry.value:type_name -> hgpsim.wire.Vector
-	15, // [15:15] is the sub-list for method output_type
-	15, // [15:15] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	2,  // 13: hgpsim.wire.Ack.payloads:type_name -> hgpsim.wire.Payload
+	3,  // 14: hgpsim.wire.Inbox.messages:type_name -> hgpsim.wire.Message
+	6,  // 15: hgpsim.wire.WorkerStep.spec:type_name -> hgpsim.wire.PhaseSpec
+	2,  // 16: hgpsim.wire.WorkerStep.payloads:type_name -> hgpsim.wire.Payload
+	13, // 17: hgpsim.wire.WorkerStep.inboxes:type_name -> hgpsim.wire.Inbox
+	1,  // 18: hgpsim.wire.ClientInputs.VectorsEntry.value:type_name -> hgpsim.wire.Vector
+	1,  // 19: hgpsim.wire.Result.VectorsEntry.value:type_name -> hgpsim.wire.Vector
+	20, // [20:20] is the sub-list for method output_type
+	20, // [20:20] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_hgpsim_proto_init() }
@@ -1655,7 +1896,7 @@ func file_hgpsim_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hgpsim_proto_rawDesc), len(file_hgpsim_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   21,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

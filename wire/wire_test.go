@@ -490,6 +490,55 @@ func TestStepRoundTrip(t *testing.T) {
 	}
 }
 
+// A worker step carries many inboxes; a payload shared by messages (a
+// push) is encoded once, decoded once and shared again.
+func TestWorkerStepRoundTrip(t *testing.T) {
+	g := newGen(12)
+	for range 100 {
+		shared := g.payload()
+		inboxes := make([][]optim.Message, g.r.IntN(6))
+		refs := 0
+		for k := range inboxes {
+			for range g.r.IntN(5) {
+				m := g.message()
+				if g.r.IntN(2) == 0 {
+					m.Payload = shared
+					refs++
+				}
+				inboxes[k] = append(inboxes[k], m)
+			}
+		}
+		st := transit(t, NewWorkerStep(3, 4, nil, 77, true, 5, inboxes))
+		if st.GetFirst() != 5 || st.GetStep() != 4 || st.GetTick() != 77 || !st.GetEval() || st.GetSpec() != nil {
+			t.Fatalf("worker step header: %v", st)
+		}
+		got := must(st.OptimInboxes())
+		for k := range inboxes {
+			if len(inboxes[k]) == 0 {
+				inboxes[k] = nil // the rule: zero-length comes back nil
+			}
+		}
+		assertSame(t, inboxes, got)
+		if refs > 1 && len(shared.Vec) > 0 {
+			var first *float64
+			for k := range inboxes {
+				for j, m := range inboxes[k] {
+					if len(m.Vec) > 0 && &m.Vec[0] == &shared.Vec[0] {
+						if first == nil {
+							first = &got[k][j].Vec[0]
+						} else if &got[k][j].Vec[0] != first {
+							t.Fatal("a shared payload was decoded twice")
+						}
+					}
+				}
+			}
+		}
+	}
+	if _, err := (&WorkerStep{Inboxes: []*Inbox{{Messages: []*Message{{PayloadRef: 2}}}}}).OptimInboxes(); err == nil {
+		t.Fatal("a reference outside the payload table was accepted")
+	}
+}
+
 // An ack carries the port of a real round: the links the network realized
 // and what the behaviour pushed and sent over them.
 func TestAckRoundTrip(t *testing.T) {
@@ -511,6 +560,14 @@ func TestAckRoundTrip(t *testing.T) {
 	}
 	assertSame(t, r.Links, must(a.OptimLinks()))
 	assertSame(t, port.Envelopes(), must(a.OptimEnvelopes()))
+	// The pushed vector crosses once, and the envelopes that carried it
+	// share it again after decoding.
+	if len(a.GetPayloads()) != 2 {
+		t.Fatalf("%d payloads in the table, want 2 (the push and the send)", len(a.GetPayloads()))
+	}
+	if es := must(a.OptimEnvelopes()); &es[0].Vec[0] != &es[len(r.Links)-1].Vec[0] {
+		t.Fatal("the pushed envelopes do not share their decoded vector")
+	}
 	assertSame(t, stats, must(a.GetStats().Optim()))
 	assertSame(t, res, a.GetResult().Optim())
 
