@@ -266,7 +266,7 @@ metrics.jsonl complete up to there and no summary.json; the exit code is
 			return cmdRun(args[0], f, cmd.Flags().Changed("seed"), cmd.Flags().Changed("workers"), stderr)
 		},
 	}
-	cmd.Flags().StringSliceVar(&f.workers, "workers", nil, "worker processes to host the clients, host:port,... (overrides runtime.workers; see hgpsim worker)")
+	cmd.Flags().StringSliceVar(&f.workers, "workers", nil, "worker processes to host the clients, host:port,... (overrides runtime.workers and selects the actor driver; see hgpsim worker)")
 	cmd.Flags().StringVar(&f.out, "out", "", "output folder (default runs/<name>-<timestamp>)")
 	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "override the scenario seed")
 	cmd.Flags().StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the run to FILE (go tool pprof FILE)")
@@ -287,7 +287,8 @@ func cmdRun(file string, f runFlags, seedSet, workersSet bool, stderr io.Writer)
 		if err := scenarios.ValidateWorkers(f.workers); err != nil {
 			return usageError{"--workers: " + err.Error()}
 		}
-		sc.Runtime.Workers = f.workers
+		// Worker processes host actors: the flag chooses that driver.
+		sc.Runtime.Workers, sc.Runtime.Driver = f.workers, "actors"
 	}
 	// Refuse what cannot fit before anything is written or logged.
 	if _, err := scenarios.Check(file, sc, scenarios.CheckOptions{MaxMemory: f.mem.bytes}); err != nil {

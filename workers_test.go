@@ -95,7 +95,8 @@ func TestWorkersByteIdentical(t *testing.T) {
 		scenario := filepath.Join("run", "testdata", "golden", name+".yaml")
 		dir := t.TempDir()
 		local := filepath.Join(dir, "local")
-		if msg, code := runBinary(t, bin, "run", scenario, "--out", local); code != 0 {
+		// The actor runtime in one process: summary.json names the driver.
+		if msg, code := runBinary(t, bin, "run", scenario, "--out", local, "--set", "runtime.driver=actors"); code != 0 {
 			t.Fatalf("%s in process: exit %d: %s", name, code, msg)
 		}
 		want, err := os.ReadFile(filepath.Join(local, "metrics.jsonl"))

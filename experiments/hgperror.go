@@ -282,7 +282,7 @@ func (hp *HGPError) Run(ctx context.Context, sc scenarios.Scenario, env scenario
 
 func (r *hgpErrorRun) summary(sc scenarios.Scenario) *HGPErrorSummary {
 	h := r.spec
-	sum := &HGPErrorSummary{Name: sc.Name, Linearize: h.Linearize, Driver: sc.Runtime.Driver, Seeds: h.Seeds,
+	sum := &HGPErrorSummary{Name: sc.Name, Linearize: h.Linearize, Driver: sc.Runtime.DriverName(), Seeds: h.Seeds,
 		Skipped: []HGPErrorSkip{}, OracleAbs: map[string]Quants{}}
 	if h.OracleGap {
 		sum.OracleGap = map[string]Quants{}

@@ -176,7 +176,7 @@ func Execute(ctx context.Context, sc scenarios.Scenario, opt Options) (*Summary,
 // that releases it. With rs.Workers, the clients are built by worker
 // processes from scenario (the resolved YAML) instead.
 func newDriver(rs scenarios.RuntimeSpec, nw *graph.Network, factory optim.ClientFactory, scenario []byte) (optim.Driver, func(), error) {
-	if rs.Driver == "sequential" {
+	if rs.DriverName() == "sequential" {
 		d, err := optim.NewSequential(nw, factory)
 		if err != nil {
 			return nil, nil, err

@@ -38,7 +38,7 @@ func newRunSink(run *Run, mw *metricsWriter, progress Progress) *runSink {
 	sc := run.Scenario
 	s := &runSink{run: run, prog: run.Alg1, mw: mw, progress: progress,
 		sum: &Summary{Name: sc.Name, Seed: sc.Seed, Clients: sc.Clients, Network: run.Net.Kind,
-			Driver: sc.Runtime.Driver, Algorithm: sc.Algorithm.Name, Traffic: map[string]optim.Traffic{}}}
+			Driver: sc.Runtime.DriverName(), Algorithm: sc.Algorithm.Name, Traffic: map[string]optim.Traffic{}}}
 	if run.Alg1 != nil {
 		s.sum.Rounds = sc.SGP.Rounds
 	}

@@ -146,6 +146,20 @@ type RuntimeSpec struct {
 	Workers []string `yaml:"workers,omitempty"`
 }
 
+// DriverName is the driver a run uses: Driver, where "auto" means the actor
+// runtime when worker processes are named and the sequential driver (on
+// every core unless Parallel says otherwise) otherwise — the faster choice
+// in one process (docs/performance.md).
+func (rs RuntimeSpec) DriverName() string {
+	if rs.Driver != "auto" {
+		return rs.Driver
+	}
+	if len(rs.Workers) > 0 {
+		return "actors"
+	}
+	return "sequential"
+}
+
 // Default returns a scenario with every default filled in; decoding a file
 // overwrites what the file sets.
 func Default() Scenario {
@@ -163,6 +177,6 @@ func Default() Scenario {
 		SGP: SGPSpec{Variant: "after", Rounds: 600, Batch: 32, EvalEvery: 50,
 			LR: ScheduleSpec{Schedule: "multistep", Base: 0.05, Milestones: []int{500, 550}, Gamma: 0.1, Decay: 0.01, Power: 1}},
 		Outer:   OuterSpec{Steps: 0, Optimizer: "adam", LR: 0.1, LRLabels: 0.1, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Restart: true},
-		Runtime: RuntimeSpec{Driver: "actors", RoundTimeout: 60 * time.Second},
+		Runtime: RuntimeSpec{Driver: "auto", RoundTimeout: 60 * time.Second},
 	}
 }

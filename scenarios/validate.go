@@ -75,9 +75,9 @@ func (sc *Scenario) Validate() error {
 		return fmt.Errorf("sgp.%w", err)
 	}
 	switch sc.Runtime.Driver {
-	case "actors", "sequential":
+	case "auto", "actors", "sequential":
 	default:
-		return fmt.Errorf("runtime.driver: must be actors or sequential, got %q", sc.Runtime.Driver)
+		return fmt.Errorf("runtime.driver: must be auto, actors or sequential, got %q", sc.Runtime.Driver)
 	}
 	if err := sc.Outer.validate(sc.Hypergradient.Estimator); err != nil {
 		return fmt.Errorf("outer.%w", err)
@@ -115,8 +115,8 @@ func (sc *Scenario) Validate() error {
 	if err := ValidateWorkers(sc.Runtime.Workers); err != nil {
 		return fmt.Errorf("runtime.workers: %w", err)
 	}
-	if len(sc.Runtime.Workers) > 0 && sc.Runtime.Driver != "actors" {
-		return fmt.Errorf("runtime.workers: worker processes host actors; runtime.driver must be actors, got %q", sc.Runtime.Driver)
+	if len(sc.Runtime.Workers) > 0 && sc.Runtime.DriverName() != "actors" {
+		return fmt.Errorf("runtime.workers: worker processes host actors; runtime.driver must be actors or auto, got %q", sc.Runtime.Driver)
 	}
 	return nil
 }
