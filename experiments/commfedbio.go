@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -358,11 +357,7 @@ func (e *CommFedBiOExp) write(env scenarios.Env, sum *CommFedBiOSummary) error {
 	} else if err := env.WriteFile("f1.png", png); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(sum, "", "  ")
-	if err != nil {
-		return err
-	}
-	return env.WriteFile("summary.json", append(b, '\n'))
+	return writeSummary(env, sum)
 }
 
 // Headlines are the console lines of a finished experiment.

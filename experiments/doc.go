@@ -5,3 +5,20 @@
 // training run and executes them on the scenario's driver through
 // scenarios.Env.
 package experiments
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"hgpsim/scenarios"
+)
+
+// writeSummary writes an experiment's summary as summary.json, indented,
+// with a final newline.
+func writeSummary(env scenarios.Env, sum any) error {
+	b, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return fmt.Errorf("summary.json: %w", err)
+	}
+	return env.WriteFile("summary.json", append(b, '\n'))
+}

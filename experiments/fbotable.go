@@ -3,7 +3,6 @@ package experiments
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -254,11 +253,7 @@ func (e *FBOTable) Run(ctx context.Context, sc scenarios.Scenario, env scenarios
 	if err := env.WriteFile("accuracy.png", png); err != nil {
 		return nil, err
 	}
-	b, err := json.MarshalIndent(sum, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	if err := env.WriteFile("summary.json", append(b, '\n')); err != nil {
+	if err := writeSummary(env, sum); err != nil {
 		return nil, err
 	}
 	return sum, nil

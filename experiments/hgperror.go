@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -270,11 +269,7 @@ func (hp *HGPError) Run(ctx context.Context, sc scenarios.Scenario, env scenario
 		return nil, err
 	}
 	sum := res.summary(sc)
-	b, err := json.MarshalIndent(sum, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	if err := env.WriteFile("summary.json", append(b, '\n')); err != nil {
+	if err := writeSummary(env, sum); err != nil {
 		return nil, err
 	}
 	return sum, nil

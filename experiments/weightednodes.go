@@ -3,7 +3,6 @@ package experiments
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -459,11 +458,7 @@ func (e *WeightedNodesExp) Run(ctx context.Context, sc scenarios.Scenario, env s
 			return nil, err
 		}
 	}
-	b, err := json.MarshalIndent(sum, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	if err := env.WriteFile("summary.json", append(b, '\n')); err != nil {
+	if err := writeSummary(env, sum); err != nil {
 		return nil, err
 	}
 	return sum, nil
