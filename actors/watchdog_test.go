@@ -10,7 +10,7 @@ import (
 // timeout: recent progress, a client still computing (not stalled until
 // its call has run callLimit timeouts) and silence with nobody computing.
 func TestWatchdogMeasuresProgress(t *testing.T) {
-	const timeout = 20 * time.Millisecond
+	const timeout = 50 * time.Millisecond // a hung call: 500 ms, far above a scheduling stall
 	w := newWatchdog(4)
 	if err := w.stalled(timeout); err != nil {
 		t.Fatalf("just after progress: %v", err)
