@@ -30,6 +30,7 @@ type Sequential struct {
 	router   *Router
 	stats    []Stats
 	mixes    [][]Mix // this round's Premix of each client
+	errs     []error // eachClient's per-client errors
 	tick     uint64
 	// at says where the driver is, for the error of a recovered panic.
 	at struct {
@@ -43,7 +44,7 @@ type Sequential struct {
 func NewSequential(nw *graph.Network, factory ClientFactory) (*Sequential, error) {
 	n := nw.N
 	s := &Sequential{parallel: 1, net: nw, clients: make([]Client, n), ports: make([]*Port, n), beh: make([]Behaviour, n),
-		router: NewRouter(nw), stats: make([]Stats, n), mixes: make([][]Mix, n)}
+		router: NewRouter(nw), stats: make([]Stats, n), mixes: make([][]Mix, n), errs: make([]error, n)}
 	for i := range n {
 		c, err := factory(i)
 		if err != nil {
@@ -79,7 +80,8 @@ func (s *Sequential) eachClient(f func(i int) error) error {
 		}
 		return nil
 	}
-	errs := make([]error, n)
+	errs := s.errs[:n] // reused: a stage runs several times per round
+	clear(errs)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	call := func(i int) {
