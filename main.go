@@ -21,9 +21,11 @@ import (
 	"os"
 	"runtime/pprof"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mattn/go-isatty"
+	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"hgpsim/run"
@@ -137,7 +139,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(flagError)
 	root.SetHelpCommand(newHelpCmd(root))
 	root.AddCommand(newRunCmd(stderr), newValidateCmd(stdout), newSweepCmd(stdout, stderr),
-		newBenchCmd(stdout, stderr), newListCmd(stdout), newVersionCmd(stdout), newWorkerCmd(stdout, stderr))
+		newBenchCmd(stdout, stderr), newListCmd(stdout), newVersionCmd(stdout), newWorkerCmd(stdout, stderr),
+		newResumeCmd(stderr))
 	return root
 }
 
@@ -299,21 +302,38 @@ func cmdRun(file string, f runFlags, seedSet, workersSet bool, stderr io.Writer)
 		dir = run.DefaultOutDir(sc.Name, time.Now())
 	}
 	log := newConsoleLog(stderr)
+	return supervise(log, stderr, dir, sc.Outer.Steps > 0, f.cpuprofile, func() {
+		log.Info().Str("scenario", file).Str("out", dir).Uint64("seed", sc.Seed).Msg("run started")
+	}, func(ctx context.Context, opt run.Options) (*run.Summary, error) {
+		opt.MaxMemory = f.mem.bytes
+		return run.Execute(ctx, sc, opt)
+	})
+}
+
+// supervise runs exec (a run or a resumed run writing into dir) with the
+// console's progress display, stops it cleanly on SIGINT/SIGTERM, writes
+// a CPU profile when asked, and logs the outcome.
+func supervise(log zerolog.Logger, stderr io.Writer, dir string, outer bool, cpuprofile string, started func(),
+	exec func(context.Context, run.Options) (*run.Summary, error)) error {
 	tty := false
 	if fd, ok := stderr.(*os.File); ok {
 		tty = isatty.IsTerminal(fd.Fd())
 	}
-	pp := newProgressPrinter(log, stderr, tty, sc.Outer.Steps > 0)
+	pp := newProgressPrinter(log, stderr, tty, outer)
+	var checkpointed atomic.Bool // read by the signal handler
 	ctx, sigs := notifyStop(context.Background(), func(sig os.Signal) {
 		pp.notice(func() {
-			log.Warn().Str("signal", signalName(sig)).
-				Msg("stopping after the current round; no summary.json will be written; a second signal kills at once")
+			msg := "stopping after the current round; no summary.json will be written; a second signal kills at once"
+			if checkpointed.Load() {
+				msg += "; continue with: hgpsim resume " + dir
+			}
+			log.Warn().Str("signal", signalName(sig)).Msg(msg)
 		})
 	})
 	defer sigs.stop()
 
-	if f.cpuprofile != "" {
-		pf, err := os.Create(f.cpuprofile)
+	if cpuprofile != "" {
+		pf, err := os.Create(cpuprofile)
 		if err != nil {
 			return usageError{fmt.Sprintf("--cpuprofile: %v", err)}
 		}
@@ -324,10 +344,17 @@ func cmdRun(file string, f runFlags, seedSet, workersSet bool, stderr io.Writer)
 		defer pprof.StopCPUProfile()
 	}
 	start := time.Now()
-	log.Info().Str("scenario", file).Str("out", dir).Uint64("seed", sc.Seed).Msg("run started")
-	sum, err := run.Execute(ctx, sc, run.Options{OutDir: dir, Progress: pp.event, MaxMemory: f.mem.bytes})
+	started()
+	sum, err := exec(ctx, run.Options{OutDir: dir, Progress: pp.event,
+		Checkpointed: func(int) { checkpointed.Store(true) },
+		Warn: func(msg string) {
+			pp.notice(func() { log.Warn().Msg(msg) })
+		}})
 	pp.finish()
 	if err != nil {
+		if checkpointed.Load() && !scenarios.IsInvalid(err) {
+			err = fmt.Errorf("%w (the last checkpoint stays in %s: hgpsim resume %s)", err, dir, dir)
+		}
 		return sigs.wrap(err)
 	}
 	if h, ok := sum.Experiment.(interface{ Headlines() []string }); ok {

@@ -88,3 +88,25 @@ func (a *Alg1) sgp() *PhaseSpec {
 	}
 	return p
 }
+
+// alg1State is what Alg1 carries from one outer step to the next.
+type alg1State struct {
+	Step, Stage, BestStep int
+	Best                  float64
+	Stopped               bool
+}
+
+// SaveState implements Stateful.
+func (a *Alg1) SaveState() ([]byte, error) {
+	return EncodeState(alg1State{Step: a.step, Stage: a.stage, BestStep: a.bestStep, Best: a.best, Stopped: a.Stopped})
+}
+
+// LoadState implements Stateful.
+func (a *Alg1) LoadState(b []byte) error {
+	var s alg1State
+	if err := DecodeState(b, &s); err != nil {
+		return err
+	}
+	a.step, a.stage, a.bestStep, a.best, a.Stopped = s.Step, s.Stage, s.BestStep, s.Best, s.Stopped
+	return nil
+}

@@ -76,3 +76,31 @@ func (o *OuterStep) Receive(*Round, []Message) error {
 	}
 	return nil
 }
+
+// SaveState implements Stateful: plain SGD keeps nothing between steps.
+func (o *SGD) SaveState() ([]byte, error) { return nil, nil }
+
+// LoadState implements Stateful.
+func (o *SGD) LoadState([]byte) error { return nil }
+
+// adamState is Adam's memory: its moments and step count.
+type adamState struct {
+	M, V []float64
+	T    int
+}
+
+// SaveState implements Stateful.
+func (o *Adam) SaveState() ([]byte, error) { return EncodeState(adamState{M: o.m, V: o.v, T: o.t}) }
+
+// LoadState implements Stateful.
+func (o *Adam) LoadState(b []byte) error {
+	var s adamState
+	if err := DecodeState(b, &s); err != nil {
+		return err
+	}
+	if len(s.M) != len(s.V) || (s.M != nil && len(s.M) != len(o.LR)) {
+		return fmt.Errorf("adam: saved moments of lengths %d and %d for %d coordinates", len(s.M), len(s.V), len(o.LR))
+	}
+	o.m, o.v, o.t = s.M, s.V, s.T
+	return nil
+}

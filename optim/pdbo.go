@@ -50,6 +50,9 @@ type PDBOClient struct {
 	opt    OuterOptimizer
 	sgp    *SGP
 	est    HyperEstimator
+	// warm is the iterate a resumed client starts its next warm SGP phase
+	// from (the last x_i of the run it was saved in).
+	warm []float64
 }
 
 // NewPDBOClient returns client id. model must be the client's own value
@@ -84,7 +87,10 @@ func (c *PDBOClient) Enter(p *PhaseSpec) (Behaviour, error) {
 		start := c.x0
 		if p.Arg("warm", 0) == 1 && c.sgp != nil {
 			start = c.sgp.X()
+		} else if p.Arg("warm", 0) == 1 && c.warm != nil {
+			start = c.warm
 		}
+		c.warm = nil
 		c.sgp = NewSGPBilevel(c.id, c.cfg.N, c.model, c.lambda, c.data, start, c.cfg.SGP, c.cfg.Seed)
 		if c.cfg.Estimator != "" {
 			c.sgp.SetOuterData(c.outer())
@@ -170,4 +176,54 @@ func NewEstimator(name string, lin Linearization, cfg *PDBOConfig) (HyperEstimat
 		return nil, err
 	}
 	return e.New().New(lin, cfg), nil
+}
+
+// pdboState is what a PDBO client carries from one outer step to the next:
+// λ_i, its optimizer's memory and the last SGP iterate (for warm starts).
+// The SGP state itself is rebuilt by each SGP phase, and the estimator by
+// each hyper-gradient phase.
+type pdboState struct {
+	Lambda []float64
+	Opt    []byte
+	X      []float64
+}
+
+// SaveState implements Stateful.
+func (c *PDBOClient) SaveState() ([]byte, error) {
+	st := pdboState{Lambda: c.lambda, X: c.warm}
+	if c.sgp != nil {
+		st.X = c.sgp.X()
+	}
+	if c.opt != nil {
+		s, ok := c.opt.(Stateful)
+		if !ok {
+			return nil, fmt.Errorf("the outer optimizer %T cannot save its state", c.opt)
+		}
+		b, err := s.SaveState()
+		if err != nil {
+			return nil, err
+		}
+		st.Opt = b
+	}
+	return EncodeState(st)
+}
+
+// LoadState implements Stateful.
+func (c *PDBOClient) LoadState(b []byte) error {
+	var st pdboState
+	if err := DecodeState(b, &st); err != nil {
+		return err
+	}
+	if len(st.Lambda) != len(c.lambda) || (st.X != nil && len(st.X) != len(c.x0)) {
+		return fmt.Errorf("pdbo: a saved state with |λ| = %d, |x| = %d for a client with |λ| = %d, |x| = %d",
+			len(st.Lambda), len(st.X), len(c.lambda), len(c.x0))
+	}
+	copy(c.lambda, st.Lambda)
+	c.warm, c.sgp, c.est = st.X, nil, nil
+	if s, ok := c.opt.(Stateful); ok {
+		return s.LoadState(st.Opt)
+	} else if c.opt != nil {
+		return fmt.Errorf("the outer optimizer %T cannot load a saved state", c.opt)
+	}
+	return nil
 }

@@ -20,6 +20,9 @@ type PhaseSpec struct {
 	// PerClient, when not nil, holds each client's own inputs, indexed by
 	// client (e.g. a state to start from).
 	PerClient []map[string][]float64
+	// States holds each client's saved state, indexed by client
+	// (PhaseLoadState only).
+	States [][]byte
 	// Track asks the driver to record what the network delivers
 	// (PhaseReport.Delivered), which costs O(n²) memory.
 	Track bool

@@ -161,6 +161,11 @@ type Observer interface {
 type Result struct {
 	Vectors map[string][]float64
 	Values  map[string]float64
+	// State is a client's saved state (PhaseSaveState only).
+	State []byte
+	// Stateless names the type of a client that cannot save its state
+	// (PhaseSaveState only).
+	Stateless string
 }
 
 // Resulter is implemented by behaviours that report a Result when their

@@ -86,7 +86,7 @@ func Build(sc scenarios.Scenario) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		return optim.WithFaults(c, i, r.faults(i)), nil
+		return optim.Resumable(optim.WithFaults(c, i, r.faults(i)), c, i), nil
 	}
 	return r, nil
 }

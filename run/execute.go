@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
@@ -88,6 +89,12 @@ type Options struct {
 	// MaxMemory is the limit on the estimated peak memory (see
 	// scenarios.CheckOptions); 0 means the machine's memory, negative no limit.
 	MaxMemory int64
+	// Warn, when not nil, is told what the user should know about a run
+	// that completed (e.g. that it could not be checkpointed).
+	Warn func(string)
+	// Checkpointed, when not nil, is told of every checkpoint written, by
+	// the outer step the run continues with.
+	Checkpointed func(nextStep int)
 }
 
 // Execute builds and runs a scenario and writes scenario.yaml,
@@ -120,9 +127,10 @@ func Execute(ctx context.Context, sc scenarios.Scenario, opt Options) (*Summary,
 	if err := fsutil.WriteAtomic(filepath.Join(opt.OutDir, "scenario.yaml"), resolved); err != nil {
 		return nil, err
 	}
-	// A stale summary from an earlier run in the same folder must not
-	// survive a run that fails.
+	// A stale summary or checkpoint from an earlier run in the same folder
+	// must not survive a run that fails (nor be resumed into it).
 	_ = os.Remove(filepath.Join(opt.OutDir, "summary.json"))
+	_ = os.Remove(filepath.Join(opt.OutDir, checkpointFile))
 	if sc.Experiment != nil {
 		res, err := sc.Experiment.Params.Run(ctx, sc, NewEnv(sc, opt.OutDir, opt.Progress))
 		if err != nil {
@@ -131,21 +139,40 @@ func Execute(ctx context.Context, sc scenarios.Scenario, opt Options) (*Summary,
 		return &Summary{Name: sc.Name, Seed: sc.Seed, Clients: sc.Clients, Experiment: res}, nil
 	}
 
-	f, err := os.Create(filepath.Join(opt.OutDir, "metrics.jsonl"))
+	f, err := os.Create(filepath.Join(opt.OutDir, metricsFile))
 	if err != nil {
 		return nil, fmt.Errorf("creating metrics file: %w", err)
 	}
 	defer f.Close()
-	mw := newMetricsWriter(f)
+	return execute(ctx, run, resolved, f, newMetricsWriter(f, 0, sha256.New()), nil, opt)
+}
 
+// execute runs a built run whose metrics go to mw (writing f), from the
+// start or, with resume, from a checkpoint, and writes summary.json.
+func execute(ctx context.Context, run *Run, resolved []byte, f *os.File, mw *metricsWriter, resume *fileCheckpoint, opt Options) (*Summary, error) {
+	sc := run.Scenario
 	driver, closeDriver, err := newDriver(sc.Runtime, run.Net, run.Factory(), resolved)
 	if err != nil {
 		return nil, err
 	}
 	defer closeDriver()
-	prog := run.Program()
 	sink := newRunSink(run, mw, opt.Progress)
-	_, err = driver.Execute(ctx, prog, sink)
+	cps := &optim.Checkpoints{Program: run.Program(), Every: sc.Runtime.CheckpointEvery}
+	if resume != nil {
+		sink.restore(resume.Sink)
+		cps.Resume = &resume.Optim
+	}
+	scenarioSum := sha256.Sum256(resolved)
+	cps.Save = func(cp *optim.Checkpoint) error {
+		if err := saveCheckpoint(opt.OutDir, scenarioSum, cp, sink, mw); err != nil {
+			return err
+		}
+		if opt.Checkpointed != nil {
+			opt.Checkpointed(cp.Next.Step)
+		}
+		return nil
+	}
+	_, err = driver.Execute(ctx, cps, cps.Sink(sink))
 	var sum *Summary
 	if err == nil {
 		sum, err = sink.summary()
@@ -161,12 +188,19 @@ func Execute(ctx context.Context, sc scenarios.Scenario, opt Options) (*Summary,
 		partial := &Summary{Name: sc.Name, Seed: sc.Seed, Clients: sc.Clients, Evals: sink.evals}
 		return partial, fmt.Errorf("run %s: %w", sc.Name, err)
 	}
+	if cps.Skipped != "" && opt.Warn != nil {
+		opt.Warn(fmt.Sprintf("no checkpoints were taken: %s", cps.Skipped))
+	}
 	b, err := MarshalFinite(sum)
 	if err != nil {
 		return nil, fmt.Errorf("encoding summary: %w", err)
 	}
 	if err := fsutil.WriteAtomic(filepath.Join(opt.OutDir, "summary.json"), append(b, '\n')); err != nil {
 		return nil, err
+	}
+	// A complete run needs no checkpoint (and resume refuses it).
+	if err := os.Remove(filepath.Join(opt.OutDir, checkpointFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("removing the checkpoint: %w", err)
 	}
 	return sum, nil
 }

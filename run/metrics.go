@@ -1,7 +1,9 @@
 package run
 
 import (
+	"crypto/sha256"
 	"fmt"
+	"hash"
 	"io"
 	"math"
 
@@ -18,24 +20,42 @@ import (
 // at most the line being written and never corrupts an earlier one.
 type metricsWriter struct {
 	log zerolog.Logger
+	out *errWriter
 	err error // the first write error
 }
 
-func newMetricsWriter(w io.Writer) *metricsWriter {
+// newMetricsWriter writes to w, which already holds written bytes whose
+// SHA-256 is h (a fresh hash for an empty file): a resumed run appends.
+func newMetricsWriter(w io.Writer, written int64, h hash.Hash) *metricsWriter {
 	m := &metricsWriter{}
-	m.log = zerolog.New(&errWriter{w: w, err: &m.err})
+	m.out = &errWriter{w: w, err: &m.err, n: written, h: h}
+	m.log = zerolog.New(m.out)
 	return m
+}
+
+// position returns the bytes written so far and their SHA-256, which a
+// checkpoint records so that a resumed run can check the file it appends
+// to.
+func (m *metricsWriter) position() (int64, [sha256.Size]byte) {
+	var sum [sha256.Size]byte
+	m.out.h.Sum(sum[:0])
+	return m.out.n, sum
 }
 
 // errWriter keeps the first write error, which zerolog would only print:
 // a run whose metrics could not be written fails instead of losing lines.
+// It counts and hashes what it wrote.
 type errWriter struct {
 	w   io.Writer
 	err *error
+	n   int64
+	h   hash.Hash
 }
 
 func (e *errWriter) Write(p []byte) (int, error) {
 	n, err := e.w.Write(p)
+	e.n += int64(n)
+	e.h.Write(p[:n])
 	if err != nil && *e.err == nil {
 		*e.err = err
 	}

@@ -144,6 +144,10 @@ type RuntimeSpec struct {
 	// worker prints it) that host the clients of an actors run, in
 	// contiguous blocks; empty runs every client in this process.
 	Workers []string `yaml:"workers,omitempty"`
+	// CheckpointEvery is the number of outer-step boundaries between two
+	// checkpoints of a run (0: none); `hgpsim resume` continues a stopped
+	// run from its last one. Outputs do not depend on it.
+	CheckpointEvery int `yaml:"checkpoint_every"`
 }
 
 // DriverName is the driver a run uses: Driver, where "auto" means the actor
@@ -179,6 +183,6 @@ func Default() Scenario {
 		SGP: SGPSpec{Variant: "after", Rounds: 600, Batch: 32, EvalEvery: 50,
 			LR: ScheduleSpec{Schedule: "multistep", Base: 0.05, Milestones: []int{500, 550}, Gamma: 0.1, Decay: 0.01, Power: 1}},
 		Outer:   OuterSpec{Steps: 0, Optimizer: "adam", LR: 0.1, LRLabels: 0.1, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Restart: true},
-		Runtime: RuntimeSpec{Driver: "auto", RoundTimeout: 60 * time.Second},
+		Runtime: RuntimeSpec{Driver: "auto", RoundTimeout: 60 * time.Second, CheckpointEvery: 1},
 	}
 }

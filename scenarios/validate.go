@@ -109,6 +109,9 @@ func (sc *Scenario) Validate() error {
 	if sc.Runtime.Parallel < 0 || sc.Runtime.Parallel > MaxParallel {
 		return fmt.Errorf("runtime.parallel: must be in [0, %d] (0: every core), got %d", MaxParallel, sc.Runtime.Parallel)
 	}
+	if sc.Runtime.CheckpointEvery < 0 || sc.Runtime.CheckpointEvery > 1_000_000 {
+		return fmt.Errorf("runtime.checkpoint_every: must be in [0, %d] outer steps (0: no checkpoints), got %d", 1_000_000, sc.Runtime.CheckpointEvery)
+	}
 	if sc.Runtime.RoundTimeout < 0 || sc.Runtime.RoundTimeout > MaxTimeout {
 		return fmt.Errorf("runtime.round_timeout: must be in [0, %v], got %v", MaxTimeout, sc.Runtime.RoundTimeout)
 	}

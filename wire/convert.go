@@ -184,7 +184,7 @@ func FromPhaseSpec(p *optim.PhaseSpec) *PhaseSpec {
 	}
 	m := &PhaseSpec{
 		Name: p.Name, Rounds: int64(p.Rounds), EvalEvery: int64(p.EvalEvery), Step: int64(p.Step),
-		Tick: p.Tick, Args: p.Args, Track: p.Track,
+		Tick: p.Tick, Args: p.Args, Track: p.Track, States: p.States,
 	}
 	if p.PerClient != nil {
 		m.PerClient = make([]*ClientInputs, len(p.PerClient))
@@ -217,6 +217,12 @@ func (m *PhaseSpec) Optim() (*optim.PhaseSpec, error) {
 	p := &optim.PhaseSpec{
 		Name: m.Name, Rounds: rounds, EvalEvery: every, Step: step,
 		Tick: m.Tick, Args: optimValues(m.Args), Track: m.Track,
+	}
+	if len(m.States) > 0 {
+		p.States = make([][]byte, len(m.States))
+		for i, b := range m.States {
+			p.States[i] = nilIfEmpty(b)
+		}
 	}
 	if len(m.PerClient) > 0 {
 		p.PerClient = make([]map[string][]float64, len(m.PerClient))
@@ -266,13 +272,14 @@ func (m *Stats) Optim() (optim.Stats, error) {
 
 // FromResult returns r as a wire message sharing r.Values and r's vectors.
 func FromResult(r optim.Result) *Result {
-	return &Result{Vectors: fromVectors(r.Vectors), Values: r.Values}
+	return &Result{Vectors: fromVectors(r.Vectors), Values: r.Values, State: r.State, Stateless: r.Stateless}
 }
 
 // Optim returns m as an optim.Result sharing m's values map and vectors;
 // empty maps and vectors come back nil. A nil m gives the zero Result.
 func (m *Result) Optim() optim.Result {
-	return optim.Result{Vectors: optimVectors(m.GetVectors()), Values: optimValues(m.GetValues())}
+	return optim.Result{Vectors: optimVectors(m.GetVectors()), Values: optimValues(m.GetValues()),
+		State: nilIfEmpty(m.GetState()), Stateless: m.GetStateless()}
 }
 
 // FromTraffic returns t as a wire message.
@@ -585,3 +592,11 @@ func NewBuilt(client int, err error) *Built {
 // Err returns why building failed (nil when it did not), carrying its text
 // only.
 func (m *Built) Err() error { return textError(m.GetError()) }
+
+// nilIfEmpty returns nil for an empty b (protobuf does not tell them apart).
+func nilIfEmpty(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}

@@ -460,7 +460,10 @@ type PhaseSpec struct {
 	// none (optim's nil).
 	PerClient []*ClientInputs `protobuf:"bytes,7,rep,name=per_client,json=perClient,proto3" json:"per_client,omitempty"`
 	// Ask the driver to record what the network delivers (O(n²) memory).
-	Track         bool `protobuf:"varint,8,opt,name=track,proto3" json:"track,omitempty"`
+	Track bool `protobuf:"varint,8,opt,name=track,proto3" json:"track,omitempty"`
+	// Each client's saved state, indexed by client (the load-state phase of
+	// a resumed run); empty otherwise.
+	States        [][]byte `protobuf:"bytes,9,rep,name=states,proto3" json:"states,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -549,6 +552,13 @@ func (x *PhaseSpec) GetTrack() bool {
 		return x.Track
 	}
 	return false
+}
+
+func (x *PhaseSpec) GetStates() [][]byte {
+	if x != nil {
+		return x.States
+	}
+	return nil
 }
 
 // Stats is what a client reports when a round is evaluated (optim.Stats).
@@ -707,7 +717,11 @@ type Result struct {
 	// Named vectors.
 	Vectors map[string]*Vector `protobuf:"bytes,1,rep,name=vectors,proto3" json:"vectors,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Named values.
-	Values        map[string]float64 `protobuf:"bytes,2,rep,name=values,proto3" json:"values,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	Values map[string]float64 `protobuf:"bytes,2,rep,name=values,proto3" json:"values,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// A client's saved state (the save-state phase of a checkpoint).
+	State []byte `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	// The type of a client that cannot save its state (save-state phase).
+	Stateless     string `protobuf:"bytes,4,opt,name=stateless,proto3" json:"stateless,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -754,6 +768,20 @@ func (x *Result) GetValues() map[string]float64 {
 		return x.Values
 	}
 	return nil
+}
+
+func (x *Result) GetState() []byte {
+	if x != nil {
+		return x.State
+	}
+	return nil
+}
+
+func (x *Result) GetStateless() string {
+	if x != nil {
+		return x.Stateless
+	}
+	return ""
 }
 
 // Traffic counts what crossed the network (optim.Traffic).
@@ -1698,7 +1726,7 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\avectors\x18\x01 \x03(\v2&.hgpsim.wire.ClientInputs.VectorsEntryR\avectors\x1aO\n" +
 	"\fVectorsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12)\n" +
-	"\x05value\x18\x02 \x01(\v2\x13.hgpsim.wire.VectorR\x05value:\x028\x01\"\xbd\x02\n" +
+	"\x05value\x18\x02 \x01(\v2\x13.hgpsim.wire.VectorR\x05value:\x028\x01\"\xd5\x02\n" +
 	"\tPhaseSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06rounds\x18\x02 \x01(\x03R\x06rounds\x12\x1d\n" +
@@ -1709,7 +1737,8 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\x04args\x18\x06 \x03(\v2 .hgpsim.wire.PhaseSpec.ArgsEntryR\x04args\x128\n" +
 	"\n" +
 	"per_client\x18\a \x03(\v2\x19.hgpsim.wire.ClientInputsR\tperClient\x12\x14\n" +
-	"\x05track\x18\b \x01(\bR\x05track\x1a7\n" +
+	"\x05track\x18\b \x01(\bR\x05track\x12\x16\n" +
+	"\x06states\x18\t \x03(\fR\x06states\x1a7\n" +
 	"\tArgsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xd7\x02\n" +
@@ -1729,10 +1758,12 @@ const file_hgpsim_proto_rawDesc = "" +
 	" \x03(\x01B\x02\x10\x01R\x01x\x12\x18\n" +
 	"\x05hyper\x18\v \x03(\x01B\x02\x10\x01R\x05hyper\x12\x17\n" +
 	"\atrain_n\x18\f \x01(\x03R\x06trainN\x12\x16\n" +
-	"\x06weight\x18\r \x01(\x01R\x06weight\"\x89\x02\n" +
+	"\x06weight\x18\r \x01(\x01R\x06weight\"\xbd\x02\n" +
 	"\x06Result\x12:\n" +
 	"\avectors\x18\x01 \x03(\v2 .hgpsim.wire.Result.VectorsEntryR\avectors\x127\n" +
-	"\x06values\x18\x02 \x03(\v2\x1f.hgpsim.wire.Result.ValuesEntryR\x06values\x1aO\n" +
+	"\x06values\x18\x02 \x03(\v2\x1f.hgpsim.wire.Result.ValuesEntryR\x06values\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\fR\x05state\x12\x1c\n" +
+	"\tstateless\x18\x04 \x01(\tR\tstateless\x1aO\n" +
 	"\fVectorsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12)\n" +
 	"\x05value\x18\x02 \x01(\v2\x13.hgpsim.wire.VectorR\x05value:\x028\x01\x1a9\n" +

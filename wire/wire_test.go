@@ -146,6 +146,16 @@ func (g gen) spec() *optim.PhaseSpec {
 			p.PerClient[i] = g.vectors()
 		}
 	}
+	switch g.r.IntN(3) {
+	case 0:
+	case 1:
+		p.States = [][]byte{}
+	default:
+		p.States = make([][]byte, 1+g.r.IntN(5))
+		for i := range p.States {
+			p.States[i] = g.bytes()
+		}
+	}
 	return p
 }
 
@@ -157,7 +167,28 @@ func (g gen) stats() optim.Stats {
 	}
 }
 
-func (g gen) result() optim.Result { return optim.Result{Vectors: g.vectors(), Values: g.values()} }
+func (g gen) result() optim.Result {
+	r := optim.Result{Vectors: g.vectors(), Values: g.values(), State: g.bytes()}
+	if g.r.IntN(2) == 0 {
+		r.Stateless = g.name()
+	}
+	return r
+}
+
+// bytes returns nil, an empty non-nil slice or a few random bytes.
+func (g gen) bytes() []byte {
+	switch g.r.IntN(3) {
+	case 0:
+		return nil
+	case 1:
+		return []byte{}
+	}
+	b := make([]byte, 1+g.r.IntN(40))
+	for i := range b {
+		b[i] = byte(g.r.IntN(256))
+	}
+	return b
+}
 
 func (g gen) traffic() optim.Traffic {
 	return optim.Traffic{Messages: int64(g.int()), Bytes: int64(g.int()), Dropped: int64(g.int())}
@@ -397,7 +428,7 @@ func TestDeterministicEncoding(t *testing.T) {
 			case *PhaseSpec:
 				rebuilt = FromPhaseSpec(reversedSpec(spec))
 			case *Result:
-				rebuilt = FromResult(optim.Result{Vectors: reversedVectors(res.Vectors), Values: reversedValues(res.Values)})
+				rebuilt = FromResult(optim.Result{Vectors: reversedVectors(res.Vectors), Values: reversedValues(res.Values), State: res.State, Stateless: res.Stateless})
 			default:
 				t.Fatalf("unexpected %T", m)
 			}

@@ -1,0 +1,153 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"hgpsim/optim"
+	"hgpsim/scenarios"
+)
+
+// driverField matches summary.json's driver, the one field a run resumed
+// on another driver may change.
+var driverField = regexp.MustCompile(`"driver": *"[a-z]+"`)
+
+func readOutputs(t *testing.T, dir string) (metrics, summary []byte) {
+	t.Helper()
+	m, err := os.ReadFile(filepath.Join(dir, metricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := os.ReadFile(filepath.Join(dir, summaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, driverField.ReplaceAll(s, nil)
+}
+
+// stopAt runs sc into dir and stops it (as a signal does) once its k-th
+// checkpoint is written, at the first evaluated round after it when late
+// is set (so metrics.jsonl holds lines the resumed run must drop). It
+// reports whether the run was stopped (false: it ended first) and the
+// number of checkpoints it wrote.
+func stopAt(t *testing.T, sc scenarios.Scenario, dir string, k int, late bool) (bool, int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	seen := 0
+	armed := false
+	opt := Options{OutDir: dir, Checkpointed: func(int) {
+		seen++
+		if seen == k {
+			if late {
+				armed = true
+			} else {
+				cancel()
+			}
+		}
+	}, Progress: func(optim.RoundEvent, Aggregate, int) {
+		if armed {
+			cancel()
+		}
+	}}
+	_, err := Execute(ctx, sc, opt)
+	if err == nil {
+		// The actor runtime may finish a short run before it sees the
+		// cancellation.
+		return false, seen
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("stopping %s: %v", sc.Name, err)
+	}
+	return true, seen
+}
+
+// notCheckpointed lists the algorithms whose runs take no checkpoint:
+// their clients cannot save their state yet, or the run is one phase.
+var notCheckpointed = map[string]bool{
+	"fedavg": true, "comm-fedbio": true, "fedavg-oracle": true, "fedbio-preprocess": true,
+	"fednest": true, "lfednest": true, "fbo-aggitd": true,
+	"weighted-nodes": true, "local-svrg": true, "local-train": true, "ditto": true, "pfedme": true,
+}
+
+// TestResumeIsBitIdentical stops every golden scenario after a checkpoint
+// and resumes it, on every driver, and compares metrics.jsonl and
+// summary.json byte for byte with the run that was never stopped. A
+// scenario whose algorithm cannot be checkpointed must leave no
+// checkpoint, and resuming it must say so.
+func TestResumeIsBitIdentical(t *testing.T) {
+	files, err := filepath.Glob("testdata/golden/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden scenarios: %v", err)
+	}
+	resumed := 0
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			sc, err := scenarios.Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc.Runtime.Driver, sc.Runtime.Parallel = "sequential", 1
+			ref := t.TempDir()
+			if _, err := Execute(context.Background(), sc, Options{OutDir: ref}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(ref, checkpointFile)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a completed run left %s behind (%v)", checkpointFile, err)
+			}
+			wantM, wantS := readOutputs(t, ref)
+			for _, c := range []struct {
+				from, to string
+				k        int
+				late     bool
+			}{
+				{"sequential", "actors", 1, false},
+				{"actors", "sequential", 1, true},
+				{"sequential", "sequential", 2, true},
+			} {
+				dir := t.TempDir()
+				sc.Runtime.Driver, sc.Runtime.Parallel = c.from, 3
+				if stopped, seen := stopAt(t, sc, dir, c.k, c.late); !stopped {
+					// Fewer than k checkpoints: the run ended first.
+					single := sc.Algorithm.Name == "pdbo" && sc.Outer.Steps == 0 // one outer step
+					if seen == 0 && !single && !notCheckpointed[sc.Algorithm.Name] {
+						t.Errorf("%s took no checkpoint (stopping at %d on %s, late %v)", sc.Algorithm.Name, c.k, c.from, c.late)
+					}
+					continue
+				}
+				_, statErr := os.Stat(filepath.Join(dir, checkpointFile))
+				_, err := Resume(context.Background(), ResumeOptions{Options: Options{OutDir: dir},
+					Runtime: func(rs *scenarios.RuntimeSpec) { rs.Driver = c.to }})
+				if errors.Is(statErr, os.ErrNotExist) {
+					// Stopped without a checkpoint: the algorithm takes none.
+					if err == nil || !scenarios.IsInvalid(err) {
+						t.Errorf("resuming a run without a checkpoint: got %v, want an input error", err)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("checkpoint %d on %s, resumed on %s: %v", c.k, c.from, c.to, err)
+				}
+				gotM, gotS := readOutputs(t, dir)
+				if !bytes.Equal(gotM, wantM) {
+					t.Errorf("checkpoint %d on %s, resumed on %s: metrics.jsonl differs from the uninterrupted run (%d vs %d bytes)", c.k, c.from, c.to, len(gotM), len(wantM))
+				}
+				if !bytes.Equal(gotS, wantS) {
+					t.Errorf("checkpoint %d on %s, resumed on %s: summary.json differs:\n%s\nwant\n%s", c.k, c.from, c.to, gotS, wantS)
+				}
+				resumed++
+				t.Logf("checkpoint %d on %s, resumed on %s: identical", c.k, c.from, c.to)
+			}
+		})
+	}
+	if resumed == 0 {
+		t.Fatal("no golden scenario was resumed")
+	}
+}
