@@ -61,7 +61,7 @@ func (a *Ditto) Plan(s *Setup) (ClientFactory, Program, error) {
 			c := &averagingCenter{k: k, w: uniform(k), x: slices.Clone(s.X0), model: model, data: s.Data[0],
 				rounds: 2 * syncs, personal: slices.Clone(s.X0)}
 			val := s.Data[0].Val
-			batch := newBatcher(val.N, a.Batch, rng.New(s.Seed, 0, rng.PurposeBatch))
+			batch := newBatcher(val.N, a.Batch, rng.NewStream(s.Seed, 0, rng.PurposeBatch))
 			g := make([]float64, dim)
 			c.onSend = func() error {
 				// s steps on L̂₀(v) + λ/2‖v − w^t‖² (Ditto's personal update).
@@ -80,7 +80,7 @@ func (a *Ditto) Plan(s *Setup) (ClientFactory, Program, error) {
 		}
 		data := s.Data[i].Train
 		nd := &sgdNode{tau: a.Tau, lr: a.LR, x: make([]float64, dim), g: make([]float64, dim),
-			batch: newBatcher(data.N, a.Batch, rng.New(s.Seed, i, rng.PurposeBatch))}
+			batch: newBatcher(data.N, a.Batch, rng.NewStream(s.Seed, i, rng.PurposeBatch))}
 		nd.local = func() error {
 			for range a.Tau {
 				model.InnerGrad(nd.g, nd.x, nil, data, nd.batch.next())

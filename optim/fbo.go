@@ -458,8 +458,8 @@ func newFBOClient(i int, m fboMethod, s *Setup, x0 []float64) *fboClient {
 	_, same := m.(*FedNest)
 	_, lf := m.(*LFedNest)
 	return &fboClient{id: i, method: m, p: pp, model: s.Model.Clone(), train: s.Data[i].Train, val: s.Data[i].Val,
-		gb: newBatcher(s.Data[i].Train.N, pp.Batch, rng.New(s.Seed, i, rng.PurposeBatch)),
-		fb: newBatcher(s.Data[i].Val.N, pp.Batch, rng.New(s.Seed, i, rng.PurposeHyper)),
+		gb: newBatcher(s.Data[i].Train.N, pp.Batch, rng.NewStream(s.Seed, i, rng.PurposeBatch)),
+		fb: newBatcher(s.Data[i].Val.N, pp.Batch, rng.NewStream(s.Seed, i, rng.PurposeHyper)),
 		x:  slices.Clone(x0), y: make([]float64, dy), xv: make([]float64, dx), yv: make([]float64, dy),
 		gy: make([]float64, dy), gy0: make([]float64, dy), gx: make([]float64, dx), gx0: make([]float64, dx),
 		hv: make([]float64, dy), tmp: make([]float64, dy), tmpY: make([]float64, dy), active: -1, sameBatch: same || lf}

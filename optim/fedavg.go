@@ -66,7 +66,7 @@ func (f *FedAvg) Plan(s *Setup) (ClientFactory, Program, error) {
 		}
 		return &Fixed{&fedAvgClient{id: i, f: f, model: s.Model.Clone(), data: s.Data[i],
 			x: make([]float64, len(s.X0)), grad: make([]float64, len(s.X0)),
-			batch: newBatcher(s.Data[i].Train.N, f.Batch, rng.New(s.Seed, i, rng.PurposeBatch))}}, nil
+			batch: newBatcher(s.Data[i].Train.N, f.Batch, rng.NewStream(s.Seed, i, rng.PurposeBatch))}}, nil
 	}
 	eval := 0
 	if f.EvalEvery > 0 {

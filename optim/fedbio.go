@@ -480,7 +480,7 @@ func newFedBioClient(p *fedBioPlan, s *Setup, loss *models.SampleWeighted, i int
 		}
 	}
 	c.setActive()
-	c.batch = newBatcher(max(1, len(c.active)), p.train.Batch, rng.New(s.Seed, i, rng.PurposeBatch))
+	c.batch = newBatcher(max(1, len(c.active)), p.train.Batch, rng.NewStream(s.Seed, i, rng.PurposeBatch))
 	if h := p.hyper; h != nil {
 		c.v, c.hv = make([]float64, d), make([]float64, d)
 		switch {

@@ -103,7 +103,7 @@ func newLocal(lin Linearization) local {
 			l.coef[j] = lin.PBar[j] / lin.DeltaBar[j]
 		}
 	}
-	l.batch = newBatcher(lin.Inner.N, lin.Batch, rng.New(lin.Seed, lin.ID, rng.PurposeHyper))
+	l.batch = newBatcher(lin.Inner.N, lin.Batch, rng.NewStream(lin.Seed, lin.ID, rng.PurposeHyper))
 	return l
 }
 

@@ -100,7 +100,7 @@ func (a *PFedMe) Plan(s *Setup) (ClientFactory, Program, error) {
 		}
 		data := s.Data[i].Train
 		nd := &sgdNode{tau: a.Tau, lr: a.LR, x: make([]float64, dim), g: make([]float64, dim),
-			batch: newBatcher(data.N, a.Batch, rng.New(s.Seed, i, rng.PurposeBatch))}
+			batch: newBatcher(data.N, a.Batch, rng.NewStream(s.Seed, i, rng.PurposeBatch))}
 		theta := make([]float64, dim)
 		nd.local = func() error {
 			for range a.Tau {

@@ -3,7 +3,6 @@ package optim
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"gonum.org/v1/gonum/floats"
 
@@ -83,7 +82,7 @@ func NewSGPBilevel(id, n int, model models.Bilevel, lambda []float64, data model
 		data:   data,
 		grad:   make([]float64, d),
 		psi:    make([]float64, d),
-		batch:  newBatcher(data.Train.N, cfg.BatchSize, rng.New(seed, id, rng.PurposeBatch)),
+		batch:  newBatcher(data.Train.N, cfg.BatchSize, rng.NewStream(seed, id, rng.PurposeBatch)),
 	}
 }
 
@@ -192,10 +191,36 @@ type batcher struct {
 	perm []int
 	pos  int
 	size int
-	r    *rand.Rand
+	r    *rng.Stream
 }
 
-func newBatcher(n, size int, r *rand.Rand) *batcher {
+// BatcherState is a batcher's position: its permutation, where it is in
+// it, and its stream's position (a field of a Stateful client's state).
+type BatcherState struct {
+	Perm []int
+	Pos  int
+	RNG  []byte
+}
+
+func (b *batcher) save() (BatcherState, error) {
+	r, err := b.r.MarshalBinary()
+	return BatcherState{Perm: b.perm, Pos: b.pos, RNG: r}, err
+}
+
+// load restores a position save returned, for a batcher built alike.
+func (b *batcher) load(s BatcherState) error {
+	if len(s.Perm) != len(b.perm) || s.Pos < 0 || s.Pos > len(s.Perm) {
+		return fmt.Errorf("a saved minibatch position over %d examples (at %d) for a batcher over %d", len(s.Perm), s.Pos, len(b.perm))
+	}
+	if err := b.r.UnmarshalBinary(s.RNG); err != nil {
+		return fmt.Errorf("minibatch stream: %w", err)
+	}
+	copy(b.perm, s.Perm)
+	b.pos = s.Pos
+	return nil
+}
+
+func newBatcher(n, size int, r *rng.Stream) *batcher {
 	b := &batcher{perm: make([]int, n), r: r, size: size}
 	for i := range b.perm {
 		b.perm[i] = i

@@ -223,7 +223,7 @@ func (s *svrg) steps(n int) error {
 
 // nodeStreams returns node k's minibatch sampler over n rows and its coin.
 func nodeStreams(seed uint64, k, n, batch int) (*batcher, *rand.Rand) {
-	return newBatcher(n, batch, rng.New(seed, k, rng.PurposeBatch)), rng.New(seed, k, rng.PurposeCoin)
+	return newBatcher(n, batch, rng.NewStream(seed, k, rng.PurposeBatch)), rng.New(seed, k, rng.PurposeCoin)
 }
 
 // nodeList is 1 … K.

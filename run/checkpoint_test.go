@@ -71,9 +71,18 @@ func stopAt(t *testing.T, sc scenarios.Scenario, dir string, k int, late bool) (
 // notCheckpointed lists the algorithms whose runs take no checkpoint:
 // their clients cannot save their state yet, or the run is one phase.
 var notCheckpointed = map[string]bool{
-	"fedavg": true, "comm-fedbio": true, "fedavg-oracle": true, "fedbio-preprocess": true,
-	"fednest": true, "lfednest": true, "fbo-aggitd": true,
-	"weighted-nodes": true, "local-svrg": true, "local-train": true, "ditto": true, "pfedme": true,
+	"fedavg":            true,
+	"comm-fedbio":       true,
+	"fedavg-oracle":     true,
+	"fedbio-preprocess": true,
+	"fednest":           true,
+	"lfednest":          true,
+	"fbo-aggitd":        true,
+	"weighted-nodes":    true,
+	"local-svrg":        true,
+	"local-train":       true,
+	"ditto":             true,
+	"pfedme":            true,
 }
 
 // TestResumeIsBitIdentical stops every golden scenario after a checkpoint

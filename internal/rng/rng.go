@@ -55,9 +55,33 @@ func Key(seed uint64, parts ...uint64) uint64 {
 // New returns the stream for (seed, client, purpose). Client is a client
 // index or Global.
 func New(seed uint64, client int, purpose Purpose) *rand.Rand {
-	k := Key(seed, uint64(int64(client)), uint64(purpose))
-	return rand.New(rand.NewPCG(k, Mix(k^0xda942042e4dd58b5)))
+	return rand.New(source(seed, client, purpose))
 }
+
+func source(seed uint64, client int, purpose Purpose) *rand.PCG {
+	k := Key(seed, uint64(int64(client)), uint64(purpose))
+	return rand.NewPCG(k, Mix(k^0xda942042e4dd58b5))
+}
+
+// Stream is the stream New returns, with the same draws, whose position
+// can be saved and restored: a checkpointed run saves the streams that
+// outlive a phase.
+type Stream struct {
+	*rand.Rand
+	src *rand.PCG
+}
+
+// NewStream returns the stream for (seed, client, purpose), as New.
+func NewStream(seed uint64, client int, purpose Purpose) *Stream {
+	src := source(seed, client, purpose)
+	return &Stream{Rand: rand.New(src), src: src}
+}
+
+// MarshalBinary encodes the stream's position.
+func (s *Stream) MarshalBinary() ([]byte, error) { return s.src.MarshalBinary() }
+
+// UnmarshalBinary moves the stream to a position MarshalBinary encoded.
+func (s *Stream) UnmarshalBinary(b []byte) error { return s.src.UnmarshalBinary(b) }
 
 // Uniform returns a value in [0, 1) that depends only on its keys: the same
 // keys give the same value in every process and at every moment.
