@@ -69,7 +69,7 @@ type resumable struct {
 func (r *resumable) Enter(p *PhaseSpec) (Behaviour, error) {
 	switch p.Name {
 	case PhaseSaveState:
-		s, ok := r.state.(Stateful)
+		s, ok := statefulOf(r.state)
 		if !ok {
 			return stateReport{Result{Stateless: fmt.Sprintf("%T", r.state)}}, nil
 		}
@@ -79,7 +79,7 @@ func (r *resumable) Enter(p *PhaseSpec) (Behaviour, error) {
 		}
 		return stateReport{Result{State: b}}, nil
 	case PhaseLoadState:
-		s, ok := r.state.(Stateful)
+		s, ok := statefulOf(r.state)
 		if !ok {
 			return nil, fmt.Errorf("a %T client cannot load a saved state", r.state)
 		}
@@ -92,6 +92,23 @@ func (r *resumable) Enter(p *PhaseSpec) (Behaviour, error) {
 		return nil, nil
 	}
 	return r.Client.Enter(p)
+}
+
+// holder is a client that runs one behaviour in every phase (Fixed,
+// stepClient): its state is the behaviour's.
+type holder interface{ held() Behaviour }
+
+// statefulOf returns the Stateful that holds c's state: c, or the
+// behaviour a holder runs.
+func statefulOf(c Client) (Stateful, bool) {
+	if s, ok := c.(Stateful); ok {
+		return s, true
+	}
+	if h, ok := c.(holder); ok {
+		s, ok := h.held().(Stateful)
+		return s, ok
+	}
+	return nil, false
 }
 
 // stateReport is the behaviour of PhaseSaveState: no rounds, a Result.

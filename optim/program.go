@@ -2,6 +2,7 @@ package optim
 
 import (
 	"context"
+	"fmt"
 )
 
 // PhaseSpec is one phase of a run as a Program schedules it: plain data,
@@ -132,6 +133,22 @@ func (ps *Phases) Next(done *PhaseReport) (*PhaseSpec, error) {
 	return &p, nil
 }
 
+// SaveState implements Stateful: the number of phases left.
+func (ps *Phases) SaveState() ([]byte, error) { return EncodeState(len(*ps)) }
+
+// LoadState implements Stateful on Phases built as the saved ones were.
+func (ps *Phases) LoadState(b []byte) error {
+	var left int
+	if err := DecodeState(b, &left); err != nil {
+		return err
+	}
+	if left < 0 || left > len(*ps) {
+		return fmt.Errorf("%d phases left of %d", left, len(*ps))
+	}
+	*ps = (*ps)[len(*ps)-left:]
+	return nil
+}
+
 // Fixed is a Client that runs the same behaviour in every phase: for tests,
 // benchmarks and experiments that drive behaviours directly. Its Behaviour
 // may be replaced between runs.
@@ -139,6 +156,8 @@ type Fixed struct{ Behaviour }
 
 // Enter implements Client.
 func (f *Fixed) Enter(*PhaseSpec) (Behaviour, error) { return f.Behaviour, nil }
+
+func (f *Fixed) held() Behaviour { return f.Behaviour }
 
 // FixedClients returns a factory of Fixed clients, one per behaviour, and
 // the clients (to swap behaviours between runs).

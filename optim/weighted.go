@@ -126,6 +126,8 @@ func (c *stepClient) Enter(p *PhaseSpec) (Behaviour, error) {
 	return c.b, nil
 }
 
+func (c *stepClient) held() Behaviour { return c.b }
+
 // finiteSum is one node's f_k = (1/n_k) Σ_i f_{k,i} of the distributed
 // finite-sum problem (16).
 type finiteSum interface {
