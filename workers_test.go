@@ -186,3 +186,66 @@ func TestWorkerKilledMidRun(t *testing.T) {
 		t.Errorf("worker --listen nonsense: exit %d, want 2: %s", code, msg)
 	}
 }
+
+// TestResumeAfterWorkerKilled kills a worker once the run has written a
+// checkpoint: the run fails naming the way back (hgpsim resume), and
+// resuming it over a fresh worker gives metrics.jsonl and summary.json
+// byte-identical to a run in one process that never stopped.
+func TestResumeAfterWorkerKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and starts worker processes")
+	}
+	bin := buildBinary(t)
+	scenario := write(t, "ck.yaml", "name: ck\nclients: 6\nmethod: pdbo-mtl\nsgp:\n  rounds: 200\n  eval_every: 50\nouter:\n  steps: 12\nruntime:\n  round_timeout: 5s\n")
+	dir := t.TempDir()
+	ref := filepath.Join(dir, "ref")
+	if msg, code := runBinary(t, bin, "run", scenario, "--out", ref); code != 0 {
+		t.Fatalf("reference run: exit %d: %s", code, msg)
+	}
+	w0, a0 := startWorker(t, bin)
+	_, a1 := startWorker(t, bin)
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "run", scenario, "--out", out, "--workers", a0+","+a1)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(out, "checkpoint.bin")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("no checkpoint within a minute: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = w0.Process.Kill()
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		// The run may have ended before the kill reached it on a fast
+		// machine; then there is nothing to resume and the test says so.
+		t.Fatalf("run after the kill: %v, want exit code 1 (stderr: %s)", err, stderr.String())
+	}
+	if want := "hgpsim resume " + out; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q does not say %q", stderr.String(), want)
+	}
+	_, a2 := startWorker(t, bin)
+	if msg, code := runBinary(t, bin, "resume", out, "--workers", a2+","+a1); code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, msg)
+	}
+	want, _ := os.ReadFile(filepath.Join(ref, "metrics.jsonl"))
+	got, _ := os.ReadFile(filepath.Join(out, "metrics.jsonl"))
+	if len(want) == 0 || !bytes.Equal(got, want) {
+		t.Errorf("metrics.jsonl of the resumed run differs from the uninterrupted one (%d vs %d bytes)", len(got), len(want))
+	}
+	strip := func(s string) string { return strings.Replace(strings.Replace(s, `"driver":"actors"`, "", 1), `"driver":"sequential"`, "", 1) }
+	if a, b := strip(summaryWithoutWire(t, ref)), strip(summaryWithoutWire(t, out)); a != b {
+		t.Errorf("summary.json of the resumed run differs:\n%s\nwant\n%s", b, a)
+	}
+	if msg, code := runBinary(t, bin, "resume", out); code != 2 || !strings.Contains(msg, "nothing to resume") {
+		t.Errorf("resuming a completed run: exit %d, %q; want 2 and nothing to resume", code, msg)
+	}
+}

@@ -160,3 +160,74 @@ func TestResumeIsBitIdentical(t *testing.T) {
 		t.Fatal("no golden scenario was resumed")
 	}
 }
+
+// TestResumeRefuses checks that what cannot be resumed exactly is refused
+// as an input error, naming the reason, and leaves the folder as it was.
+func TestResumeRefuses(t *testing.T) {
+	sc, err := scenarios.Load("testdata/golden/pdbo-mtl.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Runtime.Driver = "sequential"
+	stopped := func(t *testing.T) string {
+		dir := t.TempDir()
+		if ok, _ := stopAt(t, sc, dir, 1, false); !ok {
+			t.Fatal("the run was not stopped")
+		}
+		return dir
+	}
+	resume := func(dir string) error {
+		_, err := Resume(context.Background(), ResumeOptions{Options: Options{OutDir: dir}})
+		return err
+	}
+	edit := func(t *testing.T, path string, f func([]byte) []byte) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, f(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name, want string
+		prepare    func(t *testing.T, dir string)
+	}{
+		{"empty folder", "no scenario.yaml", func(t *testing.T, dir string) {
+			for _, f := range []string{scenarioFile, metricsFile, checkpointFile} {
+				os.Remove(filepath.Join(dir, f))
+			}
+		}},
+		{"no checkpoint", "no checkpoint.bin", func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, checkpointFile)) }},
+		{"scenario edited", "changed since the checkpoint", func(t *testing.T, dir string) {
+			edit(t, filepath.Join(dir, scenarioFile), func(b []byte) []byte { return append(b, "# edited\n"...) })
+		}},
+		{"metrics truncated", "are not those the checkpoint recorded", func(t *testing.T, dir string) {
+			edit(t, filepath.Join(dir, metricsFile), func(b []byte) []byte { return b[:len(b)/2] })
+		}},
+		{"metrics edited", "are not those the checkpoint recorded", func(t *testing.T, dir string) {
+			edit(t, filepath.Join(dir, metricsFile), func(b []byte) []byte { b[10] ^= 1; return b })
+		}},
+		{"metrics missing", "metrics.jsonl is missing", func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, metricsFile)) }},
+		{"checkpoint corrupt", "corrupt checkpoint", func(t *testing.T, dir string) {
+			edit(t, filepath.Join(dir, checkpointFile), func(b []byte) []byte { return b[:len(b)-7] })
+		}},
+		{"not a checkpoint", "not a checkpoint", func(t *testing.T, dir string) {
+			edit(t, filepath.Join(dir, checkpointFile), func(b []byte) []byte { return []byte("hello") })
+		}},
+		{"completed", "nothing to resume", func(t *testing.T, dir string) {
+			if err := resume(dir); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := stopped(t)
+			c.prepare(t, dir)
+			err := resume(dir)
+			if err == nil || !scenarios.IsInvalid(err) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want an input error saying %q", err, c.want)
+			}
+		})
+	}
+}
