@@ -346,7 +346,14 @@ func supervise(log zerolog.Logger, stderr io.Writer, dir string, outer bool, cpu
 	start := time.Now()
 	started()
 	sum, err := exec(ctx, run.Options{OutDir: dir, Progress: pp.event,
-		Checkpointed: func(int) { checkpointed.Store(true) },
+		Checkpointed: func(ci run.CheckpointInfo) {
+			if !checkpointed.Swap(true) {
+				pp.notice(func() {
+					log.Info().Str("path", ci.Path).Int64("bytes", ci.Bytes).Str("took", ci.Took.Round(time.Millisecond).String()).
+						Msg("first checkpoint written (replaced at every checkpoint; resume a stopped run with hgpsim resume)")
+				})
+			}
+		},
 		Warn: func(msg string) {
 			pp.notice(func() { log.Warn().Msg(msg) })
 		}})

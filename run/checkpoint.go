@@ -76,17 +76,19 @@ func (s *runSink) restore(st sinkState) {
 
 // saveCheckpoint writes checkpoint.bin atomically: a run killed while
 // writing it keeps the previous one.
-func saveCheckpoint(dir string, scenarioSum [sha256.Size]byte, cp *optim.Checkpoint, sink *runSink, mw *metricsWriter) error {
+// It returns the file's size.
+func saveCheckpoint(dir string, scenarioSum [sha256.Size]byte, cp *optim.Checkpoint, sink *runSink, mw *metricsWriter) (int64, error) {
 	if mw.err != nil {
-		return fmt.Errorf("writing metrics: %w", mw.err)
+		return 0, fmt.Errorf("writing metrics: %w", mw.err)
 	}
 	fc := fileCheckpoint{Scenario: scenarioSum, Optim: *cp, Sink: sink.state()}
 	fc.Metrics, fc.MetricsSHA = mw.position()
 	b, err := optim.EncodeState(fc)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	return fsutil.WriteAtomic(filepath.Join(dir, checkpointFile), append([]byte(checkpointMagic), b...))
+	b = append([]byte(checkpointMagic), b...)
+	return int64(len(b)), fsutil.WriteAtomic(filepath.Join(dir, checkpointFile), b)
 }
 
 // readCheckpoint reads dir's checkpoint.bin, checking that it belongs to

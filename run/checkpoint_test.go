@@ -42,7 +42,7 @@ func stopAt(t *testing.T, sc scenarios.Scenario, dir string, k int, late bool) (
 	defer cancel()
 	seen := 0
 	armed := false
-	opt := Options{OutDir: dir, Checkpointed: func(int) {
+	opt := Options{OutDir: dir, Checkpointed: func(CheckpointInfo) {
 		seen++
 		if seen == k {
 			if late {

@@ -92,9 +92,16 @@ type Options struct {
 	// Warn, when not nil, is told what the user should know about a run
 	// that completed (e.g. that it could not be checkpointed).
 	Warn func(string)
-	// Checkpointed, when not nil, is told of every checkpoint written, by
-	// the outer step the run continues with.
-	Checkpointed func(nextStep int)
+	// Checkpointed, when not nil, is told of every checkpoint written.
+	Checkpointed func(CheckpointInfo)
+}
+
+// CheckpointInfo describes a checkpoint just written.
+type CheckpointInfo struct {
+	NextStep int           // the outer step the run continues with
+	Path     string        // checkpoint.bin
+	Bytes    int64         // its size
+	Took     time.Duration // to gather the states and write the file
 }
 
 // Execute builds and runs a scenario and writes scenario.yaml,
@@ -164,11 +171,14 @@ func execute(ctx context.Context, run *Run, resolved []byte, f *os.File, mw *met
 	}
 	scenarioSum := sha256.Sum256(resolved)
 	cps.Save = func(cp *optim.Checkpoint) error {
-		if err := saveCheckpoint(opt.OutDir, scenarioSum, cp, sink, mw); err != nil {
+		began := time.Now()
+		size, err := saveCheckpoint(opt.OutDir, scenarioSum, cp, sink, mw)
+		if err != nil {
 			return err
 		}
 		if opt.Checkpointed != nil {
-			opt.Checkpointed(cp.Next.Step)
+			opt.Checkpointed(CheckpointInfo{NextStep: cp.Next.Step, Path: filepath.Join(opt.OutDir, checkpointFile),
+				Bytes: size, Took: time.Since(began)})
 		}
 		return nil
 	}
