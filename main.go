@@ -47,7 +47,8 @@ Exit codes:
 
 SIGINT and SIGTERM stop a run cleanly: the round in progress finishes,
 metrics.jsonl is flushed and summary.json is not written. A second
-signal while stopping ends the process at once.`
+signal while stopping ends the process at once. A run stopped after its
+first checkpoint (outer-step boundaries) continues with hgpsim resume DIR.`
 
 // usageError is bad command-line input (exit code 2).
 type usageError struct{ msg string }
@@ -263,7 +264,11 @@ atomically: if it exists, the run completed.
 
 SIGINT (Ctrl-C) or SIGTERM stops the run after the current round, with
 metrics.jsonl complete up to there and no summary.json; the exit code is
-130 or 143. A second signal ends the process at once.`,
+130 or 143. A second signal ends the process at once.
+
+At outer-step boundaries (every runtime.checkpoint_every) the run replaces
+checkpoint.bin in the output folder; a run stopped or killed after one
+continues, byte-identically, with hgpsim resume DIR (docs/checkpoint.md).`,
 		Args: exactlyOneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmdRun(args[0], f, cmd.Flags().Changed("seed"), cmd.Flags().Changed("workers"), stderr)
