@@ -61,12 +61,12 @@ func (a *Ditto) Plan(s *Setup) (ClientFactory, Program, error) {
 			c := &averagingCenter{k: k, w: uniform(k), x: slices.Clone(s.X0), model: model, data: s.Data[0],
 				rounds: 2 * syncs, personal: slices.Clone(s.X0)}
 			val := s.Data[0].Val
-			batch := newBatcher(val.N, a.Batch, rng.NewStream(s.Seed, 0, rng.PurposeBatch))
+			c.batch = newBatcher(val.N, a.Batch, rng.NewStream(s.Seed, 0, rng.PurposeBatch))
 			g := make([]float64, dim)
 			c.onSend = func() error {
 				// s steps on L̂₀(v) + λ/2‖v − w^t‖² (Ditto's personal update).
 				for range a.PersonalSteps {
-					model.InnerGrad(g, c.personal, nil, val, batch.next())
+					model.InnerGrad(g, c.personal, nil, val, c.batch.next())
 					floats.AddScaled(g, -a.Lambda, c.x)
 					floats.AddScaled(g, a.Lambda, c.personal)
 					floats.AddScaled(c.personal, -a.LR, g)
@@ -138,5 +138,40 @@ func (nd *sgdNode) Send(r *Round, out Outbox) error {
 		return fmt.Errorf("%w: the local model (lower lr)", ErrNonFinite)
 	}
 	sendCopy(out, []int{0}, KindModel, nd.x)
+	return nil
+}
+
+// sgdNodeState is a node's state across outer steps: its model, whether a
+// broadcast awaits its local update, and its minibatch position. The
+// scratch (g, pFedMe's θ̃) is refilled before every use.
+type sgdNodeState struct {
+	X      []float64
+	Picked bool
+	Batch  BatcherState
+}
+
+// SaveState implements Stateful.
+func (nd *sgdNode) SaveState() ([]byte, error) {
+	b, err := nd.batch.save()
+	if err != nil {
+		return nil, err
+	}
+	return EncodeState(sgdNodeState{X: nd.x, Picked: nd.picked, Batch: b})
+}
+
+// LoadState implements Stateful.
+func (nd *sgdNode) LoadState(b []byte) error {
+	var st sgdNodeState
+	if err := DecodeState(b, &st); err != nil {
+		return err
+	}
+	if err := sameLen("local model", st.X, nd.x); err != nil {
+		return err
+	}
+	if err := loadBatcher(nd.batch, st.Batch); err != nil {
+		return err
+	}
+	copy(nd.x, st.X)
+	nd.picked = st.Picked
 	return nil
 }

@@ -81,12 +81,13 @@ func (a *PFedMe) Plan(s *Setup) (ClientFactory, Program, error) {
 		if i == 0 {
 			c := &averagingCenter{k: k, w: uniform(k), x: slices.Clone(s.X0), model: model, data: s.Data[0],
 				rounds: 2 * syncs, personal: slices.Clone(s.X0)}
-			prev, g := slices.Clone(s.X0), make([]float64, dim)
-			c.onSend = func() error { copy(prev, c.x); return nil }
+			c.prev = slices.Clone(s.X0)
+			g := make([]float64, dim)
+			c.onSend = func() error { copy(c.prev, c.x); return nil }
 			c.onAverage = func(last bool) error {
 				// w ← (1 − β) w + β · mean (the average is in c.x).
 				floats.Scale(a.Beta, c.x)
-				floats.AddScaled(c.x, 1-a.Beta, prev)
+				floats.AddScaled(c.x, 1-a.Beta, c.prev)
 				if last {
 					copy(c.personal, c.x)
 					a.prox(model, s.Data[0].Val, nil, c.personal, c.x, g)

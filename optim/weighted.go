@@ -3,7 +3,6 @@ package optim
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"gonum.org/v1/gonum/floats"
@@ -189,10 +188,10 @@ type svrg struct {
 	x, y, mu, g []float64
 	lr, q       float64
 	batch       *batcher
-	coin        *rand.Rand
+	coin        *rng.Stream
 }
 
-func newSVRG(dim int, lr, q float64, batch *batcher, coin *rand.Rand) *svrg {
+func newSVRG(dim int, lr, q float64, batch *batcher, coin *rng.Stream) *svrg {
 	return &svrg{x: make([]float64, dim), y: make([]float64, dim), mu: make([]float64, dim),
 		g: make([]float64, dim), lr: lr, q: q, batch: batch, coin: coin}
 }
@@ -224,8 +223,8 @@ func (s *svrg) steps(n int) error {
 }
 
 // nodeStreams returns node k's minibatch sampler over n rows and its coin.
-func nodeStreams(seed uint64, k, n, batch int) (*batcher, *rand.Rand) {
-	return newBatcher(n, batch, rng.NewStream(seed, k, rng.PurposeBatch)), rng.New(seed, k, rng.PurposeCoin)
+func nodeStreams(seed uint64, k, n, batch int) (*batcher, *rng.Stream) {
+	return newBatcher(n, batch, rng.NewStream(seed, k, rng.PurposeBatch)), rng.NewStream(seed, k, rng.PurposeCoin)
 }
 
 // nodeList is 1 … K.
@@ -305,3 +304,119 @@ type idle struct{}
 func (idle) Send(*Round, Outbox) error       { return nil }
 func (idle) Receive(*Round, []Message) error { return nil }
 func (idle) enter(int)                       {}
+
+// SaveState implements Stateful: an idle node has no state.
+func (idle) SaveState() ([]byte, error) { return nil, nil }
+
+// LoadState implements Stateful: only the empty state fits.
+func (idle) LoadState(b []byte) error {
+	if len(b) != 0 {
+		return fmt.Errorf("a saved state of %d bytes for an idle node, which has none", len(b))
+	}
+	return nil
+}
+
+// svrgState is what an svrg carries across phases: the iterate, the
+// reference and its full gradient, the step (bits, so that every float is
+// kept exactly), the problem it works on (0: none yet, j: the j-th of
+// those save is given), and the positions of its minibatch stream and
+// coin. The gradient scratch g is refilled before every use.
+type svrgState struct {
+	X, Y, Mu []float64
+	LR       uint64
+	F        int
+	Batch    BatcherState
+	Coin     []byte
+}
+
+// save returns s's state; problems are the finite sums s.f may be.
+func (s *svrg) save(problems ...finiteSum) (svrgState, error) {
+	st := svrgState{X: s.x, Y: s.y, Mu: s.mu, LR: math.Float64bits(s.lr)}
+	if s.f != nil {
+		st.F = slices.Index(problems, s.f) + 1
+		if st.F == 0 {
+			return st, fmt.Errorf("the Local-SVRG problem %T is none of the node's", s.f)
+		}
+	}
+	var err error
+	if st.Batch, err = s.batch.save(); err != nil {
+		return st, err
+	}
+	if st.Coin, err = s.coin.MarshalBinary(); err != nil {
+		return st, fmt.Errorf("coin stream: %w", err)
+	}
+	return st, nil
+}
+
+// load restores what save returned, for an svrg built alike.
+func (s *svrg) load(st svrgState, problems ...finiteSum) error {
+	if err := sameLen("the Local-SVRG iterate", st.X, s.x); err != nil {
+		return err
+	}
+	if err := sameLen("the Local-SVRG reference", st.Y, s.y); err != nil {
+		return err
+	}
+	if err := sameLen("the Local-SVRG full gradient", st.Mu, s.mu); err != nil {
+		return err
+	}
+	if st.F < 0 || st.F > len(problems) {
+		return fmt.Errorf("a saved Local-SVRG problem %d of a node with %d", st.F, len(problems))
+	}
+	if err := loadBatcher(s.batch, st.Batch); err != nil {
+		return err
+	}
+	if err := s.coin.UnmarshalBinary(st.Coin); err != nil {
+		return fmt.Errorf("coin stream: %w", err)
+	}
+	copy(s.x, st.X)
+	copy(s.y, st.Y)
+	copy(s.mu, st.Mu)
+	s.lr = math.Float64frombits(st.LR)
+	s.f = nil
+	if st.F > 0 {
+		s.f = problems[st.F-1]
+	}
+	return nil
+}
+
+// sameLen reports a saved vector whose length is not its destination's.
+func sameLen(what string, saved, dst []float64) error {
+	if len(saved) != len(dst) {
+		return fmt.Errorf("a saved %s of length %d for one of length %d", what, len(saved), len(dst))
+	}
+	return nil
+}
+
+// vecSlot is a saved vector and the one it is loaded into.
+type vecSlot struct {
+	name       string
+	saved, dst []float64
+}
+
+// loadVecs copies each saved vector into its destination after checking
+// that all their lengths fit; it changes nothing when one does not.
+func loadVecs(slots ...vecSlot) error {
+	for _, v := range slots {
+		if err := sameLen(v.name, v.saved, v.dst); err != nil {
+			return err
+		}
+	}
+	for _, v := range slots {
+		copy(v.dst, v.saved)
+	}
+	return nil
+}
+
+// loadBatcher is b.load after checking that the saved permutation is one
+// of b's examples (a state that does not fit fails here, not at a later
+// minibatch).
+func loadBatcher(b *batcher, st BatcherState) error {
+	seen := make([]bool, len(st.Perm))
+	for _, v := range st.Perm {
+		if v < 0 || v >= len(seen) || seen[v] {
+			return fmt.Errorf("a saved minibatch order that is not a permutation of %d examples", len(seen))
+		}
+		seen[v] = true
+	}
+	return b.load(st)
+}

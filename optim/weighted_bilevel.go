@@ -247,3 +247,76 @@ func (nd *wnNode) Receive(r *Round, in []Message) error {
 	}
 	return nil
 }
+
+// wnCenterState is what the center carries across outer steps: θ, the
+// h-iterate and ∇L̂₀(θ), the weights (w, w_ag, those the last step used)
+// and the last hyper-gradient, and its counters. use is recomputed when a
+// phase starts and hbar and g0 within it; they are kept all the same, so
+// that a phase in which the center lost rounds resumes alike.
+type wnCenterState struct {
+	Step, Syncs, Missing int
+	Theta, HBar, G0      []float64
+	W, WAg, Use, Hyper   []float64
+}
+
+// SaveState implements Stateful.
+func (c *wnCenter) SaveState() ([]byte, error) {
+	return EncodeState(wnCenterState{Step: c.step, Syncs: c.syncs, Missing: c.missing,
+		Theta: c.theta, HBar: c.hbar, G0: c.g0, W: c.w, WAg: c.wAg, Use: c.use, Hyper: c.hyper})
+}
+
+// LoadState implements Stateful.
+func (c *wnCenter) LoadState(b []byte) error {
+	var st wnCenterState
+	if err := DecodeState(b, &st); err != nil {
+		return err
+	}
+	if st.Step < 0 || st.Syncs < 0 || st.Missing < 0 {
+		return fmt.Errorf("weighted-nodes: a saved center with negative counters (step %d, syncs %d, lost %d)", st.Step, st.Syncs, st.Missing)
+	}
+	err := loadVecs(vecSlot{"θ", st.Theta, c.theta}, vecSlot{"h", st.HBar, c.hbar}, vecSlot{"∇L̂₀(θ)", st.G0, c.g0},
+		vecSlot{"w", st.W, c.w}, vecSlot{"w_ag", st.WAg, c.wAg}, vecSlot{"w_used", st.Use, c.use},
+		vecSlot{"hyper-gradient", st.Hyper, c.hyper})
+	if err != nil {
+		return fmt.Errorf("weighted-nodes center: %w", err)
+	}
+	c.step, c.syncs, c.missing = st.Step, st.Syncs, st.Missing
+	return nil
+}
+
+// wnNodeState is what a node carries across outer steps: its θ and
+// ∇L̂₀(θ) (the starting points of its next solves), the h-problem's θ and
+// g₀, and its Local-SVRG state (iterate, reference, full gradient, step,
+// problem, streams). gk is refilled before every upload.
+type wnNodeState struct {
+	Theta, G0, HTheta, HG0 []float64
+	SVRG                   svrgState
+}
+
+// SaveState implements Stateful.
+func (nd *wnNode) SaveState() ([]byte, error) {
+	sv, err := nd.sv.save(nd.loss, nd.hvp)
+	if err != nil {
+		return nil, err
+	}
+	return EncodeState(wnNodeState{Theta: nd.theta, G0: nd.g0, HTheta: nd.hvp.theta, HG0: nd.hvp.g0, SVRG: sv})
+}
+
+// LoadState implements Stateful.
+func (nd *wnNode) LoadState(b []byte) error {
+	var st wnNodeState
+	if err := DecodeState(b, &st); err != nil {
+		return err
+	}
+	slots := []vecSlot{{"θ", st.Theta, nd.theta}, {"∇L̂₀(θ)", st.G0, nd.g0},
+		{"h-problem θ", st.HTheta, nd.hvp.theta}, {"h-problem g₀", st.HG0, nd.hvp.g0}}
+	for _, v := range slots {
+		if err := sameLen(v.name, v.saved, v.dst); err != nil {
+			return fmt.Errorf("weighted-nodes node: %w", err)
+		}
+	}
+	if err := nd.sv.load(st.SVRG, nd.loss, nd.hvp); err != nil {
+		return fmt.Errorf("weighted-nodes node: %w", err)
+	}
+	return loadVecs(slots...)
+}

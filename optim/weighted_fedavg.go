@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"fmt"
 	"slices"
 
 	"hgpsim/models"
@@ -74,6 +75,10 @@ type averagingCenter struct {
 	onAverage func(last bool) error
 	personal  []float64
 	rounds    int
+	// The hooks' state across phases: the minibatches of the personal
+	// steps (Ditto) and the global model before the round (pFedMe).
+	batch *batcher
+	prev  []float64
 }
 
 func (c *averagingCenter) enter(int) {}
@@ -151,5 +156,83 @@ func (nd *svrgNode) Send(r *Round, out Outbox) error {
 		return err
 	}
 	sendCopy(out, []int{0}, KindModel, nd.sv.x)
+	return nil
+}
+
+// averagingCenterState is what the center carries across outer steps: the
+// global model, the personal one and its hooks' state, and the averagings
+// so far. Its weights and data never change.
+type averagingCenterState struct {
+	Syncs             int
+	X, Personal, Prev []float64
+	Batch             *BatcherState
+}
+
+// SaveState implements Stateful.
+func (c *averagingCenter) SaveState() ([]byte, error) {
+	st := averagingCenterState{Syncs: c.syncs, X: c.x, Personal: c.personal, Prev: c.prev}
+	if c.batch != nil {
+		b, err := c.batch.save()
+		if err != nil {
+			return nil, err
+		}
+		st.Batch = &b
+	}
+	return EncodeState(st)
+}
+
+// LoadState implements Stateful.
+func (c *averagingCenter) LoadState(b []byte) error {
+	var st averagingCenterState
+	if err := DecodeState(b, &st); err != nil {
+		return err
+	}
+	if st.Syncs < 0 {
+		return fmt.Errorf("a saved center with %d averagings", st.Syncs)
+	}
+	if (st.Batch != nil) != (c.batch != nil) {
+		return fmt.Errorf("a saved center with minibatches %v for one with %v", st.Batch != nil, c.batch != nil)
+	}
+	slots := []vecSlot{{"global model", st.X, c.x}, {"personal model", st.Personal, c.personal}, {"previous global model", st.Prev, c.prev}}
+	for _, v := range slots {
+		if err := sameLen(v.name, v.saved, v.dst); err != nil {
+			return err
+		}
+	}
+	if c.batch != nil {
+		if err := loadBatcher(c.batch, *st.Batch); err != nil {
+			return err
+		}
+	}
+	c.syncs = st.Syncs
+	return loadVecs(slots...)
+}
+
+// svrgNodeState is a Local-SVRG node's state: its SVRG state and whether
+// it has started (its problem and step never change).
+type svrgNodeState struct {
+	Started bool
+	SVRG    svrgState
+}
+
+// SaveState implements Stateful.
+func (nd *svrgNode) SaveState() ([]byte, error) {
+	sv, err := nd.sv.save(nd.loss)
+	if err != nil {
+		return nil, err
+	}
+	return EncodeState(svrgNodeState{Started: nd.started, SVRG: sv})
+}
+
+// LoadState implements Stateful.
+func (nd *svrgNode) LoadState(b []byte) error {
+	var st svrgNodeState
+	if err := DecodeState(b, &st); err != nil {
+		return err
+	}
+	if err := nd.sv.load(st.SVRG, nd.loss); err != nil {
+		return err
+	}
+	nd.started = st.Started
 	return nil
 }

@@ -57,7 +57,7 @@ func (a *LocalTrain) Plan(s *Setup) (ClientFactory, Program, error) {
 		}
 		model, data := s.Model.Clone(), s.Data[0]
 		sv := newSVRG(len(s.X0), a.LR, a.Q, newBatcher(data.Val.N, a.Batch, rng.NewStream(s.Seed, 0, rng.PurposeBatch)),
-			rng.New(s.Seed, 0, rng.PurposeCoin))
+			rng.NewStream(s.Seed, 0, rng.PurposeCoin))
 		sv.reset(&lossSum{model: model, data: data.Val, tmp: make([]float64, len(s.X0))}, slices.Clone(s.X0))
 		return &stepClient{&localCenter{sv: sv, steps: steps, model: model, data: data}}, nil
 	}
@@ -74,6 +74,31 @@ type localCenter struct {
 func (*localCenter) enter(int)                       {}
 func (c *localCenter) Send(*Round, Outbox) error     { return c.sv.steps(c.steps) }
 func (*localCenter) Receive(*Round, []Message) error { return nil }
+
+// localCenterState is the center's Local-SVRG state (its problem, data
+// and step never change).
+type localCenterState struct{ SVRG svrgState }
+
+// SaveState implements Stateful.
+func (c *localCenter) SaveState() ([]byte, error) {
+	sv, err := c.sv.save(c.sv.f)
+	if err != nil {
+		return nil, err
+	}
+	return EncodeState(localCenterState{sv})
+}
+
+// LoadState implements Stateful.
+func (c *localCenter) LoadState(b []byte) error {
+	var st localCenterState
+	if err := DecodeState(b, &st); err != nil {
+		return err
+	}
+	if st.SVRG.F != 1 {
+		return fmt.Errorf("local-train: a saved state without the center's problem")
+	}
+	return c.sv.load(st.SVRG, c.sv.f)
+}
 
 // Observe implements Observer.
 func (c *localCenter) Observe() Stats { return centerStats(c.model, c.sv.x, c.data) }
