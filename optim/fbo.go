@@ -686,13 +686,13 @@ func (c *fboClient) upper(h []float64) {
 // Checkpoints. A phase holds whole outer iterations, and every iteration
 // starts with a round in which the server draws S and sends x (and y) to
 // the clients of S, which take part only if they got it (Enter resets
-// fboClient.active). So the server's global model, its aggregates, its
-// sampling stream and S (kept when the server misses an iteration's first
-// round, e.g. crashed by a fault) outlive a phase; a client's iterates,
-// gradients and minibatch indices are set anew in every iteration it
-// takes part in, and only its minibatch positions (and, for clarity, its
-// x and y) are saved. Send buffers and accumulators are scratch: no
-// message outlives its phase.
+// fboClient.active). So the server's global model, its aggregates (q and
+// z are kept when no upload arrives) and its sampling stream outlive a
+// phase, and S, though redrawn in the first round, is saved with them; a
+// client's iterates, gradients and minibatch indices are set anew in every
+// iteration it takes part in, and only its minibatch positions (and, for
+// clarity, its x and y) are saved. Send buffers and accumulators are
+// scratch: no message outlives its phase.
 
 // fboProgramState is what fboProgram carries between phases.
 type fboProgramState struct {
