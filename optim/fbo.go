@@ -840,10 +840,16 @@ func (c *fboClient) LoadState(b []byte) error {
 			return fmt.Errorf("%s: the saved %s minibatch order is not a permutation", who, p.name)
 		}
 	}
+	prev, err := c.gb.save()
+	if err != nil {
+		return err
+	}
+	prev.Perm = slices.Clone(prev.Perm) // load copies into the same slice
 	if err := c.gb.load(st.Train); err != nil {
 		return fmt.Errorf("%s: training minibatches: %w", who, err)
 	}
 	if err := c.fb.load(st.Val); err != nil {
+		_ = c.gb.load(prev) // leave the client as it was
 		return fmt.Errorf("%s: validation minibatches: %w", who, err)
 	}
 	copy(c.x, st.X)

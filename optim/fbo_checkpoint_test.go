@@ -239,6 +239,17 @@ func TestFBOLoadStateRejectsMismatches(t *testing.T) {
 	if err := cl.(Stateful).LoadState(badB); err == nil {
 		t.Error("a corrupt minibatch stream was loaded")
 	}
+	// A state refused halfway leaves the client as it was.
+	bad = cs
+	bad.Train.Pos = 4 // loads, then the validation stream fails
+	bad.Val.RNG = nil
+	badB, _ = EncodeState(bad)
+	if err := cl.(Stateful).LoadState(badB); err == nil {
+		t.Error("a corrupt validation minibatch stream was loaded")
+	}
+	if b := save(cl); !bytes.Equal(b, clB) {
+		t.Error("a refused state changed the client")
+	}
 	// A server sample naming a client the run does not have.
 	var ss fboServerState
 	if err := DecodeState(srvB, &ss); err != nil {
