@@ -130,7 +130,7 @@ type fboProgram struct {
 	name string
 	m    fboMethod
 	done int
-	r    *rand.Rand
+	r    *rng.Stream
 }
 
 // Next implements Program.
@@ -144,7 +144,7 @@ func (p *fboProgram) Next(*PhaseReport) (*PhaseSpec, error) {
 	var st []stage
 	rounds := 0
 	for j := range k {
-		d := p.m.draw(p.r)
+		d := p.m.draw(p.r.Rand)
 		args["draw"+strconv.Itoa(j)] = float64(d)
 		st = p.m.schedule(st[:0], j, d)
 		rounds += len(st)
@@ -211,11 +211,11 @@ func planFBO(name string, m fboMethod, s *Setup) (ClientFactory, Program, error)
 	factory := func(i int) (Client, error) {
 		if i == 0 {
 			return &fboServer{method: m, p: pp, x: slices.Clone(x0), y: slices.Clone(s.X0), m: clients, sample: sample,
-				r: rng.New(s.Seed, 0, rng.PurposeSample), model: s.Model.Clone(), test: s.Test}, nil
+				r: rng.NewStream(s.Seed, 0, rng.PurposeSample), model: s.Model.Clone(), test: s.Test}, nil
 		}
 		return newFBOClient(i, m, s, x0), nil
 	}
-	return factory, &fboProgram{name: name, m: m, r: rng.New(s.Seed, 0, rng.PurposeDraw)}, nil
+	return factory, &fboProgram{name: name, m: m, r: rng.NewStream(s.Seed, 0, rng.PurposeDraw)}, nil
 }
 
 // fboServer is node 0: it samples S, broadcasts and averages.
@@ -227,7 +227,7 @@ type fboServer struct {
 	pcur      []float64 // FedNest's current Neumann term
 	psum      []float64 // FedNest's sum of Neumann terms
 	m, sample int
-	r         *rand.Rand
+	r         *rng.Stream
 	chosen    []int
 	model     models.Bilevel
 	test      *models.Dataset
@@ -681,4 +681,191 @@ func (c *fboClient) upper(h []float64) {
 		floats.Add(c.gx, h)
 		floats.AddScaled(c.xv, -c.p.Alpha, c.gx)
 	}
+}
+
+// Checkpoints. A phase holds whole outer iterations, and every iteration
+// starts with a round in which the server draws S and sends x (and y) to
+// the clients of S, which take part only if they got it (Enter resets
+// fboClient.active). So the server's global model, its aggregates (q and
+// z are kept when no upload arrives) and its sampling stream outlive a
+// phase, and S, though redrawn in the first round, is saved with them; a
+// client's iterates, gradients and minibatch indices are set anew in every
+// iteration it takes part in, and only its minibatch positions (and, for
+// clarity, its x and y) are saved. Send buffers and accumulators are
+// scratch: no message outlives its phase.
+
+// fboProgramState is what fboProgram carries between phases.
+type fboProgramState struct {
+	Done int
+	RNG  []byte // the scheduling stream (Q, T')
+}
+
+// SaveState implements Stateful.
+func (p *fboProgram) SaveState() ([]byte, error) {
+	r, err := p.r.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return EncodeState(fboProgramState{Done: p.done, RNG: r})
+}
+
+// LoadState implements Stateful.
+func (p *fboProgram) LoadState(b []byte) error {
+	var st fboProgramState
+	if err := DecodeState(b, &st); err != nil {
+		return err
+	}
+	if k := p.m.params().OuterSteps; st.Done < 0 || st.Done > k {
+		return fmt.Errorf("%s: a saved state after %d outer iterations for a run of %d", p.name, st.Done, k)
+	}
+	if err := p.r.UnmarshalBinary(st.RNG); err != nil {
+		return fmt.Errorf("%s: scheduling stream: %w", p.name, err)
+	}
+	p.done = st.Done
+	return nil
+}
+
+// fboServerState is what fboServer carries between phases. An aggregate
+// not computed yet is nil.
+type fboServerState struct {
+	X, Y          []float64
+	Q, Z, H       []float64
+	Pcur, Psum    []float64
+	RNG           []byte // the sampling stream
+	Chosen        []int  // the last S
+	Method, Lower string // checked on load
+}
+
+// SaveState implements Stateful.
+func (s *fboServer) SaveState() ([]byte, error) {
+	r, err := s.r.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return EncodeState(fboServerState{X: s.x, Y: s.y, Q: s.q, Z: s.z, H: s.h, Pcur: s.pcur, Psum: s.psum,
+		RNG: r, Chosen: s.chosen, Method: fmt.Sprintf("%T", s.method), Lower: s.p.Lower})
+}
+
+// LoadState implements Stateful.
+func (s *fboServer) LoadState(b []byte) error {
+	var st fboServerState
+	if err := DecodeState(b, &st); err != nil {
+		return err
+	}
+	if m := fmt.Sprintf("%T", s.method); st.Method != m || st.Lower != s.p.Lower {
+		return fmt.Errorf("server: a saved state of %s (lower %q) for %s (lower %q)", st.Method, st.Lower, m, s.p.Lower)
+	}
+	dx, dy := len(s.x), len(s.y)
+	if err := checkLens("server", map[string][2]int{
+		"x": {len(st.X), dx}, "y": {len(st.Y), dy},
+		"q": {len(st.Q), dy}, "z": {len(st.Z), dy}, "h": {len(st.H), dx},
+		"p": {len(st.Pcur), dy}, "Σp": {len(st.Psum), dy},
+	}, map[string]bool{"q": st.Q == nil, "z": st.Z == nil, "h": st.H == nil, "p": st.Pcur == nil, "Σp": st.Psum == nil}); err != nil {
+		return err
+	}
+	if len(st.Chosen) > s.sample {
+		return fmt.Errorf("server: a saved sample of %d clients, the run samples %d", len(st.Chosen), s.sample)
+	}
+	for _, c := range st.Chosen {
+		if c < 1 || c > s.m {
+			return fmt.Errorf("server: a saved sample holds client %d, the run has clients 1 … %d", c, s.m)
+		}
+	}
+	if err := s.r.UnmarshalBinary(st.RNG); err != nil {
+		return fmt.Errorf("server: sampling stream: %w", err)
+	}
+	copy(s.x, st.X)
+	copy(s.y, st.Y)
+	s.q, s.z, s.h, s.pcur, s.psum = st.Q, st.Z, st.H, st.Pcur, st.Psum
+	s.chosen = st.Chosen
+	s.stages = nil
+	return nil
+}
+
+// checkLens returns an error naming the first vector (in name order)
+// whose saved length got[0] is not want[1], skipping those nil marks as
+// absent.
+func checkLens(who string, lens map[string][2]int, absent map[string]bool) error {
+	names := make([]string, 0, len(lens))
+	for n := range lens {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if l := lens[n]; !absent[n] && l[0] != l[1] {
+			return fmt.Errorf("%s: a saved %s of length %d, the run's has %d", who, n, l[0], l[1])
+		}
+	}
+	return nil
+}
+
+// fboClientState is what an fboClient carries between phases.
+type fboClientState struct {
+	ID         int
+	X, Y       []float64
+	Train, Val BatcherState // minibatch positions on G_i's and F_i's data
+}
+
+// SaveState implements Stateful.
+func (c *fboClient) SaveState() ([]byte, error) {
+	g, err := c.gb.save()
+	if err != nil {
+		return nil, err
+	}
+	f, err := c.fb.save()
+	if err != nil {
+		return nil, err
+	}
+	return EncodeState(fboClientState{ID: c.id, X: c.x, Y: c.y, Train: g, Val: f})
+}
+
+// LoadState implements Stateful.
+func (c *fboClient) LoadState(b []byte) error {
+	var st fboClientState
+	if err := DecodeState(b, &st); err != nil {
+		return err
+	}
+	who := fmt.Sprintf("client %d", c.id)
+	if st.ID != c.id {
+		return fmt.Errorf("%s: a saved state of client %d", who, st.ID)
+	}
+	if err := checkLens(who, map[string][2]int{"x": {len(st.X), len(c.x)}, "y": {len(st.Y), len(c.y)}}, nil); err != nil {
+		return err
+	}
+	for _, p := range []struct {
+		name string
+		st   BatcherState
+	}{{"training", st.Train}, {"validation", st.Val}} {
+		if !isPerm(p.st.Perm) {
+			return fmt.Errorf("%s: the saved %s minibatch order is not a permutation", who, p.name)
+		}
+	}
+	prev, err := c.gb.save()
+	if err != nil {
+		return err
+	}
+	prev.Perm = slices.Clone(prev.Perm) // load copies into the same slice
+	if err := c.gb.load(st.Train); err != nil {
+		return fmt.Errorf("%s: training minibatches: %w", who, err)
+	}
+	if err := c.fb.load(st.Val); err != nil {
+		_ = c.gb.load(prev) // leave the client as it was
+		return fmt.Errorf("%s: validation minibatches: %w", who, err)
+	}
+	copy(c.x, st.X)
+	copy(c.y, st.Y)
+	c.stages, c.active, c.have = nil, -1, false
+	return nil
+}
+
+// isPerm reports whether p is a permutation of 0 … len(p)−1.
+func isPerm(p []int) bool {
+	seen := make([]bool, len(p))
+	for _, v := range p {
+		if v < 0 || v >= len(p) || seen[v] {
+			return false
+		}
+		seen[v] = true
+	}
+	return true
 }

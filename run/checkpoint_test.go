@@ -68,16 +68,13 @@ func stopAt(t *testing.T, sc scenarios.Scenario, dir string, k int, late bool) (
 	return true, seen
 }
 
-// notCheckpointed lists the algorithms whose runs take no checkpoint:
-// their clients cannot save their state yet, or the run is one phase.
+// notCheckpointed lists the algorithms whose runs take no checkpoint: the
+// run is one phase, so it has no outer-step boundary.
 var notCheckpointed = map[string]bool{
 	"fedavg":            true,
 	"comm-fedbio":       true,
 	"fedavg-oracle":     true,
 	"fedbio-preprocess": true,
-	"fednest":           true,
-	"lfednest":          true,
-	"fbo-aggitd":        true,
 }
 
 // TestResumeIsBitIdentical stops every golden scenario after a checkpoint
