@@ -229,3 +229,62 @@ func TestResumeRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestResumePDBOVariants resumes PDBO runs whose state goes beyond λ and
+// Adam: warm starts (the SGP iterate), SGD, early stopping (the best step
+// so far), the exact Alg. 2 estimates (the dense oracle: exact-fixu in TestResumeIsBitIdentical), every
+// estimator, on five outer steps, stopping at each checkpoint.
+func TestResumePDBOVariants(t *testing.T) {
+	base, err := os.ReadFile("testdata/golden/pdbo-mtl.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []struct {
+		name string
+		set  []string
+	}{
+		{"warm", []string{"outer.restart=false"}},
+		{"sgd-patience", []string{"outer.optimizer=sgd", "outer.patience=2", "outer.lr=2"}},
+		{"true-estimates", []string{"hypergradient.estimates=true"}},
+		{"hgp-alternate", []string{"hypergradient.estimator=hgp", "hypergradient.sampling=alternate"}},
+		{"local", []string{"hypergradient.estimator=local"}},
+		{"exact-undirected", []string{"hypergradient.estimator=exact", "network.kind=stochastic-undirected"}},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			var sets []scenarios.Set
+			for _, a := range append([]string{"outer.steps=5"}, v.set...) {
+				s, err := scenarios.ParseSet(a)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sets = append(sets, s)
+			}
+			sc, err := scenarios.ParseWith("variant", base, sets)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc.Runtime.Driver, sc.Runtime.Parallel = "sequential", 1
+			ref := t.TempDir()
+			if _, err := Execute(context.Background(), sc, Options{OutDir: ref}); err != nil {
+				t.Fatal(err)
+			}
+			wantM, wantS := readOutputs(t, ref)
+			for k := 1; ; k++ {
+				dir := t.TempDir()
+				if stopped, seen := stopAt(t, sc, dir, k, k%2 == 0); !stopped {
+					if k == 1 || seen < k-1 {
+						t.Fatalf("stopping at checkpoint %d: the run took %d", k, seen)
+					}
+					break
+				}
+				if _, err := Resume(context.Background(), ResumeOptions{Options: Options{OutDir: dir}}); err != nil {
+					t.Fatalf("checkpoint %d: %v", k, err)
+				}
+				gotM, gotS := readOutputs(t, dir)
+				if !bytes.Equal(gotM, wantM) || !bytes.Equal(gotS, wantS) {
+					t.Errorf("resumed from checkpoint %d: outputs differ from the uninterrupted run", k)
+				}
+			}
+		})
+	}
+}
