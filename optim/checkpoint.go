@@ -132,8 +132,9 @@ type Checkpoint struct {
 	Boundaries int
 }
 
-// Checkpoints wraps a Program so that every Every-th outer-step boundary
-// (a phase whose Step exceeds the Step of the phase before it) is preceded
+// Checkpoints wraps a Program so that every Every-th boundary — a phase
+// whose Step exceeds the Step of the phase before it, or the next part of
+// a phase cut by SplitPhase, with no message in flight — is preceded
 // by a PhaseSaveState phase, whose states, with the program's own, Save
 // receives. With Resume set, the run starts by loading the checkpoint's
 // client states and continues with its Next phase. The wrapped program
@@ -191,7 +192,7 @@ func (c *Checkpoints) Next(done *PhaseReport) (*PhaseSpec, error) {
 	if err != nil || next == nil {
 		return next, err
 	}
-	if done == nil || next.Step <= done.Spec.Step {
+	if !boundary(done, next) {
 		return c.forward(next), nil
 	}
 	c.boundaries++
@@ -208,6 +209,19 @@ func (c *Checkpoints) Next(done *PhaseReport) (*PhaseSpec, error) {
 	}
 	c.pending = next
 	return &PhaseSpec{Name: PhaseSaveState, Tick: Continue, Step: next.Step}, nil
+}
+
+// boundary reports whether a checkpoint may be taken between the phase
+// done and the phase next: an outer-step boundary, or the cut between two
+// parts of a phase, with no message in flight.
+func boundary(done *PhaseReport, next *PhaseSpec) bool {
+	if done == nil || done.InFlight > 0 {
+		return false
+	}
+	if next.Step > done.Spec.Step {
+		return true
+	}
+	return done.Spec.Continued && next.Name == done.Spec.Name && next.Offset == done.Spec.Offset+done.Spec.Rounds
 }
 
 // forward returns p and advances the tick past its rounds, as the drivers

@@ -27,17 +27,65 @@ type PhaseSpec struct {
 	// Track asks the driver to record what the network delivers
 	// (PhaseReport.Delivered), which costs O(n²) memory.
 	Track bool
+	// Offset and Continued cut one phase into parts, so that a run can be
+	// checkpointed between them without changing a bit. A part numbers
+	// its rounds from Offset: behaviours, messages and reports see round
+	// Offset + r. A part with Continued is followed by the next part (the
+	// same Name and Offset + Rounds), to which the network's late
+	// messages carry over; the phase's last round is the last round of
+	// the part without Continued. Cut at evaluated rounds (see
+	// SplitPhase), parts evaluate exactly where the whole phase does.
+	Offset    int
+	Continued bool
+	// Total is the rounds of the whole phase, for reports (0: Offset +
+	// Rounds).
+	Total int
 }
 
 // Continue is the Tick of a phase that continues the tick sequence.
 const Continue = -1
 
-// ShouldEval reports whether round r (0-based) closes with an evaluation.
+// ShouldEval reports whether round r (0-based, of this part) closes with
+// an evaluation.
 func (p *PhaseSpec) ShouldEval(r int) bool {
 	if r == p.Rounds-1 {
 		return true
 	}
-	return p.EvalEvery > 0 && (r+1)%p.EvalEvery == 0
+	return p.EvalEvery > 0 && (p.Offset+r+1)%p.EvalEvery == 0
+}
+
+// LastRound reports whether round r (0-based, of this part) is the last
+// of the whole phase.
+func (p *PhaseSpec) LastRound(r int) bool { return r == p.Rounds-1 && !p.Continued }
+
+// TotalRounds returns the rounds of the whole phase.
+func (p *PhaseSpec) TotalRounds() int {
+	if p.Total > 0 {
+		return p.Total
+	}
+	return p.Offset + p.Rounds
+}
+
+// SplitPhase cuts p into parts of whole multiples of its evaluation
+// period, each at least minRounds long (the last part may be shorter):
+// between two parts a run may be checkpointed, and the parts give the
+// same results as p. A phase that evaluates only at its end is not cut.
+func SplitPhase(p PhaseSpec, minRounds int) []PhaseSpec {
+	if p.EvalEvery <= 0 || p.EvalEvery >= p.Rounds || p.Offset != 0 || p.Continued {
+		return []PhaseSpec{p}
+	}
+	size := p.EvalEvery * max(1, (minRounds+p.EvalEvery-1)/p.EvalEvery)
+	var parts []PhaseSpec
+	for off := 0; off < p.Rounds; off += size {
+		q := p
+		q.Offset, q.Rounds, q.Total = off, min(size, p.Rounds-off), p.Rounds
+		q.Continued = off+size < p.Rounds
+		if off > 0 {
+			q.Tick = Continue
+		}
+		parts = append(parts, q)
+	}
+	return parts
 }
 
 // Arg returns the named argument, or def when it is not set.
@@ -84,6 +132,9 @@ type PhaseReport struct {
 	Results []Result
 	// Delivered is set when Spec.Track asked for it.
 	Delivered *DeliveryRecord
+	// InFlight counts the late messages a Continued part leaves to the
+	// next part; a checkpoint is not taken while any are in flight.
+	InFlight int
 }
 
 // Program schedules the phases of a run: Alg. 1 of PDBO, the round loops

@@ -394,6 +394,9 @@ func (r *Router) Deliver(from int, p *Port, t *Traffic, rec *DeliveryRecord) {
 	}
 }
 
+// InFlight returns the number of late messages waiting.
+func (r *Router) InFlight() int { return len(r.late) }
+
 // Inboxes returns what reached each client in the round opened last; the
 // slices are reused by the next Open.
 func (r *Router) Inboxes() [][]Message { return r.inbox }

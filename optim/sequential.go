@@ -173,22 +173,24 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 		return nil, err
 	}
 	rep := &PhaseReport{Spec: spec}
-	s.router.Close(&Traffic{}) // nothing of a failed phase lingers
+	if spec.Offset == 0 {
+		s.router.Close(&Traffic{}) // nothing of a failed phase lingers
+	}
 	if spec.Track {
 		rep.Delivered = NewDeliveryRecord(len(s.clients))
 	}
 	var since Traffic
 	for r := 0; r < spec.Rounds; r++ {
 		if err := ctx.Err(); err != nil {
-			return rep, fmt.Errorf("phase %s, round %d: %w", spec.Name, r, err)
+			return rep, fmt.Errorf("phase %s, round %d: %w", spec.Name, spec.Offset+r, err)
 		}
-		s.router.Open(s.tick, r == spec.Rounds-1, rep.Delivered)
-		s.at.round, s.at.call = r, "Send"
+		s.router.Open(s.tick, spec.LastRound(r), rep.Delivered)
+		s.at.round, s.at.call = spec.Offset+r, "Send"
 		err := s.eachClient(func(i int) error {
-			round := s.ports[i].Open(spec.Name, r, s.tick)
+			round := s.ports[i].Open(spec.Name, spec.Offset+r, s.tick)
 			if b := s.beh[i]; b != nil && !round.Offline {
 				if err := b.Send(round, s.ports[i]); err != nil {
-					return &ClientError{Client: i, Phase: spec.Name, Round: r, Err: err}
+					return &ClientError{Client: i, Phase: spec.Name, Round: spec.Offset + r, Err: err}
 				}
 			}
 			return nil
@@ -229,7 +231,7 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 				receive = p.ReceiveMixed
 			}
 			if err := receive(s.ports[i].Round(), inbox[i]); err != nil {
-				return &ClientError{Client: i, Phase: spec.Name, Round: r, Err: err}
+				return &ClientError{Client: i, Phase: spec.Name, Round: spec.Offset + r, Err: err}
 			}
 			return nil
 		})
@@ -252,13 +254,17 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 			})
 			rep.Last = s.stats
 			s.at.call, s.at.client = "sink", -1
-			if err := sink.Evaluated(&RoundEvent{Phase: spec.Name, Step: spec.Step, Round: r, Rounds: spec.Rounds, Traffic: since, Clients: s.stats}); err != nil {
+			if err := sink.Evaluated(&RoundEvent{Phase: spec.Name, Step: spec.Step, Round: spec.Offset + r, Rounds: spec.TotalRounds(), Traffic: since, Clients: s.stats}); err != nil {
 				return rep, err
 			}
 			since = Traffic{}
 		}
 	}
-	s.router.Close(&since)
+	if spec.Continued {
+		rep.InFlight = s.router.InFlight()
+	} else {
+		s.router.Close(&since)
+	}
 	rep.Traffic.Add(since)
 	rep.Results = make([]Result, len(s.beh))
 	s.at.call = "Result"

@@ -185,6 +185,7 @@ func FromPhaseSpec(p *optim.PhaseSpec) *PhaseSpec {
 	m := &PhaseSpec{
 		Name: p.Name, Rounds: int64(p.Rounds), EvalEvery: int64(p.EvalEvery), Step: int64(p.Step),
 		Tick: p.Tick, Args: p.Args, Track: p.Track, States: p.States,
+		Offset: int64(p.Offset), Continued: p.Continued, Total: int64(p.Total),
 	}
 	if p.PerClient != nil {
 		m.PerClient = make([]*ClientInputs, len(p.PerClient))
@@ -214,9 +215,18 @@ func (m *PhaseSpec) Optim() (*optim.PhaseSpec, error) {
 	if err != nil {
 		return nil, err
 	}
+	offset, err := toInt(m.Offset, "offset")
+	if err != nil {
+		return nil, err
+	}
+	total, err := toInt(m.Total, "total")
+	if err != nil {
+		return nil, err
+	}
 	p := &optim.PhaseSpec{
 		Name: m.Name, Rounds: rounds, EvalEvery: every, Step: step,
 		Tick: m.Tick, Args: optimValues(m.Args), Track: m.Track,
+		Offset: offset, Continued: m.Continued, Total: total,
 	}
 	if len(m.States) > 0 {
 		p.States = make([][]byte, len(m.States))

@@ -463,7 +463,13 @@ type PhaseSpec struct {
 	Track bool `protobuf:"varint,8,opt,name=track,proto3" json:"track,omitempty"`
 	// Each client's saved state, indexed by client (the load-state phase of
 	// a resumed run); empty otherwise.
-	States        [][]byte `protobuf:"bytes,9,rep,name=states,proto3" json:"states,omitempty"`
+	States [][]byte `protobuf:"bytes,9,rep,name=states,proto3" json:"states,omitempty"`
+	// A part of a phase cut for checkpoints (optim.SplitPhase): the index
+	// of its first round in the whole phase, whether another part follows,
+	// and the rounds of the whole phase (0: offset + rounds).
+	Offset        int64 `protobuf:"varint,10,opt,name=offset,proto3" json:"offset,omitempty"`
+	Continued     bool  `protobuf:"varint,11,opt,name=continued,proto3" json:"continued,omitempty"`
+	Total         int64 `protobuf:"varint,12,opt,name=total,proto3" json:"total,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -559,6 +565,27 @@ func (x *PhaseSpec) GetStates() [][]byte {
 		return x.States
 	}
 	return nil
+}
+
+func (x *PhaseSpec) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *PhaseSpec) GetContinued() bool {
+	if x != nil {
+		return x.Continued
+	}
+	return false
+}
+
+func (x *PhaseSpec) GetTotal() int64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
 }
 
 // Stats is what a client reports when a round is evaluated (optim.Stats).
@@ -1726,7 +1753,7 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\avectors\x18\x01 \x03(\v2&.hgpsim.wire.ClientInputs.VectorsEntryR\avectors\x1aO\n" +
 	"\fVectorsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12)\n" +
-	"\x05value\x18\x02 \x01(\v2\x13.hgpsim.wire.VectorR\x05value:\x028\x01\"\xd5\x02\n" +
+	"\x05value\x18\x02 \x01(\v2\x13.hgpsim.wire.VectorR\x05value:\x028\x01\"\xa1\x03\n" +
 	"\tPhaseSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06rounds\x18\x02 \x01(\x03R\x06rounds\x12\x1d\n" +
@@ -1738,7 +1765,11 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\n" +
 	"per_client\x18\a \x03(\v2\x19.hgpsim.wire.ClientInputsR\tperClient\x12\x14\n" +
 	"\x05track\x18\b \x01(\bR\x05track\x12\x16\n" +
-	"\x06states\x18\t \x03(\fR\x06states\x1a7\n" +
+	"\x06states\x18\t \x03(\fR\x06states\x12\x16\n" +
+	"\x06offset\x18\n" +
+	" \x01(\x03R\x06offset\x12\x1c\n" +
+	"\tcontinued\x18\v \x01(\bR\tcontinued\x12\x14\n" +
+	"\x05total\x18\f \x01(\x03R\x05total\x1a7\n" +
 	"\tArgsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xd7\x02\n" +

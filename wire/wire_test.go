@@ -125,6 +125,7 @@ func (g gen) spec() *optim.PhaseSpec {
 	p := &optim.PhaseSpec{
 		Name: g.name(), Rounds: g.int(), EvalEvery: g.int(), Step: g.int(),
 		Args: g.values(), Track: g.r.IntN(2) == 0,
+		Offset: g.int(), Continued: g.r.IntN(2) == 0, Total: g.int(),
 	}
 	switch g.r.IntN(4) {
 	case 0:
