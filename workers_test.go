@@ -251,3 +251,58 @@ func TestResumeAfterWorkerKilled(t *testing.T) {
 		t.Errorf("resuming a completed run: exit %d, %q; want 2 and nothing to resume", code, msg)
 	}
 }
+
+// TestResumeAfterSIGKILL kills `hgpsim run` (sequential driver) with
+// SIGKILL once it has written a checkpoint and later lines, and resumes it
+// on the actor runtime: the outputs equal those of a run that never
+// stopped, and a second resume is refused.
+func TestResumeAfterSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildBinary(t)
+	scenario := write(t, "ck.yaml", "name: ck\nclients: 8\nmethod: pdbo-mtl-da\nsgp:\n  rounds: 300\n  eval_every: 20\nouter:\n  steps: 10\n  restart: false\nruntime:\n  driver: sequential\n")
+	dir := t.TempDir()
+	ref := filepath.Join(dir, "ref")
+	if msg, code := runBinary(t, bin, "run", scenario, "--out", ref); code != 0 {
+		t.Fatalf("reference run: exit %d: %s", code, msg)
+	}
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "run", scenario, "--out", out)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	var size int
+	for {
+		if _, err := os.Stat(filepath.Join(out, "checkpoint.bin")); err == nil && size == 0 {
+			m, _ := os.ReadFile(filepath.Join(out, "metrics.jsonl"))
+			size = len(m) + 1 // kill once lines were written after the checkpoint
+		}
+		if m, _ := os.ReadFile(filepath.Join(out, "metrics.jsonl")); size > 0 && len(m) >= size {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatal("no checkpoint within a minute")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = cmd.Process.Kill() // SIGKILL
+	_ = cmd.Wait()
+	if _, err := os.Stat(filepath.Join(out, "summary.json")); err == nil {
+		t.Skip("the run completed before it was killed")
+	}
+	if msg, code := runBinary(t, bin, "resume", out, "--driver", "actors"); code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, msg)
+	}
+	want, _ := os.ReadFile(filepath.Join(ref, "metrics.jsonl"))
+	got, _ := os.ReadFile(filepath.Join(out, "metrics.jsonl"))
+	if len(want) == 0 || !bytes.Equal(got, want) {
+		t.Errorf("metrics.jsonl of the resumed run differs from the uninterrupted one (%d vs %d bytes)", len(got), len(want))
+	}
+	strip := func(s string) string { return strings.Replace(strings.Replace(s, `"driver":"actors"`, "", 1), `"driver":"sequential"`, "", 1) }
+	if a, b := strip(summaryWithoutWire(t, ref)), strip(summaryWithoutWire(t, out)); a != b {
+		t.Errorf("summary.json of the resumed run differs:\n%s\nwant\n%s", b, a)
+	}
+}
