@@ -301,7 +301,9 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	if len(want) == 0 || !bytes.Equal(got, want) {
 		t.Errorf("metrics.jsonl of the resumed run differs from the uninterrupted one (%d vs %d bytes)", len(got), len(want))
 	}
-	strip := func(s string) string { return strings.Replace(strings.Replace(s, `"driver":"actors"`, "", 1), `"driver":"sequential"`, "", 1) }
+	strip := func(s string) string {
+		return strings.Replace(strings.Replace(s, `"driver":"actors"`, "", 1), `"driver":"sequential"`, "", 1)
+	}
 	if a, b := strip(summaryWithoutWire(t, ref)), strip(summaryWithoutWire(t, out)); a != b {
 		t.Errorf("summary.json of the resumed run differs:\n%s\nwant\n%s", b, a)
 	}
