@@ -378,15 +378,17 @@ func TestFedLoadStateRejectsMismatches(t *testing.T) {
 				cut = main.Rounds - 1
 			}
 			states, parts := fedStates(t, c, cut)
-			srv, c1, c2 := parts[0], parts[1], parts[2]
-			// The right states load.
+			// The right states load, and save as they were saved.
 			for i, p := range parts {
 				if err := p.LoadState(states[i]); err != nil {
 					t.Fatalf("client %d's own state: %v", i, err)
 				}
+				if b, err := p.SaveState(); err != nil || !bytes.Equal(b, states[i]) {
+					t.Fatalf("client %d saves another state than it loaded (%v)", i, err)
+				}
 			}
 			parts = freshParts(t, c.alg, c.setup(t))
-			srv, c1, c2 = parts[0], parts[1], parts[2]
+			srv, c1, c2 := parts[0], parts[1], parts[2]
 			reject(t, "truncated server", srv, states[0][:len(states[0])/2], "decoding")
 			reject(t, "truncated client", c1, states[1][:len(states[1])/2], "decoding")
 			reject(t, "garbage", srv, []byte("not a state"), "decoding")
