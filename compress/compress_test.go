@@ -259,3 +259,29 @@ func TestTopIndicesMatchesSort(t *testing.T) {
 		}
 	}
 }
+
+// SetError restores a saved error (a checkpointed run) and refuses one of
+// another dimension.
+func TestFeedbackSetError(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	top, _ := NewTopK(2)
+	a, b := NewFeedback(6, top), NewFeedback(6, top)
+	a.Step(randVec(r, 6), nil, nil)
+	saved := append([]float64(nil), a.Error()...)
+	if err := b.SetError(saved); err != nil {
+		t.Fatal(err)
+	}
+	x := randVec(r, 6)
+	ia, va := a.Step(x, nil, nil)
+	ib, vb := b.Step(x, nil, nil)
+	if !slices.Equal(ia, ib) || !slices.Equal(va, vb) || !slices.Equal(a.Error(), b.Error()) {
+		t.Error("a feedback with a restored error steps differently")
+	}
+	saved[0] = 42
+	if b.Error()[0] == 42 {
+		t.Error("SetError keeps the caller's slice")
+	}
+	if err := b.SetError(make([]float64, 5)); err == nil {
+		t.Error("an error of another dimension accepted")
+	}
+}

@@ -55,6 +55,16 @@ func (f *Feedback) Reset() { clear(f.e) }
 // Error returns the accumulated error e (read-only view).
 func (f *Feedback) Error() []float64 { return f.e }
 
+// SetError sets the accumulated error to a copy of e (a saved Error, for a
+// checkpointed run); e must have the feedback's dimension.
+func (f *Feedback) SetError(e []float64) error {
+	if len(e) != len(f.e) {
+		return fmt.Errorf("compress: an error-feedback vector of length %d for dimension %d", len(e), len(f.e))
+	}
+	copy(f.e, e)
+	return nil
+}
+
 // Step compresses a + e, writes the kept coordinates into idx and val and
 // updates e. len(a) must be the feedback's dimension.
 func (f *Feedback) Step(a []float64, idx []int, val []float64) ([]int, []float64) {

@@ -3,7 +3,6 @@ package optim
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"gonum.org/v1/gonum/floats"
@@ -62,7 +61,7 @@ func (f *FedAvg) Plan(s *Setup) (ClientFactory, Program, error) {
 	factory := func(i int) (Client, error) {
 		if i == 0 {
 			return &Fixed{&fedAvgServer{x: append([]float64(nil), s.X0...), m: m, sample: sample,
-				r: rng.New(s.Seed, 0, rng.PurposeSample), model: s.Model.Clone(), test: s.Test}}, nil
+				r: rng.NewStream(s.Seed, 0, rng.PurposeSample), model: s.Model.Clone(), test: s.Test}}, nil
 		}
 		return &Fixed{&fedAvgClient{id: i, f: f, model: s.Model.Clone(), data: s.Data[i],
 			x: make([]float64, len(s.X0)), grad: make([]float64, len(s.X0)),
@@ -81,7 +80,7 @@ type fedAvgServer struct {
 	out       [2][]float64
 	flip      int
 	m, sample int
-	r         *rand.Rand
+	r         *rng.Stream
 	chosen    []int
 	model     models.Bilevel
 	test      *models.Dataset
@@ -181,5 +180,114 @@ func (c *fedAvgClient) Send(r *Round, out Outbox) error {
 	c.flip ^= 1
 	c.out[c.flip] = append(c.out[c.flip][:0], c.x...)
 	Send(out, []int{0}, Payload{Kind: KindModel, Vec: c.out[c.flip]})
+	return nil
+}
+
+// Checkpoints. The run is one long phase cut at evaluated rounds, so the
+// state is what lives across rounds: the server's global model, its
+// sampling stream and its last sample; a client's model (received but not
+// yet trained on, when the cut falls between the down and the up round),
+// whether it was picked, and its minibatch position. Send buffers are
+// scratch: no message is in flight at a cut.
+
+// fedAvgServerState is what a fedAvgServer carries across rounds.
+type fedAvgServerState struct {
+	Kind   string // "fedavg-server", checked on load
+	X      []float64
+	RNG    []byte // the sampling stream
+	Chosen []int  // the last sample
+}
+
+// SaveState implements Stateful.
+func (s *fedAvgServer) SaveState() ([]byte, error) {
+	r, err := s.r.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return EncodeState(fedAvgServerState{Kind: "fedavg-server", X: s.x, RNG: r, Chosen: s.chosen})
+}
+
+// LoadState implements Stateful.
+func (s *fedAvgServer) LoadState(b []byte) error {
+	var st fedAvgServerState
+	if err := DecodeState(b, &st); err != nil {
+		return err
+	}
+	if st.Kind != "fedavg-server" {
+		return fmt.Errorf("fedavg server: a saved state of a %q", st.Kind)
+	}
+	if err := checkLens("fedavg server", map[string][2]int{"x": {len(st.X), len(s.x)}}, nil); err != nil {
+		return err
+	}
+	if err := checkSample("fedavg server", st.Chosen, s.m, s.sample); err != nil {
+		return err
+	}
+	if err := s.r.UnmarshalBinary(st.RNG); err != nil {
+		return fmt.Errorf("fedavg server: sampling stream: %w", err)
+	}
+	copy(s.x, st.X)
+	s.chosen = append(s.chosen[:0], st.Chosen...)
+	return nil
+}
+
+// checkSample returns an error unless chosen is a sample of at most k of
+// the clients 1 … m, ascending and without repeats.
+func checkSample(who string, chosen []int, m, k int) error {
+	if len(chosen) > k {
+		return fmt.Errorf("%s: a saved sample of %d clients, the run samples %d", who, len(chosen), k)
+	}
+	for n, c := range chosen {
+		if c < 1 || c > m {
+			return fmt.Errorf("%s: a saved sample holds client %d, the run has clients 1 … %d", who, c, m)
+		}
+		if n > 0 && c <= chosen[n-1] {
+			return fmt.Errorf("%s: a saved sample that is not ascending", who)
+		}
+	}
+	return nil
+}
+
+// fedAvgClientState is what a fedAvgClient carries across rounds.
+type fedAvgClientState struct {
+	Kind   string // "fedavg-client", checked on load
+	ID     int
+	X      []float64
+	Picked bool
+	Batch  BatcherState
+}
+
+// SaveState implements Stateful.
+func (c *fedAvgClient) SaveState() ([]byte, error) {
+	bs, err := c.batch.save()
+	if err != nil {
+		return nil, err
+	}
+	return EncodeState(fedAvgClientState{Kind: "fedavg-client", ID: c.id, X: c.x, Picked: c.picked, Batch: bs})
+}
+
+// LoadState implements Stateful.
+func (c *fedAvgClient) LoadState(b []byte) error {
+	var st fedAvgClientState
+	if err := DecodeState(b, &st); err != nil {
+		return err
+	}
+	who := fmt.Sprintf("fedavg client %d", c.id)
+	if st.Kind != "fedavg-client" {
+		return fmt.Errorf("%s: a saved state of a %q", who, st.Kind)
+	}
+	if st.ID != c.id {
+		return fmt.Errorf("%s: a saved state of client %d", who, st.ID)
+	}
+	if err := checkLens(who, map[string][2]int{"x": {len(st.X), len(c.x)}}, nil); err != nil {
+		return err
+	}
+	if !isPerm(st.Batch.Perm) {
+		return fmt.Errorf("%s: the saved minibatch order is not a permutation", who)
+	}
+	if err := c.batch.load(st.Batch); err != nil {
+		return fmt.Errorf("%s: %w", who, err)
+	}
+	copy(c.x, st.X)
+	c.picked = st.Picked
 	return nil
 }

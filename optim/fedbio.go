@@ -193,7 +193,7 @@ type fedBioServer struct {
 	val, test    *models.Dataset
 	m, sample    int
 	sizes        []float64
-	r            *rand.Rand
+	r            *rng.Stream
 	x, acc       []float64
 	gradF        []float64
 	train, hyper []int
@@ -212,7 +212,7 @@ type fedBioServer struct {
 func newFedBioServer(p *fedBioPlan, s *Setup, loss *models.SampleWeighted, m, sample int, sizes []float64) *fedBioServer {
 	d := loss.Dim()
 	srv := &fedBioServer{p: p, h: p.hyper, loss: loss, val: s.Data[0].Val, test: s.Test, m: m, sample: sample,
-		sizes: sizes, r: rng.New(s.Seed, 0, rng.PurposeSample), x: append([]float64(nil), s.X0...),
+		sizes: sizes, r: rng.NewStream(s.Seed, 0, rng.PurposeSample), x: append([]float64(nil), s.X0...),
 		acc: make([]float64, d), gradF: make([]float64, d)}
 	if h := p.hyper; h != nil {
 		srv.v, srv.agg = make([]float64, d), make([]float64, d)
@@ -250,7 +250,7 @@ func (s *fedBioServer) Send(r *Round, out Outbox) error {
 	}
 	switch {
 	case slot == 0:
-		s.train = sampleClients(s.r, s.m, s.sample, s.train)
+		s.train = sampleClients(s.r.Rand, s.m, s.sample, s.train)
 		s.send(out, s.train, KindModel, s.x)
 	case slot == 2:
 		if s.h.iterative {
@@ -333,7 +333,7 @@ func (s *fedBioServer) average(got []Message) {
 func (s *fedBioServer) startHyper() {
 	s.loss.Grad(s.gradF, s.x, nil, s.val, nil)
 	floats.AddScaled(s.gradF, -s.loss.L2(), s.x) // F is the validation loss, without the regularizer
-	s.hyper = sampleClients(s.r, s.m, s.sample, s.hyper)
+	s.hyper = sampleClients(s.r.Rand, s.m, s.sample, s.hyper)
 	if s.h.iterative {
 		for k := range s.v {
 			s.v[k] = s.h.alpha * s.gradF[k]
@@ -450,7 +450,7 @@ type fedBioClient struct {
 	lambda []float64
 	active []int // rows the local minibatches are drawn from
 	batch  *batcher
-	hyperR *rand.Rand
+	hyperR *rng.Stream
 	x, g   []float64
 	v, hv  []float64
 	hidx   []int
@@ -469,7 +469,7 @@ func newFedBioClient(p *fedBioPlan, s *Setup, loss *models.SampleWeighted, i int
 	d := loss.Dim()
 	c := &fedBioClient{p: p, h: p.hyper, id: i, loss: loss, data: data, noisy: s.Data[i].Noisy,
 		lambda: make([]float64, data.N), x: make([]float64, d), g: make([]float64, d),
-		hyperR: rng.New(s.Seed, i, rng.PurposeHyper), dir: make([]float64, data.N)}
+		hyperR: rng.NewStream(s.Seed, i, rng.PurposeHyper), dir: make([]float64, data.N)}
 	if c.noisy == nil {
 		c.noisy = make([]bool, data.N)
 	}
@@ -724,4 +724,249 @@ func F1(results []Result) (f1, precision, recall float64) {
 	}
 	precision, recall = tp/(tp+fp), tp/(tp+fn)
 	return 2 * precision * recall / (precision + recall), precision, recall
+}
+
+// Checkpoints. The run's main phase is cut at evaluated rounds, so the
+// state is everything that lives across rounds, at whatever slot of an
+// outer iteration the cut falls: the server's global model, ∇F of the
+// current call, the iterate v, the sketch's server-side error, the last
+// ω̂ (kept when no upload arrives), the two samples, the sampling stream
+// and the upload counters; a client's λ (the preprocess filter's result
+// included; the rows it trains on follow from λ), its model copy, v, the
+// rows its Hessian-vector products of the current call use, its flags,
+// its top-k error feedback and the positions of its minibatch and HVP-row
+// streams. The sketch matrices are a pure function of the scenario's
+// seed; send buffers, aggregates cleared before use (acc, agg, the
+// non-iterative A and b) and per-call outputs (Hv, the directional
+// derivatives, the sketched Hessian) are scratch.
+
+// variant names a plan's λ mode and hyper-gradient, to refuse the state
+// of another algorithm or variant.
+func (p *fedBioPlan) variant() string {
+	var mode string
+	switch p.mode {
+	case lambdaLearned:
+		mode = "comm-fedbio"
+	case lambdaOracle:
+		mode = "fedavg-oracle"
+	case lambdaFilter:
+		mode = "fedbio-preprocess"
+	}
+	switch {
+	case p.hyper == nil:
+		return mode + ", no hyper-gradient"
+	case !p.hyper.iterative:
+		return mode + ", non-iterative"
+	}
+	return mode + ", iterative, compressor " + p.hyper.compressor
+}
+
+// fedBioServerState is what a fedBioServer carries across rounds. A
+// vector the variant does not use is nil.
+type fedBioServerState struct {
+	Kind    string // "fedbio-server", checked on load
+	Variant string // fedBioPlan.variant, checked on load
+	X       []float64
+	GradF   []float64 // ∇F of the current call
+	V       []float64 // the iterate (iterative)
+	ErrTab  []float64 // the sketch's server-side error
+	Omega   []float64 // the last ω̂ (non-iterative; nil before the first)
+	Train   []int     // the last training sample
+	Hyper   []int     // the sample of the current call
+	RNG     []byte    // the sampling stream
+	// The measured uploads.
+	UpBytes, UpMsgs, HyperBytes, HyperMsgs int64
+	HyperFloats                            int
+}
+
+// SaveState implements Stateful.
+func (s *fedBioServer) SaveState() ([]byte, error) {
+	r, err := s.r.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	st := fedBioServerState{Kind: "fedbio-server", Variant: s.p.variant(), X: s.x, GradF: s.gradF, V: s.v,
+		Omega: s.omega, Train: s.train, Hyper: s.hyper, RNG: r,
+		UpBytes: s.upBytes, UpMsgs: s.upMsgs, HyperBytes: s.hyperBytes, HyperMsgs: s.hyperMsgs, HyperFloats: s.hyperFloats}
+	if s.sketch != nil {
+		st.ErrTab = s.sketch.errTab
+	}
+	return EncodeState(st)
+}
+
+// LoadState implements Stateful.
+func (s *fedBioServer) LoadState(b []byte) error {
+	var st fedBioServerState
+	if err := DecodeState(b, &st); err != nil {
+		return err
+	}
+	const who = "fedbio server"
+	if st.Kind != "fedbio-server" {
+		return fmt.Errorf("%s: a saved state of a %q", who, st.Kind)
+	}
+	if v := s.p.variant(); st.Variant != v {
+		return fmt.Errorf("%s: a saved state of %s for %s", who, st.Variant, v)
+	}
+	errTab, omega := 0, 0
+	if s.sketch != nil {
+		errTab = len(s.sketch.errTab)
+	}
+	if s.nonIter != nil {
+		omega = s.h.r1
+	}
+	if err := checkLens(who, map[string][2]int{
+		"x": {len(st.X), len(s.x)}, "∇F": {len(st.GradF), len(s.gradF)}, "v": {len(st.V), len(s.v)},
+		"sketch error": {len(st.ErrTab), errTab}, "ω̂": {len(st.Omega), omega},
+	}, map[string]bool{"ω̂": st.Omega == nil}); err != nil {
+		return err
+	}
+	if err := checkSample(who+" (training)", st.Train, s.m, s.sample); err != nil {
+		return err
+	}
+	if err := checkSample(who+" (hyper-gradient)", st.Hyper, s.m, s.sample); err != nil {
+		return err
+	}
+	if st.UpBytes < 0 || st.UpMsgs < 0 || st.HyperBytes < 0 || st.HyperMsgs < 0 || st.HyperFloats < 0 {
+		return fmt.Errorf("%s: negative saved upload counts", who)
+	}
+	if err := s.r.UnmarshalBinary(st.RNG); err != nil {
+		return fmt.Errorf("%s: sampling stream: %w", who, err)
+	}
+	copy(s.x, st.X)
+	copy(s.gradF, st.GradF)
+	copy(s.v, st.V)
+	if s.sketch != nil {
+		copy(s.sketch.errTab, st.ErrTab)
+	}
+	s.omega = slices.Clone(st.Omega)
+	s.train = append(s.train[:0], st.Train...)
+	s.hyper = append(s.hyper[:0], st.Hyper...)
+	s.upBytes, s.upMsgs, s.hyperBytes, s.hyperMsgs = st.UpBytes, st.UpMsgs, st.HyperBytes, st.HyperMsgs
+	s.hyperFloats = st.HyperFloats
+	return nil
+}
+
+// fedBioClientState is what a fedBioClient carries across rounds. A
+// vector the variant does not use is nil.
+type fedBioClientState struct {
+	Kind    string // "fedbio-client", checked on load
+	Variant string // fedBioPlan.variant, checked on load
+	ID      int
+	Lambda  []float64
+	X       []float64
+	V       []float64 // the iterate of the current call (hyper-gradient)
+	Hidx    []int     // the HVP rows of the current call (nil: all)
+	Train   bool      // sampled for local training
+	InCall  bool      // holds the state of the current call
+	Batch   BatcherState
+	HyperR  []byte    // the HVP-row stream
+	TopkErr []float64 // top-k error feedback of the current call
+}
+
+// SaveState implements Stateful.
+func (c *fedBioClient) SaveState() ([]byte, error) {
+	bs, err := c.batch.save()
+	if err != nil {
+		return nil, err
+	}
+	hr, err := c.hyperR.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	st := fedBioClientState{Kind: "fedbio-client", Variant: c.p.variant(), ID: c.id, Lambda: c.lambda, X: c.x,
+		V: c.v, Hidx: c.hidx, Train: c.train, InCall: c.inCall, Batch: bs, HyperR: hr}
+	if c.topk != nil {
+		st.TopkErr = c.topk.fb.Error()
+	}
+	return EncodeState(st)
+}
+
+// LoadState implements Stateful. It checks the whole state before it
+// changes the client, so a refused state leaves the client as it was.
+func (c *fedBioClient) LoadState(b []byte) error {
+	var st fedBioClientState
+	if err := DecodeState(b, &st); err != nil {
+		return err
+	}
+	who := fmt.Sprintf("fedbio client %d", c.id)
+	if st.Kind != "fedbio-client" {
+		return fmt.Errorf("%s: a saved state of a %q", who, st.Kind)
+	}
+	if v := c.p.variant(); st.Variant != v {
+		return fmt.Errorf("%s: a saved state of %s for %s", who, st.Variant, v)
+	}
+	if st.ID != c.id {
+		return fmt.Errorf("%s: a saved state of client %d", who, st.ID)
+	}
+	topk := 0
+	if c.topk != nil {
+		topk = len(c.x)
+	}
+	if err := checkLens(who, map[string][2]int{
+		"λ": {len(st.Lambda), len(c.lambda)}, "x": {len(st.X), len(c.x)}, "v": {len(st.V), len(c.v)},
+		"top-k error": {len(st.TopkErr), topk},
+	}, nil); err != nil {
+		return err
+	}
+	active := 0
+	for j, l := range st.Lambda {
+		if !(l >= 0 && l <= 1) {
+			return fmt.Errorf("%s: a saved λ_%d = %v outside [0, 1]", who, j, l)
+		}
+		if c.p.mode == lambdaOracle && (l == 0) != c.noisy[j] {
+			return fmt.Errorf("%s: a saved λ_%d = %v that is not the oracle's", who, j, l)
+		}
+		if c.p.mode == lambdaLearned || l > 0 {
+			active++
+		}
+	}
+	n := c.data.N
+	switch {
+	case c.h == nil || c.h.hvpBatch <= 0 || c.h.hvpBatch >= n:
+		if len(st.Hidx) != 0 {
+			return fmt.Errorf("%s: %d saved HVP rows, the run uses all rows", who, len(st.Hidx))
+		}
+	case len(st.Hidx) != 0 && len(st.Hidx) != c.h.hvpBatch:
+		return fmt.Errorf("%s: %d saved HVP rows, the run draws %d", who, len(st.Hidx), c.h.hvpBatch)
+	}
+	seen := make(map[int]bool, len(st.Hidx))
+	for _, i := range st.Hidx {
+		if i < 0 || i >= n || seen[i] {
+			return fmt.Errorf("%s: the saved HVP rows hold row %d twice or outside 0 … %d", who, i, n-1)
+		}
+		seen[i] = true
+	}
+	if c.h == nil && st.InCall {
+		return fmt.Errorf("%s: a saved hyper-gradient call, the run has none", who)
+	}
+	if len(st.Batch.Perm) != max(1, active) || !isPerm(st.Batch.Perm) || st.Batch.Pos < 0 || st.Batch.Pos > len(st.Batch.Perm) {
+		return fmt.Errorf("%s: the saved minibatch order is no permutation of the %d rows λ keeps", who, max(1, active))
+	}
+	for _, r := range []struct {
+		name string
+		b    []byte
+	}{{"minibatch", st.Batch.RNG}, {"HVP-row", st.HyperR}} {
+		if err := rng.NewStream(0, 0, 0).UnmarshalBinary(r.b); err != nil { // a scratch stream
+			return fmt.Errorf("%s: %s stream: %w", who, r.name, err)
+		}
+	}
+	// Everything fits: load.
+	copy(c.lambda, st.Lambda)
+	c.setActive() // rebuilds the batcher over the kept rows
+	if err := c.batch.load(st.Batch); err != nil {
+		return fmt.Errorf("%s: %w", who, err) // checked above: cannot happen
+	}
+	if err := c.hyperR.UnmarshalBinary(st.HyperR); err != nil {
+		return fmt.Errorf("%s: HVP-row stream: %w", who, err)
+	}
+	copy(c.x, st.X)
+	copy(c.v, st.V)
+	c.hidx = slices.Clone(st.Hidx)
+	c.train, c.inCall = st.Train, st.InCall
+	if c.topk != nil {
+		if err := c.topk.fb.SetError(st.TopkErr); err != nil {
+			return fmt.Errorf("%s: %w", who, err)
+		}
+	}
+	return nil
 }

@@ -1,0 +1,561 @@
+package optim
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"hgpsim/graph"
+	"hgpsim/internal/rng"
+	"hgpsim/models"
+)
+
+// The federated methods that run their training as one long phase (fedavg
+// and the Comm-FedBiO family) are checkpointed between rounds of that
+// phase. These tests cut the phase into two parts, save every client after
+// the first, load the states into freshly built clients and run the second
+// part on a fresh driver: the events, results and final states must be
+// those of one driver running both parts.
+
+// fedSink records every evaluated round and every phase's report, results
+// included, each encoded at once (stats and results hold views).
+type fedSink struct {
+	t *testing.T
+	l *eventLog
+}
+
+func (s fedSink) Evaluated(ev *RoundEvent) error {
+	s.l.add(s.t, struct {
+		Phase          string
+		Step, Round, N int
+		Traffic        Traffic
+		Clients        []Stats
+	}{ev.Phase, ev.Step, ev.Round, ev.Rounds, ev.Traffic, ev.Clients})
+	return nil
+}
+
+func (s fedSink) Finished(rep *PhaseReport) error {
+	s.l.add(s.t, struct {
+		Phase   string
+		Traffic Traffic
+		Last    []Stats
+		Results []sortedResult
+	}{rep.Spec.Name, rep.Traffic, rep.Last, sortResults(rep.Results)})
+	return nil
+}
+
+// sortedResult is a Result with its maps in key order (gob encodes a map
+// in iteration order).
+type sortedResult struct {
+	Keys    []string
+	Values  []float64
+	Vectors [][]float64
+	State   []byte
+}
+
+func sortResults(rs []Result) []sortedResult {
+	out := make([]sortedResult, len(rs))
+	for i, r := range rs {
+		o := &out[i]
+		for _, k := range slices.Sorted(maps.Keys(r.Values)) {
+			o.Keys = append(o.Keys, k)
+			o.Values = append(o.Values, r.Values[k])
+		}
+		for _, k := range slices.Sorted(maps.Keys(r.Vectors)) {
+			o.Keys = append(o.Keys, k)
+			o.Vectors = append(o.Vectors, r.Vectors[k])
+		}
+		o.State = r.State
+	}
+	return out
+}
+
+// offsetClient shifts the round index its behaviour sees by the phase's
+// "offset" argument, as the driver will for a phase cut into parts: it
+// lets a test cut an outer iteration in the middle.
+type offsetClient struct{ Client }
+
+func (o offsetClient) Enter(p *PhaseSpec) (Behaviour, error) {
+	b, err := o.Client.Enter(p)
+	off := int(p.Arg("offset", 0))
+	if err != nil || b == nil || off == 0 {
+		return b, err
+	}
+	return offsetBehaviour{b, off}, nil
+}
+
+type offsetBehaviour struct {
+	b   Behaviour
+	off int
+}
+
+func (o offsetBehaviour) shift(r *Round) *Round {
+	s := *r
+	s.Index += o.off
+	return &s
+}
+
+func (o offsetBehaviour) Send(r *Round, out Outbox) error { return o.b.Send(o.shift(r), out) }
+
+func (o offsetBehaviour) Receive(r *Round, in []Message) error {
+	return o.b.Receive(o.shift(r), in)
+}
+
+func (o offsetBehaviour) Observe() Stats {
+	if ob, ok := o.b.(Observer); ok {
+		return ob.Observe()
+	}
+	return Stats{}
+}
+
+func (o offsetBehaviour) Result() Result {
+	if r, ok := o.b.(Resulter); ok {
+		return r.Result()
+	}
+	return Result{}
+}
+
+// fedCase is an algorithm of the family with the setup it runs on.
+type fedCase struct {
+	alg   Algorithm
+	setup func(t *testing.T) *Setup
+}
+
+func fedCases() map[string]fedCase {
+	star := &graph.Star{Prob: 1, ToHub: 0.7, FromHub: 0.85}
+	bio := func(t *testing.T) *Setup { return fedBioSetup(t, 3, star, "non-iid") }
+	train := FedBioTraining{Rounds: 3, Participation: 0.67, LocalSteps: 2, LR: 0.1, Batch: 8, EvalEvery: 1}
+	comm := func(hyper, comp string) *CommFedBiO {
+		return &CommFedBiO{FedBioTraining: train, Hypergradient: hyper, Compressor: comp, Compression: 4,
+			Iterations: 3, Alpha: 0.3, SketchRows: 2, Ratio: 2, HVPBatch: 10, OuterLR: 0.5, Scale: "per-sample"}
+	}
+	return map[string]fedCase{
+		"fedavg": {&FedAvg{Rounds: 6, Participation: 0.5, LocalSteps: 2, LR: 0.1, Batch: 8, EvalEvery: 2},
+			func(t *testing.T) *Setup { return fedAvgSetup(t, 4, star) }},
+		"comm-fedbio-iter-none":   {comm("iterative", "none"), bio},
+		"comm-fedbio-iter-topk":   {comm("iterative", "topk"), bio},
+		"comm-fedbio-iter-sketch": {comm("iterative", "sketch"), bio},
+		"comm-fedbio-non-iter":    {comm("non-iterative", "topk"), bio},
+		"comm-fedbio-none":        {comm("none", "topk"), bio},
+		"fedavg-oracle":           {&FedAvgOracle{FedBioTraining: train}, bio},
+		"fedbio-preprocess": {&FedBioPreprocess{FedBioTraining: train, BenchSteps: 20, BenchLR: 0.5, Threshold: 0.3},
+			bio},
+	}
+}
+
+// fedRun builds the case's clients (wrapped in offsetClient), loads
+// states into them when not nil, runs phases on a fresh sequential driver
+// and returns the events and every client's state after the run.
+func fedRun(t *testing.T, c fedCase, phases Phases, states [][]byte) (*eventLog, [][]byte) {
+	t.Helper()
+	s := c.setup(t)
+	factory, _, err := c.alg.Plan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients := make([]Client, s.Net.N)
+	d, err := NewSequential(s.Net, func(i int) (Client, error) {
+		cl, err := factory(i)
+		if err != nil {
+			return nil, err
+		}
+		clients[i] = cl
+		return offsetClient{cl}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range states {
+		st, ok := statefulOf(clients[i])
+		if !ok {
+			t.Fatalf("client %d (%T) is not Stateful", i, clients[i])
+		}
+		if err := st.LoadState(b); err != nil {
+			t.Fatalf("client %d: %v", i, err)
+		}
+	}
+	log := &eventLog{}
+	if _, err := d.Execute(context.Background(), &phases, fedSink{t, log}); err != nil {
+		t.Fatal(err)
+	}
+	out := make([][]byte, len(clients))
+	for i, cl := range clients {
+		st, ok := statefulOf(cl)
+		if !ok {
+			t.Fatalf("client %d (%T) is not Stateful", i, cl)
+		}
+		if out[i], err = st.SaveState(); err != nil {
+			t.Fatalf("client %d: %v", i, err)
+		}
+	}
+	return log, out
+}
+
+// fedPhases returns the case's program as one training phase, after the
+// phases before it (preprocess), and its period (the runtime rounds of one
+// outer iteration). It is built here, not taken from Plan, whose program
+// may cut the training phase into parts.
+func fedPhases(t *testing.T, c fedCase) (pre []PhaseSpec, main PhaseSpec, period int) {
+	t.Helper()
+	var train FedBioTraining
+	switch a := c.alg.(type) {
+	case *FedAvg:
+		eval := 0
+		if a.EvalEvery > 0 {
+			eval = 2 * a.EvalEvery
+		}
+		return nil, PhaseSpec{Name: "fedavg", Rounds: 2 * a.Rounds, EvalEvery: eval, Tick: Continue}, 2
+	case *CommFedBiO:
+		train, period = a.FedBioTraining, 4+2*(a.Iterations-1)
+		switch a.Hypergradient {
+		case "non-iterative":
+			period = 6
+		case "none":
+			period = 2
+		}
+	case *FedAvgOracle:
+		train, period = a.FedBioTraining, 2
+	case *FedBioPreprocess:
+		train, period = a.FedBioTraining, 2
+		pre = []PhaseSpec{{Name: "preprocess", Rounds: 2, Tick: Continue}}
+	default:
+		t.Fatalf("%T: not an algorithm of the family", c.alg)
+	}
+	return pre, PhaseSpec{Name: "comm-fedbio", Rounds: period * train.Rounds, EvalEvery: period * train.EvalEvery, Tick: Continue}, period
+}
+
+// cutAt returns the training phase cut after round c: without an offset
+// (the second part's rounds restart at 0, as today's driver numbers them)
+// when c is a multiple of the period, else with the offset argument.
+func cutAt(main PhaseSpec, c, period int) (a, b PhaseSpec) {
+	a, b = main, main
+	a.Rounds, b.Rounds = c, main.Rounds-c
+	if c%period != 0 {
+		b.Args = map[string]float64{"offset": float64(c)}
+	}
+	return a, b
+}
+
+// A run cut at any round of its training phase and continued on freshly
+// built clients from their saved states reports, bit for bit, what one
+// driver running both parts reports, and ends in the same states. Cuts at
+// outer-iteration boundaries that are evaluated rounds are also checked
+// against the uncut run's evaluations.
+func TestFedResumeIsBitIdentical(t *testing.T) {
+	for name, c := range fedCases() {
+		t.Run(name, func(t *testing.T) {
+			pre, main, period := fedPhases(t, c)
+			preRounds := 0
+			for _, p := range pre {
+				preRounds += p.Rounds
+			}
+			uncut, _ := fedRun(t, c, append(append(Phases(nil), pre...), main), nil)
+			uncutEvals := evaluations(t, uncut)
+			for cut := 1; cut < main.Rounds; cut++ {
+				a, b := cutAt(main, cut, period)
+				ref, refStates := fedRun(t, c, append(append(Phases(nil), pre...), a, b), nil)
+				first, states := fedRun(t, c, append(append(Phases(nil), pre...), a), nil)
+				b.Tick = int64(preRounds + cut)
+				second, gotStates := fedRun(t, c, Phases{b}, states)
+				got := append(append([][]byte(nil), first.events...), second.events...)
+				if len(got) != len(ref.events) {
+					t.Fatalf("cut after round %d: %d events, want %d", cut, len(got), len(ref.events))
+				}
+				for e := range got {
+					if !bytes.Equal(got[e], ref.events[e]) {
+						t.Fatalf("cut after round %d: event %d of %d differs", cut, e, len(got))
+					}
+				}
+				for i := range refStates {
+					if !bytes.Equal(gotStates[i], refStates[i]) {
+						t.Fatalf("cut after round %d: client %d's final state differs", cut, i)
+					}
+				}
+				if cut%period == 0 && main.ShouldEval(cut-1) {
+					if ev := evaluations(t, ref); !equalEncoded(ev, uncutEvals) {
+						t.Fatalf("cut after round %d: the evaluations differ from the uncut run's", cut)
+					}
+				}
+			}
+		})
+	}
+}
+
+// evaluations returns the clients' stats of every evaluated round, in
+// order, re-encoded without the phase's round numbering.
+func evaluations(t *testing.T, l *eventLog) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for _, e := range l.events {
+		var ev struct {
+			Phase          string
+			Step, Round, N int
+			Traffic        Traffic
+			Clients        []Stats
+		}
+		if err := DecodeState(e, &ev); err != nil || ev.Clients == nil {
+			continue // a phase report
+		}
+		b, err := EncodeState(ev.Clients)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+func equalEncoded(a, b [][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !bytes.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// fedStates runs the case up to round cut of its training phase and
+// returns the clients' states and a fresh server and client 1 and 2.
+func fedStates(t *testing.T, c fedCase, cut int) ([][]byte, []Stateful) {
+	t.Helper()
+	pre, main, period := fedPhases(t, c)
+	a, _ := cutAt(main, cut, period)
+	_, states := fedRun(t, c, append(append(Phases(nil), pre...), a), nil)
+	return states, freshParts(t, c.alg, c.setup(t))
+}
+
+func freshParts(t *testing.T, alg Algorithm, s *Setup) []Stateful {
+	t.Helper()
+	factory, _, err := alg.Plan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Stateful
+	for i := range 3 {
+		cl, err := factory(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, ok := statefulOf(cl)
+		if !ok {
+			t.Fatalf("client %d (%T) is not Stateful", i, cl)
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// LoadState refuses, with an error and without changing the part, a
+// state that does not fit.
+func TestFedLoadStateRejectsMismatches(t *testing.T) {
+	cases := fedCases()
+	reject := func(t *testing.T, what string, to Stateful, b []byte, want string) {
+		t.Helper()
+		before, err := to.SaveState()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := to.LoadState(b); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an error containing %q", what, err, want)
+		}
+		if after, _ := to.SaveState(); !bytes.Equal(before, after) {
+			t.Errorf("%s: the refused state changed the part", what)
+		}
+	}
+	for _, name := range []string{"fedavg", "comm-fedbio-iter-topk", "comm-fedbio-iter-sketch", "comm-fedbio-non-iter", "fedbio-preprocess"} {
+		t.Run(name, func(t *testing.T) {
+			c := cases[name]
+			_, main, period := fedPhases(t, c)
+			cut := period + 3 // inside the second outer iteration's call
+			if cut >= main.Rounds {
+				cut = main.Rounds - 1
+			}
+			states, parts := fedStates(t, c, cut)
+			// The right states load, and save as they were saved.
+			for i, p := range parts {
+				if err := p.LoadState(states[i]); err != nil {
+					t.Fatalf("client %d's own state: %v", i, err)
+				}
+				if b, err := p.SaveState(); err != nil || !bytes.Equal(b, states[i]) {
+					t.Fatalf("client %d saves another state than it loaded (%v)", i, err)
+				}
+			}
+			parts = freshParts(t, c.alg, c.setup(t))
+			srv, c1, c2 := parts[0], parts[1], parts[2]
+			reject(t, "truncated server", srv, states[0][:len(states[0])/2], "decoding")
+			reject(t, "truncated client", c1, states[1][:len(states[1])/2], "decoding")
+			reject(t, "garbage", srv, []byte("not a state"), "decoding")
+			reject(t, "empty", c1, nil, "decoding")
+			reject(t, "server into a client", c1, states[0], "")
+			reject(t, "client into the server", srv, states[1], "")
+			reject(t, "client 1 into client 2", c2, states[1], "client 1")
+		})
+	}
+
+	// Another variant or algorithm of the family.
+	stateOf := func(name string) [][]byte {
+		c := cases[name]
+		_, main, _ := fedPhases(t, c)
+		st, _ := fedStates(t, c, main.Rounds/2)
+		return st
+	}
+	topk, sketch, nonIter := stateOf("comm-fedbio-iter-topk"), stateOf("comm-fedbio-iter-sketch"), stateOf("comm-fedbio-non-iter")
+	oracle, fedavg := stateOf("fedavg-oracle"), stateOf("fedavg")
+	sketchParts := freshParts(t, cases["comm-fedbio-iter-sketch"].alg, cases["comm-fedbio-iter-sketch"].setup(t))
+	for i := range 2 {
+		reject(t, fmt.Sprintf("top-k %d into sketch", i), sketchParts[i], topk[i], "compressor topk")
+		reject(t, fmt.Sprintf("non-iterative %d into sketch", i), sketchParts[i], nonIter[i], "non-iterative")
+		reject(t, fmt.Sprintf("oracle %d into sketch", i), sketchParts[i], oracle[i], "fedavg-oracle")
+		reject(t, fmt.Sprintf("fedavg %d into sketch", i), sketchParts[i], fedavg[i], "")
+	}
+	fedavgParts := freshParts(t, cases["fedavg"].alg, cases["fedavg"].setup(t))
+	reject(t, "fedbio server into fedavg", fedavgParts[0], sketch[0], "fedbio-server")
+	reject(t, "fedbio client into fedavg", fedavgParts[1], sketch[1], "fedbio-client")
+
+	// Another model (an MLP: another d) or other data sizes.
+	other := func(name string, mod func(s *Setup)) []Stateful {
+		c := cases[name]
+		s := c.setup(t)
+		mod(s)
+		return freshParts(t, c.alg, s)
+	}
+	mlp := func(s *Setup) {
+		s.Model = models.Plain(models.NewMLP(4, 2, 3, 1e-3))
+		s.X0 = make([]float64, s.Model.DimX())
+		s.Model.Init(s.X0, rng.New(5, rng.Global, rng.PurposeInit))
+	}
+	for _, name := range []string{"comm-fedbio-iter-sketch", "comm-fedbio-non-iter"} {
+		st := map[string][][]byte{"comm-fedbio-iter-sketch": sketch, "comm-fedbio-non-iter": nonIter}[name]
+		ps := other(name, mlp)
+		reject(t, name+" server into another model", ps[0], st[0], "length")
+		reject(t, name+" client into another model", ps[1], st[1], "length")
+	}
+	fa := other("fedavg", func(s *Setup) {
+		s.Model = models.Plain(models.NewMLP(4, 2, 3, 1e-3))
+		s.X0 = make([]float64, s.Model.DimX())
+	})
+	reject(t, "fedavg server into another model", fa[0], fedavg[0], "length")
+	reject(t, "fedavg client into another model", fa[1], fedavg[1], "length")
+	fewer := other("comm-fedbio-iter-sketch", func(s *Setup) {
+		d := *s.Data[1].Train
+		d.N--
+		s.Data[1].Train = &d
+		s.Data[1].Noisy = s.Data[1].Noisy[:d.N]
+	})
+	reject(t, "client into fewer samples", fewer[1], sketch[1], "λ")
+
+	// Corrupt fields.
+	corruptServer := func(what string, to Stateful, b []byte, f func(st *fedBioServerState), want string) {
+		var st fedBioServerState
+		if err := DecodeState(b, &st); err != nil {
+			t.Fatal(err)
+		}
+		f(&st)
+		bad, err := EncodeState(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reject(t, what, to, bad, want)
+	}
+	corruptClient := func(what string, to Stateful, b []byte, f func(st *fedBioClientState), want string) {
+		var st fedBioClientState
+		if err := DecodeState(b, &st); err != nil {
+			t.Fatal(err)
+		}
+		f(&st)
+		bad, err := EncodeState(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reject(t, what, to, bad, want)
+	}
+	srv, cl := sketchParts[0], sketchParts[1]
+	corruptServer("server: client 0 sampled", srv, sketch[0], func(st *fedBioServerState) { st.Hyper = []int{0} }, "client 0")
+	corruptServer("server: client 4 sampled", srv, sketch[0], func(st *fedBioServerState) { st.Train = []int{1, 4} }, "client 4")
+	corruptServer("server: too large a sample", srv, sketch[0], func(st *fedBioServerState) { st.Train = []int{1, 2, 3} }, "sample")
+	corruptServer("server: repeated sample", srv, sketch[0], func(st *fedBioServerState) { st.Train = []int{2, 2} }, "ascending")
+	corruptServer("server: short sketch error", srv, sketch[0], func(st *fedBioServerState) { st.ErrTab = st.ErrTab[1:] }, "sketch error")
+	corruptServer("server: no v", srv, sketch[0], func(st *fedBioServerState) { st.V = nil }, "v")
+	corruptServer("server: an ω̂", srv, sketch[0], func(st *fedBioServerState) { st.Omega = []float64{1} }, "ω̂")
+	corruptServer("server: corrupt stream", srv, sketch[0], func(st *fedBioServerState) { st.RNG = st.RNG[:3] }, "stream")
+	corruptServer("server: negative counts", srv, sketch[0], func(st *fedBioServerState) { st.UpMsgs = -1 }, "negative")
+	niSrv := freshParts(t, cases["comm-fedbio-non-iter"].alg, cases["comm-fedbio-non-iter"].setup(t))[0]
+	corruptServer("non-iterative server: ω̂ of another r1", niSrv, nonIter[0], func(st *fedBioServerState) { st.Omega = append(st.Omega, 1, 1) }, "ω̂")
+	corruptClient("client: λ > 1", cl, sketch[1], func(st *fedBioClientState) { st.Lambda[3] = 1.5 }, "λ_3")
+	corruptClient("client: λ NaN", cl, sketch[1], func(st *fedBioClientState) { st.Lambda[0] = nan() }, "λ_0")
+	corruptClient("client: HVP row out of range", cl, sketch[1], func(st *fedBioClientState) { st.Hidx[0] = 40 }, "HVP rows")
+	corruptClient("client: HVP row twice", cl, sketch[1], func(st *fedBioClientState) { st.Hidx[1] = st.Hidx[0] }, "HVP rows")
+	corruptClient("client: HVP rows short", cl, sketch[1], func(st *fedBioClientState) { st.Hidx = st.Hidx[1:] }, "HVP rows")
+	corruptClient("client: minibatch order", cl, sketch[1], func(st *fedBioClientState) { st.Batch.Perm[0] = st.Batch.Perm[1] }, "permutation")
+	corruptClient("client: minibatch position", cl, sketch[1], func(st *fedBioClientState) { st.Batch.Pos = len(st.Batch.Perm) + 1 }, "permutation")
+	corruptClient("client: minibatch stream", cl, sketch[1], func(st *fedBioClientState) { st.Batch.RNG = nil }, "minibatch stream")
+	corruptClient("client: HVP-row stream", cl, sketch[1], func(st *fedBioClientState) { st.HyperR = []byte("x") }, "HVP-row stream")
+	topkCl := freshParts(t, cases["comm-fedbio-iter-topk"].alg, cases["comm-fedbio-iter-topk"].setup(t))[1]
+	corruptClient("top-k client: short error", topkCl, topk[1], func(st *fedBioClientState) { st.TopkErr = st.TopkErr[1:] }, "top-k error")
+	oracleCl := freshParts(t, cases["fedavg-oracle"].alg, cases["fedavg-oracle"].setup(t))[1]
+	corruptClient("oracle client: another λ", oracleCl, oracle[1], func(st *fedBioClientState) {
+		for j := range st.Lambda {
+			st.Lambda[j] = 1 - st.Lambda[j]
+		}
+	}, "oracle")
+	noneCl := freshParts(t, cases["comm-fedbio-none"].alg, cases["comm-fedbio-none"].setup(t))[1]
+	none := stateOf("comm-fedbio-none")
+	corruptClient("client without hyper-gradient: in a call", noneCl, none[1], func(st *fedBioClientState) { st.InCall = true }, "call")
+	// A preprocess client whose filter kept other rows: the saved
+	// minibatch order must cover exactly the rows λ keeps.
+	pp := stateOf("fedbio-preprocess")
+	ppCl := freshParts(t, cases["fedbio-preprocess"].alg, cases["fedbio-preprocess"].setup(t))[1]
+	corruptClient("preprocess client: λ keeps another count", ppCl, pp[1], func(st *fedBioClientState) {
+		for j := range st.Lambda {
+			if st.Lambda[j] == 0 {
+				st.Lambda[j] = 1
+				return
+			}
+		}
+		st.Lambda[0] = 0
+	}, "permutation")
+
+	var fs fedAvgServerState
+	if err := DecodeState(fedavg[0], &fs); err != nil {
+		t.Fatal(err)
+	}
+	var fc fedAvgClientState
+	if err := DecodeState(fedavg[1], &fc); err != nil {
+		t.Fatal(err)
+	}
+	enc := func(v any) []byte {
+		b, err := EncodeState(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	bs := fs
+	bs.Chosen = []int{5}
+	reject(t, "fedavg server: client 5 sampled", fedavgParts[0], enc(bs), "client 5")
+	bs = fs
+	bs.RNG = nil
+	reject(t, "fedavg server: corrupt stream", fedavgParts[0], enc(bs), "stream")
+	bc := fc
+	bc.Batch.Perm = append([]int{len(fc.Batch.Perm)}, fc.Batch.Perm...)
+	reject(t, "fedavg client: minibatch order over more data", fedavgParts[1], enc(bc), "")
+	bc = fc
+	bc.Batch.Perm = append([]int(nil), fc.Batch.Perm...)
+	bc.Batch.Perm[0] = -1
+	reject(t, "fedavg client: minibatch order", fedavgParts[1], enc(bc), "permutation")
+	bc = fc
+	bc.Batch.RNG = bc.Batch.RNG[:5]
+	reject(t, "fedavg client: minibatch stream", fedavgParts[1], enc(bc), "stream")
+}
+
+func nan() float64 {
+	var z float64
+	return z / z
+}
