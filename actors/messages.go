@@ -42,6 +42,12 @@ type ack struct {
 	err    error
 }
 
+// groupAck answers a step for all the clients of a group, in client order.
+type groupAck struct {
+	epoch uint64
+	acks  []ack
+}
+
 // runProgram asks the supervisor to run a program and answer on done.
 type runProgram struct {
 	prog      optim.Program

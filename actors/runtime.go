@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -30,7 +31,18 @@ type Options struct {
 	Workers []string
 	// Scenario is the run's resolved scenario (YAML), sent to the workers.
 	Scenario []byte
+	// Groups is how many actors host the clients in this process, each a
+	// contiguous block (0: DefaultGroups). Results do not depend on it.
+	Groups int
 }
+
+// DefaultGroups is the number of in-process actors hosting n clients when
+// Options.Groups is 0: groupsPerProc per core (GOMAXPROCS), at most n.
+func DefaultGroups(n int) int {
+	return max(1, min(n, groupsPerProc*runtime.GOMAXPROCS(0)))
+}
+
+const groupsPerProc = 1
 
 // Runtime runs programs on proto.actor. It implements optim.Driver. A
 // Runtime is used by one goroutine at a time; Close releases its actors.
@@ -72,7 +84,11 @@ func New(nw *graph.Network, factory optim.ClientFactory, opt Options) (*Runtime,
 	ready := make(chan error, 1)
 	pool := newWorkers()
 	r := &Runtime{system: system, pool: pool, shared: len(opt.Workers) > 0}
-	sup := &supervisor{n: nw.N, net: nw, factory: factory, pool: pool, timeout: opt.RoundTimeout, watch: newWatchdog(nw.N), ready: ready}
+	groups := opt.Groups
+	if groups <= 0 {
+		groups = DefaultGroups(nw.N)
+	}
+	sup := &supervisor{n: nw.N, groups: groups, net: nw, factory: factory, pool: pool, timeout: opt.RoundTimeout, watch: newWatchdog(nw.N), ready: ready}
 	if len(opt.Workers) > 0 {
 		r.rrun = newRemoteRun(opt.Workers, nw.N, opt.Scenario)
 		sup.remote = r.rrun

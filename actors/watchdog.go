@@ -41,6 +41,9 @@ func (w *watchdog) end(client int) {
 	w.touch()
 }
 
+// busy reports whether client is inside a call.
+func (w *watchdog) busy(client int) bool { return w.since[client].Load() != 0 }
+
 // stalled reports whether the run has made no progress for timeout: nil
 // while something happened within timeout or a client is inside a call
 // shorter than callLimit timeouts.
