@@ -52,20 +52,23 @@ func (g *group) Receive(ctx actor.Context) {
 		a := &groupAck{epoch: m.epoch, acks: make([]ack, len(g.clients))}
 		// Every client closes its round, then every client opens the next:
 		// the sequential driver's order, and kinder to the caches than
-		// alternating receiving and sending client by client.
+		// alternating receiving and sending client by client. Each call is
+		// watched under its client's index.
+		prev := -1
 		for k := range g.clients {
 			c := &g.clients[k]
-			g.watch.begin(c.id)
+			g.watch.pass(prev, c.id)
 			c.closeRound(&a.acks[k], m, m.in[c.id])
-			g.watch.end(c.id)
+			prev = c.id
 		}
 		for k := range g.clients {
 			if c := &g.clients[k]; a.acks[k].err == nil {
-				g.watch.begin(c.id)
+				g.watch.pass(prev, c.id)
 				c.openRound(&a.acks[k], m)
-				g.watch.end(c.id)
+				prev = c.id
 			}
 		}
+		g.watch.pass(prev, -1)
 		ctx.Send(g.supervisor, a)
 	}
 }
