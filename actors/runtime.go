@@ -71,8 +71,8 @@ type Runtime struct {
 	wire     *WireTraffic // of the last run, with workers
 }
 
-// New starts an actor system with one actor per client of nw; each actor
-// builds its client with factory. An error of the factory is returned.
+// New starts an actor system with actors hosting the clients of nw in
+// groups (Options.Groups); each actor builds its clients with factory. An error of the factory is returned.
 func New(nw *graph.Network, factory optim.ClientFactory, opt Options) (*Runtime, error) {
 	logger := opt.Logger
 	if logger == nil {
