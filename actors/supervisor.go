@@ -68,8 +68,12 @@ func (s *supervisor) Receive(ctx actor.Context) {
 	case *groupAck:
 		s.onGroupAck(ctx, m)
 	case *clientFailed:
+		what := "client actor"
+		if last := s.sameActor(m.client); last > m.client {
+			what = fmt.Sprintf("actor of clients %d–%d", m.client, last)
+		}
 		s.fail(ctx, &optim.ClientError{Client: m.client, Phase: s.phaseName(), Round: s.step - 1,
-			Err: fmt.Errorf("client actor crashed: %v", m.reason)})
+			Err: fmt.Errorf("%s crashed: %v", what, m.reason)})
 	case *abort:
 		s.fail(ctx, m.err)
 	case *wire.Ack:
@@ -121,6 +125,15 @@ func (s *supervisor) spawnClients(ctx actor.Context) {
 	s.stats = make([]optim.Stats, s.n)
 	s.ports = make([]*optim.Port, s.n)
 	s.router = optim.NewRouter(s.net)
+}
+
+// sameActor returns the last client hosted by the actor of client i.
+func (s *supervisor) sameActor(i int) int {
+	last := i
+	for i >= 0 && s.pids[i] != nil && last+1 < len(s.pids) && s.pids[i].Equal(s.pids[last+1]) {
+		last++
+	}
+	return last
 }
 
 func (s *supervisor) onBuilt(m *built) {
