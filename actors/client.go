@@ -37,6 +37,7 @@ type group struct {
 	clients    []client // clients first, first+1, … of the run
 	supervisor *actor.PID
 	watch      *watchdog
+	last       *groupAck // the latest answer, reused once the supervisor has read it
 }
 
 func (g *group) Receive(ctx actor.Context) {
@@ -47,9 +48,17 @@ func (g *group) Receive(ctx actor.Context) {
 			ctx.Send(g.supervisor, &built{client: c.id, err: c.build()})
 		}
 	case *step:
-		// A fresh groupAck every step: the supervisor may still be reading
-		// a late one of a failed phase while the group answers the next.
-		a := &groupAck{epoch: m.epoch, acks: make([]ack, len(g.clients))}
+		// The supervisor reads an answer before it sends the next step of
+		// the phase, so the last one is free again; it may not be (a late
+		// answer to a failed phase, still unread), and then a fresh one is
+		// made.
+		a := g.last
+		if a == nil || !a.read.Load() {
+			a = &groupAck{acks: make([]ack, len(g.clients))}
+			g.last = a
+		}
+		a.epoch = m.epoch
+		a.read.Store(false)
 		// Every client closes its round, then every client opens the next:
 		// the sequential driver's order, and kinder to the caches than
 		// alternating receiving and sending client by client. Each call is

@@ -220,12 +220,14 @@ func (s *supervisor) sendStep(ctx actor.Context) {
 // onGroupAck takes a group's acknowledgements in client order; the round
 // advances once, after the last.
 func (s *supervisor) onGroupAck(ctx actor.Context, m *groupAck) {
+	ok := true
 	for k := range m.acks {
-		if !s.accept(ctx, &m.acks[k]) {
-			return
+		if ok = s.accept(ctx, &m.acks[k]); !ok {
+			break
 		}
 	}
-	if s.acked == s.n {
+	m.read.Store(true) // nothing of m is kept: the group may reuse it
+	if ok && s.acked == s.n {
 		s.advance(ctx)
 	}
 }
