@@ -47,10 +47,12 @@ func DefaultGroups(n int) int {
 	return max(1, min(n, groupsPerProc*p))
 }
 
-// groupsPerProc: with two cores, four groups per core ran an n = 100 SGP
-// round in 0.69 of the sequential driver's time, against 0.82 with one
-// group per core (a core slowed by another process holds up its whole
-// group) and 0.76 with one actor per client (docs/performance.md).
+// groupsPerProc: with two cores, in one run alternating the drivers every
+// 100 rounds, four groups per core ran an n = 100 SGP round in 0.69 of the
+// sequential driver's time, against 0.82 with one group per core (a core
+// slowed by another process holds up its whole group) and 0.76 with one
+// actor per client. On one core one group is as fast as any (nothing to
+// balance) and has the fewest hand-offs.
 const groupsPerProc = 4
 
 // Runtime runs programs on proto.actor. It implements optim.Driver. A
