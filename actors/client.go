@@ -10,15 +10,15 @@ import (
 	"hgpsim/optim"
 )
 
-// client is the actor shell around one optim.Client. It builds the client
-// itself, from the run's factory, and its Receive only steps the current
-// phase's behaviour.
+// client is the shell around one optim.Client: it builds the client itself,
+// from the run's factory, and steps the current phase's behaviour. It is
+// not an actor of its own: in one process a group actor hosts a block of
+// clients, on a worker a remoteClient actor hosts one.
 type client struct {
-	id         int
-	net        *graph.Network
-	factory    optim.ClientFactory
-	supervisor *actor.PID
-	watch      *watchdog
+	id      int
+	net     *graph.Network
+	factory optim.ClientFactory
+	watch   *watchdog
 
 	c     optim.Client
 	port  *optim.Port
@@ -26,15 +26,59 @@ type client struct {
 	beh   optim.Behaviour
 }
 
-func (c *client) Receive(ctx actor.Context) {
+// group is the actor shell around a contiguous block of clients. A step is
+// one message per group and its acknowledgement one groupAck, instead of
+// one of each per client: with one actor per client the mailbox hand-offs
+// (2n per round) were most of the runtime's overhead over the sequential
+// driver. The group steps its clients one after the other, each call
+// bracketed by the watchdog under the client's own index, so a hung or
+// failing call still names its client.
+type group struct {
+	clients    []client // clients first, first+1, … of the run
+	supervisor *actor.PID
+	watch      *watchdog
+	last       *groupAck // the latest answer, reused once the supervisor has read it
+}
+
+func (g *group) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		ctx.Send(c.supervisor, &built{client: c.id, err: c.build()})
+		for k := range g.clients {
+			c := &g.clients[k]
+			ctx.Send(g.supervisor, &built{client: c.id, err: c.build()})
+		}
 	case *step:
-		c.watch.begin(c.id)
-		a := c.step(m, m.in[c.id])
-		c.watch.end(c.id)
-		ctx.Send(c.supervisor, a)
+		// The supervisor reads an answer before it sends the next step of
+		// the phase, so the last one is free again; it may not be (a late
+		// answer to a failed phase, still unread), and then a fresh one is
+		// made.
+		a := g.last
+		if a == nil || !a.read.Load() {
+			a = &groupAck{acks: make([]ack, len(g.clients))}
+			g.last = a
+		}
+		a.epoch = m.epoch
+		a.read.Store(false)
+		// Every client closes its round, then every client opens the next:
+		// the sequential driver's order, and kinder to the caches than
+		// alternating receiving and sending client by client. Each call is
+		// watched under its client's index.
+		prev := -1
+		for k := range g.clients {
+			c := &g.clients[k]
+			g.watch.pass(prev, c.id)
+			c.closeRound(&a.acks[k], m, m.in[c.id])
+			prev = c.id
+		}
+		for k := range g.clients {
+			if c := &g.clients[k]; a.acks[k].err == nil {
+				g.watch.pass(prev, c.id)
+				c.openRound(&a.acks[k], m)
+				prev = c.id
+			}
+		}
+		g.watch.pass(prev, -1)
+		ctx.Send(g.supervisor, a)
 	}
 }
 
@@ -51,29 +95,35 @@ func (c *client) build() (err error) {
 
 // step runs one step with panics turned into errors that name the round;
 // in is what reached this client in round m.step-1, ordered by sender.
-func (c *client) step(m *step, in []optim.Message) (a *ack) {
-	a = &ack{client: c.id, epoch: m.epoch, step: m.step, round: m.step - 1}
-	defer func() {
-		if r := recover(); r != nil {
-			a.err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
-		}
-	}()
+func (c *client) step(m *step, in []optim.Message) *ack {
+	a := &ack{}
+	c.closeRound(a, m, in)
+	if a.err == nil {
+		c.openRound(a, m)
+	}
+	return a
+}
+
+// closeRound is the first half of a step: enter the phase (step 0), close
+// round m.step-1 and evaluate if asked. It starts the acknowledgement a.
+func (c *client) closeRound(a *ack, m *step, in []optim.Message) {
+	*a = ack{client: c.id, epoch: m.epoch, step: m.step, round: m.step - 1}
+	defer c.recover(a)
 	if m.step == 0 {
 		c.phase = m.spec
 		beh, err := c.c.Enter(m.spec)
 		if err != nil {
 			a.err = err
-			return a
+			return
 		}
 		c.beh = beh
 	}
-	rounds := c.phase.Rounds
 	if m.step > 0 && c.beh != nil {
 		// An offline client does not run; it is evaluated all the same.
 		if !c.port.Round().Offline {
 			if err := c.beh.Receive(c.port.Round(), in); err != nil {
 				a.err = err
-				return a
+				return
 			}
 		}
 		if m.eval {
@@ -82,13 +132,20 @@ func (c *client) step(m *step, in []optim.Message) (a *ack) {
 			}
 		}
 	}
+}
+
+// openRound is the second half of a step, after closeRound succeeded: open
+// round m.step and send (m.step < rounds), or collect the phase result.
+func (c *client) openRound(a *ack, m *step) {
+	defer c.recover(a)
+	rounds := c.phase.Rounds
 	if m.step < rounds {
 		a.round = m.step
 		round := c.port.Open(c.phase.Name, m.step, m.tick)
 		if c.beh != nil && !round.Offline {
 			if err := c.beh.Send(round, c.port); err != nil {
 				a.err = err
-				return a
+				return
 			}
 		}
 		a.port = c.port
@@ -98,5 +155,11 @@ func (c *client) step(m *step, in []optim.Message) (a *ack) {
 			a.result = r.Result()
 		}
 	}
-	return a
+}
+
+// recover turns a panic of a step's half into its error.
+func (c *client) recover(a *ack) {
+	if r := recover(); r != nil {
+		a.err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+	}
 }

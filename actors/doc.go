@@ -1,8 +1,10 @@
 // Package actors is the production runtime of hgpsim on proto.actor.
 //
-// It runs the clients and programs of package optim unchanged: one actor per
-// client, which builds its own optim.Client with the run's factory, and a
-// supervisor actor that runs the optim.Program — asking it for each phase,
+// It runs the clients and programs of package optim unchanged: actors that
+// each host a contiguous group of clients (a group: one per client at the
+// extreme; by default one group on one core and four per core otherwise,
+// Options.Groups), each client built in its actor with the run's factory,
+// and a supervisor actor that runs the optim.Program — asking it for each phase,
 // driving the phase's rounds, routing what the clients send, and reporting
 // to the sink. The sequential driver in optim is the reference: for the same
 // network, program and seed this runtime must produce bit-identical states,
@@ -24,9 +26,14 @@
 // cannot know what it should have received.
 //
 // Deliveries ride on the step and acknowledgement messages rather than going
-// from client to client: a round costs 2n mailbox messages instead of one
+// from client to client: a round costs two mailbox messages per group (one
+// step, one groupAck carrying its clients' acknowledgements) instead of one
 // per realized link (about 0.6·n² on the quickstart network), and the
-// delivery order is fixed by construction instead of by mailbox FIFO. The
+// delivery order is fixed by construction instead of by mailbox FIFO. A
+// group first closes the round of each of its clients, then opens the next
+// for each, as the sequential driver does; the clients are independent
+// between deliveries, so neither the grouping nor this order changes a
+// bit of the results. The
 // price is that the router's O(links) filing runs on the supervisor between
 // steps; docs/performance.md has the numbers. The inboxes are rewritten in
 // place each round: their readers have all acknowledged before the next
@@ -35,6 +42,9 @@
 // Client and supervisor mailboxes run on a pool of long-lived goroutines
 // (workers) instead of proto.actor's goroutine per mailbox wake-up, so that a
 // step does not start on a fresh, small stack every round.
+//
+// The grouping applies in one process only: on worker processes every
+// client keeps an actor of its own (see below).
 //
 // # Worker processes
 //
@@ -56,11 +66,14 @@
 // # Failure
 //
 // A panic inside a behaviour is recovered by the client and reported with
-// client, phase and round; the supervisor strategy for clients stops (never
-// restarts: a restart would silently rebuild a client without its state). A
-// panic in the sink, the program or the routing is recovered by the
-// supervisor and fails the run; the supervisor itself runs under a guardian
-// strategy that stops it and answers the caller. A round that makes no
-// progress within the timeout fails the run and names the clients that did
-// not answer.
+// client, phase and round (a group goes on with its other clients; the
+// supervisor fails the run on the first error it reads). The supervisor
+// strategy for client actors stops (never restarts: a restart would
+// silently rebuild a client without its state). A panic in the sink, the
+// program or the routing is recovered by the supervisor and fails the run;
+// the supervisor itself runs under a guardian strategy that stops it and
+// answers the caller. A round that makes no progress within the timeout
+// fails the run and names the clients holding it up: those inside a call
+// (the watchdog watches each call under its client's index, so a hung call
+// names its client within a group), or else those that have not answered.
 package actors

@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"sync/atomic"
+
 	"hgpsim/optim"
 )
 
@@ -40,6 +42,15 @@ type ack struct {
 	stats  optim.Stats
 	result optim.Result
 	err    error
+}
+
+// groupAck answers a step for all the clients of a group, in client order.
+// The supervisor keeps nothing of it and sets read when done with it; the
+// group then reuses it for its next step.
+type groupAck struct {
+	epoch uint64
+	acks  []ack
+	read  atomic.Bool
 }
 
 // runProgram asks the supervisor to run a program and answer on done.

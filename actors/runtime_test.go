@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -108,78 +109,82 @@ func sameBits(a, b []float64) bool {
 
 // TestActorsMatchSequential is the test that keeps the runtime honest: the
 // same behaviours, network and seed give bit-identical states, estimates,
-// events and traffic under both drivers, over two consecutive phases.
+// events and traffic under both drivers, over two consecutive phases,
+// whether the clients are hosted by one actor, by groups of unequal sizes
+// or one actor each.
 func TestActorsMatchSequential(t *testing.T) {
 	const n = 16
 	for _, kind := range []string{"stochastic-directed", "stochastic-undirected", "static-undirected", "fully-connected"} {
 		for _, v := range []optim.Variant{optim.BeforeComm, optim.AfterComm} {
-			t.Run(kind+"/"+v.String(), func(t *testing.T) {
-				nw := network(t, kind, n)
-				seqC, seqB := sgpClients(t, n, v)
-				actC, actB := sgpClients(t, n, v)
-				var seqRec, actRec recorder
+			for _, groups := range []int{1, 5, n} {
+				t.Run(fmt.Sprintf("%s/%v/groups=%d", kind, v, groups), func(t *testing.T) {
+					nw := network(t, kind, n)
+					seqC, seqB := sgpClients(t, n, v)
+					actC, actB := sgpClients(t, n, v)
+					var seqRec, actRec recorder
 
-				seqFactory, _ := optim.FixedClients(seqB)
-				seq, err := optim.NewSequential(nw, seqFactory)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rt := newRuntime(t, nw, actB, Options{RoundTimeout: 10 * time.Second})
-				ctx := context.Background()
-				tr1, err := seq.Execute(ctx, sgpPhases(2, 25, 7), &seqRec)
-				if err != nil {
-					t.Fatal(err)
-				}
-				tr2, err := rt.Execute(ctx, sgpPhases(2, 25, 7), &actRec)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if tr1 != tr2 {
-					t.Errorf("traffic: sequential %+v, actors %+v", tr1, tr2)
-				}
-				if tr1.Messages == 0 {
-					t.Fatal("no traffic at all: the comparison would prove nothing")
-				}
-				for k := range seqRec.reports {
-					a, b := seqRec.reports[k].Delivered, actRec.reports[k].Delivered
-					if a.Rounds != 25 || a.Rounds != b.Rounds {
-						t.Fatalf("phase %d: delivery records over %d and %d rounds", k, a.Rounds, b.Rounds)
+					seqFactory, _ := optim.FixedClients(seqB)
+					seq, err := optim.NewSequential(nw, seqFactory)
+					if err != nil {
+						t.Fatal(err)
 					}
-					for i := range a.Count {
-						if !sameBits(a.Count[i], b.Count[i]) || !sameBits(a.WeightSum[i], b.WeightSum[i]) {
-							t.Fatalf("phase %d: delivery records differ for sender %d", k, i)
+					rt := newRuntime(t, nw, actB, Options{RoundTimeout: 10 * time.Second, Groups: groups})
+					ctx := context.Background()
+					tr1, err := seq.Execute(ctx, sgpPhases(2, 25, 7), &seqRec)
+					if err != nil {
+						t.Fatal(err)
+					}
+					tr2, err := rt.Execute(ctx, sgpPhases(2, 25, 7), &actRec)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if tr1 != tr2 {
+						t.Errorf("traffic: sequential %+v, actors %+v", tr1, tr2)
+					}
+					if tr1.Messages == 0 {
+						t.Fatal("no traffic at all: the comparison would prove nothing")
+					}
+					for k := range seqRec.reports {
+						a, b := seqRec.reports[k].Delivered, actRec.reports[k].Delivered
+						if a.Rounds != 25 || a.Rounds != b.Rounds {
+							t.Fatalf("phase %d: delivery records over %d and %d rounds", k, a.Rounds, b.Rounds)
+						}
+						for i := range a.Count {
+							if !sameBits(a.Count[i], b.Count[i]) || !sameBits(a.WeightSum[i], b.WeightSum[i]) {
+								t.Fatalf("phase %d: delivery records differ for sender %d", k, i)
+							}
 						}
 					}
-				}
-				for i := range seqC {
-					z1, w1 := seqC[i].State()
-					z2, w2 := actC[i].State()
-					if !sameBits(z1, z2) || math.Float64bits(w1) != math.Float64bits(w2) {
-						t.Fatalf("client %d: states differ between drivers", i)
-					}
-					p1, d1 := seqC[i].Estimates()
-					p2, d2 := actC[i].Estimates()
-					if !sameBits(p1, p2) || !sameBits(d1, d2) {
-						t.Fatalf("client %d: Alg. 2 estimates differ between drivers", i)
-					}
-				}
-				if len(seqRec.events) != len(actRec.events) || len(seqRec.events) != 2*4 {
-					t.Fatalf("events: sequential %d, actors %d, want 8", len(seqRec.events), len(actRec.events))
-				}
-				for k := range seqRec.events {
-					a, b := seqRec.events[k], actRec.events[k]
-					if a.Round != b.Round || a.Traffic != b.Traffic {
-						t.Fatalf("event %d: %d/%+v vs %d/%+v", k, a.Round, a.Traffic, b.Round, b.Traffic)
-					}
-					for i := range a.Clients {
-						sa, sb := a.Clients[i], b.Clients[i]
-						if !sameBits(sa.X, sb.X) || math.Float64bits(sa.TrainLoss) != math.Float64bits(sb.TrainLoss) ||
-							math.Float64bits(sa.TestAcc) != math.Float64bits(sb.TestAcc) {
-							t.Fatalf("event %d client %d: stats differ", k, i)
+					for i := range seqC {
+						z1, w1 := seqC[i].State()
+						z2, w2 := actC[i].State()
+						if !sameBits(z1, z2) || math.Float64bits(w1) != math.Float64bits(w2) {
+							t.Fatalf("client %d: states differ between drivers", i)
+						}
+						p1, d1 := seqC[i].Estimates()
+						p2, d2 := actC[i].Estimates()
+						if !sameBits(p1, p2) || !sameBits(d1, d2) {
+							t.Fatalf("client %d: Alg. 2 estimates differ between drivers", i)
 						}
 					}
-				}
-			})
+					if len(seqRec.events) != len(actRec.events) || len(seqRec.events) != 2*4 {
+						t.Fatalf("events: sequential %d, actors %d, want 8", len(seqRec.events), len(actRec.events))
+					}
+					for k := range seqRec.events {
+						a, b := seqRec.events[k], actRec.events[k]
+						if a.Round != b.Round || a.Traffic != b.Traffic {
+							t.Fatalf("event %d: %d/%+v vs %d/%+v", k, a.Round, a.Traffic, b.Round, b.Traffic)
+						}
+						for i := range a.Clients {
+							sa, sb := a.Clients[i], b.Clients[i]
+							if !sameBits(sa.X, sb.X) || math.Float64bits(sa.TrainLoss) != math.Float64bits(sb.TrainLoss) ||
+								math.Float64bits(sa.TestAcc) != math.Float64bits(sb.TestAcc) {
+								t.Fatalf("event %d client %d: stats differ", k, i)
+							}
+						}
+					}
+				})
+			}
 		}
 	}
 }
@@ -214,39 +219,43 @@ func (f *faulty) Receive(r *optim.Round, in []optim.Message) error {
 func TestClientFailuresNameClientAndRound(t *testing.T) {
 	const n = 6
 	for _, mode := range []string{"panic", "nan", "hang", "slow"} {
-		t.Run(mode, func(t *testing.T) {
-			nw := network(t, "stochastic-directed", n)
-			_, b := sgpClients(t, n, optim.AfterComm)
-			b[3] = &faulty{Behaviour: b[3], round: 5, mode: mode}
-			rt := newRuntime(t, nw, b, Options{RoundTimeout: 300 * time.Millisecond})
-			_, err := rt.Execute(context.Background(), &optim.Phases{{Name: "sgp", Rounds: 10}}, optim.NoSink{})
-			if mode == "slow" {
-				// Progress is measured, not wall time: a client that
-				// computes for 1 s with a 300 ms timeout is busy, not hung.
-				if err != nil {
-					t.Fatalf("a slow but progressing run failed: %v", err)
+		// One actor for all clients (client 3 in the middle of its group)
+		// and one actor each.
+		for _, groups := range []int{1, n} {
+			t.Run(fmt.Sprintf("%s/groups=%d", mode, groups), func(t *testing.T) {
+				nw := network(t, "stochastic-directed", n)
+				_, b := sgpClients(t, n, optim.AfterComm)
+				b[3] = &faulty{Behaviour: b[3], round: 5, mode: mode}
+				rt := newRuntime(t, nw, b, Options{RoundTimeout: 300 * time.Millisecond, Groups: groups})
+				_, err := rt.Execute(context.Background(), &optim.Phases{{Name: "sgp", Rounds: 10}}, optim.NoSink{})
+				if mode == "slow" {
+					// Progress is measured, not wall time: a client that
+					// computes for 1 s with a 300 ms timeout is busy, not hung.
+					if err != nil {
+						t.Fatalf("a slow but progressing run failed: %v", err)
+					}
+					return
 				}
-				return
-			}
-			if err == nil {
-				t.Fatal("run succeeded despite a failing client")
-			}
-			msg := err.Error()
-			switch mode {
-			case "hang":
-				if !strings.Contains(msg, "round 5") || !strings.Contains(msg, "[3]") || !strings.Contains(msg, "client 3 has been inside one call") {
-					t.Errorf("timeout error does not name round 5 and client 3: %v", msg)
+				if err == nil {
+					t.Fatal("run succeeded despite a failing client")
 				}
-			default:
-				var ce *optim.ClientError
-				if !errors.As(err, &ce) || ce.Client != 3 || ce.Round != 5 || ce.Phase != "sgp" {
-					t.Errorf("want ClientError{client 3, phase sgp, round 5}, got %v", err)
+				msg := err.Error()
+				switch mode {
+				case "hang":
+					if !strings.Contains(msg, "round 5") || !strings.Contains(msg, "[3]") || !strings.Contains(msg, "client 3 has been inside one call") {
+						t.Errorf("timeout error does not name round 5 and client 3: %v", msg)
+					}
+				default:
+					var ce *optim.ClientError
+					if !errors.As(err, &ce) || ce.Client != 3 || ce.Round != 5 || ce.Phase != "sgp" {
+						t.Errorf("want ClientError{client 3, phase sgp, round 5}, got %v", err)
+					}
 				}
-			}
-			if mode == "nan" && !errors.Is(err, optim.ErrNonFinite) {
-				t.Errorf("error does not wrap ErrNonFinite: %v", err)
-			}
-		})
+				if mode == "nan" && !errors.Is(err, optim.ErrNonFinite) {
+					t.Errorf("error does not wrap ErrNonFinite: %v", err)
+				}
+			})
+		}
 	}
 }
 

@@ -26,8 +26,10 @@ type supervisor struct {
 	watch   *watchdog
 	ready   chan<- error
 	remote  *remoteRun // nil when every client is in this process
+	groups  int        // in-process actors hosting the clients
 
-	pids     []*actor.PID
+	pids     []*actor.PID // by client: its actor (in one process, its group's)
+	hosts    []*actor.PID // in one process: the group actors, in client order
 	built    int
 	buildErr error
 
@@ -63,11 +65,15 @@ func (s *supervisor) Receive(ctx actor.Context) {
 		s.onBuilt(m)
 	case *runProgram:
 		s.start(ctx, m)
-	case *ack:
-		s.onAck(ctx, m)
+	case *groupAck:
+		s.onGroupAck(ctx, m)
 	case *clientFailed:
+		what := "client actor"
+		if last := s.sameActor(m.client); last > m.client {
+			what = fmt.Sprintf("actor of clients %d–%d", m.client, last)
+		}
 		s.fail(ctx, &optim.ClientError{Client: m.client, Phase: s.phaseName(), Round: s.step - 1,
-			Err: fmt.Errorf("client actor crashed: %v", m.reason)})
+			Err: fmt.Errorf("%s crashed: %v", what, m.reason)})
 	case *abort:
 		s.fail(ctx, m.err)
 	case *wire.Ack:
@@ -100,15 +106,34 @@ func (s *supervisor) spawnClients(ctx actor.Context) {
 	if s.remote != nil {
 		s.setupRemote(ctx)
 	} else {
-		for i := range s.pids {
-			c := &client{id: i, net: s.net, factory: s.factory, supervisor: ctx.Self(), watch: s.watch}
-			s.pids[i] = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return c }, actor.WithDispatcher(s.pool)))
+		g := max(1, min(s.groups, s.n))
+		s.hosts = make([]*actor.PID, g)
+		for k := range g {
+			// Blocks of equal size ±1, the larger first.
+			first, last := k*s.n/g, (k+1)*s.n/g
+			a := &group{clients: make([]client, last-first), supervisor: ctx.Self(), watch: s.watch}
+			for j := range a.clients {
+				a.clients[j] = client{id: first + j, net: s.net, factory: s.factory, watch: s.watch}
+			}
+			s.hosts[k] = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }, actor.WithDispatcher(s.pool)))
+			for i := first; i < last; i++ {
+				s.pids[i] = s.hosts[k]
+			}
 		}
 	}
 	s.waiting = make([]bool, s.n)
 	s.stats = make([]optim.Stats, s.n)
 	s.ports = make([]*optim.Port, s.n)
 	s.router = optim.NewRouter(s.net)
+}
+
+// sameActor returns the last client hosted by the actor of client i.
+func (s *supervisor) sameActor(i int) int {
+	last := i
+	for i >= 0 && s.pids[i] != nil && last+1 < len(s.pids) && s.pids[i].Equal(s.pids[last+1]) {
+		last++
+	}
+	return last
 }
 
 func (s *supervisor) onBuilt(m *built) {
@@ -184,23 +209,49 @@ func (s *supervisor) sendStep(ctx actor.Context) {
 		s.sendRemoteSteps(ctx, st)
 		return
 	}
-	for i, pid := range s.pids {
+	for i := range s.waiting {
 		s.waiting[i] = true
+	}
+	for _, pid := range s.hosts {
 		ctx.Send(pid, st)
 	}
 }
 
+// onGroupAck takes a group's acknowledgements in client order; the round
+// advances once, after the last.
+func (s *supervisor) onGroupAck(ctx actor.Context, m *groupAck) {
+	ok := true
+	for k := range m.acks {
+		if ok = s.accept(ctx, &m.acks[k]); !ok {
+			break
+		}
+	}
+	m.read.Store(true) // nothing of m is kept: the group may reuse it
+	if ok && s.acked == s.n {
+		s.advance(ctx)
+	}
+}
+
+// onAck takes one client's acknowledgement.
 func (s *supervisor) onAck(ctx actor.Context, m *ack) {
+	if s.accept(ctx, m) && s.acked == s.n {
+		s.advance(ctx)
+	}
+}
+
+// accept records one client's acknowledgement of the current step; false
+// when it is ignored (late) or fails the run.
+func (s *supervisor) accept(ctx actor.Context, m *ack) bool {
 	if s.run == nil || m.epoch != s.epoch {
-		return // a late answer from a failed phase
+		return false // a late answer from a failed phase
 	}
 	if m.err != nil {
 		s.fail(ctx, &optim.ClientError{Client: m.client, Phase: s.spec.Name, Round: m.round, Err: m.err})
-		return
+		return false
 	}
 	if m.step != s.step || !s.waiting[m.client] {
 		s.fail(ctx, fmt.Errorf("actors: client %d answered step %d during step %d", m.client, m.step, s.step))
-		return
+		return false
 	}
 	s.waiting[m.client] = false
 	s.stats[m.client] = m.stats
@@ -212,9 +263,12 @@ func (s *supervisor) onAck(ctx actor.Context, m *ack) {
 		s.rep.Results[m.client] = m.result
 	}
 	s.acked++
-	if s.acked < s.n {
-		return
-	}
+	return true
+}
+
+// advance ends a step that every client has acknowledged: it reports the
+// closed round and sends the next step, or ends the phase.
+func (s *supervisor) advance(ctx actor.Context) {
 	spec := s.spec
 	opened := s.tick // the tick of the round opened in this step
 	if s.step < spec.Rounds {
@@ -287,14 +341,23 @@ func (s *supervisor) finish(ctx actor.Context, err error) {
 	s.router.Close(&optim.Traffic{}) // drop every reference to payloads
 }
 
+// missing names the clients holding up the step: those inside a call, or,
+// when none is, every client not yet acknowledged. (A group's clients wait
+// behind the one its actor is calling, so they are not named with it.)
 func (s *supervisor) missing() []int {
-	var out []int
+	var waiting, busy []int
 	for i, w := range s.waiting {
 		if w {
-			out = append(out, i)
+			waiting = append(waiting, i)
+			if s.watch.busy(i) {
+				busy = append(busy, i)
+			}
 		}
 	}
-	return out
+	if len(busy) > 0 {
+		return busy
+	}
+	return waiting
 }
 
 // stopAndReport is the strategy for client actors: a crashed client is

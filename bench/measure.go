@@ -19,7 +19,7 @@ import (
 const (
 	Sequential = "sequential" // optim.Sequential: one goroutine, the compute-only yardstick
 	Parallel   = "parallel"   // optim.Sequential on GOMAXPROCS goroutines (runtime.parallel: 0)
-	Actors     = "actors"     // actors.Runtime: one actor per client and a supervisor
+	Actors     = "actors"     // actors.Runtime: client actors (groups of clients) and a supervisor
 )
 
 // Drivers lists the drivers in the order the tables report them: the
