@@ -107,8 +107,11 @@ func (c *client) step(m *step, in []optim.Message) *ack {
 // closeRound is the first half of a step: enter the phase (step 0), close
 // round m.step-1 and evaluate if asked. It starts the acknowledgement a.
 func (c *client) closeRound(a *ack, m *step, in []optim.Message) {
-	*a = ack{client: c.id, epoch: m.epoch, step: m.step, round: m.step - 1}
+	*a = ack{client: c.id, epoch: m.epoch, step: m.step, round: -1}
 	defer c.recover(a)
+	if m.step > 0 {
+		a.round = c.phase.Offset + m.step - 1
+	}
 	if m.step == 0 {
 		c.phase = m.spec
 		beh, err := c.c.Enter(m.spec)
@@ -140,8 +143,8 @@ func (c *client) openRound(a *ack, m *step) {
 	defer c.recover(a)
 	rounds := c.phase.Rounds
 	if m.step < rounds {
-		a.round = m.step
-		round := c.port.Open(c.phase.Name, m.step, m.tick)
+		a.round = c.phase.Offset + m.step
+		round := c.port.Open(c.phase.Name, a.round, m.tick)
 		if c.beh != nil && !round.Offline {
 			if err := c.beh.Send(round, c.port); err != nil {
 				a.err = err

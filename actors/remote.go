@@ -335,7 +335,7 @@ func (s *supervisor) remoteFailed(ctx actor.Context, err error) {
 		return
 	}
 	if s.run != nil {
-		s.fail(ctx, fmt.Errorf("phase %s, round %d: %w", s.phaseName(), s.step, err))
+		s.fail(ctx, fmt.Errorf("phase %s, round %d: %w", s.phaseName(), s.roundClosing()+1, err))
 	}
 }
 
@@ -404,7 +404,7 @@ func (s *supervisor) remotePort(c, step int, m *wire.Ack) (*optim.Port, error) {
 		p = optim.NewPort(s.net, c)
 		r.ports[c] = p
 	}
-	round := p.Open(s.spec.Name, step, s.tick)
+	round := p.Open(s.spec.Name, s.spec.Offset+step, s.tick)
 	links, err := m.OptimLinks()
 	if err != nil {
 		return nil, err

@@ -72,7 +72,7 @@ func (s *supervisor) Receive(ctx actor.Context) {
 		if last := s.sameActor(m.client); last > m.client {
 			what = fmt.Sprintf("actor of clients %d–%d", m.client, last)
 		}
-		s.fail(ctx, &optim.ClientError{Client: m.client, Phase: s.phaseName(), Round: s.step - 1,
+		s.fail(ctx, &optim.ClientError{Client: m.client, Phase: s.phaseName(), Round: s.roundClosing(),
 			Err: fmt.Errorf("%s crashed: %v", what, m.reason)})
 	case *abort:
 		s.fail(ctx, m.err)
@@ -93,7 +93,7 @@ func (s *supervisor) Receive(ctx actor.Context) {
 		}
 		if err := s.watch.stalled(s.timeout); err != nil {
 			s.fail(ctx, fmt.Errorf("phase %s, round %d: %w; clients not answering: %v",
-				s.phaseName(), s.step, err, s.missing()))
+				s.phaseName(), s.roundClosing()+1, err, s.missing()))
 			return
 		}
 		ctx.SetReceiveTimeout(s.timeout) // the timer stops when it fires
@@ -144,6 +144,14 @@ func (s *supervisor) onBuilt(m *built) {
 	if s.built == s.n {
 		s.ready <- s.buildErr
 	}
+}
+
+// roundClosing is the round (of the whole phase) the current step closes.
+func (s *supervisor) roundClosing() int {
+	if s.spec == nil {
+		return s.step - 1
+	}
+	return s.spec.Offset + s.step - 1
 }
 
 func (s *supervisor) phaseName() string {
@@ -281,7 +289,7 @@ func (s *supervisor) advance(ctx actor.Context) {
 		if spec.ShouldEval(s.step - 1) {
 			s.rep.Traffic.Add(s.since)
 			s.rep.Last = s.stats
-			err := s.run.sink.Evaluated(&optim.RoundEvent{Phase: spec.Name, Step: spec.Step, Round: s.step - 1, Rounds: spec.Rounds, Traffic: s.since, Clients: s.stats})
+			err := s.run.sink.Evaluated(&optim.RoundEvent{Phase: spec.Name, Step: spec.Step, Round: spec.Offset + s.step - 1, Rounds: spec.TotalRounds(), Traffic: s.since, Clients: s.stats})
 			s.since = optim.Traffic{}
 			if err != nil {
 				s.fail(ctx, err)
@@ -290,7 +298,11 @@ func (s *supervisor) advance(ctx actor.Context) {
 		}
 	}
 	if s.step == spec.Rounds {
-		s.router.Close(&s.since)
+		if spec.Continued {
+			s.rep.InFlight = s.router.InFlight() // the next part delivers them
+		} else {
+			s.router.Close(&s.since)
+		}
 		s.rep.Traffic.Add(s.since)
 		s.total.Add(s.rep.Traffic)
 		rep := s.rep
@@ -307,7 +319,7 @@ func (s *supervisor) advance(ctx actor.Context) {
 	// Every client has closed round step-1 and opened round step: deliver
 	// the round's messages with the next step, senders in ascending order
 	// so that every inbox is sorted by sender.
-	s.router.Open(opened, s.step == spec.Rounds-1, s.rep.Delivered)
+	s.router.Open(opened, spec.LastRound(s.step), s.rep.Delivered)
 	for i, p := range s.ports {
 		s.router.Deliver(i, p, &s.since, s.rep.Delivered)
 	}

@@ -71,7 +71,10 @@ func (f *FedAvg) Plan(s *Setup) (ClientFactory, Program, error) {
 	if f.EvalEvery > 0 {
 		eval = 2 * f.EvalEvery
 	}
-	return factory, &Phases{{Name: "fedavg", Rounds: 2 * f.Rounds, EvalEvery: eval, Tick: Continue}}, nil
+	// One phase, cut at its evaluations so that the run can be
+	// checkpointed between them.
+	phases := Phases(SplitPhase(PhaseSpec{Name: "fedavg", Rounds: 2 * f.Rounds, EvalEvery: eval, Tick: Continue}, 1))
+	return factory, &phases, nil
 }
 
 // fedAvgServer is node 0: it samples, broadcasts and averages.

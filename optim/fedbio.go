@@ -167,7 +167,9 @@ func (p *fedBioPlan) build(s *Setup) (ClientFactory, Program, error) {
 	if p.mode == lambdaFilter {
 		phases = append(phases, PhaseSpec{Name: "preprocess", Rounds: 2, Tick: Continue})
 	}
-	phases = append(phases, PhaseSpec{Name: "comm-fedbio", Rounds: per * p.train.Rounds, EvalEvery: eval, Tick: Continue})
+	// One training phase, cut at its evaluations so that the run can be
+	// checkpointed between them.
+	phases = append(phases, SplitPhase(PhaseSpec{Name: "comm-fedbio", Rounds: per * p.train.Rounds, EvalEvery: eval, Tick: Continue}, 1)...)
 	return factory, &phases, nil
 }
 
