@@ -318,7 +318,7 @@ func (s *fboServer) Receive(r *Round, in []Message) error {
 	case stHyper, stUpper, stLocalUpper:
 		sizes = []int{dx}
 	}
-	mean, ok := s.average(in, sizes)
+	mean, ok := s.average(in, sizes, r.Index)
 	switch st.kind {
 	case stLowerA:
 		if ok {
@@ -365,7 +365,7 @@ func (s *fboServer) Receive(r *Round, in []Message) error {
 }
 
 // average returns the means of the parts of the uploads that arrived.
-func (s *fboServer) average(in []Message, sizes []int) ([][]float64, bool) {
+func (s *fboServer) average(in []Message, sizes []int, round int) ([][]float64, bool) {
 	total := 0
 	for _, n := range sizes {
 		total += n
@@ -382,7 +382,9 @@ func (s *fboServer) average(in []Message, sizes []int) ([][]float64, bool) {
 	}
 	got := 0
 	for _, m := range in {
-		if m.From == 0 || len(m.Vec) != total {
+		// An upload delayed past its round answers another stage: stale,
+		// it counts as lost.
+		if m.From == 0 || m.Round != round || len(m.Vec) != total {
 			continue
 		}
 		off := 0
@@ -484,7 +486,10 @@ func (c *fboClient) Receive(r *Round, in []Message) error {
 	st := c.stages.at(r.Index / 2)
 	c.have = false
 	for _, m := range in {
-		if m.From != 0 {
+		// A server message delayed past its round belongs to another
+		// stage (a vector of another meaning, maybe of another length):
+		// stale, it counts as lost.
+		if m.From != 0 || m.Round != r.Index {
 			continue
 		}
 		v := m.Vec
