@@ -196,6 +196,12 @@ func (s *supervisor) next(ctx actor.Context, done *optim.PhaseReport) {
 	if spec.Tick >= 0 {
 		s.tick = uint64(spec.Tick)
 	}
+	if spec.Late != nil {
+		if err := s.router.Restore(spec.Late); err != nil {
+			s.fail(ctx, fmt.Errorf("phase %s: %w", spec.Name, err))
+			return
+		}
+	}
 	s.spec, s.step = spec, 0
 	s.epoch++
 	s.rep = &optim.PhaseReport{Spec: spec}
@@ -298,9 +304,10 @@ func (s *supervisor) advance(ctx actor.Context) {
 		}
 	}
 	if s.step == spec.Rounds {
-		if spec.Continued {
-			s.rep.InFlight = s.router.InFlight() // the next part delivers them
-		} else {
+		switch {
+		case spec.Continued:
+			s.rep.Late = s.router.Late() // the next part delivers them
+		case spec.Rounds > 0: // a phase without rounds (a checkpoint's) leaves them alone
 			s.router.Close(&s.since)
 		}
 		s.rep.Traffic.Add(s.since)

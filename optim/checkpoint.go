@@ -130,11 +130,14 @@ type Checkpoint struct {
 	Clients [][]byte
 	// Boundaries counts the outer-step boundaries the run has passed.
 	Boundaries int
+	// Late holds the messages in flight between two parts of a phase;
+	// Next.Late carries them back into the resumed driver's router.
+	Late []LateMessage
 }
 
 // Checkpoints wraps a Program so that every Every-th boundary — a phase
 // whose Step exceeds the Step of the phase before it, or the next part of
-// a phase cut by SplitPhase, with no message in flight — is preceded
+// a phase cut by SplitPhase — is preceded
 // by a PhaseSaveState phase, whose states, with the program's own, Save
 // receives. With Resume set, the run starts by loading the checkpoint's
 // client states and continues with its Next phase. The wrapped program
@@ -153,8 +156,9 @@ type Checkpoints struct {
 
 	tick       int64 // tick of the next forwarded phase
 	boundaries int
-	pending    *PhaseSpec // the phase to run after the save or load phase
-	state      []byte     // the program's state after it scheduled pending
+	pending    *PhaseSpec    // the phase to run after the save or load phase
+	state      []byte        // the program's state after it scheduled pending
+	late       []LateMessage // the messages in flight before pending
 	started    bool
 }
 
@@ -172,6 +176,7 @@ func (c *Checkpoints) Next(done *PhaseReport) (*PhaseSpec, error) {
 				return nil, fmt.Errorf("resuming: the program: %w", err)
 			}
 			next := cp.Next
+			next.Late = cp.Late
 			c.pending, c.tick, c.boundaries = &next, next.Tick, cp.Boundaries
 			return &PhaseSpec{Name: PhaseLoadState, Tick: Continue, Step: next.Step, States: cp.Clients}, nil
 		}
@@ -207,15 +212,15 @@ func (c *Checkpoints) Next(done *PhaseReport) (*PhaseSpec, error) {
 	if c.state, err = s.SaveState(); err != nil {
 		return nil, fmt.Errorf("checkpoint: the program: %w", err)
 	}
-	c.pending = next
+	c.pending, c.late = next, done.Late
 	return &PhaseSpec{Name: PhaseSaveState, Tick: Continue, Step: next.Step}, nil
 }
 
 // boundary reports whether a checkpoint may be taken between the phase
 // done and the phase next: an outer-step boundary, or the cut between two
-// parts of a phase, with no message in flight.
+// parts of a phase (whose late messages the checkpoint saves).
 func boundary(done *PhaseReport, next *PhaseSpec) bool {
-	if done == nil || done.InFlight > 0 {
+	if done == nil {
 		return false
 	}
 	if next.Step > done.Spec.Step {
@@ -237,7 +242,8 @@ func (c *Checkpoints) forward(p *PhaseSpec) *PhaseSpec {
 
 // saved turns the report of a save phase into a checkpoint for Save.
 func (c *Checkpoints) saved(done *PhaseReport) error {
-	cp := &Checkpoint{Next: *c.pending, Program: c.state, Clients: make([][]byte, len(done.Results)), Boundaries: c.boundaries}
+	cp := &Checkpoint{Next: *c.pending, Program: c.state, Clients: make([][]byte, len(done.Results)), Boundaries: c.boundaries,
+		Late: c.late}
 	if cp.Next.Tick < 0 {
 		cp.Next.Tick = c.tick
 	}

@@ -40,6 +40,10 @@ type PhaseSpec struct {
 	// Total is the rounds of the whole phase, for reports (0: Offset +
 	// Rounds).
 	Total int
+	// Late, for a part resumed from a checkpoint, holds the late messages
+	// the previous part left (PhaseReport.Late). It stays in the driver
+	// that routes; worker processes never see it.
+	Late []LateMessage
 }
 
 // Continue is the Tick of a phase that continues the tick sequence.
@@ -132,9 +136,9 @@ type PhaseReport struct {
 	Results []Result
 	// Delivered is set when Spec.Track asked for it.
 	Delivered *DeliveryRecord
-	// InFlight counts the late messages a Continued part leaves to the
-	// next part; a checkpoint is not taken while any are in flight.
-	InFlight int
+	// Late holds the late messages a Continued part leaves to the next
+	// part (a checkpoint between them saves them).
+	Late []LateMessage
 }
 
 // Program schedules the phases of a run: Alg. 1 of PDBO, the round loops

@@ -315,17 +315,18 @@ func sameInts(a, b []int) bool {
 type Router struct {
 	net   *graph.Network
 	inbox [][]Message
-	late  []lateMessage // waiting, in the order they were sent
+	late  []LateMessage // waiting, in the order they were sent
 	last  bool          // the round opened last is the last of its phase
 }
 
-// lateMessage is a delayed message: its payload is a copy, since the
-// sender reuses its buffers two rounds later.
-type lateMessage struct {
-	due    uint64
-	to     int
-	pushed bool
-	msg    Message
+// LateMessage is a delayed message waiting in a router: due at tick Due
+// for client To. Its payload is a copy, since the sender reuses its
+// buffers two rounds later; it is plain data, so a checkpoint can save it.
+type LateMessage struct {
+	Due    uint64
+	To     int
+	Pushed bool
+	Msg    Message
 }
 
 // NewRouter returns a router for the clients of nw.
@@ -350,10 +351,10 @@ func (r *Router) Open(tick uint64, last bool, rec *DeliveryRecord) {
 	}
 	keep := r.late[:0]
 	for _, m := range r.late {
-		if (m.due <= tick || last) && !r.net.Offline(m.to, tick) {
-			r.inbox[m.to] = append(r.inbox[m.to], m.msg)
-			if rec != nil && m.pushed {
-				rec.Count[m.msg.From][m.to]++
+		if (m.Due <= tick || last) && !r.net.Offline(m.To, tick) {
+			r.inbox[m.To] = append(r.inbox[m.To], m.Msg)
+			if rec != nil && m.Pushed {
+				rec.Count[m.Msg.From][m.To]++
 			}
 			continue
 		}
@@ -384,7 +385,7 @@ func (r *Router) Deliver(from int, p *Port, t *Traffic, rec *DeliveryRecord) {
 		}
 		if d := r.net.Delay(from, e.To, p.tick); d > 0 && !r.last {
 			msg.Vec = append([]float64(nil), msg.Vec...)
-			r.late = append(r.late, lateMessage{due: p.tick + uint64(d), to: e.To, pushed: e.Pushed, msg: msg})
+			r.late = append(r.late, LateMessage{Due: p.tick + uint64(d), To: e.To, Pushed: e.Pushed, Msg: msg})
 			continue
 		}
 		r.inbox[e.To] = append(r.inbox[e.To], msg)
@@ -394,8 +395,21 @@ func (r *Router) Deliver(from int, p *Port, t *Traffic, rec *DeliveryRecord) {
 	}
 }
 
-// InFlight returns the number of late messages waiting.
-func (r *Router) InFlight() int { return len(r.late) }
+// Late returns the late messages waiting, in the order they were sent;
+// the slice is the caller's, the payloads are shared and never written.
+func (r *Router) Late() []LateMessage { return append([]LateMessage(nil), r.late...) }
+
+// Restore puts back late messages Late returned (from a checkpoint), to
+// be delivered as if they had never left the router.
+func (r *Router) Restore(late []LateMessage) error {
+	for _, m := range late {
+		if m.To < 0 || m.To >= len(r.inbox) || m.Msg.From < 0 || m.Msg.From >= len(r.inbox) {
+			return fmt.Errorf("a late message from %d to %d in a network of %d nodes", m.Msg.From, m.To, len(r.inbox))
+		}
+	}
+	r.late = append(r.late[:0], late...)
+	return nil
+}
 
 // Inboxes returns what reached each client in the round opened last; the
 // slices are reused by the next Open.

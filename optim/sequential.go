@@ -173,7 +173,15 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 		return nil, err
 	}
 	rep := &PhaseReport{Spec: spec}
-	if spec.Offset == 0 {
+	// A part of a phase keeps the late messages of the part before it (or
+	// of the checkpoint it resumes from); a phase without rounds (a
+	// checkpoint's) leaves them alone.
+	switch {
+	case spec.Late != nil:
+		if err := s.router.Restore(spec.Late); err != nil {
+			return nil, fmt.Errorf("phase %s: %w", spec.Name, err)
+		}
+	case spec.Offset == 0 && spec.Rounds > 0:
 		s.router.Close(&Traffic{}) // nothing of a failed phase lingers
 	}
 	if spec.Track {
@@ -260,9 +268,10 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 			since = Traffic{}
 		}
 	}
-	if spec.Continued {
-		rep.InFlight = s.router.InFlight()
-	} else {
+	switch {
+	case spec.Continued:
+		rep.Late = s.router.Late()
+	case spec.Rounds > 0:
 		s.router.Close(&since)
 	}
 	rep.Traffic.Add(since)

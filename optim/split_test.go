@@ -23,7 +23,7 @@ func (s *recordSink) Evaluated(ev *RoundEvent) error {
 }
 
 func (s *recordSink) Finished(rep *PhaseReport) error {
-	s.inFlight = max(s.inFlight, rep.InFlight)
+	s.inFlight = max(s.inFlight, len(rep.Late))
 	return nil
 }
 
