@@ -307,7 +307,7 @@ func cmdRun(file string, f runFlags, seedSet, workersSet bool, stderr io.Writer)
 		dir = run.DefaultOutDir(sc.Name, time.Now())
 	}
 	log := newConsoleLog(stderr)
-	return supervise(log, stderr, dir, sc.Outer.Steps > 0, f.cpuprofile, func() {
+	return supervise(log, stderr, dir, sc.Outer.Steps > 0, false, f.cpuprofile, func() {
 		log.Info().Str("scenario", file).Str("out", dir).Uint64("seed", sc.Seed).Msg("run started")
 	}, func(ctx context.Context, opt run.Options) (*run.Summary, error) {
 		opt.MaxMemory = f.mem.bytes
@@ -318,7 +318,8 @@ func cmdRun(file string, f runFlags, seedSet, workersSet bool, stderr io.Writer)
 // supervise runs exec (a run or a resumed run writing into dir) with the
 // console's progress display, stops it cleanly on SIGINT/SIGTERM, writes
 // a CPU profile when asked, and logs the outcome.
-func supervise(log zerolog.Logger, stderr io.Writer, dir string, outer bool, cpuprofile string, started func(),
+// resumable says whether dir holds a checkpoint already (a resumed run).
+func supervise(log zerolog.Logger, stderr io.Writer, dir string, outer, resumable bool, cpuprofile string, started func(),
 	exec func(context.Context, run.Options) (*run.Summary, error)) error {
 	tty := false
 	if fd, ok := stderr.(*os.File); ok {
@@ -326,6 +327,7 @@ func supervise(log zerolog.Logger, stderr io.Writer, dir string, outer bool, cpu
 	}
 	pp := newProgressPrinter(log, stderr, tty, outer)
 	var checkpointed atomic.Bool // read by the signal handler
+	checkpointed.Store(resumable)
 	ctx, sigs := notifyStop(context.Background(), func(sig os.Signal) {
 		pp.notice(func() {
 			msg := "stopping after the current round; no summary.json will be written; a second signal kills at once"
@@ -352,7 +354,7 @@ func supervise(log zerolog.Logger, stderr io.Writer, dir string, outer bool, cpu
 	started()
 	sum, err := exec(ctx, run.Options{OutDir: dir, Progress: pp.event,
 		Checkpointed: func(ci run.CheckpointInfo) {
-			if !checkpointed.Swap(true) {
+			if !checkpointed.Swap(true) && !resumable {
 				pp.notice(func() {
 					log.Info().Str("path", ci.Path).Int64("bytes", ci.Bytes).Str("took", ci.Took.Round(time.Millisecond).String()).
 						Msg("first checkpoint written (replaced at every checkpoint; resume a stopped run with hgpsim resume)")

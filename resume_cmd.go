@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -68,6 +69,9 @@ func cmdResume(dir string, f resumeFlags, flags changedFlags, stderr io.Writer) 
 			return usageError{"--workers: " + err.Error()}
 		}
 	}
+	if flags.Changed("parallel") && (f.parallel < 0 || f.parallel > scenarios.MaxParallel) {
+		return usageError{fmt.Sprintf("--parallel: must be in [0, %d] (0: every core), got %d", scenarios.MaxParallel, f.parallel)}
+	}
 	if flags.Changed("driver") {
 		switch f.driver {
 		case "auto", "actors", "sequential":
@@ -86,8 +90,14 @@ func cmdResume(dir string, f resumeFlags, flags changedFlags, stderr io.Writer) 
 			rs.Workers, rs.Driver = f.workers, "actors"
 		}
 	}
+	// The progress display shows outer steps for runs that have them;
+	// a scenario.yaml that does not load is Resume's error to report.
+	outer := true
+	if sc, err := scenarios.Load(filepath.Join(dir, "scenario.yaml")); err == nil {
+		outer = sc.Outer.Steps > 0 // as hgpsim run decides it
+	}
 	log := newConsoleLog(stderr)
-	return supervise(log, stderr, dir, true, f.cpuprofile, func() {
+	return supervise(log, stderr, dir, outer, true, f.cpuprofile, func() {
 		log.Info().Str("out", dir).Msg("resuming from the last checkpoint")
 	}, func(ctx context.Context, opt run.Options) (*run.Summary, error) {
 		opt.MaxMemory = f.mem.bytes

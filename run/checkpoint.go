@@ -22,9 +22,10 @@ const (
 	checkpointFile = "checkpoint.bin"
 	scenarioFile   = "scenario.yaml"
 	summaryFile    = "summary.json"
-	// checkpointMagic opens checkpoint.bin; its number changes whenever
-	// the encoding does, so an old checkpoint is refused, not misread.
-	checkpointMagic = "hgpsim checkpoint 1\n"
+	// checkpointMagic opens checkpoint.bin, followed by the SHA-256 of
+	// the rest; its number changes whenever the encoding does, so an old
+	// checkpoint is refused, not misread.
+	checkpointMagic = "hgpsim checkpoint 2\n"
 )
 
 // fileCheckpoint is checkpoint.bin: the drivers' checkpoint (clients,
@@ -75,11 +76,17 @@ func (s *runSink) restore(st sinkState) {
 }
 
 // saveCheckpoint writes checkpoint.bin atomically: a run killed while
-// writing it keeps the previous one.
-// It returns the file's size.
-func saveCheckpoint(dir string, scenarioSum [sha256.Size]byte, cp *optim.Checkpoint, sink *runSink, mw *metricsWriter) (int64, error) {
+// writing it keeps the previous one. metrics.jsonl is synced first, so
+// that after a crash of the machine the checkpoint never refers to lines
+// the disk does not have. It returns the file's size.
+func saveCheckpoint(dir string, scenarioSum [sha256.Size]byte, cp *optim.Checkpoint, sink *runSink, mw *metricsWriter, metrics *os.File) (int64, error) {
 	if mw.err != nil {
 		return 0, fmt.Errorf("writing metrics: %w", mw.err)
+	}
+	if metrics != nil {
+		if err := metrics.Sync(); err != nil {
+			return 0, fmt.Errorf("syncing metrics: %w", err)
+		}
 	}
 	fc := fileCheckpoint{Scenario: scenarioSum, Optim: *cp, Sink: sink.state()}
 	fc.Metrics, fc.MetricsSHA = mw.position()
@@ -87,8 +94,10 @@ func saveCheckpoint(dir string, scenarioSum [sha256.Size]byte, cp *optim.Checkpo
 	if err != nil {
 		return 0, err
 	}
-	b = append([]byte(checkpointMagic), b...)
-	return int64(len(b)), fsutil.WriteAtomic(filepath.Join(dir, checkpointFile), b)
+	sum := sha256.Sum256(b)
+	out := make([]byte, 0, len(checkpointMagic)+len(sum)+len(b))
+	out = append(append(append(out, checkpointMagic...), sum[:]...), b...)
+	return int64(len(out)), fsutil.WriteAtomic(filepath.Join(dir, checkpointFile), out)
 }
 
 // readCheckpoint reads dir's checkpoint.bin, checking that it belongs to
@@ -105,8 +114,12 @@ func readCheckpoint(dir string, resolved []byte) (*fileCheckpoint, error) {
 	if !bytes.HasPrefix(b, []byte(checkpointMagic)) {
 		return nil, scenarios.Invalid(path, "not a checkpoint of this version of hgpsim")
 	}
+	b = b[len(checkpointMagic):]
+	if len(b) < sha256.Size || sha256.Sum256(b[sha256.Size:]) != [sha256.Size]byte(b[:sha256.Size]) {
+		return nil, scenarios.Invalid(path, "corrupt checkpoint: its checksum does not match (the file was truncated or changed)")
+	}
 	var fc fileCheckpoint
-	if err := optim.DecodeState(b[len(checkpointMagic):], &fc); err != nil {
+	if err := optim.DecodeState(b[sha256.Size:], &fc); err != nil {
 		return nil, scenarios.Invalid(path, "corrupt checkpoint: %v", err)
 	}
 	if fc.Scenario != sha256.Sum256(resolved) {
@@ -167,6 +180,14 @@ type ResumeOptions struct {
 // stopped.
 func Resume(ctx context.Context, opt ResumeOptions) (*Summary, error) {
 	dir := opt.OutDir
+	if _, err := os.Stat(filepath.Join(dir, scenarioFile)); errors.Is(err, os.ErrNotExist) {
+		return nil, scenarios.Invalid(dir, "no %s: not the output folder of a run", scenarioFile)
+	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	if _, err := os.Stat(filepath.Join(dir, summaryFile)); err == nil {
 		return nil, scenarios.Invalid(dir, "the run completed (%s exists); there is nothing to resume", summaryFile)
 	}
@@ -176,11 +197,14 @@ func Resume(ctx context.Context, opt ResumeOptions) (*Summary, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("reading the scenario: %w", err)
 	}
-	fc, err := readCheckpoint(dir, resolved)
+	sc, err := scenarios.Parse(filepath.Join(dir, scenarioFile), resolved)
 	if err != nil {
 		return nil, err
 	}
-	sc, err := scenarios.Parse(filepath.Join(dir, scenarioFile), resolved)
+	if sc.Experiment != nil {
+		return nil, scenarios.Invalid(dir, "experiments are not checkpointed; run it again")
+	}
+	fc, err := readCheckpoint(dir, resolved)
 	if err != nil {
 		return nil, err
 	}
@@ -189,9 +213,6 @@ func Resume(ctx context.Context, opt ResumeOptions) (*Summary, error) {
 	}
 	if _, err := scenarios.Check(filepath.Join(dir, scenarioFile), sc, scenarios.CheckOptions{MaxMemory: opt.MaxMemory}); err != nil {
 		return nil, err
-	}
-	if sc.Experiment != nil {
-		return nil, scenarios.Invalid(dir, "experiments are not checkpointed; run it again")
 	}
 	run, err := Build(sc)
 	if err != nil {

