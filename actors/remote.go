@@ -349,6 +349,14 @@ func (s *supervisor) sendRemoteSteps(ctx actor.Context, st *step) {
 	tr := s.remote.wire
 	tr.Rounds++
 	for _, w := range s.remote.workers {
+		spec := spec
+		if spec != nil && spec.States != nil {
+			// A worker loads only its block's saved states (a resumed run).
+			own := *spec
+			own.States = make([][]byte, len(spec.States))
+			copy(own.States[w.first:w.last], spec.States[w.first:w.last])
+			spec = &own
+		}
 		m := wire.NewWorkerStep(st.epoch, st.step, spec, st.tick, st.eval, w.first, st.in[w.first:w.last])
 		m.Run = s.remote.run
 		tr.Steps++
