@@ -189,7 +189,11 @@ func (c *Checkpoints) Next(done *PhaseReport) (*PhaseSpec, error) {
 			}
 			return c.forward(c.pending), nil
 		case PhaseLoadState:
-			// The driver's tick is where the checkpointed run's was.
+			// The states are loaded: let them go (a checkpoint may be
+			// large). The driver's tick is where the checkpointed run's was.
+			if c.Resume != nil {
+				c.Resume.Clients, c.Resume.Late = nil, nil
+			}
 			return c.forward(c.pending), nil
 		}
 	}
