@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
@@ -90,13 +91,23 @@ func saveCheckpoint(dir string, scenarioSum [sha256.Size]byte, cp *optim.Checkpo
 	}
 	fc := fileCheckpoint{Scenario: scenarioSum, Optim: *cp, Sink: sink.state()}
 	fc.Metrics, fc.MetricsSHA = mw.position()
-	b, err := optim.EncodeState(fc)
-	if err != nil {
-		return 0, err
+	// Encoded behind the header in one buffer, then hashed in place: no
+	// copy of a checkpoint that may hold every client's parameters.
+	size := len(checkpointMagic) + sha256.Size
+	for _, c := range cp.Clients {
+		size += len(c)
 	}
-	sum := sha256.Sum256(b)
-	out := make([]byte, 0, len(checkpointMagic)+len(sum)+len(b))
-	out = append(append(append(out, checkpointMagic...), sum[:]...), b...)
+	var buf bytes.Buffer
+	buf.Grow(size + size/8)
+	buf.WriteString(checkpointMagic)
+	buf.Write(make([]byte, sha256.Size))
+	if err := gob.NewEncoder(&buf).Encode(fc); err != nil {
+		return 0, fmt.Errorf("encoding the checkpoint: %w", err)
+	}
+	out := buf.Bytes()
+	head := len(checkpointMagic)
+	sum := sha256.Sum256(out[head+sha256.Size:])
+	copy(out[head:], sum[:])
 	return int64(len(out)), fsutil.WriteAtomic(filepath.Join(dir, checkpointFile), out)
 }
 
