@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/gob"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -26,7 +26,7 @@ const (
 	// checkpointMagic opens checkpoint.bin, followed by the SHA-256 of
 	// the rest; its number changes whenever the encoding does, so an old
 	// checkpoint is refused, not misread.
-	checkpointMagic = "hgpsim checkpoint 2\n"
+	checkpointMagic = "hgpsim checkpoint 3\n"
 )
 
 // fileCheckpoint is checkpoint.bin: the drivers' checkpoint (clients,
@@ -91,24 +91,68 @@ func saveCheckpoint(dir string, scenarioSum [sha256.Size]byte, cp *optim.Checkpo
 	}
 	fc := fileCheckpoint{Scenario: scenarioSum, Optim: *cp, Sink: sink.state()}
 	fc.Metrics, fc.MetricsSHA = mw.position()
-	// Encoded behind the header in one buffer, then hashed in place: no
-	// copy of a checkpoint that may hold every client's parameters.
-	size := len(checkpointMagic) + sha256.Size
-	for _, c := range cp.Clients {
-		size += len(c)
+	// The client states, which may hold every client's parameters, go
+	// after the gob-encoded rest as length-prefixed bytes: written once,
+	// not through gob's growing buffer.
+	clients := fc.Optim.Clients
+	fc.Optim.Clients = nil
+	head, err := optim.EncodeState(fc)
+	if err != nil {
+		return 0, err
 	}
-	var buf bytes.Buffer
-	buf.Grow(size + size/8)
-	buf.WriteString(checkpointMagic)
-	buf.Write(make([]byte, sha256.Size))
-	if err := gob.NewEncoder(&buf).Encode(fc); err != nil {
-		return 0, fmt.Errorf("encoding the checkpoint: %w", err)
+	size := len(checkpointMagic) + sha256.Size + 2*binary.MaxVarintLen64 + len(head)
+	for _, c := range clients {
+		size += binary.MaxVarintLen64 + len(c)
 	}
-	out := buf.Bytes()
-	head := len(checkpointMagic)
-	sum := sha256.Sum256(out[head+sha256.Size:])
-	copy(out[head:], sum[:])
+	out := make([]byte, 0, size)
+	out = append(out, checkpointMagic...)
+	out = append(out, make([]byte, sha256.Size)...)
+	out = binary.AppendUvarint(out, uint64(len(head)))
+	out = append(out, head...)
+	out = binary.AppendUvarint(out, uint64(len(clients)))
+	for _, c := range clients {
+		out = binary.AppendUvarint(out, uint64(len(c)))
+		out = append(out, c...)
+	}
+	body := len(checkpointMagic) + sha256.Size
+	sum := sha256.Sum256(out[body:])
+	copy(out[len(checkpointMagic):], sum[:])
 	return int64(len(out)), fsutil.WriteAtomic(filepath.Join(dir, checkpointFile), out)
+}
+
+// decodeCheckpoint reads what saveCheckpoint wrote after the checksum.
+func decodeCheckpoint(b []byte, fc *fileCheckpoint) error {
+	next := func() ([]byte, error) {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return nil, fmt.Errorf("a length beyond the end of the file")
+		}
+		part := b[k : k+int(n)]
+		b = b[k+int(n):]
+		return part, nil
+	}
+	head, err := next()
+	if err != nil {
+		return err
+	}
+	if err := optim.DecodeState(head, fc); err != nil {
+		return err
+	}
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return fmt.Errorf("a client count beyond the end of the file")
+	}
+	b = b[k:]
+	fc.Optim.Clients = make([][]byte, n)
+	for i := range fc.Optim.Clients {
+		if fc.Optim.Clients[i], err = next(); err != nil {
+			return fmt.Errorf("client %d: %w", i, err)
+		}
+	}
+	if len(b) != 0 {
+		return fmt.Errorf("%d bytes after the last client state", len(b))
+	}
+	return nil
 }
 
 // readCheckpoint reads dir's checkpoint.bin, checking that it belongs to
@@ -130,7 +174,7 @@ func readCheckpoint(dir string, resolved []byte) (*fileCheckpoint, error) {
 		return nil, scenarios.Invalid(path, "corrupt checkpoint: its checksum does not match (the file was truncated or changed)")
 	}
 	var fc fileCheckpoint
-	if err := optim.DecodeState(b[sha256.Size:], &fc); err != nil {
+	if err := decodeCheckpoint(b[sha256.Size:], &fc); err != nil {
 		return nil, scenarios.Invalid(path, "corrupt checkpoint: %v", err)
 	}
 	if fc.Scenario != sha256.Sum256(resolved) {

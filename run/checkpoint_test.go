@@ -294,3 +294,37 @@ func TestResumePDBOVariants(t *testing.T) {
 		})
 	}
 }
+
+// decodeCheckpoint refuses every truncation and garbage without
+// panicking (the checksum catches corruption first; this is the second
+// line).
+func TestDecodeCheckpointRefusesGarbage(t *testing.T) {
+	sc, err := scenarios.Load("testdata/golden/pdbo-mtl.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Runtime.Driver = "sequential"
+	dir := t.TempDir()
+	if ok, _ := stopAt(t, sc, dir, 1, false); !ok {
+		t.Fatal("the run was not stopped")
+	}
+	b, err := os.ReadFile(filepath.Join(dir, checkpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := b[len(checkpointMagic)+32:]
+	var fc fileCheckpoint
+	if err := decodeCheckpoint(body, &fc); err != nil || len(fc.Optim.Clients) != sc.Nodes() {
+		t.Fatalf("the checkpoint itself: %v, %d client states", err, len(fc.Optim.Clients))
+	}
+	for cut := 0; cut < len(body); cut += 1 + len(body)/500 {
+		if err := decodeCheckpoint(body[:cut], &fileCheckpoint{}); err == nil {
+			t.Errorf("cut at %d of %d bytes: no error", cut, len(body))
+		}
+	}
+	for _, junk := range [][]byte{nil, {0xff}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, append(body[:len(body):len(body)], 0)} {
+		if err := decodeCheckpoint(junk, &fileCheckpoint{}); err == nil {
+			t.Errorf("%d junk bytes: no error", len(junk))
+		}
+	}
+}
