@@ -144,9 +144,10 @@ type RuntimeSpec struct {
 	// worker prints it) that host the clients of an actors run, in
 	// contiguous blocks; empty runs every client in this process.
 	Workers []string `yaml:"workers,omitempty"`
-	// CheckpointEvery is the number of outer-step boundaries between two
-	// checkpoints of a run (0: none); `hgpsim resume` continues a stopped
-	// run from its last one. Outputs do not depend on it.
+	// CheckpointEvery is the number of boundaries (outer steps, or the
+	// evaluations of a long federated phase) between two checkpoints of a
+	// run (0: none); `hgpsim resume` continues a stopped run from its last
+	// one. Outputs do not depend on it.
 	CheckpointEvery int `yaml:"checkpoint_every"`
 }
 
