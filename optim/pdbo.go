@@ -23,6 +23,9 @@ type PDBOConfig struct {
 	OuterVal bool
 	// NewOptimizer returns a client's λ-optimizer (one per client).
 	NewOptimizer func() OuterOptimizer
+	// Warm says the program warm-starts SGP phases (Alg1.Warm), so a
+	// checkpoint must keep each client's last iterate.
+	Warm bool
 	Seed         uint64
 }
 
@@ -190,9 +193,12 @@ type pdboState struct {
 
 // SaveState implements Stateful.
 func (c *PDBOClient) SaveState() ([]byte, error) {
-	st := pdboState{Lambda: c.lambda, X: c.warm}
-	if c.sgp != nil {
-		st.X = c.sgp.X()
+	st := pdboState{Lambda: c.lambda}
+	if c.cfg.Warm { // with restarts the iterate is never read again
+		st.X = c.warm
+		if c.sgp != nil {
+			st.X = c.sgp.X()
+		}
 	}
 	if c.opt != nil {
 		s, ok := c.opt.(Stateful)

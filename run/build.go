@@ -124,7 +124,7 @@ func pdboConfig(sc scenarios.Scenario) *optim.PDBOConfig {
 	}
 	cfg := &optim.PDBOConfig{N: sc.Nodes(), SGP: optim.SGPConfig{Variant: variant, LR: sched, BatchSize: sc.SGP.Batch},
 		Alpha: h.Alpha, Beta: h.Beta, Sampling: sampling, HyperBatch: h.Batch, HyperLR: lr,
-		OuterVal: h.OuterData == "val", Seed: sc.Seed}
+		OuterVal: h.OuterData == "val", Seed: sc.Seed, Warm: !sc.Outer.Restart}
 	if h.Estimator != "none" {
 		cfg.Estimator = h.Estimator
 		cfg.NewOptimizer = func() optim.OuterOptimizer { return outerOptimizer(sc) }

@@ -250,6 +250,7 @@ func TestResumePDBOVariants(t *testing.T) {
 		set  []string
 	}{
 		{"warm", []string{"outer.restart=false"}},
+		{"restart", []string{"outer.restart=true"}},
 		{"sgd-patience", []string{"outer.optimizer=sgd", "outer.patience=2", "outer.lr=2"}},
 		{"true-estimates", []string{"hypergradient.estimates=true"}},
 		{"hgp-alternate", []string{"hypergradient.estimator=hgp", "hypergradient.sampling=alternate"}},
