@@ -26,7 +26,7 @@ type PDBOConfig struct {
 	// Warm says the program warm-starts SGP phases (Alg1.Warm), so a
 	// checkpoint must keep each client's last iterate.
 	Warm bool
-	Seed         uint64
+	Seed uint64
 }
 
 // PDBOClient is one client of PDBO: its data and model, its
