@@ -187,6 +187,36 @@ func TestWorkerKilledMidRun(t *testing.T) {
 	}
 }
 
+// referenceRun runs scenario body into a fresh folder on the binary and
+// returns the folder that holds it and the folder for the run under test.
+func referenceRun(t *testing.T, bin, body string) (scenario, ref, out string) {
+	t.Helper()
+	scenario = write(t, "ck.yaml", body)
+	dir := t.TempDir()
+	ref = filepath.Join(dir, "ref")
+	if msg, code := runBinary(t, bin, "run", scenario, "--out", ref); code != 0 {
+		t.Fatalf("reference run: exit %d: %s", code, msg)
+	}
+	return scenario, ref, filepath.Join(dir, "out")
+}
+
+// sameOutputs compares a resumed run's metrics.jsonl and summary.json
+// (but for the driver and wire entries) with the reference run's.
+func sameOutputs(t *testing.T, ref, out string) {
+	t.Helper()
+	want, _ := os.ReadFile(filepath.Join(ref, "metrics.jsonl"))
+	got, _ := os.ReadFile(filepath.Join(out, "metrics.jsonl"))
+	if len(want) == 0 || !bytes.Equal(got, want) {
+		t.Errorf("metrics.jsonl of the resumed run differs from the uninterrupted one (%d vs %d bytes)", len(got), len(want))
+	}
+	strip := func(s string) string {
+		return strings.Replace(strings.Replace(s, `"driver":"actors"`, "", 1), `"driver":"sequential"`, "", 1)
+	}
+	if a, b := strip(summaryWithoutWire(t, ref)), strip(summaryWithoutWire(t, out)); a != b {
+		t.Errorf("summary.json of the resumed run differs:\n%s\nwant\n%s", b, a)
+	}
+}
+
 // TestResumeAfterWorkerKilled kills a worker once the run has written a
 // checkpoint: the run fails naming the way back (hgpsim resume), and
 // resuming it over a fresh worker gives metrics.jsonl and summary.json
@@ -196,15 +226,9 @@ func TestResumeAfterWorkerKilled(t *testing.T) {
 		t.Skip("builds the binary and starts worker processes")
 	}
 	bin := buildBinary(t)
-	scenario := write(t, "ck.yaml", "name: ck\nclients: 6\nmethod: pdbo-mtl\nsgp:\n  rounds: 200\n  eval_every: 50\nouter:\n  steps: 12\nruntime:\n  round_timeout: 5s\n")
-	dir := t.TempDir()
-	ref := filepath.Join(dir, "ref")
-	if msg, code := runBinary(t, bin, "run", scenario, "--out", ref); code != 0 {
-		t.Fatalf("reference run: exit %d: %s", code, msg)
-	}
+	scenario, ref, out := referenceRun(t, bin, "name: ck\nclients: 6\nmethod: pdbo-mtl\nsgp:\n  rounds: 200\n  eval_every: 50\nouter:\n  steps: 12\nruntime:\n  round_timeout: 5s\n")
 	w0, a0 := startWorker(t, bin)
 	_, a1 := startWorker(t, bin)
-	out := filepath.Join(dir, "out")
 	cmd := exec.Command(bin, "run", scenario, "--out", out, "--workers", a0+","+a1)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -236,17 +260,7 @@ func TestResumeAfterWorkerKilled(t *testing.T) {
 	if msg, code := runBinary(t, bin, "resume", out, "--workers", a2+","+a1); code != 0 {
 		t.Fatalf("resume: exit %d: %s", code, msg)
 	}
-	want, _ := os.ReadFile(filepath.Join(ref, "metrics.jsonl"))
-	got, _ := os.ReadFile(filepath.Join(out, "metrics.jsonl"))
-	if len(want) == 0 || !bytes.Equal(got, want) {
-		t.Errorf("metrics.jsonl of the resumed run differs from the uninterrupted one (%d vs %d bytes)", len(got), len(want))
-	}
-	strip := func(s string) string {
-		return strings.Replace(strings.Replace(s, `"driver":"actors"`, "", 1), `"driver":"sequential"`, "", 1)
-	}
-	if a, b := strip(summaryWithoutWire(t, ref)), strip(summaryWithoutWire(t, out)); a != b {
-		t.Errorf("summary.json of the resumed run differs:\n%s\nwant\n%s", b, a)
-	}
+	sameOutputs(t, ref, out)
 	if msg, code := runBinary(t, bin, "resume", out); code != 2 || !strings.Contains(msg, "nothing to resume") {
 		t.Errorf("resuming a completed run: exit %d, %q; want 2 and nothing to resume", code, msg)
 	}
@@ -261,13 +275,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	bin := buildBinary(t)
-	scenario := write(t, "ck.yaml", "name: ck\nclients: 8\nmethod: pdbo-mtl-da\nsgp:\n  rounds: 300\n  eval_every: 20\nouter:\n  steps: 10\n  restart: false\nruntime:\n  driver: sequential\n")
-	dir := t.TempDir()
-	ref := filepath.Join(dir, "ref")
-	if msg, code := runBinary(t, bin, "run", scenario, "--out", ref); code != 0 {
-		t.Fatalf("reference run: exit %d: %s", code, msg)
-	}
-	out := filepath.Join(dir, "out")
+	scenario, ref, out := referenceRun(t, bin, "name: ck\nclients: 8\nmethod: pdbo-mtl-da\nsgp:\n  rounds: 300\n  eval_every: 20\nouter:\n  steps: 10\n  restart: false\nruntime:\n  driver: sequential\n")
 	cmd := exec.Command(bin, "run", scenario, "--out", out)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -296,15 +304,5 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	if msg, code := runBinary(t, bin, "resume", out, "--driver", "actors"); code != 0 {
 		t.Fatalf("resume: exit %d: %s", code, msg)
 	}
-	want, _ := os.ReadFile(filepath.Join(ref, "metrics.jsonl"))
-	got, _ := os.ReadFile(filepath.Join(out, "metrics.jsonl"))
-	if len(want) == 0 || !bytes.Equal(got, want) {
-		t.Errorf("metrics.jsonl of the resumed run differs from the uninterrupted one (%d vs %d bytes)", len(got), len(want))
-	}
-	strip := func(s string) string {
-		return strings.Replace(strings.Replace(s, `"driver":"actors"`, "", 1), `"driver":"sequential"`, "", 1)
-	}
-	if a, b := strip(summaryWithoutWire(t, ref)), strip(summaryWithoutWire(t, out)); a != b {
-		t.Errorf("summary.json of the resumed run differs:\n%s\nwant\n%s", b, a)
-	}
+	sameOutputs(t, ref, out)
 }
