@@ -112,6 +112,11 @@ func Estimate(sc Scenario) Resources {
 	}
 	add("client state", 8*perClient*float64(dx)*float64(n))
 	add("data", float64(examples)*float64(8*features+8))
+	if sc.Runtime.CheckpointEvery > 0 && sc.Outer.Steps > 0 && !sc.Outer.Restart {
+		// Writing a checkpoint of warm-started clients: every client's
+		// encoded iterate, and the file's buffer holding them again.
+		add("checkpoint", 2*8*float64(dx)*float64(n))
+	}
 	if sc.Hypergradient.Oracle {
 		m := float64(n) * float64(dx)
 		add("dense oracle", 3*8*m*m)
