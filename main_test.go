@@ -502,6 +502,18 @@ func TestSweepLine(t *testing.T) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
+	// A failed run that left a checkpoint says how to continue it.
+	job.OutDir = t.TempDir()
+	failed := run.SweepResult{Job: job, Err: errors.New("boom"), Wall: 2 * time.Second}
+	if got, want := sweepLine(failed), "sweep: x failed after 2s: boom"; got != want {
+		t.Errorf("failed: %q, want %q", got, want)
+	}
+	if err := os.WriteFile(filepath.Join(job.OutDir, "checkpoint.bin"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sweepLine(failed), "sweep: x failed after 2s: boom; continue it with hgpsim resume "+job.OutDir; got != want {
+		t.Errorf("failed with a checkpoint: %q, want %q", got, want)
+	}
 }
 
 // The stop notice of a signal comes from another goroutine than the

@@ -165,7 +165,11 @@ func sweepLine(r run.SweepResult) string {
 	name, wall := r.Job.Scenario.Name, r.Wall.Round(time.Second)
 	switch s := r.Summary; {
 	case r.Err != nil:
-		return fmt.Sprintf("sweep: %s failed after %s: %s", name, wall, oneLine(r.Err.Error()))
+		line := fmt.Sprintf("sweep: %s failed after %s: %s", name, wall, oneLine(r.Err.Error()))
+		if _, err := os.Stat(filepath.Join(r.Job.OutDir, "checkpoint.bin")); err == nil {
+			line += "; continue it with hgpsim resume " + r.Job.OutDir
+		}
+		return line
 	case s == nil || s.Experiment != nil:
 		return fmt.Sprintf("sweep: %s done in %s", name, wall)
 	case len(s.Outer) > 0 && s.Best != nil:
