@@ -10,43 +10,6 @@ import (
 	"hgpsim/models"
 )
 
-// eventLog records what a run reports, each event encoded at once (the
-// stats' vectors are views), so that two runs compare bit for bit.
-type eventLog struct{ events [][]byte }
-
-func (l *eventLog) add(t *testing.T, v any) {
-	b, err := EncodeState(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.events = append(l.events, b)
-}
-
-type eventSink struct {
-	t *testing.T
-	l *eventLog
-}
-
-func (s eventSink) Evaluated(ev *RoundEvent) error {
-	s.l.add(s.t, struct {
-		Phase          string
-		Step, Round, N int
-		Traffic        Traffic
-		Clients        []Stats
-	}{ev.Phase, ev.Step, ev.Round, ev.Rounds, ev.Traffic, ev.Clients})
-	return nil
-}
-
-func (s eventSink) Finished(rep *PhaseReport) error {
-	s.l.add(s.t, struct {
-		Phase   string
-		Step    int
-		Traffic Traffic
-		Last    []Stats
-	}{rep.Spec.Name, rep.Spec.Step, rep.Traffic, rep.Last})
-	return nil
-}
-
 // runCheckpointed runs alg on a fresh setup (from resume, when not nil)
 // with a checkpoint at every outer-step boundary, and returns the events,
 // the checkpoints and, for each, the number of events before it.

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"testing"
 
@@ -20,59 +18,6 @@ import (
 // the first, load the states into freshly built clients and run the second
 // part on a fresh driver: the events, results and final states must be
 // those of one driver running both parts.
-
-// fedSink records every evaluated round and every phase's report, results
-// included, each encoded at once (stats and results hold views).
-type fedSink struct {
-	t *testing.T
-	l *eventLog
-}
-
-func (s fedSink) Evaluated(ev *RoundEvent) error {
-	s.l.add(s.t, struct {
-		Phase          string
-		Step, Round, N int
-		Traffic        Traffic
-		Clients        []Stats
-	}{ev.Phase, ev.Step, ev.Round, ev.Rounds, ev.Traffic, ev.Clients})
-	return nil
-}
-
-func (s fedSink) Finished(rep *PhaseReport) error {
-	s.l.add(s.t, struct {
-		Phase   string
-		Traffic Traffic
-		Last    []Stats
-		Results []sortedResult
-	}{rep.Spec.Name, rep.Traffic, rep.Last, sortResults(rep.Results)})
-	return nil
-}
-
-// sortedResult is a Result with its maps in key order (gob encodes a map
-// in iteration order).
-type sortedResult struct {
-	Keys    []string
-	Values  []float64
-	Vectors [][]float64
-	State   []byte
-}
-
-func sortResults(rs []Result) []sortedResult {
-	out := make([]sortedResult, len(rs))
-	for i, r := range rs {
-		o := &out[i]
-		for _, k := range slices.Sorted(maps.Keys(r.Values)) {
-			o.Keys = append(o.Keys, k)
-			o.Values = append(o.Values, r.Values[k])
-		}
-		for _, k := range slices.Sorted(maps.Keys(r.Vectors)) {
-			o.Keys = append(o.Keys, k)
-			o.Vectors = append(o.Vectors, r.Vectors[k])
-		}
-		o.State = r.State
-	}
-	return out
-}
 
 // offsetClient shifts the round index its behaviour sees by the phase's
 // "offset" argument, as the driver will for a phase cut into parts: it
@@ -179,7 +124,7 @@ func fedRun(t *testing.T, c fedCase, phases Phases, states [][]byte) (*eventLog,
 		}
 	}
 	log := &eventLog{}
-	if _, err := d.Execute(context.Background(), &phases, fedSink{t, log}); err != nil {
+	if _, err := d.Execute(context.Background(), &phases, eventSink{t, log}); err != nil {
 		t.Fatal(err)
 	}
 	out := make([][]byte, len(clients))
