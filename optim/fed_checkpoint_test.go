@@ -19,51 +19,6 @@ import (
 // part on a fresh driver: the events, results and final states must be
 // those of one driver running both parts.
 
-// offsetClient shifts the round index its behaviour sees by the phase's
-// "offset" argument, as the driver will for a phase cut into parts: it
-// lets a test cut an outer iteration in the middle.
-type offsetClient struct{ Client }
-
-func (o offsetClient) Enter(p *PhaseSpec) (Behaviour, error) {
-	b, err := o.Client.Enter(p)
-	off := int(p.Arg("offset", 0))
-	if err != nil || b == nil || off == 0 {
-		return b, err
-	}
-	return offsetBehaviour{b, off}, nil
-}
-
-type offsetBehaviour struct {
-	b   Behaviour
-	off int
-}
-
-func (o offsetBehaviour) shift(r *Round) *Round {
-	s := *r
-	s.Index += o.off
-	return &s
-}
-
-func (o offsetBehaviour) Send(r *Round, out Outbox) error { return o.b.Send(o.shift(r), out) }
-
-func (o offsetBehaviour) Receive(r *Round, in []Message) error {
-	return o.b.Receive(o.shift(r), in)
-}
-
-func (o offsetBehaviour) Observe() Stats {
-	if ob, ok := o.b.(Observer); ok {
-		return ob.Observe()
-	}
-	return Stats{}
-}
-
-func (o offsetBehaviour) Result() Result {
-	if r, ok := o.b.(Resulter); ok {
-		return r.Result()
-	}
-	return Result{}
-}
-
 // fedCase is an algorithm of the family with the setup it runs on.
 type fedCase struct {
 	alg   Algorithm
@@ -92,7 +47,7 @@ func fedCases() map[string]fedCase {
 	}
 }
 
-// fedRun builds the case's clients (wrapped in offsetClient), loads
+// fedRun builds the case's clients, loads
 // states into them when not nil, runs phases on a fresh sequential driver
 // and returns the events and every client's state after the run.
 func fedRun(t *testing.T, c fedCase, phases Phases, states [][]byte) (*eventLog, [][]byte) {
@@ -109,7 +64,7 @@ func fedRun(t *testing.T, c fedCase, phases Phases, states [][]byte) (*eventLog,
 			return nil, err
 		}
 		clients[i] = cl
-		return offsetClient{cl}, nil
+		return cl, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -173,15 +128,12 @@ func fedPhases(t *testing.T, c fedCase) (pre []PhaseSpec, main PhaseSpec, period
 	return pre, PhaseSpec{Name: "comm-fedbio", Rounds: period * train.Rounds, EvalEvery: period * train.EvalEvery, Tick: Continue}, period
 }
 
-// cutAt returns the training phase cut after round c: without an offset
-// (the second part's rounds restart at 0, as today's driver numbers them)
-// when c is a multiple of the period, else with the offset argument.
-func cutAt(main PhaseSpec, c, period int) (a, b PhaseSpec) {
+// cutAt returns the training phase cut after round c into two parts
+// (optim.SplitPhase's kind, at any round).
+func cutAt(main PhaseSpec, c int) (a, b PhaseSpec) {
 	a, b = main, main
-	a.Rounds, b.Rounds = c, main.Rounds-c
-	if c%period != 0 {
-		b.Args = map[string]float64{"offset": float64(c)}
-	}
+	a.Rounds, a.Continued, a.Total = c, true, main.Rounds
+	b.Offset, b.Rounds, b.Total = c, main.Rounds-c, main.Rounds
 	return a, b
 }
 
@@ -201,7 +153,7 @@ func TestFedResumeIsBitIdentical(t *testing.T) {
 			uncut, _ := fedRun(t, c, append(append(Phases(nil), pre...), main), nil)
 			uncutEvals := evaluations(t, uncut)
 			for cut := 1; cut < main.Rounds; cut++ {
-				a, b := cutAt(main, cut, period)
+				a, b := cutAt(main, cut)
 				ref, refStates := fedRun(t, c, append(append(Phases(nil), pre...), a, b), nil)
 				first, states := fedRun(t, c, append(append(Phases(nil), pre...), a), nil)
 				b.Tick = int64(preRounds + cut)
@@ -270,8 +222,8 @@ func equalEncoded(a, b [][]byte) bool {
 // returns the clients' states and a fresh server and client 1 and 2.
 func fedStates(t *testing.T, c fedCase, cut int) ([][]byte, []Stateful) {
 	t.Helper()
-	pre, main, period := fedPhases(t, c)
-	a, _ := cutAt(main, cut, period)
+	pre, main, _ := fedPhases(t, c)
+	a, _ := cutAt(main, cut)
 	_, states := fedRun(t, c, append(append(Phases(nil), pre...), a), nil)
 	return states, freshParts(t, c.alg, c.setup(t))
 }
