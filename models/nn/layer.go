@@ -56,7 +56,8 @@ func (e *elementwise) init([]float64, *rand.Rand) {}
 
 // relu is max(x, 0). It is linear on each side of 0, so its second
 // derivative vanishes wherever it exists and every pass routes through the
-// same mask x > 0 (derivative 0 at x = 0, as PyTorch).
+// same mask x > 0, read off the output y > 0 (derivative 0 at x = 0, as
+// PyTorch).
 type relu struct{ elementwise }
 
 func (l *relu) forward(y, x, _ []float64, n int) {
@@ -67,38 +68,39 @@ func (l *relu) forward(y, x, _ []float64, n int) {
 	}
 }
 
-// mask writes dst = src where x > 0 and 0 elsewhere.
-func reluMask(dst, src, x []float64) {
+// reluMask writes dst = src where the ReLU output y is positive and 0
+// where it is 0. It selects with a bit mask rather than a branch: the signs
+// of activations are close to random, so a branch would be mispredicted
+// half the time. y ≥ 0 (never −0: max(−0, 0) = +0), so y > 0 exactly when
+// its bits are nonzero, and 0 − bits has its sign bit set exactly then.
+func reluMask(dst, src, y []float64) {
 	src = src[:len(dst)]
-	x = x[:len(dst)]
-	for i, v := range x {
-		if v > 0 {
-			dst[i] = src[i]
-		} else {
-			dst[i] = 0
-		}
+	y = y[:len(dst)]
+	for i, v := range y {
+		keep := uint64(-int64(math.Float64bits(v)) >> 63)
+		dst[i] = math.Float64frombits(math.Float64bits(src[i]) & keep)
 	}
 }
 
-func (l *relu) backward(gx, _, gy, x, _, _ []float64, n int) {
+func (l *relu) backward(gx, _, gy, _, y, _ []float64, n int) {
 	if gx != nil {
-		reluMask(gx[:n*l.shape.Size()], gy, x)
+		reluMask(gx[:n*l.shape.Size()], gy, y)
 	}
 }
 
-func (l *relu) rforward(ry, rx, x, _, _, _ []float64, n int) {
+func (l *relu) rforward(ry, rx, _, y, _, _ []float64, n int) {
 	ry = ry[:n*l.shape.Size()]
 	if rx == nil {
 		clear(ry)
 		return
 	}
-	reluMask(ry, rx, x)
+	reluMask(ry, rx, y)
 }
 
-func (l *relu) rbackward(gx, rgx, _, gy, rgy, x, _, _, _, _, _ []float64, n int) {
-	l.backward(gx, nil, gy, x, nil, nil, n)
+func (l *relu) rbackward(gx, rgx, _, gy, rgy, _, _, y, _, _, _ []float64, n int) {
+	l.backward(gx, nil, gy, nil, y, nil, n)
 	if rgx != nil {
-		reluMask(rgx[:n*l.shape.Size()], rgy, x)
+		reluMask(rgx[:n*l.shape.Size()], rgy, y)
 	}
 }
 

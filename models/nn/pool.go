@@ -77,9 +77,15 @@ func (l *pool) forwardMax(y, x []float64, n int) {
 					for ky := range l.kh {
 						row := xb[base+ky*w : base+ky*w+l.kw]
 						for kx, v := range row {
+							// Two selections the compiler makes
+							// branch-free (the comparison outcomes are
+							// close to random).
+							j := bi
 							if v > best {
-								best, bi = v, base+ky*w+kx
+								j = base + ky*w + kx
 							}
+							bi = j
+							best = xb[bi]
 						}
 					}
 					i := (c*ho+oy)*wo + ox
