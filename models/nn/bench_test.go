@@ -15,7 +15,7 @@ var torchMS = map[string][2]float64{
 }
 
 // BenchmarkPresets times Grad and HVP of each preset at batch 128 and
-// reports milliseconds, GFLOP/s (counting 3 forward passes per gradient,
+// reports milliseconds (wall and CPU), GFLOP/s (counting 3 forward passes per gradient,
 // as the PyTorch figures do; the HVP's figure uses the same count, so it
 // reads as gradients' worth of work per second) and PyTorch's time.
 func BenchmarkPresets(b *testing.B) {
@@ -55,12 +55,13 @@ func BenchmarkPresets(b *testing.B) {
 					f = func() { net.HVP(dst, x, a, labels, 1e-4, u) }
 				}
 				f() // warm-up: workspaces
-				b.ResetTimer()
+				cpu := cpuSeconds()
 				for b.Loop() {
 					f()
 				}
 				s := b.Elapsed().Seconds() / float64(b.N)
 				b.ReportMetric(1e3*s, "ms")
+				b.ReportMetric(1e3*(cpuSeconds()-cpu)/float64(b.N), "cpu-ms")
 				b.ReportMetric(work/s/1e9, "GFLOP/s")
 				if t, ok := torchMS[c.name]; ok {
 					b.ReportMetric(t[k], "torch-ms")

@@ -265,6 +265,7 @@ func TestLayerDerivatives(t *testing.T) {
 		{"conv-tanh", Shape{2, 8, 8}, []Spec{Conv2D(3, 3, 1, 1), Tanh(), Flatten(), Dense(4)}, 4},
 		{"conv-stride-rect", Shape{2, 9, 8}, []Spec{{Kind: KindConv2D, Out: 3, KH: 2, KW: 3, Stride: 2, Pad: 1}, Softplus(), Dense(3)}, 3},
 		{"conv-conv", Shape{1, 8, 8}, []Spec{Conv2D(2, 3, 1, 0), Tanh(), Conv2D(3, 3, 2, 1), Tanh(), Dense(3)}, 3},
+		{"conv-8", Shape{2, 6, 6}, []Spec{Conv2D(8, 3, 1, 1), Tanh(), Conv2D(8, 3, 2, 0), Softplus(), Dense(3)}, 3},
 		{"conv-only", Shape{2, 5, 5}, []Spec{Conv2D(2, 3, 1, 0), Conv2D(1, 3, 1, 0)}, 1},
 		{"dense-tanh", Shape{1, 4, 4}, []Spec{Dense(5), Tanh(), Dense(3)}, 3},
 		{"dense-softplus", Shape{2, 3, 3}, []Spec{Flatten(), Dense(6), Softplus(), Dense(3)}, 3},
@@ -376,6 +377,33 @@ func TestMaxPoolTiesGoToFirst(t *testing.T) {
 	for i := range g {
 		if g[i] != want[i] {
 			t.Fatalf("input gradient %v, want %v", g, want)
+		}
+	}
+}
+
+// The 2×2 tournament selects what the row-major scan selects, ties
+// included.
+func TestMaxPool2MatchesScan(t *testing.T) {
+	in := Shape{3, 7, 6} // odd height: the last row is dropped
+	l, err := newPool(MaxPool2D(2, 2), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := l.(*pool)
+	n := 4
+	p.reserve(n)
+	r := rand.New(rand.NewPCG(5, 5))
+	x := make([]float64, n*in.Size())
+	for i := range x {
+		x[i] = float64(r.IntN(3)) // many ties
+	}
+	y1, y2 := make([]float64, n*p.o.Size()), make([]float64, n*p.o.Size())
+	p.forwardMax2(y1, x, n)
+	a1 := append([]int32(nil), p.arg[:len(y1)]...)
+	p.forwardMaxScan(y2, x, n)
+	for i := range y1 {
+		if y1[i] != y2[i] || a1[i] != p.arg[i] {
+			t.Fatalf("output %d: tournament (%v at %d), scan (%v at %d)", i, y1[i], a1[i], y2[i], p.arg[i])
 		}
 	}
 }

@@ -64,6 +64,15 @@ func (l *pool) forward(y, x, _ []float64, n int) {
 
 // forwardMax writes the window maxima into y and their offsets into l.arg.
 func (l *pool) forwardMax(y, x []float64, n int) {
+	if l.kh == 2 && l.kw == 2 && l.s == 2 {
+		l.forwardMax2(y, x, n)
+		return
+	}
+	l.forwardMaxScan(y, x, n)
+}
+
+// forwardMaxScan is forwardMax for any window: a row-major scan.
+func (l *pool) forwardMaxScan(y, x []float64, n int) {
 	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
 	ni, no := l.in.Size(), l.o.Size()
 	for b := range n {
@@ -91,6 +100,42 @@ func (l *pool) forwardMax(y, x []float64, n int) {
 					i := (c*ho+oy)*wo + ox
 					yb[i], ab[i] = best, int32(bi)
 				}
+			}
+		}
+	}
+}
+
+// forwardMax2 is forwardMax for 2×2 windows with stride 2, the common
+// case, as a tournament: the first maximum of each row, then of the two.
+// Strict comparisons keep the earlier element on ties, so it selects what
+// the row-major scan does.
+func (l *pool) forwardMax2(y, x []float64, n int) {
+	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
+	for p := range n * l.in.C {
+		xp := x[p*h*w : (p+1)*h*w]
+		yp, ap := y[p*ho*wo:(p+1)*ho*wo], l.arg[p*ho*wo:(p+1)*ho*wo]
+		// Offsets in arg are within the sample: add the plane's start.
+		base := (p % l.in.C) * h * w
+		for oy := range ho {
+			r0 := xp[2*oy*w : 2*oy*w+2*wo]
+			r1 := xp[(2*oy+1)*w : (2*oy+1)*w+2*wo]
+			yr, ar := yp[oy*wo:(oy+1)*wo], ap[oy*wo:(oy+1)*wo]
+			for ox := range yr {
+				i0 := 2 * ox
+				if r0[2*ox+1] > r0[2*ox] {
+					i0++
+				}
+				i1 := 2 * ox
+				if r1[2*ox+1] > r1[2*ox] {
+					i1++
+				}
+				v0, v1 := r0[i0], r1[i1]
+				off := 2*oy*w + i0
+				if v1 > v0 {
+					off = (2*oy+1)*w + i1
+				}
+				yr[ox] = xp[off]
+				ar[ox] = int32(base + off)
 			}
 		}
 	}
