@@ -160,9 +160,13 @@ func (l *conv) im2col(col, x []float64, m int) {
 						clear(dst[:lo])
 						clear(dst[hi:])
 						if s == 1 {
-							// A loop, not copy: rows are short and
-							// the call would cost more than the move.
 							d, sr := dst[lo:hi], src[lo+off:hi+off]
+							if len(d) >= 16 {
+								copy(d, sr)
+								continue
+							}
+							// Short rows: the call to copy would cost
+							// more than the move.
 							sr = sr[:len(d)]
 							for i := range d {
 								d[i] = sr[i]

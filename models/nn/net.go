@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 )
 
@@ -25,8 +26,17 @@ type Net struct {
 	a       []float64
 	acts    [][]float64 // acts[i]: output of layer i
 	racts   [][]float64 // racts[i]: R{output of layer i}
-	g, rg   [2][]float64
 	jvpDone bool
+
+	// gs[i] is the gradient of ⟨G, Z⟩ with respect to the output of layer
+	// i (i < L−1) for the G in gTop, valid while gValid. They do not depend
+	// on u: repeated VJPR calls at one x (one Hessian-vector product after
+	// another) and a VJPR after VJP reuse them instead of backpropagating
+	// G again.
+	gs     [][]float64
+	gTop   []float64
+	gValid bool
+	rg     [2][]float64 // R{gs}, alternating between layers
 
 	z, p, rz, gz, rgz []float64 // cross-entropy scratch, n × classes
 }
@@ -49,6 +59,7 @@ func New(in Shape, layers []Spec, classes int) (*Net, error) {
 	}
 	net.acts = make([][]float64, len(info.layers))
 	net.racts = make([][]float64, len(info.layers))
+	net.gs = make([][]float64, len(info.layers)-1)
 	return net, nil
 }
 
@@ -109,13 +120,16 @@ func (net *Net) reserve(n int) {
 		size := n * l.out().Size()
 		net.acts[i] = make([]float64, size)
 		net.racts[i] = make([]float64, size)
+		if i < len(net.gs) {
+			net.gs[i] = make([]float64, size)
+		}
 		l.reserve(n)
 	}
-	for k := range net.g {
-		net.g[k] = make([]float64, n*net.maxIn)
+	for k := range net.rg {
 		net.rg[k] = make([]float64, n*net.maxIn)
 	}
 	c := net.info.classes
+	net.gTop = make([]float64, n*c)
 	net.z, net.p, net.rz = make([]float64, n*c), make([]float64, n*c), make([]float64, n*c)
 	net.gz, net.rgz = make([]float64, n*c), make([]float64, n*c)
 	net.cap = n
@@ -142,7 +156,7 @@ func (net *Net) Logits(Z, x, A []float64, n int) {
 		panic(fmt.Sprintf("nn: len(A) = %d, want %d samples × %v", len(A), n, net.info.in))
 	}
 	net.reserve(n)
-	net.n, net.a, net.jvpDone = n, A, false
+	net.n, net.a, net.jvpDone, net.gValid = n, A, false, false
 	net.checkBatch("Z", Z, net.info.classes)
 	for i, l := range net.info.layers {
 		in, _ := net.input(i)
@@ -188,16 +202,24 @@ func (net *Net) VJP(dst, x, G []float64) {
 		in, _ := net.input(i)
 		var gx []float64
 		if i > 0 {
-			gx = net.g[i&1][:n*net.inSize(i)]
+			gx = net.gs[i-1][:n*net.inSize(i)]
 		}
 		l.backward(gx, dst[net.off[i]:net.off[i+1]], gy, in, net.acts[i], x[net.off[i]:net.off[i+1]], n)
 		gy = gx
 	}
+	copy(net.gTop, G)
+	net.gValid = true
 }
 
 // VJPR adds Σ_b [J_bᵀRG_b + Σ_j G_bj ∇²Z_bj·u] to dst: the derivative of
 // VJP(dst, x, G) along x → x + t·u, G → G + t·RG. It needs Logits and then
 // JVP(u) of the same x.
+//
+// The backpropagation of G itself does not depend on u: when VJP or VJPR
+// ran with the same G (bit for bit) since the last Logits, VJPR reuses it,
+// which saves one matrix product per layer — so Hessian-vector products
+// at one point along many directions should call Logits once and then
+// JVP(u) and VJPR(u, …) per direction.
 func (net *Net) VJPR(dst, x, u, G, RG []float64) {
 	net.needLogits("VJPR")
 	if !net.jvpDone {
@@ -209,19 +231,38 @@ func (net *Net) VJPR(dst, x, u, G, RG []float64) {
 	net.checkBatch("G", G, net.info.classes)
 	net.checkBatch("RG", RG, net.info.classes)
 	n := net.n
+	reuse := net.gValid && sameBits(G, net.gTop[:len(G)])
 	gy, rgy := G, RG
 	for i := len(net.info.layers) - 1; i >= 0; i-- {
 		l := net.info.layers[i]
 		in, rin := net.input(i)
 		var gx, rgx []float64
 		if i > 0 {
-			gx = net.g[i&1][:n*net.inSize(i)]
 			rgx = net.rg[i&1][:n*net.inSize(i)]
+			if !reuse {
+				gx = net.gs[i-1][:n*net.inSize(i)]
+			}
 		}
 		lo, hi := net.off[i], net.off[i+1]
 		l.rbackward(gx, rgx, dst[lo:hi], gy, rgy, in, rin, net.acts[i], net.racts[i], x[lo:hi], u[lo:hi], n)
-		gy, rgy = gx, rgx
+		if i > 0 {
+			gy, rgy = net.gs[i-1][:n*net.inSize(i)], rgx
+		}
 	}
+	if !reuse {
+		copy(net.gTop, G)
+		net.gValid = true
+	}
+}
+
+// sameBits reports whether a and b hold the same bits.
+func sameBits(a, b []float64) bool {
+	for i, v := range a {
+		if math.Float64bits(v) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // inSize returns the floats per sample of layer i's input.

@@ -646,3 +646,47 @@ func (m *runtimeMem) read() {
 	runtime.ReadMemStats(&s)
 	m.total = s.TotalAlloc
 }
+
+// VJPR reuses the backpropagation of G from an earlier VJP or VJPR at the
+// same Logits with the same G, and only then: the results are the same bits
+// as a fresh computation.
+func TestVJPRReuse(t *testing.T) {
+	in := Shape{2, 8, 8}
+	specs := []Spec{Conv2D(8, 3, 1, 1), ReLU(), MaxPool2D(2, 2), GroupNorm(2), Tanh(), Dense(5), Softplus(), Dense(3)}
+	f := newFixture(t, in, specs, 3, 3, 3)
+	r := rand.New(rand.NewPCG(8, 8))
+	u2, g2 := randVec(r, f.dim, 0.3), randVec(r, f.n*3, 1)
+	x2 := shifted(f.x, f.u, 0.1)
+
+	fresh := func(x, u, g []float64) []float64 {
+		c := f.net.Clone()
+		c.Logits(f.z, x, f.a, f.n)
+		c.JVP(f.v, x, u)
+		d := make([]float64, f.dim)
+		c.VJPR(d, x, u, g, f.rg)
+		return d
+	}
+	check := func(what string, got, want []float64) {
+		t.Helper()
+		if !sameBits(got, want) {
+			t.Errorf("%s: VJPR differs from a fresh computation (relative %.3g)", what, relErr(got, want))
+		}
+	}
+	vjpr := func(x, u, g []float64) []float64 {
+		d := make([]float64, f.dim)
+		f.net.VJPR(d, x, u, g, f.rg)
+		return d
+	}
+
+	net := f.net
+	net.Logits(f.z, f.x, f.a, f.n)
+	net.JVP(f.v, f.x, f.u)
+	net.VJP(make([]float64, f.dim), f.x, f.g)
+	check("after VJP with the same G", vjpr(f.x, f.u, f.g), fresh(f.x, f.u, f.g))
+	check("after VJP with another G", vjpr(f.x, f.u, g2), fresh(f.x, f.u, g2))
+	net.JVP(f.v, f.x, u2)
+	check("second direction", vjpr(f.x, u2, g2), fresh(f.x, u2, g2))
+	net.Logits(f.z, x2, f.a, f.n)
+	net.JVP(f.v, x2, u2)
+	check("after Logits at another x", vjpr(x2, u2, g2), fresh(x2, u2, g2))
+}

@@ -33,6 +33,7 @@ type groupNorm struct {
 	plane int // H·W
 
 	xhat, rxhat []float64 // per batch value: x̂ (forward), R{x̂} (rforward)
+	h           []float64 // one group: scratch for gx in rbackward
 	s, a        []float64 // per group of the batch: s (forward), mean(x̂ rx) (rforward)
 }
 
@@ -50,7 +51,7 @@ func (l *groupNorm) params() int  { return 2 * l.shape.C }
 func (l *groupNorm) flops() int64 { return 0 }
 
 func (l *groupNorm) memory(n int) int64 {
-	return 8 * int64(n) * (2*int64(l.shape.Size()) + 2*int64(l.g))
+	return 8 * (int64(n)*(2*int64(l.shape.Size())+2*int64(l.g)) + int64(l.m))
 }
 
 func (l *groupNorm) reserve(n int) {
@@ -59,6 +60,7 @@ func (l *groupNorm) reserve(n int) {
 		l.rxhat = make([]float64, n*l.shape.Size())
 		l.s = make([]float64, n*l.g)
 		l.a = make([]float64, n*l.g)
+		l.h = make([]float64, l.m)
 	}
 }
 
@@ -217,14 +219,22 @@ func (l *groupNorm) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []float64,
 		gyq, rgyq := gy[off:off+l.m], rgy[off:off+l.m]
 		xh, rxh := l.xhat[off:off+l.m], l.rxhat[off:off+l.m]
 		l.addAffineGrads(rgw, rgyq, xh, gyq, rxh, c0)
-		if gx == nil && rgx == nil {
+		if rgx == nil {
+			if gx != nil {
+				h := gx[off : off+l.m]
+				l.scaleChannels(h, gamma, gyq, nil, nil, c0)
+				project(h, h, xh, l.s[q])
+			}
 			continue
 		}
-		if gx == nil || rgx == nil {
-			panic("nn: groupNorm.rbackward needs both gx and rgx or neither")
+		// R{gx} needs gx; when the caller does not want it (it has it
+		// already), it is formed group by group in l.h.
+		h := l.h
+		if gx != nil {
+			h = gx[off : off+l.m]
 		}
 		s := l.s[q]
-		h, rh := gx[off:off+l.m], rgx[off:off+l.m]
+		rh := rgx[off : off+l.m]
 		l.scaleChannels(h, gamma, gyq, nil, nil, c0)
 		l.scaleChannels(rh, gamma, rgyq, ug, gyq, c0)
 		mxh, mrxh := meanProd(xh, h), meanProd(rxh, h)

@@ -140,15 +140,19 @@ type Info struct {
 // activations and their tangents, gradient buffers and the layers'
 // workspaces (not the caller's parameters, inputs and outputs).
 func (in Info) Memory(n int) int64 {
-	var acts int64
+	var acts, inner int64
 	maxIn := 0
 	for i, s := range in.Shapes {
 		acts += int64(s.Size())
-		if i+1 < len(in.Shapes) && s.Size() > maxIn {
-			maxIn = s.Size()
+		if i+1 < len(in.Shapes) {
+			inner += int64(s.Size())
+			maxIn = max(maxIn, s.Size())
 		}
 	}
-	floats := int64(n) * (2*acts + 4*int64(maxIn) + 4*int64(in.classes))
+	// Activations and their tangents, the gradients of the inner
+	// activations, two tangent-gradient buffers and six n × classes
+	// buffers (the last VJP's G and the cross-entropy's scratch).
+	floats := int64(n) * (2*acts + inner + 2*int64(maxIn) + 6*int64(in.classes))
 	var work int64
 	for _, l := range in.layers {
 		work += l.memory(n)
