@@ -138,6 +138,10 @@ func uniformInit(w []float64, fanIn int, r *rand.Rand) {
 func (l *conv) im2col(col, x []float64, m int) {
 	h, w, wo, s := l.in.H, l.in.W, l.o.W, l.s
 	ld := m * l.p
+	if s == 1 && l.pad == 0 {
+		l.im2colDense(col, x, m)
+		return
+	}
 	for j := range m {
 		xj := x[j*l.in.Size() : (j+1)*l.in.Size()]
 		r := 0
@@ -160,22 +164,38 @@ func (l *conv) im2col(col, x []float64, m int) {
 						clear(dst[:lo])
 						clear(dst[hi:])
 						if s == 1 {
-							d, sr := dst[lo:hi], src[lo+off:hi+off]
-							if len(d) >= 16 {
-								copy(d, sr)
-								continue
-							}
-							// Short rows: the call to copy would cost
-							// more than the move.
-							sr = sr[:len(d)]
-							for i := range d {
-								d[i] = sr[i]
-							}
+							copy(dst[lo:hi], src[lo+off:hi+off])
 							continue
 						}
 						for ox := lo; ox < hi; ox++ {
 							dst[ox] = src[ox*s+off]
 						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// im2colDense is im2col for stride 1 without padding, the common case:
+// every row of a patch matrix is Ho runs of Wo consecutive input values,
+// with no bounds to check.
+func (l *conv) im2colDense(col, x []float64, m int) {
+	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
+	ld := m * l.p
+	for j := range m {
+		xj := x[j*l.in.Size() : (j+1)*l.in.Size()]
+		r := 0
+		for c := range l.in.C {
+			plane := xj[c*h*w : (c+1)*h*w]
+			for ky := range l.kh {
+				for kx := range l.kw {
+					row := col[r*ld+j*l.p : r*ld+(j+1)*l.p]
+					r++
+					src := plane[ky*w+kx:]
+					for oy := range ho {
+						// copy beats a loop even for runs of 8.
+						copy(row[oy*wo:(oy+1)*wo], src[oy*w:oy*w+wo])
 					}
 				}
 			}
@@ -190,6 +210,10 @@ func (l *conv) col2im(gx, gcol []float64, m int) {
 	h, w, wo, s := l.in.H, l.in.W, l.o.W, l.s
 	ld := m * l.p
 	clear(gx[:m*l.in.Size()])
+	if s == 1 && l.pad == 0 {
+		l.col2imDense(gx, gcol, m)
+		return
+	}
 	for j := range m {
 		gj := gx[j*l.in.Size() : (j+1)*l.in.Size()]
 		r := 0
@@ -217,6 +241,34 @@ func (l *conv) col2im(gx, gcol []float64, m int) {
 						}
 						for ox := lo; ox < hi; ox++ {
 							dst[ox*s+off] += src[ox]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2imDense is col2im for stride 1 without padding, into a cleared gx.
+func (l *conv) col2imDense(gx, gcol []float64, m int) {
+	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
+	ld := m * l.p
+	for j := range m {
+		gj := gx[j*l.in.Size() : (j+1)*l.in.Size()]
+		r := 0
+		for c := range l.in.C {
+			plane := gj[c*h*w : (c+1)*h*w]
+			for ky := range l.kh {
+				for kx := range l.kw {
+					row := gcol[r*ld+j*l.p : r*ld+(j+1)*l.p]
+					r++
+					dst := plane[ky*w+kx:]
+					for oy := range ho {
+						src := row[oy*wo : (oy+1)*wo]
+						d := dst[oy*w:]
+						d = d[:len(src)]
+						for i, v := range src {
+							d[i] += v
 						}
 					}
 				}
