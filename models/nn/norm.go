@@ -73,159 +73,171 @@ func (l *groupNorm) init(w []float64, _ *rand.Rand) {
 	clear(w[c : 2*c])
 }
 
-func mean(v []float64) float64 {
-	var s float64
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
-}
-
-func meanProd(a, b []float64) float64 {
-	b = b[:len(a)]
-	var s float64
-	for i, x := range a {
-		s += x * b[i]
-	}
-	return s / float64(len(a))
-}
-
 // channels returns the first channel of group q of the batch.
 func (l *groupNorm) channels(q int) int { return (q % l.g) * (l.shape.C / l.g) }
+
+// The passes below work group by group and fuse what they can into two
+// sweeps over a group's values: one that forms the per-value products and
+// sums the means they need, one that writes the results.
 
 func (l *groupNorm) forward(y, x, w []float64, n int) {
 	c := l.shape.C
 	gamma, beta := w[:c], w[c:2*c]
+	inv := 1 / float64(l.m)
 	for q := range n * l.g {
 		off := q * l.m
 		xq, xh, yq := x[off:off+l.m], l.xhat[off:off+l.m], y[off:off+l.m]
-		mu := mean(xq)
+		var sum float64
+		for _, t := range xq {
+			sum += t
+		}
+		mu := sum * inv
+		// Two passes: the variance as the mean of squared deviations does
+		// not cancel catastrophically as E[x²] − μ² would.
 		var v float64
 		for _, t := range xq {
 			v += (t - mu) * (t - mu)
 		}
-		s := 1 / math.Sqrt(v/float64(l.m)+normEps)
+		s := 1 / math.Sqrt(v*inv+normEps)
 		l.s[q] = s
-		for i, t := range xq {
-			xh[i] = (t - mu) * s
-		}
 		c0 := l.channels(q)
 		for k := range l.m / l.plane {
 			g, bt := gamma[c0+k], beta[c0+k]
 			p := k * l.plane
-			for i, t := range xh[p : p+l.plane] {
-				yq[p+i] = g*t + bt
+			xp, hp, yp := xq[p:p+l.plane], xh[p:p+l.plane], yq[p:p+l.plane]
+			for i, t := range xp {
+				t = (t - mu) * s
+				hp[i] = t
+				yp[i] = g*t + bt
 			}
 		}
 	}
 }
 
-// project writes dst = s·(v − mean(v) − x̂·mean(x̂ v)) over one group.
-func project(dst, v, xh []float64, s float64) {
-	mv, mxv := mean(v), meanProd(xh, v)
-	v, xh = v[:len(dst)], xh[:len(dst)]
-	for i := range dst {
-		dst[i] = s * (v[i] - mv - xh[i]*mxv)
-	}
-}
-
-// scaleChannels writes h = γ_c·gy (+ u_c·g2 when u is not nil) over one
-// group whose first channel is c0.
-func (l *groupNorm) scaleChannels(h, gamma, gy, u, g2 []float64, c0 int) {
-	for k := range l.m / l.plane {
-		p := k * l.plane
-		g := gamma[c0+k]
-		hp, gp := h[p:p+l.plane], gy[p:p+l.plane]
-		for i, t := range gp {
-			hp[i] = g * t
-		}
-		if u != nil {
-			uk := u[c0+k]
-			for i, t := range g2[p : p+l.plane] {
-				hp[i] += uk * t
-			}
-		}
-	}
-}
-
-// addAffineGrads adds Σ gy·xh (+ Σ g2·xh2 when g2 is not nil) to the scale
-// gradients and Σ gy to the shift gradients of the group's channels.
-func (l *groupNorm) addAffineGrads(gw, gy, xh, g2, xh2 []float64, c0 int) {
-	c := l.shape.C
-	for k := range l.m / l.plane {
-		p := k * l.plane
-		var sg, sb float64
-		for i, t := range gy[p : p+l.plane] {
-			sg += t * xh[p+i]
-			sb += t
-		}
-		if g2 != nil {
-			for i, t := range g2[p : p+l.plane] {
-				sg += t * xh2[p+i]
-			}
-		}
-		gw[c0+k] += sg
-		gw[c+c0+k] += sb
-	}
-}
-
+// backward: h = γ ⊙ gy and the affine gradients in one sweep, gx = P(h)
+// in the next.
 func (l *groupNorm) backward(gx, gw, gy, _, _, w []float64, n int) {
-	gamma := w[:l.shape.C]
+	c := l.shape.C
+	gamma := w[:c]
+	inv := 1 / float64(l.m)
 	for q := range n * l.g {
 		off := q * l.m
 		c0 := l.channels(q)
 		gyq, xh := gy[off:off+l.m], l.xhat[off:off+l.m]
-		l.addAffineGrads(gw, gyq, xh, nil, nil, c0)
-		if gx != nil {
-			h := gx[off : off+l.m]
-			l.scaleChannels(h, gamma, gyq, nil, nil, c0)
-			project(h, h, xh, l.s[q])
+		if gx == nil {
+			for k := range l.m / l.plane {
+				p := k * l.plane
+				var sg, sb float64
+				hp := xh[p : p+l.plane]
+				for i, t := range gyq[p : p+l.plane] {
+					sg += t * hp[i]
+					sb += t
+				}
+				gw[c0+k] += sg
+				gw[c+c0+k] += sb
+			}
+			continue
+		}
+		h := gx[off : off+l.m]
+		var sh, sxh float64
+		for k := range l.m / l.plane {
+			p := k * l.plane
+			g := gamma[c0+k]
+			var sg, sb float64
+			xp, hp := xh[p:p+l.plane], h[p:p+l.plane]
+			for i, t := range gyq[p : p+l.plane] {
+				sg += t * xp[i]
+				sb += t
+				v := g * t
+				hp[i] = v
+				sh += v
+				sxh += xp[i] * v
+			}
+			gw[c0+k] += sg
+			gw[c+c0+k] += sb
+		}
+		s, mh, mxh := l.s[q], sh*inv, sxh*inv
+		xh = xh[:len(h)]
+		for i, v := range h {
+			h[i] = s * (v - mh - xh[i]*mxh)
 		}
 	}
 }
 
+// rforward: the means of rx and x̂ rx in one sweep, R{x̂} = P(rx) and ry in
+// the next.
 func (l *groupNorm) rforward(ry, rx, _, _, w, u []float64, n int) {
 	c := l.shape.C
 	gamma := w[:c]
 	ug, ub := u[:c], u[c:2*c]
+	inv := 1 / float64(l.m)
 	for q := range n * l.g {
 		off := q * l.m
 		xh, rxh, ryq := l.xhat[off:off+l.m], l.rxhat[off:off+l.m], ry[off:off+l.m]
+		c0 := l.channels(q)
 		if rx == nil {
 			clear(rxh)
 			l.a[q] = 0
-		} else {
-			rxq := rx[off : off+l.m]
-			l.a[q] = meanProd(xh, rxq)
-			project(rxh, rxq, xh, l.s[q])
+			for k := range l.m / l.plane {
+				p := k * l.plane
+				gu, bu := ug[c0+k], ub[c0+k]
+				yp := ryq[p : p+l.plane]
+				for i, t := range xh[p : p+l.plane] {
+					yp[i] = gu*t + bu
+				}
+			}
+			continue
 		}
-		c0 := l.channels(q)
+		rxq := rx[off : off+l.m]
+		xh = xh[:len(rxq)]
+		var sr, sxr float64
+		for i, t := range rxq {
+			sr += t
+			sxr += xh[i] * t
+		}
+		s, mr, a := l.s[q], sr*inv, sxr*inv
+		l.a[q] = a
 		for k := range l.m / l.plane {
 			p := k * l.plane
 			g, gu, bu := gamma[c0+k], ug[c0+k], ub[c0+k]
-			for i, t := range rxh[p : p+l.plane] {
-				ryq[p+i] = g*t + gu*xh[p+i] + bu
+			xp, rp, yp := xh[p:p+l.plane], rxh[p:p+l.plane], ryq[p:p+l.plane]
+			for i, t := range rxq[p : p+l.plane] {
+				r := s * (t - mr - xp[i]*a)
+				rp[i] = r
+				yp[i] = g*r + gu*xp[i] + bu
 			}
 		}
 	}
 }
 
+// rbackward: one sweep forms h = γ ⊙ gy and R{h} = γ ⊙ rgy + u_γ ⊙ gy,
+// adds the affine parameters' R-gradients and sums the five means the
+// results need; the next writes gx = P(h) and R{gx}.
 func (l *groupNorm) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []float64, n int) {
 	c := l.shape.C
 	gamma, ug := w[:c], u[:c]
+	inv := 1 / float64(l.m)
 	for q := range n * l.g {
 		off := q * l.m
 		c0 := l.channels(q)
 		gyq, rgyq := gy[off:off+l.m], rgy[off:off+l.m]
 		xh, rxh := l.xhat[off:off+l.m], l.rxhat[off:off+l.m]
-		l.addAffineGrads(rgw, rgyq, xh, gyq, rxh, c0)
-		if rgx == nil {
-			if gx != nil {
-				h := gx[off : off+l.m]
-				l.scaleChannels(h, gamma, gyq, nil, nil, c0)
-				project(h, h, xh, l.s[q])
+		if rgx == nil && gx == nil {
+			for k := range l.m / l.plane {
+				p := k * l.plane
+				var sg, sb float64
+				xp, rp, gp := xh[p:p+l.plane], rxh[p:p+l.plane], gyq[p:p+l.plane]
+				for i, t := range rgyq[p : p+l.plane] {
+					sg += t*xp[i] + gp[i]*rp[i]
+					sb += t
+				}
+				rgw[c0+k] += sg
+				rgw[c+c0+k] += sb
 			}
 			continue
+		}
+		if rgx == nil {
+			panic("nn: groupNorm.rbackward: gx without rgx")
 		}
 		// R{gx} needs gx; when the caller does not want it (it has it
 		// already), it is formed group by group in l.h.
@@ -233,16 +245,38 @@ func (l *groupNorm) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []float64,
 		if gx != nil {
 			h = gx[off : off+l.m]
 		}
-		s := l.s[q]
 		rh := rgx[off : off+l.m]
-		l.scaleChannels(h, gamma, gyq, nil, nil, c0)
-		l.scaleChannels(rh, gamma, rgyq, ug, gyq, c0)
-		mxh, mrxh := meanProd(xh, h), meanProd(rxh, h)
-		project(rh, rh, xh, s)
-		project(h, h, xh, s)
+		var sh, sxh, srxh, srh, sxrh float64
+		for k := range l.m / l.plane {
+			p := k * l.plane
+			g, gu := gamma[c0+k], ug[c0+k]
+			var sg, sb float64
+			xp, rp, gp := xh[p:p+l.plane], rxh[p:p+l.plane], gyq[p:p+l.plane]
+			hp, rhp := h[p:p+l.plane], rh[p:p+l.plane]
+			for i, t := range rgyq[p : p+l.plane] {
+				gv := gp[i]
+				sg += t*xp[i] + gv*rp[i]
+				sb += t
+				hv := g * gv
+				rv := g*t + gu*gv
+				hp[i], rhp[i] = hv, rv
+				sh += hv
+				sxh += xp[i] * hv
+				srxh += rp[i] * hv
+				srh += rv
+				sxrh += xp[i] * rv
+			}
+			rgw[c0+k] += sg
+			rgw[c+c0+k] += sb
+		}
+		s := l.s[q]
+		mh, mxh, mrxh, mrh, mxrh := sh*inv, sxh*inv, srxh*inv, srh*inv, sxrh*inv
 		sa := s * l.a[q]
-		for i := range rh {
-			rh[i] += -sa*h[i] - s*(rxh[i]*mxh+xh[i]*mrxh)
+		xh, rxh, rh = xh[:len(h)], rxh[:len(h)], rh[:len(h)]
+		for i, hv := range h {
+			g := s * (hv - mh - xh[i]*mxh)
+			rh[i] = s*(rh[i]-mrh-xh[i]*mxrh) - sa*g - s*(rxh[i]*mxh+xh[i]*mrxh)
+			h[i] = g
 		}
 	}
 }
