@@ -690,3 +690,43 @@ func TestVJPRReuse(t *testing.T) {
 	net.JVP(f.v, x2, u2)
 	check("after Logits at another x", vjpr(x2, u2, g2), fresh(x2, u2, g2))
 }
+
+// A ReLU directly before a max pool is computed after it; computing it
+// before, as specified, gives the same bits in every pass.
+func TestPoolBeforeReLUExact(t *testing.T) {
+	in := Shape{2, 9, 9}
+	specs := []Spec{Conv2D(8, 3, 1, 0), ReLU(), MaxPool2D(2, 2), Conv2D(3, 2, 1, 1), ReLU(), MaxPool2D(3, 1), Dense(3)}
+	f := newFixture(t, in, specs, 3, 4, 1)
+	if _, ok := f.net.info.layers[1].(*pool); !ok {
+		t.Fatalf("layer 1 is %T, want the max pool moved before the ReLU", f.net.info.layers[1])
+	}
+	f.run()
+	// The same net with the layers in the specified order.
+	spec, err := New(in, specs, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Shape{2, 9, 9}
+	for i, sp := range specs {
+		l, err := newLayer(sp, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec.info.layers[i], spec.info.Shapes[i] = l, l.out()
+		s = l.out()
+		if i+1 < len(specs) {
+			spec.maxIn = max(spec.maxIn, s.Size())
+		}
+	}
+	z, v := make([]float64, len(f.z)), make([]float64, len(f.v))
+	vjp, second := make([]float64, f.dim), make([]float64, f.dim)
+	spec.Logits(z, f.x, f.a, f.n)
+	spec.JVP(v, f.x, f.u)
+	spec.VJP(vjp, f.x, f.g)
+	spec.VJPR(second, f.x, f.u, f.g, f.rg)
+	for i, p := range [][2][]float64{{f.z, z}, {f.v, v}, {f.vjp, vjp}, {f.second, second}} {
+		if !sameBits(p[0], p[1]) {
+			t.Errorf("pass %d: pool-first and ReLU-first differ (relative %.3g)", i, relErr(p[0], p[1]))
+		}
+	}
+}

@@ -128,7 +128,9 @@ type Info struct {
 	// add a few percent and are not counted). A gradient costs about three
 	// times this, a Hessian-vector product about eight.
 	FLOPs int64
-	// Shapes are the output shapes of the layers.
+	// Shapes are the output shapes of the layers in the order they are
+	// computed: a ReLU directly followed by a max pool is computed after it
+	// (see Net), so the ReLU's shape is the pool's.
 	Shapes []Shape
 
 	in      Shape
@@ -200,7 +202,31 @@ func Plan(in Shape, layers []Spec, classes int) (Info, error) {
 		return Info{}, fmt.Errorf("nn: the last layer outputs %v = %d values, want %d classes (end the stack with Dense(%d))",
 			s, s.Size(), classes, classes)
 	}
+	poolBeforeReLU(&info)
 	return info, nil
+}
+
+// poolBeforeReLU swaps each ReLU directly followed by a max pool: max
+// pooling commutes with the ReLU (which is nondecreasing), so the outputs
+// are the same, and so are all derivatives — a window whose maximum is
+// positive selects the same element either way, one whose maximum is not
+// positive passes no gradient either way — while the ReLU then touches one
+// value per window instead of all of them.
+func poolBeforeReLU(info *Info) {
+	for i := 0; i+1 < len(info.layers); i++ {
+		if _, ok := info.layers[i].(*relu); !ok {
+			continue
+		}
+		p, ok := info.layers[i+1].(*pool)
+		if !ok || !p.max {
+			continue
+		}
+		// The pool was built for the ReLU's output, which has the ReLU's
+		// input shape.
+		info.layers[i], info.layers[i+1] = p, &relu{elementwise{p.o}}
+		info.Shapes[i] = p.o
+		i++
+	}
 }
 
 // newLayer validates sp on input shape in and returns the layer, without
