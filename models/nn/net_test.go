@@ -394,8 +394,12 @@ func TestMaxPool2MatchesScan(t *testing.T) {
 	p.reserve(n)
 	r := rand.New(rand.NewPCG(5, 5))
 	x := make([]float64, n*in.Size())
+	zeros := []float64{0, math.Copysign(0, -1)}
 	for i := range x {
 		x[i] = float64(r.IntN(3)) // many ties
+		if x[i] == 0 {
+			x[i] = zeros[r.IntN(2)] // +0 and −0 tie
+		}
 	}
 	y1, y2 := make([]float64, n*p.o.Size()), make([]float64, n*p.o.Size())
 	p.forwardMax2(y1, x, n)

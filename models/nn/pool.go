@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 )
 
@@ -121,24 +122,23 @@ func (l *pool) forwardMax2(y, x []float64, n int) {
 			r1 := xp[(2*oy+1)*w : (2*oy+1)*w+2*wo]
 			yr, ar := yp[oy*wo:(oy+1)*wo], ap[oy*wo:(oy+1)*wo]
 			for ox := range yr {
-				i0 := 2 * ox
-				if r0[2*ox+1] > r0[2*ox] {
-					i0++
-				}
-				i1 := 2 * ox
-				if r1[2*ox+1] > r1[2*ox] {
-					i1++
-				}
-				v0, v1 := r0[i0], r1[i1]
-				off := 2*oy*w + i0
-				if v1 > v0 {
-					off = (2*oy+1)*w + i1
-				}
+				i0 := 2*ox + greater(r0[2*ox+1], r0[2*ox])
+				i1 := 2*ox + greater(r1[2*ox+1], r1[2*ox])
+				o0, o1 := 2*oy*w+i0, (2*oy+1)*w+i1
+				off := o0 + greater(r1[i1], r0[i0])*(o1-o0)
 				yr[ox] = xp[off]
 				ar[ox] = int32(base + off)
 			}
 		}
 	}
+}
+
+// greater returns 1 if b > a and 0 otherwise, for a and b neither NaN nor
+// both infinite with the same sign, without a branch (the outcomes are
+// close to random, and the compiler branches on float comparisons): a − b
+// is negative exactly when b > a once −0 is made +0 by adding 0.
+func greater(b, a float64) int {
+	return int(math.Float64bits((a+0)-(b+0)) >> 63)
 }
 
 // gather writes y[i] = x[arg[i]] per sample.
