@@ -607,6 +607,7 @@ func TestShapeErrors(t *testing.T) {
 		{"huge activation", in, []Spec{Dense(MaxActivation + 1), Dense(3)}, 3, "outputs"},
 		{"huge kernel padding", in, []Spec{Conv2D(2, 1<<30, 1, 1<<30-1), Dense(3)}, 3, "kernel"},
 		{"unknown kind", in, []Spec{{Kind: 99}}, 3, "unknown"},
+		{"pool window not square", in, []Spec{{Kind: KindMaxPool2D, KH: 2, KW: 3}, Dense(3)}, 3, "square"},
 	} {
 		_, err := New(c.in, c.specs, c.classes)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -732,5 +733,22 @@ func TestPoolBeforeReLUExact(t *testing.T) {
 		if !sameBits(p[0], p[1]) {
 			t.Errorf("pass %d: pool-first and ReLU-first differ (relative %.3g)", i, relErr(p[0], p[1]))
 		}
+	}
+}
+
+// Nothing inside a Net runs in parallel, so GOMAXPROCS cannot change a bit.
+func TestGOMAXPROCSIndependent(t *testing.T) {
+	in := Shape{1, 16, 16}
+	specs := mustPreset(t, "node-weighting", in, 4)
+	f := newFixture(t, in, specs, 4, 5, 1)
+	labels := []int{0, 1, 2, 3, 0}
+	hvp := func(procs int) []float64 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		d := make([]float64, f.dim)
+		f.net.Clone().HVP(d, f.x, f.a, labels, 0.01, f.u)
+		return d
+	}
+	if a, b := hvp(1), hvp(4); !sameBits(a, b) {
+		t.Errorf("HVP differs between GOMAXPROCS 1 and 4 (relative %.3g)", relErr(a, b))
 	}
 }
