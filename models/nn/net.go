@@ -73,7 +73,11 @@ func (net *Net) Classes() int { return net.info.classes }
 func (net *Net) Input() Shape { return net.info.in }
 
 // Info returns the net's description (parameters, FLOPs, shapes, memory).
-func (net *Net) Info() Info { return net.info }
+func (net *Net) Info() Info {
+	info := net.info
+	info.Shapes = append([]Shape(nil), info.Shapes...)
+	return info
+}
 
 // FLOPs returns the forward FLOPs per sample (see Info.FLOPs).
 func (net *Net) FLOPs() int64 { return net.info.FLOPs }
