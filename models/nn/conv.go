@@ -331,11 +331,7 @@ func setBias(y, bias []float64, cols int) {
 // addRowSums adds the sum of each row of the Out × cols chunk g to gb.
 func addRowSums(gb, g []float64, cols int) {
 	for c := range gb {
-		var s float64
-		for _, v := range g[c*cols : (c+1)*cols] {
-			s += v
-		}
-		gb[c] += s
+		gb[c] += sum(g[c*cols : (c+1)*cols])
 	}
 }
 

@@ -87,18 +87,10 @@ func (l *groupNorm) forward(y, x, w []float64, n int) {
 	for q := range n * l.g {
 		off := q * l.m
 		xq, xh, yq := x[off:off+l.m], l.xhat[off:off+l.m], y[off:off+l.m]
-		var sum float64
-		for _, t := range xq {
-			sum += t
-		}
-		mu := sum * inv
+		mu := sum(xq) * inv
 		// Two passes: the variance as the mean of squared deviations does
 		// not cancel catastrophically as E[x²] − μ² would.
-		var v float64
-		for _, t := range xq {
-			v += (t - mu) * (t - mu)
-		}
-		s := 1 / math.Sqrt(v*inv+normEps)
+		s := 1 / math.Sqrt(sumSquaredDeviations(xq, mu)*inv+normEps)
 		l.s[q] = s
 		c0 := l.channels(q)
 		for k := range l.m / l.plane {
@@ -279,4 +271,39 @@ func (l *groupNorm) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []float64,
 			h[i] = g
 		}
 	}
+}
+
+// sum returns Σ v in four interleaved partial sums, (s₀ + s₁) + (s₂ + s₃):
+// one running sum would wait for each addition to finish before the next.
+func sum(v []float64) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		s0 += v[i]
+		s1 += v[i+1]
+		s2 += v[i+2]
+		s3 += v[i+3]
+	}
+	for ; i < len(v); i++ {
+		s0 += v[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// sumSquaredDeviations returns Σ (v − mu)² as sum sums.
+func sumSquaredDeviations(v []float64, mu float64) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		d0, d1, d2, d3 := v[i]-mu, v[i+1]-mu, v[i+2]-mu, v[i+3]-mu
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+	}
+	for ; i < len(v); i++ {
+		d := v[i] - mu
+		s0 += d * d
+	}
+	return (s0 + s1) + (s2 + s3)
 }
