@@ -5,10 +5,9 @@ import (
 	"fmt"
 )
 
-// Shape is the shape of one sample's activation: Channels planes of
-// Height × Width values, stored channel after channel, row after row (one
-// sample of PyTorch's NCHW layout). A dense layer's output has shape
-// (outputs, 1, 1).
+// Shape is the shape of one sample's activation: C planes (channels) of
+// H × W values, stored channel after channel, row after row (one sample of
+// PyTorch's NCHW layout). A dense layer's output has shape (outputs, 1, 1).
 type Shape struct {
 	C, H, W int
 }
@@ -16,6 +15,7 @@ type Shape struct {
 // Size returns C·H·W, the number of floats of one sample.
 func (s Shape) Size() int { return s.C * s.H * s.W }
 
+// String returns "C×H×W".
 func (s Shape) String() string { return fmt.Sprintf("%d×%d×%d", s.C, s.H, s.W) }
 
 // Kind names a layer type.
@@ -55,6 +55,7 @@ var kindNames = map[Kind]string{
 	KindDense: "dense", KindGroupNorm: "groupnorm",
 }
 
+// String returns the kind's lower-case name, as "conv2d".
 func (k Kind) String() string {
 	if s, ok := kindNames[k]; ok {
 		return s
@@ -76,7 +77,8 @@ type Spec struct {
 	// default: 1 for a convolution, the window size for a pool (which then
 	// needs KH = KW).
 	Stride int
-	// Pad is a convolution's zero padding on every side.
+	// Pad is a convolution's zero padding on every side; it must be smaller
+	// than the kernel (a window entirely in the padding would see nothing).
 	Pad int
 }
 
