@@ -76,6 +76,7 @@ func (net *Net) Input() Shape { return net.info.in }
 func (net *Net) Info() Info {
 	info := net.info
 	info.Shapes = append([]Shape(nil), info.Shapes...)
+	info.Offsets = append([]int(nil), info.Offsets...)
 	return info
 }
 
@@ -274,5 +275,5 @@ func (net *Net) inSize(i int) int {
 	if i == 0 {
 		return net.info.in.Size()
 	}
-	return net.info.Shapes[i-1].Size()
+	return net.info.shapes[i-1].Size()
 }

@@ -439,6 +439,18 @@ func TestPresetsCounts(t *testing.T) {
 		}
 	}
 	info, _ := Plan(mnist, mustPreset(t, "fedem-cnn", mnist, 62), 62)
+	// PyTorch's parameters() order: conv1 (32·25 + 32), conv2 (64·800 + 64),
+	// dense (2048·1024 + 2048), dense (62·2048 + 62); ReLUs, pools and the
+	// flatten have none.
+	wantOff := []int{0, 832, 832, 832, 52096, 52096, 52096, 52096, 2151296, 2151296, 2278334}
+	for i, o := range wantOff {
+		if info.Offsets[i] != o {
+			t.Fatalf("fedem-cnn parameter offsets %v, want %v", info.Offsets, wantOff)
+		}
+	}
+	if s := info.Shapes[1]; s != (Shape{32, 24, 24}) {
+		t.Errorf("fedem-cnn: the ReLU after the first convolution outputs %v, want 32×24×24", s)
+	}
 	if f := float64(info.FLOPs) / 1e6; f < 11.8 || f > 12.0 {
 		t.Errorf("fedem-cnn: %.2f MFLOP per sample forward, want ≈ 11.9", f)
 	}
@@ -717,7 +729,7 @@ func TestPoolBeforeReLUExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec.info.layers[i], spec.info.Shapes[i] = l, l.out()
+		spec.info.layers[i], spec.info.shapes[i] = l, l.out()
 		s = l.out()
 		if i+1 < len(specs) {
 			spec.maxIn = max(spec.maxIn, s.Size())
@@ -750,5 +762,45 @@ func TestGOMAXPROCSIndependent(t *testing.T) {
 	}
 	if a, b := hvp(1), hvp(4); !sameBits(a, b) {
 		t.Errorf("HVP differs between GOMAXPROCS 1 and 4 (relative %.3g)", relErr(a, b))
+	}
+}
+
+// Init follows PyTorch's defaults: weights and biases of convolutions and
+// dense layers uniform on ±1/√fan_in, group-norm scales 1 and shifts 0.
+func TestInit(t *testing.T) {
+	in := Shape{1, 28, 28}
+	net, err := New(in, mustPreset(t, "node-weighting", in, 10), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float64, net.Dim())
+	net.Init(x, rand.New(rand.NewPCG(1, 2)))
+	info := net.Info()
+	fanIn := map[int]int{0: 25, 4: 400, 9: 512} // layer index → inputs per output
+	for i, sp := range mustPreset(t, "node-weighting", in, 10) {
+		w := x[info.Offsets[i]:info.Offsets[i+1]]
+		switch sp.Kind {
+		case KindConv2D, KindDense:
+			bound := 1 / math.Sqrt(float64(fanIn[i]))
+			var big float64
+			for _, v := range w {
+				big = max(big, math.Abs(v))
+			}
+			if big > bound || big < 0.9*bound {
+				t.Errorf("layer %d (%v): largest |w| %.4g, want just below %.4g", i, sp.Kind, big, bound)
+			}
+		case KindGroupNorm:
+			c := len(w) / 2
+			for j, v := range w {
+				if want := float64(1 - j/c); v != want {
+					t.Fatalf("group norm parameters %v, want %d ones then %d zeros", w, c, c)
+				}
+			}
+		}
+	}
+	y := make([]float64, net.Dim())
+	net.Init(y, rand.New(rand.NewPCG(1, 2)))
+	if !sameBits(x, y) {
+		t.Error("Init is not reproducible from the same stream")
 	}
 }

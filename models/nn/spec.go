@@ -130,14 +130,20 @@ type Info struct {
 	// add a few percent and are not counted). A gradient costs about three
 	// times this, a Hessian-vector product about eight.
 	FLOPs int64
-	// Shapes are the output shapes of the layers in the order they are
-	// computed: a ReLU directly followed by a max pool is computed after it
-	// (see Net), so the ReLU's shape is the pool's.
+	// Shapes are the output shapes of the layers.
 	Shapes []Shape
+	// Offsets locate each layer's parameters in the flat vector: layer i's
+	// are x[Offsets[i]:Offsets[i+1]], weight first (len(Offsets) is the
+	// number of layers plus one).
+	Offsets []int
 
 	in      Shape
 	classes int
-	layers  []layer
+	// layers and their output shapes in the order they are computed, which
+	// differs from the Specs' where a ReLU is moved after a max pool (see
+	// poolBeforeReLU).
+	layers []layer
+	shapes []Shape
 }
 
 // Memory returns the bytes a Net holds after a batch of n samples:
@@ -146,9 +152,9 @@ type Info struct {
 func (in Info) Memory(n int) int64 {
 	var acts, inner int64
 	maxIn := 0
-	for i, s := range in.Shapes {
+	for i, s := range in.shapes {
 		acts += int64(s.Size())
-		if i+1 < len(in.Shapes) {
+		if i+1 < len(in.shapes) {
 			inner += int64(s.Size())
 			maxIn = max(maxIn, s.Size())
 		}
@@ -181,7 +187,7 @@ func Plan(in Shape, layers []Spec, classes int) (Info, error) {
 	if len(layers) == 0 {
 		return Info{}, errors.New("nn: no layers")
 	}
-	info := Info{in: in, classes: classes}
+	info := Info{in: in, classes: classes, Offsets: []int{0}}
 	s := in
 	for i, sp := range layers {
 		l, err := newLayer(sp, s)
@@ -198,8 +204,10 @@ func Plan(in Shape, layers []Spec, classes int) (Info, error) {
 		}
 		info.FLOPs += l.flops()
 		info.Shapes = append(info.Shapes, s)
+		info.Offsets = append(info.Offsets, info.Params)
 		info.layers = append(info.layers, l)
 	}
+	info.shapes = append([]Shape(nil), info.Shapes...)
 	if s.Size() != classes {
 		return Info{}, fmt.Errorf("nn: the last layer outputs %v = %d values, want %d classes (end the stack with Dense(%d))",
 			s, s.Size(), classes, classes)
@@ -226,7 +234,7 @@ func poolBeforeReLU(info *Info) {
 		// The pool was built for the ReLU's output, which has the ReLU's
 		// input shape.
 		info.layers[i], info.layers[i+1] = p, &relu{elementwise{p.o}}
-		info.Shapes[i] = p.o
+		info.shapes[i] = p.o
 		i++
 	}
 }
