@@ -12,6 +12,7 @@ import (
 // over the whole batch.
 type dense struct {
 	ni, no int
+	tmp    []float64 // n × Out: the second product of rforward
 }
 
 func newDense(sp Spec, in Shape) (layer, error) {
@@ -24,16 +25,24 @@ func newDense(sp Spec, in Shape) (layer, error) {
 func (l *dense) out() Shape       { return Shape{l.no, 1, 1} }
 func (l *dense) params() int      { return l.no*l.ni + l.no }
 func (l *dense) flops() int64     { return 2 * int64(l.no) * int64(l.ni) }
-func (l *dense) memory(int) int64 { return 0 }
-func (l *dense) reserve(int)      {}
+func (l *dense) memory(n int) int64 { return 8 * int64(n) * int64(l.no) }
+
+func (l *dense) reserve(n int) {
+	if len(l.tmp) < n*l.no {
+		l.tmp = make([]float64, n*l.no)
+	}
+}
 
 // init draws from U(−1/√In, 1/√In), PyTorch's default for Linear.
 func (l *dense) init(w []float64, r *rand.Rand) { uniformInit(w, l.ni, r) }
 
-// setRows writes the row vector v into each of the n rows of y.
-func setRows(y, v []float64, n int) {
+// addRows adds the row vector v to each of the n rows of y.
+func addRows(y, v []float64, n int) {
 	for b := range n {
-		copy(y[b*len(v):(b+1)*len(v)], v)
+		row := y[b*len(v) : (b+1)*len(v)]
+		for j, t := range v {
+			row[j] += t
+		}
 	}
 }
 
@@ -48,10 +57,12 @@ func addColumnSums(gb, g []float64, n int) {
 	}
 }
 
+// forward uses DotNT, which handles few outputs (a classifier's) far
+// better than the accumulating kernels; the bias is added after.
 func (l *dense) forward(y, x, w []float64, n int) {
 	wt, bias := w[:l.no*l.ni], w[l.no*l.ni:]
-	setRows(y, bias, n)
-	gemm.AccNT(n, l.no, l.ni, x, l.ni, wt, l.ni, y, l.no)
+	gemm.DotNT(n, l.no, l.ni, x, l.ni, wt, l.ni, y, l.no)
+	addRows(y, bias, n)
 }
 
 func (l *dense) backward(gx, gw, gy, x, _, w []float64, n int) {
@@ -64,14 +75,19 @@ func (l *dense) backward(gx, gw, gy, x, _, w []float64, n int) {
 	}
 }
 
-// rforward: R{Y} = X·Uᵀ + 1u_bᵀ + R{X}·Wᵀ.
+// rforward: R{Y} = X·Uᵀ + R{X}·Wᵀ + 1u_bᵀ, each product by DotNT.
 func (l *dense) rforward(ry, rx, x, _, w, u []float64, n int) {
 	wt, ut, ub := w[:l.no*l.ni], u[:l.no*l.ni], u[l.no*l.ni:]
-	setRows(ry, ub, n)
-	gemm.AccNT(n, l.no, l.ni, x, l.ni, ut, l.ni, ry, l.no)
+	ry = ry[:n*l.no]
+	gemm.DotNT(n, l.no, l.ni, x, l.ni, ut, l.ni, ry, l.no)
 	if rx != nil {
-		gemm.AccNT(n, l.no, l.ni, rx, l.ni, wt, l.ni, ry, l.no)
+		tmp := l.tmp[:n*l.no]
+		gemm.DotNT(n, l.no, l.ni, rx, l.ni, wt, l.ni, tmp, l.no)
+		for i, t := range tmp {
+			ry[i] += t
+		}
 	}
+	addRows(ry, ub, n)
 }
 
 // rbackward: R{gW} = R{gY}ᵀX + gYᵀR{X}, R{gb} = R{gY}ᵀ1,
