@@ -22,9 +22,9 @@ func newDense(sp Spec, in Shape) (layer, error) {
 	return &dense{ni: in.Size(), no: sp.Out}, nil
 }
 
-func (l *dense) out() Shape       { return Shape{l.no, 1, 1} }
-func (l *dense) params() int      { return l.no*l.ni + l.no }
-func (l *dense) flops() int64     { return 2 * int64(l.no) * int64(l.ni) }
+func (l *dense) out() Shape         { return Shape{l.no, 1, 1} }
+func (l *dense) params() int        { return l.no*l.ni + l.no }
+func (l *dense) flops() int64       { return 2 * int64(l.no) * int64(l.ni) }
 func (l *dense) memory(n int) int64 { return 8 * int64(n) * int64(l.no) }
 
 func (l *dense) reserve(n int) {
