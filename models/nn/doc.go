@@ -30,8 +30,11 @@
 // is built from them in the same order: Logits, then JVP(u) when a
 // Hessian-vector product is wanted, then VJP(G) and VJPR(u, G, R{G}). The
 // passes reuse what the previous ones keep: JVP the activations of
-// Logits, VJPR those and the tangents of JVP. Net.Loss, Net.Grad and
-// Net.HVP are the mean cross-entropy built this way.
+// Logits, VJPR those, the tangents of JVP and — when G is the same — the
+// backpropagation of G by an earlier VJP or VJPR, so Hessian-vector
+// products along many directions at one point cost one Logits and then a
+// JVP and a VJPR each. Net.Loss, Net.Grad and Net.HVP are the mean
+// cross-entropy built this way.
 //
 // Each layer supplies its forward pass, its backward pass (input gradient,
 // parameter gradient added), and their tangents: R{y} from R{x} and u, and
