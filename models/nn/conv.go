@@ -1,0 +1,463 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"hgpsim/internal/gemm"
+)
+
+// conv is a 2-D convolution computed as matrix products with patch
+// matrices (im2col): with K = C·KH·KW rows, one per weight column
+// (c, ky, kx), and P = Ho·Wo columns, one per output position of a sample,
+//
+//	Y_b = W·col(x_b) + b1ᵀ    (Out × P, the sample's output planes).
+//
+// The samples are taken in chunks of q, their patch matrices side by side
+// (K × qP), so that every product has at least minCols columns; when one
+// sample has that many (q = 1) the products write the NCHW activations in
+// place, otherwise through a chunk workspace. The patch matrices are rebuilt
+// in every pass that needs them rather than kept for the batch: that costs
+// K·P copies per sample against the product's Out·K·P multiply-adds and
+// keeps the workspaces one chunk large and in cache. Chunks are processed in
+// sample order, so results do not depend on any blocking.
+type conv struct {
+	in, o          Shape
+	kh, kw, s, pad int
+	k, p           int   // rows of a patch matrix, columns per sample
+	q              int   // samples per chunk
+	lo, hi         []int // for each kx, the output columns whose input column is inside the plane
+	// wT: accumulate the weight gradient transposed (K × Out) in gwT: the
+	// product then has Out columns, which the kernels handle much better
+	// than K columns when K is small or not a multiple of 8.
+	wT bool
+
+	col, col2, gcol []float64 // K × qP patch matrices
+	yc, yc2         []float64 // Out × qP chunk activations or gradients (q > 1)
+	gwT             []float64 // K × Out (wT)
+}
+
+// minCols is the fewest output columns a convolution's products get.
+const minCols = 32
+
+func newConv(sp Spec, in Shape) (layer, error) {
+	if sp.Out < 1 || sp.Out > MaxActivation {
+		return nil, fmt.Errorf("%d output channels: must be in [1, %d]", sp.Out, MaxActivation)
+	}
+	s := sp.Stride
+	if s == 0 {
+		s = 1
+	}
+	if sp.KH > MaxActivation || sp.KW > MaxActivation {
+		return nil, fmt.Errorf("kernel %d×%d too large", sp.KH, sp.KW)
+	}
+	ho, wo, err := window(sp.KH, sp.KW, s, sp.Pad, in.H, in.W)
+	if err != nil {
+		return nil, err
+	}
+	if sp.KH*sp.KW > MaxActivation || in.C*sp.KH*sp.KW > MaxActivation {
+		return nil, fmt.Errorf("kernel %d×%d on %d channels too large", sp.KH, sp.KW, in.C)
+	}
+	if ho > MaxActivation || wo > MaxActivation || ho*wo > MaxActivation {
+		return nil, fmt.Errorf("output planes %d×%d too large", ho, wo)
+	}
+	l := &conv{
+		in: in, o: Shape{sp.Out, ho, wo},
+		kh: sp.KH, kw: sp.KW, s: s, pad: sp.Pad,
+		k: in.C * sp.KH * sp.KW, p: ho * wo,
+		lo: make([]int, sp.KW), hi: make([]int, sp.KW),
+	}
+	// In the patch matrices of one sample the columns (output positions)
+	// number P, which is small in the last layers of a net (1 in a 1×1
+	// output): below minCols the products work on a chunk of samples side
+	// by side.
+	for kx := range sp.KW {
+		lo, hi := 0, 0
+		for ox := range wo {
+			ix := ox*s - sp.Pad + kx
+			if ix < 0 {
+				lo = ox + 1
+			}
+			if ix < in.W {
+				hi = ox + 1
+			}
+		}
+		l.lo[kx], l.hi[kx] = lo, max(hi, lo)
+	}
+	l.q = max(1, (minCols+l.p-1)/l.p)
+	l.wT = l.o.C%8 == 0
+	return l, nil
+}
+
+func (l *conv) out() Shape   { return l.o }
+func (l *conv) params() int  { return l.o.C*l.k + l.o.C }
+func (l *conv) flops() int64 { return 2 * int64(l.o.C) * int64(l.k) * int64(l.p) }
+
+func (l *conv) memory(int) int64 {
+	cols := int64(l.q) * int64(l.p)
+	f := 3*int64(l.k)*cols + int64(l.k)*int64(l.o.C)
+	if l.q > 1 {
+		f += 2 * int64(l.o.C) * cols
+	}
+	return 8 * f
+}
+
+func (l *conv) reserve(int) {
+	if l.col != nil {
+		return
+	}
+	cols := l.q * l.p
+	l.col = make([]float64, l.k*cols)
+	l.col2 = make([]float64, l.k*cols)
+	l.gcol = make([]float64, l.k*cols)
+	if l.q > 1 {
+		l.yc = make([]float64, l.o.C*cols)
+		l.yc2 = make([]float64, l.o.C*cols)
+	}
+	if l.wT {
+		l.gwT = make([]float64, l.k*l.o.C)
+	}
+}
+
+// init draws weights and biases from U(−1/√fan_in, 1/√fan_in), fan_in = K:
+// PyTorch's default (Kaiming-uniform with a = √5 for the weights).
+func (l *conv) init(w []float64, r *rand.Rand) { uniformInit(w, l.k, r) }
+
+func uniformInit(w []float64, fanIn int, r *rand.Rand) {
+	bound := 1 / math.Sqrt(float64(fanIn))
+	for i := range w {
+		w[i] = bound * (2*r.Float64() - 1)
+	}
+}
+
+// im2col writes the patch matrices of the m samples of x into col (leading
+// dimension m·P, sample j in columns j·P to (j+1)·P): row (c·KH + ky)·KW + kx,
+// column oy·Wo + ox of a sample holds x[c][oy·s−pad+ky][ox·s−pad+kx], 0 in
+// the padding.
+func (l *conv) im2col(col, x []float64, m int) {
+	h, w, wo, s := l.in.H, l.in.W, l.o.W, l.s
+	ld := m * l.p
+	if s == 1 && l.pad == 0 {
+		l.im2colDense(col, x, m)
+		return
+	}
+	for j := range m {
+		xj := x[j*l.in.Size() : (j+1)*l.in.Size()]
+		r := 0
+		for c := range l.in.C {
+			plane := xj[c*h*w : (c+1)*h*w]
+			for ky := range l.kh {
+				for kx := range l.kw {
+					row := col[r*ld+j*l.p : r*ld+(j+1)*l.p]
+					r++
+					lo, hi := l.lo[kx], l.hi[kx]
+					off := kx - l.pad
+					for oy := range l.o.H {
+						dst := row[oy*wo : (oy+1)*wo]
+						iy := oy*s - l.pad + ky
+						if iy < 0 || iy >= h {
+							clear(dst)
+							continue
+						}
+						src := plane[iy*w : (iy+1)*w]
+						clear(dst[:lo])
+						clear(dst[hi:])
+						if s == 1 {
+							copy(dst[lo:hi], src[lo+off:hi+off])
+							continue
+						}
+						for ox := lo; ox < hi; ox++ {
+							dst[ox] = src[ox*s+off]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// im2colDense is im2col for stride 1 without padding, the common case:
+// every row of a patch matrix is Ho runs of Wo consecutive input values,
+// with no bounds to check.
+func (l *conv) im2colDense(col, x []float64, m int) {
+	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
+	ld := m * l.p
+	for j := range m {
+		xj := x[j*l.in.Size() : (j+1)*l.in.Size()]
+		r := 0
+		for c := range l.in.C {
+			plane := xj[c*h*w : (c+1)*h*w]
+			for ky := range l.kh {
+				for kx := range l.kw {
+					row := col[r*ld+j*l.p : r*ld+(j+1)*l.p]
+					r++
+					src := plane[ky*w+kx:]
+					for oy := range ho {
+						// copy beats a loop even for runs of 8.
+						copy(row[oy*wo:(oy+1)*wo], src[oy*w:oy*w+wo])
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2im writes into gx (m samples) the sum, over the patch-matrix entries
+// that read each input value, of gcol (laid out as im2col's col): the
+// adjoint of im2col.
+func (l *conv) col2im(gx, gcol []float64, m int) {
+	h, w, wo, s := l.in.H, l.in.W, l.o.W, l.s
+	ld := m * l.p
+	clear(gx[:m*l.in.Size()])
+	if s == 1 && l.pad == 0 {
+		l.col2imDense(gx, gcol, m)
+		return
+	}
+	for j := range m {
+		gj := gx[j*l.in.Size() : (j+1)*l.in.Size()]
+		r := 0
+		for c := range l.in.C {
+			plane := gj[c*h*w : (c+1)*h*w]
+			for ky := range l.kh {
+				for kx := range l.kw {
+					row := gcol[r*ld+j*l.p : r*ld+(j+1)*l.p]
+					r++
+					lo, hi := l.lo[kx], l.hi[kx]
+					off := kx - l.pad
+					for oy := range l.o.H {
+						iy := oy*s - l.pad + ky
+						if iy < 0 || iy >= h {
+							continue
+						}
+						src := row[oy*wo : (oy+1)*wo]
+						dst := plane[iy*w : (iy+1)*w]
+						if s == 1 {
+							d := dst[lo+off : hi+off]
+							for i, v := range src[lo:hi] {
+								d[i] += v
+							}
+							continue
+						}
+						for ox := lo; ox < hi; ox++ {
+							dst[ox*s+off] += src[ox]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2imDense is col2im for stride 1 without padding, into a cleared gx.
+func (l *conv) col2imDense(gx, gcol []float64, m int) {
+	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
+	ld := m * l.p
+	for j := range m {
+		gj := gx[j*l.in.Size() : (j+1)*l.in.Size()]
+		r := 0
+		for c := range l.in.C {
+			plane := gj[c*h*w : (c+1)*h*w]
+			for ky := range l.kh {
+				for kx := range l.kw {
+					row := gcol[r*ld+j*l.p : r*ld+(j+1)*l.p]
+					r++
+					dst := plane[ky*w+kx:]
+					for oy := range ho {
+						src := row[oy*wo : (oy+1)*wo]
+						d := dst[oy*w:]
+						d = d[:len(src)]
+						for i, v := range src {
+							d[i] += v
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// outView returns where the products write the outputs of the m samples
+// starting at sample b0 of y: y itself for one sample, else ws, laid out
+// Out × mP, which scatterOut then moves into y.
+func (l *conv) outView(y, ws []float64, b0, m int) []float64 {
+	if m == 1 {
+		return y[b0*l.o.Size() : (b0+1)*l.o.Size()]
+	}
+	return ws[:l.o.C*m*l.p]
+}
+
+// scatterOut moves the chunk v (from outView) into samples b0… of y.
+func (l *conv) scatterOut(y, v []float64, b0, m int) {
+	if m == 1 {
+		return
+	}
+	ld, no := m*l.p, l.o.Size()
+	for j := range m {
+		yj := y[(b0+j)*no : (b0+j+1)*no]
+		for c := range l.o.C {
+			copy(yj[c*l.p:(c+1)*l.p], v[c*ld+j*l.p:c*ld+(j+1)*l.p])
+		}
+	}
+}
+
+// inView returns the gradients of the m samples starting at b0 of gy laid
+// out Out × mP: gy itself for one sample, else gathered into ws.
+func (l *conv) inView(gy, ws []float64, b0, m int) []float64 {
+	if m == 1 {
+		return gy[b0*l.o.Size() : (b0+1)*l.o.Size()]
+	}
+	ld, no := m*l.p, l.o.Size()
+	for j := range m {
+		gj := gy[(b0+j)*no : (b0+j+1)*no]
+		for c := range l.o.C {
+			copy(ws[c*ld+j*l.p:c*ld+(j+1)*l.p], gj[c*l.p:(c+1)*l.p])
+		}
+	}
+	return ws[:l.o.C*ld]
+}
+
+// setBias writes the bias of each output channel over its row of the
+// Out × cols chunk y.
+func setBias(y, bias []float64, cols int) {
+	for c, v := range bias {
+		row := y[c*cols : (c+1)*cols]
+		for i := range row {
+			row[i] = v
+		}
+	}
+}
+
+// addRowSums adds the sum of each row of the Out × cols chunk g to gb.
+func addRowSums(gb, g []float64, cols int) {
+	for c := range gb {
+		gb[c] += sum(g[c*cols : (c+1)*cols])
+	}
+}
+
+func (l *conv) forward(y, x, w []float64, n int) {
+	ni := l.in.Size()
+	wt, bias := w[:l.o.C*l.k], w[l.o.C*l.k:]
+	for b0 := 0; b0 < n; b0 += l.q {
+		m := min(l.q, n-b0)
+		cols := m * l.p
+		yv := l.outView(y, l.yc, b0, m)
+		setBias(yv, bias, cols)
+		l.im2col(l.col, x[b0*ni:(b0+m)*ni], m)
+		gemm.AccNN(l.o.C, cols, l.k, wt, l.k, l.col, cols, yv, cols)
+		l.scatterOut(y, yv, b0, m)
+	}
+}
+
+// weightGrad adds gy·colᵀ (Out × K) to the weight gradient, into l.gwT
+// transposed when l.wT.
+func (l *conv) weightGrad(gwt, gy, col []float64, cols int) {
+	if l.wT {
+		gemm.AccNT(l.k, l.o.C, cols, col, cols, gy, cols, l.gwT, l.o.C)
+		return
+	}
+	gemm.AccNT(l.o.C, l.k, cols, gy, cols, col, cols, gwt, l.k)
+}
+
+// startWeightGrad and endWeightGrad bracket the weight-gradient
+// accumulation of a pass: with l.wT it runs in l.gwT from 0 and is added to
+// the gradient at the end.
+func (l *conv) startWeightGrad() {
+	if l.wT {
+		clear(l.gwT)
+	}
+}
+
+func (l *conv) endWeightGrad(gwt []float64) {
+	if !l.wT {
+		return
+	}
+	for o := range l.o.C {
+		row := gwt[o*l.k : (o+1)*l.k]
+		for k := range row {
+			row[k] += l.gwT[k*l.o.C+o]
+		}
+	}
+}
+
+func (l *conv) backward(gx, gw, gy, x, _, w []float64, n int) {
+	ni := l.in.Size()
+	wt := w[:l.o.C*l.k]
+	gwt, gb := gw[:l.o.C*l.k], gw[l.o.C*l.k:]
+	l.startWeightGrad()
+	for b0 := 0; b0 < n; b0 += l.q {
+		m := min(l.q, n-b0)
+		cols := m * l.p
+		gyv := l.inView(gy, l.yc, b0, m)
+		l.im2col(l.col, x[b0*ni:(b0+m)*ni], m)
+		l.weightGrad(gwt, gyv, l.col, cols)
+		addRowSums(gb, gyv, cols)
+		if gx != nil {
+			l.inputGrad(gx[b0*ni:(b0+m)*ni], wt, gyv, nil, nil, m)
+		}
+	}
+	l.endWeightGrad(gwt)
+}
+
+// inputGrad writes into gx (m samples) col2im(Wᵀ·gy + Uᵀ·g2); ut nil drops
+// the second term.
+func (l *conv) inputGrad(gx, wt, gy, ut, g2 []float64, m int) {
+	cols := m * l.p
+	gcol := l.gcol[:l.k*cols]
+	clear(gcol)
+	gemm.AccTN(l.k, cols, l.o.C, wt, l.k, gy, cols, gcol, cols)
+	if ut != nil {
+		gemm.AccTN(l.k, cols, l.o.C, ut, l.k, g2, cols, gcol, cols)
+	}
+	l.col2im(gx, gcol, m)
+}
+
+// rforward: R{Y_b} = U·col(x_b) + u_b1ᵀ + W·col(rx_b).
+func (l *conv) rforward(ry, rx, x, _, w, u []float64, n int) {
+	ni := l.in.Size()
+	wt := w[:l.o.C*l.k]
+	ut, ub := u[:l.o.C*l.k], u[l.o.C*l.k:]
+	for b0 := 0; b0 < n; b0 += l.q {
+		m := min(l.q, n-b0)
+		cols := m * l.p
+		ryv := l.outView(ry, l.yc, b0, m)
+		setBias(ryv, ub, cols)
+		l.im2col(l.col, x[b0*ni:(b0+m)*ni], m)
+		gemm.AccNN(l.o.C, cols, l.k, ut, l.k, l.col, cols, ryv, cols)
+		if rx != nil {
+			l.im2col(l.col, rx[b0*ni:(b0+m)*ni], m)
+			gemm.AccNN(l.o.C, cols, l.k, wt, l.k, l.col, cols, ryv, cols)
+		}
+		l.scatterOut(ry, ryv, b0, m)
+	}
+}
+
+// rbackward: the backward products are bilinear in (W, gy) and (gy, x), so
+//
+//	R{gW} = rgy_b·col(x_b)ᵀ + gy_b·col(rx_b)ᵀ,  R{gb} = Σ rgy_b,
+//	R{gx_b} = col2im(Wᵀ·rgy_b + Uᵀ·gy_b).
+func (l *conv) rbackward(gx, rgx, rgw, gy, rgy, x, rx, _, _, w, u []float64, n int) {
+	ni := l.in.Size()
+	wt, ut := w[:l.o.C*l.k], u[:l.o.C*l.k]
+	rgwt, rgb := rgw[:l.o.C*l.k], rgw[l.o.C*l.k:]
+	l.startWeightGrad()
+	for b0 := 0; b0 < n; b0 += l.q {
+		m := min(l.q, n-b0)
+		cols := m * l.p
+		gyv, rgyv := l.inView(gy, l.yc, b0, m), l.inView(rgy, l.yc2, b0, m)
+		l.im2col(l.col, x[b0*ni:(b0+m)*ni], m)
+		l.weightGrad(rgwt, rgyv, l.col, cols)
+		if rx != nil {
+			l.im2col(l.col2, rx[b0*ni:(b0+m)*ni], m)
+			l.weightGrad(rgwt, gyv, l.col2, cols)
+		}
+		addRowSums(rgb, rgyv, cols)
+		if gx != nil {
+			l.inputGrad(gx[b0*ni:(b0+m)*ni], wt, gyv, nil, nil, m)
+		}
+		if rgx != nil {
+			l.inputGrad(rgx[b0*ni:(b0+m)*ni], wt, rgyv, ut, gyv, m)
+		}
+	}
+	l.endWeightGrad(rgwt)
+}

@@ -1,0 +1,125 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+)
+
+// The mean softmax cross-entropy of a batch plus an L2 term,
+//
+//	f(x) = (1/n) Σ_b [lse(Z_b) − Z_b,y_b] + (l2/2)‖x‖²,
+//
+// built from the four primitives as a model's loss would be: the
+// gradient is VJP with G = (softmax(Z) − e_y)/n and the Hessian-vector
+// product VJPR with R{G} = (p ⊙ R{Z} − p·(pᵀR{Z}))/n, p = softmax(Z),
+// R{Z} = JVP(u). They serve benchmarks and tests; the models package
+// builds its own losses from the primitives.
+
+// Loss returns f(x) on the batch A with the given labels (one per sample).
+func (net *Net) Loss(x, A []float64, labels []int, l2 float64) float64 {
+	n := net.logitsFor(x, A, labels)
+	c := net.info.classes
+	var loss float64
+	for b := range n {
+		z := net.z[b*c : (b+1)*c]
+		loss += logSumExp(z) - z[labels[b]]
+	}
+	return loss/float64(n) + 0.5*l2*sumSquares(x)
+}
+
+// Grad writes ∇f(x) into dst and returns f(x).
+func (net *Net) Grad(dst, x, A []float64, labels []int, l2 float64) float64 {
+	net.checkParams("dst", dst)
+	n := net.logitsFor(x, A, labels)
+	loss := net.softmaxGrad(labels, n)
+	clear(dst)
+	net.VJP(dst, x, net.gz[:n*net.info.classes])
+	for i, v := range x {
+		dst[i] += l2 * v
+	}
+	return loss/float64(n) + 0.5*l2*sumSquares(x)
+}
+
+// HVP writes ∇²f(x)·u into dst.
+func (net *Net) HVP(dst, x, A []float64, labels []int, l2 float64, u []float64) {
+	net.checkParams("dst", dst)
+	n := net.logitsFor(x, A, labels)
+	c := net.info.classes
+	net.softmaxGrad(labels, n)
+	net.JVP(net.rz[:n*c], x, u)
+	inv := 1 / float64(n)
+	for b := range n {
+		p, rz, rg := net.p[b*c:(b+1)*c], net.rz[b*c:(b+1)*c], net.rgz[b*c:(b+1)*c]
+		var s float64
+		for j := range c {
+			s += p[j] * rz[j]
+		}
+		for j := range c {
+			rg[j] = inv * p[j] * (rz[j] - s)
+		}
+	}
+	clear(dst)
+	net.VJPR(dst, x, u, net.gz[:n*c], net.rgz[:n*c])
+	for i, v := range u {
+		dst[i] += l2 * v
+	}
+}
+
+// logitsFor checks the labels, runs Logits into net.z and returns n.
+func (net *Net) logitsFor(x, A []float64, labels []int) int {
+	n := len(labels)
+	for b, y := range labels {
+		if y < 0 || y >= net.info.classes {
+			panic(fmt.Sprintf("nn: label %d of sample %d outside [0, %d)", y, b, net.info.classes))
+		}
+	}
+	if n == 0 {
+		panic("nn: empty batch")
+	}
+	net.reserve(n)
+	net.Logits(net.z[:n*net.info.classes], x, A, n)
+	return n
+}
+
+// softmaxGrad writes p = softmax(Z) into net.p and G = (p − e_y)/n into
+// net.gz and returns the summed cross-entropy.
+func (net *Net) softmaxGrad(labels []int, n int) float64 {
+	c := net.info.classes
+	inv := 1 / float64(n)
+	var loss float64
+	for b := range n {
+		z, p, g := net.z[b*c:(b+1)*c], net.p[b*c:(b+1)*c], net.gz[b*c:(b+1)*c]
+		lse := logSumExp(z)
+		loss += lse - z[labels[b]]
+		for j := range c {
+			p[j] = math.Exp(z[j] - lse)
+			g[j] = p[j]
+		}
+		g[labels[b]]--
+		for j := range g {
+			g[j] *= inv
+		}
+	}
+	return loss
+}
+
+// logSumExp returns log Σ exp(z_j) without overflow.
+func logSumExp(z []float64) float64 {
+	m := math.Inf(-1)
+	for _, v := range z {
+		m = max(m, v)
+	}
+	var s float64
+	for _, v := range z {
+		s += math.Exp(v - m)
+	}
+	return m + math.Log(s)
+}
+
+func sumSquares(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v * v
+	}
+	return s
+}

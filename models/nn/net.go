@@ -1,0 +1,279 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Net is a stack of layers mapping each sample of a batch to a vector of
+// class logits, with flat parameters x (the layers' parameters in order,
+// each weight then bias as PyTorch's parameters()).
+//
+// A Net keeps the activations of the last batch and workspaces sized for
+// the largest batch seen: use it from one goroutine, and Clone it for
+// others. The passes build on each other: Logits(x, A) first; JVP(x, u)
+// after it; VJP(x, G) after Logits; VJPR(x, u, G, RG) after Logits and
+// JVP(x, u). They must get the same x (and u), and A must not change in
+// between: the Net keeps A, not a copy.
+type Net struct {
+	info    Info
+	specs   []Spec
+	off     []int // parameter offsets of the layers, len(layers)+1
+	maxIn   int   // largest input size of a layer past the first
+	cap     int   // batch the buffers hold
+	n       int   // batch of the last Logits; 0 before any
+	a       []float64
+	acts    [][]float64 // acts[i]: output of layer i
+	racts   [][]float64 // racts[i]: R{output of layer i}
+	jvpDone bool
+
+	// gs[i] is the gradient of ⟨G, Z⟩ with respect to the output of layer
+	// i (i < L−1) for the G in gTop, valid while gValid. They do not depend
+	// on u: repeated VJPR calls at one x (one Hessian-vector product after
+	// another) and a VJPR after VJP reuse them instead of backpropagating
+	// G again.
+	gs     [][]float64
+	gTop   []float64
+	gValid bool
+	rg     [2][]float64 // R{gs}, alternating between layers
+
+	z, p, rz, gz, rgz []float64 // cross-entropy scratch, n × classes
+}
+
+// New validates the layer stack as Plan does and returns a Net. The last
+// layer must output exactly classes values (end the stack with
+// Dense(classes)); New does not append it.
+func New(in Shape, layers []Spec, classes int) (*Net, error) {
+	info, err := Plan(in, layers, classes)
+	if err != nil {
+		return nil, err
+	}
+	net := &Net{info: info, specs: append([]Spec(nil), layers...)}
+	net.off = make([]int, len(info.layers)+1)
+	for i, l := range info.layers {
+		net.off[i+1] = net.off[i] + l.params()
+		if i+1 < len(info.layers) {
+			net.maxIn = max(net.maxIn, l.out().Size())
+		}
+	}
+	net.acts = make([][]float64, len(info.layers))
+	net.racts = make([][]float64, len(info.layers))
+	net.gs = make([][]float64, len(info.layers)-1)
+	return net, nil
+}
+
+// Dim returns the number of parameters.
+func (net *Net) Dim() int { return net.info.Params }
+
+// Classes returns the number of logits per sample.
+func (net *Net) Classes() int { return net.info.classes }
+
+// Input returns the shape of one input sample.
+func (net *Net) Input() Shape { return net.info.in }
+
+// Info returns the net's description (parameters, FLOPs, shapes, memory).
+func (net *Net) Info() Info {
+	info := net.info
+	info.Shapes = append([]Shape(nil), info.Shapes...)
+	info.Offsets = append([]int(nil), info.Offsets...)
+	return info
+}
+
+// FLOPs returns the forward FLOPs per sample (see Info.FLOPs).
+func (net *Net) FLOPs() int64 { return net.info.FLOPs }
+
+// Clone returns a Net with the same layers and its own workspaces.
+func (net *Net) Clone() *Net {
+	c, err := New(net.info.in, net.specs, net.info.classes)
+	if err != nil {
+		panic("nn: Clone of a valid Net failed: " + err.Error())
+	}
+	return c
+}
+
+// Init writes initial parameters into dst, layer by layer from r:
+// convolution and dense weights and biases from U(−1/√fan_in, 1/√fan_in)
+// with fan_in the inputs of one output (PyTorch's defaults:
+// Kaiming-uniform with a = √5 for the weights), group-norm scales 1 and
+// shifts 0.
+func (net *Net) Init(dst []float64, r *rand.Rand) {
+	net.checkParams("dst", dst)
+	for i, l := range net.info.layers {
+		l.init(dst[net.off[i]:net.off[i+1]], r)
+	}
+}
+
+func (net *Net) checkParams(name string, v []float64) {
+	if len(v) != net.info.Params {
+		panic(fmt.Sprintf("nn: len(%s) = %d, want Dim() = %d", name, len(v), net.info.Params))
+	}
+}
+
+func (net *Net) checkBatch(name string, v []float64, per int) {
+	if len(v) != net.n*per {
+		panic(fmt.Sprintf("nn: len(%s) = %d, want %d samples × %d", name, len(v), net.n, per))
+	}
+}
+
+// reserve grows the buffers to a batch of n.
+func (net *Net) reserve(n int) {
+	if n <= net.cap {
+		return
+	}
+	for i, l := range net.info.layers {
+		size := n * l.out().Size()
+		net.acts[i] = make([]float64, size)
+		net.racts[i] = make([]float64, size)
+		if i < len(net.gs) {
+			net.gs[i] = make([]float64, size)
+		}
+		l.reserve(n)
+	}
+	for k := range net.rg {
+		net.rg[k] = make([]float64, n*net.maxIn)
+	}
+	c := net.info.classes
+	net.gTop = make([]float64, n*c)
+	net.z, net.p, net.rz = make([]float64, n*c), make([]float64, n*c), make([]float64, n*c)
+	net.gz, net.rgz = make([]float64, n*c), make([]float64, n*c)
+	net.cap = n
+}
+
+// input returns the input of layer i and its tangent (nil for the first
+// layer: the data do not depend on the parameters).
+func (net *Net) input(i int) (x, rx []float64) {
+	if i == 0 {
+		return net.a, nil
+	}
+	return net.acts[i-1], net.racts[i-1]
+}
+
+// Logits writes into Z (n × classes) the logits of the n samples of A
+// (each Input().Size() floats, flattened NCHW) at parameters x, and keeps
+// the activations the other passes need.
+func (net *Net) Logits(Z, x, A []float64, n int) {
+	net.checkParams("x", x)
+	if n < 1 {
+		panic(fmt.Sprintf("nn: batch of %d samples", n))
+	}
+	if len(A) != n*net.info.in.Size() {
+		panic(fmt.Sprintf("nn: len(A) = %d, want %d samples × %v", len(A), n, net.info.in))
+	}
+	net.reserve(n)
+	net.n, net.a, net.jvpDone, net.gValid = n, A, false, false
+	net.checkBatch("Z", Z, net.info.classes)
+	for i, l := range net.info.layers {
+		in, _ := net.input(i)
+		l.forward(net.acts[i], in, x[net.off[i]:net.off[i+1]], n)
+	}
+	copy(Z, net.acts[len(net.acts)-1])
+}
+
+func (net *Net) needLogits(what string) {
+	if net.n == 0 {
+		panic("nn: " + what + " before Logits")
+	}
+}
+
+// JVP writes V = (∂Z/∂x)·u (n × classes), the derivative of the last
+// Logits along u, and keeps the tangents VJPR needs.
+func (net *Net) JVP(V, x, u []float64) {
+	net.needLogits("JVP")
+	net.checkParams("x", x)
+	net.checkParams("u", u)
+	net.checkBatch("V", V, net.info.classes)
+	n := net.n
+	for i, l := range net.info.layers {
+		in, rin := net.input(i)
+		w, ui := x[net.off[i]:net.off[i+1]], u[net.off[i]:net.off[i+1]]
+		l.rforward(net.racts[i], rin, in, net.acts[i], w, ui, n)
+	}
+	net.jvpDone = true
+	copy(V, net.racts[len(net.racts)-1])
+}
+
+// VJP adds Σ_b J_bᵀG_b to dst, J_b = ∂Z_b/∂x the Jacobian of sample b's
+// logits at the last Logits and G (n × classes) the weights of the logits.
+func (net *Net) VJP(dst, x, G []float64) {
+	net.needLogits("VJP")
+	net.checkParams("dst", dst)
+	net.checkParams("x", x)
+	net.checkBatch("G", G, net.info.classes)
+	n := net.n
+	gy := G
+	for i := len(net.info.layers) - 1; i >= 0; i-- {
+		l := net.info.layers[i]
+		in, _ := net.input(i)
+		var gx []float64
+		if i > 0 {
+			gx = net.gs[i-1][:n*net.inSize(i)]
+		}
+		l.backward(gx, dst[net.off[i]:net.off[i+1]], gy, in, net.acts[i], x[net.off[i]:net.off[i+1]], n)
+		gy = gx
+	}
+	copy(net.gTop, G)
+	net.gValid = true
+}
+
+// VJPR adds Σ_b [J_bᵀRG_b + Σ_j G_bj ∇²Z_bj·u] to dst: the derivative of
+// VJP(dst, x, G) along x → x + t·u, G → G + t·RG. It needs Logits and then
+// JVP(u) of the same x.
+//
+// The backpropagation of G itself does not depend on u: when VJP or VJPR
+// ran with the same G (bit for bit) since the last Logits, VJPR reuses it,
+// which saves one matrix product per layer — so Hessian-vector products
+// at one point along many directions should call Logits once and then
+// JVP(u) and VJPR(u, …) per direction.
+func (net *Net) VJPR(dst, x, u, G, RG []float64) {
+	net.needLogits("VJPR")
+	if !net.jvpDone {
+		panic("nn: VJPR before JVP")
+	}
+	net.checkParams("dst", dst)
+	net.checkParams("x", x)
+	net.checkParams("u", u)
+	net.checkBatch("G", G, net.info.classes)
+	net.checkBatch("RG", RG, net.info.classes)
+	n := net.n
+	reuse := net.gValid && sameBits(G, net.gTop[:len(G)])
+	gy, rgy := G, RG
+	for i := len(net.info.layers) - 1; i >= 0; i-- {
+		l := net.info.layers[i]
+		in, rin := net.input(i)
+		var gx, rgx []float64
+		if i > 0 {
+			rgx = net.rg[i&1][:n*net.inSize(i)]
+			if !reuse {
+				gx = net.gs[i-1][:n*net.inSize(i)]
+			}
+		}
+		lo, hi := net.off[i], net.off[i+1]
+		l.rbackward(gx, rgx, dst[lo:hi], gy, rgy, in, rin, net.acts[i], net.racts[i], x[lo:hi], u[lo:hi], n)
+		if i > 0 {
+			gy, rgy = net.gs[i-1][:n*net.inSize(i)], rgx
+		}
+	}
+	if !reuse {
+		copy(net.gTop, G)
+		net.gValid = true
+	}
+}
+
+// sameBits reports whether a and b hold the same bits.
+func sameBits(a, b []float64) bool {
+	for i, v := range a {
+		if math.Float64bits(v) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// inSize returns the floats per sample of layer i's input.
+func (net *Net) inSize(i int) int {
+	if i == 0 {
+		return net.info.in.Size()
+	}
+	return net.info.shapes[i-1].Size()
+}

@@ -1,0 +1,806 @@
+package nn
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// fixture is a net with random parameters, data, direction and logit
+// weights.
+type fixture struct {
+	net               *Net
+	x, u, a, g, rg    []float64
+	n, classes, dim   int
+	smooth            bool // no ReLU or max pool
+	z, v, vjp, second []float64
+}
+
+func newFixture(t *testing.T, in Shape, specs []Spec, classes, n int, seed uint64) *fixture {
+	t.Helper()
+	net, err := New(in, specs, classes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(seed, 7))
+	f := &fixture{net: net, n: n, classes: classes, dim: net.Dim(), smooth: true}
+	for _, sp := range specs {
+		if sp.Kind == KindReLU || sp.Kind == KindMaxPool2D {
+			f.smooth = false
+		}
+	}
+	f.x = make([]float64, f.dim)
+	net.Init(f.x, r)
+	// Perturb the init so that group-norm scales and shifts are not 1 and 0
+	// (their derivatives would hide terms).
+	for i := range f.x {
+		f.x[i] += 0.1 * r.NormFloat64()
+	}
+	f.u = randVec(r, f.dim, 0.3)
+	f.a = randVec(r, n*in.Size(), 1)
+	f.g = randVec(r, n*classes, 1)
+	f.rg = randVec(r, n*classes, 1)
+	f.z = make([]float64, n*classes)
+	f.v = make([]float64, n*classes)
+	f.vjp = make([]float64, f.dim)
+	f.second = make([]float64, f.dim)
+	return f
+}
+
+func randVec(r *rand.Rand, n int, scale float64) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = scale * r.NormFloat64()
+	}
+	return v
+}
+
+// run computes Z, V = JVP(u), VJP(G) and VJPR(u, G, RG) at f.x.
+func (f *fixture) run() {
+	f.net.Logits(f.z, f.x, f.a, f.n)
+	f.net.JVP(f.v, f.x, f.u)
+	clear(f.vjp)
+	f.net.VJP(f.vjp, f.x, f.g)
+	clear(f.second)
+	f.net.VJPR(f.second, f.x, f.u, f.g, f.rg)
+}
+
+// shifted returns x + h·u.
+func shifted(x, u []float64, h float64) []float64 {
+	y := make([]float64, len(x))
+	for i := range x {
+		y[i] = x[i] + h*u[i]
+	}
+	return y
+}
+
+// logitsAt returns Z at parameters x (f.net's state is overwritten).
+func (f *fixture) logitsAt(x []float64) []float64 {
+	z := make([]float64, f.n*f.classes)
+	f.net.Logits(z, x, f.a, f.n)
+	return z
+}
+
+// vjpAt returns VJP(G) at parameters x.
+func (f *fixture) vjpAt(x, g []float64) []float64 {
+	f.net.Logits(make([]float64, f.n*f.classes), x, f.a, f.n)
+	d := make([]float64, f.dim)
+	f.net.VJP(d, x, g)
+	return d
+}
+
+func dot(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+func norm(a []float64) float64 { return math.Sqrt(dot(a, a)) }
+
+// relErr returns ‖a − b‖/max(‖a‖, ‖b‖, tiny).
+func relErr(a, b []float64) float64 {
+	d := make([]float64, len(a))
+	for i := range a {
+		d[i] = a[i] - b[i]
+	}
+	return norm(d) / max(norm(a), norm(b), 1e-300)
+}
+
+// kinkMargin returns the smallest ratio, over the ReLU inputs and the max
+// pool windows of the last Logits and JVP, of the distance to a kink to the
+// rate at which the direction u approaches it: finite differences with
+// steps below it never cross a kink.
+func (f *fixture) kinkMargin() float64 {
+	m := math.Inf(1)
+	for i, l := range f.net.info.layers {
+		in, rin := f.net.input(i)
+		if rin == nil {
+			rin = make([]float64, len(in))
+		}
+		switch l := l.(type) {
+		case *relu:
+			for j, v := range in[:f.n*l.shape.Size()] {
+				m = min(m, math.Abs(v)/max(math.Abs(rin[j]), 1e-300))
+			}
+		case *pool:
+			if !l.max {
+				continue
+			}
+			m = min(m, l.tieMargin(in, rin, f.n))
+		}
+	}
+	return m
+}
+
+// tieMargin is kinkMargin for one max pool.
+func (l *pool) tieMargin(x, rx []float64, n int) float64 {
+	m := math.Inf(1)
+	ni, no := l.in.Size(), l.o.Size()
+	for b := range n {
+		xb, rb := x[b*ni:(b+1)*ni], rx[b*ni:(b+1)*ni]
+		for c := range l.in.C {
+			for oy := range l.o.H {
+				for ox := range l.o.W {
+					a := l.arg[b*no+(c*l.o.H+oy)*l.o.W+ox]
+					base := c*l.in.H*l.in.W + oy*l.s*l.in.W + ox*l.s
+					for ky := range l.kh {
+						for kx := range l.kw {
+							j := base + ky*l.in.W + kx
+							if j == int(a) {
+								continue
+							}
+							dr := math.Abs(rb[j] - rb[a])
+							if dr == 0 {
+								continue // equal values moving together never swap
+							}
+							m = min(m, (xb[a]-xb[j])/dr)
+						}
+					}
+				}
+			}
+		}
+	}
+	return m
+}
+
+// checkDerivatives tests the four primitives of a net against finite
+// differences and the adjoint identity.
+func checkDerivatives(t *testing.T, in Shape, specs []Spec, classes, n int) {
+	t.Helper()
+	h := 1e-5
+	var f *fixture
+	for seed := uint64(1); ; seed++ {
+		f = newFixture(t, in, specs, classes, n, seed)
+		f.run()
+		if f.smooth {
+			break
+		}
+		// Piecewise-linear layers: use a step far below the distance to
+		// the nearest kink, and a draw where that distance is not tiny.
+		h = 1e-7
+		if f.kinkMargin() > 100*h {
+			break
+		}
+		if seed == 50 {
+			t.Fatalf("no draw with a kink margin above %g", 100*h)
+		}
+	}
+	z := append([]float64(nil), f.z...)
+	v := append([]float64(nil), f.v...)
+	vjp := append([]float64(nil), f.vjp...)
+	second := append([]float64(nil), f.second...)
+
+	// JVP against central differences of Logits.
+	zp, zm := f.logitsAt(shifted(f.x, f.u, h)), f.logitsAt(shifted(f.x, f.u, -h))
+	fd := make([]float64, len(zp))
+	for i := range fd {
+		fd[i] = (zp[i] - zm[i]) / (2 * h)
+	}
+	if e := relErr(v, fd); e > 1e-6 {
+		t.Errorf("JVP: relative error %.3g against central differences", e)
+	}
+	if e := relErr(z, f.logitsAt(f.x)); e != 0 {
+		t.Errorf("Logits not reproducible: %.3g", e)
+	}
+
+	// VJP: the adjoint identity ⟨V, G⟩ = ⟨u, VJP(G)⟩ and central differences
+	// of ⟨G, Z(x)⟩ along u and along a few coordinates.
+	lhs, rhs := dot(v, f.g), dot(f.u, vjp)
+	if math.Abs(lhs-rhs) > 1e-10*max(math.Abs(lhs), 1) {
+		t.Errorf("adjoint: ⟨V, G⟩ = %.15g, ⟨u, VJP(G)⟩ = %.15g", lhs, rhs)
+	}
+	dd := (dot(f.g, zp) - dot(f.g, zm)) / (2 * h)
+	if math.Abs(dd-rhs) > 1e-6*max(math.Abs(rhs), 1) {
+		t.Errorf("VJP: ⟨u, VJP(G)⟩ = %.12g, central difference of ⟨G, Z⟩ %.12g", rhs, dd)
+	}
+	if f.smooth {
+		r := rand.New(rand.NewPCG(3, 3))
+		for range 8 {
+			i := r.IntN(f.dim)
+			e := make([]float64, f.dim)
+			e[i] = 1
+			d := (dot(f.g, f.logitsAt(shifted(f.x, e, h))) - dot(f.g, f.logitsAt(shifted(f.x, e, -h)))) / (2 * h)
+			if math.Abs(d-vjp[i]) > 1e-6*max(math.Abs(vjp[i]), 1) {
+				t.Errorf("VJP[%d] = %.12g, central difference %.12g", i, vjp[i], d)
+			}
+		}
+	}
+
+	// VJPR against central differences of VJP along (u, RG).
+	gp, gm := shifted(f.g, f.rg, h), shifted(f.g, f.rg, -h)
+	vp, vm := f.vjpAt(shifted(f.x, f.u, h), gp), f.vjpAt(shifted(f.x, f.u, -h), gm)
+	for i := range vp {
+		vp[i] = (vp[i] - vm[i]) / (2 * h)
+	}
+	if e := relErr(second, vp); e > 1e-6 {
+		t.Errorf("VJPR: relative error %.3g against central differences of VJP", e)
+	}
+	// The second-order part alone (RG = 0) must be checked too: with RG ≠ 0
+	// the first-order part J^T RG could hide an error in it.
+	f.net.Logits(f.z, f.x, f.a, f.n)
+	f.net.JVP(f.v, f.x, f.u)
+	zero := make([]float64, len(f.rg))
+	s2 := make([]float64, f.dim)
+	f.net.VJPR(s2, f.x, f.u, f.g, zero)
+	vp, vm = f.vjpAt(shifted(f.x, f.u, h), f.g), f.vjpAt(shifted(f.x, f.u, -h), f.g)
+	for i := range vp {
+		vp[i] = (vp[i] - vm[i]) / (2 * h)
+	}
+	if e := relErr(s2, vp); e > 1e-5 {
+		t.Errorf("VJPR with RG = 0: relative error %.3g against central differences of VJP (‖·‖ = %.3g)", e, norm(s2))
+	}
+}
+
+func TestLayerDerivatives(t *testing.T) {
+	cases := []struct {
+		name    string
+		in      Shape
+		specs   []Spec
+		classes int
+	}{
+		{"conv-tanh", Shape{2, 8, 8}, []Spec{Conv2D(3, 3, 1, 1), Tanh(), Flatten(), Dense(4)}, 4},
+		{"conv-stride-rect", Shape{2, 9, 8}, []Spec{{Kind: KindConv2D, Out: 3, KH: 2, KW: 3, Stride: 2, Pad: 1}, Softplus(), Dense(3)}, 3},
+		{"conv-conv", Shape{1, 8, 8}, []Spec{Conv2D(2, 3, 1, 0), Tanh(), Conv2D(3, 3, 2, 1), Tanh(), Dense(3)}, 3},
+		{"conv-8", Shape{2, 6, 6}, []Spec{Conv2D(8, 3, 1, 1), Tanh(), Conv2D(8, 3, 2, 0), Softplus(), Dense(3)}, 3},
+		{"conv-only", Shape{2, 5, 5}, []Spec{Conv2D(2, 3, 1, 0), Conv2D(1, 3, 1, 0)}, 1},
+		{"dense-tanh", Shape{1, 4, 4}, []Spec{Dense(5), Tanh(), Dense(3)}, 3},
+		{"dense-softplus", Shape{2, 3, 3}, []Spec{Flatten(), Dense(6), Softplus(), Dense(3)}, 3},
+		{"tanh-first", Shape{2, 3, 3}, []Spec{Tanh(), Flatten(), Dense(3), Tanh()}, 3},
+		{"softplus-first", Shape{2, 3, 3}, []Spec{Softplus(), Dense(3), Softplus()}, 3},
+		{"relu", Shape{2, 8, 8}, []Spec{Conv2D(3, 3, 1, 1), ReLU(), Dense(6), ReLU(), Dense(3)}, 3},
+		{"relu-first", Shape{1, 6, 6}, []Spec{ReLU(), Dense(3)}, 3},
+		{"maxpool", Shape{2, 9, 9}, []Spec{Conv2D(3, 3, 1, 0), MaxPool2D(2, 0), Tanh(), Dense(4)}, 4},
+		{"maxpool-overlap", Shape{1, 8, 8}, []Spec{Conv2D(2, 3, 1, 1), MaxPool2D(3, 1), Softplus(), Dense(3)}, 3},
+		{"maxpool-first", Shape{2, 6, 6}, []Spec{MaxPool2D(2, 2), Dense(3), Tanh()}, 3},
+		{"relu-maxpool", Shape{1, 10, 10}, []Spec{Conv2D(4, 3, 1, 0), ReLU(), MaxPool2D(2, 2), Conv2D(3, 3, 1, 0), ReLU(), Dense(3)}, 3},
+		{"avgpool", Shape{2, 9, 9}, []Spec{Conv2D(3, 3, 1, 0), AvgPool2D(3, 2), Softplus(), Dense(4)}, 4},
+		{"avgpool-first", Shape{2, 6, 6}, []Spec{AvgPool2D(2, 0), Tanh(), Dense(3)}, 3},
+		{"groupnorm", Shape{2, 6, 6}, []Spec{Conv2D(4, 3, 1, 0), GroupNorm(2), Tanh(), Dense(3)}, 3},
+		{"groupnorm-layer", Shape{2, 6, 6}, []Spec{Conv2D(4, 3, 1, 0), GroupNorm(1), Softplus(), Dense(3)}, 3},
+		{"groupnorm-instance", Shape{2, 6, 6}, []Spec{Conv2D(4, 3, 1, 0), GroupNorm(4), Tanh(), Dense(3)}, 3},
+		{"groupnorm-first", Shape{2, 4, 4}, []Spec{GroupNorm(1), Tanh(), Dense(3)}, 3},
+		{"groupnorm-last", Shape{1, 5, 5}, []Spec{Conv2D(4, 3, 1, 0), Tanh(), Dense(4), GroupNorm(2)}, 4},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { checkDerivatives(t, c.in, c.specs, c.classes, 3) })
+	}
+}
+
+// naiveConv is the convolution of one sample written as its definition.
+func naiveConv(x []float64, in Shape, w, bias []float64, out, kh, kw, s, pad int) []float64 {
+	ho, wo := (in.H+2*pad-kh)/s+1, (in.W+2*pad-kw)/s+1
+	y := make([]float64, out*ho*wo)
+	for o := range out {
+		for oy := range ho {
+			for ox := range wo {
+				sum := bias[o]
+				for c := range in.C {
+					for ky := range kh {
+						for kx := range kw {
+							iy, ix := oy*s-pad+ky, ox*s-pad+kx
+							if iy < 0 || iy >= in.H || ix < 0 || ix >= in.W {
+								continue
+							}
+							sum += w[((o*in.C+c)*kh+ky)*kw+kx] * x[(c*in.H+iy)*in.W+ix]
+						}
+					}
+				}
+				y[(o*ho+oy)*wo+ox] = sum
+			}
+		}
+	}
+	return y
+}
+
+func TestConvAgainstNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, c := range []struct {
+		in                     Shape
+		out, kh, kw, s, pad, n int
+	}{
+		{Shape{1, 8, 8}, 3, 3, 3, 1, 0, 3},
+		{Shape{2, 7, 9}, 4, 3, 2, 2, 1, 2},
+		{Shape{3, 10, 10}, 2, 5, 5, 1, 2, 3},
+		{Shape{2, 6, 5}, 1, 1, 1, 3, 0, 2},
+		{Shape{1, 5, 5}, 2, 5, 5, 1, 0, 1},
+	} {
+		sp := Spec{Kind: KindConv2D, Out: c.out, KH: c.kh, KW: c.kw, Stride: c.s, Pad: c.pad}
+		l, err := newLayer(sp, c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		classes := l.out().Size()
+		net, err := New(c.in, []Spec{sp}, classes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := randVec(r, net.Dim(), 1)
+		a := randVec(r, c.n*c.in.Size(), 1)
+		z := make([]float64, c.n*classes)
+		net.Logits(z, x, a, c.n)
+		k := c.out * c.in.C * c.kh * c.kw
+		for b := range c.n {
+			want := naiveConv(a[b*c.in.Size():(b+1)*c.in.Size()], c.in, x[:k], x[k:], c.out, c.kh, c.kw, c.s, c.pad)
+			got := z[b*classes : (b+1)*classes]
+			if e := relErr(got, want); e > 1e-14 {
+				t.Errorf("%+v sample %d: relative error %.3g against the naive convolution", c, b, e)
+			}
+		}
+	}
+}
+
+func TestMaxPoolTiesGoToFirst(t *testing.T) {
+	net, err := New(Shape{1, 2, 4}, []Spec{MaxPool2D(2, 2)}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Window 0 holds 1, 3, 3, 2 (the two 3s at offsets 1 and 4); window 1
+	// holds −1 everywhere.
+	a := []float64{1, 3, -1, -1, 3, 2, -1, -1}
+	z := make([]float64, 2)
+	net.Logits(z, nil, a, 1)
+	if z[0] != 3 || z[1] != -1 {
+		t.Fatalf("maxima %v, want [3 −1]", z)
+	}
+	l := net.info.layers[0].(*pool)
+	if l.arg[0] != 1 || l.arg[1] != 2 {
+		t.Errorf("argmax offsets %v, want the first maximum of each window: [1 2]", l.arg[:2])
+	}
+	// The tangent follows the chosen element.
+	g := make([]float64, 8)
+	net.info.layers[0].backward(g, nil, []float64{1, 10}, a, z, nil, 1)
+	want := []float64{0, 1, 10, 0, 0, 0, 0, 0}
+	for i := range g {
+		if g[i] != want[i] {
+			t.Fatalf("input gradient %v, want %v", g, want)
+		}
+	}
+}
+
+// The 2×2 tournament selects what the row-major scan selects, ties
+// included.
+func TestMaxPool2MatchesScan(t *testing.T) {
+	in := Shape{3, 7, 6} // odd height: the last row is dropped
+	l, err := newPool(MaxPool2D(2, 2), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := l.(*pool)
+	n := 4
+	p.reserve(n)
+	r := rand.New(rand.NewPCG(5, 5))
+	x := make([]float64, n*in.Size())
+	zeros := []float64{0, math.Copysign(0, -1)}
+	for i := range x {
+		x[i] = float64(r.IntN(3)) // many ties
+		if x[i] == 0 {
+			x[i] = zeros[r.IntN(2)] // +0 and −0 tie
+		}
+	}
+	y1, y2 := make([]float64, n*p.o.Size()), make([]float64, n*p.o.Size())
+	p.forwardMax2(y1, x, n)
+	a1 := append([]int32(nil), p.arg[:len(y1)]...)
+	p.forwardMaxScan(y2, x, n)
+	for i := range y1 {
+		if y1[i] != y2[i] || a1[i] != p.arg[i] {
+			t.Fatalf("output %d: tournament (%v at %d), scan (%v at %d)", i, y1[i], a1[i], y2[i], p.arg[i])
+		}
+	}
+}
+
+func TestPresetsCounts(t *testing.T) {
+	mnist := Shape{1, 28, 28}
+	for _, c := range []struct {
+		name    string
+		in      Shape
+		classes int
+		params  int
+	}{
+		{"fedem-cnn", mnist, 62, 2278334},
+		{"fedem-cnn", mnist, 10, 2278334 - 52*2048 - 52},
+		{"fedbio-4conv", mnist, 10, 112074},
+		{"node-weighting", mnist, 10, 18474},
+		{"lenet", Shape{3, 32, 32}, 10, 62006},
+	} {
+		specs, err := Preset(c.name, c.in, c.classes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := Plan(c.in, specs, c.classes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Params != c.params {
+			t.Errorf("%s on %v with %d classes: %d parameters, want %d", c.name, c.in, c.classes, info.Params, c.params)
+		}
+	}
+	info, _ := Plan(mnist, mustPreset(t, "fedem-cnn", mnist, 62), 62)
+	// PyTorch's parameters() order: conv1 (32·25 + 32), conv2 (64·800 + 64),
+	// dense (2048·1024 + 2048), dense (62·2048 + 62); ReLUs, pools and the
+	// flatten have none.
+	wantOff := []int{0, 832, 832, 832, 52096, 52096, 52096, 52096, 2151296, 2151296, 2278334}
+	for i, o := range wantOff {
+		if info.Offsets[i] != o {
+			t.Fatalf("fedem-cnn parameter offsets %v, want %v", info.Offsets, wantOff)
+		}
+	}
+	if s := info.Shapes[1]; s != (Shape{32, 24, 24}) {
+		t.Errorf("fedem-cnn: the ReLU after the first convolution outputs %v, want 32×24×24", s)
+	}
+	if f := float64(info.FLOPs) / 1e6; f < 11.8 || f > 12.0 {
+		t.Errorf("fedem-cnn: %.2f MFLOP per sample forward, want ≈ 11.9", f)
+	}
+	if _, err := Preset("nope", mnist, 10); err == nil {
+		t.Error("unknown preset: no error")
+	}
+	if _, err := Preset("fedbio-4conv", Shape{1, 25, 25}, 10); err == nil {
+		t.Error("fedbio-4conv on 25×25: no error")
+	}
+	for _, name := range Presets() {
+		if PresetDoc(name) == "" {
+			t.Errorf("preset %s has no description", name)
+		}
+	}
+}
+
+func mustPreset(t *testing.T, name string, in Shape, classes int) []Spec {
+	t.Helper()
+	s, err := Preset(name, in, classes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestPresetDerivatives(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		in   Shape
+	}{
+		{"fedem-cnn", Shape{1, 16, 16}},
+		{"fedbio-4conv", Shape{1, 26, 26}},
+		{"node-weighting", Shape{1, 16, 16}},
+		{"lenet", Shape{3, 16, 16}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			checkDerivatives(t, c.in, mustPreset(t, c.name, c.in, 5), 5, 3)
+		})
+	}
+}
+
+func TestCrossEntropy(t *testing.T) {
+	in := Shape{2, 6, 6}
+	specs := []Spec{Conv2D(3, 3, 1, 0), GroupNorm(1), Tanh(), AvgPool2D(2, 2), Dense(4)}
+	f := newFixture(t, in, specs, 4, 3, 5)
+	labels := []int{2, 0, 3}
+	l2 := 0.05
+	net := f.net
+	g := make([]float64, f.dim)
+	loss := net.Grad(g, f.x, f.a, labels, l2)
+	if l := net.Loss(f.x, f.a, labels, l2); l != loss {
+		t.Errorf("Loss %.17g, Grad's loss %.17g", l, loss)
+	}
+	hv := make([]float64, f.dim)
+	net.HVP(hv, f.x, f.a, labels, l2, f.u)
+	h := 1e-5
+	d := (net.Loss(shifted(f.x, f.u, h), f.a, labels, l2) - net.Loss(shifted(f.x, f.u, -h), f.a, labels, l2)) / (2 * h)
+	if gu := dot(g, f.u); math.Abs(d-gu) > 1e-7*max(math.Abs(gu), 1) {
+		t.Errorf("⟨∇f, u⟩ = %.12g, central difference %.12g", gu, d)
+	}
+	gp, gm := make([]float64, f.dim), make([]float64, f.dim)
+	net.Grad(gp, shifted(f.x, f.u, h), f.a, labels, l2)
+	net.Grad(gm, shifted(f.x, f.u, -h), f.a, labels, l2)
+	for i := range gp {
+		gp[i] = (gp[i] - gm[i]) / (2 * h)
+	}
+	if e := relErr(hv, gp); e > 1e-6 {
+		t.Errorf("HVP: relative error %.3g against central differences of Grad", e)
+	}
+	// Symmetry: ⟨w, H u⟩ = ⟨u, H w⟩.
+	w := randVec(rand.New(rand.NewPCG(9, 9)), f.dim, 0.3)
+	hw := make([]float64, f.dim)
+	net.HVP(hw, f.x, f.a, labels, l2, w)
+	if a, b := dot(w, hv), dot(f.u, hw); math.Abs(a-b) > 1e-10*max(math.Abs(a), 1) {
+		t.Errorf("HVP not symmetric: ⟨w, Hu⟩ = %.15g, ⟨u, Hw⟩ = %.15g", a, b)
+	}
+}
+
+func TestCloneIndependent(t *testing.T) {
+	in := Shape{2, 8, 8}
+	specs := []Spec{Conv2D(3, 3, 1, 1), ReLU(), MaxPool2D(2, 2), GroupNorm(3), Tanh(), Dense(3)}
+	f := newFixture(t, in, specs, 3, 3, 2)
+	f.run()
+	want := [][]float64{append([]float64(nil), f.z...), append([]float64(nil), f.v...),
+		append([]float64(nil), f.vjp...), append([]float64(nil), f.second...)}
+
+	c := f.net.Clone()
+	// Use the clone on other data and a larger batch between the original's
+	// passes: the original must not notice.
+	r := rand.New(rand.NewPCG(4, 4))
+	n := 5
+	a2, x2, u2 := randVec(r, n*in.Size(), 1), randVec(r, f.dim, 1), randVec(r, f.dim, 1)
+	z2, v2 := make([]float64, n*3), make([]float64, n*3)
+	d2 := make([]float64, f.dim)
+	f.net.Logits(f.z, f.x, f.a, f.n)
+	c.Logits(z2, x2, a2, n)
+	f.net.JVP(f.v, f.x, f.u)
+	c.JVP(v2, x2, u2)
+	clear(f.vjp)
+	f.net.VJP(f.vjp, f.x, f.g)
+	c.VJP(d2, x2, randVec(r, n*3, 1))
+	clear(f.second)
+	f.net.VJPR(f.second, f.x, f.u, f.g, f.rg)
+	c.VJPR(d2, x2, u2, randVec(r, n*3, 1), randVec(r, n*3, 1))
+	for i, got := range [][]float64{f.z, f.v, f.vjp, f.second} {
+		for j := range got {
+			if got[j] != want[i][j] {
+				t.Fatalf("pass %d changed after using a clone: element %d %.17g, was %.17g", i, j, got[j], want[i][j])
+			}
+		}
+	}
+	if c.Dim() != f.net.Dim() || c.Classes() != 3 {
+		t.Errorf("clone's shape differs")
+	}
+}
+
+func TestNoAllocations(t *testing.T) {
+	in := Shape{2, 8, 8}
+	specs := []Spec{Conv2D(3, 3, 1, 1), ReLU(), MaxPool2D(2, 2), GroupNorm(1), Softplus(), AvgPool2D(2, 2), Tanh(), Flatten(), Dense(3)}
+	f := newFixture(t, in, specs, 3, 3, 1)
+	f.run()
+	labels := []int{0, 1, 2}
+	g := make([]float64, f.dim)
+	for name, fn := range map[string]func(){
+		"Logits": func() { f.net.Logits(f.z, f.x, f.a, f.n) },
+		"JVP":    func() { f.net.JVP(f.v, f.x, f.u) },
+		"VJP":    func() { f.net.VJP(f.vjp, f.x, f.g) },
+		"VJPR":   func() { f.net.VJPR(f.second, f.x, f.u, f.g, f.rg) },
+		"Grad":   func() { f.net.Grad(g, f.x, f.a, labels, 0.1) },
+		"HVP":    func() { f.net.HVP(g, f.x, f.a, labels, 0.1, f.u) },
+	} {
+		if a := testing.AllocsPerRun(5, fn); a != 0 {
+			t.Errorf("%s: %v allocations per run", name, a)
+		}
+	}
+	// A smaller batch reuses the workspaces of the larger one.
+	if a := testing.AllocsPerRun(5, func() { f.net.Logits(f.z[:3], f.x, f.a[:in.Size()], 1) }); a != 0 {
+		t.Errorf("Logits on a smaller batch: %v allocations per run", a)
+	}
+}
+
+func TestShapeErrors(t *testing.T) {
+	in := Shape{1, 8, 8}
+	for _, c := range []struct {
+		name    string
+		in      Shape
+		specs   []Spec
+		classes int
+		want    string
+	}{
+		{"no layers", in, nil, 3, "no layers"},
+		{"bad input", Shape{0, 8, 8}, []Spec{Dense(3)}, 3, "positive"},
+		{"bad classes", in, []Spec{Dense(3)}, 0, "classes"},
+		{"wrong output", in, []Spec{Dense(4)}, 3, "want 3 classes"},
+		{"kernel too large", in, []Spec{Conv2D(2, 9, 1, 0), Dense(3)}, 3, "larger than"},
+		{"zero channels", in, []Spec{Conv2D(0, 3, 1, 0), Dense(3)}, 3, "output channels"},
+		{"zero kernel", in, []Spec{Conv2D(2, 0, 1, 0), Dense(3)}, 3, "positive"},
+		{"negative stride", in, []Spec{Conv2D(2, 3, -1, 0), Dense(3)}, 3, "stride"},
+		{"negative padding", in, []Spec{Conv2D(2, 3, 1, -1), Dense(3)}, 3, "padding"},
+		{"padding ≥ kernel", in, []Spec{Conv2D(2, 3, 1, 3), Dense(3)}, 3, "padding"},
+		{"pool too large", in, []Spec{MaxPool2D(9, 1), Dense(3)}, 3, "larger than"},
+		{"pool after shrink", in, []Spec{Conv2D(2, 5, 1, 0), MaxPool2D(2, 2), MaxPool2D(3, 3), Dense(3)}, 3, "larger than"},
+		{"zero dense", in, []Spec{Dense(0)}, 3, "outputs"},
+		{"groups", Shape{3, 4, 4}, []Spec{GroupNorm(2), Dense(3)}, 3, "groups"},
+		{"too many parameters", in, []Spec{Dense(1 << 22), Dense(3)}, 3, "parameters"},
+		{"huge activation", in, []Spec{Dense(MaxActivation + 1), Dense(3)}, 3, "outputs"},
+		{"huge kernel padding", in, []Spec{Conv2D(2, 1<<30, 1, 1<<30-1), Dense(3)}, 3, "kernel"},
+		{"unknown kind", in, []Spec{{Kind: 99}}, 3, "unknown"},
+		{"pool window not square", in, []Spec{{Kind: KindMaxPool2D, KH: 2, KW: 3}, Dense(3)}, 3, "square"},
+	} {
+		_, err := New(c.in, c.specs, c.classes)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want one mentioning %q", c.name, err, c.want)
+		}
+		if _, perr := Plan(c.in, c.specs, c.classes); (perr == nil) != (err == nil) {
+			t.Errorf("%s: Plan and New disagree", c.name)
+		}
+	}
+}
+
+func TestMemoryEstimate(t *testing.T) {
+	specs := mustPreset(t, "node-weighting", Shape{1, 28, 28}, 10)
+	info, err := Plan(Shape{1, 28, 28}, specs, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m1, m2 := info.Memory(1), info.Memory(2); m1 <= 0 || m2 <= m1 {
+		t.Errorf("Memory(1) = %d, Memory(2) = %d: want positive and growing", m1, m2)
+	}
+	// The estimate covers what a Net allocates for a batch.
+	net, _ := New(Shape{1, 28, 28}, specs, 10)
+	x := make([]float64, net.Dim())
+	net.Init(x, rand.New(rand.NewPCG(1, 1)))
+	n := 16
+	a := make([]float64, n*784)
+	labels := make([]int, n)
+	var before, after runtimeMem
+	before.read()
+	net.HVP(make([]float64, net.Dim()), x, a, labels, 0, x)
+	after.read()
+	if got := after.total - before.total; got > uint64(info.Memory(n))+uint64(2*8*net.Dim())+1<<16 {
+		t.Errorf("a batch of %d allocated %d bytes, estimate %d", n, got, info.Memory(n))
+	}
+}
+
+type runtimeMem struct{ total uint64 }
+
+func (m *runtimeMem) read() {
+	var s runtime.MemStats
+	runtime.ReadMemStats(&s)
+	m.total = s.TotalAlloc
+}
+
+// VJPR reuses the backpropagation of G from an earlier VJP or VJPR at the
+// same Logits with the same G, and only then: the results are the same bits
+// as a fresh computation.
+func TestVJPRReuse(t *testing.T) {
+	in := Shape{2, 8, 8}
+	specs := []Spec{Conv2D(8, 3, 1, 1), ReLU(), MaxPool2D(2, 2), GroupNorm(2), Tanh(), Dense(5), Softplus(), Dense(3)}
+	f := newFixture(t, in, specs, 3, 3, 3)
+	r := rand.New(rand.NewPCG(8, 8))
+	u2, g2 := randVec(r, f.dim, 0.3), randVec(r, f.n*3, 1)
+	x2 := shifted(f.x, f.u, 0.1)
+
+	fresh := func(x, u, g []float64) []float64 {
+		c := f.net.Clone()
+		c.Logits(f.z, x, f.a, f.n)
+		c.JVP(f.v, x, u)
+		d := make([]float64, f.dim)
+		c.VJPR(d, x, u, g, f.rg)
+		return d
+	}
+	check := func(what string, got, want []float64) {
+		t.Helper()
+		if !sameBits(got, want) {
+			t.Errorf("%s: VJPR differs from a fresh computation (relative %.3g)", what, relErr(got, want))
+		}
+	}
+	vjpr := func(x, u, g []float64) []float64 {
+		d := make([]float64, f.dim)
+		f.net.VJPR(d, x, u, g, f.rg)
+		return d
+	}
+
+	net := f.net
+	net.Logits(f.z, f.x, f.a, f.n)
+	net.JVP(f.v, f.x, f.u)
+	net.VJP(make([]float64, f.dim), f.x, f.g)
+	check("after VJP with the same G", vjpr(f.x, f.u, f.g), fresh(f.x, f.u, f.g))
+	check("after VJP with another G", vjpr(f.x, f.u, g2), fresh(f.x, f.u, g2))
+	net.JVP(f.v, f.x, u2)
+	check("second direction", vjpr(f.x, u2, g2), fresh(f.x, u2, g2))
+	net.Logits(f.z, x2, f.a, f.n)
+	net.JVP(f.v, x2, u2)
+	check("after Logits at another x", vjpr(x2, u2, g2), fresh(x2, u2, g2))
+}
+
+// A ReLU directly before a max pool is computed after it; computing it
+// before, as specified, gives the same bits in every pass.
+func TestPoolBeforeReLUExact(t *testing.T) {
+	in := Shape{2, 9, 9}
+	specs := []Spec{Conv2D(8, 3, 1, 0), ReLU(), MaxPool2D(2, 2), Conv2D(3, 2, 1, 1), ReLU(), MaxPool2D(3, 1), Dense(3)}
+	f := newFixture(t, in, specs, 3, 4, 1)
+	if _, ok := f.net.info.layers[1].(*pool); !ok {
+		t.Fatalf("layer 1 is %T, want the max pool moved before the ReLU", f.net.info.layers[1])
+	}
+	f.run()
+	// The same net with the layers in the specified order.
+	spec, err := New(in, specs, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Shape{2, 9, 9}
+	for i, sp := range specs {
+		l, err := newLayer(sp, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec.info.layers[i], spec.info.shapes[i] = l, l.out()
+		s = l.out()
+		if i+1 < len(specs) {
+			spec.maxIn = max(spec.maxIn, s.Size())
+		}
+	}
+	z, v := make([]float64, len(f.z)), make([]float64, len(f.v))
+	vjp, second := make([]float64, f.dim), make([]float64, f.dim)
+	spec.Logits(z, f.x, f.a, f.n)
+	spec.JVP(v, f.x, f.u)
+	spec.VJP(vjp, f.x, f.g)
+	spec.VJPR(second, f.x, f.u, f.g, f.rg)
+	for i, p := range [][2][]float64{{f.z, z}, {f.v, v}, {f.vjp, vjp}, {f.second, second}} {
+		if !sameBits(p[0], p[1]) {
+			t.Errorf("pass %d: pool-first and ReLU-first differ (relative %.3g)", i, relErr(p[0], p[1]))
+		}
+	}
+}
+
+// Nothing inside a Net runs in parallel, so GOMAXPROCS cannot change a bit.
+func TestGOMAXPROCSIndependent(t *testing.T) {
+	in := Shape{1, 16, 16}
+	specs := mustPreset(t, "node-weighting", in, 4)
+	f := newFixture(t, in, specs, 4, 5, 1)
+	labels := []int{0, 1, 2, 3, 0}
+	hvp := func(procs int) []float64 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		d := make([]float64, f.dim)
+		f.net.Clone().HVP(d, f.x, f.a, labels, 0.01, f.u)
+		return d
+	}
+	if a, b := hvp(1), hvp(4); !sameBits(a, b) {
+		t.Errorf("HVP differs between GOMAXPROCS 1 and 4 (relative %.3g)", relErr(a, b))
+	}
+}
+
+// Init follows PyTorch's defaults: weights and biases of convolutions and
+// dense layers uniform on ±1/√fan_in, group-norm scales 1 and shifts 0.
+func TestInit(t *testing.T) {
+	in := Shape{1, 28, 28}
+	net, err := New(in, mustPreset(t, "node-weighting", in, 10), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float64, net.Dim())
+	net.Init(x, rand.New(rand.NewPCG(1, 2)))
+	info := net.Info()
+	fanIn := map[int]int{0: 25, 4: 400, 9: 512} // layer index → inputs per output
+	for i, sp := range mustPreset(t, "node-weighting", in, 10) {
+		w := x[info.Offsets[i]:info.Offsets[i+1]]
+		switch sp.Kind {
+		case KindConv2D, KindDense:
+			bound := 1 / math.Sqrt(float64(fanIn[i]))
+			var big float64
+			for _, v := range w {
+				big = max(big, math.Abs(v))
+			}
+			if big > bound || big < 0.9*bound {
+				t.Errorf("layer %d (%v): largest |w| %.4g, want just below %.4g", i, sp.Kind, big, bound)
+			}
+		case KindGroupNorm:
+			c := len(w) / 2
+			for j, v := range w {
+				if want := float64(1 - j/c); v != want {
+					t.Fatalf("group norm parameters %v, want %d ones then %d zeros", w, c, c)
+				}
+			}
+		}
+	}
+	y := make([]float64, net.Dim())
+	net.Init(y, rand.New(rand.NewPCG(1, 2)))
+	if !sameBits(x, y) {
+		t.Error("Init is not reproducible from the same stream")
+	}
+}

@@ -1,0 +1,236 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// pool is a max or average pool over KH × KW windows without padding
+// (PyTorch's floor mode: windows that do not fit are dropped).
+//
+// Max pooling is piecewise linear: on each piece it selects one input per
+// window, its second derivative is 0 wherever it exists, and the backward,
+// tangent and tangent-backward passes all route through the element forward
+// selected (the first maximum of the window in row-major order, kept in
+// arg). Average pooling is linear.
+type pool struct {
+	in, o  Shape
+	kh, kw int
+	s      int
+	max    bool
+	arg    []int32 // max pool: for each output of the batch, the offset of its maximum in the sample's input
+}
+
+func newPool(sp Spec, in Shape) (layer, error) {
+	s := sp.Stride
+	if s == 0 {
+		if sp.KH != sp.KW {
+			return nil, fmt.Errorf("window %d×%d is not square: give a stride", sp.KH, sp.KW)
+		}
+		s = sp.KH
+	}
+	ho, wo, err := window(sp.KH, sp.KW, s, 0, in.H, in.W)
+	if err != nil {
+		return nil, err
+	}
+	return &pool{in: in, o: Shape{in.C, ho, wo}, kh: sp.KH, kw: sp.KW, s: s, max: sp.Kind == KindMaxPool2D}, nil
+}
+
+func (l *pool) out() Shape                 { return l.o }
+func (l *pool) params() int                { return 0 }
+func (l *pool) flops() int64               { return 0 }
+func (l *pool) init([]float64, *rand.Rand) {}
+
+func (l *pool) memory(n int) int64 {
+	if !l.max {
+		return 0
+	}
+	return 4 * int64(n) * int64(l.o.Size())
+}
+
+func (l *pool) reserve(n int) {
+	if l.max && len(l.arg) < n*l.o.Size() {
+		l.arg = make([]int32, n*l.o.Size())
+	}
+}
+
+func (l *pool) forward(y, x, _ []float64, n int) {
+	if l.max {
+		l.forwardMax(y, x, n)
+		return
+	}
+	l.average(y, x, n)
+}
+
+// forwardMax writes the window maxima into y and their offsets into l.arg.
+func (l *pool) forwardMax(y, x []float64, n int) {
+	if l.kh == 2 && l.kw == 2 && l.s == 2 {
+		l.forwardMax2(y, x, n)
+		return
+	}
+	l.forwardMaxScan(y, x, n)
+}
+
+// forwardMaxScan is forwardMax for any window: a row-major scan.
+func (l *pool) forwardMaxScan(y, x []float64, n int) {
+	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
+	ni, no := l.in.Size(), l.o.Size()
+	for b := range n {
+		xb := x[b*ni : (b+1)*ni]
+		yb, ab := y[b*no:(b+1)*no], l.arg[b*no:(b+1)*no]
+		for c := range l.in.C {
+			for oy := range ho {
+				for ox := range wo {
+					base := c*h*w + oy*l.s*w + ox*l.s
+					best, bi := xb[base], base
+					for ky := range l.kh {
+						row := xb[base+ky*w : base+ky*w+l.kw]
+						for kx, v := range row {
+							// Two selections the compiler makes
+							// branch-free (the comparison outcomes are
+							// close to random).
+							j := bi
+							if v > best {
+								j = base + ky*w + kx
+							}
+							bi = j
+							best = xb[bi]
+						}
+					}
+					i := (c*ho+oy)*wo + ox
+					yb[i], ab[i] = best, int32(bi)
+				}
+			}
+		}
+	}
+}
+
+// forwardMax2 is forwardMax for 2×2 windows with stride 2, the common
+// case, as a tournament: the first maximum of each row, then of the two.
+// Strict comparisons keep the earlier element on ties, so it selects what
+// the row-major scan does.
+func (l *pool) forwardMax2(y, x []float64, n int) {
+	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
+	for p := range n * l.in.C {
+		xp := x[p*h*w : (p+1)*h*w]
+		yp, ap := y[p*ho*wo:(p+1)*ho*wo], l.arg[p*ho*wo:(p+1)*ho*wo]
+		// Offsets in arg are within the sample: add the plane's start.
+		base := (p % l.in.C) * h * w
+		for oy := range ho {
+			r0 := xp[2*oy*w : 2*oy*w+2*wo]
+			r1 := xp[(2*oy+1)*w : (2*oy+1)*w+2*wo]
+			yr, ar := yp[oy*wo:(oy+1)*wo], ap[oy*wo:(oy+1)*wo]
+			for ox := range yr {
+				i0 := 2*ox + greater(r0[2*ox+1], r0[2*ox])
+				i1 := 2*ox + greater(r1[2*ox+1], r1[2*ox])
+				o0, o1 := 2*oy*w+i0, (2*oy+1)*w+i1
+				off := o0 + greater(r1[i1], r0[i0])*(o1-o0)
+				yr[ox] = xp[off]
+				ar[ox] = int32(base + off)
+			}
+		}
+	}
+}
+
+// greater returns 1 if b > a and 0 otherwise, for a and b neither NaN nor
+// both infinite with the same sign, without a branch (the outcomes are
+// close to random, and the compiler branches on float comparisons): a − b
+// is negative exactly when b > a once −0 is made +0 by adding 0.
+func greater(b, a float64) int {
+	return int(math.Float64bits((a+0)-(b+0)) >> 63)
+}
+
+// gather writes y[i] = x[arg[i]] per sample.
+func (l *pool) gather(y, x []float64, n int) {
+	ni, no := l.in.Size(), l.o.Size()
+	for b := range n {
+		xb := x[b*ni : (b+1)*ni]
+		yb, ab := y[b*no:(b+1)*no], l.arg[b*no:(b+1)*no]
+		for i, a := range ab {
+			yb[i] = xb[a]
+		}
+	}
+}
+
+// scatter writes gx = 0 and then adds gy[i] to gx[arg[i]] per sample.
+func (l *pool) scatter(gx, gy []float64, n int) {
+	ni, no := l.in.Size(), l.o.Size()
+	clear(gx[:n*ni])
+	for b := range n {
+		gxb := gx[b*ni : (b+1)*ni]
+		gyb, ab := gy[b*no:(b+1)*no], l.arg[b*no:(b+1)*no]
+		for i, a := range ab {
+			gxb[a] += gyb[i]
+		}
+	}
+}
+
+// average writes the window means of x into y.
+func (l *pool) average(y, x []float64, n int) {
+	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
+	inv := 1 / float64(l.kh*l.kw)
+	for p := range n * l.in.C {
+		xp, yp := x[p*h*w:(p+1)*h*w], y[p*ho*wo:(p+1)*ho*wo]
+		for oy := range ho {
+			for ox := range wo {
+				base := oy*l.s*w + ox*l.s
+				var sum float64
+				for ky := range l.kh {
+					for _, v := range xp[base+ky*w : base+ky*w+l.kw] {
+						sum += v
+					}
+				}
+				yp[oy*wo+ox] = sum * inv
+			}
+		}
+	}
+}
+
+// spread writes into gx the adjoint of average applied to gy.
+func (l *pool) spread(gx, gy []float64, n int) {
+	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
+	inv := 1 / float64(l.kh*l.kw)
+	clear(gx[:n*l.in.Size()])
+	for p := range n * l.in.C {
+		gp, yp := gx[p*h*w:(p+1)*h*w], gy[p*ho*wo:(p+1)*ho*wo]
+		for oy := range ho {
+			for ox := range wo {
+				base := oy*l.s*w + ox*l.s
+				v := yp[oy*wo+ox] * inv
+				for ky := range l.kh {
+					row := gp[base+ky*w : base+ky*w+l.kw]
+					for i := range row {
+						row[i] += v
+					}
+				}
+			}
+		}
+	}
+}
+
+func (l *pool) backward(gx, _, gy, _, _, _ []float64, n int) {
+	switch {
+	case gx == nil:
+	case l.max:
+		l.scatter(gx, gy, n)
+	default:
+		l.spread(gx, gy, n)
+	}
+}
+
+func (l *pool) rforward(ry, rx, _, _, _, _ []float64, n int) {
+	switch {
+	case rx == nil:
+		clear(ry[:n*l.o.Size()])
+	case l.max:
+		l.gather(ry, rx, n)
+	default:
+		l.average(ry, rx, n)
+	}
+}
+
+func (l *pool) rbackward(gx, rgx, _, gy, rgy, _, _, _, _, _, _ []float64, n int) {
+	l.backward(gx, nil, gy, nil, nil, nil, n)
+	l.backward(rgx, nil, rgy, nil, nil, nil, n)
+}
