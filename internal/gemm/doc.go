@@ -19,6 +19,11 @@
 // this project's machines (AMD Zen) multiplies and adds issue on separate
 // pipes, so the unfused form loses no peak throughput.
 //
+// "The same bits" holds for every result that is not a NaN; a NaN result is
+// a NaN in every kernel, but its sign and payload may differ, because which
+// NaN operand propagates depends on operand order, and the Go compiler may
+// swap the operands of a commutative product or sum.
+//
 // Matrices are row-major slices with a leading dimension (the distance
 // between rows). Dimension mismatches panic. The kernels do not allocate and
 // do not start goroutines.
