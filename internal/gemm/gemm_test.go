@@ -35,10 +35,10 @@ func kn(m, n, k int) (int, int) { return k, n }
 func nk(m, n, k int) (int, int) { return n, k }
 
 var kinds = []kind{
-	{"DotNT", dotNTRef, []impl{{"go", dotNTGo}, {"avx2", dotNTAVX2}}, DotNT, mk, nk, true},
-	{"AccNN", accNNRef, []impl{{"go", accNNGo}, {"avx2", accNNAVX2}}, AccNN, mk, kn, false},
-	{"AccTN", accTNRef, []impl{{"go", accTNGo}, {"avx2", accTNAVX2}}, AccTN, km, kn, false},
-	{"AccNT", accNTRef, []impl{{"go", accNTGo}, {"avx2", accNTAVX2}}, AccNT, mk, nk, false},
+	{"DotNT", dotNTRef, append([]impl{{"go", dotNTGo}}, archImpls("DotNT")...), DotNT, mk, nk, true},
+	{"AccNN", accNNRef, append([]impl{{"go", accNNGo}}, archImpls("AccNN")...), AccNN, mk, kn, false},
+	{"AccTN", accTNRef, append([]impl{{"go", accTNGo}}, archImpls("AccTN")...), AccTN, km, kn, false},
+	{"AccNT", accNTRef, append([]impl{{"go", accNTGo}}, archImpls("AccNT")...), AccNT, mk, nk, false},
 }
 
 // filler draws matrix elements: normals scaled over 60 decades, and, when

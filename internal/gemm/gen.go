@@ -24,7 +24,14 @@ func main() {
 	}
 	for mr := 1; mr <= 3; mr++ {
 		for nr := 1; nr <= 3; nr++ {
-			dot(p, mr, nr)
+			dot(p, mr, nr, false)
+		}
+	}
+	for mr := 1; mr <= 4; mr++ {
+		for nr := 1; nr <= 4; nr++ {
+			if mr == 4 || nr == 4 {
+				dot(p, mr, nr, true)
+			}
 		}
 	}
 	if err := os.WriteFile("kernels_amd64.s", w.Bytes(), 0o644); err != nil {
@@ -122,14 +129,23 @@ func acc(p func(string, ...any), mr, nr int) {
 
 // dot writes dotKern{mr}x{nr}: the four partial sums of dot order for
 // mr × nr outputs over k4 whole blocks of four, stored in out[(r·nr+c)·4+l].
-// A and B are k-contiguous rows (strides lda, ldb in elements).
-func dot(p func(string, ...any), mr, nr int) {
+// A and B are k-contiguous rows (strides lda, ldb in elements). With evex
+// set the kernel is named dotKernX and uses the sixteen more YMM registers
+// of AVX-512VL, which leave room for a 4 × 4 tile.
+func dot(p func(string, ...any), mr, nr int, evex bool) {
 	name := fmt.Sprintf("dotKern%dx%d", mr, nr)
+	areg, breg, tmp := 9, 12, 13
+	need := "AVX2"
+	if evex {
+		name = fmt.Sprintf("dotKernX%dx%d", mr, nr)
+		areg, breg, tmp = 16, 20, 21
+		need = "AVX-512F and AVX-512VL"
+	}
 	p("")
 	p("// func %s(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)", name)
 	p("//")
 	p("// Lane l of Y(r·%d+c) is the partial sum s_l of output (r, c).", nr)
-	p("// Requires AVX2; k4 may be 0 (all partial sums +0).")
+	p("// Requires %s; k4 may be 0 (all partial sums +0).", need)
 	p("TEXT ·%s(SB), NOSPLIT, $0-48", name)
 	p("\tMOVQ k4+0(FP), CX")
 	p("\tMOVQ a+8(FP), R8")
@@ -139,6 +155,14 @@ func dot(p func(string, ...any), mr, nr int) {
 	p("\tMOVQ ldb+32(FP), R11")
 	p("\tSHLQ $3, R11")
 	p("\tMOVQ out+40(FP), DI")
+	if mr > 3 {
+		p("\tLEAQ (R8)(R10*2), R9")
+		p("\tADDQ R10, R9")
+	}
+	if nr > 3 {
+		p("\tLEAQ (DX)(R11*2), R12")
+		p("\tADDQ R11, R12")
+	}
 	for i := range mr * nr {
 		p("\tVXORPD Y%d, Y%d, Y%d", i, i, i)
 	}
@@ -146,17 +170,23 @@ func dot(p func(string, ...any), mr, nr int) {
 	p("\tJZ %s_store", name)
 	p("%s_loop:", name)
 	for r := range mr {
-		p("\tVMOVUPD %s, Y%d", rowAddr(0, r, "R8", "", "R10"), 9+r)
+		p("\tVMOVUPD %s, Y%d", rowAddr(0, r, "R8", "R9", "R10"), areg+r)
 	}
 	for c := range nr {
-		p("\tVMOVUPD %s, Y12", rowAddr(0, c, "DX", "", "R11"))
+		p("\tVMOVUPD %s, Y%d", rowAddr(0, c, "DX", "R12", "R11"), breg)
 		for r := range mr {
-			p("\tVMULPD Y12, Y%d, Y13", 9+r)
-			p("\tVADDPD Y13, Y%d, Y%d", r*nr+c, r*nr+c)
+			p("\tVMULPD Y%d, Y%d, Y%d", breg, areg+r, tmp)
+			p("\tVADDPD Y%d, Y%d, Y%d", tmp, r*nr+c, r*nr+c)
 		}
 	}
 	p("\tADDQ $32, R8")
+	if mr > 3 {
+		p("\tADDQ $32, R9")
+	}
 	p("\tADDQ $32, DX")
+	if nr > 3 {
+		p("\tADDQ $32, R12")
+	}
 	p("\tDECQ CX")
 	p("\tJNZ %s_loop", name)
 	p("%s_store:", name)

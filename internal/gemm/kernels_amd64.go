@@ -65,3 +65,24 @@ func dotKern3x2(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
 
 //go:noescape
 func dotKern3x3(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+
+//go:noescape
+func dotKernX1x4(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+
+//go:noescape
+func dotKernX2x4(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+
+//go:noescape
+func dotKernX3x4(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+
+//go:noescape
+func dotKernX4x1(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+
+//go:noescape
+func dotKernX4x2(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+
+//go:noescape
+func dotKernX4x3(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+
+//go:noescape
+func dotKernX4x4(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
