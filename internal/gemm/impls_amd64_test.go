@@ -16,9 +16,9 @@ func archImpls(name string) []impl {
 		}
 		return ims
 	case "AccNN":
-		return []impl{{"avx2", accNNAVX2}}
+		return []impl{{"avx2", accNNAVX2}, {"direct", accNNDirect}, {"packed", accNNPacked}}
 	case "AccTN":
-		return []impl{{"avx2", accTNAVX2}}
+		return []impl{{"avx2", accTNAVX2}, {"direct", accTNDirect}, {"packed", accTNPacked}}
 	default:
 		return []impl{{"avx2", accNTAVX2}}
 	}
