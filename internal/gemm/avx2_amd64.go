@@ -137,12 +137,12 @@ func dotTile(mr, nr, k4 int, a *float64, lda int, b *float64, ldb int, out *floa
 // A(i, p) = a[i·rs+p·ks]. Each k panel adds its products to C after the
 // previous panel's, so splitting k keeps every chain in increasing p.
 //
-// With block not nil, each block of mcAcc rows of a k panel of A is first copied
-// into a stack array, sliver by sliver (six rows, element (r, p) at p·6+r).
-// Aᵀ needs it: a sliver's elements lie one leading dimension apart, and
-// when that is a multiple of 4 kB a panel's rows all fall into one cache
-// set and each onto its own page.
-// The caller owns the array, so only AccTN pays for zeroing it.
+// With block not nil, each block of mcAcc rows of a k panel of A is first
+// copied into it, sliver by sliver (mr ≤ 6 rows, element (r, p) at
+// p·mr+r). Aᵀ needs it: a sliver's elements lie one leading dimension
+// apart, and when that is a multiple of 4 kB a panel's rows all fall into
+// one cache set and each onto its own page. The caller declares the array,
+// so only callers that pack pay for clearing it.
 func accAVX2(m, n, k int, a []float64, rs, ks int, b []float64, ldb int, c []float64, ldc int, block *[mcAcc * kcAcc]float64) {
 	if m == 0 || n == 0 || k == 0 {
 		return
