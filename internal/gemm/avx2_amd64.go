@@ -173,11 +173,12 @@ func accAVX2(m, n, k int, a []float64, rs, ks int, b []float64, ldb int, c []flo
 						ap, ars, aks = block[(i-i0)*kb:(i-i0+mr)*kb], 1, mr
 					}
 					j := j0
-					for ; j+8 <= j1; j += 8 {
-						accTile(mr, 8, kb, &ap[0], ars, aks, &b[p0*ldb+j], ldb, &c[i*ldc+j], ldc)
+					if nj := (j1 - j) / 8; nj > 0 {
+						accTile(mr, 8, nj, kb, &ap[0], ars, aks, &b[p0*ldb+j], ldb, 8, &c[i*ldc+j], ldc)
+						j += 8 * nj
 					}
 					if j+4 <= j1 {
-						accTile(mr, 4, kb, &ap[0], ars, aks, &b[p0*ldb+j], ldb, &c[i*ldc+j], ldc)
+						accTile(mr, 4, 1, kb, &ap[0], ars, aks, &b[p0*ldb+j], ldb, 0, &c[i*ldc+j], ldc)
 						j += 4
 					}
 					for ; j < j1; j++ {
@@ -192,37 +193,37 @@ func accAVX2(m, n, k int, a []float64, rs, ks int, b []float64, ldb int, c []flo
 	}
 }
 
-func accTile(mr, nr, kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int) {
+func accTile(mr, nr, nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int) {
 	if nr == 8 {
 		switch mr {
 		case 1:
-			accKern1x8(kc, a, rs, ks, b, ldb, c, ldc)
+			accKern1x8(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
 		case 2:
-			accKern2x8(kc, a, rs, ks, b, ldb, c, ldc)
+			accKern2x8(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
 		case 3:
-			accKern3x8(kc, a, rs, ks, b, ldb, c, ldc)
+			accKern3x8(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
 		case 4:
-			accKern4x8(kc, a, rs, ks, b, ldb, c, ldc)
+			accKern4x8(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
 		case 5:
-			accKern5x8(kc, a, rs, ks, b, ldb, c, ldc)
+			accKern5x8(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
 		default:
-			accKern6x8(kc, a, rs, ks, b, ldb, c, ldc)
+			accKern6x8(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
 		}
 		return
 	}
 	switch mr {
 	case 1:
-		accKern1x4(kc, a, rs, ks, b, ldb, c, ldc)
+		accKern1x4(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
 	case 2:
-		accKern2x4(kc, a, rs, ks, b, ldb, c, ldc)
+		accKern2x4(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
 	case 3:
-		accKern3x4(kc, a, rs, ks, b, ldb, c, ldc)
+		accKern3x4(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
 	case 4:
-		accKern4x4(kc, a, rs, ks, b, ldb, c, ldc)
+		accKern4x4(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
 	case 5:
-		accKern5x4(kc, a, rs, ks, b, ldb, c, ldc)
+		accKern5x4(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
 	default:
-		accKern6x4(kc, a, rs, ks, b, ldb, c, ldc)
+		accKern6x4(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
 	}
 }
 

@@ -63,30 +63,36 @@ func rowAddr(off, r int, base0, base3, stride string) string {
 
 // acc writes accKern{mr}x{nr}: C[r][j] += Σ_p A(r, p)·B[p][j] for r < mr,
 // j < nr over kc values of p, each product rounded and then added (chain
-// order). A(r, p) sits at a + r·rs + p·ks, so one kernel serves A, Aᵀ and a
-// packed panel.
+// order), for nj tiles side by side: tile t reads B from b + t·bstep and
+// writes C from c + t·nr. A(r, p) sits at a + r·rs + p·ks, so one kernel
+// serves A, Aᵀ and a packed sliver; looping over the tiles here rather
+// than in Go spares a call per tile, which counts when k is small.
 func acc(p func(string, ...any), mr, nr int) {
 	nv := nr / 4
 	name := fmt.Sprintf("accKern%dx%d", mr, nr)
 	p("")
-	p("// func %s(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)", name)
+	p("// func %s(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)", name)
 	p("//")
-	p("// Y(r·%d+v) accumulates columns 4v..4v+3 of row r of C; the loop takes one", nv)
-	p("// p at a time, so each element of C is one chain in increasing p.")
-	p("// Requires AVX2 and kc ≥ 1; strides are in elements.")
-	p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
-	p("\tMOVQ kc+0(FP), CX")
-	p("\tMOVQ a+8(FP), R8")
-	p("\tMOVQ rs+16(FP), R10")
+	p("// Y(r·%d+v) accumulates columns 4v..4v+3 of row r of a tile of C; the", nv)
+	p("// loop takes one p at a time, so each element of C is one chain in")
+	p("// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.")
+	p("TEXT ·%s(SB), NOSPLIT, $0-80", name)
+	p("\tMOVQ nj+0(FP), BX")
+	p("\tMOVQ a+16(FP), SI")
+	p("\tMOVQ rs+24(FP), R10")
 	p("\tSHLQ $3, R10")
-	p("\tMOVQ ks+24(FP), R11")
+	p("\tMOVQ ks+32(FP), R11")
 	p("\tSHLQ $3, R11")
-	p("\tMOVQ b+32(FP), DX")
-	p("\tMOVQ ldb+40(FP), R12")
+	p("\tMOVQ b+40(FP), AX")
+	p("\tMOVQ ldb+48(FP), R12")
 	p("\tSHLQ $3, R12")
-	p("\tMOVQ c+48(FP), DI")
-	p("\tMOVQ ldc+56(FP), R13")
+	p("\tMOVQ c+64(FP), DI")
+	p("\tMOVQ ldc+72(FP), R13")
 	p("\tSHLQ $3, R13")
+	p("%s_tile:", name)
+	p("\tMOVQ SI, R8")
+	p("\tMOVQ AX, DX")
+	p("\tMOVQ kc+8(FP), CX")
 	if mr > 3 {
 		p("\tLEAQ (R8)(R10*2), R9")
 		p("\tADDQ R10, R9")
@@ -123,6 +129,12 @@ func acc(p func(string, ...any), mr, nr int) {
 			p("\tVMOVUPD Y%d, %s", r*nv+v, rowAddr(32*v, r, "DI", "R14", "R13"))
 		}
 	}
+	p("\tADDQ $%d, DI", 8*nr)
+	p("\tMOVQ bstep+56(FP), DX")
+	p("\tSHLQ $3, DX")
+	p("\tADDQ DX, AX")
+	p("\tDECQ BX")
+	p("\tJNZ %s_tile", name)
 	p("\tVZEROUPPER")
 	p("\tRET")
 }

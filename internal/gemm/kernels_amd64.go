@@ -4,40 +4,40 @@ package gemm
 // callers check AVX2 and the bounds of every element a kernel touches.
 
 //go:noescape
-func accKern1x8(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+func accKern1x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 
 //go:noescape
-func accKern1x4(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+func accKern1x4(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 
 //go:noescape
-func accKern2x8(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+func accKern2x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 
 //go:noescape
-func accKern2x4(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+func accKern2x4(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 
 //go:noescape
-func accKern3x8(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+func accKern3x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 
 //go:noescape
-func accKern3x4(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+func accKern3x4(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 
 //go:noescape
-func accKern4x8(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+func accKern4x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 
 //go:noescape
-func accKern4x4(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+func accKern4x4(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 
 //go:noescape
-func accKern5x8(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+func accKern5x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 
 //go:noescape
-func accKern5x4(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+func accKern5x4(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 
 //go:noescape
-func accKern6x8(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+func accKern6x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 
 //go:noescape
-func accKern6x4(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+func accKern6x4(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 
 //go:noescape
 func dotKern1x1(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)

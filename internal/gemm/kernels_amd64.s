@@ -2,24 +2,28 @@
 
 #include "textflag.h"
 
-// func accKern1x8(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+// func accKern1x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 //
-// Y(r·2+v) accumulates columns 4v..4v+3 of row r of C; the loop takes one
-// p at a time, so each element of C is one chain in increasing p.
-// Requires AVX2 and kc ≥ 1; strides are in elements.
-TEXT ·accKern1x8(SB), NOSPLIT, $0-64
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), R8
-	MOVQ rs+16(FP), R10
+// Y(r·2+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern1x8(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
 	SHLQ $3, R10
-	MOVQ ks+24(FP), R11
+	MOVQ ks+32(FP), R11
 	SHLQ $3, R11
-	MOVQ b+32(FP), DX
-	MOVQ ldb+40(FP), R12
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
 	SHLQ $3, R12
-	MOVQ c+48(FP), DI
-	MOVQ ldc+56(FP), R13
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
 	SHLQ $3, R13
+accKern1x8_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
 	VMOVUPD (DI), Y0
 	VMOVUPD 32(DI), Y1
 accKern1x8_loop:
@@ -36,27 +40,37 @@ accKern1x8_loop:
 	JNZ accKern1x8_loop
 	VMOVUPD Y0, (DI)
 	VMOVUPD Y1, 32(DI)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern1x8_tile
 	VZEROUPPER
 	RET
 
-// func accKern1x4(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+// func accKern1x4(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 //
-// Y(r·1+v) accumulates columns 4v..4v+3 of row r of C; the loop takes one
-// p at a time, so each element of C is one chain in increasing p.
-// Requires AVX2 and kc ≥ 1; strides are in elements.
-TEXT ·accKern1x4(SB), NOSPLIT, $0-64
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), R8
-	MOVQ rs+16(FP), R10
+// Y(r·1+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern1x4(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
 	SHLQ $3, R10
-	MOVQ ks+24(FP), R11
+	MOVQ ks+32(FP), R11
 	SHLQ $3, R11
-	MOVQ b+32(FP), DX
-	MOVQ ldb+40(FP), R12
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
 	SHLQ $3, R12
-	MOVQ c+48(FP), DI
-	MOVQ ldc+56(FP), R13
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
 	SHLQ $3, R13
+accKern1x4_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
 	VMOVUPD (DI), Y0
 accKern1x4_loop:
 	VMOVUPD 0(DX), Y12
@@ -68,27 +82,37 @@ accKern1x4_loop:
 	DECQ CX
 	JNZ accKern1x4_loop
 	VMOVUPD Y0, (DI)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern1x4_tile
 	VZEROUPPER
 	RET
 
-// func accKern2x8(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+// func accKern2x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 //
-// Y(r·2+v) accumulates columns 4v..4v+3 of row r of C; the loop takes one
-// p at a time, so each element of C is one chain in increasing p.
-// Requires AVX2 and kc ≥ 1; strides are in elements.
-TEXT ·accKern2x8(SB), NOSPLIT, $0-64
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), R8
-	MOVQ rs+16(FP), R10
+// Y(r·2+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern2x8(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
 	SHLQ $3, R10
-	MOVQ ks+24(FP), R11
+	MOVQ ks+32(FP), R11
 	SHLQ $3, R11
-	MOVQ b+32(FP), DX
-	MOVQ ldb+40(FP), R12
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
 	SHLQ $3, R12
-	MOVQ c+48(FP), DI
-	MOVQ ldc+56(FP), R13
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
 	SHLQ $3, R13
+accKern2x8_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
 	VMOVUPD (DI), Y0
 	VMOVUPD 32(DI), Y1
 	VMOVUPD (DI)(R13*1), Y2
@@ -114,27 +138,37 @@ accKern2x8_loop:
 	VMOVUPD Y1, 32(DI)
 	VMOVUPD Y2, (DI)(R13*1)
 	VMOVUPD Y3, 32(DI)(R13*1)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern2x8_tile
 	VZEROUPPER
 	RET
 
-// func accKern2x4(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+// func accKern2x4(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 //
-// Y(r·1+v) accumulates columns 4v..4v+3 of row r of C; the loop takes one
-// p at a time, so each element of C is one chain in increasing p.
-// Requires AVX2 and kc ≥ 1; strides are in elements.
-TEXT ·accKern2x4(SB), NOSPLIT, $0-64
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), R8
-	MOVQ rs+16(FP), R10
+// Y(r·1+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern2x4(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
 	SHLQ $3, R10
-	MOVQ ks+24(FP), R11
+	MOVQ ks+32(FP), R11
 	SHLQ $3, R11
-	MOVQ b+32(FP), DX
-	MOVQ ldb+40(FP), R12
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
 	SHLQ $3, R12
-	MOVQ c+48(FP), DI
-	MOVQ ldc+56(FP), R13
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
 	SHLQ $3, R13
+accKern2x4_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
 	VMOVUPD (DI), Y0
 	VMOVUPD (DI)(R13*1), Y1
 accKern2x4_loop:
@@ -151,27 +185,37 @@ accKern2x4_loop:
 	JNZ accKern2x4_loop
 	VMOVUPD Y0, (DI)
 	VMOVUPD Y1, (DI)(R13*1)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern2x4_tile
 	VZEROUPPER
 	RET
 
-// func accKern3x8(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+// func accKern3x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 //
-// Y(r·2+v) accumulates columns 4v..4v+3 of row r of C; the loop takes one
-// p at a time, so each element of C is one chain in increasing p.
-// Requires AVX2 and kc ≥ 1; strides are in elements.
-TEXT ·accKern3x8(SB), NOSPLIT, $0-64
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), R8
-	MOVQ rs+16(FP), R10
+// Y(r·2+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern3x8(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
 	SHLQ $3, R10
-	MOVQ ks+24(FP), R11
+	MOVQ ks+32(FP), R11
 	SHLQ $3, R11
-	MOVQ b+32(FP), DX
-	MOVQ ldb+40(FP), R12
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
 	SHLQ $3, R12
-	MOVQ c+48(FP), DI
-	MOVQ ldc+56(FP), R13
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
 	SHLQ $3, R13
+accKern3x8_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
 	VMOVUPD (DI), Y0
 	VMOVUPD 32(DI), Y1
 	VMOVUPD (DI)(R13*1), Y2
@@ -206,27 +250,37 @@ accKern3x8_loop:
 	VMOVUPD Y3, 32(DI)(R13*1)
 	VMOVUPD Y4, (DI)(R13*2)
 	VMOVUPD Y5, 32(DI)(R13*2)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern3x8_tile
 	VZEROUPPER
 	RET
 
-// func accKern3x4(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+// func accKern3x4(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 //
-// Y(r·1+v) accumulates columns 4v..4v+3 of row r of C; the loop takes one
-// p at a time, so each element of C is one chain in increasing p.
-// Requires AVX2 and kc ≥ 1; strides are in elements.
-TEXT ·accKern3x4(SB), NOSPLIT, $0-64
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), R8
-	MOVQ rs+16(FP), R10
+// Y(r·1+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern3x4(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
 	SHLQ $3, R10
-	MOVQ ks+24(FP), R11
+	MOVQ ks+32(FP), R11
 	SHLQ $3, R11
-	MOVQ b+32(FP), DX
-	MOVQ ldb+40(FP), R12
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
 	SHLQ $3, R12
-	MOVQ c+48(FP), DI
-	MOVQ ldc+56(FP), R13
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
 	SHLQ $3, R13
+accKern3x4_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
 	VMOVUPD (DI), Y0
 	VMOVUPD (DI)(R13*1), Y1
 	VMOVUPD (DI)(R13*2), Y2
@@ -248,27 +302,37 @@ accKern3x4_loop:
 	VMOVUPD Y0, (DI)
 	VMOVUPD Y1, (DI)(R13*1)
 	VMOVUPD Y2, (DI)(R13*2)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern3x4_tile
 	VZEROUPPER
 	RET
 
-// func accKern4x8(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+// func accKern4x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 //
-// Y(r·2+v) accumulates columns 4v..4v+3 of row r of C; the loop takes one
-// p at a time, so each element of C is one chain in increasing p.
-// Requires AVX2 and kc ≥ 1; strides are in elements.
-TEXT ·accKern4x8(SB), NOSPLIT, $0-64
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), R8
-	MOVQ rs+16(FP), R10
+// Y(r·2+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern4x8(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
 	SHLQ $3, R10
-	MOVQ ks+24(FP), R11
+	MOVQ ks+32(FP), R11
 	SHLQ $3, R11
-	MOVQ b+32(FP), DX
-	MOVQ ldb+40(FP), R12
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
 	SHLQ $3, R12
-	MOVQ c+48(FP), DI
-	MOVQ ldc+56(FP), R13
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
 	SHLQ $3, R13
+accKern4x8_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
 	LEAQ (R8)(R10*2), R9
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
@@ -317,27 +381,37 @@ accKern4x8_loop:
 	VMOVUPD Y5, 32(DI)(R13*2)
 	VMOVUPD Y6, (R14)
 	VMOVUPD Y7, 32(R14)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern4x8_tile
 	VZEROUPPER
 	RET
 
-// func accKern4x4(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+// func accKern4x4(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 //
-// Y(r·1+v) accumulates columns 4v..4v+3 of row r of C; the loop takes one
-// p at a time, so each element of C is one chain in increasing p.
-// Requires AVX2 and kc ≥ 1; strides are in elements.
-TEXT ·accKern4x4(SB), NOSPLIT, $0-64
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), R8
-	MOVQ rs+16(FP), R10
+// Y(r·1+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern4x4(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
 	SHLQ $3, R10
-	MOVQ ks+24(FP), R11
+	MOVQ ks+32(FP), R11
 	SHLQ $3, R11
-	MOVQ b+32(FP), DX
-	MOVQ ldb+40(FP), R12
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
 	SHLQ $3, R12
-	MOVQ c+48(FP), DI
-	MOVQ ldc+56(FP), R13
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
 	SHLQ $3, R13
+accKern4x4_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
 	LEAQ (R8)(R10*2), R9
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
@@ -369,27 +443,37 @@ accKern4x4_loop:
 	VMOVUPD Y1, (DI)(R13*1)
 	VMOVUPD Y2, (DI)(R13*2)
 	VMOVUPD Y3, (R14)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern4x4_tile
 	VZEROUPPER
 	RET
 
-// func accKern5x8(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+// func accKern5x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 //
-// Y(r·2+v) accumulates columns 4v..4v+3 of row r of C; the loop takes one
-// p at a time, so each element of C is one chain in increasing p.
-// Requires AVX2 and kc ≥ 1; strides are in elements.
-TEXT ·accKern5x8(SB), NOSPLIT, $0-64
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), R8
-	MOVQ rs+16(FP), R10
+// Y(r·2+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern5x8(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
 	SHLQ $3, R10
-	MOVQ ks+24(FP), R11
+	MOVQ ks+32(FP), R11
 	SHLQ $3, R11
-	MOVQ b+32(FP), DX
-	MOVQ ldb+40(FP), R12
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
 	SHLQ $3, R12
-	MOVQ c+48(FP), DI
-	MOVQ ldc+56(FP), R13
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
 	SHLQ $3, R13
+accKern5x8_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
 	LEAQ (R8)(R10*2), R9
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
@@ -447,27 +531,37 @@ accKern5x8_loop:
 	VMOVUPD Y7, 32(R14)
 	VMOVUPD Y8, (R14)(R13*1)
 	VMOVUPD Y9, 32(R14)(R13*1)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern5x8_tile
 	VZEROUPPER
 	RET
 
-// func accKern5x4(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+// func accKern5x4(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 //
-// Y(r·1+v) accumulates columns 4v..4v+3 of row r of C; the loop takes one
-// p at a time, so each element of C is one chain in increasing p.
-// Requires AVX2 and kc ≥ 1; strides are in elements.
-TEXT ·accKern5x4(SB), NOSPLIT, $0-64
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), R8
-	MOVQ rs+16(FP), R10
+// Y(r·1+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern5x4(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
 	SHLQ $3, R10
-	MOVQ ks+24(FP), R11
+	MOVQ ks+32(FP), R11
 	SHLQ $3, R11
-	MOVQ b+32(FP), DX
-	MOVQ ldb+40(FP), R12
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
 	SHLQ $3, R12
-	MOVQ c+48(FP), DI
-	MOVQ ldc+56(FP), R13
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
 	SHLQ $3, R13
+accKern5x4_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
 	LEAQ (R8)(R10*2), R9
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
@@ -504,27 +598,37 @@ accKern5x4_loop:
 	VMOVUPD Y2, (DI)(R13*2)
 	VMOVUPD Y3, (R14)
 	VMOVUPD Y4, (R14)(R13*1)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern5x4_tile
 	VZEROUPPER
 	RET
 
-// func accKern6x8(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+// func accKern6x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 //
-// Y(r·2+v) accumulates columns 4v..4v+3 of row r of C; the loop takes one
-// p at a time, so each element of C is one chain in increasing p.
-// Requires AVX2 and kc ≥ 1; strides are in elements.
-TEXT ·accKern6x8(SB), NOSPLIT, $0-64
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), R8
-	MOVQ rs+16(FP), R10
+// Y(r·2+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern6x8(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
 	SHLQ $3, R10
-	MOVQ ks+24(FP), R11
+	MOVQ ks+32(FP), R11
 	SHLQ $3, R11
-	MOVQ b+32(FP), DX
-	MOVQ ldb+40(FP), R12
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
 	SHLQ $3, R12
-	MOVQ c+48(FP), DI
-	MOVQ ldc+56(FP), R13
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
 	SHLQ $3, R13
+accKern6x8_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
 	LEAQ (R8)(R10*2), R9
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
@@ -591,27 +695,37 @@ accKern6x8_loop:
 	VMOVUPD Y9, 32(R14)(R13*1)
 	VMOVUPD Y10, (R14)(R13*2)
 	VMOVUPD Y11, 32(R14)(R13*2)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern6x8_tile
 	VZEROUPPER
 	RET
 
-// func accKern6x4(kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int)
+// func accKern6x4(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 //
-// Y(r·1+v) accumulates columns 4v..4v+3 of row r of C; the loop takes one
-// p at a time, so each element of C is one chain in increasing p.
-// Requires AVX2 and kc ≥ 1; strides are in elements.
-TEXT ·accKern6x4(SB), NOSPLIT, $0-64
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), R8
-	MOVQ rs+16(FP), R10
+// Y(r·1+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern6x4(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
 	SHLQ $3, R10
-	MOVQ ks+24(FP), R11
+	MOVQ ks+32(FP), R11
 	SHLQ $3, R11
-	MOVQ b+32(FP), DX
-	MOVQ ldb+40(FP), R12
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
 	SHLQ $3, R12
-	MOVQ c+48(FP), DI
-	MOVQ ldc+56(FP), R13
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
 	SHLQ $3, R13
+accKern6x4_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
 	LEAQ (R8)(R10*2), R9
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
@@ -653,6 +767,12 @@ accKern6x4_loop:
 	VMOVUPD Y3, (R14)
 	VMOVUPD Y4, (R14)(R13*1)
 	VMOVUPD Y5, (R14)(R13*2)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern6x4_tile
 	VZEROUPPER
 	RET
 

@@ -21,7 +21,7 @@ func BenchmarkMicrokernel(b *testing.B) {
 	vs := []variant{
 		{"acc6x8", reps * 2 * 6 * 8 * kc, func() {
 			for range reps {
-				accKern6x8(kc, &a[0], kc+8, 1, &bm[0], 8, &c[0], 8)
+				accKern6x8(1, kc, &a[0], kc+8, 1, &bm[0], 8, 0, &c[0], 8)
 			}
 		}},
 		{"dot3x3", reps * 2 * 3 * 3 * kc, func() {

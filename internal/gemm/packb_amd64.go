@@ -32,8 +32,8 @@ func accPacked(m, n, k int, a []float64, ars, aks int, b []float64, bks, bjs int
 					}
 					ap, rs, ks = sliver[:kb*6], 1, 6
 				}
-				for j := j0; j < j8; j += 8 {
-					accTile(mr, 8, kb, &ap[0], rs, ks, &bblock[(j-j0)*kb], 8, &c[i*ldc+j], ldc)
+				if j8 > j0 {
+					accTile(mr, 8, (j8-j0)/8, kb, &ap[0], rs, ks, &bblock[0], 8, 8*kb, &c[i*ldc+j0], ldc)
 				}
 				if w == 0 {
 					continue
@@ -41,7 +41,7 @@ func accPacked(m, n, k int, a []float64, ars, aks int, b []float64, bks, bjs int
 				bw := bblock[(j8-j0)*kb : (j8-j0+w)*kb]
 				q := 0
 				if w >= 4 {
-					accTile(mr, 4, kb, &ap[0], rs, ks, &bw[0], w, &c[i*ldc+j8], ldc)
+					accTile(mr, 4, 1, kb, &ap[0], rs, ks, &bw[0], w, 0, &c[i*ldc+j8], ldc)
 					q = 4
 				}
 				for ; q < w; q++ {
