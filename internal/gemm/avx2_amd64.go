@@ -50,9 +50,8 @@ func dotNTAVX512(m, n, k int, a []float64, lda int, b []float64, ldb int, c []fl
 }
 
 // dotNTTiled computes DotNT in t × t tiles (t = 3 with AVX2's sixteen
-// registers, 4 with AVX-512VL's 32): dotKern gives the four partial sums
-// of every output's whole blocks of four, and finishDot adds the tail and
-// combines them, so each output is summed exactly as dotRef sums it.
+// registers, 4 with AVX-512VL's 32), a row of tiles per kernel call; the
+// kernels sum each output exactly as dotRef does.
 func dotNTTiled(t, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
 	if m == 0 || n == 0 {
 		return
@@ -64,70 +63,57 @@ func dotNTTiled(t, m, n, k int, a []float64, lda int, b []float64, ldb int, c []
 		return
 	}
 	nc := max(t, dotL2/k/t*t)
-	var lanes [64]float64
 	for j0 := 0; j0 < n; j0 += nc {
 		j1 := min(n, j0+nc)
+		nj, rest := (j1-j0)/t, (j1-j0)%t
 		for i := 0; i < m; i += t {
 			mr := min(t, m-i)
-			for j := j0; j < j1; j += t {
-				nr := min(t, j1-j)
-				dotTile(mr, nr, k>>2, &a[i*lda], lda, &b[j*ldb], ldb, &lanes[0])
-				finishDot(mr, nr, k, a[i*lda:], lda, b[j*ldb:], ldb, c[i*ldc+j:], ldc, &lanes)
+			if nj > 0 {
+				dotTile(mr, t, nj, k, &a[i*lda], lda, &b[j0*ldb], ldb, &c[i*ldc+j0], ldc)
 			}
-		}
-	}
-}
-
-// finishDot adds the elements after the last whole block of four to s_0
-// and writes (s_0 + s_2) + (s_1 + s_3) for each output of a tile.
-func finishDot(mr, nr, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int, lanes *[64]float64) {
-	for r := range mr {
-		for q := range nr {
-			l := lanes[(r*nr+q)*4 : (r*nr+q)*4+4 : (r*nr+q)*4+4]
-			s0 := l[0]
-			for p := k &^ 3; p < k; p++ {
-				s0 += float64(a[r*lda+p] * b[q*ldb+p])
+			if rest > 0 {
+				j := j0 + nj*t
+				dotTile(mr, rest, 1, k, &a[i*lda], lda, &b[j*ldb], ldb, &c[i*ldc+j], ldc)
 			}
-			c[r*ldc+q] = (s0 + l[2]) + (l[1] + l[3])
 		}
 	}
 }
 
 // dotTile runs the mr × nr kernel; tiles with a side of 4 need AVX-512VL.
-func dotTile(mr, nr, k4 int, a *float64, lda int, b *float64, ldb int, out *float64) {
+func dotTile(mr, nr, nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int) {
 	switch mr*5 + nr {
 	case 1*5 + 1:
-		dotKern1x1(k4, a, lda, b, ldb, out)
+		dotKern1x1(nj, k, a, lda, b, ldb, c, ldc)
 	case 1*5 + 2:
-		dotKern1x2(k4, a, lda, b, ldb, out)
+		dotKern1x2(nj, k, a, lda, b, ldb, c, ldc)
 	case 1*5 + 3:
-		dotKern1x3(k4, a, lda, b, ldb, out)
+		dotKern1x3(nj, k, a, lda, b, ldb, c, ldc)
 	case 1*5 + 4:
-		dotKernX1x4(k4, a, lda, b, ldb, out)
+		dotKernX1x4(nj, k, a, lda, b, ldb, c, ldc)
 	case 2*5 + 1:
-		dotKern2x1(k4, a, lda, b, ldb, out)
+		dotKern2x1(nj, k, a, lda, b, ldb, c, ldc)
 	case 2*5 + 2:
-		dotKern2x2(k4, a, lda, b, ldb, out)
+		dotKern2x2(nj, k, a, lda, b, ldb, c, ldc)
 	case 2*5 + 3:
-		dotKern2x3(k4, a, lda, b, ldb, out)
+		dotKern2x3(nj, k, a, lda, b, ldb, c, ldc)
 	case 2*5 + 4:
-		dotKernX2x4(k4, a, lda, b, ldb, out)
+		dotKernX2x4(nj, k, a, lda, b, ldb, c, ldc)
 	case 3*5 + 1:
-		dotKern3x1(k4, a, lda, b, ldb, out)
+		dotKern3x1(nj, k, a, lda, b, ldb, c, ldc)
 	case 3*5 + 2:
-		dotKern3x2(k4, a, lda, b, ldb, out)
+		dotKern3x2(nj, k, a, lda, b, ldb, c, ldc)
 	case 3*5 + 3:
-		dotKern3x3(k4, a, lda, b, ldb, out)
+		dotKern3x3(nj, k, a, lda, b, ldb, c, ldc)
 	case 3*5 + 4:
-		dotKernX3x4(k4, a, lda, b, ldb, out)
+		dotKernX3x4(nj, k, a, lda, b, ldb, c, ldc)
 	case 4*5 + 1:
-		dotKernX4x1(k4, a, lda, b, ldb, out)
+		dotKernX4x1(nj, k, a, lda, b, ldb, c, ldc)
 	case 4*5 + 2:
-		dotKernX4x2(k4, a, lda, b, ldb, out)
+		dotKernX4x2(nj, k, a, lda, b, ldb, c, ldc)
 	case 4*5 + 3:
-		dotKernX4x3(k4, a, lda, b, ldb, out)
+		dotKernX4x3(nj, k, a, lda, b, ldb, c, ldc)
 	case 4*5 + 4:
-		dotKernX4x4(k4, a, lda, b, ldb, out)
+		dotKernX4x4(nj, k, a, lda, b, ldb, c, ldc)
 	default:
 		panic("gemm: no dot kernel for this tile")
 	}

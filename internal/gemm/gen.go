@@ -139,11 +139,15 @@ func acc(p func(string, ...any), mr, nr int) {
 	p("\tRET")
 }
 
-// dot writes dotKern{mr}x{nr}: the four partial sums of dot order for
-// mr × nr outputs over k4 whole blocks of four, stored in out[(r·nr+c)·4+l].
-// A and B are k-contiguous rows (strides lda, ldb in elements). With evex
-// set the kernel is named dotKernX and uses the sixteen more YMM registers
-// of AVX-512VL, which leave room for a 4 × 4 tile.
+// dot writes dotKern{mr}x{nr}: mr × nr outputs of DotNT per tile, for nj
+// tiles side by side (tile t uses rows nr·t… of B and columns nr·t… of C).
+// Lane l of an accumulator is the partial sum s_l of dot order over the
+// whole blocks of four; after the loop each output takes its one to three
+// remaining products into s_0 in order and is combined as (s_0 + s_2) +
+// (s_1 + s_3), the sequence dot4AVX2 in internal/vec uses. A and B are
+// k-contiguous rows (strides lda, ldb in elements). With evex set the
+// kernel is named dotKernX and keeps A, B and the product in the sixteen
+// more YMM registers of AVX-512VL, which leaves room for a 4 × 4 tile.
 func dot(p func(string, ...any), mr, nr int, evex bool) {
 	name := fmt.Sprintf("dotKern%dx%d", mr, nr)
 	areg, breg, tmp := 9, 12, 13
@@ -153,33 +157,41 @@ func dot(p func(string, ...any), mr, nr int, evex bool) {
 		areg, breg, tmp = 16, 20, 21
 		need = "AVX-512F and AVX-512VL"
 	}
+	nout := mr * nr
 	p("")
-	p("// func %s(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)", name)
+	p("// func %s(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)", name)
 	p("//")
-	p("// Lane l of Y(r·%d+c) is the partial sum s_l of output (r, c).", nr)
-	p("// Requires %s; k4 may be 0 (all partial sums +0).", need)
-	p("TEXT ·%s(SB), NOSPLIT, $0-48", name)
-	p("\tMOVQ k4+0(FP), CX")
-	p("\tMOVQ a+8(FP), R8")
-	p("\tMOVQ lda+16(FP), R10")
+	p("// Y(r·%d+c) accumulates output (r, c). Requires %s, nj ≥ 1, k ≥ 1.", nr, need)
+	p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
+	p("\tMOVQ nj+0(FP), BX")
+	p("\tMOVQ a+16(FP), SI")
+	p("\tMOVQ lda+24(FP), R10")
 	p("\tSHLQ $3, R10")
-	p("\tMOVQ b+24(FP), DX")
-	p("\tMOVQ ldb+32(FP), R11")
+	p("\tMOVQ b+32(FP), AX")
+	p("\tMOVQ ldb+40(FP), R11")
 	p("\tSHLQ $3, R11")
-	p("\tMOVQ out+40(FP), DI")
+	p("\tMOVQ c+48(FP), DI")
+	p("\tMOVQ ldc+56(FP), R13")
+	p("\tSHLQ $3, R13")
+	p("%s_tile:", name)
+	p("\tMOVQ SI, R8")
+	p("\tMOVQ AX, DX")
 	if mr > 3 {
 		p("\tLEAQ (R8)(R10*2), R9")
 		p("\tADDQ R10, R9")
+		p("\tLEAQ (DI)(R13*2), R14")
+		p("\tADDQ R13, R14")
 	}
 	if nr > 3 {
 		p("\tLEAQ (DX)(R11*2), R12")
 		p("\tADDQ R11, R12")
 	}
-	for i := range mr * nr {
+	for i := range nout {
 		p("\tVXORPD Y%d, Y%d, Y%d", i, i, i)
 	}
-	p("\tTESTQ CX, CX")
-	p("\tJZ %s_store", name)
+	p("\tMOVQ k+8(FP), CX")
+	p("\tSHRQ $2, CX")
+	p("\tJZ %s_tail", name)
 	p("%s_loop:", name)
 	for r := range mr {
 		p("\tVMOVUPD %s, Y%d", rowAddr(0, r, "R8", "R9", "R10"), areg+r)
@@ -187,6 +199,7 @@ func dot(p func(string, ...any), mr, nr int, evex bool) {
 	for c := range nr {
 		p("\tVMOVUPD %s, Y%d", rowAddr(0, c, "DX", "R12", "R11"), breg)
 		for r := range mr {
+			// Intel order tmp = A·B, as in the reference loop.
 			p("\tVMULPD Y%d, Y%d, Y%d", breg, areg+r, tmp)
 			p("\tVADDPD Y%d, Y%d, Y%d", tmp, r*nr+c, r*nr+c)
 		}
@@ -201,10 +214,63 @@ func dot(p func(string, ...any), mr, nr int, evex bool) {
 	}
 	p("\tDECQ CX")
 	p("\tJNZ %s_loop", name)
-	p("%s_store:", name)
-	for i := range mr * nr {
-		p("\tVMOVUPD Y%d, %d(DI)", i, 32*i)
+	p("%s_tail:", name)
+	// The finish needs two scratch registers below Y16 (VEX encodings);
+	// a 4 × 4 tile parks its last two sums in Y30, Y31 meanwhile.
+	home := make([]int, nout)
+	for o := range home {
+		home[o] = o
 	}
+	if nout > 14 {
+		for o := 14; o < nout; o++ {
+			p("\tVMOVAPD Y%d, Y%d", o, 16+o)
+			home[o] = 16 + o
+		}
+	}
+	p("\tMOVQ k+8(FP), CX")
+	p("\tANDQ $3, CX")
+	for t := range 4 {
+		p("\tCMPQ CX, $%d", t)
+		p("\tJEQ %s_fin%d", name, t)
+	}
+	for t := range 4 {
+		p("%s_fin%d:", name, t)
+		for o := range nout {
+			r, c := o/nr, o%nr
+			q := home[o]
+			if q >= 16 {
+				// Outputs 0 and 1 are stored by now: reuse their registers.
+				p("\tVMOVAPD Y%d, Y%d", q, o-14)
+				q = o - 14
+			}
+			p("\tVEXTRACTF128 $1, Y%d, X14", q)
+			for e := range t {
+				p("\tVMOVSD %s, X15", rowAddr(8*e, r, "R8", "R9", "R10"))
+				p("\tVMULSD %s, X15, X15", rowAddr(8*e, c, "DX", "R12", "R11"))
+				p("\tVADDSD X15, X%d, X%d", q, q)
+			}
+			p("\tVADDPD X14, X%d, X%d", q, q)
+			p("\tVUNPCKHPD X%d, X%d, X14", q, q)
+			p("\tVADDSD X14, X%d, X%d", q, q)
+			p("\tVMOVSD X%d, %s", q, rowAddr(8*c, r, "DI", "R14", "R13"))
+		}
+		p("\tJMP %s_next", name)
+	}
+	p("%s_next:", name)
+	p("\tADDQ $%d, DI", 8*nr)
+	switch nr {
+	case 1:
+		p("\tADDQ R11, AX")
+	case 2:
+		p("\tLEAQ (AX)(R11*2), AX")
+	case 3:
+		p("\tLEAQ (AX)(R11*2), AX")
+		p("\tADDQ R11, AX")
+	case 4:
+		p("\tLEAQ (AX)(R11*4), AX")
+	}
+	p("\tDECQ BX")
+	p("\tJNZ %s_tile", name)
 	p("\tVZEROUPPER")
 	p("\tRET")
 }

@@ -40,49 +40,49 @@ func accKern6x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, 
 func accKern6x4(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 
 //go:noescape
-func dotKern1x1(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+func dotKern1x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
 //go:noescape
-func dotKern1x2(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+func dotKern1x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
 //go:noescape
-func dotKern1x3(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+func dotKern1x3(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
 //go:noescape
-func dotKern2x1(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+func dotKern2x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
 //go:noescape
-func dotKern2x2(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+func dotKern2x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
 //go:noescape
-func dotKern2x3(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+func dotKern2x3(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
 //go:noescape
-func dotKern3x1(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+func dotKern3x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
 //go:noescape
-func dotKern3x2(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+func dotKern3x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
 //go:noescape
-func dotKern3x3(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+func dotKern3x3(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
 //go:noescape
-func dotKernX1x4(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+func dotKernX1x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
 //go:noescape
-func dotKernX2x4(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+func dotKernX2x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
 //go:noescape
-func dotKernX3x4(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+func dotKernX3x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
 //go:noescape
-func dotKernX4x1(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+func dotKernX4x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
 //go:noescape
-func dotKernX4x2(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+func dotKernX4x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
 //go:noescape
-func dotKernX4x3(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+func dotKernX4x3(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
 //go:noescape
-func dotKernX4x4(k4 int, a *float64, lda int, b *float64, ldb int, out *float64)
+func dotKernX4x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)

@@ -17,7 +17,7 @@ func BenchmarkMicrokernel(b *testing.B) {
 	a := make([]float64, 6*(kc+8))
 	bm := make([]float64, kc*8+64)
 	c := make([]float64, 6*8)
-	var lanes [64]float64
+	var out [16]float64
 	vs := []variant{
 		{"acc6x8", reps * 2 * 6 * 8 * kc, func() {
 			for range reps {
@@ -26,14 +26,14 @@ func BenchmarkMicrokernel(b *testing.B) {
 		}},
 		{"dot3x3", reps * 2 * 3 * 3 * kc, func() {
 			for range reps {
-				dotKern3x3(kc/4, &a[0], kc+8, &bm[0], kc+8, &lanes[0])
+				dotKern3x3(1, kc, &a[0], kc+8, &bm[0], kc+8, &out[0], 4)
 			}
 		}},
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL {
 		vs = append(vs, variant{"dotX4x4", reps * 2 * 4 * 4 * kc, func() {
 			for range reps {
-				dotKernX4x4(kc/4, &a[0], kc+8, &bm[0], kc+8, &lanes[0])
+				dotKernX4x4(1, kc, &a[0], kc+8, &bm[0], kc+8, &out[0], 4)
 			}
 		}})
 	}
