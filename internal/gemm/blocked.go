@@ -4,55 +4,31 @@ package gemm
 // of the package doc, so they give the AVX2 kernels' bits on any machine.
 // They run when AVX2 is absent or turned off (HGPSIM_NOAVX2=1).
 
-// dotNTGo computes DotNT two outputs at a time (one row of a against two
-// rows of b): eight partial sums stay in registers and each element of a
-// row of a is loaded once for both.
+// dotNTGo computes DotNT one output at a time with dotRef's loop: register
+// blocks of two or four outputs (eight or sixteen partial sums) measured
+// slower, as the Go compiler spills their sums to the stack.
 func dotNTGo(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
 	if k == 0 {
+		// A and B are empty and their slices may be too.
 		for i := range m {
 			clear(c[i*ldc : i*ldc+n])
 		}
 		return
 	}
-	k4 := k &^ 3
 	for i := range m {
 		ai := a[i*lda : i*lda+k]
 		ci := c[i*ldc : i*ldc+n]
-		j := 0
-		for ; j+2 <= n; j += 2 {
-			b0 := b[j*ldb : j*ldb+k]
-			b1 := b[(j+1)*ldb : (j+1)*ldb+k]
-			var s00, s01, s02, s03, s10, s11, s12, s13 float64
-			for q := 0; q < k4; q += 4 {
-				x := ai[q : q+4 : q+4]
-				y0 := b0[q : q+4 : q+4]
-				y1 := b1[q : q+4 : q+4]
-				s00 += float64(x[0] * y0[0])
-				s01 += float64(x[1] * y0[1])
-				s02 += float64(x[2] * y0[2])
-				s03 += float64(x[3] * y0[3])
-				s10 += float64(x[0] * y1[0])
-				s11 += float64(x[1] * y1[1])
-				s12 += float64(x[2] * y1[2])
-				s13 += float64(x[3] * y1[3])
-			}
-			for q := k4; q < k; q++ {
-				s00 += float64(ai[q] * b0[q])
-				s10 += float64(ai[q] * b1[q])
-			}
-			ci[j] = (s00 + s02) + (s01 + s03)
-			ci[j+1] = (s10 + s12) + (s11 + s13)
-		}
-		if j < n {
+		for j := range ci {
 			ci[j] = dotRef(ai, b[j*ldb:j*ldb+k])
 		}
 	}
 }
 
 // accGo adds Σ_p A(i, p)·B(p, j) to c[i·ldc+j] in chain order, where
-// A(i, p) = a[i·ars+p·aks] and B(p, j) = b[p·bks+j·bjs]: the strides make
-// one loop serve AccNN, AccTN and AccNT. Two rows by four columns of C stay
-// in registers over the whole of k.
+// A(i, p) = a[i·ars+p·aks] and B(p, j) = b[p·bks+j·bjs]. Two rows by four
+// columns of C stay in registers over the whole of k, eight chains at once
+// where the reference loop of AccNT runs one. AccNN and AccTN, whose B has
+// contiguous rows, have the faster accRowsGo.
 func accGo(m, n, k int, a []float64, ars, aks int, b []float64, bks, bjs int, c []float64, ldc int) {
 	if k == 0 {
 		return
@@ -103,12 +79,49 @@ func chain(s float64, k int, x []float64, xs int, y []float64, ys int) float64 {
 	return s
 }
 
+// accRowsGo adds Σ_p A(i, p)·b[p·ldb+j] to c[i·ldc+j] in chain order,
+// A(i, p) = a[i·ars+p·aks], for B with contiguous rows: each row of B is
+// loaded once for four rows of C, whose elements each take one product
+// per p — the reference loop's order, with a quarter of its loads of B.
+func accRowsGo(m, n, k int, a []float64, ars, aks int, b []float64, ldb int, c []float64, ldc int) {
+	i := 0
+	for ; i+4 <= m; i += 4 {
+		c0 := c[i*ldc : i*ldc+n]
+		c1 := c[(i+1)*ldc : (i+1)*ldc+n]
+		c2 := c[(i+2)*ldc : (i+2)*ldc+n]
+		c3 := c[(i+3)*ldc : (i+3)*ldc+n]
+		for p := range k {
+			o := i*ars + p*aks
+			x0, x1, x2, x3 := a[o], a[o+ars], a[o+2*ars], a[o+3*ars]
+			bp := b[p*ldb : p*ldb+n]
+			c0, c1, c2, c3 := c0[:len(bp)], c1[:len(bp)], c2[:len(bp)], c3[:len(bp)]
+			for j, y := range bp {
+				c0[j] += float64(x0 * y)
+				c1[j] += float64(x1 * y)
+				c2[j] += float64(x2 * y)
+				c3[j] += float64(x3 * y)
+			}
+		}
+	}
+	for ; i < m; i++ {
+		ci := c[i*ldc : i*ldc+n]
+		for p := range k {
+			x := a[i*ars+p*aks]
+			bp := b[p*ldb : p*ldb+n]
+			ci := ci[:len(bp)]
+			for j, y := range bp {
+				ci[j] += float64(x * y)
+			}
+		}
+	}
+}
+
 func accNNGo(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	accGo(m, n, k, a, lda, 1, b, ldb, 1, c, ldc)
+	accRowsGo(m, n, k, a, lda, 1, b, ldb, c, ldc)
 }
 
 func accTNGo(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	accGo(m, n, k, a, 1, lda, b, ldb, 1, c, ldc)
+	accRowsGo(m, n, k, a, 1, lda, b, ldb, c, ldc)
 }
 
 func accNTGo(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {

@@ -261,10 +261,21 @@ func TestEmptyShapesAcceptNilSlices(t *testing.T) {
 		kd.api(0, 0, 0, nil, 0, nil, 0, nil, 0)
 		kd.api(0, 3, 4, nil, 4, make([]float64, 16), 4, nil, 3)
 	}
-	c := []float64{7, 7}
-	DotNT(1, 2, 0, nil, 0, nil, 0, c, 2)
-	if c[0] != 0 || c[1] != 0 || math.Signbit(c[0]) {
-		t.Fatalf("DotNT with k = 0 gives %v, want +0", c)
+	for _, kd := range kinds {
+		kd.api(3, 0, 2, make([]float64, 9), 3, nil, 2, nil, 5) // n = 0
+		if !kd.overwrite {
+			kd.api(3, 2, 0, nil, 7, nil, 7, make([]float64, 6), 2) // k = 0
+		}
+	}
+	c := []float64{7, 7, 7, 7, 7}
+	DotNT(2, 2, 0, nil, 5, nil, 5, c, 3)
+	for _, x := range []float64{c[0], c[1], c[3], c[4]} {
+		if x != 0 || math.Signbit(x) {
+			t.Fatalf("DotNT with k = 0 gives %v, want +0 (and c[2] untouched)", c)
+		}
+	}
+	if c[2] != 7 {
+		t.Fatalf("DotNT with k = 0 wrote into the padding: %v", c)
 	}
 }
 
