@@ -123,13 +123,14 @@ func dotTile(mr, nr, nj, k int, a *float64, lda int, b *float64, ldb int, c *flo
 // A(i, p) = a[i·rs+p·ks]. Each k panel adds its products to C after the
 // previous panel's, so splitting k keeps every chain in increasing p.
 //
-// With block not nil, each block of mcAcc rows of a k panel of A is first
+// With block not nil (at least min(m, mcAcc)·min(k, kcAcc) elements), each
+// block of mcAcc rows of a k panel of A is first
 // copied into it, sliver by sliver (mr ≤ 6 rows, element (r, p) at
 // p·mr+r). Aᵀ needs it: a sliver's elements lie one leading dimension
 // apart, and when that is a multiple of 4 kB a panel's rows all fall into
 // one cache set and each onto its own page. The caller declares the array,
 // so only callers that pack pay for clearing it.
-func accAVX2(m, n, k int, a []float64, rs, ks int, b []float64, ldb int, c []float64, ldc int, block *[mcAcc * kcAcc]float64) {
+func accAVX2(m, n, k int, a []float64, rs, ks int, b []float64, ldb int, c []float64, ldc int, block []float64) {
 	if m == 0 || n == 0 || k == 0 {
 		return
 	}
@@ -241,21 +242,50 @@ func accNNDirect(m, n, k int, a []float64, lda int, b []float64, ldb int, c []fl
 	accAVX2(m, n, k, a, lda, 1, b, ldb, c, ldc, nil)
 }
 
+// accTNDirect packs blocks of Aᵀ into a stack array sized to the shape:
+// Go clears it on every call, which would cost small products more than
+// their arithmetic.
 func accTNDirect(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	var block [mcAcc * kcAcc]float64
-	accAVX2(m, n, k, a, 1, lda, b, ldb, c, ldc, &block)
+	need := min(m, mcAcc) * min(k, kcAcc)
+	switch {
+	case need <= 1<<10:
+		var block [1 << 10]float64
+		accAVX2(m, n, k, a, 1, lda, b, ldb, c, ldc, block[:need])
+	case need <= 1<<12:
+		var block [1 << 12]float64
+		accAVX2(m, n, k, a, 1, lda, b, ldb, c, ldc, block[:need])
+	default:
+		var block [mcAcc * kcAcc]float64
+		accAVX2(m, n, k, a, 1, lda, b, ldb, c, ldc, block[:need])
+	}
 }
 
+// The packed paths run on large products only (packMinM), except AccNT's,
+// whose panel is sized to the shape as accTNDirect's block is.
 func accNNPacked(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	accPacked(m, n, k, a, lda, 1, b, ldb, 1, c, ldc, false)
+	var bblock [kcAcc * nbPack]float64
+	accPacked(m, n, k, a, lda, 1, b, ldb, 1, c, ldc, bblock[:], nil)
 }
 
 func accTNPacked(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	accPacked(m, n, k, a, 1, lda, b, ldb, 1, c, ldc, true)
+	var bblock [kcAcc * nbPack]float64
+	var sliver [6 * kcAcc]float64
+	accPacked(m, n, k, a, 1, lda, b, ldb, 1, c, ldc, bblock[:], sliver[:])
 }
 
 // accNTAVX2 always packs: the kernels need B's columns contiguous, and Bᵀ
 // has its rows so.
 func accNTAVX2(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	accPacked(m, n, k, a, lda, 1, b, 1, ldb, c, ldc, false)
+	need := min(k, kcAcc) * min(n, nbPack)
+	switch {
+	case need <= 1<<10:
+		var bblock [1 << 10]float64
+		accPacked(m, n, k, a, lda, 1, b, 1, ldb, c, ldc, bblock[:need], nil)
+	case need <= 1<<12:
+		var bblock [1 << 12]float64
+		accPacked(m, n, k, a, lda, 1, b, 1, ldb, c, ldc, bblock[:need], nil)
+	default:
+		var bblock [kcAcc * nbPack]float64
+		accPacked(m, n, k, a, lda, 1, b, 1, ldb, c, ldc, bblock[:need], nil)
+	}
 }

@@ -147,7 +147,7 @@ func TestSmallShapesBitIdentical(t *testing.T) {
 func TestLargeShapesBitIdentical(t *testing.T) {
 	shapes := [][3]int{
 		{37, 61, 129}, {128, 64, 784}, {64, 784, 128}, {10, 784, 128}, {128, 10, 784},
-		{67, 135, 513}, {13, 259, 601}, {200, 33, 257}, {7, 3, 1031},
+		{67, 135, 513}, {13, 259, 601}, {200, 33, 257}, {7, 3, 1031}, {20, 30, 100}, {50, 70, 40},
 	}
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, kd := range kinds {
@@ -279,19 +279,22 @@ func TestEmptyShapesAcceptNilSlices(t *testing.T) {
 	}
 }
 
+// TestNoAllocations covers each size class of the stack arrays too.
 func TestNoAllocations(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	f := filler{r, false}
-	const m, n, k = 37, 61, 300
-	for _, kd := range kinds {
-		ar, ac := kd.aShape(m, n, k)
-		br, bc := kd.bShape(m, n, k)
-		a, lda := f.matrix(ar, ac, 1)
-		b, ldb := f.matrix(br, bc, 1)
-		c, ldc := f.matrix(m, n, 1)
-		for _, im := range append(kd.impls, impl{"exported", kd.api}) {
-			if got := testing.AllocsPerRun(5, func() { im.f(m, n, k, a, lda, b, ldb, c, ldc) }); got != 0 {
-				t.Errorf("%s/%s allocates %v times per call", kd.name, im.name, got)
+	for _, s := range [][3]int{{37, 61, 300}, {20, 30, 100}, {5, 6, 7}, {128, 64, 200}} {
+		m, n, k := s[0], s[1], s[2]
+		for _, kd := range kinds {
+			ar, ac := kd.aShape(m, n, k)
+			br, bc := kd.bShape(m, n, k)
+			a, lda := f.matrix(ar, ac, 1)
+			b, ldb := f.matrix(br, bc, 1)
+			c, ldc := f.matrix(m, n, 1)
+			for _, im := range append(kd.impls, impl{"exported", kd.api}) {
+				if got := testing.AllocsPerRun(5, func() { im.f(m, n, k, a, lda, b, ldb, c, ldc) }); got != 0 {
+					t.Errorf("%s/%s %d×%d×%d allocates %v times per call", kd.name, im.name, m, n, k, got)
+				}
 			}
 		}
 	}

@@ -8,12 +8,15 @@ package gemm
 // its own kcAcc × 6 elements stay in L1. With packA, each sliver of A is
 // copied first too (Aᵀ: its six elements of one p are contiguous, but the
 // p lie a leading dimension apart, often a multiple of 4 kB).
-func accPacked(m, n, k int, a []float64, ars, aks int, b []float64, bks, bjs int, c []float64, ldc int, packA bool) {
+//
+// bblock holds the packed panel: at least min(k, kcAcc)·min(n, nbPack)
+// elements; sliver, with packA, 6·min(k, kcAcc). The callers declare them
+// on their stacks, no larger than the shape needs, as Go clears them.
+func accPacked(m, n, k int, a []float64, ars, aks int, b []float64, bks, bjs int, c []float64, ldc int, bblock, sliver []float64) {
 	if m == 0 || n == 0 || k == 0 {
 		return
 	}
-	var bblock [kcAcc * nbPack]float64
-	var sliver [6 * kcAcc]float64
+	packA := sliver != nil
 	for j0 := 0; j0 < n; j0 += nbPack {
 		j1 := min(n, j0+nbPack)
 		j8 := j0 + (j1-j0)&^7
