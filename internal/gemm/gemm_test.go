@@ -157,6 +157,19 @@ func TestLargeShapesBitIdentical(t *testing.T) {
 	}
 }
 
+// TestRandomShapesBitIdentical draws shapes on both sides of every
+// blocking and dispatch threshold (packing from 96 rows, k panels of 256,
+// column blocks of 64, the stack arrays' size classes).
+func TestRandomShapesBitIdentical(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, kd := range kinds {
+		for range 60 {
+			m, n, k := 1+r.IntN(150), 1+r.IntN(150), 1+r.IntN(300)
+			check(t, kd, filler{r, r.IntN(2) == 0}, m, n, k, r.IntN(5))
+		}
+	}
+}
+
 // TestExportedMatchesReference checks the dispatched entry points, whatever
 // the CPU and HGPSIM_NOAVX2 selected.
 func TestExportedMatchesReference(t *testing.T) {
