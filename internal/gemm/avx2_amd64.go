@@ -123,13 +123,13 @@ func dotTile(mr, nr, nj, k int, a *float64, lda int, b *float64, ldb int, c *flo
 // A(i, p) = a[i·rs+p·ks]. Each k panel adds its products to C after the
 // previous panel's, so splitting k keeps every chain in increasing p.
 //
-// With block not nil (at least min(m, mcAcc)·min(k, kcAcc) elements), each
-// block of mcAcc rows of a k panel of A is first
-// copied into it, sliver by sliver (mr ≤ 6 rows, element (r, p) at
-// p·mr+r). Aᵀ needs it: a sliver's elements lie one leading dimension
-// apart, and when that is a multiple of 4 kB a panel's rows all fall into
-// one cache set and each onto its own page. The caller declares the array,
-// so only callers that pack pay for clearing it.
+// With block not nil (at least min(m, mcAcc)·min(k, kcAcc) elements),
+// each block of mcAcc rows of a k panel of A is first copied into it,
+// sliver by sliver (mr ≤ 6 rows, element (r, p) at p·mr+r). Aᵀ needs it:
+// a sliver's elements lie one leading dimension apart, and when that is a
+// multiple of 4 kB a panel's rows all fall into one cache set and each
+// onto its own page. The caller declares the array, so only callers that
+// pack pay for clearing it.
 func accAVX2(m, n, k int, a []float64, rs, ks int, b []float64, ldb int, c []float64, ldc int, block []float64) {
 	if m == 0 || n == 0 || k == 0 {
 		return
@@ -180,6 +180,8 @@ func accAVX2(m, n, k int, a []float64, rs, ks int, b []float64, ldb int, c []flo
 	}
 }
 
+// accTile runs the mr × nr chain-order kernel (nr = 8 or 4) on nj tiles
+// side by side.
 func accTile(mr, nr, nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int) {
 	if nr == 8 {
 		switch mr {

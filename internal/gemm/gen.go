@@ -1,8 +1,9 @@
 //go:build ignore
 
-// gen writes kernels_amd64.s, the AVX2 microkernels of every tile shape the
+// gen writes kernels_amd64.s, the microkernels of every tile shape the
 // blocked drivers use; the shapes differ only in register counts, so one
-// template per kernel family keeps them consistent. Run: go run gen.go
+// template per kernel family keeps them consistent. Their Go declarations
+// are in kernels_amd64.go. Run: go generate (in this directory).
 package main
 
 import (
