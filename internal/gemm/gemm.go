@@ -9,6 +9,9 @@ func DotNT(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64,
 	checkShape("DotNT a", m, k, a, lda)
 	checkShape("DotNT b", n, k, b, ldb)
 	checkShape("DotNT c", m, n, c, ldc)
+	if m == 0 || n == 0 {
+		return // C is empty; its slice may be too.
+	}
 	dotNT(m, n, k, a, lda, b, ldb, c, ldc)
 }
 
@@ -18,6 +21,9 @@ func AccNN(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64,
 	checkShape("AccNN a", m, k, a, lda)
 	checkShape("AccNN b", k, n, b, ldb)
 	checkShape("AccNN c", m, n, c, ldc)
+	if m == 0 || n == 0 || k == 0 {
+		return // nothing to add; empty operands' slices may be too.
+	}
 	accNN(m, n, k, a, lda, b, ldb, c, ldc)
 }
 
@@ -27,6 +33,9 @@ func AccTN(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64,
 	checkShape("AccTN a", k, m, a, lda)
 	checkShape("AccTN b", k, n, b, ldb)
 	checkShape("AccTN c", m, n, c, ldc)
+	if m == 0 || n == 0 || k == 0 {
+		return // nothing to add; empty operands' slices may be too.
+	}
 	accTN(m, n, k, a, lda, b, ldb, c, ldc)
 }
 
@@ -36,6 +45,9 @@ func AccNT(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64,
 	checkShape("AccNT a", m, k, a, lda)
 	checkShape("AccNT b", n, k, b, ldb)
 	checkShape("AccNT c", m, n, c, ldc)
+	if m == 0 || n == 0 || k == 0 {
+		return // nothing to add; empty operands' slices may be too.
+	}
 	accNT(m, n, k, a, lda, b, ldb, c, ldc)
 }
 

@@ -9,6 +9,10 @@ import (
 // HGPSIM_NOAVX2=1 turns it off (to measure it, or to rule it out).
 var hasAVX2 = cpu.X86.HasAVX2 && !noAVX2()
 
+// HasAVX2 reports whether the AVX2 kernels are in use: the CPU has AVX2 and
+// HGPSIM_NOAVX2=1 is not set. Other packages' kernels follow the same choice.
+func HasAVX2() bool { return hasAVX2 }
+
 // axpyAVX2 sets y[i] += alpha·x[i] with separate VMULPD and VADDPD.
 //
 //go:noescape

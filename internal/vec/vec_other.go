@@ -4,6 +4,10 @@ package vec
 
 import "gonum.org/v1/gonum/floats"
 
+// HasAVX2 reports whether the AVX2 kernels are in use: never on this
+// architecture.
+func HasAVX2() bool { return false }
+
 func addScaled(dst []float64, alpha float64, s []float64) { floats.AddScaled(dst, alpha, s) }
 
 func dotRows(dst, m []float64, stride int, a []float64) {

@@ -1,0 +1,293 @@
+package gemm
+
+import (
+	"golang.org/x/sys/cpu"
+
+	"hgpsim/internal/vec"
+)
+
+//go:generate go run gen.go
+
+// The assembly kernels replace the pure-Go ones where the CPU has AVX2 and
+// HGPSIM_NOAVX2=1 is not set (vec's choice); DotNT's 4 × 4 tiles also need
+// AVX-512VL for its 32 vector registers (the instructions stay 256 bits
+// wide: Zen 4 splits 512-bit operations in two, so they would add nothing).
+func init() {
+	if !vec.HasAVX2() {
+		return
+	}
+	dotNT, accNN, accTN, accNT = dotNTAVX2, accNNAVX2, accTNAVX2, accNTAVX2
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL {
+		dotNT = dotNTAVX512
+	}
+}
+
+// Cache blocking of the AVX2 drivers, chosen by measuring the benchmark
+// shapes interleaved on Zen 4 (32 kB L1, 1 MB L2); the products are within
+// a few per cent of each other over kcAcc 128–512 and column blocks 32–256.
+const (
+	// kcAcc is the k panel of the chain-order kernels: a six-row sliver of
+	// A (12 kB) stays in L1 over it.
+	kcAcc = 256
+	// ncAcc columns of an unpacked k panel of B (128 kB) stay in L2 while
+	// the slivers of A sweep them.
+	ncAcc = 64
+	// mcAcc rows of Aᵀ are packed at a time (96 kB on the stack).
+	mcAcc = 48
+	// nbPack columns of a k panel of B are packed at a time (128 kB).
+	nbPack = 64
+	// DotNT keeps a block of dotL2 elements of B (384 kB) in L2 while a
+	// tile's rows of A sweep it.
+	dotL2 = 48 << 10
+)
+
+func dotNTAVX2(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	dotNTTiled(3, m, n, k, a, lda, b, ldb, c, ldc)
+}
+
+func dotNTAVX512(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	dotNTTiled(4, m, n, k, a, lda, b, ldb, c, ldc)
+}
+
+// dotNTTiled computes DotNT in t × t tiles (t = 3 with AVX2's sixteen
+// registers, 4 with AVX-512VL's 32), a row of tiles per kernel call; the
+// kernels sum each output exactly as dotRef does.
+func dotNTTiled(t, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		for i := range m {
+			clear(c[i*ldc : i*ldc+n])
+		}
+		return
+	}
+	nc := max(t, dotL2/k/t*t)
+	for j0 := 0; j0 < n; j0 += nc {
+		j1 := min(n, j0+nc)
+		nj, rest := (j1-j0)/t, (j1-j0)%t
+		for i := 0; i < m; i += t {
+			mr := min(t, m-i)
+			if nj > 0 {
+				dotTile(mr, t, nj, k, &a[i*lda], lda, &b[j0*ldb], ldb, &c[i*ldc+j0], ldc)
+			}
+			if rest > 0 {
+				j := j0 + nj*t
+				dotTile(mr, rest, 1, k, &a[i*lda], lda, &b[j*ldb], ldb, &c[i*ldc+j], ldc)
+			}
+		}
+	}
+}
+
+// dotTile runs the mr × nr kernel; tiles with a side of 4 need AVX-512VL.
+func dotTile(mr, nr, nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int) {
+	switch mr*5 + nr {
+	case 1*5 + 1:
+		dotKern1x1(nj, k, a, lda, b, ldb, c, ldc)
+	case 1*5 + 2:
+		dotKern1x2(nj, k, a, lda, b, ldb, c, ldc)
+	case 1*5 + 3:
+		dotKern1x3(nj, k, a, lda, b, ldb, c, ldc)
+	case 1*5 + 4:
+		dotKernX1x4(nj, k, a, lda, b, ldb, c, ldc)
+	case 2*5 + 1:
+		dotKern2x1(nj, k, a, lda, b, ldb, c, ldc)
+	case 2*5 + 2:
+		dotKern2x2(nj, k, a, lda, b, ldb, c, ldc)
+	case 2*5 + 3:
+		dotKern2x3(nj, k, a, lda, b, ldb, c, ldc)
+	case 2*5 + 4:
+		dotKernX2x4(nj, k, a, lda, b, ldb, c, ldc)
+	case 3*5 + 1:
+		dotKern3x1(nj, k, a, lda, b, ldb, c, ldc)
+	case 3*5 + 2:
+		dotKern3x2(nj, k, a, lda, b, ldb, c, ldc)
+	case 3*5 + 3:
+		dotKern3x3(nj, k, a, lda, b, ldb, c, ldc)
+	case 3*5 + 4:
+		dotKernX3x4(nj, k, a, lda, b, ldb, c, ldc)
+	case 4*5 + 1:
+		dotKernX4x1(nj, k, a, lda, b, ldb, c, ldc)
+	case 4*5 + 2:
+		dotKernX4x2(nj, k, a, lda, b, ldb, c, ldc)
+	case 4*5 + 3:
+		dotKernX4x3(nj, k, a, lda, b, ldb, c, ldc)
+	case 4*5 + 4:
+		dotKernX4x4(nj, k, a, lda, b, ldb, c, ldc)
+	default:
+		panic("gemm: no dot kernel for this tile")
+	}
+}
+
+// accAVX2 adds Σ_p A(i, p)·b[p·ldb+j] to c[i·ldc+j] in chain order, where
+// A(i, p) = a[i·rs+p·ks]. Each k panel adds its products to C after the
+// previous panel's, so splitting k keeps every chain in increasing p.
+//
+// With block not nil (at least min(m, mcAcc)·min(k, kcAcc) elements),
+// each block of mcAcc rows of a k panel of A is first copied into it,
+// sliver by sliver (mr ≤ 6 rows, element (r, p) at p·mr+r). Aᵀ needs it:
+// a sliver's elements lie one leading dimension apart, and when that is a
+// multiple of 4 kB a panel's rows all fall into one cache set and each
+// onto its own page. The caller declares the array, so only callers that
+// pack pay for clearing it.
+func accAVX2(m, n, k int, a []float64, rs, ks int, b []float64, ldb int, c []float64, ldc int, block []float64) {
+	if m == 0 || n == 0 || k == 0 {
+		return
+	}
+	pack := block != nil
+	for p0 := 0; p0 < k; p0 += kcAcc {
+		kb := min(kcAcc, k-p0)
+		for i0 := 0; i0 < m; i0 += mcAcc {
+			i1 := min(m, i0+mcAcc)
+			if pack {
+				for i := i0; i < i1; i += 6 {
+					mr := min(6, i1-i)
+					s := block[(i-i0)*kb : (i-i0+mr)*kb]
+					ap := a[i*rs+p0*ks:]
+					for p := range kb {
+						for r := range mr {
+							s[p*mr+r] = ap[r*rs+p*ks]
+						}
+					}
+				}
+			}
+			for j0 := 0; j0 < n; j0 += ncAcc {
+				j1 := min(n, j0+ncAcc)
+				for i := i0; i < i1; i += 6 {
+					mr := min(6, i1-i)
+					ap, ars, aks := a[i*rs+p0*ks:], rs, ks
+					if pack {
+						ap, ars, aks = block[(i-i0)*kb:(i-i0+mr)*kb], 1, mr
+					}
+					j := j0
+					if nj := (j1 - j) / 8; nj > 0 {
+						accTile(mr, 8, nj, kb, &ap[0], ars, aks, &b[p0*ldb+j], ldb, 8, &c[i*ldc+j], ldc)
+						j += 8 * nj
+					}
+					if j+4 <= j1 {
+						accTile(mr, 4, 1, kb, &ap[0], ars, aks, &b[p0*ldb+j], ldb, 0, &c[i*ldc+j], ldc)
+						j += 4
+					}
+					for ; j < j1; j++ {
+						for r := range mr {
+							o := (i+r)*ldc + j
+							c[o] = chain(c[o], kb, ap[r*ars:], aks, b[p0*ldb+j:], ldb)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// accTile runs the mr × nr chain-order kernel (nr = 8 or 4) on nj tiles
+// side by side.
+func accTile(mr, nr, nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int) {
+	if nr == 8 {
+		switch mr {
+		case 1:
+			accKern1x8(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
+		case 2:
+			accKern2x8(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
+		case 3:
+			accKern3x8(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
+		case 4:
+			accKern4x8(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
+		case 5:
+			accKern5x8(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
+		default:
+			accKern6x8(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
+		}
+		return
+	}
+	switch mr {
+	case 1:
+		accKern1x4(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
+	case 2:
+		accKern2x4(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
+	case 3:
+		accKern3x4(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
+	case 4:
+		accKern4x4(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
+	case 5:
+		accKern5x4(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
+	default:
+		accKern6x4(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
+	}
+}
+
+// Packing B pays once its copy (k·n elements, and 128 kB of stack to
+// clear) is spread over enough rows of A: measured, it gains 15–25 % from
+// m = 128 with k ≥ 64 and loses at m ≤ 64 or k = 10.
+const (
+	packMinM = 96
+	packMinK = 32
+)
+
+func accNNAVX2(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	if m >= packMinM && k >= packMinK {
+		accNNPacked(m, n, k, a, lda, b, ldb, c, ldc)
+		return
+	}
+	accNNDirect(m, n, k, a, lda, b, ldb, c, ldc)
+}
+
+func accTNAVX2(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	if m >= packMinM && k >= packMinK {
+		accTNPacked(m, n, k, a, lda, b, ldb, c, ldc)
+		return
+	}
+	accTNDirect(m, n, k, a, lda, b, ldb, c, ldc)
+}
+
+func accNNDirect(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	accAVX2(m, n, k, a, lda, 1, b, ldb, c, ldc, nil)
+}
+
+// accTNDirect packs blocks of Aᵀ into a stack array sized to the shape:
+// Go clears it on every call, which would cost small products more than
+// their arithmetic.
+func accTNDirect(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	need := min(m, mcAcc) * min(k, kcAcc)
+	switch {
+	case need <= 1<<10:
+		var block [1 << 10]float64
+		accAVX2(m, n, k, a, 1, lda, b, ldb, c, ldc, block[:need])
+	case need <= 1<<12:
+		var block [1 << 12]float64
+		accAVX2(m, n, k, a, 1, lda, b, ldb, c, ldc, block[:need])
+	default:
+		var block [mcAcc * kcAcc]float64
+		accAVX2(m, n, k, a, 1, lda, b, ldb, c, ldc, block[:need])
+	}
+}
+
+// The packed paths run on large products only (packMinM), except AccNT's,
+// whose panel is sized to the shape as accTNDirect's block is.
+func accNNPacked(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	var bblock [kcAcc * nbPack]float64
+	accPacked(m, n, k, a, lda, 1, b, ldb, 1, c, ldc, bblock[:], nil)
+}
+
+func accTNPacked(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	var bblock [kcAcc * nbPack]float64
+	var sliver [6 * kcAcc]float64
+	accPacked(m, n, k, a, 1, lda, b, ldb, 1, c, ldc, bblock[:], sliver[:])
+}
+
+// accNTAVX2 always packs: the kernels need B's columns contiguous, and Bᵀ
+// has its rows so.
+func accNTAVX2(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	need := min(k, kcAcc) * min(n, nbPack)
+	switch {
+	case need <= 1<<10:
+		var bblock [1 << 10]float64
+		accPacked(m, n, k, a, lda, 1, b, 1, ldb, c, ldc, bblock[:need], nil)
+	case need <= 1<<12:
+		var bblock [1 << 12]float64
+		accPacked(m, n, k, a, lda, 1, b, 1, ldb, c, ldc, bblock[:need], nil)
+	default:
+		var bblock [kcAcc * nbPack]float64
+		accPacked(m, n, k, a, lda, 1, b, 1, ldb, c, ldc, bblock[:need], nil)
+	}
+}

@@ -1,0 +1,31 @@
+package gemm
+
+import (
+	"os"
+	"os/exec"
+	"reflect"
+	"testing"
+
+	"hgpsim/internal/vec"
+)
+
+// TestNoAVX2SelectsPureGo runs itself again with HGPSIM_NOAVX2=1 (the
+// choice is made at init) and checks that the child installed the pure-Go
+// kernels.
+func TestNoAVX2SelectsPureGo(t *testing.T) {
+	if os.Getenv("GEMM_DISPATCH_CHILD") == "1" {
+		if vec.HasAVX2() {
+			t.Fatal("HGPSIM_NOAVX2=1, yet vec reports AVX2 in use")
+		}
+		same := func(x, y kernel) bool { return reflect.ValueOf(x).Pointer() == reflect.ValueOf(y).Pointer() }
+		if !same(dotNT, dotNTGo) || !same(accNN, accNNGo) || !same(accTN, accTNGo) || !same(accNT, accNTGo) {
+			t.Fatal("HGPSIM_NOAVX2=1, yet an assembly kernel is installed")
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestNoAVX2SelectsPureGo$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "HGPSIM_NOAVX2=1", "GEMM_DISPATCH_CHILD=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child run: %v\n%s", err, out)
+	}
+}

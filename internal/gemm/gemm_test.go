@@ -1,0 +1,314 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"hgpsim/internal/vec"
+)
+
+// impl is one way to compute a kernel; the tests hold every implementation
+// to the reference loop's bits.
+type impl struct {
+	name string
+	f    kernel
+}
+
+// kind describes one kernel: its reference loop, its implementations, its
+// exported entry point and the shapes of its operands.
+type kind struct {
+	name  string
+	ref   kernel
+	impls []impl
+	api   kernel
+	// aRows, aCols and bRows, bCols give the operand shapes for m, n, k.
+	aShape, bShape func(m, n, k int) (rows, cols int)
+	// overwrite says the kernel sets C instead of adding to it.
+	overwrite bool
+}
+
+func mk(m, n, k int) (int, int) { return m, k }
+func km(m, n, k int) (int, int) { return k, m }
+func kn(m, n, k int) (int, int) { return k, n }
+func nk(m, n, k int) (int, int) { return n, k }
+
+var kinds = []kind{
+	{"DotNT", dotNTRef, append([]impl{{"go", dotNTGo}}, archImpls("DotNT")...), DotNT, mk, nk, true},
+	{"AccNN", accNNRef, append([]impl{{"go", accNNGo}}, archImpls("AccNN")...), AccNN, mk, kn, false},
+	{"AccTN", accTNRef, append([]impl{{"go", accTNGo}}, archImpls("AccTN")...), AccTN, km, kn, false},
+	{"AccNT", accNTRef, append([]impl{{"go", accNTGo}}, archImpls("AccNT")...), AccNT, mk, nk, false},
+}
+
+// filler draws matrix elements: normals scaled over 60 decades, and, when
+// special is set, a few signed zeros, subnormals, infinities and NaNs.
+type filler struct {
+	r       *rand.Rand
+	special bool
+}
+
+func (f filler) value() float64 {
+	x := f.r.NormFloat64() * math.Pow(10, float64(f.r.IntN(60)-30))
+	if !f.special {
+		return x
+	}
+	switch u := f.r.IntN(200); {
+	case u < 4:
+		return math.Copysign(0, float64(u%2)-0.5)
+	case u < 7:
+		return math.Copysign(math.SmallestNonzeroFloat64*float64(1+f.r.IntN(1000)), x)
+	case u < 9:
+		return 2.2e-308 * x // mostly subnormal
+	case u == 9:
+		return math.Inf(1 - 2*(u%2))
+	case u == 10:
+		return math.Inf(-1)
+	case u == 11:
+		return math.NaN()
+	}
+	return x
+}
+
+// matrix returns a rows × cols matrix with leading dimension cols+pad; the
+// padding holds NaN, so a kernel that reads it shows up in its results.
+func (f filler) matrix(rows, cols, pad int) ([]float64, int) {
+	ld := cols + pad
+	s := make([]float64, max(0, (rows-1)*ld+cols))
+	for i := range s {
+		if i%ld < cols {
+			s[i] = f.value()
+		} else {
+			s[i] = math.NaN()
+		}
+	}
+	return s, ld
+}
+
+// sameBits compares bit for bit, except that any two NaNs match: which
+// operand's payload survives depends on operand order, which the Go
+// compiler may swap in a commutative product or sum (package doc).
+func sameBits(x, y float64) bool {
+	return math.Float64bits(x) == math.Float64bits(y) || math.IsNaN(x) && math.IsNaN(y)
+}
+
+// check runs every implementation of kd on one shape and compares C (and
+// the untouched padding of C) with the reference bit for bit.
+func check(t *testing.T, kd kind, f filler, m, n, k, pad int) {
+	t.Helper()
+	ar, ac := kd.aShape(m, n, k)
+	br, bc := kd.bShape(m, n, k)
+	a, lda := f.matrix(ar, ac, pad)
+	b, ldb := f.matrix(br, bc, pad+1)
+	c0, ldc := f.matrix(m, n, pad+2)
+	if kd.overwrite {
+		// Old values of C must not leak into DotNT's results.
+		for i := range c0 {
+			if i%ldc < n {
+				c0[i] = math.NaN()
+			}
+		}
+	}
+	want := append([]float64(nil), c0...)
+	kd.ref(m, n, k, a, lda, b, ldb, want, ldc)
+	for _, im := range kd.impls {
+		got := append([]float64(nil), c0...)
+		im.f(m, n, k, a, lda, b, ldb, got, ldc)
+		for i := range want {
+			if !sameBits(got[i], want[i]) {
+				t.Fatalf("%s/%s m=%d n=%d k=%d pad=%d special=%v: c[%d,%d] = %v (%#x), reference %v (%#x)",
+					kd.name, im.name, m, n, k, pad, f.special, i/ldc, i%ldc,
+					got[i], math.Float64bits(got[i]), want[i], math.Float64bits(want[i]))
+			}
+		}
+	}
+}
+
+// TestSmallShapesBitIdentical covers every m, n, k up to 13: all the edge
+// tiles of the blocked kernels and every tail length of dot order.
+func TestSmallShapesBitIdentical(t *testing.T) {
+	t.Logf("AVX2 kernels available: %v", vec.HasAVX2())
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, kd := range kinds {
+		for m := range 14 {
+			for n := range 14 {
+				for k := range 14 {
+					check(t, kd, filler{r, false}, m, n, k, (m+n+k)%3)
+					check(t, kd, filler{r, true}, m, n, k, 1+(m+n+k)%2)
+				}
+			}
+		}
+	}
+}
+
+// TestLargeShapesBitIdentical covers shapes that cross the cache blocks
+// (k panels, column blocks, AccNT's packed panel) with odd remainders, and
+// the models' shapes.
+func TestLargeShapesBitIdentical(t *testing.T) {
+	shapes := [][3]int{
+		{37, 61, 129}, {128, 64, 784}, {64, 784, 128}, {10, 784, 128}, {128, 10, 784},
+		{67, 135, 513}, {13, 259, 601}, {200, 33, 257}, {7, 3, 1031}, {20, 30, 100}, {50, 70, 40},
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, kd := range kinds {
+		for i, s := range shapes {
+			check(t, kd, filler{r, i%2 == 1}, s[0], s[1], s[2], 1+i%4)
+		}
+	}
+}
+
+// TestRandomShapesBitIdentical draws shapes on both sides of every
+// blocking and dispatch threshold (packing from 96 rows, k panels of 256,
+// column blocks of 64, the stack arrays' size classes).
+func TestRandomShapesBitIdentical(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, kd := range kinds {
+		for range 60 {
+			m, n, k := 1+r.IntN(150), 1+r.IntN(150), 1+r.IntN(300)
+			check(t, kd, filler{r, r.IntN(2) == 0}, m, n, k, r.IntN(5))
+		}
+	}
+}
+
+// TestExportedMatchesReference checks the dispatched entry points, whatever
+// the CPU and HGPSIM_NOAVX2 selected.
+func TestExportedMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, kd := range kinds {
+		kd.impls = []impl{{"exported", kd.api}}
+		check(t, kd, filler{r, true}, 23, 29, 301, 2)
+	}
+}
+
+// TestProductValues guards the reference loops themselves against an
+// independent computation: small integers, for which every order is exact.
+func TestProductValues(t *testing.T) {
+	const m, n, k = 3, 4, 5
+	a := make([]float64, m*k) // m × k, also read as k × m for AccTN
+	b := make([]float64, k*n) // k × n, also read as n × k for AccNT
+	for i := range a {
+		a[i] = float64(i%7 - 3)
+	}
+	for i := range b {
+		b[i] = float64(i%5 - 2)
+	}
+	for _, kd := range kinds {
+		for _, im := range kd.impls {
+			c := make([]float64, m*n)
+			for i := range c {
+				c[i] = 1
+			}
+			_, acols := kd.aShape(m, n, k)
+			_, bcols := kd.bShape(m, n, k)
+			im.f(m, n, k, a, acols, b, bcols, c, n)
+			for i := range m {
+				for j := range n {
+					want := 1.0
+					if kd.overwrite {
+						want = 0
+					}
+					for p := range k {
+						var x, y float64
+						switch kd.name {
+						case "AccTN":
+							x = a[p*m+i]
+						default:
+							x = a[i*k+p]
+						}
+						switch kd.name {
+						case "AccNN", "AccTN":
+							y = b[p*n+j]
+						default:
+							y = b[j*k+p]
+						}
+						want += x * y
+					}
+					if c[i*n+j] != want {
+						t.Fatalf("%s/%s: c[%d,%d] = %v, want %v", kd.name, im.name, i, j, c[i*n+j], want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestBadShapesPanic(t *testing.T) {
+	s := make([]float64, 12)
+	cases := []struct {
+		name    string
+		m, n, k int
+		lda     int
+		ldb     int
+		ldc     int
+		a, b, c []float64
+	}{
+		{"negative m", -1, 2, 2, 2, 2, 2, s, s, s},
+		{"negative k", 2, 2, -1, 2, 2, 2, s, s, s},
+		{"short lda", 2, 2, 3, 2, 3, 2, s, s, s},
+		{"short ldc", 2, 3, 2, 3, 3, 2, s, s, s},
+		{"short a", 5, 2, 3, 3, 3, 2, s, s, s},
+		{"short c", 2, 2, 2, 2, 2, 2, s, s, s[:3]},
+	}
+	for _, kd := range kinds {
+		for _, tc := range cases {
+			lda, ldb := tc.lda, tc.ldb
+			t.Run(fmt.Sprintf("%s/%s", kd.name, tc.name), func(t *testing.T) {
+				defer func() {
+					if recover() == nil {
+						t.Fatal("no panic")
+					}
+				}()
+				// AccTN's A is k × m: its leading dimension must cover m.
+				if kd.name == "AccTN" && tc.name == "short lda" {
+					lda = 1
+				}
+				kd.api(tc.m, tc.n, tc.k, tc.a, lda, tc.b, ldb, tc.c, tc.ldc)
+			})
+		}
+	}
+}
+
+// TestEmptyShapesAcceptNilSlices: a zero dimension needs no storage.
+func TestEmptyShapesAcceptNilSlices(t *testing.T) {
+	for _, kd := range kinds {
+		kd.api(0, 0, 0, nil, 0, nil, 0, nil, 0)
+		kd.api(0, 3, 4, nil, 4, make([]float64, 16), 4, nil, 3)
+	}
+	for _, kd := range kinds {
+		kd.api(3, 0, 2, make([]float64, 9), 3, nil, 2, nil, 5) // n = 0
+		if !kd.overwrite {
+			kd.api(3, 2, 0, nil, 7, nil, 7, make([]float64, 6), 2) // k = 0
+		}
+	}
+	c := []float64{7, 7, 7, 7, 7}
+	DotNT(2, 2, 0, nil, 5, nil, 5, c, 3)
+	for _, x := range []float64{c[0], c[1], c[3], c[4]} {
+		if x != 0 || math.Signbit(x) {
+			t.Fatalf("DotNT with k = 0 gives %v, want +0 (and c[2] untouched)", c)
+		}
+	}
+	if c[2] != 7 {
+		t.Fatalf("DotNT with k = 0 wrote into the padding: %v", c)
+	}
+}
+
+// TestNoAllocations covers each size class of the stack arrays too.
+func TestNoAllocations(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	f := filler{r, false}
+	for _, s := range [][3]int{{37, 61, 300}, {20, 30, 100}, {5, 6, 7}, {128, 64, 200}} {
+		m, n, k := s[0], s[1], s[2]
+		for _, kd := range kinds {
+			ar, ac := kd.aShape(m, n, k)
+			br, bc := kd.bShape(m, n, k)
+			a, lda := f.matrix(ar, ac, 1)
+			b, ldb := f.matrix(br, bc, 1)
+			c, ldc := f.matrix(m, n, 1)
+			for _, im := range append(kd.impls, impl{"exported", kd.api}) {
+				if got := testing.AllocsPerRun(5, func() { im.f(m, n, k, a, lda, b, ldb, c, ldc) }); got != 0 {
+					t.Errorf("%s/%s %d×%d×%d allocates %v times per call", kd.name, im.name, m, n, k, got)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package gemm
+
+// accPacked adds Σ_p A(i, p)·B(p, j) to c[i·ldc+j] in chain order, where
+// A(i, p) = a[i·ars+p·aks] and B(p, j) = b[p·bks+j·bjs], with B packed:
+// blocks of nbPack columns outermost, then k panels of kcAcc; each panel of
+// B is copied once into contiguous slivers of eight columns (the last one
+// narrower), which every six-row sliver of A then sweeps from L2 while
+// its own kcAcc × 6 elements stay in L1. With packA, each sliver of A is
+// copied first too (Aᵀ: its six elements of one p are contiguous, but the
+// p lie a leading dimension apart, often a multiple of 4 kB).
+//
+// bblock holds the packed panel: at least min(k, kcAcc)·min(n, nbPack)
+// elements; sliver, with packA, 6·min(k, kcAcc). The callers declare them
+// on their stacks, no larger than the shape needs, as Go clears them.
+func accPacked(m, n, k int, a []float64, ars, aks int, b []float64, bks, bjs int, c []float64, ldc int, bblock, sliver []float64) {
+	if m == 0 || n == 0 || k == 0 {
+		return
+	}
+	packA := sliver != nil
+	for j0 := 0; j0 < n; j0 += nbPack {
+		j1 := min(n, j0+nbPack)
+		j8 := j0 + (j1-j0)&^7
+		w := j1 - j8 // width of the last, narrow sliver
+		for p0 := 0; p0 < k; p0 += kcAcc {
+			kb := min(kcAcc, k-p0)
+			packB(bblock[:kb*(j1-j0)], kb, j0, j8, w, b[p0*bks:], bks, bjs)
+			for i := 0; i < m; i += 6 {
+				mr := min(6, m-i)
+				ap, rs, ks := a[i*ars+p0*aks:], ars, aks
+				if packA && mr == 6 {
+					for p := range kb {
+						src := ap[p*ks : p*ks+6 : p*ks+6]
+						dst := sliver[p*6 : p*6+6 : p*6+6]
+						dst[0], dst[1], dst[2], dst[3], dst[4], dst[5] = src[0], src[1], src[2], src[3], src[4], src[5]
+					}
+					ap, rs, ks = sliver[:kb*6], 1, 6
+				}
+				if j8 > j0 {
+					accTile(mr, 8, (j8-j0)/8, kb, &ap[0], rs, ks, &bblock[0], 8, 8*kb, &c[i*ldc+j0], ldc)
+				}
+				if w == 0 {
+					continue
+				}
+				bw := bblock[(j8-j0)*kb : (j8-j0+w)*kb]
+				q := 0
+				if w >= 4 {
+					accTile(mr, 4, 1, kb, &ap[0], rs, ks, &bw[0], w, 0, &c[i*ldc+j8], ldc)
+					q = 4
+				}
+				for ; q < w; q++ {
+					for r := range mr {
+						o := (i+r)*ldc + j8 + q
+						c[o] = chain(c[o], kb, ap[r*rs:], ks, bw[q:], w)
+					}
+				}
+			}
+		}
+	}
+}
+
+// packB copies columns j0 … j8+w−1 of kb rows of B (B(p, j) = b[p·bks+j·bjs])
+// into d: slivers of eight columns, element (p, t) of the sliver at column
+// j at d[(j−j0)·kb + p·8 + t], then the last w columns likewise with rows
+// of w.
+func packB(d []float64, kb, j0, j8, w int, b []float64, bks, bjs int) {
+	for j := j0; j < j8; j += 8 {
+		s := d[(j-j0)*kb : (j-j0+8)*kb]
+		if bjs == 1 {
+			for p := range kb {
+				copy(s[p*8:p*8+8], b[p*bks+j:p*bks+j+8])
+			}
+			continue
+		}
+		// Bᵀ: column j of B is a contiguous row of b.
+		for t := range 8 {
+			col := b[(j+t)*bjs : (j+t)*bjs+(kb-1)*bks+1]
+			for p := range kb {
+				s[p*8+t] = col[p*bks]
+			}
+		}
+	}
+	s := d[(j8-j0)*kb : (j8-j0+w)*kb]
+	for t := range w {
+		for p := range kb {
+			s[p*w+t] = b[p*bks+(j8+t)*bjs]
+		}
+	}
+}
