@@ -99,3 +99,37 @@ func rowIndex(d *Dataset, idx []int, k int) int {
 	}
 	return i
 }
+
+// Gather copies the features of the rows idx, in order, into dst (a
+// len(idx)×D matrix), so that a minibatch can be multiplied as one matrix.
+// It panics when len(dst) != len(idx)·D or an index is out of range.
+func (d *Dataset) Gather(dst []float64, idx []int) {
+	if len(dst) != len(idx)*d.D {
+		panic(fmt.Sprintf("models: Gather of %d rows of %d into %d elements", len(idx), d.D, len(dst)))
+	}
+	D := d.D
+	for k, i := range idx {
+		if i < 0 || i >= d.N {
+			panic(fmt.Sprintf("models: minibatch index %d out of range [0, %d)", i, d.N))
+		}
+		copy(dst[k*D:(k+1)*D], d.X[i*D:(i+1)*D])
+	}
+}
+
+// batchChunk bounds the rows a model multiplies at once: large batches
+// (evaluations over a whole dataset) run in chunks of this many rows, in
+// order, so that scratch stays small and every output still receives its
+// rows' contributions in batch order.
+const batchChunk = 256
+
+// batchRows returns the features of the batch rows lo…hi−1 (positions in
+// idx) as a contiguous (hi−lo)×D matrix: a view of d.X when idx is nil,
+// otherwise the rows gathered into *buf, which grows as needed.
+func batchRows(buf *[]float64, d *Dataset, idx []int, lo, hi int) []float64 {
+	if idx == nil {
+		return d.X[lo*d.D : hi*d.D]
+	}
+	*buf = resize(*buf, (hi-lo)*d.D)
+	d.Gather(*buf, idx[lo:hi])
+	return *buf
+}
