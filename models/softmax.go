@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-
 )
 
 // Softmax is multinomial logistic regression with L2 regularization:
