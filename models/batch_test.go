@@ -225,3 +225,47 @@ func TestBatchSampleWeightedMatchesRowCode(t *testing.T) {
 		sameBits(t, c.name+" SampleGrad", g, wg)
 	}
 }
+
+func TestBatchHyperRepMatchesRowCode(t *testing.T) {
+	const hidden = 200 // FedNest's 784→200→10
+	d := batchData(t, 7, batchN, batchD, batchC)
+	val := batchData(t, 8, batchN, batchD, batchC)
+	for _, relu := range []bool{true, false} {
+		got := NewHyperRep(batchD, hidden, batchC, 0.01, relu)
+		want := newRefHyperRep(batchD, hidden, batchC, 0.01, relu)
+		r := testRand(t, 9)
+		x, lambda := make([]float64, got.DimX()), make([]float64, got.DimLambda())
+		got.Init(x, r)
+		got.InitLambda(lambda, r)
+		u := randomVec(r, len(x), 1)
+		gx, wx := make([]float64, len(x)), make([]float64, len(x))
+		gl, wl := make([]float64, len(lambda)), make([]float64, len(lambda))
+		// Two λ: the feature cache is rebuilt when λ changes.
+		for step := range 2 {
+			for bn, idx := range compareBatches(t, d) {
+				what := fmt.Sprintf("relu=%v/step %d/%s", relu, step, bn)
+				sameBit(t, what+" InnerLoss", got.InnerLoss(x, lambda, d, idx), want.InnerLoss(x, lambda, d, idx))
+				sameBit(t, what+" Accuracy", got.Accuracy(x, lambda, val, nil), want.Accuracy(x, lambda, val, nil))
+				sameBit(t, what+" InnerGrad value", got.InnerGrad(gx, x, lambda, d, idx), want.InnerGrad(wx, x, lambda, d, idx))
+				sameBits(t, what+" InnerGrad", gx, wx)
+				got.InnerHVP(gx, x, lambda, d, idx, u)
+				want.InnerHVP(wx, x, lambda, d, idx, u)
+				sameBits(t, what+" InnerHVP", gx, wx)
+				got.InnerCross(gl, x, lambda, d, idx, u)
+				want.InnerCross(wl, x, lambda, d, idx, u)
+				sameBits(t, what+" InnerCross", gl, wl)
+				sameBit(t, what+" OuterGrad value",
+					got.OuterGrad(gx, gl, x, lambda, val, idx[:min(len(idx), 64)]),
+					want.OuterGrad(wx, wl, x, lambda, val, idx[:min(len(idx), 64)]))
+				sameBits(t, what+" OuterGrad x", gx, wx)
+				sameBits(t, what+" OuterGrad λ", gl, wl)
+				sameBit(t, what+" OuterGrad λ only",
+					got.OuterGrad(nil, gl, x, lambda, val, nil), want.OuterGrad(nil, wl, x, lambda, val, nil))
+				sameBits(t, what+" OuterGrad λ only", gl, wl)
+			}
+			for i := range lambda {
+				lambda[i] += 0.01 * r.NormFloat64()
+			}
+		}
+	}
+}
