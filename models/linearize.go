@@ -35,7 +35,7 @@ const maxCachedFloats = 1 << 20
 // records the rows without computing the logits.
 type statelessRows interface{ bindRows(A []float64, n int) }
 
-// forwardCache keeps, per batch row, what mixture.row computes: the
+// forwardCache keeps, per batch row, what mixture.forward computes: the
 // probabilities q (K×C), log p_k(y) and responsibilities r (K each).
 type forwardCache struct {
 	filled bool

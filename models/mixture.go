@@ -241,7 +241,7 @@ func (m *mixture) chunk(d *Dataset, idx []int, lo, hi int) ([]float64, int) {
 	return a, nb
 }
 
-// rowsOf returns the per-row slices of row b in the K×(nb×C) buffers.
+// rowOf returns row b of an nb×C buffer.
 func rowOf(buf []float64, b, C int) []float64 { return buf[b*C : (b+1)*C] }
 
 // forward runs the forward pass of every base on the chunk's rows A (nb
@@ -365,8 +365,8 @@ func (m *mixture) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int) flo
 	return loss/float64(n) + m.regularize(dst, x, x)
 }
 
-// InnerHVP writes (∂ₓ∇ₓf)·u into dst: per row and base,
-// rowVJPR with g_k = (w/n) r_k (q_k − e_y) and
+// InnerHVP writes (∂ₓ∇ₓf)·u into dst: per base, batchVJPR of the rows'
+// g_k = (w/n) r_k (q_k − e_y) and
 // R{g_k} = (w/n) [r_k (s_k − s̄)(q_k − e_y) + r_k R{q_k}].
 func (m *mixture) InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
 	checkLen("dst", dst, m.DimX())
