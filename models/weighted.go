@@ -112,8 +112,9 @@ func (w *SampleWeighted) Loss(x, lambda []float64, d *Dataset, idx []int) float6
 // Grad writes ∇ₓg(x; λ) into dst and returns g. dst must not alias x.
 //
 // Rows of weight 0 contribute their (weighted) loss but are left out of
-// the backpropagation, as a row loop that skips them would: a zero row of
-// G could still add a NaN (0·∞) or turn a −0 into +0.
+// the backpropagation, as the row loop this replaced skipped them: a zero
+// row of G would still add NaN wherever it meets an infinite or NaN value
+// (0·∞).
 func (w *SampleWeighted) Grad(dst, x, lambda []float64, d *Dataset, idx []int) float64 {
 	w.check(x, d, lambda)
 	checkVec("dst", dst, w.Dim())
@@ -145,11 +146,15 @@ func (w *SampleWeighted) Grad(dst, x, lambda []float64, d *Dataset, idx []int) f
 			continue
 		}
 		if len(w.keep) < nb {
-			// Run the forward pass again on the kept rows only, for what
-			// the backpropagation needs of it.
+			// Bind the kept rows only; a model with nonlinear logits
+			// needs its forward pass on them again.
 			w.s.a = resize(w.s.a, len(w.keep)*w.features)
 			d.Gather(w.s.a, w.keep)
-			w.c.batchLogits(w.s.z, x, w.s.a, len(w.keep))
+			if s, ok := w.c.(statelessRows); ok {
+				s.bindRows(w.s.a, len(w.keep))
+			} else {
+				w.c.batchLogits(w.s.z, x, w.s.a, len(w.keep))
+			}
 		}
 		w.c.batchVJP(dst, x, w.s.g[:len(w.keep)*C])
 	}
