@@ -115,21 +115,3 @@ func (d *Dataset) Gather(dst []float64, idx []int) {
 		copy(dst[k*D:(k+1)*D], d.X[i*D:(i+1)*D])
 	}
 }
-
-// batchChunk bounds the rows a model multiplies at once: large batches
-// (evaluations over a whole dataset) run in chunks of this many rows, in
-// order, so that scratch stays small and every output still receives its
-// rows' contributions in batch order.
-const batchChunk = 256
-
-// batchRows returns the features of the batch rows lo…hi−1 (positions in
-// idx) as a contiguous (hi−lo)×D matrix: a view of d.X when idx is nil,
-// otherwise the rows gathered into *buf, which grows as needed.
-func batchRows(buf *[]float64, d *Dataset, idx []int, lo, hi int) []float64 {
-	if idx == nil {
-		return d.X[lo*d.D : hi*d.D]
-	}
-	*buf = resize(*buf, (hi-lo)*d.D)
-	d.Gather(*buf, idx[lo:hi])
-	return *buf
-}
