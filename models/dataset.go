@@ -99,3 +99,19 @@ func rowIndex(d *Dataset, idx []int, k int) int {
 	}
 	return i
 }
+
+// Gather copies the features of the rows idx, in order, into dst (a
+// len(idx)×D matrix), so that a minibatch can be multiplied as one matrix.
+// It panics when len(dst) != len(idx)·D or an index is out of range.
+func (d *Dataset) Gather(dst []float64, idx []int) {
+	if len(dst) != len(idx)*d.D {
+		panic(fmt.Sprintf("models: Gather of %d rows of %d into %d elements", len(idx), d.D, len(dst)))
+	}
+	D := d.D
+	for k, i := range idx {
+		if i < 0 || i >= d.N {
+			panic(fmt.Sprintf("models: minibatch index %d out of range [0, %d)", i, d.N))
+		}
+		copy(dst[k*D:(k+1)*D], d.X[i*D:(i+1)*D])
+	}
+}

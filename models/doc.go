@@ -31,9 +31,14 @@
 // # Kernels are destination-first and do not allocate
 //
 // Following gonum, Grad(dst, x, d, idx) writes into a caller-owned dst and
-// returns the loss; HVP(dst, x, d, idx, u) likewise. To stay allocation-free a Model value keeps per-row
-// scratch buffers, which makes it single-goroutine: each client gets its own
-// value via Clone. Datasets are read-only and may be shared freely.
+// returns the loss; HVP(dst, x, d, idx, u) likewise. The models run a
+// minibatch as a few matrix products (package internal/gemm) whose
+// summation orders are those of the row-by-row loops they replaced, so
+// results are bit-identical to them; a large batch is processed in chunks
+// of rows, in order. To stay allocation-free a Model value keeps scratch
+// buffers that grow to the largest chunk seen, which makes it
+// single-goroutine: each client gets its own value via Clone. Datasets are
+// read-only and may be shared freely.
 //
 // Dimension mismatches (a parameter vector of the wrong length, a Dataset
 // with the wrong number of features or classes, an out-of-range index or

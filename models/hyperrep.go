@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
-	"hgpsim/internal/vec"
+	"hgpsim/internal/gemm"
 )
 
 // HyperRep is the federated hyper-representation problem of FedNest
@@ -42,10 +42,20 @@ type HyperRep struct {
 	mu                        float64
 	relu                      bool
 
-	z, p, v, gz, gh []float64 // per-row scratch
-	lam             []float64 // the λ the cache was built for
-	gen             uint64    // bumped whenever λ changes
-	cache           []*featureCache
+	lam   []float64 // the λ the cache was built for
+	gen   uint64    // bumped whenever λ changes
+	cache []*featureCache
+
+	// Per-chunk scratch (nb rows).
+	miss       []int     // rows whose features are computed in this chunk
+	a          []float64 // scratch for gathered inputs
+	rows       []float64 // nb×Features: the rows' inputs a_b (in m.a or a view of the data)
+	hb         []float64 // nb×Hidden: their hidden features h_b
+	z, p, v, g []float64 // nb×Classes: logits, probabilities, R{z}, a gradient in z
+	pv, lse    []float64 // nb: p_bᵀv_b, lse(z_b)
+	g2         []float64 // nb×2·Classes: a second gradient in z, or two interleaved
+	gh         []float64 // nb×Hidden: ∂/∂h, then ∂/∂s
+	xu         []float64 // 2·Classes×Hidden: rows of W₂ and U₂, interleaved
 }
 
 // featureCache holds the hidden features of a dataset's rows for λ of
@@ -68,9 +78,7 @@ func NewHyperRep(features, hidden, classes int, mu float64, relu bool) *HyperRep
 			features, hidden, classes))
 	}
 	checkL2("NewHyperRep: mu", mu)
-	return &HyperRep{features: features, hidden: hidden, classes: classes, mu: mu, relu: relu,
-		z: make([]float64, classes), p: make([]float64, classes), v: make([]float64, classes),
-		gz: make([]float64, classes), gh: make([]float64, hidden)}
+	return &HyperRep{features: features, hidden: hidden, classes: classes, mu: mu, relu: relu}
 }
 
 // DimX implements Bilevel: the output layer.
@@ -147,26 +155,59 @@ func (m *HyperRep) featuresOf(lambda []float64, d *Dataset) *featureCache {
 	return c
 }
 
-// row returns the features h of row i (computing them if needed).
-func (m *HyperRep) row(c *featureCache, lambda []float64, i int) []float64 {
-	H, D := m.hidden, m.features
-	h := c.h[i*H : (i+1)*H : (i+1)*H]
-	if c.done[i] == m.gen {
-		return h
-	}
-	a := c.d.Row(i)
-	b1 := lambda[H*D:]
-	vec.DotRows(h, lambda, D, a) // W₁a, four rows at a time, summed as floats.Dot
-	for k := range H {
-		s := h[k] + b1[k]
-		if m.relu {
-			h[k] = max(s, 0)
-		} else {
-			h[k] = math.Tanh(s)
+// chunk prepares the batch rows lo…hi−1 (positions in idx) and returns
+// nb = hi − lo. It computes the hidden features of the rows the cache
+// lacks — one matrix product for all of them, each h summed as the row
+// form's vec.DotRows summed it — and leaves the rows' features h_b in the
+// rows of m.hb and their labels checked. With rows, it also sets m.rows to
+// the rows' inputs a_b, for the products in λ.
+func (m *HyperRep) chunk(c *featureCache, lambda []float64, d *Dataset, idx []int, lo, hi int, rows bool) int {
+	H, D, C := m.hidden, m.features, m.classes
+	nb := hi - lo
+	m.miss = m.miss[:0]
+	for b := range nb {
+		i := rowIndex(d, idx, lo+b)
+		label(d, i, C)
+		if c.done[i] != m.gen {
+			c.done[i] = m.gen // a row repeated in the batch is computed once
+			m.miss = append(m.miss, i)
 		}
 	}
-	c.done[i] = m.gen
-	return h
+	if len(m.miss) > 0 {
+		nm := len(m.miss)
+		m.a = resize(m.a, nm*D)
+		m.hb = resize(m.hb, nm*H)
+		d.Gather(m.a, m.miss)
+		gemm.DotNT(nm, H, D, m.a, D, lambda, D, m.hb, H) // W₁a
+		b1 := lambda[H*D:]
+		for k, i := range m.miss {
+			h, out := m.hb[k*H:(k+1)*H], c.h[i*H:(i+1)*H]
+			for q := range H {
+				s := h[q] + b1[q]
+				if m.relu {
+					out[q] = max(s, 0)
+				} else {
+					out[q] = math.Tanh(s)
+				}
+			}
+		}
+	}
+	m.hb = resize(m.hb, nb*H)
+	for b := range nb {
+		i := rowIndex(d, idx, lo+b)
+		copy(m.hb[b*H:(b+1)*H], c.h[i*H:(i+1)*H])
+	}
+	if rows {
+		m.rows = batchRows(&m.a, d, idx, lo, hi)
+	}
+	for _, buf := range []*[]float64{&m.z, &m.p, &m.v, &m.g} {
+		*buf = resize(*buf, nb*C)
+	}
+	m.pv = resize(m.pv, nb)
+	m.lse = resize(m.lse, nb)
+	m.g2 = resize(m.g2, 2*nb*C)
+	m.gh = resize(m.gh, nb*H)
+	return nb
 }
 
 // dsigma returns σ'(s) from h = σ(s).
@@ -180,19 +221,26 @@ func (m *HyperRep) dsigma(h float64) float64 {
 	return 1 - h*h
 }
 
-// probs sets m.z to the logits W₂h + b₂ and m.p to softmax(z); it returns
-// the cross-entropy of label y.
-func (m *HyperRep) probs(x, h []float64, y int) float64 {
-	H := m.hidden
-	b2 := x[m.classes*H:]
-	for j := range m.classes {
-		m.z[j] = floats.Dot(x[j*H:(j+1)*H], h) + b2[j]
+// probs sets the rows of m.z to the logits W₂h_b + b₂ and those of m.p to
+// softmax(z_b), for the nb rows of m.hb.
+func (m *HyperRep) probs(x []float64, nb int) {
+	H, C := m.hidden, m.classes
+	gemm.DotNT(nb, C, H, m.hb, H, x, H, m.z, C)
+	addToRows(m.z[:nb*C], x[C*H:])
+	for b := range nb {
+		z, p := m.z[b*C:(b+1)*C], m.p[b*C:(b+1)*C]
+		lse := logSumExp(z)
+		for j := range C {
+			p[j] = math.Exp(z[j] - lse)
+		}
+		m.lse[b] = lse
 	}
-	lse := logSumExp(m.z)
-	for j := range m.classes {
-		m.p[j] = math.Exp(m.z[j] - lse)
-	}
-	return lse - m.z[y]
+}
+
+// crossEntropy returns the cross-entropy lse(z_b) − z_b,y of row b of the
+// last probs.
+func (m *HyperRep) crossEntropy(b, y int) float64 {
+	return m.lse[b] - m.z[b*m.classes+y]
 }
 
 // InnerLoss implements Bilevel: g.
@@ -201,9 +249,12 @@ func (m *HyperRep) InnerLoss(x, lambda []float64, d *Dataset, idx []int) float64
 	c := m.featuresOf(lambda, d)
 	n := batchSize(d, idx)
 	var loss float64
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		loss += m.probs(x, m.row(c, lambda, i), label(d, i, m.classes))
+	for lo := 0; lo < n; lo += batchChunk {
+		nb := m.chunk(c, lambda, d, idx, lo, min(lo+batchChunk, n), false)
+		m.probs(x, nb)
+		for b := range nb {
+			loss += m.crossEntropy(b, d.Y[rowIndex(d, idx, lo+b)])
+		}
 	}
 	return loss/float64(n) + 0.5*m.mu*sumSquares(x)
 }
@@ -225,24 +276,41 @@ func (m *HyperRep) outputGrad(dst, x, lambda []float64, d *Dataset, idx []int) f
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
-	db2 := dst[C*H:]
 	var loss float64
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		y := label(d, i, C)
-		h := m.row(c, lambda, i)
-		loss += m.probs(x, h, y)
-		for j := range C {
-			g := m.p[j]
-			if j == y {
-				g--
+	for lo := 0; lo < n; lo += batchChunk {
+		nb := m.chunk(c, lambda, d, idx, lo, min(lo+batchChunk, n), false)
+		m.probs(x, nb)
+		for b := range nb {
+			y := d.Y[rowIndex(d, idx, lo+b)]
+			loss += m.crossEntropy(b, y)
+			for j := range C {
+				g := m.p[b*C+j]
+				if j == y {
+					g--
+				}
+				g *= inv
+				m.g[b*C+j] = g
 			}
-			g *= inv
-			floats.AddScaled(dst[j*H:(j+1)*H], g, h)
-			db2[j] += g
 		}
+		gemm.AccTN(C, H, nb, m.g, C, m.hb, H, dst, H)
+		accumulateRows(dst[C*H:], m.g[:nb*C])
 	}
 	return loss * inv
+}
+
+// rz sets the rows of m.v to U₂h_b + u_b₂ (R{z} along u) and writes p_bᵀv_b
+// into m.pv[b].
+func (m *HyperRep) rz(u []float64, nb int) {
+	H, C := m.hidden, m.classes
+	gemm.DotNT(nb, C, H, m.hb, H, u, H, m.v, C)
+	addToRows(m.v[:nb*C], u[C*H:])
+	for b := range nb {
+		var s float64
+		for j := range C {
+			s += m.p[b*C+j] * m.v[b*C+j]
+		}
+		m.pv[b] = s
+	}
 }
 
 // InnerHVP implements Bilevel: ∇²ₓₓg·u = mean_b R{p} ⊗ [h; 1] + μu with
@@ -256,31 +324,20 @@ func (m *HyperRep) InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, u [
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
-	db2 := dst[C*H:]
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		h := m.row(c, lambda, i)
-		m.probs(x, h, label(d, i, C))
-		s := m.rz(u, h)
-		for j := range C {
-			r := inv * m.p[j] * (m.v[j] - s)
-			floats.AddScaled(dst[j*H:(j+1)*H], r, h)
-			db2[j] += r
+	for lo := 0; lo < n; lo += batchChunk {
+		nb := m.chunk(c, lambda, d, idx, lo, min(lo+batchChunk, n), false)
+		m.probs(x, nb)
+		m.rz(u, nb)
+		for b := range nb {
+			s := m.pv[b]
+			for j := range C {
+				m.g[b*C+j] = inv * m.p[b*C+j] * (m.v[b*C+j] - s)
+			}
 		}
+		gemm.AccTN(C, H, nb, m.g, C, m.hb, H, dst, H)
+		accumulateRows(dst[C*H:], m.g[:nb*C])
 	}
 	floats.AddScaled(dst, m.mu, u)
-}
-
-// rz sets m.v = U₂h + u_b₂ (R{z} along u) and returns pᵀv.
-func (m *HyperRep) rz(u, h []float64) float64 {
-	H := m.hidden
-	ub2 := u[m.classes*H:]
-	var s float64
-	for j := range m.classes {
-		m.v[j] = floats.Dot(u[j*H:(j+1)*H], h) + ub2[j]
-		s += m.p[j] * m.v[j]
-	}
-	return s
 }
 
 // InnerCross implements Bilevel: the gradient in λ of ⟨∇ₓg, u⟩ =
@@ -288,6 +345,9 @@ func (m *HyperRep) rz(u, h []float64) float64 {
 //
 //	∂/∂h = W₂ᵀR{p} + U₂ᵀ(p − e_y),  ∂/∂s = σ'(s) ⊙ ∂/∂h,
 //	∂W₁ = (∂/∂s) aᵀ,  ∂b₁ = ∂/∂s.
+//
+// The row form added R{p}_j W₂_j and then (p − e_y)_j U₂_j for each j in
+// turn; the product interleaves the pairs along k the same way.
 func (m *HyperRep) InnerCross(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
 	m.check(x, lambda, d)
 	checkVec("dst", dst, m.DimLambda())
@@ -297,38 +357,60 @@ func (m *HyperRep) InnerCross(dst, x, lambda []float64, d *Dataset, idx []int, u
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
-	db1 := dst[H*D:]
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		y := label(d, i, C)
-		h := m.row(c, lambda, i)
-		m.probs(x, h, y)
-		s := m.rz(u, h)
-		clear(m.gh)
-		for j := range C {
-			rp := m.p[j] * (m.v[j] - s)
-			g := m.p[j]
-			if j == y {
-				g--
+	m.interleave(x, u)
+	for lo := 0; lo < n; lo += batchChunk {
+		nb := m.chunk(c, lambda, d, idx, lo, min(lo+batchChunk, n), true)
+		m.probs(x, nb)
+		m.rz(u, nb)
+		for b := range nb {
+			y := d.Y[rowIndex(d, idx, lo+b)]
+			s := m.pv[b]
+			pg := m.g2[2*b*C : 2*(b+1)*C]
+			for j := range C {
+				p := m.p[b*C+j]
+				g := p
+				if j == y {
+					g--
+				}
+				pg[2*j] = p * (m.v[b*C+j] - s) // R{p}_j
+				pg[2*j+1] = g
 			}
-			floats.AddScaled(m.gh, rp, x[j*H:(j+1)*H])
-			floats.AddScaled(m.gh, g, u[j*H:(j+1)*H])
 		}
-		m.backHidden(dst, db1, h, d.Row(i), inv)
+		clear(m.gh)
+		gemm.AccNN(nb, H, 2*C, m.g2, 2*C, m.xu, H, m.gh, H)
+		m.backHidden(dst, dst[H*D:], nb, inv)
 	}
 }
 
-// backHidden adds inv·(σ'(s) ⊙ m.gh) aᵀ to W₁'s block of dst and the same
-// vector to db1.
-func (m *HyperRep) backHidden(dst, db1, h, a []float64, inv float64) {
-	D := m.features
-	for q := range m.hidden {
-		gs := inv * m.gh[q] * m.dsigma(h[q])
-		if gs != 0 {
-			vec.AddScaled(dst[q*D:(q+1)*D], gs, a)
-			db1[q] += gs
+// interleave fills m.xu with the rows W₂_0, U₂_0, W₂_1, U₂_1, … of x and u.
+func (m *HyperRep) interleave(x, u []float64) {
+	H, C := m.hidden, m.classes
+	m.xu = resize(m.xu, 2*C*H)
+	for j := range C {
+		copy(m.xu[2*j*H:(2*j+1)*H], x[j*H:(j+1)*H])
+		copy(m.xu[(2*j+1)*H:(2*j+2)*H], u[j*H:(j+1)*H])
+	}
+}
+
+// backHidden adds Σ_b inv·(σ'(s_b) ⊙ g_h,b) a_bᵀ, with g_h,b the rows of
+// m.gh, to W₁'s block of dst and the same vectors to db1.
+//
+// The row form skipped the units whose factor is 0 (half of them for
+// ReLU); the product adds their ±0 products instead, which leaves every
+// sum as it was — the sums start at +0 and so never become −0 — for the
+// finite features every dataset has.
+func (m *HyperRep) backHidden(dst, db1 []float64, nb int, inv float64) {
+	D, H := m.features, m.hidden
+	for b := range nb {
+		h, gs := m.hb[b*H:(b+1)*H], m.gh[b*H:(b+1)*H]
+		for q := range H {
+			gs[q] = inv * gs[q] * m.dsigma(h[q])
+			if gs[q] != 0 {
+				db1[q] += gs[q]
+			}
 		}
 	}
+	gemm.AccTN(H, D, nb, m.gh, H, m.rows, D, dst[:H*D], D)
 }
 
 // OuterGrad implements Bilevel: f = mean CE, ∂ₓf as InnerGrad without μ,
@@ -349,25 +431,29 @@ func (m *HyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset, i
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	var loss float64
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		y := label(d, i, C)
-		h := m.row(c, lambda, i)
-		loss += m.probs(x, h, y)
-		clear(m.gh)
-		for j := range C {
-			g := m.p[j]
-			if j == y {
-				g--
+	for lo := 0; lo < n; lo += batchChunk {
+		nb := m.chunk(c, lambda, d, idx, lo, min(lo+batchChunk, n), dstLambda != nil)
+		m.probs(x, nb)
+		for b := range nb {
+			y := d.Y[rowIndex(d, idx, lo+b)]
+			loss += m.crossEntropy(b, y)
+			for j := range C {
+				g := m.p[b*C+j]
+				if j == y {
+					g--
+				}
+				m.g[b*C+j] = g
+				m.g2[b*C+j] = inv * g
 			}
-			if dstX != nil {
-				floats.AddScaled(dstX[j*H:(j+1)*H], inv*g, h)
-				dstX[C*H+j] += inv * g
-			}
-			floats.AddScaled(m.gh, g, x[j*H:(j+1)*H])
+		}
+		if dstX != nil {
+			gemm.AccTN(C, H, nb, m.g2, C, m.hb, H, dstX, H)
+			accumulateRows(dstX[C*H:], m.g2[:nb*C])
 		}
 		if dstLambda != nil {
-			m.backHidden(dstLambda, dstLambda[H*D:], h, d.Row(i), inv)
+			clear(m.gh)
+			gemm.AccNN(nb, H, C, m.g, C, x, H, m.gh, H)
+			m.backHidden(dstLambda, dstLambda[H*D:], nb, inv)
 		}
 	}
 	return loss * inv
@@ -378,13 +464,15 @@ func (m *HyperRep) Accuracy(x, lambda []float64, d *Dataset, idx []int) float64 
 	m.check(x, lambda, d)
 	c := m.featuresOf(lambda, d)
 	n := batchSize(d, idx)
+	C := m.classes
 	right := 0
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		y := label(d, i, m.classes)
-		m.probs(x, m.row(c, lambda, i), y)
-		if argmax(m.z) == y {
-			right++
+	for lo := 0; lo < n; lo += batchChunk {
+		nb := m.chunk(c, lambda, d, idx, lo, min(lo+batchChunk, n), false)
+		m.probs(x, nb)
+		for b := range nb {
+			if argmax(m.z[b*C:(b+1)*C]) == d.Y[rowIndex(d, idx, lo+b)] {
+				right++
+			}
 		}
 	}
 	return float64(right) / float64(n)

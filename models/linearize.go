@@ -29,15 +29,13 @@ type Linearized interface {
 // larger batch recomputes its forward pass on every call instead.
 const maxCachedFloats = 1 << 20
 
-// statelessRows marks classifiers whose rowJVP, rowVJP and rowVJPR need
-// nothing of rowLogits but the row itself (linear logits), so that a
-// mixture of them can replay a cached forward pass.
-type statelessRows interface{ statelessRows() }
+// statelessRows marks classifiers whose batchJVP, batchVJP and batchVJPR
+// need nothing of batchLogits but the rows themselves (linear logits), so
+// that a mixture of them can replay a cached forward pass: bindRows
+// records the rows without computing the logits.
+type statelessRows interface{ bindRows(A []float64, n int) }
 
-func (*Softmax) statelessRows()  {}
-func (*Logistic) statelessRows() {}
-
-// forwardCache keeps, per batch row, what mixture.row computes: the
+// forwardCache keeps, per batch row, what mixture.forward computes: the
 // probabilities q (K×C), log p_k(y) and responsibilities r (K each).
 type forwardCache struct {
 	filled bool
@@ -47,20 +45,31 @@ type forwardCache struct {
 	r      []float64 // rows × K
 }
 
-func (c *forwardCache) store(m *mixture, row int) {
-	for kb, q := range m.q {
-		copy(c.q[row*c.kc+kb*len(q):], q)
+// store copies the forward pass of the chunk's nb rows, the first of
+// which is batch row lo, into the cache.
+func (c *forwardCache) store(m *mixture, lo, nb int) {
+	C := m.classes
+	for b := range nb {
+		row := lo + b
+		for kb, q := range m.q {
+			copy(c.q[row*c.kc+kb*C:row*c.kc+(kb+1)*C], rowOf(q, b, C))
+		}
 	}
-	copy(c.logp[row*c.k:], m.logp)
-	copy(c.r[row*c.k:], m.r)
+	copy(c.logp[lo*c.k:], m.logp[:nb*c.k])
+	copy(c.r[lo*c.k:], m.r[:nb*c.k])
 }
 
-func (c *forwardCache) load(m *mixture, row int) {
-	for kb, q := range m.q {
-		copy(q, c.q[row*c.kc+kb*len(q):])
+// load is the inverse of store.
+func (c *forwardCache) load(m *mixture, lo, nb int) {
+	C := m.classes
+	for b := range nb {
+		row := lo + b
+		for kb, q := range m.q {
+			copy(rowOf(q, b, C), c.q[row*c.kc+kb*C:row*c.kc+(kb+1)*C])
+		}
 	}
-	copy(m.logp, c.logp[row*c.k:(row+1)*c.k])
-	copy(m.r, c.r[row*c.k:(row+1)*c.k])
+	copy(m.logp[:nb*c.k], c.logp[lo*c.k:])
+	copy(m.r[:nb*c.k], c.r[lo*c.k:])
 }
 
 // mixtureLinearized is the Linearized of a mixture.

@@ -18,11 +18,15 @@ import (
 //
 // Layout of x: w (Features), then c.
 //
-// Logistic holds no scratch, but follow the Model contract anyway (one
-// goroutine per value, Clone for others) so that callers need not know.
+// A *Logistic holds scratch buffers: use it from one goroutine and Clone it
+// for others.
 type Logistic struct {
 	features int
 	l2       float64
+
+	a []float64 // the rows of the last batchLogits (n×Features)
+	n int
+	s classifierScratch
 }
 
 // NewLogistic returns a Logistic model. It panics if features < 1 or l2 is
@@ -55,11 +59,6 @@ func (m *Logistic) check(x []float64, d *Dataset) {
 	checkData(d, m.features, 2)
 }
 
-// margin returns z = wᵀa + c.
-func (m *Logistic) margin(x, a []float64) float64 {
-	return floats.Dot(x[:m.features], a) + x[m.features]
-}
-
 // softplus returns log(1 + e^z) without overflow for large z and without
 // losing the tiny value for very negative z.
 func softplus(z float64) float64 {
@@ -79,16 +78,27 @@ func sigmoid(z float64) float64 {
 	return e / (1 + e)
 }
 
+// chunk binds the batch rows lo…hi−1 and sizes the scratch for them:
+// s.z holds one margin per row, s.v and s.g one more value each.
+func (m *Logistic) chunk(d *Dataset, idx []int, lo, hi int) int {
+	nb := hi - lo
+	m.bindRows(batchRows(&m.s.a, d, idx, lo, hi), nb)
+	m.s.grow(nb, 1)
+	return nb
+}
+
 // Loss returns f(x) on the batch.
 func (m *Logistic) Loss(x []float64, d *Dataset, idx []int) float64 {
 	m.check(x, d)
 	n := batchSize(d, idx)
 	var loss float64
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		y := label(d, i, 2)
-		z := m.margin(x, d.Row(i))
-		loss += softplus(z) - float64(y)*z
+	for lo := 0; lo < n; lo += batchChunk {
+		nb := m.chunk(d, idx, lo, min(lo+batchChunk, n))
+		m.margins(m.s.z, 1, x)
+		for b, z := range m.s.z[:nb] {
+			y := label(d, rowIndex(d, idx, lo+b), 2)
+			loss += softplus(z) - float64(y)*z
+		}
 	}
 	return loss/float64(n) + 0.5*m.l2*sumSquares(x)
 }
@@ -101,17 +111,16 @@ func (m *Logistic) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
-	D := m.features
 	var loss float64
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		y := float64(label(d, i, 2))
-		a := d.Row(i)
-		z := m.margin(x, a)
-		loss += softplus(z) - y*z
-		g := inv * (sigmoid(z) - y)
-		floats.AddScaled(dst[:D], g, a)
-		dst[D] += g
+	for lo := 0; lo < n; lo += batchChunk {
+		nb := m.chunk(d, idx, lo, min(lo+batchChunk, n))
+		m.margins(m.s.z, 1, x)
+		for b, z := range m.s.z[:nb] {
+			y := float64(label(d, rowIndex(d, idx, lo+b), 2))
+			loss += softplus(z) - y*z
+			m.s.g[b] = inv * (sigmoid(z) - y)
+		}
+		m.addGrad(dst, m.s.g, 1)
 	}
 	floats.AddScaled(dst, m.l2, x)
 	return loss/float64(n) + 0.5*m.l2*sumSquares(x)
@@ -126,15 +135,16 @@ func (m *Logistic) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
-	D := m.features
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		label(d, i, 2)
-		a := d.Row(i)
-		s := sigmoid(m.margin(x, a))
-		r := inv * s * (1 - s) * (floats.Dot(u[:D], a) + u[D])
-		floats.AddScaled(dst[:D], r, a)
-		dst[D] += r
+	for lo := 0; lo < n; lo += batchChunk {
+		nb := m.chunk(d, idx, lo, min(lo+batchChunk, n))
+		m.margins(m.s.z, 1, x)
+		m.margins(m.s.v, 1, u)
+		for b := range nb {
+			label(d, rowIndex(d, idx, lo+b), 2)
+			s := sigmoid(m.s.z[b])
+			m.s.g[b] = inv * s * (1 - s) * m.s.v[b]
+		}
+		m.addGrad(dst, m.s.g, 1)
 	}
 	floats.AddScaled(dst, m.l2, u)
 }
@@ -144,15 +154,18 @@ func (m *Logistic) Accuracy(x []float64, d *Dataset, idx []int) float64 {
 	m.check(x, d)
 	n := batchSize(d, idx)
 	correct := 0
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		y := label(d, i, 2)
-		pred := 0
-		if m.margin(x, d.Row(i)) > 0 {
-			pred = 1
-		}
-		if pred == y {
-			correct++
+	for lo := 0; lo < n; lo += batchChunk {
+		nb := m.chunk(d, idx, lo, min(lo+batchChunk, n))
+		m.margins(m.s.z, 1, x)
+		for b, z := range m.s.z[:nb] {
+			y := label(d, rowIndex(d, idx, lo+b), 2)
+			pred := 0
+			if z > 0 {
+				pred = 1
+			}
+			if pred == y {
+				correct++
+			}
 		}
 	}
 	return float64(correct) / float64(n)

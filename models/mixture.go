@@ -107,9 +107,12 @@ type mixture struct {
 	logPi, pi []float64 // K: log π and π
 	sLab, w   []float64 // C: softmax(λ^C) and the label weights C·sLab
 
-	// Per-row scratch.
-	z, q, v, g, rg [][]float64 // K×C: logits, probabilities, R{z}, ∂ℓ/∂z, R{∂ℓ/∂z}
-	logp, r, s     []float64   // K: log p_k(y), responsibilities, R{log p_k}
+	// Per-chunk scratch, for the nb rows of the chunk being processed.
+	a              []float64   // the rows (nb×D), when gathered
+	y              []int       // nb labels
+	z, q, v, g, rg [][]float64 // K, each nb×C: logits, probabilities, R{z}, ∂ℓ/∂z, R{∂ℓ/∂z}
+	logp, r, s     []float64   // nb×K: log p_k(y), responsibilities, R{log p_k}
+	ell, sBar      []float64   // nb: ℓ_b and s̄_b
 	mix, byClass   []float64   // C: mixture probabilities (Accuracy), S_c (InnerCross)
 
 	lin mixtureLinearized // what Linearize returns, reused
@@ -129,7 +132,8 @@ func newMixture(bases []Classifier, ensemble, labels bool, muK, muC float64) *mi
 		ensemble: ensemble, labels: labels, muK: muK, muC: muC,
 		logPi: make([]float64, K), pi: make([]float64, K),
 		sLab: make([]float64, C), w: make([]float64, C),
-		logp: make([]float64, K), r: make([]float64, K), s: make([]float64, K),
+		z: make([][]float64, K), q: make([][]float64, K), v: make([][]float64, K),
+		g: make([][]float64, K), rg: make([][]float64, K),
 		mix: make([]float64, C), byClass: make([]float64, C),
 	}
 	for k, b := range bases {
@@ -139,12 +143,6 @@ func newMixture(bases []Classifier, ensemble, labels bool, muK, muC float64) *mi
 		}
 		m.bases[k] = b.Clone().(Classifier)
 		m.off[k+1] = m.off[k] + b.Dim()
-	}
-	for _, buf := range []*[][]float64{&m.z, &m.q, &m.v, &m.g, &m.rg} {
-		*buf = make([][]float64, K)
-		for k := range *buf {
-			(*buf)[k] = make([]float64, C)
-		}
 	}
 	m.logPi[0], m.pi[0] = 0, 1 // K = 1 without ensemble weights
 	for c := range m.w {
@@ -217,55 +215,106 @@ func logSoftmax(dst, z []float64) {
 	}
 }
 
-// row runs the forward pass of every base on features a with label y, fills
-// z, q, logp and r, and returns ℓ = −log P(y | a).
-func (m *mixture) row(x, a []float64, y int) float64 {
-	for k, b := range m.bases {
-		z, q := m.z[k], m.q[k]
-		b.rowLogits(z, m.xk(x, k), a)
-		lse := logSumExp(z)
-		for j, zj := range z {
-			q[j] = math.Exp(zj - lse)
+// chunk prepares the batch rows lo…hi−1: it sizes the scratch, checks
+// the rows' labels into m.y and returns the rows' features (nb×D) and nb.
+func (m *mixture) chunk(d *Dataset, idx []int, lo, hi int) ([]float64, int) {
+	nb := hi - lo
+	K, C := len(m.bases), m.classes
+	for k := range K {
+		for _, buf := range []*[]float64{&m.z[k], &m.q[k], &m.v[k], &m.g[k], &m.rg[k]} {
+			*buf = resize(*buf, nb*C)
 		}
-		m.logp[k] = z[y] - lse
 	}
-	if len(m.bases) == 1 {
-		m.r[0] = 1
-		return -m.logp[0]
+	m.logp = resize(m.logp, nb*K)
+	m.r = resize(m.r, nb*K)
+	m.s = resize(m.s, nb*K)
+	m.ell = resize(m.ell, nb)
+	m.sBar = resize(m.sBar, nb)
+	if cap(m.y) < nb {
+		m.y = make([]int, nb)
 	}
-	for k := range m.r {
-		m.r[k] = m.logPi[k] + m.logp[k]
+	m.y = m.y[:nb]
+	a := batchRows(&m.a, d, idx, lo, hi)
+	for b := range nb {
+		m.y[b] = label(d, rowIndex(d, idx, lo+b), C)
 	}
-	logP := logSumExp(m.r)
-	for k, l := range m.r {
-		m.r[k] = math.Exp(l - logP)
-	}
-	return -logP
+	return a, nb
 }
 
-// rowR runs the forward R-pass along u after row: it fills v and s and
-// returns s̄ = Σ_k r_k s_k.
-func (m *mixture) rowR(x, a, u []float64, y int) float64 {
-	var sBar float64
+// rowOf returns row b of an nb×C buffer.
+func rowOf(buf []float64, b, C int) []float64 { return buf[b*C : (b+1)*C] }
+
+// forward runs the forward pass of every base on the chunk's rows A (nb
+// of them, labels m.y), fills z, q, logp and r, and writes ℓ_b =
+// −log P(y_b | a_b) into m.ell.
+func (m *mixture) forward(x, A []float64, nb int) {
+	K, C := len(m.bases), m.classes
 	for k, b := range m.bases {
-		v := m.v[k]
-		b.rowJVP(v, m.xk(x, k), a, m.xk(u, k))
-		m.s[k] = v[y] - floats.Dot(m.q[k], v)
-		sBar += m.r[k] * m.s[k]
+		b.batchLogits(m.z[k], m.xk(x, k), A, nb)
 	}
-	return sBar
+	for b, y := range m.y {
+		logp, r := m.logp[b*K:(b+1)*K], m.r[b*K:(b+1)*K]
+		for k := range K {
+			z, q := rowOf(m.z[k], b, C), rowOf(m.q[k], b, C)
+			lse := logSumExp(z)
+			for j, zj := range z {
+				q[j] = math.Exp(zj - lse)
+			}
+			logp[k] = z[y] - lse
+		}
+		if K == 1 {
+			r[0] = 1
+			m.ell[b] = -logp[0]
+			continue
+		}
+		for k := range r {
+			r[k] = m.logPi[k] + logp[k]
+		}
+		logP := logSumExp(r)
+		for k, l := range r {
+			r[k] = math.Exp(l - logP)
+		}
+		m.ell[b] = -logP
+	}
 }
 
-// backprop adds scale·Σ_k J_kᵀ r_k (q_k − e_y) to dst.
-func (m *mixture) backprop(dst, x, a []float64, y int, scale float64) {
+// forwardR runs the forward R-pass along u after forward: it fills v and s
+// and writes s̄_b = Σ_k r_bk s_bk into m.sBar.
+func (m *mixture) forwardR(x, u []float64) {
+	K, C := len(m.bases), m.classes
 	for k, b := range m.bases {
-		g, q := m.g[k], m.q[k]
-		c := scale * m.r[k]
-		for j, qj := range q {
-			g[j] = c * qj
+		b.batchJVP(m.v[k], m.xk(x, k), m.xk(u, k))
+	}
+	for b, y := range m.y {
+		var sBar float64
+		s, r := m.s[b*K:(b+1)*K], m.r[b*K:(b+1)*K]
+		for k := range K {
+			v := rowOf(m.v[k], b, C)
+			s[k] = v[y] - floats.Dot(rowOf(m.q[k], b, C), v)
+			sBar += r[k] * s[k]
 		}
-		g[y] -= c
-		b.rowVJP(m.xk(dst, k), m.xk(x, k), a, g)
+		m.sBar[b] = sBar
+	}
+}
+
+// backprop adds Σ_b scale_b·Σ_k J_kᵀ r_bk (q_bk − e_y) to dst, with
+// scale_b = inv·w_{y_b} when weighted and inv otherwise.
+func (m *mixture) backprop(dst, x []float64, inv float64, weighted bool) {
+	K, C := len(m.bases), m.classes
+	for k, base := range m.bases {
+		for b, y := range m.y {
+			scale := inv
+			if weighted {
+				scale = inv * m.w[y]
+			}
+			g, q := rowOf(m.g[k], b, C), rowOf(m.q[k], b, C)
+			c := scale * m.r[b*K+k]
+			for j, qj := range q {
+				g[j] = c * qj
+			}
+			g[y] -= c
+		}
+		base.batchVJP(m.xk(dst, k), m.xk(x, k), m.g[k])
 	}
 }
 
@@ -287,10 +336,12 @@ func (m *mixture) regularize(dst, x, v []float64) float64 {
 func (m *mixture) InnerLoss(x, lambda []float64, d *Dataset, idx []int) float64 {
 	n := m.start(x, lambda, d, idx)
 	var loss float64
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		y := label(d, i, m.classes)
-		loss += m.w[y] * m.row(x, d.Row(i), y)
+	for lo := 0; lo < n; lo += batchChunk {
+		a, nb := m.chunk(d, idx, lo, min(lo+batchChunk, n))
+		m.forward(x, a, nb)
+		for b, y := range m.y {
+			loss += m.w[y] * m.ell[b]
+		}
 	}
 	return loss/float64(n) + m.regularize(nil, x, nil)
 }
@@ -303,18 +354,19 @@ func (m *mixture) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int) flo
 	inv := 1 / float64(n)
 	clear(dst)
 	var loss float64
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		y := label(d, i, m.classes)
-		a := d.Row(i)
-		loss += m.w[y] * m.row(x, a, y)
-		m.backprop(dst, x, a, y, inv*m.w[y])
+	for lo := 0; lo < n; lo += batchChunk {
+		a, nb := m.chunk(d, idx, lo, min(lo+batchChunk, n))
+		m.forward(x, a, nb)
+		for b, y := range m.y {
+			loss += m.w[y] * m.ell[b]
+		}
+		m.backprop(dst, x, inv, true)
 	}
 	return loss/float64(n) + m.regularize(dst, x, x)
 }
 
-// InnerHVP writes (∂ₓ∇ₓf)·u into dst: per row and base,
-// rowVJPR with g_k = (w/n) r_k (q_k − e_y) and
+// InnerHVP writes (∂ₓ∇ₓf)·u into dst: per base, batchVJPR of the rows'
+// g_k = (w/n) r_k (q_k − e_y) and
 // R{g_k} = (w/n) [r_k (s_k − s̄)(q_k − e_y) + r_k R{q_k}].
 func (m *mixture) InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
 	checkLen("dst", dst, m.DimX())
@@ -331,8 +383,8 @@ func (m *mixture) InnerCross(dst, x, lambda []float64, d *Dataset, idx []int, u 
 
 // products writes InnerHVP into hv and InnerCross into cross (a nil
 // destination is skipped) from one forward and one R-pass per row. With a
-// cache, the forward pass of row k is read from (or, on the cache's first
-// use, written to) the cache instead of being recomputed.
+// cache, the forward pass of the batch is read from (or, on the cache's
+// first use, written to) the cache instead of being recomputed.
 func (m *mixture) products(hv, cross, x, lambda []float64, d *Dataset, idx []int, u []float64, c *forwardCache) {
 	n := m.start(x, lambda, d, idx)
 	checkLen("u", u, m.DimX())
@@ -344,45 +396,54 @@ func (m *mixture) products(hv, cross, x, lambda []float64, d *Dataset, idx []int
 		clear(cross)
 		clear(m.byClass)
 	}
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		y := label(d, i, m.classes)
-		a := d.Row(i)
+	K, C := len(m.bases), m.classes
+	for lo := 0; lo < n; lo += batchChunk {
+		a, nb := m.chunk(d, idx, lo, min(lo+batchChunk, n))
 		switch {
 		case c == nil:
-			m.row(x, a, y)
+			m.forward(x, a, nb)
 		case c.filled:
-			c.load(m, k)
+			c.load(m, lo, nb)
+			for _, b := range m.bases {
+				b.(statelessRows).bindRows(a, nb)
+			}
 		default:
-			m.row(x, a, y)
-			c.store(m, k)
+			m.forward(x, a, nb)
+			c.store(m, lo, nb)
 		}
-		sBar := m.rowR(x, a, u, y)
+		m.forwardR(x, u)
 		if hv != nil {
-			for kb, b := range m.bases {
-				q, v, g, rg := m.q[kb], m.v[kb], m.g[kb], m.rg[kb]
-				c := inv * m.w[y] * m.r[kb]
-				ds := m.s[kb] - sBar
-				qv := v[y] - m.s[kb] // q_kᵀv_k
-				for j, qj := range q {
-					e := qj
-					if j == y {
-						e--
+			for kb, base := range m.bases {
+				for b, y := range m.y {
+					q, v := rowOf(m.q[kb], b, C), rowOf(m.v[kb], b, C)
+					g, rg := rowOf(m.g[kb], b, C), rowOf(m.rg[kb], b, C)
+					sk, sBar := m.s[b*K+kb], m.sBar[b]
+					c := inv * m.w[y] * m.r[b*K+kb]
+					ds := sk - sBar
+					qv := v[y] - sk // q_kᵀv_k
+					for j, qj := range q {
+						e := qj
+						if j == y {
+							e--
+						}
+						g[j] = c * e
+						rg[j] = c * (ds*e + qj*(v[j]-qv))
 					}
-					g[j] = c * e
-					rg[j] = c * (ds*e + qj*(v[j]-qv))
 				}
-				b.rowVJPR(m.xk(hv, kb), m.xk(x, kb), a, m.xk(u, kb), g, rg)
+				base.batchVJPR(m.xk(hv, kb), m.xk(x, kb), m.xk(u, kb), m.g[kb], m.rg[kb])
 			}
 		}
 		if cross != nil {
-			if m.ensemble {
-				c := inv * m.w[y]
-				for kb, rk := range m.r {
-					cross[kb] -= c * rk * (m.s[kb] - sBar)
+			for b, y := range m.y {
+				sBar := m.sBar[b]
+				if m.ensemble {
+					c := inv * m.w[y]
+					for kb, rk := range m.r[b*K : (b+1)*K] {
+						cross[kb] -= c * rk * (m.s[b*K+kb] - sBar)
+					}
 				}
+				m.byClass[y] -= inv * sBar
 			}
-			m.byClass[y] -= inv * sBar
 		}
 	}
 	if c != nil {
@@ -413,18 +474,20 @@ func (m *mixture) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset, id
 	inv := 1 / float64(n)
 	clear(dstX)
 	clear(dstLambda)
+	K := len(m.bases)
 	var loss float64
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		y := label(d, i, m.classes)
-		a := d.Row(i)
-		loss += m.row(x, a, y)
-		m.backprop(dstX, x, a, y, inv)
-		if m.ensemble {
-			for kb, rk := range m.r {
-				dstLambda[kb] += inv * (m.pi[kb] - rk)
+	for lo := 0; lo < n; lo += batchChunk {
+		a, nb := m.chunk(d, idx, lo, min(lo+batchChunk, n))
+		m.forward(x, a, nb)
+		for b := range nb {
+			loss += m.ell[b]
+			if m.ensemble {
+				for kb, rk := range m.r[b*K : (b+1)*K] {
+					dstLambda[kb] += inv * (m.pi[kb] - rk)
+				}
 			}
 		}
+		m.backprop(dstX, x, inv, false)
 	}
 	nK := m.nK()
 	lK, lC := lambda[:nK], lambda[nK:]
@@ -438,23 +501,25 @@ func (m *mixture) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset, id
 // logits, exactly as the base model's Accuracy.
 func (m *mixture) Accuracy(x, lambda []float64, d *Dataset, idx []int) float64 {
 	n := m.start(x, lambda, d, idx)
+	C := m.classes
 	correct := 0
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		y := label(d, i, m.classes)
-		m.row(x, d.Row(i), y)
-		pred := 0
-		if len(m.bases) == 1 {
-			pred = argmax(m.z[0])
-		} else {
-			clear(m.mix)
-			for kb, q := range m.q {
-				floats.AddScaled(m.mix, m.pi[kb], q)
+	for lo := 0; lo < n; lo += batchChunk {
+		a, nb := m.chunk(d, idx, lo, min(lo+batchChunk, n))
+		m.forward(x, a, nb)
+		for b, y := range m.y {
+			pred := 0
+			if len(m.bases) == 1 {
+				pred = argmax(rowOf(m.z[0], b, C))
+			} else {
+				clear(m.mix)
+				for kb, q := range m.q {
+					floats.AddScaled(m.mix, m.pi[kb], rowOf(q, b, C))
+				}
+				pred = argmax(m.mix)
 			}
-			pred = argmax(m.mix)
-		}
-		if pred == y {
-			correct++
+			if pred == y {
+				correct++
+			}
 		}
 	}
 	return float64(correct) / float64(n)

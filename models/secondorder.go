@@ -1,13 +1,5 @@
 package models
 
-import (
-	"math"
-
-	"gonum.org/v1/gonum/floats"
-
-	"hgpsim/internal/vec"
-)
-
 // SecondOrder is implemented by models with exact Hessian-vector products.
 //
 // Hyper-gradient methods need ∇²f(x)·u many times per outer step; finite
@@ -41,31 +33,5 @@ func (m *Softmax) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
 	m.check(x, d)
 	checkVec("dst", dst, m.Dim())
 	checkVec("u", u, m.Dim())
-	D, C := m.features, m.classes
-	n := batchSize(d, idx)
-	inv := 1 / float64(n)
-	clear(dst)
-	uc := u[C*D:]
-	dc := dst[C*D:]
-	p, rz := m.z, m.rz
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		label(d, i, C) // the Hessian does not depend on y, but a bad label is still a bug
-		a := d.Row(i)
-		m.logits(x, a)
-		lse := logSumExp(p)
-		var s float64
-		vec.DotRows(rz[:C], u, D, a)
-		for j := range C {
-			p[j] = math.Exp(p[j] - lse)
-			rz[j] += uc[j]
-			s += p[j] * rz[j]
-		}
-		for j := range C {
-			r := inv * p[j] * (rz[j] - s)
-			floats.AddScaled(dst[j*D:(j+1)*D], r, a)
-			dc[j] += r
-		}
-	}
-	floats.AddScaled(dst, m.l2, u)
+	classifierHVP(m, &m.s, dst, x, d, idx, u)
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-
-	"hgpsim/internal/vec"
 )
 
 // Softmax is multinomial logistic regression with L2 regularization:
@@ -25,8 +23,9 @@ type Softmax struct {
 	features, classes int
 	l2                float64
 
-	z  []float64 // logits of the current row, then probabilities
-	rz []float64 // R-operator of the logits (HVP)
+	a []float64 // the rows of the last batchLogits (n×Features)
+	n int
+	s classifierScratch
 }
 
 // NewSoftmax returns a Softmax model. It panics if features < 1,
@@ -41,8 +40,6 @@ func NewSoftmax(features, classes int, l2 float64) *Softmax {
 		features: features,
 		classes:  classes,
 		l2:       l2,
-		z:        make([]float64, classes),
-		rz:       make([]float64, classes),
 	}
 }
 
@@ -70,16 +67,6 @@ func (m *Softmax) Init(dst []float64, r *rand.Rand) {
 	}
 }
 
-// logits writes W a + c into m.z.
-func (m *Softmax) logits(x, a []float64) {
-	D, C := m.features, m.classes
-	bias := x[C*D:]
-	vec.DotRows(m.z[:C], x, D, a)
-	for j := range C {
-		m.z[j] += bias[j]
-	}
-}
-
 // check panics on any argument that does not fit the model.
 func (m *Softmax) check(x []float64, d *Dataset) {
 	checkVec("x", x, m.Dim())
@@ -89,44 +76,21 @@ func (m *Softmax) check(x []float64, d *Dataset) {
 // Loss returns f(x) on the batch.
 func (m *Softmax) Loss(x []float64, d *Dataset, idx []int) float64 {
 	m.check(x, d)
-	return meanCrossEntropy(m, m.z, x, d, idx) + 0.5*m.l2*sumSquares(x)
+	return meanCrossEntropy(m, &m.s, x, d, idx) + 0.5*m.l2*sumSquares(x)
 }
 
 // Grad writes ∇f(x) into dst and returns f(x), with the same value Loss
 // returns. Per row, ∂CE/∂z = p − e_y with p = softmax(z), so the row adds
-// (p − e_y) aᵀ to the W block and p − e_y to the c block.
+// (p − e_y) aᵀ to the W block and p − e_y to the c block; over the batch
+// the W block is the matrix product Gᵀ A.
 func (m *Softmax) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
 	m.check(x, d)
 	checkVec("dst", dst, m.Dim())
-	D, C := m.features, m.classes
-	n := batchSize(d, idx)
-	inv := 1 / float64(n)
-	clear(dst)
-	gc := dst[C*D:]
-	var loss float64
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		y := label(d, i, C)
-		a := d.Row(i)
-		m.logits(x, a)
-		lse := logSumExp(m.z)
-		loss += lse - m.z[y]
-		for j := range C {
-			g := math.Exp(m.z[j] - lse)
-			if j == y {
-				g--
-			}
-			g *= inv
-			vec.AddScaled(dst[j*D:(j+1)*D], g, a)
-			gc[j] += g
-		}
-	}
-	vec.AddScaled(dst, m.l2, x)
-	return loss/float64(n) + 0.5*m.l2*sumSquares(x)
+	return classifierGrad(m, &m.s, dst, x, d, idx)
 }
 
 // Accuracy returns the fraction of rows whose largest logit is the label.
 func (m *Softmax) Accuracy(x []float64, d *Dataset, idx []int) float64 {
 	m.check(x, d)
-	return classifierAccuracy(m, m.z, x, d, idx)
+	return classifierAccuracy(m, &m.s, x, d, idx)
 }

@@ -21,7 +21,8 @@ import (
 // A value keeps scratch: one goroutine at a time; Clone for others.
 type SampleWeighted struct {
 	c             Classifier
-	z, g, rz, rg  []float64
+	s             classifierScratch // z, g, v = R{z}, r = R{g} per chunk row
+	keep          []int             // rows with a non-zero weight
 	features, cls int
 }
 
@@ -29,8 +30,7 @@ type SampleWeighted struct {
 func NewSampleWeighted(c Classifier) *SampleWeighted {
 	c = c.Clone().(Classifier)
 	f, k := c.shape()
-	return &SampleWeighted{c: c, z: make([]float64, k), g: make([]float64, k),
-		rz: make([]float64, k), rg: make([]float64, k), features: f, cls: k}
+	return &SampleWeighted{c: c, features: f, cls: k}
 }
 
 // ClassifierOf returns the classifier of a plain bilevel model (the
@@ -70,13 +70,13 @@ func weightOf(lambda []float64, i int) float64 {
 
 // probs turns the logits in z into probabilities in g, minus e_y, and
 // returns the row's cross-entropy.
-func (w *SampleWeighted) probs(y int) float64 {
-	lse := logSumExp(w.z)
+func (w *SampleWeighted) probs(z, g []float64, y int) float64 {
+	lse := logSumExp(z)
 	for j := range w.cls {
-		w.g[j] = math.Exp(w.z[j] - lse)
+		g[j] = math.Exp(z[j] - lse)
 	}
-	loss := lse - w.z[y]
-	w.g[y]--
+	loss := lse - z[y]
+	g[y]--
 	return loss
 }
 
@@ -91,80 +91,130 @@ func (w *SampleWeighted) check(x []float64, d *Dataset, lambda []float64) {
 // Loss returns g(x; λ) on the batch.
 func (w *SampleWeighted) Loss(x, lambda []float64, d *Dataset, idx []int) float64 {
 	w.check(x, d, lambda)
+	C := w.cls
 	n := batchSize(d, idx)
 	var loss float64
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		y := label(d, i, w.cls)
-		w.c.rowLogits(w.z, x, d.Row(i))
-		loss += weightOf(lambda, i) * (logSumExp(w.z) - w.z[y])
+	for lo := 0; lo < n; lo += batchChunk {
+		hi := min(lo+batchChunk, n)
+		nb := hi - lo
+		w.s.grow(nb, C)
+		w.c.batchLogits(w.s.z, x, batchRows(&w.s.a, d, idx, lo, hi), nb)
+		for b := range nb {
+			i := rowIndex(d, idx, lo+b)
+			y := label(d, i, C)
+			z := w.s.z[b*C : (b+1)*C]
+			loss += weightOf(lambda, i) * (logSumExp(z) - z[y])
+		}
 	}
 	return loss/float64(n) + 0.5*w.L2()*sumSquares(x)
 }
 
 // Grad writes ∇ₓg(x; λ) into dst and returns g. dst must not alias x.
+//
+// Rows of weight 0 contribute their (weighted) loss but are left out of
+// the backpropagation, as the row loop this replaced skipped them: a zero
+// row of G would still add NaN wherever it meets an infinite or NaN value
+// (0·∞).
 func (w *SampleWeighted) Grad(dst, x, lambda []float64, d *Dataset, idx []int) float64 {
 	w.check(x, d, lambda)
 	checkVec("dst", dst, w.Dim())
+	C := w.cls
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
 	var loss float64
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		y := label(d, i, w.cls)
-		lam := weightOf(lambda, i)
-		a := d.Row(i)
-		w.c.rowLogits(w.z, x, a)
-		loss += lam * w.probs(y)
-		if lam == 0 {
+	for lo := 0; lo < n; lo += batchChunk {
+		hi := min(lo+batchChunk, n)
+		nb := hi - lo
+		w.s.grow(nb, C)
+		a := batchRows(&w.s.a, d, idx, lo, hi)
+		w.c.batchLogits(w.s.z, x, a, nb)
+		w.keep = w.keep[:0]
+		for b := range nb {
+			i := rowIndex(d, idx, lo+b)
+			y := label(d, i, C)
+			lam := weightOf(lambda, i)
+			g := w.s.g[len(w.keep)*C : (len(w.keep)+1)*C]
+			loss += lam * w.probs(w.s.z[b*C:(b+1)*C], g, y)
+			if lam == 0 {
+				continue
+			}
+			floats.Scale(lam*inv, g)
+			w.keep = append(w.keep, i)
+		}
+		if len(w.keep) == 0 {
 			continue
 		}
-		floats.Scale(lam*inv, w.g)
-		w.c.rowVJP(dst, x, a, w.g)
+		if len(w.keep) < nb {
+			// Bind the kept rows only; a model with nonlinear logits
+			// needs its forward pass on them again.
+			w.s.a = resize(w.s.a, len(w.keep)*w.features)
+			d.Gather(w.s.a, w.keep)
+			if s, ok := w.c.(statelessRows); ok {
+				s.bindRows(w.s.a, len(w.keep))
+			} else {
+				w.c.batchLogits(w.s.z, x, w.s.a, len(w.keep))
+			}
+		}
+		w.c.batchVJP(dst, x, w.s.g[:len(w.keep)*C])
 	}
 	floats.AddScaled(dst, w.L2(), x)
 	return loss*inv + 0.5*w.L2()*sumSquares(x)
 }
 
-// HVP writes dst = ∇²ₓg(x; λ)·u. dst must not alias x or u.
+// HVP writes dst = ∇²ₓg(x; λ)·u. dst must not alias x or u. Rows of
+// weight 0 are skipped.
 func (w *SampleWeighted) HVP(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
 	w.check(x, d, lambda)
 	checkVec("dst", dst, w.Dim())
 	checkVec("u", u, w.Dim())
+	C := w.cls
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
+	w.keep = w.keep[:0]
 	for k := range n {
 		i := rowIndex(d, idx, k)
-		y := label(d, i, w.cls)
-		lam := weightOf(lambda, i)
-		if lam == 0 {
-			continue
+		label(d, i, C)
+		if weightOf(lambda, i) != 0 {
+			w.keep = append(w.keep, i)
 		}
-		a := d.Row(i)
-		w.c.rowLogits(w.z, x, a)
-		w.probs(y)
-		w.c.rowJVP(w.rz, x, a, u)
-		// R{p} = p ⊙ R{z} − p (pᵀR{z}), with p = g + e_y.
-		var s float64
-		for j := range w.cls {
-			p := w.g[j]
-			if j == y {
-				p++
+	}
+	for lo := 0; lo < len(w.keep); lo += batchChunk {
+		hi := min(lo+batchChunk, len(w.keep))
+		nb := hi - lo
+		w.s.grow(nb, C)
+		w.c.batchLogits(w.s.z, x, batchRows(&w.s.a, d, w.keep, lo, hi), nb)
+		for b := range nb {
+			y := d.Y[w.keep[lo+b]]
+			w.probs(w.s.z[b*C:(b+1)*C], w.s.g[b*C:(b+1)*C], y)
+		}
+		w.c.batchJVP(w.s.v, x, u)
+		for b := range nb {
+			i := w.keep[lo+b]
+			y := d.Y[i]
+			lam := weightOf(lambda, i)
+			g, rz, rg := w.s.g[b*C:(b+1)*C], w.s.v[b*C:(b+1)*C], w.s.r[b*C:(b+1)*C]
+			// R{p} = p ⊙ R{z} − p (pᵀR{z}), with p = g + e_y.
+			var s float64
+			for j := range w.cls {
+				p := g[j]
+				if j == y {
+					p++
+				}
+				s += p * rz[j]
 			}
-			s += p * w.rz[j]
-		}
-		c := lam * inv
-		for j := range w.cls {
-			p := w.g[j]
-			if j == y {
-				p++
+			c := lam * inv
+			for j := range w.cls {
+				p := g[j]
+				if j == y {
+					p++
+				}
+				rg[j] = c * p * (rz[j] - s)
+				g[j] *= c
 			}
-			w.rg[j] = c * p * (w.rz[j] - s)
-			w.g[j] *= c
 		}
-		w.c.rowVJPR(dst, x, a, u, w.g, w.rg)
+		w.c.batchVJPR(dst, x, u, w.s.g[:nb*C], w.s.r[:nb*C])
 	}
 	floats.AddScaled(dst, w.L2(), u)
 }
@@ -175,15 +225,21 @@ func (w *SampleWeighted) HVP(dst, x, lambda []float64, d *Dataset, idx []int, u 
 func (w *SampleWeighted) SampleDirectional(dst, x []float64, d *Dataset, idx []int, u []float64) {
 	w.check(x, d, nil)
 	checkVec("u", u, w.Dim())
+	C := w.cls
 	n := batchSize(d, idx)
-	for k := range n {
-		i := rowIndex(d, idx, k)
-		y := label(d, i, w.cls)
-		a := d.Row(i)
-		w.c.rowLogits(w.z, x, a)
-		w.probs(y)
-		w.c.rowJVP(w.rz, x, a, u)
-		dst[k] = floats.Dot(w.g, w.rz)
+	for lo := 0; lo < n; lo += batchChunk {
+		hi := min(lo+batchChunk, n)
+		nb := hi - lo
+		w.s.grow(nb, C)
+		w.c.batchLogits(w.s.z, x, batchRows(&w.s.a, d, idx, lo, hi), nb)
+		for b := range nb {
+			y := label(d, rowIndex(d, idx, lo+b), C)
+			w.probs(w.s.z[b*C:(b+1)*C], w.s.g[b*C:(b+1)*C], y)
+		}
+		w.c.batchJVP(w.s.v, x, u)
+		for b := range nb {
+			dst[lo+b] = floats.Dot(w.s.g[b*C:(b+1)*C], w.s.v[b*C:(b+1)*C])
+		}
 	}
 }
 
@@ -194,16 +250,17 @@ func (w *SampleWeighted) SampleGrad(dst, x []float64, d *Dataset, i int) float64
 	checkVec("dst", dst, w.Dim())
 	clear(dst)
 	y := label(d, i, w.cls)
-	a := d.Row(i)
-	w.c.rowLogits(w.z, x, a)
-	loss := w.probs(y)
-	w.c.rowVJP(dst, x, a, w.g)
+	w.s.grow(1, w.cls)
+	w.c.batchLogits(w.s.z, x, d.Row(i), 1)
+	loss := w.probs(w.s.z, w.s.g, y)
+	w.c.batchVJP(dst, x, w.s.g)
 	return loss
 }
 
 // Probability returns the model's probability of row i's label.
 func (w *SampleWeighted) Probability(x []float64, d *Dataset, i int) float64 {
 	y := label(d, i, w.cls)
-	w.c.rowLogits(w.z, x, d.Row(i))
-	return math.Exp(w.z[y] - logSumExp(w.z))
+	w.s.grow(1, w.cls)
+	w.c.batchLogits(w.s.z, x, d.Row(i), 1)
+	return math.Exp(w.s.z[y] - logSumExp(w.s.z))
 }

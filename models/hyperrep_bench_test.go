@@ -1,0 +1,40 @@
+package models
+
+import "testing"
+
+// BenchmarkHyperRepProducts measures the products of the federated
+// hyper-representation problem at FedNest's shape (784→200→10, ReLU,
+// batch 128): the lower level (InnerGrad, InnerHVP: the output layer on
+// cached features, which are computed once per λ) and the products in λ
+// (InnerCross, OuterGrad), which backpropagate into W₁ for every row.
+func BenchmarkHyperRepProducts(b *testing.B) {
+	const features, hidden, classes, batch = 784, 200, 10, 128
+	m := NewHyperRep(features, hidden, classes, 0.01, true)
+	r := testRand(b, 0)
+	data := randomData(r, 4*batch, features, classes)
+	x, lambda := make([]float64, m.DimX()), make([]float64, m.DimLambda())
+	m.Init(x, r)
+	m.InitLambda(lambda, r)
+	u := randomVec(r, len(x), 1)
+	dx, dl := make([]float64, len(x)), make([]float64, len(lambda))
+	idx := make([]int, batch)
+	for i := range idx {
+		idx[i] = r.IntN(data.N)
+	}
+	for _, op := range []struct {
+		name string
+		f    func()
+	}{
+		{"InnerGrad", func() { m.InnerGrad(dx, x, lambda, data, idx) }},
+		{"InnerHVP", func() { m.InnerHVP(dx, x, lambda, data, idx, u) }},
+		{"InnerCross", func() { m.InnerCross(dl, x, lambda, data, idx, u) }},
+		{"OuterGrad", func() { m.OuterGrad(dx, dl, x, lambda, data, idx) }},
+	} {
+		b.Run(op.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				op.f()
+			}
+		})
+	}
+}
