@@ -252,7 +252,6 @@ func dot(p func(string, ...any), mr, nr int, evex bool) {
 		p("\tVADDSD X14, X%d, X%d", q, q)
 		p("\tVMOVSD X%d, %s", q, rowAddr(8*c, r, "DI", "R14", "R13"))
 	}
-	p("%s_next:", name)
 	p("\tADDQ $%d, DI", 8*nr)
 	switch nr {
 	case 1:

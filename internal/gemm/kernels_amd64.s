@@ -830,7 +830,6 @@ dotKern1x1_comb0:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, (DI)
-dotKern1x1_next:
 	ADDQ $8, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -917,7 +916,6 @@ dotKern1x2_comb1:
 	VUNPCKHPD X1, X1, X14
 	VADDSD X14, X1, X1
 	VMOVSD X1, 8(DI)
-dotKern1x2_next:
 	ADDQ $16, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -1029,7 +1027,6 @@ dotKern1x3_comb2:
 	VUNPCKHPD X2, X2, X14
 	VADDSD X14, X2, X2
 	VMOVSD X2, 16(DI)
-dotKern1x3_next:
 	ADDQ $24, DI
 	LEAQ (AX)(R11*2), AX
 	ADDQ R11, AX
@@ -1117,7 +1114,6 @@ dotKern2x1_comb1:
 	VUNPCKHPD X1, X1, X14
 	VADDSD X14, X1, X1
 	VMOVSD X1, (DI)(R13*1)
-dotKern2x1_next:
 	ADDQ $8, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -1253,7 +1249,6 @@ dotKern2x2_comb3:
 	VUNPCKHPD X3, X3, X14
 	VADDSD X14, X3, X3
 	VMOVSD X3, 8(DI)(R13*1)
-dotKern2x2_next:
 	ADDQ $16, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -1438,7 +1433,6 @@ dotKern2x3_comb5:
 	VUNPCKHPD X5, X5, X14
 	VADDSD X14, X5, X5
 	VMOVSD X5, 16(DI)(R13*1)
-dotKern2x3_next:
 	ADDQ $24, DI
 	LEAQ (AX)(R11*2), AX
 	ADDQ R11, AX
@@ -1551,7 +1545,6 @@ dotKern3x1_comb2:
 	VUNPCKHPD X2, X2, X14
 	VADDSD X14, X2, X2
 	VMOVSD X2, (DI)(R13*2)
-dotKern3x1_next:
 	ADDQ $8, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -1736,7 +1729,6 @@ dotKern3x2_comb5:
 	VUNPCKHPD X5, X5, X14
 	VADDSD X14, X5, X5
 	VMOVSD X5, 8(DI)(R13*2)
-dotKern3x2_next:
 	ADDQ $16, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -1994,7 +1986,6 @@ dotKern3x3_comb8:
 	VUNPCKHPD X8, X8, X14
 	VADDSD X14, X8, X8
 	VMOVSD X8, 16(DI)(R13*2)
-dotKern3x3_next:
 	ADDQ $24, DI
 	LEAQ (AX)(R11*2), AX
 	ADDQ R11, AX
@@ -2135,7 +2126,6 @@ dotKernX1x4_comb3:
 	VUNPCKHPD X3, X3, X14
 	VADDSD X14, X3, X3
 	VMOVSD X3, 24(DI)
-dotKernX1x4_next:
 	ADDQ $32, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -2372,7 +2362,6 @@ dotKernX2x4_comb7:
 	VUNPCKHPD X7, X7, X14
 	VADDSD X14, X7, X7
 	VMOVSD X7, 24(DI)(R13*1)
-dotKernX2x4_next:
 	ADDQ $32, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -2706,7 +2695,6 @@ dotKernX3x4_comb11:
 	VUNPCKHPD X11, X11, X14
 	VADDSD X14, X11, X11
 	VMOVSD X11, 24(DI)(R13*2)
-dotKernX3x4_next:
 	ADDQ $32, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -2848,7 +2836,6 @@ dotKernX4x1_comb3:
 	VUNPCKHPD X3, X3, X14
 	VADDSD X14, X3, X3
 	VMOVSD X3, (R14)
-dotKernX4x1_next:
 	ADDQ $8, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -3087,7 +3074,6 @@ dotKernX4x2_comb7:
 	VUNPCKHPD X7, X7, X14
 	VADDSD X14, X7, X7
 	VMOVSD X7, 8(R14)
-dotKernX4x2_next:
 	ADDQ $16, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -3423,7 +3409,6 @@ dotKernX4x3_comb11:
 	VUNPCKHPD X11, X11, X14
 	VADDSD X14, X11, X11
 	VMOVSD X11, 16(R14)
-dotKernX4x3_next:
 	ADDQ $24, DI
 	LEAQ (AX)(R11*2), AX
 	ADDQ R11, AX
@@ -3864,7 +3849,6 @@ dotKernX4x4_comb15:
 	VUNPCKHPD X1, X1, X14
 	VADDSD X14, X1, X1
 	VMOVSD X1, 24(R14)
-dotKernX4x4_next:
 	ADDQ $32, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
