@@ -2,27 +2,28 @@ package gemm
 
 // Measured with BenchmarkInterleaved (-cpu 1 -benchtime 20x, fastest of 60
 // calls each) on the project's machine: AMD EPYC Zen 4 at 3.67 GHz, two
-// vCPUs shared with other jobs (load 4–5 during the run). Unfused
-// multiply-then-add peaks at 16 flops a cycle, 58.7 GFLOP/s. Columns: the
-// dispatched kernel's GFLOP/s (AVX2; DotNT in 4 × 4 tiles on AVX-512VL),
-// its speed-up over the reference loop and over gonum's blas64.Gemm (pure
-// Go, one goroutine), and the pure-Go fallback's GFLOP/s (and over the
-// reference loop). DotNT's AVX2-only 3 × 3 tiles run at 36.8–39.3.
+// vCPUs shared with other jobs (load 3–5). Unfused multiply-then-add peaks
+// at 16 flops a cycle, 58.7 GFLOP/s. Columns: the dispatched kernel's
+// GFLOP/s (AVX2; DotNT in 4 × 4 tiles on AVX-512VL), its speed-up over the
+// reference loop and over gonum's blas64.Gemm (pure Go, one goroutine), and
+// the pure-Go fallback's GFLOP/s (and its speed-up over the reference
+// loop). Between runs the kernels moved by up to 8 %, the reference loops
+// and gonum by up to 25 %. DotNT's AVX2-only 3 × 3 tiles run at 36–42.
 //
 //	kernel m×n×k              GFLOP/s  ref  gonum  pure Go
-//	AccNN 128x64x10           45.1   12.8×   4.6×   5.7 (1.6×)
-//	AccNN 1936x64x576         45.9   13.0×   5.1×   5.4 (1.5×)
-//	AccNN 512x256x784         46.4   13.3×   5.7×   5.3 (1.5×)
-//	AccNT 128x64x784          44.3   18.5×   4.5×   5.3 (2.2×)
-//	AccNT 128x784x64          45.0   19.0×   4.9×   5.2 (2.2×)
-//	AccNT 512x256x784         47.1   20.1×   6.5×   5.1 (2.2×)
-//	AccTN 10x784x128          40.2    7.4×   4.5×   6.0 (1.1×)
-//	AccTN 512x256x784         44.0    8.6×   5.5×   5.3 (1.0×)
-//	AccTN 64x784x128          40.7    7.6×   5.6×   5.7 (1.1×)
+//	AccNN 128x64x10           44.7   12.8×   4.6×   5.6 (1.6×)
+//	AccNN 1936x64x576         45.5   16.3×   5.2×   4.7 (1.7×)
+//	AccNN 512x256x784         43.8   16.7×   5.5×   4.1 (1.6×)
+//	AccNT 128x64x784          44.1   18.6×   4.4×   5.3 (2.2×)
+//	AccNT 128x784x64          44.8   19.2×   4.9×   5.2 (2.2×)
+//	AccNT 512x256x784         46.1   21.9×   8.3×   4.8 (2.3×)
+//	AccTN 10x784x128          40.8   11.2×   4.6×   5.2 (1.4×)
+//	AccTN 512x256x784         38.7   12.3×   5.2×   5.1 (1.6×)
+//	AccTN 64x784x128          40.1   11.1×   5.5×   5.6 (1.5×)
 //	DotNT 128x10x784          46.6    8.7×   4.7×   5.5 (1.0×)
-//	DotNT 128x64x784          49.4    9.2×   5.1×   5.5 (1.0×)
-//	DotNT 1936x64x576         44.3    8.4×   6.3×   5.3 (1.0×)
-//	DotNT 512x256x784         48.0    9.1×   6.7×   5.2 (1.0×)
+//	DotNT 128x64x784          50.3    9.4×   5.1×   5.5 (1.0×)
+//	DotNT 1936x64x576         42.8    8.2×   6.5×   5.2 (1.0×)
+//	DotNT 512x256x784         48.5   10.3×   8.2×   4.2 (0.9×)
 
 import (
 	"fmt"

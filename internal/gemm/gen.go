@@ -230,34 +230,28 @@ func dot(p func(string, ...any), mr, nr int, evex bool) {
 	}
 	p("\tMOVQ k+8(FP), CX")
 	p("\tANDQ $3, CX")
-	for t := range 4 {
-		p("\tCMPQ CX, $%d", t)
-		p("\tJEQ %s_fin%d", name, t)
-	}
-	for t := range 4 {
-		p("%s_fin%d:", name, t)
-		for o := range nout {
-			r, c := o/nr, o%nr
-			q := home[o]
-			if q >= 16 {
-				// Outputs 0 and 1 are stored by now: reuse their registers.
-				p("\tVMOVAPD Y%d, Y%d", q, o-14)
-				q = o - 14
-			}
-			p("\tVEXTRACTF128 $1, Y%d, X14", q)
-			for e := range t {
-				p("\tVMOVSD %s, X15", rowAddr(8*e, r, "R8", "R9", "R10"))
-				p("\tVMULSD %s, X15, X15", rowAddr(8*e, c, "DX", "R12", "R11"))
-				p("\tVADDSD X15, X%d, X%d", q, q)
-			}
-			p("\tVADDPD X14, X%d, X%d", q, q)
-			p("\tVUNPCKHPD X%d, X%d, X14", q, q)
-			p("\tVADDSD X14, X%d, X%d", q, q)
-			p("\tVMOVSD X%d, %s", q, rowAddr(8*c, r, "DI", "R14", "R13"))
+	for o := range nout {
+		r, c := o/nr, o%nr
+		q := home[o]
+		if q >= 16 {
+			// Outputs 0 and 1 are stored by now: reuse their registers.
+			p("\tVMOVAPD Y%d, Y%d", q, o-14)
+			q = o - 14
 		}
-		p("\tJMP %s_next", name)
+		p("\tVEXTRACTF128 $1, Y%d, X14", q)
+		for e := range 3 {
+			p("\tCMPQ CX, $%d", e+1)
+			p("\tJLT %s_comb%d", name, o)
+			p("\tVMOVSD %s, X15", rowAddr(8*e, r, "R8", "R9", "R10"))
+			p("\tVMULSD %s, X15, X15", rowAddr(8*e, c, "DX", "R12", "R11"))
+			p("\tVADDSD X15, X%d, X%d", q, q)
+		}
+		p("%s_comb%d:", name, o)
+		p("\tVADDPD X14, X%d, X%d", q, q)
+		p("\tVUNPCKHPD X%d, X%d, X14", q, q)
+		p("\tVADDSD X14, X%d, X%d", q, q)
+		p("\tVMOVSD X%d, %s", q, rowAddr(8*c, r, "DI", "R14", "R13"))
 	}
-	p("%s_next:", name)
 	p("\tADDQ $%d, DI", 8*nr)
 	switch nr {
 	case 1:
