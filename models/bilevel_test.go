@@ -33,6 +33,10 @@ func bilevelCases() []bilevelCase {
 		{"Ensemble/MLP×1", Ensemble([]Classifier{NewMLP(7, 5, 4, 0.01)}, 0.3), data(7, 4)},
 		{"MTLDA/Softmax+MLP", MTLDA([]Classifier{NewSoftmax(7, 4, 0.1), NewMLP(7, 5, 4, 0.01)}, 0.3, 0.7), data(7, 4)},
 		{"MTLDA/Logistic×3", MTLDA([]Classifier{NewLogistic(6, 0.1), NewLogistic(6, 0.1), NewLogistic(6, 0.1)}, 0.3, 0.7), data(6, 2)},
+		{"Plain/CNN", Plain(smallCNN(0.01)), data(16, 4)},
+		{"LabelWeights/CNN", LabelWeights(smallCNN(0.01), 0.3), data(16, 4)},
+		{"Ensemble/CNN+Softmax", Ensemble([]Classifier{smallCNN(0.01), NewSoftmax(16, 4, 0.1)}, 0.3), data(16, 4)},
+		{"MTLDA/CNN×2", MTLDA([]Classifier{smallCNN(0.01), smallCNN(0.02)}, 0.3, 0.7), data(16, 4)},
 	}
 }
 

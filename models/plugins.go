@@ -111,6 +111,9 @@ func init() {
 	Architectures.Register("mlp",
 		"One-hidden-layer tanh perceptron: the non-convex model, beyond the papers' lower-level assumptions. Products exact by Pearlmutter's R-operator.",
 		func() Architecture { return &MLPSpec{L2: 1e-3, Hidden: 32} })
+	Architectures.Register("cnn",
+		"Convolutional network on image rows (NCHW): a preset of the papers' nets (fedem-cnn, fedbio-4conv, node-weighting, lenet) or a layer list; gradients and products exact by the R-operator.",
+		func() Architecture { return &CNNSpec{L2: 1e-3} })
 }
 
 // SoftmaxSpec selects Softmax.

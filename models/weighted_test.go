@@ -6,6 +6,8 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+
+	"hgpsim/models/nn"
 )
 
 // The weighted loss's gradient and HVP against finite differences, its
@@ -13,7 +15,11 @@ import (
 // λ ≡ 1 against the plain model.
 func TestSampleWeightedDerivatives(t *testing.T) {
 	r := testRand(t, 41)
-	for _, c := range []Classifier{NewMLP(5, 4, 3, 1e-3), NewSoftmax(5, 3, 1e-2)} {
+	cnn, err := NewCNN(nn.Shape{C: 1, H: 1, W: 5}, []nn.Spec{nn.Conv2D(2, 1, 1, 0), nn.Softplus(), nn.Dense(3)}, 3, 1e-3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []Classifier{NewMLP(5, 4, 3, 1e-3), NewSoftmax(5, 3, 1e-2), cnn} {
 		w := NewSampleWeighted(c)
 		d := randomData(r, 12, 5, 3)
 		x := randomVec(r, w.Dim(), 0.5)

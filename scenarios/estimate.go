@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"hgpsim/graph"
+	"hgpsim/models"
 )
 
 // Resources is what a run is expected to need, computed from the scenario
@@ -85,8 +86,19 @@ func Estimate(sc Scenario) Resources {
 	n := int64(sc.Nodes())
 	features, classes := sc.Shape()
 	dx := sc.Model.Arch.Params.Dim(features, classes)
+	members := int64(1)
 	if k := int64(sc.Model.K); strings.HasPrefix(sc.Model.Head.Name, "ensemble") {
-		dx *= k
+		members = k
+	}
+	dx *= members
+	// One example's forward pass: 2·d_x flops for the dense models; a
+	// convolution reuses its weights at every position, so a CNN says
+	// what it costs.
+	fwd, workspace := 2*float64(dx), 0.0
+	if c, ok := sc.Model.Arch.Params.(models.Coster); ok {
+		cost := c.Cost(features, classes, max(sc.SGP.Batch, sc.Hypergradient.Batch, 1))
+		fwd = cost.ForwardFlops * float64(members)
+		workspace = float64(cost.Workspace) * float64(members)
 	}
 	links := sc.Network.Topology.Params.LinkCount(sc.Nodes()) + n
 	examples := sc.Data.Source.Params.Examples(sc.Nodes())
@@ -111,6 +123,7 @@ func Estimate(sc Scenario) Resources {
 		perClient += 14
 	}
 	add("client state", 8*perClient*float64(dx)*float64(n))
+	add("model workspaces", workspace*float64(n))
 	add("data", float64(examples)*float64(8*features+8))
 	if sc.Runtime.CheckpointEvery > 0 && sc.Outer.Steps > 0 && !sc.Outer.Restart {
 		// Writing a checkpoint of warm-started clients: every client's
@@ -123,21 +136,27 @@ func Estimate(sc Scenario) Resources {
 	}
 	r.PeakBytes = 2 * r.LiveBytes()
 
-	// Work: 4·d_x flops per example for a gradient (forward and backward),
-	// 8·d_x for a Hessian-vector plus cross product, 2·d_x per link for
-	// mixing; every evaluation passes over all of a client's data.
+	// Work per example: a gradient costs two forward passes for the dense
+	// models (4·d_x) and three for a CNN (its input gradients), a
+	// Hessian-vector plus cross product four (eight for a CNN); mixing
+	// costs 2·d_x per link; every evaluation passes over all of a client's
+	// data.
 	batch := float64(sc.SGP.Batch)
 	perClientExamples := float64(examples) / float64(n)
 	if batch <= 0 || batch > perClientExamples {
 		batch = perClientExamples
 	}
 	fdx, fn, fl := float64(dx), float64(n), float64(links)
-	sgpRound := fn*batch*4*fdx + fl*2*fdx
+	gradCost, productCost := 2*fwd, 4*fwd
+	if _, ok := sc.Model.Arch.Params.(models.Coster); ok {
+		gradCost, productCost = 3*fwd, 8*fwd
+	}
+	sgpRound := fn*batch*gradCost + fl*2*fdx
 	evals := 1.0
 	if sc.SGP.EvalEvery > 0 {
 		evals += float64(sc.SGP.Rounds / sc.SGP.EvalEvery)
 	}
-	sgp := float64(sc.SGP.Rounds)*sgpRound + evals*float64(examples)*2*fdx
+	sgp := float64(sc.SGP.Rounds)*sgpRound + evals*float64(examples)*fwd
 	var hyper float64
 	if sc.Hypergradient.Estimator != "none" {
 		hb := float64(sc.Hypergradient.Batch)
@@ -152,7 +171,7 @@ func Estimate(sc Scenario) Resources {
 		if sc.Hypergradient.Sampling == "alternate" {
 			rounds *= 2
 		}
-		hyper = rounds * products * (fn*hb*8*fdx + fl*2*fdx)
+		hyper = rounds * products * (fn*hb*productCost + fl*2*fdx)
 	}
 	steps := float64(sc.Outer.Steps)
 	r.Flops = (steps+1)*sgp + math.Max(steps, 1)*hyper

@@ -44,7 +44,7 @@ func TestInvalidScenarios(t *testing.T) {
 		{"alpha outside", "model:\n  head: label-weights\nhypergradient:\n  estimator: vr-hgp\n  alpha: 1.5\n", "alpha: must be in [0, 1], got 1.5"},
 		{"m zero", "model:\n  head: label-weights\nhypergradient:\n  estimator: hgp\n  m: 0\n", "hypergradient.m: must be in [1, 1000000], got 0"},
 		{"logistic multiclass", "model:\n  kind: logistic\n", "model (logistic): logistic is binary and needs data with 2 classes, got 5"},
-		{"unknown model", "model:\n  kind: cnn\n", `line 2: model.kind: unknown model kind "cnn"`},
+		{"unknown model", "model:\n  kind: transformer\n", `line 2: model.kind: unknown model kind "transformer"`},
 		{"empty ensemble", "model:\n  head: ensemble\n  k: 0\n", "model.k: the ensemble size must be in [1, 64], got 0"},
 		{"unknown head", "model:\n  head: hats\n", `line 2: model.head: unknown head kind "hats"`},
 		{"unknown method", "method: pdbo-xl\n", `method: unknown method kind "pdbo-xl" (registered: local, local-mtl`},
