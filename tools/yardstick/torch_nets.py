@@ -30,6 +30,12 @@ import sys
 import time
 
 import numpy as np
+
+# One thread for OpenBLAS too (torch.set_num_threads does not reach a BLAS
+# that Debian's alternatives swap in); it reads this when torch loads it.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 import torch
 
 torch.set_num_threads(1)
