@@ -179,6 +179,14 @@ def main():
     missing = sorted(op for op in ours if op not in theirs)
     if missing:
         print(f"\nNo PyTorch time (disagreement or failure, see above): {', '.join(missing)}")
+    errs = {}
+    for op, runs in theirs.items():
+        if "rel_err" in runs[0]:
+            net = op.rsplit("-", 1)[0]
+            errs[net] = max([errs.get(net, 0.0)] + [o["rel_err"] for o in runs])
+    if errs:
+        print("\nPyTorch float64 against hgpsim, largest relative error of loss, gradient and HVP: " +
+              ", ".join(f"{net} {e:.1e}" for net, e in errs.items()))
 
 
 if __name__ == "__main__":
