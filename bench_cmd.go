@@ -27,6 +27,7 @@ type benchFlags struct {
 	scenario string
 	methods  string
 	json     bool
+	dump     string
 }
 
 // newBenchCmd is `hgpsim bench`: it parses the flags and leaves the
@@ -51,6 +52,12 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
          HVP, one client's VR-HGP round), the shapes of the PyTorch
          yardstick tools/yardstick/torch_ops.py; --json prints them as JSON
          lines for tools/yardstick/compare.py
+  nets   gradient and HVP of the convolutional presets of models/nn
+         (fedem-cnn, also at 62 classes, fedbio-4conv, node-weighting on
+         1×28×28, lenet on 3×32×32; batch 128, cross-entropy) on one
+         goroutine, in ms and GFLOP/s (3 forward passes per gradient, 8 per
+         HVP); --dump DIR writes each net's parameters, data, direction,
+         gradient and HVP for tools/yardstick/torch_nets.py; --json as for ops
 
 Some defaults depend on --phase, as each flag's help says. The Go benchmarks
 of the same setups are in package bench (go test -bench . ./bench).`,
@@ -65,8 +72,9 @@ of the same setups are in package bench (go test -bench . ./bench).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.phase, "phase", "sgp", "what to time: sgp | hgp | outer | ops")
-	fl.BoolVar(&f.json, "json", false, "ops: print one JSON object per op instead of a table")
+	fl.StringVar(&f.phase, "phase", "sgp", "what to time: sgp | hgp | outer | ops | nets")
+	fl.BoolVar(&f.json, "json", false, "ops, nets: print one JSON object per op instead of a table")
+	fl.StringVar(&f.dump, "dump", "", "nets: write each net's inputs and results into DIR/NAME for tools/yardstick/torch_nets.py")
 	fl.StringVar(&f.clients, "clients", "10,100,1000", "comma-separated client counts (default 10,100 for --phase hgp, 20,100 for outer)")
 	fl.IntVar(&f.rounds, "rounds", 200, "rounds per measurement (outer: at most this many SGP and hyper-gradient rounds, at least 3, default 30; the rest is extrapolated)")
 	fl.StringVar(&f.procs, "procs", strconv.Itoa(runtime.GOMAXPROCS(0)), "comma-separated GOMAXPROCS values")
@@ -81,12 +89,15 @@ of the same setups are in package bench (go test -bench . ./bench).`,
 // given (set reports the flags given on the command line), runs the
 // measurement of package bench and prints its tables.
 func cmdBench(f benchFlags, set func(name string) bool, stdout, stderr io.Writer) error {
-	if f.json && f.phase != "ops" {
-		return usageError{"--json only applies to --phase ops"}
+	if f.json && f.phase != "ops" && f.phase != "nets" {
+		return usageError{"--json only applies to --phase ops and nets"}
+	}
+	if f.dump != "" && f.phase != "nets" {
+		return usageError{"--dump only applies to --phase nets"}
 	}
 	switch f.phase {
-	case "ops":
-		return cmdBenchOps(f, set, stdout)
+	case "ops", "nets":
+		return cmdBenchOps(f, set, stdout, stderr)
 	case "sgp":
 	case "hgp":
 		if !set("clients") {
@@ -103,7 +114,7 @@ func cmdBench(f benchFlags, set func(name string) bool, stdout, stderr io.Writer
 			f.reps = 1
 		}
 	default:
-		return usageError{fmt.Sprintf("--phase must be sgp, hgp, outer or ops, got %q", f.phase)}
+		return usageError{fmt.Sprintf("--phase must be sgp, hgp, outer, ops or nets, got %q", f.phase)}
 	}
 	if f.phase != "outer" && (set("scenario") || set("methods")) {
 		return usageError{"--scenario and --methods only apply to --phase outer"}
@@ -172,25 +183,43 @@ func intList(name, s string, lo, hi int) ([]int, error) {
 	return out, nil
 }
 
-// cmdBenchOps times the yardstick's single operations on one goroutine.
-func cmdBenchOps(f benchFlags, set func(name string) bool, stdout io.Writer) error {
+// cmdBenchOps times the yardstick's single operations (--phase ops) or
+// the nets' gradients and HVPs (--phase nets) on one goroutine.
+func cmdBenchOps(f benchFlags, set func(name string) bool, stdout, stderr io.Writer) error {
 	for _, name := range []string{"clients", "rounds", "procs", "scenario", "methods"} {
 		if set(name) {
-			return usageError{fmt.Sprintf("--%s does not apply to --phase ops", name)}
+			return usageError{fmt.Sprintf("--%s does not apply to --phase %s", name, f.phase)}
 		}
 	}
 	if f.reps < 1 {
 		return usageError{fmt.Sprintf("--reps must be >= 1, got %d", f.reps)}
 	}
 	runtime.GOMAXPROCS(1) // as the yardstick's torch.set_num_threads(1)
-	ops, err := bench.Ops()
-	if err != nil {
-		return err
+	var rows []any
+	var table func(w io.Writer)
+	if f.phase == "nets" {
+		times, err := bench.MeasureNets(bench.NetOptions{Reps: f.reps, Budget: 500 * time.Millisecond, Dump: f.dump, Progress: stderr})
+		if err != nil {
+			return err
+		}
+		for _, t := range times {
+			rows = append(rows, t)
+		}
+		table = func(w io.Writer) { bench.WriteNets(w, times) }
+	} else {
+		ops, err := bench.Ops()
+		if err != nil {
+			return err
+		}
+		times := bench.TimeOps(ops, f.reps, 500*time.Millisecond)
+		for _, t := range times {
+			rows = append(rows, t)
+		}
+		table = func(w io.Writer) { bench.WriteOps(w, times) }
 	}
-	times := bench.TimeOps(ops, f.reps, 500*time.Millisecond)
 	var doc strings.Builder
 	if f.json {
-		for _, t := range times {
+		for _, t := range rows {
 			b, err := json.Marshal(t)
 			if err != nil {
 				return err
@@ -198,7 +227,7 @@ func cmdBenchOps(f benchFlags, set func(name string) bool, stdout io.Writer) err
 			doc.Write(append(b, '\n'))
 		}
 	} else {
-		bench.WriteOps(&doc, times)
+		table(&doc)
 	}
 	fmt.Fprint(stdout, doc.String())
 	if f.out != "" {

@@ -4,75 +4,189 @@ ratios (PyTorch time / hgpsim time; > 1 means hgpsim is faster).
 
 Usage, from the repository root:
 
-    apt-get install -y python3-torch          # Debian's PyTorch 1.13
-    /usr/bin/python3 tools/yardstick/compare.py [--hgpsim ./hgpsim] [--rounds 3]
+    apt-get install -y python3-torch libopenblas0-pthread   # Debian's PyTorch 1.13 on OpenBLAS
+    /usr/bin/python3 tools/yardstick/compare.py [--hgpsim ./hgpsim] [--rounds 3] [--no-nets]
+
+Two sets of ops share the table: the small ones of `hgpsim bench --phase
+ops` against torch_ops.py (softmax and MLP gradient and HVP, one VR-HGP
+round), and the gradient and HVP of the convolutional presets of
+models/nn, `hgpsim bench --phase nets`, against torch_nets.py. For the
+nets, the first hgpsim run also dumps each net's parameters, data and
+results (--dump), and torch_nets.py rebuilds the nets from that dump and
+checks that PyTorch computes the same loss, gradient and HVP (relative
+error ≤ 1e-9) before timing them; a net that disagrees is reported and
+left out. hgpsim's GFLOP/s count 3 forward passes per gradient and 8 per
+HVP (bench/nets.go); PyTorch's float32 time is there for context.
 
 The two sides alternate --rounds times (hgpsim, torch, torch, hgpsim, ...)
 and the median per op is reported, so that a slow spell of a shared machine
 does not fall on one side only. The BLAS that PyTorch runs on is printed:
 Debian's python3-torch uses whatever libblas.so.3 the alternatives system
-selects — the reference BLAS, or OpenBLAS when libopenblas0 is installed,
-which apt does by default (a Recommends of libtorch) — and that changes
-its times several-fold; --reference-blas measures against the reference
-BLAS on a machine that has both.
+selects — the reference BLAS (libblas3, which libtorch depends on) or
+OpenBLAS once libopenblas0-pthread is installed — and that changes its
+times several-fold, so a run on the reference BLAS prints a warning unless
+--reference-blas asked for it; --reference-blas measures against the
+reference BLAS on a machine that has both.
 """
 import argparse
 import json
+import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+LIB = "/usr/lib/x86_64-linux-gnu"
+
+# Prints the file that provides dgemm_ to a process that has imported torch
+# (libtorch links libblas.so.3, and dlopen by that soname returns the copy
+# already loaded, so this is the BLAS torch's matrix products call), and
+# whether that file exports a symbol of an optimized BLAS.
+BLAS_PROBE = r"""
+import ctypes, os, torch
+lib = ctypes.CDLL("libblas.so.3")
+addr = ctypes.cast(lib.dgemm_, ctypes.c_void_p).value
+for line in open("/proc/self/maps"):
+    f = line.split()
+    lo, hi = (int(v, 16) for v in f[0].split("-"))
+    if lo <= addr < hi and len(f) > 5:
+        path = os.path.realpath(f[5])
+        break
+else:
+    path = "unknown"
+own = ctypes.CDLL(path) if path != "unknown" else lib
+marks = ("openblas_get_config", "bli_info_get_version_str", "MKL_Get_Version", "ATL_buildinfo")
+print(path, any(hasattr(own, m) for m in marks))
+"""
 
 
-def run_lines(cmd, env=None):
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
-    return {o["op"]: o for o in (json.loads(line) for line in out.splitlines() if line.strip())}
+def run_lines(cmd, env, must=True):
+    """Runs cmd and returns its JSON lines by op. With must=False a failing
+    exit is tolerated (torch_nets.py exits 1 when a net disagrees, after
+    printing its error line)."""
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if p.returncode != 0 and (must or not p.stdout.strip()):
+        sys.exit(f"compare.py: {' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
+    return {o["op"]: o for o in (json.loads(line) for line in p.stdout.splitlines() if line.strip())}
 
 
-def blas():
-    try:
-        return os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
-    except OSError:
-        return "unknown"
+def probe_blas(env):
+    """Returns the file of torch's dgemm_ and whether it is Debian's
+    reference BLAS: libblas3 installs it in LIB/blas/, and it exports none
+    of the optimized BLASes' own symbols."""
+    p = subprocess.run([sys.executable, "-c", BLAS_PROBE], capture_output=True, text=True, env=env)
+    fields = p.stdout.split()
+    if len(fields) != 2:
+        return "unknown (the probe failed)", False
+    path, optimized = fields[0], fields[1] == "True"
+    return path, os.path.basename(os.path.dirname(path)) == "blas" and not optimized
+
+
+def med(runs, key):
+    vals = [o[key] for o in runs if key in o]
+    return statistics.median(vals) if vals else math.nan
+
+
+def cell(v, fmt):
+    return "–" if math.isnan(v) else format(v, fmt)
+
+
+def measure(a, hg, env, torch_env, dump):
+    """Runs the sides alternately a.rounds times and returns hgpsim's and
+    PyTorch's JSON objects per op, and hgpsim's shape per op."""
+    ours, theirs, shapes = {}, {}, {}
+    for r in range(a.rounds):
+        hg_cmds = [hg + ["bench", "--phase", "ops", "--json"]]
+        torch_cmds = [[sys.executable, os.path.join(HERE, "torch_ops.py")]]
+        if not a.no_nets:
+            nets = hg + ["bench", "--phase", "nets", "--json", "--reps", str(a.net_reps)]
+            if r == 0:  # hgpsim goes first in even rounds: the dump is there before torch_nets.py reads it
+                nets += ["--dump", dump]
+            hg_cmds.append(nets)
+            torch_cmds.append([sys.executable, os.path.join(HERE, "torch_nets.py"), dump, "--reps", str(a.net_reps)])
+        sides = [("hgpsim", hg_cmds), ("torch", torch_cmds)]
+        if r % 2:
+            sides.reverse()
+        for name, cmds in sides:
+            for k, cmd in enumerate(cmds):
+                print(f"compare.py: round {r + 1}/{a.rounds}: {' '.join(cmd[:4])} ...", file=sys.stderr)
+                lines = run_lines(cmd, env if name == "hgpsim" else torch_env, must=(name == "hgpsim" or k == 0))
+                for op, o in lines.items():
+                    if "error" in o:
+                        if r == 0:
+                            print(f"compare.py: {op}: {o['error']}", file=sys.stderr)
+                        continue
+                    if name == "hgpsim":
+                        shapes[op] = o["shape"]
+                    (ours if name == "hgpsim" else theirs).setdefault(op, []).append(o)
+    return ours, theirs, shapes
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--hgpsim", default=None, help="hgpsim binary (default: go run .)")
     ap.add_argument("--rounds", type=int, default=3, help="alternations of the two sides")
+    ap.add_argument("--no-nets", action="store_true", help="only the small ops (the nets take minutes per round)")
+    ap.add_argument("--net-reps", type=int, default=1,
+                    help="timings per net op within one round (each side reports their median)")
     ap.add_argument("--reference-blas", action="store_true",
                     help="run PyTorch on Debian's reference BLAS/LAPACK (libblas3, liblapack3) even when an optimized "
                          "one is the system's choice, by putting their folders first on LD_LIBRARY_PATH")
     a = ap.parse_args()
+    if a.rounds < 1 or a.net_reps < 1:
+        sys.exit("compare.py: --rounds and --net-reps must be >= 1")
     hg = [a.hgpsim] if a.hgpsim else ["go", "run", "."]
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     torch_env = dict(env)
-    lib = "/usr/lib/x86_64-linux-gnu"
     if a.reference_blas:
-        ref = [f"{lib}/blas", f"{lib}/lapack"]
-        if not os.path.exists(f"{lib}/blas/libblas.so.3"):
+        ref = [f"{LIB}/blas", f"{LIB}/lapack"]
+        if not os.path.exists(f"{LIB}/blas/libblas.so.3"):
             sys.exit("--reference-blas: libblas3 is not installed (apt-get install -y libblas3 liblapack3)")
         torch_env["LD_LIBRARY_PATH"] = ":".join(ref + [env.get("LD_LIBRARY_PATH", "")]).rstrip(":")
-    ours, theirs = {}, {}
-    for r in range(a.rounds):
-        sides = [("hgpsim", hg + ["bench", "--phase", "ops", "--json"]),
-                 ("torch", [sys.executable, os.path.join(HERE, "torch_ops.py")])]
-        if r % 2:
-            sides.reverse()
-        for name, cmd in sides:
-            for op, o in run_lines(cmd, env if name == "hgpsim" else torch_env).items():
-                (ours if name == "hgpsim" else theirs).setdefault(op, []).append(o)
-    version = next(iter(theirs.values()))[0].get("torch", "?")
-    which = f"{lib}/blas/libblas.so.3 (reference, --reference-blas)" if a.reference_blas else blas()
-    print(f"PyTorch {version}, one thread, float64, BLAS {which}; median of {a.rounds} alternating runs\n")
-    print("| op | shape | hgpsim ms | PyTorch ms | PyTorch / hgpsim |")
-    print("|---|---|---:|---:|---:|")
-    for op, os_ in ours.items():
-        m = statistics.median(o["ms"] for o in os_)
-        t = statistics.median(o["ms"] for o in theirs.get(op, [{"ms": float("nan")}]))
-        print(f"| {op} | {os_[0]['shape']} | {m:.3f} | {t:.3f} | {t / m:.2f} |")
+    blas, reference = probe_blas(torch_env)
+    warning = None
+    if reference and not a.reference_blas:
+        warning = (f"WARNING: PyTorch runs on the REFERENCE BLAS ({blas}), several times slower than an optimized "
+                   f"one: the ratios below flatter hgpsim. Install libopenblas0-pthread, or pass --reference-blas "
+                   f"if this is what you meant to measure.")
+        print(warning, file=sys.stderr)
+    load_before = os.getloadavg()
+
+    dump = tempfile.mkdtemp(prefix="hgpsim-nets-")
+    try:
+        ours, theirs, shapes = measure(a, hg, env, torch_env, dump)
+    finally:
+        shutil.rmtree(dump, ignore_errors=True)
+    load_after = os.getloadavg()
+
+    version = next(iter(theirs.values()))[0].get("torch", "?") if theirs else "?"
+    which = f"{blas} (reference, --reference-blas)" if a.reference_blas else blas
+    if warning:
+        print(warning + "\n")
+    print(f"PyTorch {version}, one thread, BLAS {which}; median of {a.rounds} alternating runs; "
+          f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after ({os.cpu_count()} CPUs)\n")
+    print("| op | shape | hgpsim ms | hgpsim GFLOP/s | PyTorch f64 ms | PyTorch / hgpsim | PyTorch f32 ms |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for op, runs in ours.items():
+        m = med(runs, "ms")
+        t = med(theirs.get(op, []), "ms")
+        t32 = med(theirs.get(op, []), "ms_f32")
+        print(f"| {op} | {shapes[op]} | {m:.3f} | {cell(med(runs, 'gflops'), '.1f')} | {cell(t, '.3f')} | "
+              f"{cell(t / m, '.2f')} | {cell(t32, '.3f')} |")
+    missing = sorted(op for op in ours if op not in theirs)
+    if missing:
+        print(f"\nNo PyTorch time (disagreement or failure, see above): {', '.join(missing)}")
+    errs = {}
+    for op, runs in theirs.items():
+        if "rel_err" in runs[0]:
+            net = op.rsplit("-", 1)[0]
+            errs[net] = max([errs.get(net, 0.0)] + [o["rel_err"] for o in runs])
+    if errs:
+        print("\nPyTorch float64 against hgpsim, largest relative error of loss, gradient and HVP: " +
+              ", ".join(f"{net} {e:.1e}" for net, e in errs.items()))
 
 
 if __name__ == "__main__":

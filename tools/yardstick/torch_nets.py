@@ -15,10 +15,12 @@ weight then bias, layer by layer), loads the same x, and
    and, for context, in float32, one thread each.
 
 It prints one JSON object per op: {"op": NAME-grad | NAME-hvp, "ms": float64
-time, "ms_f32": float32 time, "rel_err": agreement, "gflops_fwd": forward
-GFLOP per sample batch}. compare.py runs both sides and prints the ratios.
+time, "ms_f32": float32 time, "gflops": float64 GFLOP/s counted as hgpsim
+counts them (3 forward passes per gradient, 8 per HVP), "rel_err": the
+largest of the three agreement errors}; with --check only the errors, one
+object per net. compare.py runs both sides and prints the ratios.
 
-Usage: /usr/bin/python3 tools/yardstick/torch_nets.py DIR [--reps 3]
+Usage: /usr/bin/python3 tools/yardstick/torch_nets.py DIR [--reps 3] [--only NAME,...] [--check]
 """
 import argparse
 import json
@@ -28,6 +30,12 @@ import sys
 import time
 
 import numpy as np
+
+# One thread for OpenBLAS too (torch.set_num_threads does not reach a BLAS
+# that Debian's alternatives swap in); it reads this when torch loads it.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 import torch
 
 torch.set_num_threads(1)
@@ -37,56 +45,78 @@ def read(path, dtype):
     return np.fromfile(path, dtype=dtype)
 
 
-class Norm(torch.nn.Module):
-    """Per-sample, per-channel normalization over H×W with a per-channel
-    affine (GroupNorm with one group per channel): hgpsim's exact
-    replacement for batch normalization."""
-
-    def __init__(self, channels, eps):
-        super().__init__()
-        self.gn = torch.nn.GroupNorm(channels, channels, eps=eps)
+class Softplus(torch.nn.Module):
+    """log(1 + e^v) everywhere, as hgpsim computes it: torch.nn.Softplus
+    switches to v itself above its threshold (20), which is off by
+    log(1 + e^-v) ≈ 2e-9 there, above the 1e-9 the check allows."""
 
     def forward(self, v):
-        return self.gn(v)
+        return torch.logaddexp(v, torch.zeros((), dtype=v.dtype))
 
 
 def build(spec):
+    """The torch.nn.Sequential of the layer list of spec.json. Kinds and
+    fields are models/nn's (nn.Kind.String, nn.Spec): conv2d, maxpool2d,
+    avgpool2d (out, kh, kw, stride, pad; stride resolved by the dump),
+    relu, tanh, softplus, flatten, dense (out) and groupnorm (out = the
+    number of groups; ε = 1e-5 and a per-channel scale and shift, which is
+    torch.nn.GroupNorm(groups, C)). nn computes a ReLU that directly
+    precedes a max pool after the pool; the two commute, so the order
+    written here, the specs' order, gives the same values and derivatives.
+    A dense layer reads its input flattened in NCHW order, as Linear after
+    Flatten does."""
     c, h, w = spec["input"]
+    shape = (c, h, w)  # per-sample shape; a 2-D activation has shape (size, 1, 1)
+    flat = False  # whether the torch tensor is (N, size) rather than (N, C, H, W)
     mods = []
-    shape = (c, h, w)
-    flat = None
+
+    def planes():
+        nonlocal flat
+        if flat:
+            mods.append(torch.nn.Unflatten(1, shape))
+            flat = False
+
+    def window(layer, pad):
+        kh, kw, s = layer["kh"], layer["kw"], layer["stride"]
+        return (shape[1] + 2 * pad - kh) // s + 1, (shape[2] + 2 * pad - kw) // s + 1
+
     for layer in spec["layers"]:
         k = layer["kind"]
-        if k == "conv":
-            mods.append(torch.nn.Conv2d(shape[0], layer["out"], layer["kernel"],
-                                        stride=layer.get("stride", 1), padding=layer.get("padding", 0)))
-        elif k in ("maxpool", "avgpool"):
-            cls = torch.nn.MaxPool2d if k == "maxpool" else torch.nn.AvgPool2d
-            mods.append(cls(layer["kernel"], stride=layer.get("stride", layer["kernel"])))
+        if k == "conv2d":
+            planes()
+            pad = layer.get("pad", 0)
+            mods.append(torch.nn.Conv2d(shape[0], layer["out"], (layer["kh"], layer["kw"]),
+                                        stride=layer["stride"], padding=pad))
+            shape = (layer["out"],) + window(layer, pad)
+        elif k in ("maxpool2d", "avgpool2d"):
+            planes()
+            cls = torch.nn.MaxPool2d if k == "maxpool2d" else torch.nn.AvgPool2d
+            mods.append(cls((layer["kh"], layer["kw"]), stride=layer["stride"]))
+            shape = (shape[0],) + window(layer, 0)
         elif k == "relu":
             mods.append(torch.nn.ReLU())
         elif k == "tanh":
             mods.append(torch.nn.Tanh())
         elif k == "softplus":
-            mods.append(torch.nn.Softplus())
-        elif k == "norm":
-            mods.append(Norm(shape[0], layer.get("eps", 1e-5)))
-        elif k == "flatten":
-            mods.append(torch.nn.Flatten())
-        elif k == "dense":
-            if flat is None:
+            mods.append(Softplus())
+        elif k == "groupnorm":
+            planes()
+            mods.append(torch.nn.GroupNorm(layer["out"], shape[0], eps=1e-5))
+        elif k in ("flatten", "dense"):
+            if not flat:
                 mods.append(torch.nn.Flatten())
-                flat = int(np.prod(shape))
-            mods.append(torch.nn.Linear(flat, layer["out"]))
+                flat = True
+            size = shape[0] * shape[1] * shape[2]
+            shape = (size, 1, 1)
+            if k == "dense":
+                mods.append(torch.nn.Linear(size, layer["out"]))
+                shape = (layer["out"], 1, 1)
         else:
             sys.exit(f"torch_nets.py: unknown layer kind {k!r} in {spec['name']}")
-        # Track the shape through the layer with a dummy pass (cheap at batch 1).
-        with torch.no_grad():
-            out = torch.nn.Sequential(*mods)(torch.zeros(1, c, h, w, dtype=torch.float64))
-        if out.dim() == 4:
-            shape = tuple(out.shape[1:])
-        else:
-            flat = out.shape[1]
+    if shape[0] * shape[1] * shape[2] != spec["classes"]:
+        sys.exit(f"torch_nets.py: {spec['name']} ends with {shape}, not {spec['classes']} classes")
+    if not flat:
+        mods.append(torch.nn.Flatten())
     return torch.nn.Sequential(*mods)
 
 
@@ -130,7 +160,7 @@ def ops(net, a, y, u, l2):
     return loss, grad, hvp
 
 
-def timed(run, reps, budget=1.0):
+def timed(run, reps, budget):
     run()
     times = []
     for _ in range(reps):
@@ -147,7 +177,7 @@ def rel_err(ours, theirs):
     return float(np.max(np.abs(ours - theirs))) / scale
 
 
-def one(folder, reps):
+def one(folder, reps, budget, check_only):
     with open(os.path.join(folder, "spec.json")) as f:
         spec = json.load(f)
     c, h, w = spec["input"]
@@ -160,23 +190,33 @@ def one(folder, reps):
     net = build(spec).double()
     load_params(net, x)
     loss, grad, hvp = ops(net, a, y, u, spec["l2"])
-    err = max(
-        abs(float(loss()) - spec["loss"]) / max(abs(spec["loss"]), 1e-300),
-        rel_err(read(os.path.join(folder, "grad.f64"), "<f8"), grad().detach().numpy()),
-        rel_err(read(os.path.join(folder, "hvp.f64"), "<f8"), hvp().detach().numpy()),
-    )
+    errs = {
+        "loss_err": abs(float(loss()) - spec["loss"]) / max(abs(spec["loss"]), 1e-300),
+        "grad_err": rel_err(read(os.path.join(folder, "grad.f64"), "<f8"), grad().detach().numpy()),
+        "hvp_err": rel_err(read(os.path.join(folder, "hvp.f64"), "<f8"), hvp().detach().numpy()),
+    }
+    err = max(errs.values())
     name = spec["name"]
     if not err <= 1e-9:
-        print(json.dumps({"op": name, "error": f"values disagree with hgpsim: relative error {err:.3g} > 1e-9"}))
+        print(json.dumps({"op": name, "error": f"values disagree with hgpsim: relative error {err:.3g} > 1e-9",
+                          **errs}))
+        sys.stdout.flush()
         return False
-    t64 = {"grad": timed(grad, reps), "hvp": timed(hvp, reps)}
+    if check_only:
+        print(json.dumps({"op": name, "rel_err": err, **errs}))
+        sys.stdout.flush()
+        return True
+    t64 = {"grad": timed(grad, reps, budget), "hvp": timed(hvp, reps, budget)}
     net32 = build(spec).float()
     load_params(net32, x.astype(np.float32))
     _, grad32, hvp32 = ops(net32, a.float(), y, u.float(), spec["l2"])
-    t32 = {"grad": timed(grad32, reps), "hvp": timed(hvp32, reps)}
+    t32 = {"grad": timed(grad32, reps, budget), "hvp": timed(hvp32, reps, budget)}
+    # The FLOP counts of hgpsim's bench/nets.go: 3 forward passes per
+    # gradient, 8 per HVP.
+    work = {"grad": 3 * spec["flops_forward"] * n, "hvp": 8 * spec["flops_forward"] * n}
     for op in ("grad", "hvp"):
         print(json.dumps({"op": f"{name}-{op}", "ms": 1e3 * t64[op], "ms_f32": 1e3 * t32[op],
-                          "rel_err": err, "torch": torch.__version__}))
+                          "gflops": work[op] / t64[op] / 1e9, "rel_err": err, "torch": torch.__version__}))
         sys.stdout.flush()
     return True
 
@@ -184,15 +224,18 @@ def one(folder, reps):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dir", help="the folder `hgpsim bench --phase nets --dump` wrote")
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--only", default="", help="comma-separated preset names")
+    ap.add_argument("--reps", type=int, default=3, help="timings per op (the median is reported)")
+    ap.add_argument("--budget", type=float, default=0.5,
+                    help="seconds of one timing, at least one call (hgpsim bench uses 0.5)")
+    ap.add_argument("--only", default="", help="comma-separated net names (the dump's folder names)")
+    ap.add_argument("--check", action="store_true", help="only check agreement, print the errors, time nothing")
     a = ap.parse_args()
     only = set(filter(None, a.only.split(",")))
     ok = True
     for name in sorted(os.listdir(a.dir)):
         folder = os.path.join(a.dir, name)
         if os.path.isdir(folder) and (not only or name in only):
-            ok = one(folder, a.reps) and ok
+            ok = one(folder, a.reps, a.budget, a.check) and ok
     sys.exit(0 if ok else 1)
 
 

@@ -6,22 +6,28 @@ user would: float64, one thread, autograd for gradients and double backward
 for Hessian-vector products. For the VR-HGP round the graph of the gradient
 at the fixed point is built once outside the timed loop and reused with
 retain_graph, the best PyTorch allows (hgpsim keeps its forward pass the
-same way). Prints one JSON object per op: {"op": ..., "ms": ...}.
+same way). Prints one JSON object per op: {"op": ..., "ms": float64
+time, "ms_f32": the same op in float32, for context}.
 
 Needs Debian's python3-torch (apt-get install python3-torch); run with
 /usr/bin/python3. tools/yardstick/compare.py runs both sides and prints the
 ratios.
 """
 import json
+import os
 import statistics
 import sys
 import time
 
+
+# One thread for OpenBLAS too (torch.set_num_threads does not reach a BLAS
+# that Debian's alternatives swap in); it reads this when torch loads it.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 import torch
 
 torch.set_num_threads(1)
-torch.set_default_dtype(torch.float64)
-torch.manual_seed(1)
 
 FEATURES, CLASSES, BATCH, HIDDEN = 784, 10, 128, 64
 BASES, ROWS, DEGREE = 3, 42, 10
@@ -123,21 +129,31 @@ def timed(run, reps=3, budget=0.5):
     return statistics.median(times)
 
 
-def main():
+def build():
+    """The ops in the default dtype, from a fixed seed."""
+    torch.manual_seed(1)
     xb, yb = data(4 * BATCH)
     idx = torch.randint(0, 4 * BATCH, (BATCH,))
     x, y = xb[idx], yb[idx]
     d_soft = CLASSES * FEATURES + CLASSES
     d_mlp = HIDDEN * FEATURES + HIDDEN + CLASSES * HIDDEN + CLASSES
-    ops = [
+    return [
         ("softmax-grad", grad_op(softmax_loss, d_soft, x, y)),
         ("softmax-hvp", hvp_op(softmax_loss, d_soft, x, y)),
         ("mlp-grad", grad_op(mlp_loss, d_mlp, x, y)),
         ("mlp-hvp", hvp_op(mlp_loss, d_mlp, x, y)),
         ("vrhgp-round", vrhgp_round_op()),
     ]
-    for name, run in ops:
-        print(json.dumps({"op": name, "ms": 1e3 * timed(run), "torch": torch.__version__}))
+
+
+def main():
+    times = {}
+    for dtype in (torch.float64, torch.float32):
+        torch.set_default_dtype(dtype)
+        times[dtype] = {name: timed(run) for name, run in build()}
+    for name, t in times[torch.float64].items():
+        print(json.dumps({"op": name, "ms": 1e3 * t, "ms_f32": 1e3 * times[torch.float32][name],
+                          "torch": torch.__version__}))
         sys.stdout.flush()
 
 

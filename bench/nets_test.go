@@ -1,0 +1,151 @@
+package bench
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"hgpsim/models/nn"
+)
+
+// readF64 reads a little-endian float64 file value by value, independently
+// of writeLE's encoding/binary path.
+func readF64(t *testing.T, path string) []float64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b)%8 != 0 {
+		t.Fatalf("%s: %d bytes, not a multiple of 8", path, len(b))
+	}
+	v := make([]float64, len(b)/8)
+	for i := range v {
+		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return v
+}
+
+func sameF64(t *testing.T, what string, got, want []float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			t.Fatalf("%s[%d] = %v, want %v", what, i, got[i], want[i])
+		}
+	}
+}
+
+// TestDumpNetRoundTrip writes a small lenet problem, reads every file back
+// and checks it against the problem and against a second, independently
+// built problem's gradient and HVP; the layer list must rebuild the same
+// nn.Specs from the kind names.
+func TestDumpNetRoundTrip(t *testing.T) {
+	c := NetCase{Name: "lenet-small", Preset: "lenet", In: nn.Shape{C: 3, H: 32, W: 32}, Classes: 7, Batch: 5}
+	p, err := NewNetProblem(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := DumpNet(dir, p); err != nil {
+		t.Fatal(err)
+	}
+	folder := filepath.Join(dir, c.Name)
+
+	q, err := NewNetProblem(c) // same seed: the same data, a fresh net
+	if err != nil {
+		t.Fatal(err)
+	}
+	grad, hvp := make([]float64, q.Net.Dim()), make([]float64, q.Net.Dim())
+	loss := q.Net.Grad(grad, q.X, q.A, q.Labels, NetL2)
+	q.Net.HVP(hvp, q.X, q.A, q.Labels, NetL2, q.U)
+
+	b, err := os.ReadFile(filepath.Join(folder, "spec.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec DumpSpec
+	if err := json.Unmarshal(b, &spec); err != nil {
+		t.Fatal(err)
+	}
+	if spec.Name != c.Name || spec.Preset != c.Preset || spec.Input != [3]int{3, 32, 32} || spec.Classes != 7 ||
+		spec.Batch != 5 || spec.Params != q.Net.Dim() || spec.FLOPs != q.Net.FLOPs() || spec.L2 != NetL2 {
+		t.Errorf("spec.json header %+v does not describe the problem", spec)
+	}
+	if spec.Loss != loss {
+		t.Errorf("loss %v, want %v", spec.Loss, loss)
+	}
+	kinds := map[string]nn.Kind{}
+	for k := nn.KindConv2D; k <= nn.KindGroupNorm; k++ {
+		kinds[k.String()] = k
+	}
+	if len(spec.Layers) != len(p.Specs) {
+		t.Fatalf("%d layers, want %d", len(spec.Layers), len(p.Specs))
+	}
+	for i, l := range spec.Layers {
+		s := p.Specs[i]
+		want := nn.Spec{Kind: kinds[l.Kind], Out: l.Out, KH: l.KH, KW: l.KW, Stride: l.Stride, Pad: l.Pad}
+		if s.Stride == 0 { // the dump resolves the default
+			switch s.Kind {
+			case nn.KindConv2D:
+				s.Stride = 1
+			case nn.KindMaxPool2D, nn.KindAvgPool2D:
+				s.Stride = s.KH
+			}
+		}
+		if want != s {
+			t.Errorf("layer %d: dumped as %+v, rebuilt %+v, want %+v", i, l, want, s)
+		}
+	}
+
+	sameF64(t, DumpX, readF64(t, filepath.Join(folder, DumpX)), q.X)
+	sameF64(t, DumpA, readF64(t, filepath.Join(folder, DumpA)), q.A)
+	sameF64(t, DumpU, readF64(t, filepath.Join(folder, DumpU)), q.U)
+	sameF64(t, DumpGrad, readF64(t, filepath.Join(folder, DumpGrad)), grad)
+	sameF64(t, DumpHVP, readF64(t, filepath.Join(folder, DumpHVP)), hvp)
+	yb, err := os.ReadFile(filepath.Join(folder, DumpY))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(yb) != 8*c.Batch {
+		t.Fatalf("%s: %d bytes, want %d", DumpY, len(yb), 8*c.Batch)
+	}
+	for i, y := range q.Labels {
+		if got := int64(binary.LittleEndian.Uint64(yb[8*i:])); got != int64(y) {
+			t.Errorf("label %d = %d, want %d", i, got, y)
+		}
+	}
+}
+
+// TestNetOps checks the cases, the ops' names and work, and one timing.
+func TestNetOps(t *testing.T) {
+	cases := NetCases()
+	if len(cases) != 5 || cases[0].Name != "fedem-cnn" || cases[1].Classes != 62 {
+		t.Fatalf("unexpected cases %+v", cases)
+	}
+	c := cases[len(cases)-1]
+	c.Batch = 3
+	p, err := NewNetProblem(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := p.Ops()
+	fwd := float64(p.Net.FLOPs()) * 3
+	if len(ops) != 2 || ops[0].Name != "lenet-grad" || ops[1].Name != "lenet-hvp" ||
+		ops[0].FLOPs != 3*fwd || ops[1].FLOPs != 8*fwd {
+		t.Fatalf("ops %q %v, %q %v; want lenet-grad %v, lenet-hvp %v", ops[0].Name, ops[0].FLOPs, ops[1].Name, ops[1].FLOPs, 3*fwd, 8*fwd)
+	}
+	times := TimeOps([]Op{ops[1].Op}, 1, time.Millisecond)
+	if len(times) != 1 || times[0].Median <= 0 {
+		t.Errorf("implausible timing %+v", times)
+	}
+	if _, err := NewNetProblem(NetCase{Name: "x", Preset: "no-such-net", In: c.In, Classes: 10, Batch: 1}); err == nil {
+		t.Error("an unknown preset built")
+	}
+}
