@@ -76,7 +76,7 @@ func mixAddScaled(ms []Mix) {
 }
 
 // specialMixes returns receivers' mixes as a round makes them, at random:
-// two kinds of mix (of lengths d and d/3+1), each receiver taking a random
+// two kinds of mix (of lengths d and d/3+1, views of the same vectors), each receiver taking a random
 // subsequence of the senders in sender order (0 to 70 terms), so that
 // receivers share senders; values span 40 decades and, with special,
 // include signed zeros, infinities, NaN and subnormals.
@@ -95,13 +95,16 @@ func specialMixes(r *rand.Rand, receivers, senders, d int, special bool) [][]Mix
 			sent[j][k] = val()
 		}
 	}
-	short := d/3 + 1
-	if short > d {
-		short = d
-	}
+	short := min(d/3+1, d)
 	mixes := make([][]Mix, receivers)
 	for i := range mixes {
-		for _, length := range []int{d, short} {
+		lengths := []int{d, short}
+		if i%2 == 0 {
+			// A sender's shorter view comes first: the blocked mixing
+			// must stage the longer one.
+			lengths[0], lengths[1] = short, d
+		}
+		for _, length := range lengths {
 			want := r.IntN(min(70, senders) + 1)
 			var terms []Term
 			for j := range senders {
