@@ -45,19 +45,19 @@ type Premixer interface {
 }
 
 // ApplyMixes computes each mix: Dst = 0, then Dst += Coef·Vec term by term.
-// This is the arithmetic every driver uses, coordinate by coordinate.
+// This is the arithmetic every driver uses, coordinate by coordinate. A
+// receiver mixing on its own streams each sent vector once from memory,
+// which scaled additions one term at a time do best (the hardware
+// prefetches one stream at a time); the blocked mixing, whose sent blocks
+// are in cache, uses vec.Combine instead, whose order contract gives the
+// same bits.
 func ApplyMixes(ms []Mix) {
 	for _, m := range ms {
-		mixRange(m, 0, len(m.Dst))
+		clear(m.Dst)
+		for _, t := range m.Terms {
+			vec.AddScaled(m.Dst, t.Coef, t.Vec[:len(m.Dst)])
+		}
 	}
-}
-
-// mixRange computes coordinates [lo, hi) of m. vec.Combine sums each
-// coordinate exactly as clearing it and adding Coef·Vec term by term with
-// vec.AddScaled does (its order contract), keeping the sums in registers
-// meanwhile.
-func mixRange(m Mix, lo, hi int) {
-	vec.Combine(m.Dst[lo:hi], m.Terms, lo)
 }
 
 // The blocked mixing computes all receivers' mixes block of coordinates by

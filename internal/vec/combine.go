@@ -10,7 +10,7 @@ type Term struct {
 
 // Combine sets dst[i] = Σ_t terms[t].Coef·terms[t].Vec[off+i] for every
 // i < len(dst): the linear combination of coordinates [off, off+len(dst))
-// of the terms' vectors.
+// of the terms' vectors, as mixing in push-sum and HGP needs it.
 //
 // Order contract: each coordinate is summed exactly as
 //
@@ -19,16 +19,16 @@ type Term struct {
 //		AddScaled(dst, t.Coef, t.Vec[off:off+len(dst)])
 //	}
 //
-// sums it — starting from +0, the terms in their order, each one rounded
-// product Coef·Vec[off+i] then one rounded sum, never a fused multiply-add
-// — so the two give the same bits (no terms gives +0, a first product of
-// −0 gives +0). Unlike that loop it reads dst's coordinates from memory
-// never and writes them once: on amd64 with AVX2 it keeps 32 coordinates
-// of dst in registers while it walks all the terms, so each term costs one
-// load per coordinate instead of a load, a store and a reload of dst.
+// sums it — from +0, the terms in their order, each term one rounded
+// product Coef·Vec[off+i] and one rounded sum, never a fused multiply-add —
+// so the two give the same bits: no terms give +0, and a sum whose every
+// product is −0 is +0. Only the memory traffic differs: on amd64 with AVX2
+// it holds 32 coordinates of dst in registers while it walks all the
+// terms, so each term costs one load per coordinate, where that loop loads
+// and stores dst once per term.
 //
-// It panics when off < 0 or a term's Vec is shorter than off+len(dst).
-// No Vec may overlap dst.
+// It panics when off < 0 or a term's Vec is shorter than off+len(dst). No
+// Vec may overlap dst.
 func Combine(dst []float64, terms []Term, off int) {
 	if off < 0 {
 		panic(fmt.Sprintf("vec: Combine at offset %d", off))
