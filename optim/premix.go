@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -114,6 +115,10 @@ func applyMixesBlocked(mixes [][]Mix, parallel int) {
 			longest = max(longest, len(m.Dst))
 			terms += len(m.Terms)
 			for _, t := range m.Terms {
+				if len(t.Vec) < len(m.Dst) {
+					// The staged copy would be long enough to read.
+					panic(fmt.Sprintf("optim: a mix term of %d coordinates for %d", len(t.Vec), len(m.Dst)))
+				}
 				if len(t.Vec) == 0 {
 					continue
 				}

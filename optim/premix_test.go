@@ -170,6 +170,19 @@ func TestMixingIsAddScaled(t *testing.T) {
 	}
 }
 
+// TestBlockedMixingPanicsOnShortTerm checks that a term shorter than its
+// mix is refused, as ApplyMixes refuses it, rather than read from the
+// staging buffer's stale coordinates.
+func TestBlockedMixingPanicsOnShortTerm(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic")
+		}
+	}()
+	v := make([]float64, 10)
+	applyMixesBlocked([][]Mix{{{Dst: make([]float64, 10), Terms: []Term{{Coef: 1, Vec: v}}}}, {{Dst: make([]float64, 10), Terms: []Term{{Coef: 1, Vec: v[:9]}}}}}, 1)
+}
+
 // BenchmarkMixing mixes one round of the paper's n = 100 setting
 // (PDBO-MTL&DA, d_x = 23,550; about 60 in-neighbours on the stochastic
 // directed network with δ ~ U[0.4, 0.8]): every receiver on its own (as
