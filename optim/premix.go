@@ -48,10 +48,9 @@ type Premixer interface {
 // ApplyMixes computes each mix: Dst = 0, then Dst += Coef·Vec term by term.
 // This is the arithmetic every driver uses, coordinate by coordinate. A
 // receiver mixing on its own streams each sent vector once from memory,
-// which scaled additions one term at a time do best (the hardware
-// prefetches one stream at a time); the blocked mixing, whose sent blocks
-// are in cache, uses vec.Combine instead, whose order contract gives the
-// same bits.
+// which one scaled addition per term does faster than vec.Combine (which
+// walks all the vectors at once); the blocked mixing, whose sent blocks
+// are in cache, uses vec.Combine, whose order contract gives the same bits.
 func ApplyMixes(ms []Mix) {
 	for _, m := range ms {
 		clear(m.Dst)
@@ -64,8 +63,8 @@ func ApplyMixes(ms []Mix) {
 // The blocked mixing computes all receivers' mixes block of coordinates by
 // block, so that the block of every sent vector is read from a core's L2
 // cache by all its receivers (some 60 each at n = 100) rather than from
-// memory. Reading those blocks from L2 is what bounds it: the kernel's
-// arithmetic keeps up with data from L1. Sent vectors are mostly separate
+// memory. How fast L2 delivers those blocks is what bounds it: the
+// kernel's arithmetic runs faster on data in L1. Sent vectors are mostly separate
 // page-aligned allocations, so the same block of each falls on the same
 // cache sets, and the blocks evict each other before every receiver has
 // used them; each block of every sent vector is therefore first copied
@@ -116,7 +115,8 @@ func applyMixesBlocked(mixes [][]Mix, parallel int) {
 			terms += len(m.Terms)
 			for _, t := range m.Terms {
 				if len(t.Vec) < len(m.Dst) {
-					// The staged copy would be long enough to read.
+					// Checked here: the kernel would read the staged
+					// copy past the term's end unnoticed.
 					panic(fmt.Sprintf("optim: a mix term of %d coordinates for %d", len(t.Vec), len(m.Dst)))
 				}
 				if len(t.Vec) == 0 {
