@@ -81,9 +81,9 @@ const (
 	mixGap = 32
 )
 
-// mixStage is the scratch of one blocked mixing, kept in a pool between
-// rounds because it is rebuilt every round (the senders' vectors change)
-// and would otherwise be a few hundred KiB of garbage per round.
+// mixStage is the scratch of the blocked mixing, kept by the driver
+// between rounds because it is rebuilt every round (the senders' vectors
+// change) and would otherwise be a few hundred KiB of garbage per round.
 type mixStage struct {
 	slot  map[*float64]int // a sent vector's place in sent, by its first element
 	sent  [][]float64      // the distinct sent vectors, each its longest view
@@ -92,21 +92,22 @@ type mixStage struct {
 	buf   []float64        // the staging buffer (see applyMixesBlocked)
 }
 
-var mixStages = sync.Pool{New: func() any { return &mixStage{slot: map[*float64]int{}} }}
-
 // applyMixesBlocked computes every client's mixes block of coordinates by
-// block, the blocks spread over up to parallel goroutines. Every coordinate
-// is computed by one goroutine with ApplyMixes' arithmetic, so the result
-// does not depend on parallel or the scheduling.
-func applyMixesBlocked(mixes [][]Mix, parallel int) {
-	st := mixStages.Get().(*mixStage)
+// block, the blocks spread over up to parallel goroutines, with st as
+// scratch (the zero mixStage will do). Every coordinate is computed by one
+// goroutine with ApplyMixes' arithmetic, so the result does not depend on
+// parallel or the scheduling.
+func applyMixesBlocked(st *mixStage, mixes [][]Mix, parallel int) {
+	if st.slot == nil {
+		st.slot = map[*float64]int{}
+	}
 	defer func() {
+		// Drop the references to this round's vectors.
 		clear(st.slot)
 		clear(st.sent)
 		clear(st.terms)
 		clear(st.mixes)
 		st.sent, st.terms, st.mixes = st.sent[:0], st.terms[:0], st.mixes[:0]
-		mixStages.Put(st)
 	}()
 	longest, terms := 0, 0
 	for _, ms := range mixes {

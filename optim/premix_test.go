@@ -51,7 +51,7 @@ func TestBlockedMixingIsApplyMixes(t *testing.T) {
 				}
 			}
 		}
-		applyMixesBlocked(got, p)
+		applyMixesBlocked(&mixStage{}, got, p)
 		for i := range ref {
 			for q := range ref[i] {
 				for k, want := range ref[i][q].Dst {
@@ -163,7 +163,7 @@ func TestMixingIsAddScaled(t *testing.T) {
 			check("ApplyMixes", got)
 			for _, p := range []int{1, 2, 3} {
 				got := fresh()
-				applyMixesBlocked(got, p)
+				applyMixesBlocked(&mixStage{}, got, p)
 				check(fmt.Sprintf("blocked on %d", p), got)
 			}
 		}
@@ -180,7 +180,7 @@ func TestBlockedMixingPanicsOnShortTerm(t *testing.T) {
 		}
 	}()
 	v := make([]float64, 10)
-	applyMixesBlocked([][]Mix{{{Dst: make([]float64, 10), Terms: []Term{{Coef: 1, Vec: v}}}}, {{Dst: make([]float64, 10), Terms: []Term{{Coef: 1, Vec: v[:9]}}}}}, 1)
+	applyMixesBlocked(&mixStage{}, [][]Mix{{{Dst: make([]float64, 10), Terms: []Term{{Coef: 1, Vec: v}}}}, {{Dst: make([]float64, 10), Terms: []Term{{Coef: 1, Vec: v[:9]}}}}}, 1)
 }
 
 // BenchmarkMixing mixes one round of the paper's n = 100 setting
@@ -192,6 +192,7 @@ func TestBlockedMixingPanicsOnShortTerm(t *testing.T) {
 func BenchmarkMixing(b *testing.B) {
 	const n, deg, d = 100, 60, 23550
 	mixes := randomMixes(n, deg, d)
+	var stage mixStage
 	for _, c := range []struct {
 		name string
 		f    func()
@@ -201,8 +202,8 @@ func BenchmarkMixing(b *testing.B) {
 				ApplyMixes(ms)
 			}
 		}},
-		{"blocked", func() { applyMixesBlocked(mixes, 1) }},
-		{fmt.Sprintf("blocked-parallel-%d", runtime.GOMAXPROCS(0)), func() { applyMixesBlocked(mixes, runtime.GOMAXPROCS(0)) }},
+		{"blocked", func() { applyMixesBlocked(&stage, mixes, 1) }},
+		{fmt.Sprintf("blocked-parallel-%d", runtime.GOMAXPROCS(0)), func() { applyMixesBlocked(&stage, mixes, runtime.GOMAXPROCS(0)) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {

@@ -29,8 +29,9 @@ type Sequential struct {
 	beh      []Behaviour
 	router   *Router
 	stats    []Stats
-	mixes    [][]Mix // this round's Premix of each client
-	errs     []error // eachClient's per-client errors
+	mixes    [][]Mix  // this round's Premix of each client
+	stage    mixStage // the blocked mixing's scratch
+	errs     []error  // eachClient's per-client errors
 	tick     uint64
 	// at says where the driver is, for the error of a recovered panic.
 	at struct {
@@ -227,7 +228,7 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 			return rep, err
 		}
 		s.at.call, s.at.client = "mix", -1
-		applyMixesBlocked(s.mixes, s.parallel)
+		applyMixesBlocked(&s.stage, s.mixes, s.parallel)
 		s.at.call = "Receive"
 		err = s.eachClient(func(i int) error {
 			b := s.beh[i]
