@@ -51,7 +51,9 @@ type conv struct {
 	col, col2, gcol []float64 // K × qP patch matrices (col and col2 adjacent in colBuf)
 	colBuf          []float64 // 2K·qP: col and col2, or (rforward, rows) the qP × 2K patch rows of x and rx
 	uw              []float64 // Out × 2K: [U W] (rforward, rows)
-	yc, yc2         []float64 // Out × qP chunk activations or gradients (q > 1)
+	yc              []float64 // Out × qP chunk activations (q > 1)
+	ystk            []float64 // 2·Out × padCols(qP): a chunk's [rgy; gy]
+	wut             []float64 // K × 2·Out: [Wᵀ Uᵀ]
 	gwT             []float64 // K × Out (wT) or Out × K (wDot)
 }
 
@@ -124,12 +126,15 @@ func (l *conv) flops() int64 { return 2 * int64(l.o.C) * int64(l.k) * int64(l.p)
 
 func (l *conv) memory(int) int64 {
 	cols := int64(l.q) * int64(l.p)
-	f := 3*int64(l.k)*cols + int64(l.k)*int64(l.o.C)
+	pc := int64(padCols(l.q * l.p))
+	k, no := int64(l.k), int64(l.o.C)
+	// colBuf, gcol, gwT, wut, ystk, [U W] and yc.
+	f := 2*k*cols + k*pc + k*no + 2*k*no + 2*no*pc
 	if l.rows {
-		f += 2 * int64(l.k) * int64(l.o.C)
+		f += 2 * k * no
 	}
 	if l.q > 1 {
-		f += 2 * int64(l.o.C) * cols
+		f += no * cols
 	}
 	return 8 * f
 }
@@ -144,10 +149,11 @@ func (l *conv) reserve(int) {
 	if l.rows {
 		l.uw = make([]float64, 2*l.k*l.o.C)
 	}
-	l.gcol = make([]float64, l.k*cols)
+	l.gcol = make([]float64, l.k*padCols(cols))
+	l.ystk = make([]float64, 2*l.o.C*padCols(cols))
+	l.wut = make([]float64, 2*l.k*l.o.C)
 	if l.q > 1 {
 		l.yc = make([]float64, l.o.C*cols)
-		l.yc2 = make([]float64, l.o.C*cols)
 	}
 	if l.wT || l.wDot {
 		l.gwT = make([]float64, l.k*l.o.C)
@@ -311,14 +317,13 @@ func (l *conv) im2colDense(col, x []float64, m int) {
 }
 
 // col2im writes into gx (m samples) the sum, over the patch-matrix entries
-// that read each input value, of gcol (laid out as im2col's col): the
-// adjoint of im2col.
-func (l *conv) col2im(gx, gcol []float64, m int) {
+// that read each input value, of gcol (laid out as im2col's col, with
+// leading dimension ld ≥ mP): the adjoint of im2col.
+func (l *conv) col2im(gx, gcol []float64, ld, m int) {
 	h, w, wo, s := l.in.H, l.in.W, l.o.W, l.s
-	ld := m * l.p
 	clear(gx[:m*l.in.Size()])
 	if s == 1 && l.pad == 0 {
-		l.col2imDense(gx, gcol, m)
+		l.col2imDense(gx, gcol, ld, m)
 		return
 	}
 	for j := range m {
@@ -357,9 +362,8 @@ func (l *conv) col2im(gx, gcol []float64, m int) {
 }
 
 // col2imDense is col2im for stride 1 without padding, into a cleared gx.
-func (l *conv) col2imDense(gx, gcol []float64, m int) {
+func (l *conv) col2imDense(gx, gcol []float64, ld, m int) {
 	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
-	ld := m * l.p
 	for j := range m {
 		gj := gx[j*l.in.Size() : (j+1)*l.in.Size()]
 		r := 0
@@ -408,21 +412,25 @@ func (l *conv) scatterOut(y, v []float64, b0, m int) {
 	}
 }
 
-// inView returns the gradients of the m samples starting at b0 of gy laid
-// out Out × mP: gy itself for one sample, else gathered into ws.
-func (l *conv) inView(gy, ws []float64, b0, m int) []float64 {
-	if m == 1 {
-		return gy[b0*l.o.Size() : (b0+1)*l.o.Size()]
-	}
-	ld, no := m*l.p, l.o.Size()
-	for j := range m {
-		gj := gy[(b0+j)*no : (b0+j+1)*no]
-		for c := range l.o.C {
-			copy(ws[c*ld+j*l.p:c*ld+(j+1)*l.p], gj[c*l.p:(c+1)*l.p])
+// gather writes the gradients of the m samples starting at b0 of gy into
+// dst laid out Out × ld, sample j in columns jP to (j+1)P, and zeros in
+// the columns from mP to ld.
+func (l *conv) gather(dst []float64, ld int, gy []float64, b0, m int) {
+	no, cols := l.o.Size(), m*l.p
+	for c := range l.o.C {
+		d := dst[c*ld : (c+1)*ld]
+		for j := range m {
+			copy(d[j*l.p:(j+1)*l.p], gy[(b0+j)*no+c*l.p:(b0+j)*no+(c+1)*l.p])
 		}
+		clear(d[cols:])
 	}
-	return ws[:l.o.C*ld]
 }
+
+// padCols returns cols rounded up to a multiple of 4: the input-gradient
+// products get that many columns, which the kernels cover with whole
+// 8- and 4-wide tiles (AccNN 576×124×64 at 48 GFLOP/s, 576×121×64 at 41:
+// the last columns of a product run as scalar chains).
+func padCols(cols int) int { return (cols + 3) &^ 3 }
 
 // setBias writes the bias of each output channel over its row of the
 // Out × cols chunk y.
@@ -446,10 +454,11 @@ func addBias(y, bias []float64, cols int) {
 	}
 }
 
-// addRowSums adds the sum of each row of the Out × cols chunk g to gb.
-func addRowSums(gb, g []float64, cols int) {
+// addRowSums adds the sum of the first cols entries of each row of the
+// chunk g (leading dimension ld) to gb.
+func addRowSums(gb, g []float64, ld, cols int) {
 	for c := range gb {
-		gb[c] += sum(g[c*cols : (c+1)*cols])
+		gb[c] += sum(g[c*ld : c*ld+cols])
 	}
 }
 
@@ -474,10 +483,10 @@ func (l *conv) forward(y, x, w []float64, n int) {
 }
 
 // weightGrad adds gy·colᵀ (Out × K) to the weight gradient, into l.gwT
-// transposed when l.wT.
-func (l *conv) weightGrad(gwt, gy, col []float64, cols int) {
+// transposed when l.wT; gy has leading dimension ldg, col cols.
+func (l *conv) weightGrad(gwt, gy []float64, ldg int, col []float64, cols int) {
 	if l.wDot {
-		gemm.DotNT(l.o.C, l.k, cols, gy, cols, col, cols, l.gwT, l.k)
+		gemm.DotNT(l.o.C, l.k, cols, gy, ldg, col, cols, l.gwT, l.k)
 		gwt = gwt[:len(l.gwT)]
 		for i, v := range l.gwT {
 			gwt[i] += v
@@ -485,10 +494,10 @@ func (l *conv) weightGrad(gwt, gy, col []float64, cols int) {
 		return
 	}
 	if l.wT {
-		gemm.AccNT(l.k, l.o.C, cols, col, cols, gy, cols, l.gwT, l.o.C)
+		gemm.AccNT(l.k, l.o.C, cols, col, cols, gy, ldg, l.gwT, l.o.C)
 		return
 	}
-	gemm.AccNT(l.o.C, l.k, cols, gy, cols, col, cols, gwt, l.k)
+	gemm.AccNT(l.o.C, l.k, cols, gy, ldg, col, cols, gwt, l.k)
 }
 
 // startWeightGrad and endWeightGrad bracket the weight-gradient
@@ -513,35 +522,55 @@ func (l *conv) endWeightGrad(gwt []float64) {
 }
 
 func (l *conv) backward(gx, gw, gy, x, _, w []float64, n int) {
-	ni := l.in.Size()
-	wt := w[:l.o.C*l.k]
-	gwt, gb := gw[:l.o.C*l.k], gw[l.o.C*l.k:]
+	ni, no := l.in.Size(), l.o.C
+	gwt, gb := gw[:no*l.k], gw[no*l.k:]
+	if gx != nil {
+		l.transposeWeights(w[:no*l.k], nil)
+	}
 	l.startWeightGrad()
 	for b0 := 0; b0 < n; b0 += l.q {
 		m := min(l.q, n-b0)
 		cols := m * l.p
-		gyv := l.inView(gy, l.yc, b0, m)
+		ld := padCols(cols)
+		gyv := l.ystk[no*ld : 2*no*ld]
+		l.gather(gyv, ld, gy, b0, m)
 		l.im2col(l.col, x[b0*ni:(b0+m)*ni], m)
-		l.weightGrad(gwt, gyv, l.col, cols)
-		addRowSums(gb, gyv, cols)
+		l.weightGrad(gwt, gyv, ld, l.col, cols)
+		addRowSums(gb, gyv, ld, cols)
 		if gx != nil {
-			l.inputGrad(gx[b0*ni:(b0+m)*ni], wt, gyv, nil, nil, m)
+			l.inputGrad(gx[b0*ni:(b0+m)*ni], no, gyv, ld, m)
 		}
 	}
 	l.endWeightGrad(gwt)
 }
 
-// inputGrad writes into gx (m samples) col2im(Wᵀ·gy + Uᵀ·g2); ut nil drops
-// the second term.
-func (l *conv) inputGrad(gx, wt, gy, ut, g2 []float64, m int) {
-	cols := m * l.p
-	gcol := l.gcol[:l.k*cols]
-	clear(gcol)
-	gemm.AccTN(l.k, cols, l.o.C, wt, l.k, gy, cols, gcol, cols)
-	if ut != nil {
-		gemm.AccTN(l.k, cols, l.o.C, ut, l.k, g2, cols, gcol, cols)
+// transposeWeights writes [Wᵀ Uᵀ] (K × 2·Out) into l.wut, or Wᵀ alone
+// into its first Out columns when ut is nil.
+func (l *conv) transposeWeights(wt, ut []float64) {
+	no, k := l.o.C, l.k
+	for o := range no {
+		row := wt[o*k : (o+1)*k]
+		for i, v := range row {
+			l.wut[i*2*no+o] = v
+		}
+		if ut == nil {
+			continue
+		}
+		row = ut[o*k : (o+1)*k]
+		for i, v := range row {
+			l.wut[i*2*no+no+o] = v
+		}
 	}
-	l.col2im(gx, gcol, m)
+}
+
+// inputGrad writes into gx (m samples) col2im([Wᵀ Uᵀ]·g) for g the
+// kk × ld chunk of gradients (kk = Out: Wᵀ·g; kk = 2·Out: Wᵀ·g₁ + Uᵀ·g₂
+// for g = [g₁; g₂], one product over 2·Out).
+func (l *conv) inputGrad(gx []float64, kk int, g []float64, ld, m int) {
+	gcol := l.gcol[:l.k*ld]
+	clear(gcol)
+	gemm.AccNN(l.k, ld, kk, l.wut, 2*l.o.C, g, ld, gcol, ld)
+	l.col2im(gx, gcol, ld, m)
 }
 
 // rforward: R{Y_b} = U·col(x_b) + u_b1ᵀ + W·col(rx_b).
@@ -599,26 +628,33 @@ func (l *conv) rforwardRows(ry, rx, x, wt, ut, ub []float64, n int) {
 //	R{gW} = rgy_b·col(x_b)ᵀ + gy_b·col(rx_b)ᵀ,  R{gb} = Σ rgy_b,
 //	R{gx_b} = col2im(Wᵀ·rgy_b + Uᵀ·gy_b).
 func (l *conv) rbackward(gx, rgx, rgw, gy, rgy, x, rx, _, _, w, u []float64, n int) {
-	ni := l.in.Size()
-	wt, ut := w[:l.o.C*l.k], u[:l.o.C*l.k]
-	rgwt, rgb := rgw[:l.o.C*l.k], rgw[l.o.C*l.k:]
+	ni, no := l.in.Size(), l.o.C
+	rgwt, rgb := rgw[:no*l.k], rgw[no*l.k:]
+	if gx != nil || rgx != nil {
+		l.transposeWeights(w[:no*l.k], u[:no*l.k])
+	}
 	l.startWeightGrad()
 	for b0 := 0; b0 < n; b0 += l.q {
 		m := min(l.q, n-b0)
 		cols := m * l.p
-		gyv, rgyv := l.inView(gy, l.yc, b0, m), l.inView(rgy, l.yc2, b0, m)
+		ld := padCols(cols)
+		// [rgy; gy], so that R{gx} is one product with [Wᵀ Uᵀ].
+		st := l.ystk[:2*no*ld]
+		rgyv, gyv := st[:no*ld], st[no*ld:]
+		l.gather(rgyv, ld, rgy, b0, m)
+		l.gather(gyv, ld, gy, b0, m)
 		l.im2col(l.col, x[b0*ni:(b0+m)*ni], m)
-		l.weightGrad(rgwt, rgyv, l.col, cols)
+		l.weightGrad(rgwt, rgyv, ld, l.col, cols)
 		if rx != nil {
 			l.im2col(l.col2, rx[b0*ni:(b0+m)*ni], m)
-			l.weightGrad(rgwt, gyv, l.col2, cols)
+			l.weightGrad(rgwt, gyv, ld, l.col2, cols)
 		}
-		addRowSums(rgb, rgyv, cols)
+		addRowSums(rgb, rgyv, ld, cols)
 		if gx != nil {
-			l.inputGrad(gx[b0*ni:(b0+m)*ni], wt, gyv, nil, nil, m)
+			l.inputGrad(gx[b0*ni:(b0+m)*ni], no, gyv, ld, m)
 		}
 		if rgx != nil {
-			l.inputGrad(rgx[b0*ni:(b0+m)*ni], wt, rgyv, ut, gyv, m)
+			l.inputGrad(rgx[b0*ni:(b0+m)*ni], 2*no, st, ld, m)
 		}
 	}
 	l.endWeightGrad(rgwt)
