@@ -292,24 +292,31 @@ func (l *conv) im2rowDense(dst []float64, ld, off int, x []float64, m int) {
 
 // im2colDense is im2col for stride 1 without padding, the common case:
 // every row of a patch matrix is Ho runs of Wo consecutive input values,
-// with no bounds to check.
+// with no bounds to check. Row (c, ky, kx) is row (c, ky−1, kx) moved by
+// one output row, plus one new run: so for ky ≥ 1 it is one long copy
+// from the row just written (in L1) and one run from the input, where
+// copying run by run makes Ho short copies per row.
 func (l *conv) im2colDense(col, x []float64, m int) {
-	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
-	ld := m * l.p
+	h, w, ho, wo, kh, kw := l.in.H, l.in.W, l.o.H, l.o.W, l.kh, l.kw
+	ld, p := m*l.p, l.p
 	for j := range m {
 		xj := x[j*l.in.Size() : (j+1)*l.in.Size()]
-		r := 0
 		for c := range l.in.C {
 			plane := xj[c*h*w : (c+1)*h*w]
-			for ky := range l.kh {
-				for kx := range l.kw {
-					row := col[r*ld+j*l.p : r*ld+(j+1)*l.p]
-					r++
-					src := plane[ky*w+kx:]
-					for oy := range ho {
-						// copy beats a loop even for runs of 8.
-						copy(row[oy*wo:(oy+1)*wo], src[oy*w:oy*w+wo])
-					}
+			for kx := range kw {
+				r := c * kh * kw
+				prev := col[(r+kx)*ld+j*p : (r+kx)*ld+(j+1)*p]
+				src := plane[kx:]
+				for oy := range ho {
+					copy(prev[oy*wo:(oy+1)*wo], src[oy*w:oy*w+wo])
+				}
+				for ky := 1; ky < kh; ky++ {
+					rr := r + ky*kw + kx
+					row := col[rr*ld+j*p : rr*ld+(j+1)*p]
+					copy(row[:(ho-1)*wo], prev[wo:])
+					o := (ho - 1 + ky) * w
+					copy(row[(ho-1)*wo:], src[o:o+wo])
+					prev = row
 				}
 			}
 		}
