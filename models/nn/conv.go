@@ -28,18 +28,41 @@ type conv struct {
 	k, p           int   // rows of a patch matrix, columns per sample
 	q              int   // samples per chunk
 	lo, hi         []int // for each kx, the output columns whose input column is inside the plane
-	// wT: accumulate the weight gradient transposed (K × Out) in gwT: the
-	// product then has Out columns, which the kernels handle much better
-	// than K columns when K is small or not a multiple of 8.
+	runs           []int // for each (c, ky), the offset of its input row from the patch's top-left input
+	// wDot: form the weight gradient of each chunk in dot order, gy·colᵀ
+	// with both operands' rows contiguous (DotNT), into gwT, and add it to
+	// the gradient. The chain-order kernels need Out×P or P×K operands
+	// packed, which costs as much as the product when K is small (a first
+	// layer's K = KH·KW): measured 45–48 against 16–28 GFLOP/s for K = 9 and
+	// 25, while for K ≥ 64 the chain order is faster (49–51 against 40).
+	wDot bool
+	// wT (when not wDot): accumulate the weight gradient transposed
+	// (K × Out) in gwT: the product then has Out columns, which the
+	// kernels handle much better than K columns when K is not a multiple
+	// of 8.
 	wT bool
+	// rows: the forward products take the patches as rows (im2row,
+	// qP × K) and run in dot order, Y = W·rowsᵀ, both operands' rows
+	// contiguous over K: measured 47–49 GFLOP/s where W·col in chain
+	// order ran at 32–47 (K = 576 or 800, P = 64 or 121). The backward
+	// products keep the patch columns, where the chain order is as fast.
+	rows bool
 
-	col, col2, gcol []float64 // K × qP patch matrices
-	yc, yc2         []float64 // Out × qP chunk activations or gradients (q > 1)
-	gwT             []float64 // K × Out (wT)
+	col, col2, gcol []float64 // K × qP patch matrices (col and col2 adjacent in colBuf)
+	colBuf          []float64 // 2K·qP: col and col2, or (rforward, rows) the qP × 2K patch rows of x and rx
+	uw              []float64 // Out × 2K: [U W] (rforward, rows)
+	yc              []float64 // Out × qP chunk activations (q > 1)
+	ystk            []float64 // 2·Out × padCols(qP): a chunk's [rgy; gy]
+	wut             []float64 // K × 2·Out: [Wᵀ Uᵀ]
+	gwT             []float64 // K × Out (wT) or Out × K (wDot)
 }
 
 // minCols is the fewest output columns a convolution's products get.
 const minCols = 32
+
+// dotMaxK bounds the patch rows K of the convolutions whose weight
+// gradients are formed in dot order (conv.wDot).
+const dotMaxK = 64
 
 func newConv(sp Spec, in Shape) (layer, error) {
 	if sp.Out < 1 || sp.Out > MaxActivation {
@@ -86,7 +109,14 @@ func newConv(sp Spec, in Shape) (layer, error) {
 		l.lo[kx], l.hi[kx] = lo, max(hi, lo)
 	}
 	l.q = max(1, (minCols+l.p-1)/l.p)
-	l.wT = l.o.C%8 == 0
+	l.wDot = l.k < dotMaxK
+	l.wT = !l.wDot && l.o.C%8 == 0
+	l.rows = l.k >= dotMaxK
+	for c := range in.C {
+		for ky := range sp.KH {
+			l.runs = append(l.runs, (c*in.H+ky)*in.W)
+		}
+	}
 	return l, nil
 }
 
@@ -96,9 +126,15 @@ func (l *conv) flops() int64 { return 2 * int64(l.o.C) * int64(l.k) * int64(l.p)
 
 func (l *conv) memory(int) int64 {
 	cols := int64(l.q) * int64(l.p)
-	f := 3*int64(l.k)*cols + int64(l.k)*int64(l.o.C)
+	pc := int64(padCols(l.q * l.p))
+	k, no := int64(l.k), int64(l.o.C)
+	// colBuf, gcol, gwT, wut, ystk, [U W] and yc.
+	f := 2*k*cols + k*pc + k*no + 2*k*no + 2*no*pc
+	if l.rows {
+		f += 2 * k * no
+	}
 	if l.q > 1 {
-		f += 2 * int64(l.o.C) * cols
+		f += no * cols
 	}
 	return 8 * f
 }
@@ -108,14 +144,18 @@ func (l *conv) reserve(int) {
 		return
 	}
 	cols := l.q * l.p
-	l.col = make([]float64, l.k*cols)
-	l.col2 = make([]float64, l.k*cols)
-	l.gcol = make([]float64, l.k*cols)
+	l.colBuf = make([]float64, 2*l.k*cols)
+	l.col, l.col2 = l.colBuf[:l.k*cols:l.k*cols], l.colBuf[l.k*cols:]
+	if l.rows {
+		l.uw = make([]float64, 2*l.k*l.o.C)
+	}
+	l.gcol = make([]float64, l.k*padCols(cols))
+	l.ystk = make([]float64, 2*l.o.C*padCols(cols))
+	l.wut = make([]float64, 2*l.k*l.o.C)
 	if l.q > 1 {
 		l.yc = make([]float64, l.o.C*cols)
-		l.yc2 = make([]float64, l.o.C*cols)
 	}
-	if l.wT {
+	if l.wT || l.wDot {
 		l.gwT = make([]float64, l.k*l.o.C)
 	}
 }
@@ -177,25 +217,35 @@ func (l *conv) im2col(col, x []float64, m int) {
 	}
 }
 
-// im2colDense is im2col for stride 1 without padding, the common case:
-// every row of a patch matrix is Ho runs of Wo consecutive input values,
-// with no bounds to check.
-func (l *conv) im2colDense(col, x []float64, m int) {
-	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
-	ld := m * l.p
+// im2row writes the patches of the m samples of x as rows of dst: the
+// patch of output position p of sample j (im2col's column) at
+// dst[(j·P+p)·ld+off:][:K], in im2col's row order.
+func (l *conv) im2row(dst []float64, ld, off int, x []float64, m int) {
+	if l.s == 1 && l.pad == 0 {
+		l.im2rowDense(dst, ld, off, x, m)
+		return
+	}
+	h, w, ho, wo, kh, kw, s := l.in.H, l.in.W, l.o.H, l.o.W, l.kh, l.kw, l.s
+	ni, p := l.in.Size(), l.p
 	for j := range m {
-		xj := x[j*l.in.Size() : (j+1)*l.in.Size()]
-		r := 0
-		for c := range l.in.C {
-			plane := xj[c*h*w : (c+1)*h*w]
-			for ky := range l.kh {
-				for kx := range l.kw {
-					row := col[r*ld+j*l.p : r*ld+(j+1)*l.p]
-					r++
-					src := plane[ky*w+kx:]
-					for oy := range ho {
-						// copy beats a loop even for runs of 8.
-						copy(row[oy*wo:(oy+1)*wo], src[oy*w:oy*w+wo])
+		xj := x[j*ni : (j+1)*ni]
+		for oy := range ho {
+			for ox := range wo {
+				r := dst[(j*p+oy*wo+ox)*ld+off:]
+				r = r[:l.k]
+				t := 0
+				for c := range l.in.C {
+					for ky := range kh {
+						iy := oy*s - l.pad + ky
+						for kx := range kw {
+							ix := ox*s - l.pad + kx
+							v := 0.0
+							if iy >= 0 && iy < h && ix >= 0 && ix < w {
+								v = xj[(c*h+iy)*w+ix]
+							}
+							r[t] = v
+							t++
+						}
 					}
 				}
 			}
@@ -203,15 +253,84 @@ func (l *conv) im2colDense(col, x []float64, m int) {
 	}
 }
 
+// im2rowDense is im2row for stride 1 without padding: each patch row is
+// C·KH runs of KW consecutive inputs, which start at l.runs[i] past the
+// input of the position's top-left corner.
+func (l *conv) im2rowDense(dst []float64, ld, off int, x []float64, m int) {
+	w, ho, wo, kw := l.in.W, l.o.H, l.o.W, l.kw
+	ni, p := l.in.Size(), l.p
+	runs := l.runs
+	for j := range m {
+		xj := x[j*ni : (j+1)*ni]
+		for oy := range ho {
+			for ox := range wo {
+				r := dst[(j*p+oy*wo+ox)*ld+off:]
+				r = r[:len(runs)*kw]
+				src := xj[oy*w+ox:]
+				switch kw {
+				case 3:
+					for i, o := range runs {
+						s := src[o : o+3 : o+3]
+						d := r[3*i : 3*i+3 : 3*i+3]
+						d[0], d[1], d[2] = s[0], s[1], s[2]
+					}
+				case 5:
+					for i, o := range runs {
+						s := src[o : o+5 : o+5]
+						d := r[5*i : 5*i+5 : 5*i+5]
+						d[0], d[1], d[2], d[3], d[4] = s[0], s[1], s[2], s[3], s[4]
+					}
+				default:
+					for i, o := range runs {
+						copy(r[kw*i:kw*i+kw], src[o:o+kw])
+					}
+				}
+			}
+		}
+	}
+}
+
+// im2colDense is im2col for stride 1 without padding, the common case:
+// every row of a patch matrix is Ho runs of Wo consecutive input values,
+// with no bounds to check. Row (c, ky, kx) is row (c, ky−1, kx) moved by
+// one output row, plus one new run: so for ky ≥ 1 it is one long copy
+// from the row just written (in L1) and one run from the input, where
+// copying run by run makes Ho short copies per row.
+func (l *conv) im2colDense(col, x []float64, m int) {
+	h, w, ho, wo, kh, kw := l.in.H, l.in.W, l.o.H, l.o.W, l.kh, l.kw
+	ld, p := m*l.p, l.p
+	for j := range m {
+		xj := x[j*l.in.Size() : (j+1)*l.in.Size()]
+		for c := range l.in.C {
+			plane := xj[c*h*w : (c+1)*h*w]
+			for kx := range kw {
+				r := c * kh * kw
+				prev := col[(r+kx)*ld+j*p : (r+kx)*ld+(j+1)*p]
+				src := plane[kx:]
+				for oy := range ho {
+					copy(prev[oy*wo:(oy+1)*wo], src[oy*w:oy*w+wo])
+				}
+				for ky := 1; ky < kh; ky++ {
+					rr := r + ky*kw + kx
+					row := col[rr*ld+j*p : rr*ld+(j+1)*p]
+					copy(row[:(ho-1)*wo], prev[wo:])
+					o := (ho - 1 + ky) * w
+					copy(row[(ho-1)*wo:], src[o:o+wo])
+					prev = row
+				}
+			}
+		}
+	}
+}
+
 // col2im writes into gx (m samples) the sum, over the patch-matrix entries
-// that read each input value, of gcol (laid out as im2col's col): the
-// adjoint of im2col.
-func (l *conv) col2im(gx, gcol []float64, m int) {
+// that read each input value, of gcol (laid out as im2col's col, with
+// leading dimension ld ≥ mP): the adjoint of im2col.
+func (l *conv) col2im(gx, gcol []float64, ld, m int) {
 	h, w, wo, s := l.in.H, l.in.W, l.o.W, l.s
-	ld := m * l.p
 	clear(gx[:m*l.in.Size()])
 	if s == 1 && l.pad == 0 {
-		l.col2imDense(gx, gcol, m)
+		l.col2imDense(gx, gcol, ld, m)
 		return
 	}
 	for j := range m {
@@ -250,9 +369,8 @@ func (l *conv) col2im(gx, gcol []float64, m int) {
 }
 
 // col2imDense is col2im for stride 1 without padding, into a cleared gx.
-func (l *conv) col2imDense(gx, gcol []float64, m int) {
+func (l *conv) col2imDense(gx, gcol []float64, ld, m int) {
 	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
-	ld := m * l.p
 	for j := range m {
 		gj := gx[j*l.in.Size() : (j+1)*l.in.Size()]
 		r := 0
@@ -301,21 +419,25 @@ func (l *conv) scatterOut(y, v []float64, b0, m int) {
 	}
 }
 
-// inView returns the gradients of the m samples starting at b0 of gy laid
-// out Out × mP: gy itself for one sample, else gathered into ws.
-func (l *conv) inView(gy, ws []float64, b0, m int) []float64 {
-	if m == 1 {
-		return gy[b0*l.o.Size() : (b0+1)*l.o.Size()]
-	}
-	ld, no := m*l.p, l.o.Size()
-	for j := range m {
-		gj := gy[(b0+j)*no : (b0+j+1)*no]
-		for c := range l.o.C {
-			copy(ws[c*ld+j*l.p:c*ld+(j+1)*l.p], gj[c*l.p:(c+1)*l.p])
+// gather writes the gradients of the m samples starting at b0 of gy into
+// dst laid out Out × ld, sample j in columns jP to (j+1)P, and zeros in
+// the columns from mP to ld.
+func (l *conv) gather(dst []float64, ld int, gy []float64, b0, m int) {
+	no, cols := l.o.Size(), m*l.p
+	for c := range l.o.C {
+		d := dst[c*ld : (c+1)*ld]
+		for j := range m {
+			copy(d[j*l.p:(j+1)*l.p], gy[(b0+j)*no+c*l.p:(b0+j)*no+(c+1)*l.p])
 		}
+		clear(d[cols:])
 	}
-	return ws[:l.o.C*ld]
 }
+
+// padCols returns cols rounded up to a multiple of 4: the input-gradient
+// products get that many columns, which the kernels cover with whole
+// 8- and 4-wide tiles (AccNN 576×124×64 at 48 GFLOP/s, 576×121×64 at 41:
+// the last columns of a product run as scalar chains).
+func padCols(cols int) int { return (cols + 3) &^ 3 }
 
 // setBias writes the bias of each output channel over its row of the
 // Out × cols chunk y.
@@ -328,10 +450,22 @@ func setBias(y, bias []float64, cols int) {
 	}
 }
 
-// addRowSums adds the sum of each row of the Out × cols chunk g to gb.
-func addRowSums(gb, g []float64, cols int) {
+// addBias adds the bias of each output channel to its row of the
+// Out × cols chunk y.
+func addBias(y, bias []float64, cols int) {
+	for c, v := range bias {
+		row := y[c*cols : (c+1)*cols]
+		for i := range row {
+			row[i] += v
+		}
+	}
+}
+
+// addRowSums adds the sum of the first cols entries of each row of the
+// chunk g (leading dimension ld) to gb.
+func addRowSums(gb, g []float64, ld, cols int) {
 	for c := range gb {
-		gb[c] += sum(g[c*cols : (c+1)*cols])
+		gb[c] += sum(g[c*ld : c*ld+cols])
 	}
 }
 
@@ -342,21 +476,35 @@ func (l *conv) forward(y, x, w []float64, n int) {
 		m := min(l.q, n-b0)
 		cols := m * l.p
 		yv := l.outView(y, l.yc, b0, m)
-		setBias(yv, bias, cols)
-		l.im2col(l.col, x[b0*ni:(b0+m)*ni], m)
-		gemm.AccNN(l.o.C, cols, l.k, wt, l.k, l.col, cols, yv, cols)
+		if l.rows {
+			l.im2row(l.col, l.k, 0, x[b0*ni:(b0+m)*ni], m)
+			gemm.DotNT(l.o.C, cols, l.k, wt, l.k, l.col, l.k, yv, cols)
+			addBias(yv, bias, cols)
+		} else {
+			setBias(yv, bias, cols)
+			l.im2col(l.col, x[b0*ni:(b0+m)*ni], m)
+			gemm.AccNN(l.o.C, cols, l.k, wt, l.k, l.col, cols, yv, cols)
+		}
 		l.scatterOut(y, yv, b0, m)
 	}
 }
 
 // weightGrad adds gy·colᵀ (Out × K) to the weight gradient, into l.gwT
-// transposed when l.wT.
-func (l *conv) weightGrad(gwt, gy, col []float64, cols int) {
-	if l.wT {
-		gemm.AccNT(l.k, l.o.C, cols, col, cols, gy, cols, l.gwT, l.o.C)
+// transposed when l.wT; gy has leading dimension ldg, col cols.
+func (l *conv) weightGrad(gwt, gy []float64, ldg int, col []float64, cols int) {
+	if l.wDot {
+		gemm.DotNT(l.o.C, l.k, cols, gy, ldg, col, cols, l.gwT, l.k)
+		gwt = gwt[:len(l.gwT)]
+		for i, v := range l.gwT {
+			gwt[i] += v
+		}
 		return
 	}
-	gemm.AccNT(l.o.C, l.k, cols, gy, cols, col, cols, gwt, l.k)
+	if l.wT {
+		gemm.AccNT(l.k, l.o.C, cols, col, cols, gy, ldg, l.gwT, l.o.C)
+		return
+	}
+	gemm.AccNT(l.o.C, l.k, cols, gy, ldg, col, cols, gwt, l.k)
 }
 
 // startWeightGrad and endWeightGrad bracket the weight-gradient
@@ -381,35 +529,55 @@ func (l *conv) endWeightGrad(gwt []float64) {
 }
 
 func (l *conv) backward(gx, gw, gy, x, _, w []float64, n int) {
-	ni := l.in.Size()
-	wt := w[:l.o.C*l.k]
-	gwt, gb := gw[:l.o.C*l.k], gw[l.o.C*l.k:]
+	ni, no := l.in.Size(), l.o.C
+	gwt, gb := gw[:no*l.k], gw[no*l.k:]
+	if gx != nil {
+		l.transposeWeights(w[:no*l.k], nil)
+	}
 	l.startWeightGrad()
 	for b0 := 0; b0 < n; b0 += l.q {
 		m := min(l.q, n-b0)
 		cols := m * l.p
-		gyv := l.inView(gy, l.yc, b0, m)
+		ld := padCols(cols)
+		gyv := l.ystk[no*ld : 2*no*ld]
+		l.gather(gyv, ld, gy, b0, m)
 		l.im2col(l.col, x[b0*ni:(b0+m)*ni], m)
-		l.weightGrad(gwt, gyv, l.col, cols)
-		addRowSums(gb, gyv, cols)
+		l.weightGrad(gwt, gyv, ld, l.col, cols)
+		addRowSums(gb, gyv, ld, cols)
 		if gx != nil {
-			l.inputGrad(gx[b0*ni:(b0+m)*ni], wt, gyv, nil, nil, m)
+			l.inputGrad(gx[b0*ni:(b0+m)*ni], no, gyv, ld, m)
 		}
 	}
 	l.endWeightGrad(gwt)
 }
 
-// inputGrad writes into gx (m samples) col2im(Wᵀ·gy + Uᵀ·g2); ut nil drops
-// the second term.
-func (l *conv) inputGrad(gx, wt, gy, ut, g2 []float64, m int) {
-	cols := m * l.p
-	gcol := l.gcol[:l.k*cols]
-	clear(gcol)
-	gemm.AccTN(l.k, cols, l.o.C, wt, l.k, gy, cols, gcol, cols)
-	if ut != nil {
-		gemm.AccTN(l.k, cols, l.o.C, ut, l.k, g2, cols, gcol, cols)
+// transposeWeights writes [Wᵀ Uᵀ] (K × 2·Out) into l.wut, or Wᵀ alone
+// into its first Out columns when ut is nil.
+func (l *conv) transposeWeights(wt, ut []float64) {
+	no, k := l.o.C, l.k
+	for o := range no {
+		row := wt[o*k : (o+1)*k]
+		for i, v := range row {
+			l.wut[i*2*no+o] = v
+		}
+		if ut == nil {
+			continue
+		}
+		row = ut[o*k : (o+1)*k]
+		for i, v := range row {
+			l.wut[i*2*no+no+o] = v
+		}
 	}
-	l.col2im(gx, gcol, m)
+}
+
+// inputGrad writes into gx (m samples) col2im([Wᵀ Uᵀ]·g) for g the
+// kk × ld chunk of gradients (kk = Out: Wᵀ·g; kk = 2·Out: Wᵀ·g₁ + Uᵀ·g₂
+// for g = [g₁; g₂], one product over 2·Out).
+func (l *conv) inputGrad(gx []float64, kk int, g []float64, ld, m int) {
+	gcol := l.gcol[:l.k*ld]
+	clear(gcol)
+	gemm.AccNN(l.k, ld, kk, l.wut, 2*l.o.C, g, ld, gcol, ld)
+	l.col2im(gx, gcol, ld, m)
 }
 
 // rforward: R{Y_b} = U·col(x_b) + u_b1ᵀ + W·col(rx_b).
@@ -417,6 +585,10 @@ func (l *conv) rforward(ry, rx, x, _, w, u []float64, n int) {
 	ni := l.in.Size()
 	wt := w[:l.o.C*l.k]
 	ut, ub := u[:l.o.C*l.k], u[l.o.C*l.k:]
+	if l.rows {
+		l.rforwardRows(ry, rx, x, wt, ut, ub, n)
+		return
+	}
 	for b0 := 0; b0 < n; b0 += l.q {
 		m := min(l.q, n-b0)
 		cols := m * l.p
@@ -432,31 +604,64 @@ func (l *conv) rforward(ry, rx, x, _, w, u []float64, n int) {
 	}
 }
 
+// rforwardRows is rforward in dot order on patch rows: with rx, one
+// product [U W]·[rows(x) rows(rx)]ᵀ over 2K.
+func (l *conv) rforwardRows(ry, rx, x, wt, ut, ub []float64, n int) {
+	ni, k := l.in.Size(), l.k
+	a, ka := ut, k
+	if rx != nil {
+		for o := range l.o.C {
+			copy(l.uw[o*2*k:o*2*k+k], ut[o*k:(o+1)*k])
+			copy(l.uw[o*2*k+k:(o+1)*2*k], wt[o*k:(o+1)*k])
+		}
+		a, ka = l.uw, 2*k
+	}
+	for b0 := 0; b0 < n; b0 += l.q {
+		m := min(l.q, n-b0)
+		cols := m * l.p
+		ryv := l.outView(ry, l.yc, b0, m)
+		l.im2row(l.colBuf, ka, 0, x[b0*ni:(b0+m)*ni], m)
+		if rx != nil {
+			l.im2row(l.colBuf, ka, k, rx[b0*ni:(b0+m)*ni], m)
+		}
+		gemm.DotNT(l.o.C, cols, ka, a, ka, l.colBuf, ka, ryv, cols)
+		addBias(ryv, ub, cols)
+		l.scatterOut(ry, ryv, b0, m)
+	}
+}
+
 // rbackward: the backward products are bilinear in (W, gy) and (gy, x), so
 //
 //	R{gW} = rgy_b·col(x_b)ᵀ + gy_b·col(rx_b)ᵀ,  R{gb} = Σ rgy_b,
 //	R{gx_b} = col2im(Wᵀ·rgy_b + Uᵀ·gy_b).
 func (l *conv) rbackward(gx, rgx, rgw, gy, rgy, x, rx, _, _, w, u []float64, n int) {
-	ni := l.in.Size()
-	wt, ut := w[:l.o.C*l.k], u[:l.o.C*l.k]
-	rgwt, rgb := rgw[:l.o.C*l.k], rgw[l.o.C*l.k:]
+	ni, no := l.in.Size(), l.o.C
+	rgwt, rgb := rgw[:no*l.k], rgw[no*l.k:]
+	if gx != nil || rgx != nil {
+		l.transposeWeights(w[:no*l.k], u[:no*l.k])
+	}
 	l.startWeightGrad()
 	for b0 := 0; b0 < n; b0 += l.q {
 		m := min(l.q, n-b0)
 		cols := m * l.p
-		gyv, rgyv := l.inView(gy, l.yc, b0, m), l.inView(rgy, l.yc2, b0, m)
+		ld := padCols(cols)
+		// [rgy; gy], so that R{gx} is one product with [Wᵀ Uᵀ].
+		st := l.ystk[:2*no*ld]
+		rgyv, gyv := st[:no*ld], st[no*ld:]
+		l.gather(rgyv, ld, rgy, b0, m)
+		l.gather(gyv, ld, gy, b0, m)
 		l.im2col(l.col, x[b0*ni:(b0+m)*ni], m)
-		l.weightGrad(rgwt, rgyv, l.col, cols)
+		l.weightGrad(rgwt, rgyv, ld, l.col, cols)
 		if rx != nil {
 			l.im2col(l.col2, rx[b0*ni:(b0+m)*ni], m)
-			l.weightGrad(rgwt, gyv, l.col2, cols)
+			l.weightGrad(rgwt, gyv, ld, l.col2, cols)
 		}
-		addRowSums(rgb, rgyv, cols)
+		addRowSums(rgb, rgyv, ld, cols)
 		if gx != nil {
-			l.inputGrad(gx[b0*ni:(b0+m)*ni], wt, gyv, nil, nil, m)
+			l.inputGrad(gx[b0*ni:(b0+m)*ni], no, gyv, ld, m)
 		}
 		if rgx != nil {
-			l.inputGrad(rgx[b0*ni:(b0+m)*ni], wt, rgyv, ut, gyv, m)
+			l.inputGrad(rgx[b0*ni:(b0+m)*ni], 2*no, st, ld, m)
 		}
 	}
 	l.endWeightGrad(rgwt)

@@ -1,0 +1,76 @@
+package nn
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// The convolutions choose their products by shape (conv.wDot, conv.wT,
+// conv.rows): these cases reach each choice, with dense (stride 1, no
+// padding) and general patch rows and the unrolled runs of 3 and 5.
+var convPathCases = []struct {
+	name string
+	in   Shape
+	sp   Spec
+}{
+	{"rows-k3", Shape{8, 7, 7}, Conv2D(5, 3, 1, 0)},                             // K = 72, Out not a multiple of 8
+	{"rows-k5-wT", Shape{3, 9, 8}, Conv2D(8, 5, 1, 0)},                          // K = 75, runs of 5
+	{"rows-k4", Shape{4, 6, 6}, Conv2D(3, 4, 1, 0)},                             // K = 64, generic runs
+	{"rows-stride-pad", Shape{8, 7, 6}, Conv2D(4, 3, 2, 1)},                     // general patch rows
+	{"rows-chunked", Shape{16, 4, 4}, Conv2D(6, 3, 1, 0)},                       // P = 4: chunks of 8 samples
+	{"dot-weights", Shape{1, 9, 9}, Conv2D(8, 3, 1, 0)},                         // K = 9
+	{"dot-weights-pad", Shape{2, 6, 7}, Conv2D(3, 3, 1, 1)},                     // K = 18
+	{"dot-weights-chunked", Shape{3, 3, 3}, Conv2D(4, 2, 1, 0)},                 // K = 12, P = 4
+	{"rows-rect", Shape{6, 8, 9}, Spec{Kind: KindConv2D, Out: 3, KH: 3, KW: 4}}, // K = 72, KH ≠ KW
+}
+
+func TestConvPathsAgainstNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, c := range convPathCases {
+		l, err := newLayer(c.sp, c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cv := l.(*conv)
+		if strings.HasPrefix(c.name, "rows") != cv.rows || strings.HasPrefix(c.name, "dot") != cv.wDot {
+			t.Errorf("%s: rows = %v, wDot = %v: the case does not reach its path", c.name, cv.rows, cv.wDot)
+		}
+		classes := l.out().Size()
+		net, err := New(c.in, []Spec{c.sp}, classes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 11 // more than one chunk, the last one partial
+		x := randVec(r, net.Dim(), 1)
+		a := randVec(r, n*c.in.Size(), 1)
+		z := make([]float64, n*classes)
+		net.Logits(z, x, a, n)
+		s := max(c.sp.Stride, 1)
+		k := c.sp.Out * c.in.C * c.sp.KH * c.sp.KW
+		for b := range n {
+			want := naiveConv(a[b*c.in.Size():(b+1)*c.in.Size()], c.in, x[:k], x[k:], c.sp.Out, c.sp.KH, c.sp.KW, s, c.sp.Pad)
+			if e := relErr(z[b*classes:(b+1)*classes], want); e > 1e-14 {
+				t.Errorf("%s sample %d: relative error %.3g against the naive convolution", c.name, b, e)
+			}
+		}
+	}
+}
+
+func TestConvPathsDerivatives(t *testing.T) {
+	for _, c := range convPathCases {
+		l, err := newLayer(c.sp, c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := l.out()
+		// A second convolution past a smooth activation puts the first
+		// one's input gradients and their tangents into the results.
+		second := Conv2D(3, 2, 1, 0)
+		if o.H < 2 || o.W < 2 {
+			second = Conv2D(3, 1, 1, 0)
+		}
+		specs := []Spec{c.sp, Tanh(), second, Softplus(), Flatten(), Dense(3)}
+		t.Run(c.name, func(t *testing.T) { checkDerivatives(t, c.in, specs, 3, 9) })
+	}
+}
