@@ -126,7 +126,7 @@ func TestDumpNetRoundTrip(t *testing.T) {
 // TestNetOps checks the cases, the ops' names and work, and one timing.
 func TestNetOps(t *testing.T) {
 	cases := NetCases()
-	if len(cases) != 5 || cases[0].Name != "fedem-cnn" || cases[1].Classes != 62 {
+	if len(cases) != 6 || cases[0].Name != "fedem-cnn" || cases[1].Classes != 62 || cases[4].Layers == nil {
 		t.Fatalf("unexpected cases %+v", cases)
 	}
 	c := cases[len(cases)-1]

@@ -106,7 +106,8 @@ func TestCNNSpec(t *testing.T) {
 	}{
 		{"fedem preset", CNNSpec{Preset: "fedem-cnn"}, 784, "", 2_171_786},
 		{"fedbio preset", CNNSpec{Preset: "fedbio-4conv"}, 784, "", 112_074},
-		{"node preset", CNNSpec{Preset: "node-weighting"}, 784, "", 18_474},
+		{"node preset", CNNSpec{Preset: "node-weighting"}, 784, "", 363},
+		{"node preset on colour", CNNSpec{Preset: "node-weighting"}, 3072, "", 1488},
 		{"lenet preset on colour", CNNSpec{Preset: "lenet"}, 3072, "", 62_006},
 		{"explicit input", CNNSpec{Input: []int{1, 4, 4}, Layers: []LayerSpec{{Kind: "flatten"}, {Kind: "dense", Out: 10}}}, 16, "", 170},
 		{"layers", CNNSpec{Layers: []LayerSpec{{Kind: "conv2d", Out: 2, Kernel: 3, Padding: 1}, {Kind: "relu"}, {Kind: "maxpool2d", Kernel: 2}, {Kind: "dense", Out: 10}}}, 16, "", 2*9 + 2 + 8*10 + 10},

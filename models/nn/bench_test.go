@@ -9,9 +9,9 @@ import (
 // 10 classes, cross-entropy (../shared/notes/kernels.md): milliseconds per
 // gradient and per Hessian-vector product.
 var torchMS = map[string][2]float64{
-	"fedem-cnn":      {213, 565},
-	"fedbio-4conv":   {321, 952},
-	"node-weighting": {50, 192},
+	"fedem-cnn":    {213, 565},
+	"fedbio-4conv": {321, 952},
+	"norm-16-32":   {50, 192},
 }
 
 // BenchmarkPresets times Grad and HVP of each preset at batch 128 and
@@ -26,10 +26,14 @@ func BenchmarkPresets(b *testing.B) {
 		{"fedem-cnn", Shape{1, 28, 28}},
 		{"fedbio-4conv", Shape{1, 28, 28}},
 		{"node-weighting", Shape{1, 28, 28}},
+		{"norm-16-32", Shape{1, 28, 28}},
 		{"lenet", Shape{3, 32, 32}},
 	} {
 		const n, classes = 128, 10
 		specs, err := Preset(c.name, c.in, classes)
+		if c.name == "norm-16-32" {
+			specs, err = normNet(classes), nil
+		}
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -66,7 +66,8 @@
 // would no longer be per sample. GroupNorm normalizes each sample on its
 // own (over groups of channels and all positions) with a per-channel scale
 // and shift, the same parameters batch norm has; the "node-weighting"
-// preset uses it with one group in place of the paper's batch norms.
+// preset uses it with one group per channel in place of the paper's batch
+// norms: per sample, the statistics batch norm takes per channel.
 //
 // # Errors
 //

@@ -423,7 +423,8 @@ func TestPresetsCounts(t *testing.T) {
 		{"fedem-cnn", mnist, 62, 2278334},
 		{"fedem-cnn", mnist, 10, 2278334 - 52*2048 - 52},
 		{"fedbio-4conv", mnist, 10, 112074},
-		{"node-weighting", mnist, 10, 18474},
+		{"node-weighting", mnist, 10, 363},
+		{"node-weighting", Shape{3, 32, 32}, 10, 1488},
 		{"lenet", Shape{3, 32, 32}, 10, 62006},
 	} {
 		specs, err := Preset(c.name, c.in, c.classes)
@@ -632,7 +633,7 @@ func TestShapeErrors(t *testing.T) {
 }
 
 func TestMemoryEstimate(t *testing.T) {
-	specs := mustPreset(t, "node-weighting", Shape{1, 28, 28}, 10)
+	specs := normNet(10)
 	info, err := Plan(Shape{1, 28, 28}, specs, 10)
 	if err != nil {
 		t.Fatal(err)
@@ -751,7 +752,7 @@ func TestPoolBeforeReLUExact(t *testing.T) {
 // Nothing inside a Net runs in parallel, so GOMAXPROCS cannot change a bit.
 func TestGOMAXPROCSIndependent(t *testing.T) {
 	in := Shape{1, 16, 16}
-	specs := mustPreset(t, "node-weighting", in, 4)
+	specs := normNet(4)
 	f := newFixture(t, in, specs, 4, 5, 1)
 	labels := []int{0, 1, 2, 3, 0}
 	hvp := func(procs int) []float64 {
@@ -769,7 +770,7 @@ func TestGOMAXPROCSIndependent(t *testing.T) {
 // dense layers uniform on ±1/√fan_in, group-norm scales 1 and shifts 0.
 func TestInit(t *testing.T) {
 	in := Shape{1, 28, 28}
-	net, err := New(in, mustPreset(t, "node-weighting", in, 10), 10)
+	net, err := New(in, normNet(10), 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -777,7 +778,7 @@ func TestInit(t *testing.T) {
 	net.Init(x, rand.New(rand.NewPCG(1, 2)))
 	info := net.Info()
 	fanIn := map[int]int{0: 25, 4: 400, 9: 512} // layer index → inputs per output
-	for i, sp := range mustPreset(t, "node-weighting", in, 10) {
+	for i, sp := range normNet(10) {
 		w := x[info.Offsets[i]:info.Offsets[i+1]]
 		switch sp.Kind {
 		case KindConv2D, KindDense:
@@ -802,5 +803,16 @@ func TestInit(t *testing.T) {
 	net.Init(y, rand.New(rand.NewPCG(1, 2)))
 	if !sameBits(x, y) {
 		t.Error("Init is not reproducible from the same stream")
+	}
+}
+
+// normNet is a mid-size stack with group norms (two 5×5 convolutions of 16
+// and 32 channels, 18,474 parameters on 1×28×28 with 10 classes), for the
+// tests that need every layer kind of a preset at a realistic size.
+func normNet(classes int) []Spec {
+	return []Spec{
+		Conv2D(16, 5, 1, 0), GroupNorm(1), ReLU(), MaxPool2D(2, 2),
+		Conv2D(32, 5, 1, 0), GroupNorm(1), ReLU(), MaxPool2D(2, 2),
+		Flatten(), Dense(classes),
 	}
 }

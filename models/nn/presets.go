@@ -36,11 +36,15 @@ var presets = map[string]preset{
 		},
 	},
 	"node-weighting": {
-		doc: "conv 16 5×5, group norm (1 group), ReLU, max pool 2, conv 32 5×5, group norm (1 group), ReLU, max pool 2, dense C: the node-weighting paper's CNN with its batch norms replaced by per-sample group norms of the same parameter count (18,474 parameters on 1×28×28 with 10 classes)",
-		layers: func(_ Shape, classes int) []Spec {
+		doc: "conv C→C 4×4 stride 4 padding 1, norm, ReLU, conv 2 (5 on colour inputs) 2×2 stride 2 padding 1, norm, ReLU, dense C: the node-weighting paper's CNN (App. G) with its batch norms replaced by per-sample, per-channel group norms (instance norms) of the same parameters (363 parameters on 1×28×28, 1,488 on 3×32×32, 10 classes)",
+		layers: func(in Shape, classes int) []Spec {
+			second := 2
+			if in.C > 1 {
+				second = 5
+			}
 			return []Spec{
-				Conv2D(16, 5, 1, 0), GroupNorm(1), ReLU(), MaxPool2D(2, 2),
-				Conv2D(32, 5, 1, 0), GroupNorm(1), ReLU(), MaxPool2D(2, 2),
+				Conv2D(in.C, 4, 4, 1), GroupNorm(in.C), ReLU(),
+				Conv2D(second, 2, 2, 1), GroupNorm(second), ReLU(),
 				Flatten(), Dense(classes),
 			}
 		},
