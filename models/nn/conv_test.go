@@ -1,9 +1,12 @@
 package nn
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"hgpsim/internal/gemm"
 )
 
 // The convolutions choose their products by shape (conv.wDot, conv.wT,
@@ -73,4 +76,24 @@ func TestConvPathsDerivatives(t *testing.T) {
 		specs := []Spec{c.sp, Tanh(), second, Softplus(), Flatten(), Dense(3)}
 		t.Run(c.name, func(t *testing.T) { checkDerivatives(t, c.in, specs, 3, 9) })
 	}
+}
+
+// TestDenseSliced covers dense layers wider than kSlice, whose input
+// gradients are computed in slices: the same bits as one product, and
+// exact derivatives.
+func TestDenseSliced(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	l := &dense{ni: 7, no: 2*kSlice + 5}
+	n := 3
+	g, w := randVec(r, n*l.no, 1), randVec(r, l.no*l.ni, 1)
+	got, want := make([]float64, n*l.ni), make([]float64, n*l.ni)
+	l.accNN(got, g, w, n)
+	gemm.AccNN(n, l.ni, l.no, g, l.no, w, l.ni, want, l.ni)
+	for i := range want {
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			t.Fatalf("element %d: sliced %.17g, one product %.17g", i, got[i], want[i])
+		}
+	}
+	specs := []Spec{Flatten(), Dense(kSlice + 9), Tanh(), Dense(3)}
+	checkDerivatives(t, Shape{2, 3, 3}, specs, 3, 3)
 }

@@ -57,6 +57,22 @@ func addColumnSums(gb, g []float64, n int) {
 	}
 }
 
+// kSlice is the depth of the slices in which accNN splits its products.
+const kSlice = 128
+
+// accNN is gemm.AccNN(n, In, Out, g, Out, w, In, gx, In) for the input
+// gradients, called on slices of kSlice outputs (k) in increasing order,
+// which keeps each sum's chain order and so its bits. The kernel sweeps
+// all of A's k panel once per 64 columns of B: for a wide layer (1024 →
+// 2048 at batch 128, A 2 MB) that is out of L2 each time, a 128-deep
+// slice of A (128 kB) is not. Measured 19.3 → 15.4–15.7 ms.
+func (l *dense) accNN(gx, g, w []float64, n int) {
+	for p0 := 0; p0 < l.no; p0 += kSlice {
+		kb := min(kSlice, l.no-p0)
+		gemm.AccNN(n, l.ni, kb, g[p0:], l.no, w[p0*l.ni:], l.ni, gx, l.ni)
+	}
+}
+
 // forward uses DotNT, which handles few outputs (a classifier's) far
 // better than the accumulating kernels; the bias is added after.
 func (l *dense) forward(y, x, w []float64, n int) {
@@ -71,7 +87,7 @@ func (l *dense) backward(gx, gw, gy, x, _, w []float64, n int) {
 	addColumnSums(gw[l.no*l.ni:], gy, n)
 	if gx != nil {
 		clear(gx[:n*l.ni])
-		gemm.AccNN(n, l.ni, l.no, gy, l.no, wt, l.ni, gx, l.ni)
+		l.accNN(gx, gy, wt, n)
 	}
 }
 
@@ -102,11 +118,11 @@ func (l *dense) rbackward(gx, rgx, rgw, gy, rgy, x, rx, _, _, w, u []float64, n 
 	addColumnSums(rgw[l.no*l.ni:], rgy, n)
 	if gx != nil {
 		clear(gx[:n*l.ni])
-		gemm.AccNN(n, l.ni, l.no, gy, l.no, wt, l.ni, gx, l.ni)
+		l.accNN(gx, gy, wt, n)
 	}
 	if rgx != nil {
 		clear(rgx[:n*l.ni])
-		gemm.AccNN(n, l.ni, l.no, rgy, l.no, wt, l.ni, rgx, l.ni)
-		gemm.AccNN(n, l.ni, l.no, gy, l.no, ut, l.ni, rgx, l.ni)
+		l.accNN(rgx, rgy, wt, n)
+		l.accNN(rgx, gy, ut, n)
 	}
 }
