@@ -76,6 +76,12 @@ func TestConvPathsDerivatives(t *testing.T) {
 		specs := []Spec{c.sp, Tanh(), second, Softplus(), Flatten(), Dense(3)}
 		t.Run(c.name, func(t *testing.T) { checkDerivatives(t, c.in, specs, 3, 9) })
 	}
+	// One sample per chunk with P a multiple of 4 (100, 64, 36): the
+	// backward passes read the output gradients in place (conv.inPlace).
+	t.Run("in-place", func(t *testing.T) {
+		specs := []Spec{Conv2D(4, 3, 1, 0), Tanh(), Conv2D(4, 3, 1, 0), Tanh(), Conv2D(3, 3, 1, 0), Softplus(), Flatten(), Dense(3)}
+		checkDerivatives(t, Shape{2, 12, 12}, specs, 3, 3)
+	})
 }
 
 // TestDenseSliced covers dense layers wider than kSlice, whose input
