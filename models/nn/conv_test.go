@@ -84,22 +84,31 @@ func TestConvPathsDerivatives(t *testing.T) {
 	})
 }
 
-// TestDenseSliced covers dense layers wider than kSlice, whose input
-// gradients are computed in slices: the same bits as one product, and
-// exact derivatives.
-func TestDenseSliced(t *testing.T) {
+// TestDenseWide covers dense layers wider than kSlice and wideOut, whose
+// input gradients are computed in slices and weight gradients from gY
+// transposed: the same bits as the plain products, and exact derivatives.
+func TestDenseWide(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
-	l := &dense{ni: 7, no: 2*kSlice + 5}
+	l := &dense{ni: 7, no: max(2*kSlice, wideOut) + 5}
 	n := 3
-	g, w := randVec(r, n*l.no, 1), randVec(r, l.no*l.ni, 1)
+	l.reserve(n)
+	g, w, x := randVec(r, n*l.no, 1), randVec(r, l.no*l.ni, 1), randVec(r, n*l.ni, 1)
+	same := func(what string, got, want []float64) {
+		for i := range want {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("%s, element %d: %.17g, plain product %.17g", what, i, got[i], want[i])
+			}
+		}
+	}
 	got, want := make([]float64, n*l.ni), make([]float64, n*l.ni)
 	l.accNN(got, g, w, n)
 	gemm.AccNN(n, l.ni, l.no, g, l.no, w, l.ni, want, l.ni)
-	for i := range want {
-		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
-			t.Fatalf("element %d: sliced %.17g, one product %.17g", i, got[i], want[i])
-		}
-	}
-	specs := []Spec{Flatten(), Dense(kSlice + 9), Tanh(), Dense(3)}
+	same("sliced gY·W", got, want)
+	gw, gwant := randVec(r, l.no*l.ni, 1), make([]float64, l.no*l.ni)
+	copy(gwant, gw)
+	l.weightGrad(gw, g, x, n)
+	gemm.AccTN(l.no, l.ni, n, g, l.no, x, l.ni, gwant, l.ni)
+	same("weight gradient", gw, gwant)
+	specs := []Spec{Flatten(), Dense(wideOut + 9), Tanh(), Dense(3)}
 	checkDerivatives(t, Shape{2, 3, 3}, specs, 3, 3)
 }

@@ -13,7 +13,12 @@ import (
 type dense struct {
 	ni, no int
 	tmp    []float64 // n × Out: the second product of rforward
+	gyT    []float64 // Out × n: gY transposed (wide layers, see weightGrad)
 }
+
+// wideOut is the fewest outputs of a dense layer whose weight gradients
+// take gY transposed (dense.weightGrad).
+const wideOut = 256
 
 func newDense(sp Spec, in Shape) (layer, error) {
 	if sp.Out < 1 || sp.Out > MaxActivation {
@@ -22,15 +27,43 @@ func newDense(sp Spec, in Shape) (layer, error) {
 	return &dense{ni: in.Size(), no: sp.Out}, nil
 }
 
-func (l *dense) out() Shape         { return Shape{l.no, 1, 1} }
-func (l *dense) params() int        { return l.no*l.ni + l.no }
-func (l *dense) flops() int64       { return 2 * int64(l.no) * int64(l.ni) }
-func (l *dense) memory(n int) int64 { return 8 * int64(n) * int64(l.no) }
+func (l *dense) out() Shape   { return Shape{l.no, 1, 1} }
+func (l *dense) params() int  { return l.no*l.ni + l.no }
+func (l *dense) flops() int64 { return 2 * int64(l.no) * int64(l.ni) }
+func (l *dense) memory(n int) int64 {
+	if l.no >= wideOut {
+		return 16 * int64(n) * int64(l.no)
+	}
+	return 8 * int64(n) * int64(l.no)
+}
 
 func (l *dense) reserve(n int) {
 	if len(l.tmp) < n*l.no {
 		l.tmp = make([]float64, n*l.no)
+		if l.no >= wideOut {
+			l.gyT = make([]float64, n*l.no)
+		}
 	}
+}
+
+// weightGrad adds gᵀX (Out × In) to gw. For wide layers it transposes g
+// first and runs AccNN, whose A rows are then contiguous over the samples,
+// where AccTN packs strided slivers of g: the same chain order and bits,
+// measured 40.3 → 44.5 GFLOP/s at 2048 × 1024 × 128 (the transpose is
+// 1/1024 of the product's work).
+func (l *dense) weightGrad(gw, g, x []float64, n int) {
+	if l.no < wideOut {
+		gemm.AccTN(l.no, l.ni, n, g, l.no, x, l.ni, gw, l.ni)
+		return
+	}
+	t := l.gyT[:l.no*n]
+	for b := range n {
+		row := g[b*l.no : (b+1)*l.no]
+		for o, v := range row {
+			t[o*n+b] = v
+		}
+	}
+	gemm.AccNN(l.no, l.ni, n, t, n, x, l.ni, gw, l.ni)
 }
 
 // init draws from U(−1/√In, 1/√In), PyTorch's default for Linear.
@@ -83,7 +116,7 @@ func (l *dense) forward(y, x, w []float64, n int) {
 
 func (l *dense) backward(gx, gw, gy, x, _, w []float64, n int) {
 	wt := w[:l.no*l.ni]
-	gemm.AccTN(l.no, l.ni, n, gy, l.no, x, l.ni, gw[:l.no*l.ni], l.ni)
+	l.weightGrad(gw[:l.no*l.ni], gy, x, n)
 	addColumnSums(gw[l.no*l.ni:], gy, n)
 	if gx != nil {
 		clear(gx[:n*l.ni])
@@ -111,9 +144,9 @@ func (l *dense) rforward(ry, rx, x, _, w, u []float64, n int) {
 func (l *dense) rbackward(gx, rgx, rgw, gy, rgy, x, rx, _, _, w, u []float64, n int) {
 	wt, ut := w[:l.no*l.ni], u[:l.no*l.ni]
 	rgwt := rgw[:l.no*l.ni]
-	gemm.AccTN(l.no, l.ni, n, rgy, l.no, x, l.ni, rgwt, l.ni)
+	l.weightGrad(rgwt, rgy, x, n)
 	if rx != nil {
-		gemm.AccTN(l.no, l.ni, n, gy, l.no, rx, l.ni, rgwt, l.ni)
+		l.weightGrad(rgwt, gy, rx, n)
 	}
 	addColumnSums(rgw[l.no*l.ni:], rgy, n)
 	if gx != nil {
