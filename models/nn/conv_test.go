@@ -112,3 +112,26 @@ func TestDenseWide(t *testing.T) {
 	specs := []Spec{Flatten(), Dense(wideOut + 9), Tanh(), Dense(3)}
 	checkDerivatives(t, Shape{2, 3, 3}, specs, 3, 3)
 }
+
+// TestPresetNoAllocations runs the presets' passes, which reach the
+// product forms of large layers (patch rows, wide dense layers), after a
+// first call sized the workspaces.
+func TestPresetNoAllocations(t *testing.T) {
+	for _, name := range []string{"fedem-cnn", "fedbio-4conv", "node-weighting"} {
+		in := Shape{1, 28, 28}
+		specs := mustPreset(t, name, in, 10)
+		f := newFixture(t, in, specs, 10, 2, 1)
+		f.run()
+		labels := []int{3, 7}
+		g := make([]float64, f.dim)
+		for op, fn := range map[string]func(){
+			"Grad": func() { f.net.Grad(g, f.x, f.a, labels, 0.1) },
+			"HVP":  func() { f.net.HVP(g, f.x, f.a, labels, 0.1, f.u) },
+			"VJPR": func() { f.net.VJPR(f.second, f.x, f.u, f.g, f.rg) },
+		} {
+			if a := testing.AllocsPerRun(2, fn); a != 0 {
+				t.Errorf("%s %s: %v allocations per run", name, op, a)
+			}
+		}
+	}
+}
