@@ -1,9 +1,12 @@
 package nn
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"hgpsim/internal/gemm"
 )
 
 // The convolutions choose their products by shape (conv.wDot, conv.wT,
@@ -72,5 +75,63 @@ func TestConvPathsDerivatives(t *testing.T) {
 		}
 		specs := []Spec{c.sp, Tanh(), second, Softplus(), Flatten(), Dense(3)}
 		t.Run(c.name, func(t *testing.T) { checkDerivatives(t, c.in, specs, 3, 9) })
+	}
+	// One sample per chunk with P a multiple of 4 (100, 64, 36): the
+	// backward passes read the output gradients in place (conv.inPlace).
+	t.Run("in-place", func(t *testing.T) {
+		specs := []Spec{Conv2D(4, 3, 1, 0), Tanh(), Conv2D(4, 3, 1, 0), Tanh(), Conv2D(3, 3, 1, 0), Softplus(), Flatten(), Dense(3)}
+		checkDerivatives(t, Shape{2, 12, 12}, specs, 3, 3)
+	})
+}
+
+// TestDenseWide covers dense layers wider than kSlice and wideOut, whose
+// input gradients are computed in slices and weight gradients from gY
+// transposed: the same bits as the plain products, and exact derivatives.
+func TestDenseWide(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	l := &dense{ni: 7, no: max(2*kSlice, wideOut) + 5}
+	n := 3
+	l.reserve(n)
+	g, w, x := randVec(r, n*l.no, 1), randVec(r, l.no*l.ni, 1), randVec(r, n*l.ni, 1)
+	same := func(what string, got, want []float64) {
+		for i := range want {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("%s, element %d: %.17g, plain product %.17g", what, i, got[i], want[i])
+			}
+		}
+	}
+	got, want := make([]float64, n*l.ni), make([]float64, n*l.ni)
+	l.accNN(got, g, w, n)
+	gemm.AccNN(n, l.ni, l.no, g, l.no, w, l.ni, want, l.ni)
+	same("sliced gY·W", got, want)
+	gw, gwant := randVec(r, l.no*l.ni, 1), make([]float64, l.no*l.ni)
+	copy(gwant, gw)
+	l.weightGrad(gw, g, x, n)
+	gemm.AccTN(l.no, l.ni, n, g, l.no, x, l.ni, gwant, l.ni)
+	same("weight gradient", gw, gwant)
+	specs := []Spec{Flatten(), Dense(wideOut + 9), Tanh(), Dense(3)}
+	checkDerivatives(t, Shape{2, 3, 3}, specs, 3, 3)
+}
+
+// TestPresetNoAllocations runs the presets' passes, which reach the
+// product forms of large layers (patch rows, wide dense layers), after a
+// first call sized the workspaces.
+func TestPresetNoAllocations(t *testing.T) {
+	for _, name := range []string{"fedem-cnn", "fedbio-4conv", "node-weighting"} {
+		in := Shape{1, 28, 28}
+		specs := mustPreset(t, name, in, 10)
+		f := newFixture(t, in, specs, 10, 2, 1)
+		f.run()
+		labels := []int{3, 7}
+		g := make([]float64, f.dim)
+		for op, fn := range map[string]func(){
+			"Grad": func() { f.net.Grad(g, f.x, f.a, labels, 0.1) },
+			"HVP":  func() { f.net.HVP(g, f.x, f.a, labels, 0.1, f.u) },
+			"VJPR": func() { f.net.VJPR(f.second, f.x, f.u, f.g, f.rg) },
+		} {
+			if a := testing.AllocsPerRun(2, fn); a != 0 {
+				t.Errorf("%s %s: %v allocations per run", name, op, a)
+			}
+		}
 	}
 }

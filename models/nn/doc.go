@@ -50,7 +50,14 @@
 //
 // Convolutions are matrix products of the weights with each sample's patch
 // matrix (im2col), dense layers one product over the batch, all through
-// internal/gemm, whose kernels fix the summation order. Samples are
+// internal/gemm, whose kernels fix the summation order. Each product takes
+// the form the kernels run fastest for its shape: a convolution with many
+// patch rows (K = C·KH·KW ≥ 64) runs its forward passes in dot order on
+// the patches laid out as rows, one with few (a first layer) forms its
+// weight gradient in dot order, input gradients take the transposed
+// weights with the output gradients padded to whole kernel tiles, and the
+// R-passes join their two products into one over twice the depth where
+// they share an operand. Samples are
 // processed in order and nothing runs in parallel inside a Net, so results
 // are bit-identical at any GOMAXPROCS. A Net keeps its workspaces, sized
 // for the largest batch it has seen, and does not allocate after that. A

@@ -20,7 +20,6 @@ type Net struct {
 	info    Info
 	specs   []Spec
 	off     []int // parameter offsets of the layers, len(layers)+1
-	maxIn   int   // largest input size of a layer past the first
 	cap     int   // batch the buffers hold
 	n       int   // batch of the last Logits; 0 before any
 	a       []float64
@@ -36,7 +35,7 @@ type Net struct {
 	gs     [][]float64
 	gTop   []float64
 	gValid bool
-	rg     [2][]float64 // R{gs}, alternating between layers
+	rg     [2][]float64 // R{gs}, alternating between layers: rg[i&1] holds layer i's R{gx}
 
 	z, p, rz, gz, rgz []float64 // cross-entropy scratch, n × classes
 }
@@ -53,9 +52,6 @@ func New(in Shape, layers []Spec, classes int) (*Net, error) {
 	net.off = make([]int, len(info.layers)+1)
 	for i, l := range info.layers {
 		net.off[i+1] = net.off[i] + l.params()
-		if i+1 < len(info.layers) {
-			net.maxIn = max(net.maxIn, l.out().Size())
-		}
 	}
 	net.acts = make([][]float64, len(info.layers))
 	net.racts = make([][]float64, len(info.layers))
@@ -130,8 +126,8 @@ func (net *Net) reserve(n int) {
 		}
 		l.reserve(n)
 	}
-	for k := range net.rg {
-		net.rg[k] = make([]float64, n*net.maxIn)
+	for k, size := range net.info.rgSizes() {
+		net.rg[k] = make([]float64, n*size)
 	}
 	c := net.info.classes
 	net.gTop = make([]float64, n*c)
