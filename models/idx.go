@@ -24,10 +24,10 @@ const (
 )
 
 // maxIDXValues bounds N·rows·cols of an image file, so that a corrupt header
-// gives an error instead of a 16 GiB allocation. It is 2^31 on 64-bit
-// platforms; on 32-bit ones it is lowered so that the []float64 of the
-// pixels fits in the address space.
-const maxIDXValues = min(1<<31, math.MaxInt/8)
+// gives an error instead of a 2 GiB allocation. It is 2^31 on 64-bit
+// platforms; on 32-bit ones it is lowered so that the pixels (one byte each,
+// held twice while the file is read) fit in the address space.
+const maxIDXValues = min(1<<31, math.MaxInt/2)
 
 // idxPiece is how many bytes of a file's data are allocated at a time,
 // before they are read (see readData).
@@ -44,8 +44,9 @@ const maxDeflateRatio = 1100
 // detected from the gzip magic bytes 0x1f 0x8b, not from the file name.
 //
 // Each N×rows×cols image becomes a row of D = rows·cols features, pixel/255,
-// so every feature lies in [0, 1]. Labels become Y, and C = max label + 1, at
-// least 2. Pixels keep the file's order; for EMNIST that is the transpose of
+// so every feature lies in [0, 1]. The Dataset is coded: it keeps the pixel
+// bytes as Codes and the 256 values p/255 as Levels, one byte per feature.
+// Labels become Y, and C = max label + 1, at least 2. Pixels keep the file's order; for EMNIST that is the transpose of
 // the upright image, which is immaterial to models that do not look at the
 // spatial layout.
 //
@@ -80,7 +81,7 @@ func openOSFile(path string) (io.ReadCloser, int64, error) {
 
 // loadIDX is LoadIDX with the files opened by open.
 func loadIDX(open openFunc, imagesPath, labelsPath string) (*Dataset, error) {
-	x, n, d, err := readIDXImages(open, imagesPath)
+	codes, n, d, err := readIDXImages(open, imagesPath)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +96,7 @@ func loadIDX(open openFunc, imagesPath, labelsPath string) (*Dataset, error) {
 	for _, l := range y {
 		c = max(c, l+1)
 	}
-	return &Dataset{X: x, Y: y, N: n, D: d, C: c}, nil
+	return &Dataset{Codes: codes, Levels: byteLevels(), Y: y, N: n, D: d, C: c}, nil
 }
 
 // idxFile is an open IDX file, decompressed if need be.
@@ -218,8 +219,8 @@ func (f *idxFile) atEOF() error {
 	}
 }
 
-// readIDXImages returns the pixels of an idx3-ubyte file, scaled to [0, 1].
-func readIDXImages(open openFunc, path string) (x []float64, n, d int, err error) {
+// readIDXImages returns the pixel bytes of an idx3-ubyte file.
+func readIDXImages(open openFunc, path string) (codes []uint8, n, d int, err error) {
 	f, err := openIDX(open, path)
 	if err != nil {
 		return nil, 0, 0, err
@@ -259,16 +260,13 @@ func readIDXImages(open openFunc, path string) (x []float64, n, d int, err error
 	if err := f.atEOF(); err != nil {
 		return nil, 0, 0, err
 	}
-	x = make([]float64, total)
-	rest := x
-	for _, piece := range pixels {
-		dst := rest[:len(piece)]
-		for j, p := range piece {
-			dst[j] = float64(p) / 255
-		}
-		rest = rest[len(piece):]
+	codes = make([]uint8, total)
+	rest := codes
+	for k, piece := range pixels {
+		rest = rest[copy(rest, piece):]
+		pixels[k] = nil // the collector may take it while the rest is copied
 	}
-	return x, n, d, nil
+	return codes, n, d, nil
 }
 
 // readIDXLabels returns the labels of an idx1-ubyte file.
