@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"hgpsim/graph"
+	"hgpsim/models"
 )
 
 // Resources is what a run is expected to need, computed from the scenario
@@ -111,7 +112,7 @@ func Estimate(sc Scenario) Resources {
 		perClient += 14
 	}
 	add("client state", 8*perClient*float64(dx)*float64(n))
-	add("data", float64(examples)*float64(8*features+8))
+	add("data", float64(examples)*float64(models.ExampleBytes(sc.Data.Source.Params, features)))
 	if sc.Runtime.CheckpointEvery > 0 && sc.Outer.Steps > 0 && !sc.Outer.Restart {
 		// Writing a checkpoint of warm-started clients: every client's
 		// encoded iterate, and the file's buffer holding them again.
