@@ -231,3 +231,35 @@ func TestCodedSourcesMatchFloat(t *testing.T) {
 	}
 	same("NodeShift", a, b, true)
 }
+
+// BenchmarkCodedGrad times a softmax gradient over Fashion-MNIST-sized rows
+// held coded and as float64, on a minibatch and on every row (the
+// evaluation path): the cost of decoding per batch.
+func BenchmarkCodedGrad(b *testing.B) {
+	const D, C, n, batch = 784, 10, 2048, 128
+	r := testRand(b, 44)
+	coded, plain := randomCoded(r, n, D, C)
+	m := NewSoftmax(D, C, 1e-3)
+	x := randomVec(r, m.Dim(), 0.1)
+	g := make([]float64, m.Dim())
+	idx := make([]int, batch)
+	for i := range idx {
+		idx[i] = r.IntN(n)
+	}
+	for _, c := range []struct {
+		name string
+		idx  []int
+	}{{"batch", idx}, {"all", nil}} {
+		for _, d := range []struct {
+			name string
+			d    *Dataset
+		}{{"float64", plain}, {"coded", coded}} {
+			b.Run(c.name+"/"+d.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					m.Grad(g, x, d.d, c.idx)
+				}
+			})
+		}
+	}
+}
