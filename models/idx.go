@@ -251,20 +251,28 @@ func readIDXImages(open openFunc, path string) (codes []uint8, n, d int, err err
 		return nil, 0, 0, err
 	}
 	n, d = int(n64), int(d64)
-	pixels, err := f.readData(int(total), func(done int) string {
-		return fmt.Sprintf("image %d of %d", done/d, n)
-	})
-	if err != nil {
-		return nil, 0, 0, err
+	where := func(done int) string { return fmt.Sprintf("image %d of %d", done/d, n) }
+	if f.gz == nil {
+		// checkPayload saw the file hold every byte the header claims, so
+		// they are read in place, without pieces to join afterwards.
+		codes = make([]uint8, total)
+		if k, err := io.ReadFull(f.r, codes); err != nil {
+			return nil, 0, 0, f.wrap(where(k), err)
+		}
+	} else {
+		pixels, err := f.readData(int(total), where)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		codes = make([]uint8, total)
+		rest := codes
+		for k, piece := range pixels {
+			rest = rest[copy(rest, piece):]
+			pixels[k] = nil // the collector may take it while the rest is copied
+		}
 	}
 	if err := f.atEOF(); err != nil {
 		return nil, 0, 0, err
-	}
-	codes = make([]uint8, total)
-	rest := codes
-	for k, piece := range pixels {
-		rest = rest[copy(rest, piece):]
-		pixels[k] = nil // the collector may take it while the rest is copied
 	}
 	return codes, n, d, nil
 }
