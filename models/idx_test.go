@@ -360,8 +360,10 @@ func TestFashionMNIST(t *testing.T) {
 	}
 }
 
-// A file's data is read in pieces of idxPiece bytes; 200 images of 28×28
-// pixels take three, the last one partial, and a piece ends inside an image.
+// A gzip file's data buffer starts at idxPiece bytes (this file compresses
+// well) and doubles as it fills; 200 images of 28×28 pixels make it grow
+// twice, the last time to the count, and the first fill ends inside an
+// image.
 func TestLoadIDXPieces(t *testing.T) {
 	s := idxSample{n: 200, rows: 28, cols: 28}
 	s.pixels = make([]byte, s.n*s.rows*s.cols)
