@@ -285,11 +285,17 @@ func (m *MLP) batchVJPR(dst, x, u, G, RG []float64) {
 const batchChunk = 64
 
 // batchRows returns the features of the batch rows lo…hi−1 (positions in
-// idx) as a contiguous (hi−lo)×D matrix: a view of d.X when idx is nil,
-// otherwise the rows gathered into *buf, which grows as needed.
+// idx) as a contiguous (hi−lo)×D matrix: a view of d.X when idx is nil and
+// d is float64, otherwise the rows gathered (and decoded, if d is coded)
+// into *buf, which grows as needed.
 func batchRows(buf *[]float64, d *Dataset, idx []int, lo, hi int) []float64 {
 	if idx == nil {
-		return d.X[lo*d.D : hi*d.D]
+		if !d.Coded() {
+			return d.X[lo*d.D : hi*d.D]
+		}
+		*buf = resize(*buf, (hi-lo)*d.D)
+		d.GatherRange(*buf, lo, hi)
+		return *buf
 	}
 	*buf = resize(*buf, (hi-lo)*d.D)
 	d.Gather(*buf, idx[lo:hi])

@@ -133,7 +133,7 @@ func FederatedSplit(train, test *Dataset, m int, shards bool, perShard, perClien
 		}
 	}
 	out := make([]ClientData, m+1)
-	empty := func() *Dataset { return &Dataset{X: []float64{}, Y: []int{}, D: train.D, C: train.C} }
+	empty := func() *Dataset { return newLike([]*Dataset{train}, 0, train.C) }
 	ts := test
 	if testFrac < 1 {
 		ts = Subsample(test, testFrac, r)
@@ -167,20 +167,29 @@ func cut(rows []int, k int) [][]int {
 // standardize maps every pixel v of both sets to (v − mean)/std with the
 // mean and deviation over all pixels of train.
 func standardize(train, test *Dataset) {
+	// The sums run over the pixels in row order, coded or not: a sum over a
+	// histogram of the codes would be faster but round differently.
 	var sum, sq float64
-	for _, v := range train.X {
+	add := func(v float64) {
 		sum += v
 		sq += v * v
 	}
-	n := float64(len(train.X))
+	n := float64(train.N * train.D)
+	if train.Coded() {
+		for _, c := range train.Codes {
+			add(train.Levels[c])
+		}
+	} else {
+		for _, v := range train.X {
+			add(v)
+		}
+	}
 	mean := sum / n
 	std := math.Sqrt(max(sq/n-mean*mean, 0))
 	if std == 0 {
 		std = 1
 	}
 	for _, d := range []*Dataset{train, test} {
-		for i, v := range d.X {
-			d.X[i] = (v - mean) / std
-		}
+		d.transform(func(v float64) float64 { return (v - mean) / std })
 	}
 }

@@ -24,14 +24,18 @@ const (
 )
 
 // maxIDXValues bounds N·rows·cols of an image file, so that a corrupt header
-// gives an error instead of a 16 GiB allocation. It is 2^31 on 64-bit
-// platforms; on 32-bit ones it is lowered so that the []float64 of the
-// pixels fits in the address space.
-const maxIDXValues = min(1<<31, math.MaxInt/8)
+// gives an error instead of a 2 GiB allocation. It is 2^31 on 64-bit
+// platforms; on 32-bit ones it is lowered so that the pixels (one byte each,
+// up to 1.5 times while a gzip file is read) fit in the address space.
+const maxIDXValues = min(1<<31, math.MaxInt/2)
 
-// idxPiece is how many bytes of a file's data are allocated at a time,
-// before they are read (see readData).
+// idxPiece is the least a gzip file's data buffer starts at (see readData).
 const idxPiece = 64 << 10
+
+// gzipTrust is how many bytes of data per compressed byte readData allocates
+// before any arrives: more than images compress by (MNIST: 4.7,
+// Fashion-MNIST: 1.8), so that their buffer is allocated once, at its size.
+const gzipTrust = 8
 
 // maxDeflateRatio bounds how many bytes deflate can expand one compressed
 // byte into (the format's limit is about 1032:1). A gzip file whose header
@@ -44,10 +48,11 @@ const maxDeflateRatio = 1100
 // detected from the gzip magic bytes 0x1f 0x8b, not from the file name.
 //
 // Each N×rows×cols image becomes a row of D = rows·cols features, pixel/255,
-// so every feature lies in [0, 1]. Labels become Y, and C = max label + 1, at
-// least 2. Pixels keep the file's order; for EMNIST that is the transpose of
-// the upright image, which is immaterial to models that do not look at the
-// spatial layout.
+// so every feature lies in [0, 1]. The Dataset is coded: it keeps the pixel
+// bytes as Codes and the 256 values p/255 as Levels, one byte per feature.
+// Labels become Y, and C = max label + 1, at least 2. Pixels keep the
+// file's order; for EMNIST that is the transpose of the upright image,
+// which is immaterial to models that do not look at the spatial layout.
 //
 // Every problem with the files (missing, wrong magic, truncated, trailing
 // data, counts that disagree, sizes beyond 2^31 values) is returned as an
@@ -55,7 +60,8 @@ const maxDeflateRatio = 1100
 //
 // Memory is bounded by what the files hold, whatever their headers claim: a
 // plain file's size must account for every value before anything is
-// allocated, and a gzip file's data is allocated as it is decompressed.
+// allocated, and a gzip file's data buffer starts at 8 times the file's size
+// and grows only as decompressed data fills it.
 func LoadIDX(imagesPath, labelsPath string) (*Dataset, error) {
 	return loadIDX(openOSFile, imagesPath, labelsPath)
 }
@@ -80,7 +86,7 @@ func openOSFile(path string) (io.ReadCloser, int64, error) {
 
 // loadIDX is LoadIDX with the files opened by open.
 func loadIDX(open openFunc, imagesPath, labelsPath string) (*Dataset, error) {
-	x, n, d, err := readIDXImages(open, imagesPath)
+	codes, n, d, err := readIDXImages(open, imagesPath)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +101,7 @@ func loadIDX(open openFunc, imagesPath, labelsPath string) (*Dataset, error) {
 	for _, l := range y {
 		c = max(c, l+1)
 	}
-	return &Dataset{X: x, Y: y, N: n, D: d, C: c}, nil
+	return &Dataset{Codes: codes, Levels: byteLevels(), Y: y, N: n, D: d, C: c}, nil
 }
 
 // idxFile is an open IDX file, decompressed if need be.
@@ -181,28 +187,36 @@ func (f *idxFile) checkPayload(headerBytes, payload int64) error {
 	return nil
 }
 
-// readData reads the count bytes of data that follow the header, in pieces
-// of idxPiece bytes; where describes the item that holds byte done, for the
-// error on a premature end.
+// readData reads the count bytes of data that follow the header into one
+// slice; where describes the item that holds byte done, for the error on a
+// premature end.
 //
-// Pieces are allocated as the data arrives, so that a header that lies about
-// the count costs no more memory than the data that really follows it. A
-// plain file's size was checked against count by checkPayload, but a gzip
-// stream's length is known only once it has been decompressed, and the
-// deflate ratio lets a small file claim a thousand times its size. Pieces,
-// unlike a buffer that doubles, are never copied.
-func (f *idxFile) readData(count int, where func(done int) string) ([][]byte, error) {
-	var pieces [][]byte // not sized by count, which may be a lie
-	for done := 0; done < count; {
-		p := make([]byte, min(idxPiece, count-done))
-		k, err := io.ReadFull(f.r, p)
+// A plain file's size was checked against count by checkPayload, so its
+// slice is allocated at once. A gzip stream's length is known only once it
+// has been decompressed, and the deflate ratio lets a small file claim a
+// thousand times its size: its slice starts at gzipTrust times the
+// compressed size (at least idxPiece, at most count) and doubles, up to
+// count, only when data has filled it, so that a header that lies about the
+// count costs at most a few times the data that really follows it.
+func (f *idxFile) readData(count int, where func(done int) string) ([]byte, error) {
+	n := count
+	if f.gz != nil {
+		n = int(min(int64(count), max(idxPiece, gzipTrust*f.size)))
+	}
+	buf := make([]byte, n)
+	for done := 0; ; {
+		k, err := io.ReadFull(f.r, buf[done:])
 		done += k
 		if err != nil {
 			return nil, f.wrap(where(done), err)
 		}
-		pieces = append(pieces, p)
+		if done == count {
+			return buf, nil
+		}
+		grown := make([]byte, min(count, 2*len(buf)))
+		copy(grown, buf)
+		buf = grown
 	}
-	return pieces, nil
 }
 
 // atEOF checks that nothing follows the data and, for gzip, that the stream
@@ -218,8 +232,8 @@ func (f *idxFile) atEOF() error {
 	}
 }
 
-// readIDXImages returns the pixels of an idx3-ubyte file, scaled to [0, 1].
-func readIDXImages(open openFunc, path string) (x []float64, n, d int, err error) {
+// readIDXImages returns the pixel bytes of an idx3-ubyte file.
+func readIDXImages(open openFunc, path string) (codes []uint8, n, d int, err error) {
 	f, err := openIDX(open, path)
 	if err != nil {
 		return nil, 0, 0, err
@@ -250,7 +264,7 @@ func readIDXImages(open openFunc, path string) (x []float64, n, d int, err error
 		return nil, 0, 0, err
 	}
 	n, d = int(n64), int(d64)
-	pixels, err := f.readData(int(total), func(done int) string {
+	codes, err = f.readData(int(total), func(done int) string {
 		return fmt.Sprintf("image %d of %d", done/d, n)
 	})
 	if err != nil {
@@ -259,16 +273,7 @@ func readIDXImages(open openFunc, path string) (x []float64, n, d int, err error
 	if err := f.atEOF(); err != nil {
 		return nil, 0, 0, err
 	}
-	x = make([]float64, total)
-	rest := x
-	for _, piece := range pixels {
-		dst := rest[:len(piece)]
-		for j, p := range piece {
-			dst[j] = float64(p) / 255
-		}
-		rest = rest[len(piece):]
-	}
-	return x, n, d, nil
+	return codes, n, d, nil
 }
 
 // readIDXLabels returns the labels of an idx1-ubyte file.
@@ -297,13 +302,8 @@ func readIDXLabels(open openFunc, path string) ([]int, error) {
 		return nil, err
 	}
 	y := make([]int, n)
-	rest := y
-	for _, piece := range labels {
-		dst := rest[:len(piece)]
-		for j, l := range piece {
-			dst[j] = int(l)
-		}
-		rest = rest[len(piece):]
+	for i, l := range labels {
+		y[i] = int(l)
 	}
 	return y, nil
 }

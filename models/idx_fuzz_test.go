@@ -188,9 +188,10 @@ func checkLoadIDX(t *testing.T, img, lbl []byte, disk bool) {
 	if d.N != want.N || d.D != want.D || d.C != want.C {
 		t.Fatalf("N=%d D=%d C=%d, reference N=%d D=%d C=%d", d.N, d.D, d.C, want.N, want.D, want.C)
 	}
+	x := d.Floats()
 	for i := range want.X {
-		if d.X[i] != want.X[i] {
-			t.Fatalf("X[%d] = %v, reference %v", i, d.X[i], want.X[i])
+		if x[i] != want.X[i] {
+			t.Fatalf("X[%d] = %v, reference %v", i, x[i], want.X[i])
 		}
 	}
 	for i := range want.Y {
@@ -242,10 +243,11 @@ func checkIDXDataset(t *testing.T, d *Dataset) {
 	if d == nil {
 		t.Fatal("LoadIDX returned neither a Dataset nor an error")
 	}
-	if d.N < 0 || d.D < 1 || d.C < 2 || d.C > 256 || len(d.X) != d.N*d.D || len(d.Y) != d.N {
-		t.Fatalf("malformed Dataset: N=%d D=%d C=%d len(X)=%d len(Y)=%d", d.N, d.D, d.C, len(d.X), len(d.Y))
+	xs := d.Floats()
+	if d.N < 0 || d.D < 1 || d.C < 2 || d.C > 256 || len(xs) != d.N*d.D || len(d.Y) != d.N {
+		t.Fatalf("malformed Dataset: N=%d D=%d C=%d len(X)=%d len(Y)=%d", d.N, d.D, d.C, len(xs), len(d.Y))
 	}
-	for i, x := range d.X {
+	for i, x := range xs {
 		if !(x >= 0 && x <= 1) {
 			t.Fatalf("X[%d] = %v, outside [0, 1]", i, x)
 		}

@@ -78,16 +78,17 @@ func (s idxSample) labelFile() []byte {
 // check compares d with the sample it was written from.
 func (s idxSample) check(t *testing.T, d *Dataset) {
 	t.Helper()
-	if d.N != s.n || d.D != s.rows*s.cols || d.C != 5 || len(d.X) != d.N*d.D || len(d.Y) != d.N {
-		t.Fatalf("N=%d D=%d C=%d len(X)=%d len(Y)=%d, want N=%d D=%d C=5", d.N, d.D, d.C, len(d.X), len(d.Y), s.n, s.rows*s.cols)
+	x := d.Floats()
+	if d.N != s.n || d.D != s.rows*s.cols || d.C != 5 || len(x) != d.N*d.D || len(d.Y) != d.N {
+		t.Fatalf("N=%d D=%d C=%d len(X)=%d len(Y)=%d, want N=%d D=%d C=5", d.N, d.D, d.C, len(x), len(d.Y), s.n, s.rows*s.cols)
 	}
 	for i, p := range s.pixels {
-		if d.X[i] != float64(p)/255 {
-			t.Fatalf("X[%d] = %v, want %d/255", i, d.X[i], p)
+		if x[i] != float64(p)/255 {
+			t.Fatalf("X[%d] = %v, want %d/255", i, x[i], p)
 		}
 	}
-	if d.X[0] != 0 || d.X[1] != 1 {
-		t.Errorf("pixels 0 and 255 became %v and %v, want 0 and 1", d.X[0], d.X[1])
+	if x[0] != 0 || x[1] != 1 {
+		t.Errorf("pixels 0 and 255 became %v and %v, want 0 and 1", x[0], x[1])
 	}
 	for i, l := range s.labels {
 		if d.Y[i] != int(l) {
@@ -341,7 +342,8 @@ func TestFashionMNIST(t *testing.T) {
 			t.Errorf("%s: N=%d D=%d C=%d, want %d, 784, 10", s.name, d.N, d.D, d.C, s.n)
 		}
 		d.checkShape()
-		lo, hi := slices.Min(d.X), slices.Max(d.X)
+		x := d.Floats()
+		lo, hi := slices.Min(x), slices.Max(x)
 		if lo != 0 || hi != 1 {
 			t.Errorf("%s: pixels in [%v, %v], want [0, 1]", s.name, lo, hi)
 		}
@@ -358,8 +360,10 @@ func TestFashionMNIST(t *testing.T) {
 	}
 }
 
-// A file's data is read in pieces of idxPiece bytes; 200 images of 28×28
-// pixels take three, the last one partial, and a piece ends inside an image.
+// A gzip file's data buffer starts at idxPiece bytes (this file compresses
+// well) and doubles as it fills; 200 images of 28×28 pixels make it grow
+// twice, the last time to the count, and the first fill ends inside an
+// image.
 func TestLoadIDXPieces(t *testing.T) {
 	s := idxSample{n: 200, rows: 28, cols: 28}
 	s.pixels = make([]byte, s.n*s.rows*s.cols)

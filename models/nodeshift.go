@@ -96,7 +96,7 @@ func NodeShift(s NodeShiftSpec, train, test *Dataset, seed uint64) ([]ClientData
 		if majority {
 			p = nodeShiftMajority
 		}
-		out := &Dataset{X: make([]float64, n*src.D), Y: make([]int, n), N: n, D: src.D, C: src.C}
+		out := newLike([]*Dataset{src}, n, src.C)
 		for i := range n {
 			u, g := r.Float64(), 3
 			for j, acc := 0, 0.0; j < 4; j++ {
@@ -119,13 +119,16 @@ func NodeShift(s NodeShiftSpec, train, test *Dataset, seed uint64) ([]ClientData
 				}
 				k -= len(by[c])
 			}
-			img := src.Row(row)
-			dst := out.X[i*src.D : (i+1)*src.D]
 			y := src.Y[row]
-			if majority && (s.Setting == 3 || s.Setting == 4) {
-				rotate28(dst, img, clockwise)
-			} else {
-				copy(dst, img)
+			lo, hi := i*src.D, (i+1)*src.D
+			// Rotation moves pixels, so it acts on the codes of a coded set.
+			switch {
+			case !(majority && (s.Setting == 3 || s.Setting == 4)):
+				out.copyRows(i, src, row, row+1)
+			case src.Coded():
+				rotate28(out.Codes[lo:hi], src.Codes[row*src.D:(row+1)*src.D], clockwise)
+			default:
+				rotate28(out.X[lo:hi], src.Row(row), clockwise)
 			}
 			if majority && (s.Setting == 2 || s.Setting == 4) {
 				if to, ok := nodeShiftPerm[y]; ok {
@@ -149,7 +152,7 @@ func NodeShift(s NodeShiftSpec, train, test *Dataset, seed uint64) ([]ClientData
 }
 
 // rotate28 writes the 28×28 image src rotated by 90° into dst.
-func rotate28(dst, src []float64, clockwise bool) {
+func rotate28[T uint8 | float64](dst, src []T, clockwise bool) {
 	const n = 28
 	for i := range n {
 		for j := range n {

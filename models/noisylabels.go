@@ -137,23 +137,12 @@ func (n *NoisyLabels) Load(clients int, seed uint64) ([]ClientData, error) {
 	}
 	layout := rng.New(seed, rng.Global, rng.PurposeLayout)
 	perm := layout.Perm(train.N)[:need]
-	take := func(rows []int) *Dataset {
-		d := &Dataset{X: make([]float64, 0, len(rows)*train.D), Y: make([]int, 0, len(rows)), N: len(rows), D: train.D, C: train.C}
-		for _, i := range rows {
-			d.X = append(d.X, train.Row(i)...)
-			d.Y = append(d.Y, train.Y[i])
-		}
-		return d
-	}
+	// Coded images stay coded: gather copies their bytes.
+	take := func(rows []int) *Dataset { return gather([]*Dataset{train}, train.C, rows) }
 	out := make([]ClientData, clients)
 	testSet := test
 	if n.Test > 0 && n.Test < test.N {
-		rows := layout.Perm(test.N)[:n.Test]
-		testSet = &Dataset{X: make([]float64, 0, n.Test*test.D), Y: make([]int, 0, n.Test), N: n.Test, D: test.D, C: test.C}
-		for _, i := range rows {
-			testSet.X = append(testSet.X, test.Row(i)...)
-			testSet.Y = append(testSet.Y, test.Y[i])
-		}
+		testSet = gather([]*Dataset{test}, test.C, layout.Perm(test.N)[:n.Test])
 	}
 	empty := func() *Dataset { return &Dataset{D: train.D, C: train.C} }
 	out[0] = ClientData{Train: empty(), Val: take(perm[:n.Val]), Test: testSet}

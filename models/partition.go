@@ -150,11 +150,10 @@ func drawNormalizations(clusters int, r *rand.Rand) []Normalization {
 // clients in order, in sizes that differ by at most one.
 func clusterOf(i, n, k int) int { return i * k / n }
 
-// apply transforms every feature of d in place.
+// apply transforms every feature of d: in place when d is float64, by a
+// new table when it is coded.
 func (nm Normalization) apply(d *Dataset) {
-	for j, v := range d.X {
-		d.X[j] = (v - nm.Mean) / nm.Std
-	}
+	d.transform(func(v float64) float64 { return (v - nm.Mean) / nm.Std })
 }
 
 // ClusterNormalize gives clients heterogeneous input distributions, as in the
@@ -389,10 +388,10 @@ func stratifiedSample(y []int, c int, frac float64, r *rand.Rand) []int {
 }
 
 // gather copies the given rows of the row-wise concatenation of parts (which
-// share D) into a new Dataset with c classes.
+// share D) into a new Dataset with c classes, coded when the parts are all
+// coded with the same table.
 func gather(parts []*Dataset, c int, rows []int) *Dataset {
-	d := parts[0].D
-	out := &Dataset{X: make([]float64, len(rows)*d), Y: make([]int, len(rows)), N: len(rows), D: d, C: c}
+	out := newLike(parts, len(rows), c)
 	for k, i := range rows {
 		j := i
 		p := 0
@@ -403,7 +402,7 @@ func gather(parts []*Dataset, c int, rows []int) *Dataset {
 		if i < 0 || p == len(parts) {
 			panic(fmt.Sprintf("models: row %d out of range", i))
 		}
-		copy(out.X[k*d:(k+1)*d], parts[p].Row(j))
+		out.copyRows(k, parts[p], j, j+1)
 		out.Y[k] = parts[p].Y[j]
 	}
 	return out

@@ -211,3 +211,24 @@ func (d *IDXData) Load(clients int, seed uint64) ([]ClientData, error) {
 	}
 	return data, nil
 }
+
+// codedSource is implemented by sources whose datasets hold their features
+// as one-byte codes (coded Datasets).
+type codedSource interface{ coded() bool }
+
+func (*IDXData) coded() bool       { return true }
+func (*FederatedData) coded() bool { return true }
+func (*NodeShiftData) coded() bool { return true }
+func (n *NoisyLabels) coded() bool { return n.Images != "synthetic" }
+
+// ExampleBytes returns the memory one example of src holds once loaded:
+// 8 bytes for its label and, per feature, 1 byte when the source keeps its
+// images coded (IDX files and every source built on them) or 8 bytes of
+// float64 otherwise (generated data).
+func ExampleBytes(src Source, features int) int64 {
+	per := int64(8)
+	if c, ok := src.(codedSource); ok && c.coded() {
+		per = 1
+	}
+	return per*int64(features) + 8
+}

@@ -251,7 +251,7 @@ func (w *SampleWeighted) SampleGrad(dst, x []float64, d *Dataset, i int) float64
 	clear(dst)
 	y := label(d, i, w.cls)
 	w.s.grow(1, w.cls)
-	w.c.batchLogits(w.s.z, x, d.Row(i), 1)
+	w.c.batchLogits(w.s.z, x, batchRows(&w.s.a, d, nil, i, i+1), 1)
 	loss := w.probs(w.s.z, w.s.g, y)
 	w.c.batchVJP(dst, x, w.s.g)
 	return loss
@@ -261,6 +261,6 @@ func (w *SampleWeighted) SampleGrad(dst, x []float64, d *Dataset, i int) float64
 func (w *SampleWeighted) Probability(x []float64, d *Dataset, i int) float64 {
 	y := label(d, i, w.cls)
 	w.s.grow(1, w.cls)
-	w.c.batchLogits(w.s.z, x, d.Row(i), 1)
+	w.c.batchLogits(w.s.z, x, batchRows(&w.s.a, d, nil, i, i+1), 1)
 	return math.Exp(w.s.z[y] - logSumExp(w.s.z))
 }

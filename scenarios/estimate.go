@@ -124,7 +124,7 @@ func Estimate(sc Scenario) Resources {
 	}
 	add("client state", 8*perClient*float64(dx)*float64(n))
 	add("model workspaces", workspace*float64(n))
-	add("data", float64(examples)*float64(8*features+8))
+	add("data", float64(examples)*float64(models.ExampleBytes(sc.Data.Source.Params, features)))
 	if sc.Runtime.CheckpointEvery > 0 && sc.Outer.Steps > 0 && !sc.Outer.Restart {
 		// Writing a checkpoint of warm-started clients: every client's
 		// encoded iterate, and the file's buffer holding them again.
