@@ -99,7 +99,7 @@ func (e *CommFedBiOExp) Validate(sc *scenarios.Scenario) error {
 func (e *CommFedBiOExp) Estimate(sc *scenarios.Scenario) scenarios.Resources {
 	f, c := sc.Shape()
 	src, _ := sc.Data.Source.Params.(*models.NoisyLabels)
-	r := scenarios.Resources{Live: []scenarios.ResourcePart{{Name: "data", Bytes: sc.Data.Source.Params.Examples(sc.Clients+1) * int64(f+1) * 8}}}
+	r := scenarios.Resources{Live: []scenarios.ResourcePart{{Name: "data", Bytes: sc.Data.Source.Params.Examples(sc.Clients+1) * models.ExampleBytes(sc.Data.Source.Params, f)}}}
 	r.PeakBytes = 2 * r.LiveBytes()
 	d := float64(f*128 + 128 + 128*c + c)
 	perRound := float64(sc.Clients) * (float64(e.LocalSteps*max(e.Batch, 1))*6*d + float64(e.Iterations*max(e.HVPBatch, 1))*12*d)
