@@ -168,11 +168,8 @@ func accAVX2(m, n, k int, a []float64, rs, ks int, b []float64, ldb int, c []flo
 						accTile(mr, 4, 1, kb, &ap[0], ars, aks, &b[p0*ldb+j], ldb, 0, &c[i*ldc+j], ldc)
 						j += 4
 					}
-					for ; j < j1; j++ {
-						for r := range mr {
-							o := (i+r)*ldc + j
-							c[o] = chain(c[o], kb, ap[r*ars:], aks, b[p0*ldb+j:], ldb)
-						}
+					if j < j1 {
+						accTail(mr, j1-j, kb, &ap[0], ars, aks, &b[p0*ldb+j], ldb, &c[i*ldc+j], ldc)
 					}
 				}
 			}
@@ -213,6 +210,31 @@ func accTile(mr, nr, nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep 
 		accKern5x4(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
 	default:
 		accKern6x4(nj, kc, a, rs, ks, b, ldb, bstep, c, ldc)
+	}
+}
+
+// tailMasks[w] selects the first w lanes of a vector for VMASKMOVPD.
+var tailMasks = [4][4]int64{{}, {-1}, {-1, -1}, {-1, -1, -1}}
+
+// accTail runs the masked mr × w chain-order kernel, 1 ≤ w ≤ 3: the last
+// columns of a product whose width is not a multiple of four. It touches
+// only the w columns of B and C, so the caller's bounds checks of the
+// tile's first element and of B's and C's last rows cover it.
+func accTail(mr, w, kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int) {
+	mask := &tailMasks[w]
+	switch mr {
+	case 1:
+		accKern1xm(1, kc, a, rs, ks, b, ldb, 0, c, ldc, mask)
+	case 2:
+		accKern2xm(1, kc, a, rs, ks, b, ldb, 0, c, ldc, mask)
+	case 3:
+		accKern3xm(1, kc, a, rs, ks, b, ldb, 0, c, ldc, mask)
+	case 4:
+		accKern4xm(1, kc, a, rs, ks, b, ldb, 0, c, ldc, mask)
+	case 5:
+		accKern5xm(1, kc, a, rs, ks, b, ldb, 0, c, ldc, mask)
+	default:
+		accKern6xm(1, kc, a, rs, ks, b, ldb, 0, c, ldc, mask)
 	}
 }
 

@@ -20,8 +20,9 @@ func main() {
 	p("#include \"textflag.h\"")
 	for mr := 1; mr <= 6; mr++ {
 		for _, nr := range []int{8, 4} {
-			acc(p, mr, nr)
+			acc(p, mr, nr, false)
 		}
+		acc(p, mr, 4, true)
 	}
 	for mr := 1; mr <= 3; mr++ {
 		for nr := 1; nr <= 3; nr++ {
@@ -68,16 +69,38 @@ func rowAddr(off, r int, base0, base3, stride string) string {
 // writes C from c + t·nr. A(r, p) sits at a + r·rs + p·ks, so one kernel
 // serves A, Aᵀ and a packed sliver; looping over the tiles here rather
 // than in Go spares a call per tile, which counts when k is small.
-func acc(p func(string, ...any), mr, nr int) {
+//
+// With masked set, the kernel is accKern{mr}xm: a tile of one to three
+// columns, those whose lane of *mask has its sign bit set. VMASKMOVPD loads
+// and stores only those lanes (the others read as zero and are never
+// written, nor does the load fault past the end of B or C), so odd widths
+// run as vectors where they would otherwise be scalar chains.
+func acc(p func(string, ...any), mr, nr int, masked bool) {
 	nv := nr / 4
 	name := fmt.Sprintf("accKern%dx%d", mr, nr)
+	args, frame := "", 80
+	if masked {
+		name = fmt.Sprintf("accKern%dxm", mr)
+		args, frame = ", mask *[4]int64", 88
+	}
+	load := func(src string, dst int) {
+		if masked {
+			p("\tVMASKMOVPD %s, Y13, Y%d", src, dst)
+		} else {
+			p("\tVMOVUPD %s, Y%d", src, dst)
+		}
+	}
 	p("")
-	p("// func %s(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)", name)
+	p("// func %s(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int%s)", name, args)
 	p("//")
 	p("// Y(r·%d+v) accumulates columns 4v..4v+3 of row r of a tile of C; the", nv)
 	p("// loop takes one p at a time, so each element of C is one chain in")
 	p("// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.")
-	p("TEXT ·%s(SB), NOSPLIT, $0-80", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-%d", name, frame)
+	if masked {
+		p("\tMOVQ mask+80(FP), DX")
+		p("\tVMOVDQU (DX), Y13")
+	}
 	p("\tMOVQ nj+0(FP), BX")
 	p("\tMOVQ a+16(FP), SI")
 	p("\tMOVQ rs+24(FP), R10")
@@ -102,12 +125,12 @@ func acc(p func(string, ...any), mr, nr int) {
 	}
 	for r := range mr {
 		for v := range nv {
-			p("\tVMOVUPD %s, Y%d", rowAddr(32*v, r, "DI", "R14", "R13"), r*nv+v)
+			load(rowAddr(32*v, r, "DI", "R14", "R13"), r*nv+v)
 		}
 	}
 	p("%s_loop:", name)
 	for v := range nv {
-		p("\tVMOVUPD %d(DX), Y%d", 32*v, 12+v)
+		load(fmt.Sprintf("%d(DX)", 32*v), 12+v)
 	}
 	for r := range mr {
 		p("\tVBROADCASTSD %s, Y14", rowAddr(0, r, "R8", "R9", "R10"))
@@ -127,7 +150,11 @@ func acc(p func(string, ...any), mr, nr int) {
 	p("\tJNZ %s_loop", name)
 	for r := range mr {
 		for v := range nv {
-			p("\tVMOVUPD Y%d, %s", r*nv+v, rowAddr(32*v, r, "DI", "R14", "R13"))
+			if masked {
+				p("\tVMASKMOVPD Y%d, Y13, %s", r*nv+v, rowAddr(32*v, r, "DI", "R14", "R13"))
+			} else {
+				p("\tVMOVUPD Y%d, %s", r*nv+v, rowAddr(32*v, r, "DI", "R14", "R13"))
+			}
 		}
 	}
 	p("\tADDQ $%d, DI", 8*nr)

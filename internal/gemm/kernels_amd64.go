@@ -41,6 +41,24 @@ func accKern6x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, 
 func accKern6x4(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 
 //go:noescape
+func accKern1xm(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int, mask *[4]int64)
+
+//go:noescape
+func accKern2xm(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int, mask *[4]int64)
+
+//go:noescape
+func accKern3xm(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int, mask *[4]int64)
+
+//go:noescape
+func accKern4xm(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int, mask *[4]int64)
+
+//go:noescape
+func accKern5xm(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int, mask *[4]int64)
+
+//go:noescape
+func accKern6xm(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int, mask *[4]int64)
+
+//go:noescape
 func dotKern1x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
 //go:noescape

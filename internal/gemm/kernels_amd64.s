@@ -91,6 +91,50 @@ accKern1x4_loop:
 	VZEROUPPER
 	RET
 
+// func accKern1xm(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int, mask *[4]int64)
+//
+// Y(r·1+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern1xm(SB), NOSPLIT, $0-88
+	MOVQ mask+80(FP), DX
+	VMOVDQU (DX), Y13
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKern1xm_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMASKMOVPD (DI), Y13, Y0
+accKern1xm_loop:
+	VMASKMOVPD 0(DX), Y13, Y12
+	VBROADCASTSD (R8), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y0, Y0
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKern1xm_loop
+	VMASKMOVPD Y0, Y13, (DI)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern1xm_tile
+	VZEROUPPER
+	RET
+
 // func accKern2x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 //
 // Y(r·2+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
@@ -191,6 +235,55 @@ accKern2x4_loop:
 	ADDQ DX, AX
 	DECQ BX
 	JNZ accKern2x4_tile
+	VZEROUPPER
+	RET
+
+// func accKern2xm(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int, mask *[4]int64)
+//
+// Y(r·1+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern2xm(SB), NOSPLIT, $0-88
+	MOVQ mask+80(FP), DX
+	VMOVDQU (DX), Y13
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKern2xm_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMASKMOVPD (DI), Y13, Y0
+	VMASKMOVPD (DI)(R13*1), Y13, Y1
+accKern2xm_loop:
+	VMASKMOVPD 0(DX), Y13, Y12
+	VBROADCASTSD (R8), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y0, Y0
+	VBROADCASTSD (R8)(R10*1), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y1, Y1
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKern2xm_loop
+	VMASKMOVPD Y0, Y13, (DI)
+	VMASKMOVPD Y1, Y13, (DI)(R13*1)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern2xm_tile
 	VZEROUPPER
 	RET
 
@@ -308,6 +401,60 @@ accKern3x4_loop:
 	ADDQ DX, AX
 	DECQ BX
 	JNZ accKern3x4_tile
+	VZEROUPPER
+	RET
+
+// func accKern3xm(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int, mask *[4]int64)
+//
+// Y(r·1+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern3xm(SB), NOSPLIT, $0-88
+	MOVQ mask+80(FP), DX
+	VMOVDQU (DX), Y13
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKern3xm_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMASKMOVPD (DI), Y13, Y0
+	VMASKMOVPD (DI)(R13*1), Y13, Y1
+	VMASKMOVPD (DI)(R13*2), Y13, Y2
+accKern3xm_loop:
+	VMASKMOVPD 0(DX), Y13, Y12
+	VBROADCASTSD (R8), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y0, Y0
+	VBROADCASTSD (R8)(R10*1), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y1, Y1
+	VBROADCASTSD (R8)(R10*2), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y2, Y2
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKern3xm_loop
+	VMASKMOVPD Y0, Y13, (DI)
+	VMASKMOVPD Y1, Y13, (DI)(R13*1)
+	VMASKMOVPD Y2, Y13, (DI)(R13*2)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern3xm_tile
 	VZEROUPPER
 	RET
 
@@ -449,6 +596,70 @@ accKern4x4_loop:
 	ADDQ DX, AX
 	DECQ BX
 	JNZ accKern4x4_tile
+	VZEROUPPER
+	RET
+
+// func accKern4xm(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int, mask *[4]int64)
+//
+// Y(r·1+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern4xm(SB), NOSPLIT, $0-88
+	MOVQ mask+80(FP), DX
+	VMOVDQU (DX), Y13
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKern4xm_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMASKMOVPD (DI), Y13, Y0
+	VMASKMOVPD (DI)(R13*1), Y13, Y1
+	VMASKMOVPD (DI)(R13*2), Y13, Y2
+	VMASKMOVPD (R14), Y13, Y3
+accKern4xm_loop:
+	VMASKMOVPD 0(DX), Y13, Y12
+	VBROADCASTSD (R8), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y0, Y0
+	VBROADCASTSD (R8)(R10*1), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y1, Y1
+	VBROADCASTSD (R8)(R10*2), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y2, Y2
+	VBROADCASTSD (R9), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y3, Y3
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKern4xm_loop
+	VMASKMOVPD Y0, Y13, (DI)
+	VMASKMOVPD Y1, Y13, (DI)(R13*1)
+	VMASKMOVPD Y2, Y13, (DI)(R13*2)
+	VMASKMOVPD Y3, Y13, (R14)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern4xm_tile
 	VZEROUPPER
 	RET
 
@@ -604,6 +815,75 @@ accKern5x4_loop:
 	ADDQ DX, AX
 	DECQ BX
 	JNZ accKern5x4_tile
+	VZEROUPPER
+	RET
+
+// func accKern5xm(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int, mask *[4]int64)
+//
+// Y(r·1+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern5xm(SB), NOSPLIT, $0-88
+	MOVQ mask+80(FP), DX
+	VMOVDQU (DX), Y13
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKern5xm_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMASKMOVPD (DI), Y13, Y0
+	VMASKMOVPD (DI)(R13*1), Y13, Y1
+	VMASKMOVPD (DI)(R13*2), Y13, Y2
+	VMASKMOVPD (R14), Y13, Y3
+	VMASKMOVPD (R14)(R13*1), Y13, Y4
+accKern5xm_loop:
+	VMASKMOVPD 0(DX), Y13, Y12
+	VBROADCASTSD (R8), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y0, Y0
+	VBROADCASTSD (R8)(R10*1), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y1, Y1
+	VBROADCASTSD (R8)(R10*2), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y2, Y2
+	VBROADCASTSD (R9), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y3, Y3
+	VBROADCASTSD (R9)(R10*1), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y4, Y4
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKern5xm_loop
+	VMASKMOVPD Y0, Y13, (DI)
+	VMASKMOVPD Y1, Y13, (DI)(R13*1)
+	VMASKMOVPD Y2, Y13, (DI)(R13*2)
+	VMASKMOVPD Y3, Y13, (R14)
+	VMASKMOVPD Y4, Y13, (R14)(R13*1)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern5xm_tile
 	VZEROUPPER
 	RET
 
@@ -773,6 +1053,80 @@ accKern6x4_loop:
 	ADDQ DX, AX
 	DECQ BX
 	JNZ accKern6x4_tile
+	VZEROUPPER
+	RET
+
+// func accKern6xm(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int, mask *[4]int64)
+//
+// Y(r·1+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern6xm(SB), NOSPLIT, $0-88
+	MOVQ mask+80(FP), DX
+	VMOVDQU (DX), Y13
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKern6xm_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMASKMOVPD (DI), Y13, Y0
+	VMASKMOVPD (DI)(R13*1), Y13, Y1
+	VMASKMOVPD (DI)(R13*2), Y13, Y2
+	VMASKMOVPD (R14), Y13, Y3
+	VMASKMOVPD (R14)(R13*1), Y13, Y4
+	VMASKMOVPD (R14)(R13*2), Y13, Y5
+accKern6xm_loop:
+	VMASKMOVPD 0(DX), Y13, Y12
+	VBROADCASTSD (R8), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y0, Y0
+	VBROADCASTSD (R8)(R10*1), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y1, Y1
+	VBROADCASTSD (R8)(R10*2), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y2, Y2
+	VBROADCASTSD (R9), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y3, Y3
+	VBROADCASTSD (R9)(R10*1), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y4, Y4
+	VBROADCASTSD (R9)(R10*2), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y5, Y5
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKern6xm_loop
+	VMASKMOVPD Y0, Y13, (DI)
+	VMASKMOVPD Y1, Y13, (DI)(R13*1)
+	VMASKMOVPD Y2, Y13, (DI)(R13*2)
+	VMASKMOVPD Y3, Y13, (R14)
+	VMASKMOVPD Y4, Y13, (R14)(R13*1)
+	VMASKMOVPD Y5, Y13, (R14)(R13*2)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern6xm_tile
 	VZEROUPPER
 	RET
 

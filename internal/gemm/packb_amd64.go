@@ -47,11 +47,8 @@ func accPacked(m, n, k int, a []float64, ars, aks int, b []float64, bks, bjs int
 					accTile(mr, 4, 1, kb, &ap[0], rs, ks, &bw[0], w, 0, &c[i*ldc+j8], ldc)
 					q = 4
 				}
-				for ; q < w; q++ {
-					for r := range mr {
-						o := (i+r)*ldc + j8 + q
-						c[o] = chain(c[o], kb, ap[r*rs:], ks, bw[q:], w)
-					}
+				if q < w {
+					accTail(mr, w-q, kb, &ap[0], rs, ks, &bw[q], w, &c[i*ldc+j8+q], ldc)
 				}
 			}
 		}
