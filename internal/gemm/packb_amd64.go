@@ -2,10 +2,15 @@ package gemm
 
 // accPacked adds Σ_p A(i, p)·B(p, j) to c[i·ldc+j] in chain order, where
 // A(i, p) = a[i·ars+p·aks] and B(p, j) = b[p·bks+j·bjs], with B packed:
-// blocks of nbPack columns outermost, then k panels of kcAcc; each panel of
-// B is copied once into contiguous slivers of eight columns (the last one
-// narrower), which every six-row sliver of A then sweeps from L2 while
-// its own kcAcc × 6 elements stay in L1. With packA, each sliver of A is
+// k panels of kcAcc outermost (C keeps its running sums between panels, so
+// every chain still runs in increasing p), then blocks of nbPack columns;
+// each block of a panel of B is copied into contiguous slivers of eight
+// columns (the last one narrower), which every six-row sliver of A then
+// sweeps from L2 while its own kcAcc × 6 elements stay in L1. With the
+// column blocks outermost, each block would read the whole of A, not just
+// a panel, from memory (measured 0–7 % slower; blocking rows of A to keep
+// a panel of them in L2 as well gained nothing more, as packing B again
+// for every block of rows costs what it saves). With packA, each sliver of A is
 // copied first too (Aᵀ: its six elements of one p are contiguous, but the
 // p lie a leading dimension apart, often a multiple of 4 kB).
 //
@@ -17,12 +22,12 @@ func accPacked(m, n, k int, a []float64, ars, aks int, b []float64, bks, bjs int
 		return
 	}
 	packA := sliver != nil
-	for j0 := 0; j0 < n; j0 += nbPack {
-		j1 := min(n, j0+nbPack)
-		j8 := j0 + (j1-j0)&^7
-		w := j1 - j8 // width of the last, narrow sliver
-		for p0 := 0; p0 < k; p0 += kcAcc {
-			kb := min(kcAcc, k-p0)
+	for p0 := 0; p0 < k; p0 += kcAcc {
+		kb := min(kcAcc, k-p0)
+		for j0 := 0; j0 < n; j0 += nbPack {
+			j1 := min(n, j0+nbPack)
+			j8 := j0 + (j1-j0)&^7
+			w := j1 - j8 // width of the last, narrow sliver
 			packB(bblock[:kb*(j1-j0)], kb, j0, j8, w, b[p0*bks:], bks, bjs)
 			for i := 0; i < m; i += 6 {
 				mr := min(6, m-i)
