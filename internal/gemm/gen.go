@@ -24,6 +24,7 @@ func main() {
 		}
 		acc(p, mr, 4, true)
 	}
+	packNT8(p)
 	for mr := 1; mr <= 3; mr++ {
 		for nr := 1; nr <= 3; nr++ {
 			dot(p, mr, nr, false)
@@ -293,6 +294,63 @@ func dot(p func(string, ...any), mr, nr int, evex bool) {
 	}
 	p("\tDECQ BX")
 	p("\tJNZ %s_tile", name)
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+// packNT8 writes packNT8, which packs eight rows of Bᵀ (k-contiguous, one
+// leading dimension apart) into a sliver of B: element (p, t) at d[p·8+t].
+// It transposes 4 × 4 blocks in registers (two unpacks and a lane swap),
+// where the Go loop moves one element per load and store.
+func packNT8(p func(string, ...any)) {
+	p("")
+	p("// func packNT8(n4 int, b *float64, ldb int, d *float64)")
+	p("//")
+	p("// Packs columns 0 … 4·n4−1 of rows 0–7 of b. Requires AVX, n4 ≥ 1.")
+	p("TEXT ·packNT8(SB), NOSPLIT, $0-32")
+	p("\tMOVQ n4+0(FP), CX")
+	p("\tMOVQ b+8(FP), SI")
+	p("\tMOVQ ldb+16(FP), R8")
+	p("\tSHLQ $3, R8")
+	p("\tMOVQ d+24(FP), DI")
+	p("\tLEAQ (SI)(R8*2), R9")
+	p("\tADDQ R8, R9")
+	p("\tLEAQ (R9)(R8*2), R10")
+	p("\tADDQ R8, R10")
+	row := func(t int) string {
+		base := []string{"SI", "R9", "R10"}[t/3]
+		switch t % 3 {
+		case 0:
+			return fmt.Sprintf("(%s)", base)
+		case 1:
+			return fmt.Sprintf("(%s)(R8*1)", base)
+		default:
+			return fmt.Sprintf("(%s)(R8*2)", base)
+		}
+	}
+	p("packNT8_loop:")
+	for h := range 2 {
+		for t := range 4 {
+			p("\tVMOVUPD %s, Y%d", row(4*h+t), t)
+		}
+		p("\tVUNPCKLPD Y1, Y0, Y4") // r0[0] r1[0] r0[2] r1[2]
+		p("\tVUNPCKHPD Y1, Y0, Y5") // r0[1] r1[1] r0[3] r1[3]
+		p("\tVUNPCKLPD Y3, Y2, Y6")
+		p("\tVUNPCKHPD Y3, Y2, Y7")
+		p("\tVPERM2F128 $0x20, Y6, Y4, Y0")
+		p("\tVPERM2F128 $0x20, Y7, Y5, Y1")
+		p("\tVPERM2F128 $0x31, Y6, Y4, Y2")
+		p("\tVPERM2F128 $0x31, Y7, Y5, Y3")
+		for c := range 4 {
+			p("\tVMOVUPD Y%d, %d(DI)", c, 64*c+32*h)
+		}
+	}
+	p("\tADDQ $32, SI")
+	p("\tADDQ $32, R9")
+	p("\tADDQ $32, R10")
+	p("\tADDQ $256, DI")
+	p("\tDECQ CX")
+	p("\tJNZ packNT8_loop")
 	p("\tVZEROUPPER")
 	p("\tRET")
 }

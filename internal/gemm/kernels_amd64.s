@@ -1130,6 +1130,61 @@ accKern6xm_loop:
 	VZEROUPPER
 	RET
 
+// func packNT8(n4 int, b *float64, ldb int, d *float64)
+//
+// Packs columns 0 … 4·n4−1 of rows 0–7 of b. Requires AVX, n4 ≥ 1.
+TEXT ·packNT8(SB), NOSPLIT, $0-32
+	MOVQ n4+0(FP), CX
+	MOVQ b+8(FP), SI
+	MOVQ ldb+16(FP), R8
+	SHLQ $3, R8
+	MOVQ d+24(FP), DI
+	LEAQ (SI)(R8*2), R9
+	ADDQ R8, R9
+	LEAQ (R9)(R8*2), R10
+	ADDQ R8, R10
+packNT8_loop:
+	VMOVUPD (SI), Y0
+	VMOVUPD (SI)(R8*1), Y1
+	VMOVUPD (SI)(R8*2), Y2
+	VMOVUPD (R9), Y3
+	VUNPCKLPD Y1, Y0, Y4
+	VUNPCKHPD Y1, Y0, Y5
+	VUNPCKLPD Y3, Y2, Y6
+	VUNPCKHPD Y3, Y2, Y7
+	VPERM2F128 $0x20, Y6, Y4, Y0
+	VPERM2F128 $0x20, Y7, Y5, Y1
+	VPERM2F128 $0x31, Y6, Y4, Y2
+	VPERM2F128 $0x31, Y7, Y5, Y3
+	VMOVUPD Y0, 0(DI)
+	VMOVUPD Y1, 64(DI)
+	VMOVUPD Y2, 128(DI)
+	VMOVUPD Y3, 192(DI)
+	VMOVUPD (R9)(R8*1), Y0
+	VMOVUPD (R9)(R8*2), Y1
+	VMOVUPD (R10), Y2
+	VMOVUPD (R10)(R8*1), Y3
+	VUNPCKLPD Y1, Y0, Y4
+	VUNPCKHPD Y1, Y0, Y5
+	VUNPCKLPD Y3, Y2, Y6
+	VUNPCKHPD Y3, Y2, Y7
+	VPERM2F128 $0x20, Y6, Y4, Y0
+	VPERM2F128 $0x20, Y7, Y5, Y1
+	VPERM2F128 $0x31, Y6, Y4, Y2
+	VPERM2F128 $0x31, Y7, Y5, Y3
+	VMOVUPD Y0, 32(DI)
+	VMOVUPD Y1, 96(DI)
+	VMOVUPD Y2, 160(DI)
+	VMOVUPD Y3, 224(DI)
+	ADDQ $32, SI
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $256, DI
+	DECQ CX
+	JNZ packNT8_loop
+	VZEROUPPER
+	RET
+
 // func dotKern1x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Y(r·1+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.

@@ -74,9 +74,16 @@ func packB(d []float64, kb, j0, j8, w int, b []float64, bks, bjs int) {
 			continue
 		}
 		// Bᵀ: column j of B is a contiguous row of b.
+		p4 := 0
+		if bks == 1 && kb >= 4 {
+			// Bounds: rows j … j+7 of b reach columns 4·(kb/4) ≤ kb.
+			_ = b[(j+7)*bjs+kb-1]
+			p4 = kb &^ 3
+			packNT8(p4/4, &b[j*bjs], bjs, &s[0])
+		}
 		for t := range 8 {
 			col := b[(j+t)*bjs : (j+t)*bjs+(kb-1)*bks+1]
-			for p := range kb {
+			for p := p4; p < kb; p++ {
 				s[p*8+t] = col[p*bks]
 			}
 		}
