@@ -25,6 +25,8 @@ func main() {
 		acc(p, mr, 4, true)
 	}
 	packNT8(p)
+	packRows(p, 8)
+	packRows(p, 6)
 	for mr := 1; mr <= 3; mr++ {
 		for nr := 1; nr <= 3; nr++ {
 			dot(p, mr, nr, false)
@@ -351,6 +353,43 @@ func packNT8(p func(string, ...any)) {
 	p("\tADDQ $256, DI")
 	p("\tDECQ CX")
 	p("\tJNZ packNT8_loop")
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+// packRows writes packRows{w}, which copies the first w elements of n rows
+// one leading dimension apart into consecutive rows of w: a k panel of B
+// into a sliver of eight columns, or a sliver of Aᵀ into six rows. Go's
+// copy would call memmove for each 48 or 64 bytes.
+func packRows(p func(string, ...any), w int) {
+	name := fmt.Sprintf("packRows%d", w)
+	p("")
+	p("// func %s(n int, src *float64, lds int, dst *float64)", name)
+	p("//")
+	p("// Requires AVX, n ≥ 1.")
+	p("TEXT ·%s(SB), NOSPLIT, $0-32", name)
+	p("\tMOVQ n+0(FP), CX")
+	p("\tMOVQ src+8(FP), SI")
+	p("\tMOVQ lds+16(FP), R8")
+	p("\tSHLQ $3, R8")
+	p("\tMOVQ dst+24(FP), DI")
+	p("%s_loop:", name)
+	p("\tVMOVUPD (SI), Y0")
+	if w == 8 {
+		p("\tVMOVUPD 32(SI), Y1")
+	} else {
+		p("\tVMOVUPD 32(SI), X1")
+	}
+	p("\tVMOVUPD Y0, (DI)")
+	if w == 8 {
+		p("\tVMOVUPD Y1, 32(DI)")
+	} else {
+		p("\tVMOVUPD X1, 32(DI)")
+	}
+	p("\tADDQ R8, SI")
+	p("\tADDQ $%d, DI", 8*w)
+	p("\tDECQ CX")
+	p("\tJNZ %s_loop", name)
 	p("\tVZEROUPPER")
 	p("\tRET")
 }

@@ -1185,6 +1185,48 @@ packNT8_loop:
 	VZEROUPPER
 	RET
 
+// func packRows8(n int, src *float64, lds int, dst *float64)
+//
+// Requires AVX, n ≥ 1.
+TEXT ·packRows8(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ lds+16(FP), R8
+	SHLQ $3, R8
+	MOVQ dst+24(FP), DI
+packRows8_loop:
+	VMOVUPD (SI), Y0
+	VMOVUPD 32(SI), Y1
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	ADDQ R8, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ packRows8_loop
+	VZEROUPPER
+	RET
+
+// func packRows6(n int, src *float64, lds int, dst *float64)
+//
+// Requires AVX, n ≥ 1.
+TEXT ·packRows6(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ lds+16(FP), R8
+	SHLQ $3, R8
+	MOVQ dst+24(FP), DI
+packRows6_loop:
+	VMOVUPD (SI), Y0
+	VMOVUPD 32(SI), X1
+	VMOVUPD Y0, (DI)
+	VMOVUPD X1, 32(DI)
+	ADDQ R8, SI
+	ADDQ $48, DI
+	DECQ CX
+	JNZ packRows6_loop
+	VZEROUPPER
+	RET
+
 // func dotKern1x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Y(r·1+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.

@@ -33,11 +33,8 @@ func accPacked(m, n, k int, a []float64, ars, aks int, b []float64, bks, bjs int
 				mr := min(6, m-i)
 				ap, rs, ks := a[i*ars+p0*aks:], ars, aks
 				if packA && mr == 6 {
-					for p := range kb {
-						src := ap[p*ks : p*ks+6 : p*ks+6]
-						dst := sliver[p*6 : p*6+6 : p*6+6]
-						dst[0], dst[1], dst[2], dst[3], dst[4], dst[5] = src[0], src[1], src[2], src[3], src[4], src[5]
-					}
+					_, _ = sliver[kb*6-1], ap[(kb-1)*ks+5] // bounds of packRows6's copy
+					packRows6(kb, &ap[0], ks, &sliver[0])
 					ap, rs, ks = sliver[:kb*6], 1, 6
 				}
 				if j8 > j0 {
@@ -68,9 +65,8 @@ func packB(d []float64, kb, j0, j8, w int, b []float64, bks, bjs int) {
 	for j := j0; j < j8; j += 8 {
 		s := d[(j-j0)*kb : (j-j0+8)*kb]
 		if bjs == 1 {
-			for p := range kb {
-				copy(s[p*8:p*8+8], b[p*bks+j:p*bks+j+8])
-			}
+			_, _ = s[kb*8-1], b[(kb-1)*bks+j+7] // bounds of packRows8's copy
+			packRows8(kb, &b[j], bks, &s[0])
 			continue
 		}
 		// Bᵀ: column j of B is a contiguous row of b.
