@@ -2,11 +2,11 @@ package gemm
 
 // accPacked adds Σ_p A(i, p)·B(p, j) to c[i·ldc+j] in chain order, where
 // A(i, p) = a[i·ars+p·aks] and B(p, j) = b[p·bks+j·bjs], with B packed:
-// k panels of kcAcc outermost (C keeps its running sums between panels, so
+// k panels of kcPack outermost (C keeps its running sums between panels, so
 // every chain still runs in increasing p), then blocks of nbPack columns;
 // each block of a panel of B is copied into contiguous slivers of eight
 // columns (the last one narrower), which every six-row sliver of A then
-// sweeps from L2 while its own kcAcc × 6 elements stay in L1. With the
+// sweeps from L2 while its own kcPack × 6 elements stay in L1. With the
 // column blocks outermost, each block would read the whole of A, not just
 // a panel, from memory (measured 0–7 % slower; blocking rows of A to keep
 // a panel of them in L2 as well gained nothing more, as packing B again
@@ -14,16 +14,16 @@ package gemm
 // copied first too (Aᵀ: its six elements of one p are contiguous, but the
 // p lie a leading dimension apart, often a multiple of 4 kB).
 //
-// bblock holds the packed panel: at least min(k, kcAcc)·min(n, nbPack)
-// elements; sliver, with packA, 6·min(k, kcAcc). The callers declare them
+// bblock holds the packed panel: at least min(k, kcPack)·min(n, nbPack)
+// elements; sliver, with packA, 6·min(k, kcPack). The callers declare them
 // on their stacks, no larger than the shape needs, as Go clears them.
 func accPacked(m, n, k int, a []float64, ars, aks int, b []float64, bks, bjs int, c []float64, ldc int, bblock, sliver []float64) {
 	if m == 0 || n == 0 || k == 0 {
 		return
 	}
 	packA := sliver != nil
-	for p0 := 0; p0 < k; p0 += kcAcc {
-		kb := min(kcAcc, k-p0)
+	for p0 := 0; p0 < k; p0 += kcPack {
+		kb := min(kcPack, k-p0)
 		for j0 := 0; j0 < n; j0 += nbPack {
 			j1 := min(n, j0+nbPack)
 			j8 := j0 + (j1-j0)&^7
