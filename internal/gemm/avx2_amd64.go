@@ -245,16 +245,26 @@ func accTail(mr, w, kc int, a *float64, rs, ks int, b *float64, ldb int, c *floa
 	}
 }
 
-// Packing B pays once its copy (k·n elements, and 128 kB of stack to
-// clear) is spread over enough rows of A: measured, it gains 15–25 % from
-// m = 128 with k ≥ 64 and loses at m ≤ 64 or k = 10.
-const (
-	packMinM = 96
-	packMinK = 32
-)
+// When to pack, measured interleaved on both sides of each bound. Packing
+// copies k·n elements of B (and, for Aᵀ, six-row slivers of A) and clears
+// a 128 kB stack array, which pays back over enough rows of A. For AccNN,
+// whose B already has contiguous rows, it pays from 96 rows and k ≥ 64
+// (k = 32 loses 14 % at 128 rows), or from 24 rows and k ≥ 128 where B's
+// rows are wide (several column blocks) or not a multiple of four
+// elements long (unpacked, their vector loads straddle cache lines: +20 %
+// at 64 × 121 × 576). AccTN packs from 24 rows: its unpacked path packs
+// blocks of Aᵀ anyway and runs 15–40 % slower; with 10–20 rows and wide B
+// the unpacked path is 10–15 % faster.
+func packNN(m, n, k, ldb int) bool {
+	return m >= 96 && k >= 64 || m >= 24 && k >= 128 && (n > ncAcc || ldb%4 != 0)
+}
+
+func packTN(m, k int) bool {
+	return m >= 24 && k >= 32
+}
 
 func accNNAVX2(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	if m >= packMinM && k >= packMinK {
+	if packNN(m, n, k, ldb) {
 		accNNPacked(m, n, k, a, lda, b, ldb, c, ldc)
 		return
 	}
@@ -262,7 +272,7 @@ func accNNAVX2(m, n, k int, a []float64, lda int, b []float64, ldb int, c []floa
 }
 
 func accTNAVX2(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	if m >= packMinM && k >= packMinK {
+	if packTN(m, k) {
 		accTNPacked(m, n, k, a, lda, b, ldb, c, ldc)
 		return
 	}
@@ -291,8 +301,8 @@ func accTNDirect(m, n, k int, a []float64, lda int, b []float64, ldb int, c []fl
 	}
 }
 
-// The packed paths run on large products only (packMinM), except AccNT's,
-// whose panel is sized to the shape as accTNDirect's block is.
+// The packed paths run where packNN and packTN choose them, except
+// AccNT's, whose panel is sized to the shape as accTNDirect's block is.
 func accNNPacked(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
 	var bblock [kcPack * nbPack]float64
 	accPacked(m, n, k, a, lda, 1, b, ldb, 1, c, ldc, bblock[:], nil)

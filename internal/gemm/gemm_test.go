@@ -169,7 +169,8 @@ func TestLargeShapesBitIdentical(t *testing.T) {
 }
 
 // TestRandomShapesBitIdentical draws shapes on both sides of every
-// blocking and dispatch threshold (packing from 96 rows, k panels of 128
+// blocking and dispatch threshold (packing from 24 or 96 rows and k of 32,
+// 64 or 128, k panels of 128
 // and 256, column blocks of 64 and 128, the stack arrays' size classes, widths that leave
 // one to three columns to the masked tail tiles, few rows against long k).
 func TestRandomShapesBitIdentical(t *testing.T) {
