@@ -34,8 +34,15 @@ const (
 	ncAcc = 64
 	// mcAcc rows of Aᵀ are packed at a time (96 kB on the stack).
 	mcAcc = 48
-	// nbPack columns of a k panel of B are packed at a time (128 kB).
-	nbPack = 64
+	// The packed paths take k panels of kcPack and pack nbPack columns
+	// of one at a time (128 kB): half the k panel of the unpacked path
+	// keeps a panel of A of up to 512 rows in L2 (when its leading
+	// dimension is a multiple of 4 kB, only a narrow panel of Aᵀ fits,
+	// its lines sharing few cache sets), and twice the columns halve how
+	// often A's panel is read. Measured against kcAcc × 64: AccTN
+	// 512×256×784 +12 %, AccNN and AccNT 512×256×784 +4–5 %.
+	kcPack = 128
+	nbPack = 128
 	// DotNT keeps a block of dotL2 elements of B (384 kB) in L2 while a
 	// tile's rows of A sweep it.
 	dotL2 = 48 << 10
@@ -168,11 +175,8 @@ func accAVX2(m, n, k int, a []float64, rs, ks int, b []float64, ldb int, c []flo
 						accTile(mr, 4, 1, kb, &ap[0], ars, aks, &b[p0*ldb+j], ldb, 0, &c[i*ldc+j], ldc)
 						j += 4
 					}
-					for ; j < j1; j++ {
-						for r := range mr {
-							o := (i+r)*ldc + j
-							c[o] = chain(c[o], kb, ap[r*ars:], aks, b[p0*ldb+j:], ldb)
-						}
+					if j < j1 {
+						accTail(mr, j1-j, kb, &ap[0], ars, aks, &b[p0*ldb+j], ldb, &c[i*ldc+j], ldc)
 					}
 				}
 			}
@@ -216,16 +220,51 @@ func accTile(mr, nr, nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep 
 	}
 }
 
-// Packing B pays once its copy (k·n elements, and 128 kB of stack to
-// clear) is spread over enough rows of A: measured, it gains 15–25 % from
-// m = 128 with k ≥ 64 and loses at m ≤ 64 or k = 10.
-const (
-	packMinM = 96
-	packMinK = 32
-)
+// tailMasks[w] selects the first w lanes of a vector for VMASKMOVPD.
+var tailMasks = [4][4]int64{{}, {-1}, {-1, -1}, {-1, -1, -1}}
+
+// accTail runs the masked mr × w chain-order kernel, 1 ≤ w ≤ 3: the last
+// columns of a product whose width is not a multiple of four. It touches
+// only the w columns of B and C, so the caller's bounds checks of the
+// tile's first element and of B's and C's last rows cover it.
+func accTail(mr, w, kc int, a *float64, rs, ks int, b *float64, ldb int, c *float64, ldc int) {
+	mask := &tailMasks[w]
+	switch mr {
+	case 1:
+		accKern1xm(1, kc, a, rs, ks, b, ldb, 0, c, ldc, mask)
+	case 2:
+		accKern2xm(1, kc, a, rs, ks, b, ldb, 0, c, ldc, mask)
+	case 3:
+		accKern3xm(1, kc, a, rs, ks, b, ldb, 0, c, ldc, mask)
+	case 4:
+		accKern4xm(1, kc, a, rs, ks, b, ldb, 0, c, ldc, mask)
+	case 5:
+		accKern5xm(1, kc, a, rs, ks, b, ldb, 0, c, ldc, mask)
+	default:
+		accKern6xm(1, kc, a, rs, ks, b, ldb, 0, c, ldc, mask)
+	}
+}
+
+// When to pack, measured interleaved on both sides of each bound. Packing
+// copies k·n elements of B (and, for Aᵀ, six-row slivers of A) and clears
+// a 128 kB stack array, which pays back over enough rows of A. For AccNN,
+// whose B already has contiguous rows, it pays from 96 rows and k ≥ 64
+// (k = 32 loses 14 % at 128 rows), or from 24 rows and k ≥ 128 where B's
+// rows are wide (several column blocks) or not a multiple of four
+// elements long (unpacked, their vector loads straddle cache lines: +20 %
+// at 64 × 121 × 576). AccTN packs from 24 rows: its unpacked path packs
+// blocks of Aᵀ anyway and runs 15–40 % slower; with 10–20 rows and wide B
+// the unpacked path is 10–15 % faster.
+func packNN(m, n, k, ldb int) bool {
+	return m >= 96 && k >= 64 || m >= 24 && k >= 128 && (n > ncAcc || ldb%4 != 0)
+}
+
+func packTN(m, k int) bool {
+	return m >= 24 && k >= 32
+}
 
 func accNNAVX2(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	if m >= packMinM && k >= packMinK {
+	if packNN(m, n, k, ldb) {
 		accNNPacked(m, n, k, a, lda, b, ldb, c, ldc)
 		return
 	}
@@ -233,7 +272,7 @@ func accNNAVX2(m, n, k int, a []float64, lda int, b []float64, ldb int, c []floa
 }
 
 func accTNAVX2(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	if m >= packMinM && k >= packMinK {
+	if packTN(m, k) {
 		accTNPacked(m, n, k, a, lda, b, ldb, c, ldc)
 		return
 	}
@@ -262,23 +301,23 @@ func accTNDirect(m, n, k int, a []float64, lda int, b []float64, ldb int, c []fl
 	}
 }
 
-// The packed paths run on large products only (packMinM), except AccNT's,
-// whose panel is sized to the shape as accTNDirect's block is.
+// The packed paths run where packNN and packTN choose them, except
+// AccNT's, whose panel is sized to the shape as accTNDirect's block is.
 func accNNPacked(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	var bblock [kcAcc * nbPack]float64
+	var bblock [kcPack * nbPack]float64
 	accPacked(m, n, k, a, lda, 1, b, ldb, 1, c, ldc, bblock[:], nil)
 }
 
 func accTNPacked(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	var bblock [kcAcc * nbPack]float64
-	var sliver [6 * kcAcc]float64
+	var bblock [kcPack * nbPack]float64
+	var sliver [6 * kcPack]float64
 	accPacked(m, n, k, a, 1, lda, b, ldb, 1, c, ldc, bblock[:], sliver[:])
 }
 
 // accNTAVX2 always packs: the kernels need B's columns contiguous, and Bᵀ
 // has its rows so.
 func accNTAVX2(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	need := min(k, kcAcc) * min(n, nbPack)
+	need := min(k, kcPack) * min(n, nbPack)
 	switch {
 	case need <= 1<<10:
 		var bblock [1 << 10]float64
@@ -287,7 +326,7 @@ func accNTAVX2(m, n, k int, a []float64, lda int, b []float64, ldb int, c []floa
 		var bblock [1 << 12]float64
 		accPacked(m, n, k, a, lda, 1, b, 1, ldb, c, ldc, bblock[:need], nil)
 	default:
-		var bblock [kcAcc * nbPack]float64
+		var bblock [kcPack * nbPack]float64
 		accPacked(m, n, k, a, lda, 1, b, 1, ldb, c, ldc, bblock[:need], nil)
 	}
 }

@@ -2,28 +2,32 @@ package gemm
 
 // Measured with BenchmarkInterleaved (-cpu 1 -benchtime 20x, fastest of 60
 // calls each) on the project's machine: AMD EPYC Zen 4 at 3.67 GHz, two
-// vCPUs shared with other jobs (load 3–5). Unfused multiply-then-add peaks
-// at 16 flops a cycle, 58.7 GFLOP/s. Columns: the dispatched kernel's
-// GFLOP/s (AVX2; DotNT in 4 × 4 tiles on AVX-512VL), its speed-up over the
-// reference loop and over gonum's blas64.Gemm (pure Go, one goroutine), and
-// the pure-Go fallback's GFLOP/s (and its speed-up over the reference
-// loop). Between runs the kernels moved by up to 8 %, the reference loops
-// and gonum by up to 25 %. DotNT's AVX2-only 3 × 3 tiles run at 36–42.
+// vCPUs shared with other jobs (load average 2.6–2.9 during the run).
+// Unfused multiply-then-add peaks at 16 flops a cycle, 58.7 GFLOP/s.
+// Columns: the dispatched kernel's GFLOP/s (AVX2; DotNT in 4 × 4 tiles on
+// AVX-512VL), its speed-up over the reference loop and over gonum's
+// blas64.Gemm (pure Go, one goroutine), and the pure-Go fallback's GFLOP/s
+// (and its speed-up over the reference loop). Between runs the kernels
+// moved by up to 8 %, the reference loops and gonum by up to 25 % (AccTN's
+// reference loop by 50 %). DotNT's AVX2-only 3 × 3 tiles run at 38–42.
 //
 //	kernel m×n×k              GFLOP/s  ref  gonum  pure Go
-//	AccNN 128x64x10           44.7   12.8×   4.6×   5.6 (1.6×)
-//	AccNN 1936x64x576         45.5   16.3×   5.2×   4.7 (1.7×)
-//	AccNN 512x256x784         43.8   16.7×   5.5×   4.1 (1.6×)
-//	AccNT 128x64x784          44.1   18.6×   4.4×   5.3 (2.2×)
-//	AccNT 128x784x64          44.8   19.2×   4.9×   5.2 (2.2×)
-//	AccNT 512x256x784         46.1   21.9×   8.3×   4.8 (2.3×)
-//	AccTN 10x784x128          40.8   11.2×   4.6×   5.2 (1.4×)
-//	AccTN 512x256x784         38.7   12.3×   5.2×   5.1 (1.6×)
-//	AccTN 64x784x128          40.1   11.1×   5.5×   5.6 (1.5×)
-//	DotNT 128x10x784          46.6    8.7×   4.7×   5.5 (1.0×)
-//	DotNT 128x64x784          50.3    9.4×   5.1×   5.5 (1.0×)
-//	DotNT 1936x64x576         42.8    8.2×   6.5×   5.2 (1.0×)
-//	DotNT 512x256x784         48.5   10.3×   8.2×   4.2 (0.9×)
+//	AccNN 64x121x576          46.2   12.7×   4.5×    5.8 (1.6×)
+//	AccNN 128x64x10           45.6   13.0×   4.7×    5.5 (1.6×)
+//	AccNN 512x256x784         50.1   14.4×   6.1×    5.5 (1.6×)
+//	AccNN 1936x64x576         48.3   13.7×   5.3×    5.5 (1.6×)
+//	AccNT 10x784x128          35.0   14.5×   4.3×    5.2 (2.2×)
+//	AccNT 128x64x784          50.0   20.8×   5.1×    5.3 (2.2×)
+//	AccNT 128x784x64          49.0   20.6×   5.3×    5.2 (2.2×)
+//	AccNT 512x256x784         50.5   21.4×   7.0×    5.1 (2.2×)
+//	AccNT 1936x576x64         49.1   20.9×   5.5×    5.1 (2.2×)
+//	AccTN 10x784x128          40.8    7.5×   4.6×    6.0 (1.1×)
+//	AccTN 64x784x128          49.4    9.2×   6.8×    5.7 (1.1×)
+//	AccTN 512x256x784         46.6    9.2×   5.9×    5.4 (1.1×)
+//	DotNT 128x10x784          46.1    8.6×   4.7×    5.5 (1.0×)
+//	DotNT 128x64x784          49.2    9.1×   5.0×    5.5 (1.0×)
+//	DotNT 512x256x784         47.5    8.9×   6.6×    5.3 (1.0×)
+//	DotNT 1936x64x576         45.1    8.5×   6.3×    5.3 (1.0×)
 
 import (
 	"fmt"
@@ -37,7 +41,9 @@ import (
 
 // benchShapes are the products of the models: the MLP 784-64-10 at batch
 // 128 (forward, weight gradients, softmax layer), an eighth of the im2col
-// convolution 15488 × 576 × 64 at batch 128, and a larger square-ish one.
+// convolution 15488 × 576 × 64 at batch 128 (and its input gradient), a
+// width that is not a multiple of four, few rows against a wide operand,
+// and a larger square-ish product.
 var benchShapes = []struct {
 	kernel  string
 	m, n, k int
@@ -49,12 +55,15 @@ var benchShapes = []struct {
 	{"AccNN", 128, 64, 10},
 	{"AccNN", 1936, 64, 576},
 	{"AccNN", 512, 256, 784},
+	{"AccNN", 64, 121, 576},
 	{"AccTN", 64, 784, 128},
 	{"AccTN", 10, 784, 128},
 	{"AccTN", 512, 256, 784},
 	{"AccNT", 128, 784, 64},
 	{"AccNT", 128, 64, 784},
 	{"AccNT", 512, 256, 784},
+	{"AccNT", 10, 784, 128},
+	{"AccNT", 1936, 576, 64},
 }
 
 // benchCase is one kernel on one shape: its operands and every way to

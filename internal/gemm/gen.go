@@ -20,9 +20,13 @@ func main() {
 	p("#include \"textflag.h\"")
 	for mr := 1; mr <= 6; mr++ {
 		for _, nr := range []int{8, 4} {
-			acc(p, mr, nr)
+			acc(p, mr, nr, false)
 		}
+		acc(p, mr, 4, true)
 	}
+	packNT8(p)
+	packRows(p, 8)
+	packRows(p, 6)
 	for mr := 1; mr <= 3; mr++ {
 		for nr := 1; nr <= 3; nr++ {
 			dot(p, mr, nr, false)
@@ -68,16 +72,38 @@ func rowAddr(off, r int, base0, base3, stride string) string {
 // writes C from c + t·nr. A(r, p) sits at a + r·rs + p·ks, so one kernel
 // serves A, Aᵀ and a packed sliver; looping over the tiles here rather
 // than in Go spares a call per tile, which counts when k is small.
-func acc(p func(string, ...any), mr, nr int) {
+//
+// With masked set, the kernel is accKern{mr}xm: a tile of one to three
+// columns, those whose lane of *mask has its sign bit set. VMASKMOVPD loads
+// and stores only those lanes (the others read as zero and are never
+// written, nor does the load fault past the end of B or C), so odd widths
+// run as vectors where they would otherwise be scalar chains.
+func acc(p func(string, ...any), mr, nr int, masked bool) {
 	nv := nr / 4
 	name := fmt.Sprintf("accKern%dx%d", mr, nr)
+	args, frame := "", 80
+	if masked {
+		name = fmt.Sprintf("accKern%dxm", mr)
+		args, frame = ", mask *[4]int64", 88
+	}
+	load := func(src string, dst int) {
+		if masked {
+			p("\tVMASKMOVPD %s, Y13, Y%d", src, dst)
+		} else {
+			p("\tVMOVUPD %s, Y%d", src, dst)
+		}
+	}
 	p("")
-	p("// func %s(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)", name)
+	p("// func %s(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int%s)", name, args)
 	p("//")
 	p("// Y(r·%d+v) accumulates columns 4v..4v+3 of row r of a tile of C; the", nv)
 	p("// loop takes one p at a time, so each element of C is one chain in")
 	p("// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.")
-	p("TEXT ·%s(SB), NOSPLIT, $0-80", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-%d", name, frame)
+	if masked {
+		p("\tMOVQ mask+80(FP), DX")
+		p("\tVMOVDQU (DX), Y13")
+	}
 	p("\tMOVQ nj+0(FP), BX")
 	p("\tMOVQ a+16(FP), SI")
 	p("\tMOVQ rs+24(FP), R10")
@@ -102,12 +128,12 @@ func acc(p func(string, ...any), mr, nr int) {
 	}
 	for r := range mr {
 		for v := range nv {
-			p("\tVMOVUPD %s, Y%d", rowAddr(32*v, r, "DI", "R14", "R13"), r*nv+v)
+			load(rowAddr(32*v, r, "DI", "R14", "R13"), r*nv+v)
 		}
 	}
 	p("%s_loop:", name)
 	for v := range nv {
-		p("\tVMOVUPD %d(DX), Y%d", 32*v, 12+v)
+		load(fmt.Sprintf("%d(DX)", 32*v), 12+v)
 	}
 	for r := range mr {
 		p("\tVBROADCASTSD %s, Y14", rowAddr(0, r, "R8", "R9", "R10"))
@@ -127,7 +153,11 @@ func acc(p func(string, ...any), mr, nr int) {
 	p("\tJNZ %s_loop", name)
 	for r := range mr {
 		for v := range nv {
-			p("\tVMOVUPD Y%d, %s", r*nv+v, rowAddr(32*v, r, "DI", "R14", "R13"))
+			if masked {
+				p("\tVMASKMOVPD Y%d, Y13, %s", r*nv+v, rowAddr(32*v, r, "DI", "R14", "R13"))
+			} else {
+				p("\tVMOVUPD Y%d, %s", r*nv+v, rowAddr(32*v, r, "DI", "R14", "R13"))
+			}
 		}
 	}
 	p("\tADDQ $%d, DI", 8*nr)
@@ -266,6 +296,100 @@ func dot(p func(string, ...any), mr, nr int, evex bool) {
 	}
 	p("\tDECQ BX")
 	p("\tJNZ %s_tile", name)
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+// packNT8 writes packNT8, which packs eight rows of Bᵀ (k-contiguous, one
+// leading dimension apart) into a sliver of B: element (p, t) at d[p·8+t].
+// It transposes 4 × 4 blocks in registers (two unpacks and a lane swap),
+// where the Go loop moves one element per load and store.
+func packNT8(p func(string, ...any)) {
+	p("")
+	p("// func packNT8(n4 int, b *float64, ldb int, d *float64)")
+	p("//")
+	p("// Packs columns 0 … 4·n4−1 of rows 0–7 of b. Requires AVX, n4 ≥ 1.")
+	p("TEXT ·packNT8(SB), NOSPLIT, $0-32")
+	p("\tMOVQ n4+0(FP), CX")
+	p("\tMOVQ b+8(FP), SI")
+	p("\tMOVQ ldb+16(FP), R8")
+	p("\tSHLQ $3, R8")
+	p("\tMOVQ d+24(FP), DI")
+	p("\tLEAQ (SI)(R8*2), R9")
+	p("\tADDQ R8, R9")
+	p("\tLEAQ (R9)(R8*2), R10")
+	p("\tADDQ R8, R10")
+	row := func(t int) string {
+		base := []string{"SI", "R9", "R10"}[t/3]
+		switch t % 3 {
+		case 0:
+			return fmt.Sprintf("(%s)", base)
+		case 1:
+			return fmt.Sprintf("(%s)(R8*1)", base)
+		default:
+			return fmt.Sprintf("(%s)(R8*2)", base)
+		}
+	}
+	p("packNT8_loop:")
+	for h := range 2 {
+		for t := range 4 {
+			p("\tVMOVUPD %s, Y%d", row(4*h+t), t)
+		}
+		p("\tVUNPCKLPD Y1, Y0, Y4") // r0[0] r1[0] r0[2] r1[2]
+		p("\tVUNPCKHPD Y1, Y0, Y5") // r0[1] r1[1] r0[3] r1[3]
+		p("\tVUNPCKLPD Y3, Y2, Y6")
+		p("\tVUNPCKHPD Y3, Y2, Y7")
+		p("\tVPERM2F128 $0x20, Y6, Y4, Y0")
+		p("\tVPERM2F128 $0x20, Y7, Y5, Y1")
+		p("\tVPERM2F128 $0x31, Y6, Y4, Y2")
+		p("\tVPERM2F128 $0x31, Y7, Y5, Y3")
+		for c := range 4 {
+			p("\tVMOVUPD Y%d, %d(DI)", c, 64*c+32*h)
+		}
+	}
+	p("\tADDQ $32, SI")
+	p("\tADDQ $32, R9")
+	p("\tADDQ $32, R10")
+	p("\tADDQ $256, DI")
+	p("\tDECQ CX")
+	p("\tJNZ packNT8_loop")
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+// packRows writes packRows{w}, which copies the first w elements of n rows
+// one leading dimension apart into consecutive rows of w: a k panel of B
+// into a sliver of eight columns, or a sliver of Aᵀ into six rows. Go's
+// copy would call memmove for each 48 or 64 bytes.
+func packRows(p func(string, ...any), w int) {
+	name := fmt.Sprintf("packRows%d", w)
+	p("")
+	p("// func %s(n int, src *float64, lds int, dst *float64)", name)
+	p("//")
+	p("// Requires AVX, n ≥ 1.")
+	p("TEXT ·%s(SB), NOSPLIT, $0-32", name)
+	p("\tMOVQ n+0(FP), CX")
+	p("\tMOVQ src+8(FP), SI")
+	p("\tMOVQ lds+16(FP), R8")
+	p("\tSHLQ $3, R8")
+	p("\tMOVQ dst+24(FP), DI")
+	p("%s_loop:", name)
+	p("\tVMOVUPD (SI), Y0")
+	if w == 8 {
+		p("\tVMOVUPD 32(SI), Y1")
+	} else {
+		p("\tVMOVUPD 32(SI), X1")
+	}
+	p("\tVMOVUPD Y0, (DI)")
+	if w == 8 {
+		p("\tVMOVUPD Y1, 32(DI)")
+	} else {
+		p("\tVMOVUPD X1, 32(DI)")
+	}
+	p("\tADDQ R8, SI")
+	p("\tADDQ $%d, DI", 8*w)
+	p("\tDECQ CX")
+	p("\tJNZ %s_loop", name)
 	p("\tVZEROUPPER")
 	p("\tRET")
 }

@@ -91,6 +91,50 @@ accKern1x4_loop:
 	VZEROUPPER
 	RET
 
+// func accKern1xm(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int, mask *[4]int64)
+//
+// Y(r·1+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern1xm(SB), NOSPLIT, $0-88
+	MOVQ mask+80(FP), DX
+	VMOVDQU (DX), Y13
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKern1xm_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMASKMOVPD (DI), Y13, Y0
+accKern1xm_loop:
+	VMASKMOVPD 0(DX), Y13, Y12
+	VBROADCASTSD (R8), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y0, Y0
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKern1xm_loop
+	VMASKMOVPD Y0, Y13, (DI)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern1xm_tile
+	VZEROUPPER
+	RET
+
 // func accKern2x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
 //
 // Y(r·2+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
@@ -191,6 +235,55 @@ accKern2x4_loop:
 	ADDQ DX, AX
 	DECQ BX
 	JNZ accKern2x4_tile
+	VZEROUPPER
+	RET
+
+// func accKern2xm(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int, mask *[4]int64)
+//
+// Y(r·1+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern2xm(SB), NOSPLIT, $0-88
+	MOVQ mask+80(FP), DX
+	VMOVDQU (DX), Y13
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKern2xm_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMASKMOVPD (DI), Y13, Y0
+	VMASKMOVPD (DI)(R13*1), Y13, Y1
+accKern2xm_loop:
+	VMASKMOVPD 0(DX), Y13, Y12
+	VBROADCASTSD (R8), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y0, Y0
+	VBROADCASTSD (R8)(R10*1), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y1, Y1
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKern2xm_loop
+	VMASKMOVPD Y0, Y13, (DI)
+	VMASKMOVPD Y1, Y13, (DI)(R13*1)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern2xm_tile
 	VZEROUPPER
 	RET
 
@@ -308,6 +401,60 @@ accKern3x4_loop:
 	ADDQ DX, AX
 	DECQ BX
 	JNZ accKern3x4_tile
+	VZEROUPPER
+	RET
+
+// func accKern3xm(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int, mask *[4]int64)
+//
+// Y(r·1+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern3xm(SB), NOSPLIT, $0-88
+	MOVQ mask+80(FP), DX
+	VMOVDQU (DX), Y13
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKern3xm_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMASKMOVPD (DI), Y13, Y0
+	VMASKMOVPD (DI)(R13*1), Y13, Y1
+	VMASKMOVPD (DI)(R13*2), Y13, Y2
+accKern3xm_loop:
+	VMASKMOVPD 0(DX), Y13, Y12
+	VBROADCASTSD (R8), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y0, Y0
+	VBROADCASTSD (R8)(R10*1), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y1, Y1
+	VBROADCASTSD (R8)(R10*2), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y2, Y2
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKern3xm_loop
+	VMASKMOVPD Y0, Y13, (DI)
+	VMASKMOVPD Y1, Y13, (DI)(R13*1)
+	VMASKMOVPD Y2, Y13, (DI)(R13*2)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern3xm_tile
 	VZEROUPPER
 	RET
 
@@ -449,6 +596,70 @@ accKern4x4_loop:
 	ADDQ DX, AX
 	DECQ BX
 	JNZ accKern4x4_tile
+	VZEROUPPER
+	RET
+
+// func accKern4xm(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int, mask *[4]int64)
+//
+// Y(r·1+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern4xm(SB), NOSPLIT, $0-88
+	MOVQ mask+80(FP), DX
+	VMOVDQU (DX), Y13
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKern4xm_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMASKMOVPD (DI), Y13, Y0
+	VMASKMOVPD (DI)(R13*1), Y13, Y1
+	VMASKMOVPD (DI)(R13*2), Y13, Y2
+	VMASKMOVPD (R14), Y13, Y3
+accKern4xm_loop:
+	VMASKMOVPD 0(DX), Y13, Y12
+	VBROADCASTSD (R8), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y0, Y0
+	VBROADCASTSD (R8)(R10*1), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y1, Y1
+	VBROADCASTSD (R8)(R10*2), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y2, Y2
+	VBROADCASTSD (R9), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y3, Y3
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKern4xm_loop
+	VMASKMOVPD Y0, Y13, (DI)
+	VMASKMOVPD Y1, Y13, (DI)(R13*1)
+	VMASKMOVPD Y2, Y13, (DI)(R13*2)
+	VMASKMOVPD Y3, Y13, (R14)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern4xm_tile
 	VZEROUPPER
 	RET
 
@@ -604,6 +815,75 @@ accKern5x4_loop:
 	ADDQ DX, AX
 	DECQ BX
 	JNZ accKern5x4_tile
+	VZEROUPPER
+	RET
+
+// func accKern5xm(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int, mask *[4]int64)
+//
+// Y(r·1+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern5xm(SB), NOSPLIT, $0-88
+	MOVQ mask+80(FP), DX
+	VMOVDQU (DX), Y13
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKern5xm_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMASKMOVPD (DI), Y13, Y0
+	VMASKMOVPD (DI)(R13*1), Y13, Y1
+	VMASKMOVPD (DI)(R13*2), Y13, Y2
+	VMASKMOVPD (R14), Y13, Y3
+	VMASKMOVPD (R14)(R13*1), Y13, Y4
+accKern5xm_loop:
+	VMASKMOVPD 0(DX), Y13, Y12
+	VBROADCASTSD (R8), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y0, Y0
+	VBROADCASTSD (R8)(R10*1), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y1, Y1
+	VBROADCASTSD (R8)(R10*2), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y2, Y2
+	VBROADCASTSD (R9), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y3, Y3
+	VBROADCASTSD (R9)(R10*1), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y4, Y4
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKern5xm_loop
+	VMASKMOVPD Y0, Y13, (DI)
+	VMASKMOVPD Y1, Y13, (DI)(R13*1)
+	VMASKMOVPD Y2, Y13, (DI)(R13*2)
+	VMASKMOVPD Y3, Y13, (R14)
+	VMASKMOVPD Y4, Y13, (R14)(R13*1)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern5xm_tile
 	VZEROUPPER
 	RET
 
@@ -773,6 +1053,177 @@ accKern6x4_loop:
 	ADDQ DX, AX
 	DECQ BX
 	JNZ accKern6x4_tile
+	VZEROUPPER
+	RET
+
+// func accKern6xm(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int, mask *[4]int64)
+//
+// Y(r·1+v) accumulates columns 4v..4v+3 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKern6xm(SB), NOSPLIT, $0-88
+	MOVQ mask+80(FP), DX
+	VMOVDQU (DX), Y13
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKern6xm_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMASKMOVPD (DI), Y13, Y0
+	VMASKMOVPD (DI)(R13*1), Y13, Y1
+	VMASKMOVPD (DI)(R13*2), Y13, Y2
+	VMASKMOVPD (R14), Y13, Y3
+	VMASKMOVPD (R14)(R13*1), Y13, Y4
+	VMASKMOVPD (R14)(R13*2), Y13, Y5
+accKern6xm_loop:
+	VMASKMOVPD 0(DX), Y13, Y12
+	VBROADCASTSD (R8), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y0, Y0
+	VBROADCASTSD (R8)(R10*1), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y1, Y1
+	VBROADCASTSD (R8)(R10*2), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y2, Y2
+	VBROADCASTSD (R9), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y3, Y3
+	VBROADCASTSD (R9)(R10*1), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y4, Y4
+	VBROADCASTSD (R9)(R10*2), Y14
+	VMULPD Y12, Y14, Y15
+	VADDPD Y15, Y5, Y5
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKern6xm_loop
+	VMASKMOVPD Y0, Y13, (DI)
+	VMASKMOVPD Y1, Y13, (DI)(R13*1)
+	VMASKMOVPD Y2, Y13, (DI)(R13*2)
+	VMASKMOVPD Y3, Y13, (R14)
+	VMASKMOVPD Y4, Y13, (R14)(R13*1)
+	VMASKMOVPD Y5, Y13, (R14)(R13*2)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKern6xm_tile
+	VZEROUPPER
+	RET
+
+// func packNT8(n4 int, b *float64, ldb int, d *float64)
+//
+// Packs columns 0 … 4·n4−1 of rows 0–7 of b. Requires AVX, n4 ≥ 1.
+TEXT ·packNT8(SB), NOSPLIT, $0-32
+	MOVQ n4+0(FP), CX
+	MOVQ b+8(FP), SI
+	MOVQ ldb+16(FP), R8
+	SHLQ $3, R8
+	MOVQ d+24(FP), DI
+	LEAQ (SI)(R8*2), R9
+	ADDQ R8, R9
+	LEAQ (R9)(R8*2), R10
+	ADDQ R8, R10
+packNT8_loop:
+	VMOVUPD (SI), Y0
+	VMOVUPD (SI)(R8*1), Y1
+	VMOVUPD (SI)(R8*2), Y2
+	VMOVUPD (R9), Y3
+	VUNPCKLPD Y1, Y0, Y4
+	VUNPCKHPD Y1, Y0, Y5
+	VUNPCKLPD Y3, Y2, Y6
+	VUNPCKHPD Y3, Y2, Y7
+	VPERM2F128 $0x20, Y6, Y4, Y0
+	VPERM2F128 $0x20, Y7, Y5, Y1
+	VPERM2F128 $0x31, Y6, Y4, Y2
+	VPERM2F128 $0x31, Y7, Y5, Y3
+	VMOVUPD Y0, 0(DI)
+	VMOVUPD Y1, 64(DI)
+	VMOVUPD Y2, 128(DI)
+	VMOVUPD Y3, 192(DI)
+	VMOVUPD (R9)(R8*1), Y0
+	VMOVUPD (R9)(R8*2), Y1
+	VMOVUPD (R10), Y2
+	VMOVUPD (R10)(R8*1), Y3
+	VUNPCKLPD Y1, Y0, Y4
+	VUNPCKHPD Y1, Y0, Y5
+	VUNPCKLPD Y3, Y2, Y6
+	VUNPCKHPD Y3, Y2, Y7
+	VPERM2F128 $0x20, Y6, Y4, Y0
+	VPERM2F128 $0x20, Y7, Y5, Y1
+	VPERM2F128 $0x31, Y6, Y4, Y2
+	VPERM2F128 $0x31, Y7, Y5, Y3
+	VMOVUPD Y0, 32(DI)
+	VMOVUPD Y1, 96(DI)
+	VMOVUPD Y2, 160(DI)
+	VMOVUPD Y3, 224(DI)
+	ADDQ $32, SI
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $256, DI
+	DECQ CX
+	JNZ packNT8_loop
+	VZEROUPPER
+	RET
+
+// func packRows8(n int, src *float64, lds int, dst *float64)
+//
+// Requires AVX, n ≥ 1.
+TEXT ·packRows8(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ lds+16(FP), R8
+	SHLQ $3, R8
+	MOVQ dst+24(FP), DI
+packRows8_loop:
+	VMOVUPD (SI), Y0
+	VMOVUPD 32(SI), Y1
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	ADDQ R8, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ packRows8_loop
+	VZEROUPPER
+	RET
+
+// func packRows6(n int, src *float64, lds int, dst *float64)
+//
+// Requires AVX, n ≥ 1.
+TEXT ·packRows6(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ lds+16(FP), R8
+	SHLQ $3, R8
+	MOVQ dst+24(FP), DI
+packRows6_loop:
+	VMOVUPD (SI), Y0
+	VMOVUPD 32(SI), X1
+	VMOVUPD Y0, (DI)
+	VMOVUPD X1, 32(DI)
+	ADDQ R8, SI
+	ADDQ $48, DI
+	DECQ CX
+	JNZ packRows6_loop
 	VZEROUPPER
 	RET
 
