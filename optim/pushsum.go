@@ -45,6 +45,17 @@ func (p *pushSum) nextPayload() []float64 {
 	return p.out[p.flip]
 }
 
+// payloadZ returns z as this round's payload without copying it: z and
+// the buffer nextPayload would return swap places, so the payload is the
+// buffer z was in and z moves to the payload buffer of two rounds ago,
+// which nobody reads any more. z's contents are stale until the premix
+// rewrites them, so nothing may read z between payloadZ and mixed.
+func (p *pushSum) payloadZ() []float64 {
+	p.flip ^= 1
+	p.z, p.out[p.flip] = p.out[p.flip], p.z
+	return p.out[p.flip]
+}
+
 // push sends z with its mass ω to every realized link (Eq. 2: φ of the
 // message already in buf) and records line 7 of Alg. 2.
 func (p *pushSum) push(r *Round, out Outbox, buf []float64) {
@@ -108,9 +119,7 @@ func NewPushSum(id, n int, v0 []float64) *PushSum {
 
 // Send implements Behaviour.
 func (a *PushSum) Send(r *Round, out Outbox) error {
-	buf := a.ps.nextPayload()
-	copy(buf, a.ps.z)
-	a.ps.push(r, out, buf)
+	a.ps.push(r, out, a.ps.payloadZ())
 	return nil
 }
 

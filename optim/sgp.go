@@ -95,12 +95,13 @@ func (s *SGP) Send(r *Round, out Outbox) error {
 		// state itself overflows, often hundreds of rounds later.
 		return fmt.Errorf("%w: the minibatch training loss is %v (the iterates diverged; lower the step size)", ErrNonFinite, loss)
 	}
-	buf := s.ps.nextPayload()
+	var buf []float64
 	switch s.cfg.Variant {
 	case BeforeComm: // Eq. (4a)
+		buf = s.ps.nextPayload()
 		floats.AddScaledTo(buf, s.ps.z, -alpha, s.grad)
 	default: // Eq. (4b)
-		copy(buf, s.ps.z)
+		buf = s.ps.payloadZ()
 	}
 	s.ps.push(r, out, buf)
 	return nil
