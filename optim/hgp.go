@@ -166,23 +166,56 @@ func (h *VRHGP) Premix(_ *Round, in []Message) []Mix {
 func (h *VRHGP) ReceiveMixed(r *Round, in []Message) error {
 	doB, doA := roles(h.sampling, r.Index)
 	h.l.fix(h.l.batch.next())
-	h.l.apply(when(doA, h.uNew), when(doB, h.bu), h.mixU, h.u)
-	h.l.apply(when(doA, h.aw), when(doB, h.bw), h.mixW, h.w)
+	if doA {
+		return h.receiveA(doB)
+	}
+	h.l.apply(nil, when(doB, h.bu), h.mixU, h.u)
+	h.l.apply(nil, when(doB, h.bw), h.mixW, h.w)
 	if doB {
 		// v ← α(v + B̂u) + (1−α) B̂w
 		for k := range h.v {
 			h.v[k] = h.alpha*(h.v[k]+h.bu[k]) + (1-h.alpha)*h.bw[k]
 		}
 	}
-	if doA {
-		// u ← Âu;  w ← β(Âw + c^y) + (1−β)(w + u_new)
-		for k := range h.w {
-			h.wNew[k] = h.beta*(h.aw[k]+h.l.cy[k]) + (1-h.beta)*(h.w[k]+h.uNew[k])
-		}
-		h.u, h.uNew = h.uNew, h.u
-		h.w, h.wNew = h.wNew, h.w
-	}
 	if !allFinite(h.u) || !allFinite(h.w) || !allFinite(h.v) {
+		return ErrNonFinite
+	}
+	return nil
+}
+
+// receiveA is ReceiveMixed in a round that updates u and w: the same
+// arithmetic, with Âu, Âw and the updates of u and w done in one pass over
+// the vectors (they are out of cache at n ≥ 100) rather than four; aw
+// holds H_i w.
+func (h *VRHGP) receiveA(doB bool) error {
+	h.l.products(h.l.hv, when(doB, h.bu), h.mixU, h.u)
+	h.l.products(h.aw, when(doB, h.bw), h.mixW, h.w)
+	if doB {
+		// v ← α(v + B̂u) + (1−α) B̂w
+		for k := range h.v {
+			h.v[k] = h.alpha*(h.v[k]+h.bu[k]) + (1-h.alpha)*h.bw[k]
+		}
+	}
+	c := h.l.stepA()
+	hu, hw, mu, mw, cy, w := h.l.hv, h.aw, h.mixU, h.mixW, h.l.cy, h.w
+	uNew, wNew := h.uNew[:len(w)], h.wNew[:len(w)]
+	hu, hw, mu, mw, cy = hu[:len(w)], hw[:len(w)], mu[:len(w)], mw[:len(w)], cy[:len(w)]
+	// The bad sums stay 0 while every coordinate is finite (x − x is NaN
+	// for ±Inf and NaN).
+	var badU, badW float64
+	for k := range w {
+		// u ← Âu = mix(u) + c·H u;  w ← β(Âw + c^y) + (1−β)(w + u_new),
+		// each product rounded on its own as floats.AddScaledTo rounds it.
+		un := mu[k] + float64(c*hu[k])
+		aw := mw[k] + float64(c*hw[k])
+		wn := h.beta*(aw+cy[k]) + (1-h.beta)*(w[k]+un)
+		uNew[k], wNew[k] = un, wn
+		badU += un - un
+		badW += wn - wn
+	}
+	h.u, h.uNew = h.uNew, h.u
+	h.w, h.wNew = h.wNew, h.w
+	if badU != 0 || badW != 0 || !allFinite(h.v) {
 		return ErrNonFinite
 	}
 	return nil
