@@ -110,13 +110,17 @@ type VRHGP struct {
 	l           local
 	sampling    Sampling
 	alpha, beta float64
-	u, w, v     []float64
-	out         [2][]float64
-	flip        int
-	mixU, mixW  []float64
-	uNew, wNew  []float64
-	aw          []float64
-	bu, bw      []float64
+	v           []float64
+	// [u; w] lives in ring[cur] and is sent as it is; the next [u; w] is
+	// written into the following buffer, the one sent two updates ago,
+	// which no receiver reads any more.
+	ring       [3][]float64
+	cur        int
+	u, w       []float64 // the halves of ring[cur]
+	uNew, wNew []float64 // the halves of the next buffer
+	mixU, mixW []float64
+	aw         []float64
+	bu, bw     []float64
 }
 
 // NewVRHGP returns client lin.ID's VR-HGP estimator with weights α, β ∈ [0, 1].
@@ -127,10 +131,22 @@ func NewVRHGP(lin Linearization, alpha, beta float64, sampling Sampling) *VRHGP 
 	l := newLocal(lin)
 	dx, dl := len(l.cy), len(l.clam)
 	mk := func(n int) []float64 { return make([]float64, n) }
-	return &VRHGP{l: l, sampling: sampling, alpha: alpha, beta: beta,
-		u: append(mk(0), l.cy...), w: append(mk(0), l.cy...), v: mk(dl),
-		out: [2][]float64{mk(2 * dx), mk(2 * dx)}, mixU: mk(dx), mixW: mk(dx),
-		uNew: mk(dx), wNew: mk(dx), aw: mk(dx), bu: mk(dl), bw: mk(dl)}
+	h := &VRHGP{l: l, sampling: sampling, alpha: alpha, beta: beta, v: mk(dl),
+		ring: [3][]float64{mk(2 * dx), mk(2 * dx), mk(2 * dx)}, mixU: mk(dx), mixW: mk(dx),
+		aw: mk(dx), bu: mk(dl), bw: mk(dl)}
+	h.turn(0)
+	copy(h.u, l.cy)
+	copy(h.w, l.cy)
+	return h
+}
+
+// turn makes ring[cur] the current [u; w].
+func (h *VRHGP) turn(cur int) {
+	d := len(h.l.cy)
+	h.cur = cur
+	next := h.ring[(cur+1)%len(h.ring)]
+	h.u, h.w = h.ring[cur][:d:d], h.ring[cur][d:]
+	h.uNew, h.wNew = next[:d:d], next[d:]
 }
 
 // Send implements Behaviour: [u_i⁽ᵐ⁾; w_i⁽ᵐ⁾].
@@ -139,12 +155,7 @@ func (h *VRHGP) Send(r *Round, out Outbox) error {
 	if !doA && doB && !h.l.bNeedsMessages() {
 		return nil
 	}
-	h.flip ^= 1
-	buf := h.out[h.flip]
-	d := len(h.u)
-	copy(buf[:d], h.u)
-	copy(buf[d:], h.w)
-	Send(out, r.Links, Payload{Kind: KindDual, Vec: buf})
+	Send(out, r.Links, Payload{Kind: KindDual, Vec: h.ring[h.cur]})
 	return nil
 }
 
@@ -213,8 +224,7 @@ func (h *VRHGP) receiveA(doB bool) error {
 		badU += un - un
 		badW += wn - wn
 	}
-	h.u, h.uNew = h.uNew, h.u
-	h.w, h.wNew = h.wNew, h.w
+	h.turn((h.cur + 1) % len(h.ring))
 	if badU != 0 || badW != 0 || !allFinite(h.v) {
 		return ErrNonFinite
 	}
