@@ -332,6 +332,14 @@ func (m *mixture) regularize(dst, x, v []float64) float64 {
 	return reg
 }
 
+// addRegularizer adds L2_k·v_k to dst's blocks: regularize without the
+// regularizer's value, which the products do not need.
+func (m *mixture) addRegularizer(dst, v []float64) {
+	for k, b := range m.bases {
+		floats.AddScaled(m.xk(dst, k), b.l2Rate(), m.xk(v, k))
+	}
+}
+
 // InnerLoss returns f(x, λ).
 func (m *mixture) InnerLoss(x, lambda []float64, d *Dataset, idx []int) float64 {
 	n := m.start(x, lambda, d, idx)
@@ -450,7 +458,7 @@ func (m *mixture) products(hv, cross, x, lambda []float64, d *Dataset, idx []int
 		c.filled = true
 	}
 	if hv != nil {
-		m.regularize(hv, x, u)
+		m.addRegularizer(hv, u)
 	}
 	if cross != nil && m.labels {
 		// ∂w_c/∂λ_j = C s_c (δ_cj − s_j), so the block is
