@@ -110,13 +110,17 @@ type VRHGP struct {
 	l           local
 	sampling    Sampling
 	alpha, beta float64
-	u, w, v     []float64
-	out         [2][]float64
-	flip        int
-	mixU, mixW  []float64
-	uNew, wNew  []float64
-	aw          []float64
-	bu, bw      []float64
+	v           []float64
+	// [u; w] lives in ring[cur] and is sent as it is; the next [u; w] is
+	// written into the following buffer, the one sent two updates ago,
+	// which no receiver reads any more.
+	ring       [3][]float64
+	cur        int
+	u, w       []float64 // the halves of ring[cur]
+	uNew, wNew []float64 // the halves of the next buffer
+	mixU, mixW []float64
+	aw         []float64
+	bu, bw     []float64
 }
 
 // NewVRHGP returns client lin.ID's VR-HGP estimator with weights α, β ∈ [0, 1].
@@ -127,10 +131,22 @@ func NewVRHGP(lin Linearization, alpha, beta float64, sampling Sampling) *VRHGP 
 	l := newLocal(lin)
 	dx, dl := len(l.cy), len(l.clam)
 	mk := func(n int) []float64 { return make([]float64, n) }
-	return &VRHGP{l: l, sampling: sampling, alpha: alpha, beta: beta,
-		u: append(mk(0), l.cy...), w: append(mk(0), l.cy...), v: mk(dl),
-		out: [2][]float64{mk(2 * dx), mk(2 * dx)}, mixU: mk(dx), mixW: mk(dx),
-		uNew: mk(dx), wNew: mk(dx), aw: mk(dx), bu: mk(dl), bw: mk(dl)}
+	h := &VRHGP{l: l, sampling: sampling, alpha: alpha, beta: beta, v: mk(dl),
+		ring: [3][]float64{mk(2 * dx), mk(2 * dx), mk(2 * dx)}, mixU: mk(dx), mixW: mk(dx),
+		aw: mk(dx), bu: mk(dl), bw: mk(dl)}
+	h.turn(0)
+	copy(h.u, l.cy)
+	copy(h.w, l.cy)
+	return h
+}
+
+// turn makes ring[cur] the current [u; w].
+func (h *VRHGP) turn(cur int) {
+	d := len(h.l.cy)
+	h.cur = cur
+	next := h.ring[(cur+1)%len(h.ring)]
+	h.u, h.w = h.ring[cur][:d:d], h.ring[cur][d:]
+	h.uNew, h.wNew = next[:d:d], next[d:]
 }
 
 // Send implements Behaviour: [u_i⁽ᵐ⁾; w_i⁽ᵐ⁾].
@@ -139,12 +155,7 @@ func (h *VRHGP) Send(r *Round, out Outbox) error {
 	if !doA && doB && !h.l.bNeedsMessages() {
 		return nil
 	}
-	h.flip ^= 1
-	buf := h.out[h.flip]
-	d := len(h.u)
-	copy(buf[:d], h.u)
-	copy(buf[d:], h.w)
-	Send(out, r.Links, Payload{Kind: KindDual, Vec: buf})
+	Send(out, r.Links, Payload{Kind: KindDual, Vec: h.ring[h.cur]})
 	return nil
 }
 
@@ -166,23 +177,55 @@ func (h *VRHGP) Premix(_ *Round, in []Message) []Mix {
 func (h *VRHGP) ReceiveMixed(r *Round, in []Message) error {
 	doB, doA := roles(h.sampling, r.Index)
 	h.l.fix(h.l.batch.next())
-	h.l.apply(when(doA, h.uNew), when(doB, h.bu), h.mixU, h.u)
-	h.l.apply(when(doA, h.aw), when(doB, h.bw), h.mixW, h.w)
+	if doA {
+		return h.receiveA(doB)
+	}
+	h.l.apply(nil, when(doB, h.bu), h.mixU, h.u)
+	h.l.apply(nil, when(doB, h.bw), h.mixW, h.w)
 	if doB {
 		// v ← α(v + B̂u) + (1−α) B̂w
 		for k := range h.v {
 			h.v[k] = h.alpha*(h.v[k]+h.bu[k]) + (1-h.alpha)*h.bw[k]
 		}
 	}
-	if doA {
-		// u ← Âu;  w ← β(Âw + c^y) + (1−β)(w + u_new)
-		for k := range h.w {
-			h.wNew[k] = h.beta*(h.aw[k]+h.l.cy[k]) + (1-h.beta)*(h.w[k]+h.uNew[k])
-		}
-		h.u, h.uNew = h.uNew, h.u
-		h.w, h.wNew = h.wNew, h.w
-	}
 	if !allFinite(h.u) || !allFinite(h.w) || !allFinite(h.v) {
+		return ErrNonFinite
+	}
+	return nil
+}
+
+// receiveA is ReceiveMixed in a round that updates u and w: the same
+// arithmetic, with Âu, Âw and the updates of u and w done in one pass over
+// the vectors (they are out of cache at n ≥ 100) rather than four; aw
+// holds H_i w.
+func (h *VRHGP) receiveA(doB bool) error {
+	h.l.products(h.l.hv, when(doB, h.bu), h.mixU, h.u)
+	h.l.products(h.aw, when(doB, h.bw), h.mixW, h.w)
+	if doB {
+		// v ← α(v + B̂u) + (1−α) B̂w
+		for k := range h.v {
+			h.v[k] = h.alpha*(h.v[k]+h.bu[k]) + (1-h.alpha)*h.bw[k]
+		}
+	}
+	c := h.l.stepA()
+	hu, hw, mu, mw, cy, w := h.l.hv, h.aw, h.mixU, h.mixW, h.l.cy, h.w
+	uNew, wNew := h.uNew[:len(w)], h.wNew[:len(w)]
+	hu, hw, mu, mw, cy = hu[:len(w)], hw[:len(w)], mu[:len(w)], mw[:len(w)], cy[:len(w)]
+	// The bad sums stay 0 while every coordinate is finite (x − x is NaN
+	// for ±Inf and NaN).
+	var badU, badW float64
+	for k := range w {
+		// u ← Âu = mix(u) + c·H u;  w ← β(Âw + c^y) + (1−β)(w + u_new),
+		// each product rounded on its own as floats.AddScaledTo rounds it.
+		un := mu[k] + float64(c*hu[k])
+		aw := mw[k] + float64(c*hw[k])
+		wn := h.beta*(aw+cy[k]) + (1-h.beta)*(w[k]+un)
+		uNew[k], wNew[k] = un, wn
+		badU += un - un
+		badW += wn - wn
+	}
+	h.turn((h.cur + 1) % len(h.ring))
+	if badU != 0 || badW != 0 || !allFinite(h.v) {
 		return ErrNonFinite
 	}
 	return nil

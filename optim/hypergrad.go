@@ -141,13 +141,26 @@ func (l *local) fix(idx []int) {
 // block-triangular in (z, ω). Both products of the same vector come from
 // one pass of the model where it allows.
 func (l *local) apply(dstA, dstB, mixed, self []float64) {
-	src := self
-	if l.lin.Variant == BeforeComm {
-		src = mixed
-	}
 	var hv []float64
 	if dstA != nil {
 		hv = l.hv
+	}
+	l.products(hv, dstB, mixed, self)
+	if dstA != nil {
+		floats.AddScaledTo(dstA, mixed, l.stepA(), hv)
+	}
+}
+
+// stepA is the coefficient of H_i u in ⟨Â u⟩_i: dstA = mixed + stepA·hv.
+func (l *local) stepA() float64 { return -l.lin.LR / l.lin.Omega }
+
+// products is apply without its last step: it writes H_i·src into hv
+// instead of dstA (a nil hv or dstB is skipped), so that a caller can fold
+// dstA = mixed + stepA()·hv into its own pass over the vectors.
+func (l *local) products(hv, dstB, mixed, self []float64) {
+	src := self
+	if l.lin.Variant == BeforeComm {
+		src = mixed
 	}
 	if l.at != nil {
 		l.at.Products(hv, dstB, src)
@@ -158,9 +171,6 @@ func (l *local) apply(dstA, dstB, mixed, self []float64) {
 		if dstB != nil {
 			l.lin.Model.InnerCross(dstB, l.x, l.lin.Lambda, l.lin.Inner, l.idx, src)
 		}
-	}
-	if dstA != nil {
-		floats.AddScaledTo(dstA, mixed, -l.lin.LR/l.lin.Omega, hv)
 	}
 	if dstB != nil {
 		floats.Scale(-l.lin.LR, dstB)

@@ -1,6 +1,10 @@
 package optim
 
-import "gonum.org/v1/gonum/floats"
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/floats"
+)
 
 // pushSum is the push-sum pair y = (z, ω) shared by averaging and SGP, with
 // double-buffered payloads z (ω travels as the payload's mass; see the
@@ -38,6 +42,17 @@ func newPushSum(id, n int, z0 []float64) pushSum {
 // nextPayload returns the buffer to fill for this round's message.
 func (p *pushSum) nextPayload() []float64 {
 	p.flip ^= 1
+	return p.out[p.flip]
+}
+
+// payloadZ returns z as this round's payload without copying it: z and
+// the buffer nextPayload would return swap places, so the payload is the
+// buffer z was in and z moves to the payload buffer of two rounds ago,
+// which nobody reads any more. z's contents are stale until the premix
+// rewrites them, so nothing may read z between payloadZ and mixed.
+func (p *pushSum) payloadZ() []float64 {
+	p.flip ^= 1
+	p.z, p.out[p.flip] = p.out[p.flip], p.z
 	return p.out[p.flip]
 }
 
@@ -104,9 +119,7 @@ func NewPushSum(id, n int, v0 []float64) *PushSum {
 
 // Send implements Behaviour.
 func (a *PushSum) Send(r *Round, out Outbox) error {
-	buf := a.ps.nextPayload()
-	copy(buf, a.ps.z)
-	a.ps.push(r, out, buf)
+	a.ps.push(r, out, a.ps.payloadZ())
 	return nil
 }
 
@@ -137,3 +150,41 @@ func (a *PushSum) Observe() Stats { return Stats{X: a.ps.x, Weight: a.ps.omega} 
 
 // Estimates returns this client's p̄_ij and δ̄_{j→i} over the rounds so far.
 func (a *PushSum) Estimates() (pBar, deltaBar []float64) { return a.ps.estimates() }
+
+// stepDebias sets z += c·g and x = z·inv and reports whether every x is
+// finite, with the bits of floats.ScaleTo(psi, c, g), floats.Add(z, psi),
+// floats.ScaleTo(x, inv, z) and allFinite(x): each product rounded on its
+// own (the float64 conversions keep the compiler from fusing it into the
+// sum). One pass instead of four matters because at n ≥ 100 the clients'
+// vectors are out of cache.
+func stepDebias(z, x []float64, c float64, g []float64, inv float64) bool {
+	if len(x) != len(z) || len(g) != len(z) {
+		panic(fmt.Sprintf("optim: stepDebias of lengths %d, %d, %d", len(z), len(x), len(g)))
+	}
+	// The bad sums stay 0 while every x is finite: x − x is NaN for ±Inf
+	// and NaN. Four of them, so that no chain of additions bounds the loop.
+	var bad0, bad1, bad2, bad3 float64
+	i := 0
+	for ; i+4 <= len(z); i += 4 {
+		z, x, g := z[i:i+4:i+4], x[i:i+4:i+4], g[i:i+4:i+4]
+		z0 := z[0] + float64(c*g[0])
+		z1 := z[1] + float64(c*g[1])
+		z2 := z[2] + float64(c*g[2])
+		z3 := z[3] + float64(c*g[3])
+		z[0], z[1], z[2], z[3] = z0, z1, z2, z3
+		x0, x1, x2, x3 := float64(inv*z0), float64(inv*z1), float64(inv*z2), float64(inv*z3)
+		x[0], x[1], x[2], x[3] = x0, x1, x2, x3
+		bad0 += x0 - x0
+		bad1 += x1 - x1
+		bad2 += x2 - x2
+		bad3 += x3 - x3
+	}
+	for ; i < len(z); i++ {
+		zi := z[i] + float64(c*g[i])
+		z[i] = zi
+		xi := float64(inv * zi)
+		x[i] = xi
+		bad0 += xi - xi
+	}
+	return bad0+bad1+bad2+bad3 == 0
+}

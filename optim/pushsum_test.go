@@ -2,6 +2,7 @@ package optim
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
@@ -104,5 +105,48 @@ func TestEstimatesMatchExpectations(t *testing.T) {
 			}
 			t.Logf("after %d rounds: max |p̂−p̄| = %.4f, max |δ̂−δ̄| = %.4f", T, worstP, worstD)
 		})
+	}
+}
+
+// TestStepDebiasIsFourPasses checks the fused SGP step against the passes
+// it replaces, bit for bit, and its finiteness verdict against allFinite.
+func TestStepDebiasIsFourPasses(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{0, 1, 3, 4, 5, 17, 1000} {
+		for _, special := range []float64{0, math.Inf(1), math.NaN(), 1e308} {
+			z := make([]float64, n)
+			g := make([]float64, n)
+			for i := range z {
+				z[i], g[i] = r.NormFloat64(), r.NormFloat64()*1e3
+			}
+			if n > 0 && special != 0 {
+				z[r.IntN(n)] = special
+			}
+			c, inv := -0.25*r.Float64(), 1/(0.1+r.Float64())
+			if special == 1e308 {
+				inv = 10 // overflows x but not z
+			}
+			wantZ := append([]float64(nil), z...)
+			psi := make([]float64, n)
+			floats.ScaleTo(psi, c, g)
+			floats.Add(wantZ, psi)
+			wantX := make([]float64, n)
+			floats.ScaleTo(wantX, inv, wantZ)
+			wantOK := allFinite(wantX)
+
+			x := make([]float64, n)
+			ok := stepDebias(z, x, c, g, inv)
+			if ok != wantOK {
+				t.Errorf("n=%d special=%v: finite %v, want %v", n, special, ok, wantOK)
+			}
+			for i := range z {
+				if math.Float64bits(z[i]) != math.Float64bits(wantZ[i]) && !(math.IsNaN(z[i]) && math.IsNaN(wantZ[i])) {
+					t.Fatalf("n=%d special=%v: z[%d] = %v, want %v", n, special, i, z[i], wantZ[i])
+				}
+				if math.Float64bits(x[i]) != math.Float64bits(wantX[i]) && !(math.IsNaN(x[i]) && math.IsNaN(wantX[i])) {
+					t.Fatalf("n=%d special=%v: x[%d] = %v, want %v", n, special, i, x[i], wantX[i])
+				}
+			}
+		}
 	}
 }

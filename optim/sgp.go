@@ -48,9 +48,10 @@ type SGP struct {
 	lambda []float64
 	data   models.ClientData
 
-	grad  []float64
-	psi   []float64 // Eq. (4b): −α_t ∇f(x⁽ᵗ⁾), added after mixing
+	grad  []float64 // ∇f(x⁽ᵗ⁾) of this round, read again after mixing with Eq. (4b)
+	alpha float64   // α_t of this round
 	outer *models.Dataset
+	gx    []float64 // scratch for ∂ₓF in Observe, which leaves grad alone
 	gl    []float64 // scratch for ∂_λF in Observe
 	batch *batcher
 }
@@ -81,7 +82,6 @@ func NewSGPBilevel(id, n int, model models.Bilevel, lambda []float64, data model
 		lambda: append([]float64(nil), lambda...),
 		data:   data,
 		grad:   make([]float64, d),
-		psi:    make([]float64, d),
 		batch:  newBatcher(data.Train.N, cfg.BatchSize, rng.NewStream(seed, id, rng.PurposeBatch)),
 	}
 }
@@ -89,18 +89,19 @@ func NewSGPBilevel(id, n int, model models.Bilevel, lambda []float64, data model
 // Send implements Behaviour: Alg. 2 lines 4–7.
 func (s *SGP) Send(r *Round, out Outbox) error {
 	alpha := s.cfg.LR.At(r.Index)
+	s.alpha = alpha
 	if loss := s.model.InnerGrad(s.grad, s.ps.x, s.lambda, s.data.Train, s.batch.next()); math.IsNaN(loss) || math.IsInf(loss, 0) {
 		// The run has diverged: say so in this round rather than when the
 		// state itself overflows, often hundreds of rounds later.
 		return fmt.Errorf("%w: the minibatch training loss is %v (the iterates diverged; lower the step size)", ErrNonFinite, loss)
 	}
-	buf := s.ps.nextPayload()
+	var buf []float64
 	switch s.cfg.Variant {
 	case BeforeComm: // Eq. (4a)
+		buf = s.ps.nextPayload()
 		floats.AddScaledTo(buf, s.ps.z, -alpha, s.grad)
 	default: // Eq. (4b)
-		copy(buf, s.ps.z)
-		floats.ScaleTo(s.psi, -alpha, s.grad)
+		buf = s.ps.payloadZ()
 	}
 	s.ps.push(r, out, buf)
 	return nil
@@ -118,14 +119,22 @@ func (s *SGP) Premix(_ *Round, in []Message) []Mix { return s.ps.premix(in) }
 // ReceiveMixed implements Premixer: Alg. 2 lines 8–13 after z is mixed.
 func (s *SGP) ReceiveMixed(_ *Round, in []Message) error {
 	s.ps.mixed(in)
-	if s.cfg.Variant == AfterComm {
-		floats.Add(s.ps.z, s.psi)
-	}
 	if !(s.ps.omega > 0) {
+		if s.cfg.Variant == AfterComm {
+			floats.AddScaled(s.ps.z, -s.alpha, s.grad)
+		}
 		return fmt.Errorf("push-sum weight ω = %v is not positive", s.ps.omega)
 	}
-	s.ps.debias()
-	if !allFinite(s.ps.x) {
+	var finite bool
+	if s.cfg.Variant == AfterComm {
+		// ψ = −α_t ∇f added and x debiased in one pass over the vectors
+		// (they are out of cache at n ≥ 100) rather than four.
+		finite = stepDebias(s.ps.z, s.ps.x, -s.alpha, s.grad, 1/s.ps.omega)
+	} else {
+		s.ps.debias()
+		finite = allFinite(s.ps.x)
+	}
+	if !finite {
 		return ErrNonFinite
 	}
 	return nil
@@ -161,15 +170,15 @@ func (s *SGP) Observe() Stats {
 		st.TestAcc = s.model.Accuracy(x, l, s.data.Test, nil)
 	}
 	if s.outer != nil {
-		st.OuterLoss = s.model.OuterGrad(s.grad, s.gl, x, l, s.outer, nil)
+		st.OuterLoss = s.model.OuterGrad(s.gx, s.gl, x, l, s.outer, nil)
 	}
 	return st
 }
 
-// SetOuterData makes Observe report the outer cost F_i on d. Observe then
-// overwrites the gradient scratch, which Send refills before use.
+// SetOuterData makes Observe report the outer cost F_i on d.
 func (s *SGP) SetOuterData(d *models.Dataset) {
 	s.outer = d
+	s.gx = make([]float64, len(s.grad))
 	s.gl = make([]float64, len(s.lambda))
 }
 
