@@ -1,4 +1,4 @@
-// Package compress holds the vector compressors of Comm-FedBiO (issue 11):
+// Package compress holds the vector compressors of Comm-FedBiO:
 // Top-k sparsification with client-side error feedback, the Count-Sketch
 // (linear, so a server sums the clients' tables, with heavy-hitter
 // recovery) and the sparse embedding matrices of the non-iterative

@@ -17,7 +17,7 @@ import (
 
 func init() {
 	scenarios.Experiments.Register("comm-fedbio",
-		"The Comm-FedBiO paper's Sec. 6 (issue 11): test accuracy over rounds of every method at one compression rate (Fig. 1: the three Comm-FedBiO variants, FedAvg on the noisy labels, FedAvg-Oracle and Preprocess with the best of its thresholds), the F1 of mislabel detection (label changed, predicted when λ < 0.5) of each variant against the compression rate (Fig. 2), for each noise setting, and the bytes uploaded per round, measured. Its parameters are comm-fedbio's (the template of every run) and the lists below; data must be noisy-labels. Writes curves.csv, f1.csv, bytes.csv, accuracy.png, f1.png and summary.json.",
+		"The Comm-FedBiO paper's Sec. 6: test accuracy over rounds of every method at one compression rate (Fig. 1: the three Comm-FedBiO variants, FedAvg on the noisy labels, FedAvg-Oracle and Preprocess with the best of its thresholds), the F1 of mislabel detection (label changed, predicted when λ < 0.5) of each variant against the compression rate (Fig. 2), for each noise setting, and the bytes uploaded per round, measured. Its parameters are comm-fedbio's (the template of every run) and the lists below; data must be noisy-labels. Writes curves.csv, f1.csv, bytes.csv, accuracy.png, f1.png and summary.json.",
 		func() scenarios.Experiment {
 			e := &CommFedBiOExp{Noises: []string{"iid", "non-iid"},
 				Methods:          []string{"iter-topk", "iter-sketch", "non-iter", "fedavg", "fedavg-oracle", "preprocess"},

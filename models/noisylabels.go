@@ -9,7 +9,7 @@ import (
 
 func init() {
 	Sources.Register("noisy-labels",
-		"Comm-FedBiO's noisy-label federation (issue 11): node 0 is the server, holding a clean validation set of val training images and the test split; nodes 1 … m hold train images each, a fraction ρ of whose labels is replaced by a uniformly random different class (noise iid: ρ = rho on every client; non-iid: ρ_i ~ U[rho_min, rho_max]). The corrupted rows are recorded (the ground truth of mislabel detection). Images from Fashion-MNIST (dir, or the package dataset-fashion-mnist) or, for tests, the synthetic Gaussian mixture.",
+		"Comm-FedBiO's noisy-label federation: node 0 is the server, holding a clean validation set of val training images and the test split; nodes 1 … m hold train images each, a fraction ρ of whose labels is replaced by a uniformly random different class (noise iid: ρ = rho on every client; non-iid: ρ_i ~ U[rho_min, rho_max]). The corrupted rows are recorded (the ground truth of mislabel detection). Images from Fashion-MNIST (dir, or the package dataset-fashion-mnist) or, for tests, the synthetic Gaussian mixture.",
 		func() Source {
 			return &NoisyLabels{Images: "fashion-mnist", Train: 500, Val: 500, Noise: "iid", Rho: 0.4,
 				RhoMin: 0.2, RhoMax: 0.9, Features: 20, Classes: 5}

@@ -7,7 +7,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 )
 
-// SampleWeighted is the per-sample weighted loss of Comm-FedBiO (issue 11)
+// SampleWeighted is the per-sample weighted loss of Comm-FedBiO
 // on a Classifier's cross-entropy ℓ(x; s):
 //
 //	g(x; λ) = (1/|b|) Σ_{j∈b} λ_j ℓ(x; s_j) + (L2/2)‖x‖²

@@ -2,7 +2,7 @@ package optim
 
 func init() {
 	Algorithms.Register("fedavg-oracle",
-		"FedAvg-Oracle, the upper baseline of Comm-FedBiO (issue 11): federated averaging in which every client knows which of its labels are clean and trains on those samples only (λ_j = 1 for a clean sample, 0 for a corrupted one). Same loop and parameters as comm-fedbio without the hyper-gradient; needs data kind noisy-labels.",
+		"FedAvg-Oracle, the upper baseline of Comm-FedBiO: federated averaging in which every client knows which of its labels are clean and trains on those samples only (λ_j = 1 for a clean sample, 0 for a corrupted one). Same loop and parameters as comm-fedbio without the hyper-gradient; needs data kind noisy-labels.",
 		func() Algorithm { return &FedAvgOracle{FedBioTraining: defaultFedBioTraining()} })
 }
 

@@ -12,7 +12,7 @@ import (
 	"hgpsim/models"
 )
 
-// This file holds what the Comm-FedBiO family (issue 11) shares: the
+// This file holds what the Comm-FedBiO family shares: the
 // federated training loop of Alg. 1 with a per-sample λ-weighted loss, the
 // server (node 0, holding the clean validation set and the test set) and
 // the clients (holding noisy training sets and their own λ). The

@@ -36,7 +36,7 @@ type ResourcePart struct {
 
 // AssumedFlops is the single-core rate behind Resources.Seconds. It was
 // 5e9, calibrated with the personalization runs of docs/results.md; the
-// kernels of issue 13 (blocked mixing, fused products, AVX2) doubled the
+// kernels (blocked mixing, fused products, AVX2) doubled the
 // rate of those runs' operations, and the paper-scale run
 // (scenarios/paper/scale-n100-stod.yaml) used 27 min of CPU where 1e10
 // predicts 74 min: the model counts mixing at memory speed, which blocked
