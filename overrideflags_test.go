@@ -11,7 +11,7 @@ import (
 )
 
 // Overrides and grids are validated like files: a bad key or value is exit
-// code 2 with a message naming the --set or --grid (issue 12).
+// code 2 with a message naming the --set or --grid.
 func TestOverrideErrorsNameTheFlag(t *testing.T) {
 	good := write(t, "good.yaml", "name: cli\nclients: 4\nnetwork:\n  kind: stochastic-directed\nsgp:\n  rounds: 5\n  eval_every: 0\n")
 	out := func() string { return filepath.Join(t.TempDir(), "out") }
