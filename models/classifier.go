@@ -1,6 +1,7 @@
 package models
 
 import (
+	"iter"
 	"math"
 
 	"hgpsim/internal/gemm"
@@ -284,6 +285,18 @@ func (m *MLP) batchVJPR(dst, x, u, G, RG []float64) {
 // machine.
 const batchChunk = 64
 
+// chunks yields the row ranges [lo, hi) of a batch of n rows in order,
+// batchChunk rows at a time.
+func chunks(n int) iter.Seq2[int, int] {
+	return func(yield func(lo, hi int) bool) {
+		for lo := 0; lo < n; lo += batchChunk {
+			if !yield(lo, min(lo+batchChunk, n)) {
+				return
+			}
+		}
+	}
+}
+
 // batchRows returns the features of the batch rows lo…hi−1 (positions in
 // idx) as a contiguous (hi−lo)×D matrix: a view of d.X when idx is nil and
 // d is float64, otherwise the rows gathered (and decoded, if d is coded)
@@ -323,8 +336,7 @@ func meanCrossEntropy(m Classifier, s *classifierScratch, x []float64, d *Datase
 	_, C := m.shape()
 	n := batchSize(d, idx)
 	var loss float64
-	for lo := 0; lo < n; lo += batchChunk {
-		hi := min(lo+batchChunk, n)
+	for lo, hi := range chunks(n) {
 		nb := hi - lo
 		s.grow(nb, C)
 		m.batchLogits(s.z, x, batchRows(&s.a, d, idx, lo, hi), nb)
@@ -344,8 +356,7 @@ func classifierAccuracy(m Classifier, s *classifierScratch, x []float64, d *Data
 	_, C := m.shape()
 	n := batchSize(d, idx)
 	correct := 0
-	for lo := 0; lo < n; lo += batchChunk {
-		hi := min(lo+batchChunk, n)
+	for lo, hi := range chunks(n) {
 		nb := hi - lo
 		s.grow(nb, C)
 		m.batchLogits(s.z, x, batchRows(&s.a, d, idx, lo, hi), nb)
@@ -367,8 +378,7 @@ func classifierGrad(m Classifier, s *classifierScratch, dst, x []float64, d *Dat
 	inv := 1 / float64(n)
 	clear(dst)
 	var loss float64
-	for lo := 0; lo < n; lo += batchChunk {
-		hi := min(lo+batchChunk, n)
+	for lo, hi := range chunks(n) {
 		nb := hi - lo
 		s.grow(nb, C)
 		m.batchLogits(s.z, x, batchRows(&s.a, d, idx, lo, hi), nb)
@@ -403,8 +413,7 @@ func classifierHVP(m Classifier, s *classifierScratch, dst, x []float64, d *Data
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
-	for lo := 0; lo < n; lo += batchChunk {
-		hi := min(lo+batchChunk, n)
+	for lo, hi := range chunks(n) {
 		nb := hi - lo
 		s.grow(nb, C)
 		m.batchLogits(s.z, x, batchRows(&s.a, d, idx, lo, hi), nb)

@@ -249,8 +249,8 @@ func (m *HyperRep) InnerLoss(x, lambda []float64, d *Dataset, idx []int) float64
 	c := m.featuresOf(lambda, d)
 	n := batchSize(d, idx)
 	var loss float64
-	for lo := 0; lo < n; lo += batchChunk {
-		nb := m.chunk(c, lambda, d, idx, lo, min(lo+batchChunk, n), false)
+	for lo, hi := range chunks(n) {
+		nb := m.chunk(c, lambda, d, idx, lo, hi, false)
 		m.probs(x, nb)
 		for b := range nb {
 			loss += m.crossEntropy(b, d.Y[rowIndex(d, idx, lo+b)])
@@ -277,8 +277,8 @@ func (m *HyperRep) outputGrad(dst, x, lambda []float64, d *Dataset, idx []int) f
 	inv := 1 / float64(n)
 	clear(dst)
 	var loss float64
-	for lo := 0; lo < n; lo += batchChunk {
-		nb := m.chunk(c, lambda, d, idx, lo, min(lo+batchChunk, n), false)
+	for lo, hi := range chunks(n) {
+		nb := m.chunk(c, lambda, d, idx, lo, hi, false)
 		m.probs(x, nb)
 		for b := range nb {
 			y := d.Y[rowIndex(d, idx, lo+b)]
@@ -324,8 +324,8 @@ func (m *HyperRep) InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, u [
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
-	for lo := 0; lo < n; lo += batchChunk {
-		nb := m.chunk(c, lambda, d, idx, lo, min(lo+batchChunk, n), false)
+	for lo, hi := range chunks(n) {
+		nb := m.chunk(c, lambda, d, idx, lo, hi, false)
 		m.probs(x, nb)
 		m.rz(u, nb)
 		for b := range nb {
@@ -358,8 +358,8 @@ func (m *HyperRep) InnerCross(dst, x, lambda []float64, d *Dataset, idx []int, u
 	inv := 1 / float64(n)
 	clear(dst)
 	m.interleave(x, u)
-	for lo := 0; lo < n; lo += batchChunk {
-		nb := m.chunk(c, lambda, d, idx, lo, min(lo+batchChunk, n), true)
+	for lo, hi := range chunks(n) {
+		nb := m.chunk(c, lambda, d, idx, lo, hi, true)
 		m.probs(x, nb)
 		m.rz(u, nb)
 		for b := range nb {
@@ -431,8 +431,8 @@ func (m *HyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset, i
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	var loss float64
-	for lo := 0; lo < n; lo += batchChunk {
-		nb := m.chunk(c, lambda, d, idx, lo, min(lo+batchChunk, n), dstLambda != nil)
+	for lo, hi := range chunks(n) {
+		nb := m.chunk(c, lambda, d, idx, lo, hi, dstLambda != nil)
 		m.probs(x, nb)
 		for b := range nb {
 			y := d.Y[rowIndex(d, idx, lo+b)]
@@ -466,8 +466,8 @@ func (m *HyperRep) Accuracy(x, lambda []float64, d *Dataset, idx []int) float64 
 	n := batchSize(d, idx)
 	C := m.classes
 	right := 0
-	for lo := 0; lo < n; lo += batchChunk {
-		nb := m.chunk(c, lambda, d, idx, lo, min(lo+batchChunk, n), false)
+	for lo, hi := range chunks(n) {
+		nb := m.chunk(c, lambda, d, idx, lo, hi, false)
 		m.probs(x, nb)
 		for b := range nb {
 			if argmax(m.z[b*C:(b+1)*C]) == d.Y[rowIndex(d, idx, lo+b)] {

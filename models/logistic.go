@@ -92,8 +92,8 @@ func (m *Logistic) Loss(x []float64, d *Dataset, idx []int) float64 {
 	m.check(x, d)
 	n := batchSize(d, idx)
 	var loss float64
-	for lo := 0; lo < n; lo += batchChunk {
-		nb := m.chunk(d, idx, lo, min(lo+batchChunk, n))
+	for lo, hi := range chunks(n) {
+		nb := m.chunk(d, idx, lo, hi)
 		m.margins(m.s.z, 1, x)
 		for b, z := range m.s.z[:nb] {
 			y := label(d, rowIndex(d, idx, lo+b), 2)
@@ -112,8 +112,8 @@ func (m *Logistic) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
 	inv := 1 / float64(n)
 	clear(dst)
 	var loss float64
-	for lo := 0; lo < n; lo += batchChunk {
-		nb := m.chunk(d, idx, lo, min(lo+batchChunk, n))
+	for lo, hi := range chunks(n) {
+		nb := m.chunk(d, idx, lo, hi)
 		m.margins(m.s.z, 1, x)
 		for b, z := range m.s.z[:nb] {
 			y := float64(label(d, rowIndex(d, idx, lo+b), 2))
@@ -135,8 +135,8 @@ func (m *Logistic) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
-	for lo := 0; lo < n; lo += batchChunk {
-		nb := m.chunk(d, idx, lo, min(lo+batchChunk, n))
+	for lo, hi := range chunks(n) {
+		nb := m.chunk(d, idx, lo, hi)
 		m.margins(m.s.z, 1, x)
 		m.margins(m.s.v, 1, u)
 		for b := range nb {
@@ -154,8 +154,8 @@ func (m *Logistic) Accuracy(x []float64, d *Dataset, idx []int) float64 {
 	m.check(x, d)
 	n := batchSize(d, idx)
 	correct := 0
-	for lo := 0; lo < n; lo += batchChunk {
-		nb := m.chunk(d, idx, lo, min(lo+batchChunk, n))
+	for lo, hi := range chunks(n) {
+		nb := m.chunk(d, idx, lo, hi)
 		m.margins(m.s.z, 1, x)
 		for b, z := range m.s.z[:nb] {
 			y := label(d, rowIndex(d, idx, lo+b), 2)

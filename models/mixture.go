@@ -362,8 +362,8 @@ func (m *mixture) addRegularizer(dst, v []float64) {
 func (m *mixture) InnerLoss(x, lambda []float64, d *Dataset, idx []int) float64 {
 	n := m.start(x, lambda, d, idx)
 	var loss float64
-	for lo := 0; lo < n; lo += batchChunk {
-		a, nb := m.chunk(d, idx, lo, min(lo+batchChunk, n))
+	for lo, hi := range chunks(n) {
+		a, nb := m.chunk(d, idx, lo, hi)
 		m.forward(x, a, nb)
 		for b, y := range m.y {
 			loss += m.w[y] * m.ell[b]
@@ -380,8 +380,8 @@ func (m *mixture) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int) flo
 	inv := 1 / float64(n)
 	clear(dst)
 	var loss float64
-	for lo := 0; lo < n; lo += batchChunk {
-		a, nb := m.chunk(d, idx, lo, min(lo+batchChunk, n))
+	for lo, hi := range chunks(n) {
+		a, nb := m.chunk(d, idx, lo, hi)
 		m.forward(x, a, nb)
 		for b, y := range m.y {
 			loss += m.w[y] * m.ell[b]
@@ -423,8 +423,8 @@ func (m *mixture) products(hv, cross, x, lambda []float64, d *Dataset, idx []int
 		clear(m.byClass)
 	}
 	K, C := len(m.bases), m.classes
-	for lo := 0; lo < n; lo += batchChunk {
-		a, nb := m.chunk(d, idx, lo, min(lo+batchChunk, n))
+	for lo, hi := range chunks(n) {
+		a, nb := m.chunk(d, idx, lo, hi)
 		switch {
 		case c == nil:
 			m.forward(x, a, nb)
@@ -502,8 +502,8 @@ func (m *mixture) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset, id
 	clear(dstLambda)
 	K := len(m.bases)
 	var loss float64
-	for lo := 0; lo < n; lo += batchChunk {
-		a, nb := m.chunk(d, idx, lo, min(lo+batchChunk, n))
+	for lo, hi := range chunks(n) {
+		a, nb := m.chunk(d, idx, lo, hi)
 		m.forward(x, a, nb)
 		for b := range nb {
 			loss += m.ell[b]
@@ -529,8 +529,8 @@ func (m *mixture) Accuracy(x, lambda []float64, d *Dataset, idx []int) float64 {
 	n := m.start(x, lambda, d, idx)
 	C := m.classes
 	correct := 0
-	for lo := 0; lo < n; lo += batchChunk {
-		a, nb := m.chunk(d, idx, lo, min(lo+batchChunk, n))
+	for lo, hi := range chunks(n) {
+		a, nb := m.chunk(d, idx, lo, hi)
 		m.forward(x, a, nb)
 		for b, y := range m.y {
 			pred := 0

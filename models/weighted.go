@@ -94,8 +94,7 @@ func (w *SampleWeighted) Loss(x, lambda []float64, d *Dataset, idx []int) float6
 	C := w.cls
 	n := batchSize(d, idx)
 	var loss float64
-	for lo := 0; lo < n; lo += batchChunk {
-		hi := min(lo+batchChunk, n)
+	for lo, hi := range chunks(n) {
 		nb := hi - lo
 		w.s.grow(nb, C)
 		w.c.batchLogits(w.s.z, x, batchRows(&w.s.a, d, idx, lo, hi), nb)
@@ -123,8 +122,7 @@ func (w *SampleWeighted) Grad(dst, x, lambda []float64, d *Dataset, idx []int) f
 	inv := 1 / float64(n)
 	clear(dst)
 	var loss float64
-	for lo := 0; lo < n; lo += batchChunk {
-		hi := min(lo+batchChunk, n)
+	for lo, hi := range chunks(n) {
 		nb := hi - lo
 		w.s.grow(nb, C)
 		a := batchRows(&w.s.a, d, idx, lo, hi)
@@ -180,8 +178,7 @@ func (w *SampleWeighted) HVP(dst, x, lambda []float64, d *Dataset, idx []int, u 
 			w.keep = append(w.keep, i)
 		}
 	}
-	for lo := 0; lo < len(w.keep); lo += batchChunk {
-		hi := min(lo+batchChunk, len(w.keep))
+	for lo, hi := range chunks(len(w.keep)) {
 		nb := hi - lo
 		w.s.grow(nb, C)
 		w.c.batchLogits(w.s.z, x, batchRows(&w.s.a, d, w.keep, lo, hi), nb)
@@ -227,8 +224,7 @@ func (w *SampleWeighted) SampleDirectional(dst, x []float64, d *Dataset, idx []i
 	checkVec("u", u, w.Dim())
 	C := w.cls
 	n := batchSize(d, idx)
-	for lo := 0; lo < n; lo += batchChunk {
-		hi := min(lo+batchChunk, n)
+	for lo, hi := range chunks(n) {
 		nb := hi - lo
 		w.s.grow(nb, C)
 		w.c.batchLogits(w.s.z, x, batchRows(&w.s.a, d, idx, lo, hi), nb)
