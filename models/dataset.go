@@ -26,7 +26,8 @@ type Levels [256]float64
 //
 // The fields are exported so that loaders can build a Dataset without
 // copying; a Dataset is read-only once built, so any number of models and
-// goroutines may share it.
+// goroutines may share it, and models may keep what they computed from its
+// rows (decoded chunks, hidden features) keyed by its address.
 type Dataset struct {
 	X       []float64 // N×D row-major features; nil when coded
 	Codes   []uint8   // N×D row-major feature codes when coded
