@@ -25,20 +25,13 @@ Usage: /usr/bin/python3 tools/yardstick/torch_nets.py DIR [--reps 3] [--only NAM
 import argparse
 import json
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 
-# One thread for OpenBLAS too (torch.set_num_threads does not reach a BLAS
-# that Debian's alternatives swap in); it reads this when torch loads it.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+from onethread import timed  # first: pins torch and its BLAS to one thread
 
 import torch
-
-torch.set_num_threads(1)
 
 
 def read(path, dtype):
@@ -160,16 +153,6 @@ def ops(net, a, y, u, l2):
     return loss, grad, hvp
 
 
-def timed(run, reps, budget):
-    run()
-    times = []
-    for _ in range(reps):
-        calls, start = 0, time.perf_counter()
-        while time.perf_counter() - start < budget or calls == 0:
-            run()
-            calls += 1
-        times.append((time.perf_counter() - start) / calls)
-    return statistics.median(times)
 
 
 def rel_err(ours, theirs):

@@ -14,20 +14,11 @@ Needs Debian's python3-torch (apt-get install python3-torch); run with
 ratios.
 """
 import json
-import os
-import statistics
 import sys
-import time
 
-
-# One thread for OpenBLAS too (torch.set_num_threads does not reach a BLAS
-# that Debian's alternatives swap in); it reads this when torch loads it.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+from onethread import timed  # first: pins torch and its BLAS to one thread
 
 import torch
-
-torch.set_num_threads(1)
 
 FEATURES, CLASSES, BATCH, HIDDEN = 784, 10, 128, 64
 BASES, ROWS, DEGREE = 3, 42, 10
@@ -117,16 +108,6 @@ def vrhgp_round_op():
     return run
 
 
-def timed(run, reps=3, budget=0.5):
-    run()
-    times = []
-    for _ in range(reps):
-        calls, start = 0, time.perf_counter()
-        while time.perf_counter() - start < budget or calls == 0:
-            run()
-            calls += 1
-        times.append((time.perf_counter() - start) / calls)
-    return statistics.median(times)
 
 
 def build():
