@@ -761,7 +761,7 @@ func (s *fboServer) LoadState(b []byte) error {
 		return fmt.Errorf("server: a saved state of %s (lower %q) for %s (lower %q)", st.Method, st.Lower, m, s.p.Lower)
 	}
 	dx, dy := len(s.x), len(s.y)
-	if err := checkLens("server", map[string][2]int{
+	if err := CheckLens("server", map[string][2]int{
 		"x": {len(st.X), dx}, "y": {len(st.Y), dy},
 		"q": {len(st.Q), dy}, "z": {len(st.Z), dy}, "h": {len(st.H), dx},
 		"p": {len(st.Pcur), dy}, "Σp": {len(st.Psum), dy},
@@ -784,23 +784,6 @@ func (s *fboServer) LoadState(b []byte) error {
 	s.q, s.z, s.h, s.pcur, s.psum = st.Q, st.Z, st.H, st.Pcur, st.Psum
 	s.chosen = st.Chosen
 	s.stages = nil
-	return nil
-}
-
-// checkLens returns an error naming the first vector (in name order)
-// whose saved length got[0] is not want[1], skipping those nil marks as
-// absent.
-func checkLens(who string, lens map[string][2]int, absent map[string]bool) error {
-	names := make([]string, 0, len(lens))
-	for n := range lens {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if l := lens[n]; !absent[n] && l[0] != l[1] {
-			return fmt.Errorf("%s: a saved %s of length %d, the run's has %d", who, n, l[0], l[1])
-		}
-	}
 	return nil
 }
 
@@ -834,14 +817,14 @@ func (c *fboClient) LoadState(b []byte) error {
 	if st.ID != c.id {
 		return fmt.Errorf("%s: a saved state of client %d", who, st.ID)
 	}
-	if err := checkLens(who, map[string][2]int{"x": {len(st.X), len(c.x)}, "y": {len(st.Y), len(c.y)}}, nil); err != nil {
+	if err := CheckLens(who, map[string][2]int{"x": {len(st.X), len(c.x)}, "y": {len(st.Y), len(c.y)}}, nil); err != nil {
 		return err
 	}
 	for _, p := range []struct {
 		name string
 		st   BatcherState
 	}{{"training", st.Train}, {"validation", st.Val}} {
-		if !isPerm(p.st.Perm) {
+		if !IsPerm(p.st.Perm) {
 			return fmt.Errorf("%s: the saved %s minibatch order is not a permutation", who, p.name)
 		}
 	}
@@ -861,16 +844,4 @@ func (c *fboClient) LoadState(b []byte) error {
 	copy(c.y, st.Y)
 	c.stages, c.active, c.have = nil, -1, false
 	return nil
-}
-
-// isPerm reports whether p is a permutation of 0 … len(p)−1.
-func isPerm(p []int) bool {
-	seen := make([]bool, len(p))
-	for _, v := range p {
-		if v < 0 || v >= len(p) || seen[v] {
-			return false
-		}
-		seen[v] = true
-	}
-	return true
 }

@@ -219,7 +219,7 @@ func (s *fedAvgServer) LoadState(b []byte) error {
 	if st.Kind != "fedavg-server" {
 		return fmt.Errorf("fedavg server: a saved state of a %q", st.Kind)
 	}
-	if err := checkLens("fedavg server", map[string][2]int{"x": {len(st.X), len(s.x)}}, nil); err != nil {
+	if err := CheckLens("fedavg server", map[string][2]int{"x": {len(st.X), len(s.x)}}, nil); err != nil {
 		return err
 	}
 	if err := checkSample("fedavg server", st.Chosen, s.m, s.sample); err != nil {
@@ -281,10 +281,10 @@ func (c *fedAvgClient) LoadState(b []byte) error {
 	if st.ID != c.id {
 		return fmt.Errorf("%s: a saved state of client %d", who, st.ID)
 	}
-	if err := checkLens(who, map[string][2]int{"x": {len(st.X), len(c.x)}}, nil); err != nil {
+	if err := CheckLens(who, map[string][2]int{"x": {len(st.X), len(c.x)}}, nil); err != nil {
 		return err
 	}
-	if !isPerm(st.Batch.Perm) {
+	if !IsPerm(st.Batch.Perm) {
 		return fmt.Errorf("%s: the saved minibatch order is not a permutation", who)
 	}
 	if err := c.batch.load(st.Batch); err != nil {

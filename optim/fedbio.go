@@ -3,7 +3,6 @@ package optim
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"gonum.org/v1/gonum/floats"
@@ -173,16 +172,6 @@ func (p *fedBioPlan) build(s *Setup) (ClientFactory, Program, error) {
 	return factory, &phases, nil
 }
 
-// sampleClients draws k of clients 1 … m without replacement, ascending.
-func sampleClients(r *rand.Rand, m, k int, dst []int) []int {
-	dst = dst[:0]
-	for _, p := range r.Perm(m)[:k] {
-		dst = append(dst, p+1)
-	}
-	slices.Sort(dst)
-	return dst
-}
-
 // messageFloats is what a message of n floats costs on the wire (the
 // runtime's rule: 8 bytes per float and 8 for the header).
 func messageBytes64(n int) int64 { return int64(8 * (n + 1)) }
@@ -252,7 +241,7 @@ func (s *fedBioServer) Send(r *Round, out Outbox) error {
 	}
 	switch {
 	case slot == 0:
-		s.train = sampleClients(s.r.Rand, s.m, s.sample, s.train)
+		s.train = SampleClients(s.r.Rand, s.m, s.sample, s.train)
 		s.send(out, s.train, KindModel, s.x)
 	case slot == 2:
 		if s.h.iterative {
@@ -335,7 +324,7 @@ func (s *fedBioServer) average(got []Message) {
 func (s *fedBioServer) startHyper() {
 	s.loss.Grad(s.gradF, s.x, nil, s.val, nil)
 	floats.AddScaled(s.gradF, -s.loss.L2(), s.x) // F is the validation loss, without the regularizer
-	s.hyper = sampleClients(s.r.Rand, s.m, s.sample, s.hyper)
+	s.hyper = SampleClients(s.r.Rand, s.m, s.sample, s.hyper)
 	if s.h.iterative {
 		for k := range s.v {
 			s.v[k] = s.h.alpha * s.gradF[k]
@@ -816,7 +805,7 @@ func (s *fedBioServer) LoadState(b []byte) error {
 	if s.nonIter != nil {
 		omega = s.h.r1
 	}
-	if err := checkLens(who, map[string][2]int{
+	if err := CheckLens(who, map[string][2]int{
 		"x": {len(st.X), len(s.x)}, "∇F": {len(st.GradF), len(s.gradF)}, "v": {len(st.V), len(s.v)},
 		"sketch error": {len(st.ErrTab), errTab}, "ω̂": {len(st.Omega), omega},
 	}, map[string]bool{"ω̂": st.Omega == nil}); err != nil {
@@ -904,7 +893,7 @@ func (c *fedBioClient) LoadState(b []byte) error {
 	if c.topk != nil {
 		topk = len(c.x)
 	}
-	if err := checkLens(who, map[string][2]int{
+	if err := CheckLens(who, map[string][2]int{
 		"λ": {len(st.Lambda), len(c.lambda)}, "x": {len(st.X), len(c.x)}, "v": {len(st.V), len(c.v)},
 		"top-k error": {len(st.TopkErr), topk},
 	}, nil); err != nil {
@@ -941,7 +930,7 @@ func (c *fedBioClient) LoadState(b []byte) error {
 	if c.h == nil && st.InCall {
 		return fmt.Errorf("%s: a saved hyper-gradient call, the run has none", who)
 	}
-	if len(st.Batch.Perm) != max(1, active) || !isPerm(st.Batch.Perm) || st.Batch.Pos < 0 || st.Batch.Pos > len(st.Batch.Perm) {
+	if len(st.Batch.Perm) != max(1, active) || !IsPerm(st.Batch.Perm) || st.Batch.Pos < 0 || st.Batch.Pos > len(st.Batch.Perm) {
 		return fmt.Errorf("%s: the saved minibatch order is no permutation of the %d rows λ keeps", who, max(1, active))
 	}
 	for _, r := range []struct {
