@@ -17,8 +17,8 @@ import (
 // loss table, its curves and its plot; the rounds per outer iteration are
 // the methods' 2N+T+3, 2N+3 and N+1.
 func TestFBOTableOutputs(t *testing.T) {
-	if _, err := os.Stat(models.FashionMNISTDir); err != nil {
-		t.Skip("Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist)")
+	if m := models.FashionMNIST("").Missing(); len(m) > 0 {
+		t.Skipf("Fashion-MNIST not installed (missing %v); apt-get install %s", m, models.FashionMNISTPackage)
 	}
 	sc, err := scenarios.Load("../scenarios/paper/fbo-table.yaml")
 	if err != nil {

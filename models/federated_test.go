@@ -1,7 +1,6 @@
 package models
 
 import (
-	"os"
 	"testing"
 
 	"hgpsim/internal/rng"
@@ -52,8 +51,8 @@ func TestFederatedSplit(t *testing.T) {
 // On the real files: 100 clients of 600 images, node 0 with the 10,000
 // test images, pixels standardized.
 func TestFederatedFashionMNIST(t *testing.T) {
-	if _, err := os.Stat(FashionMNISTDir); err != nil {
-		t.Skip("Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist)")
+	if m := FashionMNIST("").Missing(); len(m) > 0 {
+		t.Skipf("Fashion-MNIST not installed (missing %v); apt-get install %s", m, FashionMNISTPackage)
 	}
 	f := &FederatedData{Base: "fashion-mnist", Split: "shards", Shards: 2, PerClient: 600, ValFrac: 0.2, TestFrac: 1, Normalize: true}
 	if err := f.Validate(101); err != nil {

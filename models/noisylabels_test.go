@@ -54,8 +54,8 @@ func TestNoisyLabelsSynthetic(t *testing.T) {
 
 func TestNoisyLabelsFashionMNIST(t *testing.T) {
 	src := &NoisyLabels{Images: "fashion-mnist", Train: 500, Val: 500, Test: 1000, Noise: "iid", Rho: 0.4, RhoMin: 0.2, RhoMax: 0.9}
-	if len(src.Missing()) > 0 {
-		t.Skip("Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)")
+	if m := src.Missing(); len(m) > 0 {
+		t.Skipf("Fashion-MNIST not installed (missing %v); apt-get install %s", m, FashionMNISTPackage)
 	}
 	data, err := src.Load(11, 1)
 	if err != nil {
