@@ -37,7 +37,8 @@ func smallHyperRep(relu bool, k int, mu float64) *CNNHyperRep {
 func TestCNNHyperRepMatchesFullNet(t *testing.T) {
 	const mu = 0.03
 	in := nn.Shape{C: 1, H: 5, W: 5}
-	for _, k := range []int{1, 2} {
+	// k = 3 leaves the body ending in the flatten after the max pool.
+	for _, k := range []int{1, 2, 3} {
 		r := testRand(t, 810+uint64(k))
 		m := smallHyperRep(true, k, mu)
 		full, err := nn.New(in, smallHyperLayers(true), 3)
