@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"hgpsim/models/nn"
@@ -20,6 +21,8 @@ import (
 // others.
 type CNN struct {
 	net               *nn.Net
+	in                nn.Shape
+	layers            []nn.Spec // as given, for heads that split the net (CNNHyperRep)
 	features, classes int
 	l2                float64
 	s                 classifierScratch
@@ -39,7 +42,7 @@ func NewCNN(in nn.Shape, layers []nn.Spec, classes int, l2 float64) (*CNN, error
 	if err != nil {
 		return nil, err
 	}
-	return &CNN{net: net, features: in.Size(), classes: classes, l2: l2}, nil
+	return &CNN{net: net, in: in, layers: slices.Clone(layers), features: in.Size(), classes: classes, l2: l2}, nil
 }
 
 // Dim returns the number of parameters.
@@ -47,7 +50,7 @@ func (m *CNN) Dim() int { return m.net.Dim() }
 
 // Clone returns a CNN with the same net and its own workspaces.
 func (m *CNN) Clone() Model {
-	return &CNN{net: m.net.Clone(), features: m.features, classes: m.classes, l2: m.l2}
+	return &CNN{net: m.net.Clone(), in: m.in, layers: m.layers, features: m.features, classes: m.classes, l2: m.l2}
 }
 
 // Init draws the parameters as PyTorch's default initialization does (see

@@ -32,6 +32,13 @@ type Head interface {
 	New(newBase func() Classifier, p HeadParams) Bilevel
 }
 
+// HeadModelValidator is implemented by heads whose parameters must fit the
+// model's: scenario validation calls ValidateModel with the validated
+// architecture and the data's shape.
+type HeadModelValidator interface {
+	ValidateModel(arch Architecture, features, classes int) error
+}
+
 // Heads holds the personalization heads.
 var Heads = registry.New[Head]("head", "head")
 

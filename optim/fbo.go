@@ -610,8 +610,8 @@ func (c *fboClient) Send(r *Round, out Outbox) error {
 // gradFy writes ∇_yF_i(x, y) on the batch into dst.
 func (c *fboClient) gradFy(dst []float64, idx []int) {
 	var gx []float64
-	if _, ok := c.model.(*models.HyperRep); !ok {
-		gx = c.scratchX() // the other models want both parts
+	if !partialOuter(c.model) {
+		gx = c.scratchX()
 	}
 	c.model.OuterGrad(dst, gx, c.y, c.x, c.val, idx)
 }
@@ -619,10 +619,22 @@ func (c *fboClient) gradFy(dst []float64, idx []int) {
 // gradFx writes ∇_xF_i(x, y) on the batch into dst.
 func (c *fboClient) gradFx(dst, x []float64, idx []int) {
 	var gy []float64
-	if _, ok := c.model.(*models.HyperRep); !ok {
+	if !partialOuter(c.model) {
 		gy = c.tmpY
 	}
 	c.model.OuterGrad(gy, dst, c.y, x, c.val, idx)
+}
+
+// partialOuter reports whether m's OuterGrad takes nil for the part not
+// wanted and skips its work: the hyper-representation models, where ∂_λF
+// backpropagates through the whole representation (a cnn's convolutions)
+// while ∂_yF needs only the last layers. The other models want both parts.
+func partialOuter(m models.Bilevel) bool {
+	switch m.(type) {
+	case *models.HyperRep, *models.CNNHyperRep:
+		return true
+	}
+	return false
 }
 
 func (c *fboClient) scratchX() []float64 {

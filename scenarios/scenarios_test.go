@@ -82,6 +82,11 @@ func TestInvalidScenarios(t *testing.T) {
 		{"fedavg participation", "algorithm: {kind: fedavg, participation: 0}\nnetwork: {kind: star}\n", "algorithm (fedavg): participation must be in (0, 1], got 0"},
 		{"unknown algorithm", "algorithm: fedprox\n", `line 1: algorithm: unknown algorithm kind "fedprox"`},
 		{"mnist without dir", "data:\n  kind: mnist\n", "data (mnist): dir: mnist has no standard location"},
+		{"hyper-representation on softmax", "algorithm: fbo-aggitd\nnetwork: {kind: star}\ndata: {features: 784}\nmodel: {kind: softmax, head: hyper-representation}\n", "model.head (hyper-representation): head hyper-representation splits an mlp (hidden layer outer, output layer inner) or a cnn"},
+		{"hyper-representation with a conv inner", "algorithm: fbo-aggitd\nnetwork: {kind: star}\ndata: {features: 784}\nmodel: {kind: cnn, preset: fedbio-4conv, head: hyper-representation}\n", "model.head (hyper-representation): inner_layers 2: the inner variable x must be dense layers (with activations between them), and layer 8 is conv2d"},
+		{"hyper-representation with no outer layer", "algorithm: fbo-aggitd\nnetwork: {kind: star}\ndata: {features: 784}\nmodel: {kind: cnn, preset: lenet, head: {kind: hyper-representation, inner_layers: 5}}\n", "inner_layers 5: the net has 5 parameterised layers, and at least one must remain in the body"},
+		{"hyper-representation activation on a cnn", "algorithm: fbo-aggitd\nnetwork: {kind: star}\ndata: {features: 784}\nmodel: {kind: cnn, preset: lenet, head: {kind: hyper-representation, activation: tanh}}\n", "activation applies to model.kind mlp"},
+		{"hyper-representation inner layers on an mlp", "algorithm: fbo-aggitd\nnetwork: {kind: star}\ndata: {features: 784}\nmodel: {kind: mlp, head: {kind: hyper-representation, inner_layers: 2}}\n", "an mlp's inner variable is its output layer"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -62,6 +62,11 @@ func (sc *Scenario) Validate() error {
 	if err := sc.Model.Arch.Params.Validate(features, classes); err != nil {
 		return fmt.Errorf("model (%s): %w", sc.Model.Arch.Name, err)
 	}
+	if h, ok := sc.Model.Head.Params.(models.HeadModelValidator); ok {
+		if err := h.ValidateModel(sc.Model.Arch.Params, features, classes); err != nil {
+			return fmt.Errorf("model.head (%s): %w", sc.Model.Head.Name, err)
+		}
+	}
 	if err := sc.Model.HeadParams().Validate(); err != nil {
 		return fmt.Errorf("model.%w", err)
 	}

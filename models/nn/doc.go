@@ -34,7 +34,11 @@
 // backpropagation of G by an earlier VJP or VJPR, so Hessian-vector
 // products along many directions at one point cost one Logits and then a
 // JVP and a VJPR each. Net.Loss, Net.Grad and Net.HVP are the mean
-// cross-entropy built this way.
+// cross-entropy built this way. VJPInput and VJPRInput also give the
+// gradient with respect to the inputs A and its derivative along u, for a
+// net fed by another net's outputs: the hyper-representation problem of
+// package models runs a CNN's body and its last dense layers as two Nets
+// that way.
 //
 // Each layer supplies its forward pass, its backward pass (input gradient,
 // parameter gradient added), and their tangents: R{y} from R{x} and u, and

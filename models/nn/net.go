@@ -191,7 +191,18 @@ func (net *Net) JVP(V, x, u []float64) {
 
 // VJP adds Σ_b J_bᵀG_b to dst, J_b = ∂Z_b/∂x the Jacobian of sample b's
 // logits at the last Logits and G (n × classes) the weights of the logits.
-func (net *Net) VJP(dst, x, G []float64) {
+func (net *Net) VJP(dst, x, G []float64) { net.vjp(dst, nil, x, G) }
+
+// VJPInput is VJP that also writes into gA (n × Input().Size()) the
+// gradient of Σ_b ⟨G_b, Z_b⟩ with respect to the inputs A of the last
+// Logits: what a net fed by another net's outputs passes back to it.
+func (net *Net) VJPInput(dst, gA, x, G []float64) {
+	net.needLogits("VJPInput")
+	net.checkBatch("gA", gA, net.info.in.Size())
+	net.vjp(dst, gA, x, G)
+}
+
+func (net *Net) vjp(dst, gA, x, G []float64) {
 	net.needLogits("VJP")
 	net.checkParams("dst", dst)
 	net.checkParams("x", x)
@@ -201,7 +212,7 @@ func (net *Net) VJP(dst, x, G []float64) {
 	for i := len(net.info.layers) - 1; i >= 0; i-- {
 		l := net.info.layers[i]
 		in, _ := net.input(i)
-		var gx []float64
+		gx := gA
 		if i > 0 {
 			gx = net.gs[i-1][:n*net.inSize(i)]
 		}
@@ -221,7 +232,20 @@ func (net *Net) VJP(dst, x, G []float64) {
 // which saves one matrix product per layer — so Hessian-vector products
 // at one point along many directions should call Logits once and then
 // JVP(u) and VJPR(u, …) per direction.
-func (net *Net) VJPR(dst, x, u, G, RG []float64) {
+func (net *Net) VJPR(dst, x, u, G, RG []float64) { net.vjpr(dst, nil, x, u, G, RG) }
+
+// VJPRInput is VJPR that also writes into rgA (n × Input().Size()) the
+// derivative along u (and RG) of the input gradient gA of VJPInput, the
+// inputs A held fixed: for a net fed by another net's outputs, the
+// gradient with respect to those outputs of Σ_b ⟨G_b, ∂Z_b/∂x·u⟩ when
+// G_b = ∂ℓ_b/∂Z_b and RG its derivative along u.
+func (net *Net) VJPRInput(dst, rgA, x, u, G, RG []float64) {
+	net.needLogits("VJPRInput")
+	net.checkBatch("rgA", rgA, net.info.in.Size())
+	net.vjpr(dst, rgA, x, u, G, RG)
+}
+
+func (net *Net) vjpr(dst, rgA, x, u, G, RG []float64) {
 	net.needLogits("VJPR")
 	if !net.jvpDone {
 		panic("nn: VJPR before JVP")
@@ -237,7 +261,8 @@ func (net *Net) VJPR(dst, x, u, G, RG []float64) {
 	for i := len(net.info.layers) - 1; i >= 0; i-- {
 		l := net.info.layers[i]
 		in, rin := net.input(i)
-		var gx, rgx []float64
+		var gx []float64
+		rgx := rgA
 		if i > 0 {
 			rgx = net.rg[i&1][:n*net.inSize(i)]
 			if !reuse {
