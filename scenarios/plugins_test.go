@@ -24,7 +24,7 @@ func TestEveryPluginValidates(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%v\n%s", err, src)
 				}
-				if !plugintest.Selects(sc, a.Name(), kind) {
+				if !plugintest.Selects(sc, a, kind) || plugintest.Selects(sc, a, "no-such-kind") {
 					t.Fatalf("the scenario does not select %s %s:\n%s", a.Name(), kind, src)
 				}
 				if _, err := scenarios.Check("check", sc, scenarios.CheckOptions{MaxMemory: -1}); err != nil {

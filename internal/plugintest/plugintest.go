@@ -88,53 +88,52 @@ func Scenario(a registry.Axis, kind string) (scenarios.Scenario, string, error) 
 	return sc, src, err
 }
 
-// Selects reports whether sc chooses kind on axis: anywhere in the
-// scenario for the plug-in choices, the preset for methods and the
-// hyper-gradient section for estimators (string keys, not choices).
-func Selects(sc scenarios.Scenario, axis, kind string) bool {
-	switch axis {
-	case "method":
-		return sc.Method == kind
-	case "estimator":
-		return sc.Hypergradient.Estimator == kind
-	}
+// Selects reports whether sc chooses kind on axis a: a plug-in choice of
+// the axis anywhere in the scenario, or, for an axis named by a key of its
+// own (method, estimator), a string field under that key.
+func Selects(sc scenarios.Scenario, a registry.Axis, kind string) bool {
 	found := false
-	walk(reflect.ValueOf(&sc).Elem(), func(c registry.Chooser) {
-		if c.Axis().Name() == axis && c.Kind() == kind {
+	walk(reflect.ValueOf(&sc).Elem(), "", func(c registry.Chooser) {
+		if c.Axis().Name() == a.Name() && c.Kind() == kind {
+			found = true
+		}
+	}, func(key, value string) {
+		if a.Key() != "kind" && key == a.Key() && value == kind {
 			found = true
 		}
 	})
 	return found
 }
 
-// walk calls fn for every plug-in choice in v, including choices inside a
-// choice's parameters (a topology's link process).
-func walk(v reflect.Value, fn func(registry.Chooser)) {
+// walk calls choice for every plug-in choice in v, including choices
+// inside a choice's parameters (a topology's link process), and str for
+// every string field with its yaml key.
+func walk(v reflect.Value, key string, choice func(registry.Chooser), str func(key, value string)) {
 	switch v.Kind() {
+	case reflect.String:
+		str(key, v.String())
 	case reflect.Pointer, reflect.Interface:
 		if !v.IsNil() {
-			walk(v.Elem(), fn)
+			walk(v.Elem(), key, choice, str)
 		}
 	case reflect.Slice, reflect.Array:
 		for i := range v.Len() {
-			walk(v.Index(i), fn)
+			walk(v.Index(i), key, choice, str)
 		}
 	case reflect.Map:
 		for it := v.MapRange(); it.Next(); {
-			walk(it.Value(), fn)
+			walk(it.Value(), key, choice, str)
 		}
 	case reflect.Struct:
 		if v.CanAddr() {
 			if c, ok := v.Addr().Interface().(registry.Chooser); ok {
-				fn(c)
-				walk(reflect.ValueOf(c.ParamsValue()), fn)
+				choice(c)
+				walk(reflect.ValueOf(c.ParamsValue()), "", choice, str)
 				return
 			}
 		}
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				walk(v.Field(i), fn)
-			}
-		}
+		registry.Fields(v, func(_ int, key, _ string, fv reflect.Value) {
+			walk(fv, key, choice, str)
+		})
 	}
 }
