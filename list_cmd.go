@@ -15,10 +15,9 @@ func newListCmd(stdout io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list [AXIS]",
 		Short: "List the registered plug-ins with their parameters and defaults",
-		Long: `List what can be chosen in a scenario file: network topologies, link
-processes, models, heads, data sources, hyper-gradient estimators, client
-faults and experiments, each kind with its description and its parameters
-(key, type, default, allowed range). AXIS limits the list to one axis.
+		Long: `List what can be chosen in a scenario file, each kind with its
+description and its parameters (key, type, default, allowed range). AXIS
+limits the list to one axis: ` + strings.Join(axisNames(), ", ") + `.
 --markdown prints the tables of docs/scenarios.md.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -52,4 +51,14 @@ faults and experiments, each kind with its description and its parameters
 	}
 	cmd.Flags().BoolVar(&markdown, "markdown", false, "print the Markdown tables of docs/scenarios.md")
 	return cmd
+}
+
+// axisNames lists the registered axes, read when the command is made (after
+// every plug-in's init).
+func axisNames() []string {
+	var names []string
+	for _, a := range registry.Axes() {
+		names = append(names, a.Name())
+	}
+	return names
 }

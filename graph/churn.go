@@ -58,6 +58,15 @@ type Crash struct {
 	Recover uint64 `yaml:"recover" doc:"round at which they come back with their last state (> at); 0: never (crash-stop)"`
 }
 
+// Example implements registry.Exampler: a crash needs its nodes.
+func (*Crash) Example() string {
+	return `clients: 6
+network:
+  failures: [{kind: crash, nodes: [1, 2], at: 10, recover: 25}]
+sgp: {rounds: 40, eval_every: 10}
+`
+}
+
 // Validate implements Failure.
 func (c *Crash) Validate(n int) error {
 	if len(c.Nodes) == 0 {

@@ -40,15 +40,17 @@
 //
 // # Topologies
 //
-// Build turns a Spec into a Network. The kinds of App. D are
-// "fully-connected" (every link up always, weights 1/N: SGP becomes FedAvg),
-// "static-undirected" (an Erdős–Rényi graph with self-loops, redrawn until
-// connected, with fixed doubly stochastic weights), "stochastic-undirected"
-// and "stochastic-directed" (every pair, respectively every ordered pair, a
-// link with δ̄ drawn once from U[DeltaMin, DeltaMax], [0.4, 0.8] in the
-// paper). For experiments beyond the paper there are "ring", "star" and
-// "edge-list". A directed ring (N > 2) has each link in one direction only
-// and is rejected by Validate as an Assumption 6 violation, by design.
+// Build turns a topology chosen from the Topologies registry into a
+// Network. The kinds of App. D are "fully-connected" (every link up always,
+// weights 1/N: SGP becomes FedAvg), "static-undirected" (an Erdős–Rényi
+// graph with self-loops, redrawn until connected, with fixed doubly
+// stochastic weights), "stochastic-undirected" and "stochastic-directed"
+// (every pair, respectively every ordered pair, a link with δ̄ drawn once
+// from U[DeltaMin, DeltaMax], [0.4, 0.8] in the paper). The other kinds
+// (rings, stars, tori, hypercubes, edge lists, …) are for experiments
+// beyond the paper; `hgpsim list network` prints them all. A directed ring
+// (N > 2) has each link in one direction only and is rejected by Validate
+// as an Assumption 6 violation, by design.
 //
 // # Static mixing weights
 //
@@ -62,5 +64,8 @@
 // from the Metropolis–Hastings weights, and takes a few seconds for N = 100.
 // Metropolis–Hastings (W_ij = 1/(1 + max(d_i, d_j))) is the cheap
 // alternative that every client could compute from its neighbours' degrees
-// alone; select it with Spec.Weights = "metropolis".
+// alone; select it with `weights: metropolis`.
+//
+// It may import internal packages and gonum; never optim, models or
+// anything above them.
 package graph

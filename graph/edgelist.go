@@ -15,6 +15,17 @@ type EdgeList struct {
 	RandomLinks `yaml:",inline"`
 }
 
+// Example implements registry.Exampler: an edge list has no default edges.
+func (*EdgeList) Example() string {
+	return `clients: 4
+network:
+  kind: edge-list
+  symmetric: true
+  edges: [{from: 0, to: 1}, {from: 1, to: 2, prob: 0.5}, {from: 2, to: 3}, {from: 3, to: 0, prob: 0.8}]
+sgp: {rounds: 30, eval_every: 10}
+`
+}
+
 // Validate implements Topology.
 func (e *EdgeList) Validate(n int) error {
 	if len(e.Edges) == 0 {

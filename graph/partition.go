@@ -17,6 +17,15 @@ type Partition struct {
 	group  []int   // node → group, built by Validate
 }
 
+// Example implements registry.Exampler: a partition needs its groups.
+func (*Partition) Example() string {
+	return `clients: 6
+network:
+  failures: [{kind: partition, groups: [[0, 1, 2]], from: 10, to: 25}]
+sgp: {rounds: 40, eval_every: 10}
+`
+}
+
 // Validate implements Failure.
 func (p *Partition) Validate(n int) error {
 	if len(p.Groups) == 0 {

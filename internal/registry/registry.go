@@ -56,6 +56,9 @@ type Axis interface {
 	Kinds() []string
 	// Describe returns the plug-in's description and its parameters.
 	Describe(kind string) (doc string, params []Param, ok bool)
+	// Example returns the plug-in's example scenario (see Exampler), or
+	// "" when its defaults need none.
+	Example(kind string) string
 }
 
 var (
