@@ -33,7 +33,7 @@ func fedAvgSetup(t *testing.T, m int, star *graph.Star) *optim.Setup {
 }
 
 // runFedAvg runs f on s and returns the server's final global model.
-func runFedAvg(t *testing.T, f *FedAvg, s *optim.Setup) ([]float64, optim.Traffic) {
+func runFedAvg(t *testing.T, f optim.Algorithm, s *optim.Setup) ([]float64, optim.Traffic) {
 	t.Helper()
 	factory, prog, err := f.Plan(s)
 	if err != nil {
