@@ -39,7 +39,6 @@ func fedCases() map[string]fedCase {
 		"comm-fedbio-iter-sketch": {comm("iterative", "sketch"), bio},
 		"comm-fedbio-non-iter":    {comm("non-iterative", "topk"), bio},
 		"comm-fedbio-none":        {comm("none", "topk"), bio},
-		"fedavg-oracle":           {&FedAvgOracle{FedBioTraining: train}, bio},
 		"fedbio-preprocess": {&FedBioPreprocess{FedBioTraining: train, BenchSteps: 20, BenchLR: 0.5, Threshold: 0.3},
 			bio},
 	}
@@ -109,8 +108,6 @@ func fedPhases(t *testing.T, c fedCase) (pre []PhaseSpec, main PhaseSpec, period
 		case "none":
 			period = 2
 		}
-	case *FedAvgOracle:
-		train, period = a.FedBioTraining, 2
 	case *FedBioPreprocess:
 		train, period = a.FedBioTraining, 2
 		pre = []PhaseSpec{{Name: "preprocess", Rounds: 2, Tick: Continue}}
@@ -296,12 +293,10 @@ func TestFedLoadStateRejectsMismatches(t *testing.T) {
 		return st
 	}
 	topk, sketch, nonIter := stateOf("comm-fedbio-iter-topk"), stateOf("comm-fedbio-iter-sketch"), stateOf("comm-fedbio-non-iter")
-	oracle := stateOf("fedavg-oracle")
 	sketchParts := freshParts(t, cases["comm-fedbio-iter-sketch"].alg, cases["comm-fedbio-iter-sketch"].setup(t))
 	for i := range 2 {
 		reject(t, fmt.Sprintf("top-k %d into sketch", i), sketchParts[i], topk[i], "compressor topk")
 		reject(t, fmt.Sprintf("non-iterative %d into sketch", i), sketchParts[i], nonIter[i], "non-iterative")
-		reject(t, fmt.Sprintf("oracle %d into sketch", i), sketchParts[i], oracle[i], "fedavg-oracle")
 	}
 
 	// Another model (an MLP: another d) or other data sizes.
@@ -378,12 +373,6 @@ func TestFedLoadStateRejectsMismatches(t *testing.T) {
 	corruptClient("client: HVP-row stream", cl, sketch[1], func(st *fedBioClientState) { st.HyperR = []byte("x") }, "HVP-row stream")
 	topkCl := freshParts(t, cases["comm-fedbio-iter-topk"].alg, cases["comm-fedbio-iter-topk"].setup(t))[1]
 	corruptClient("top-k client: short error", topkCl, topk[1], func(st *fedBioClientState) { st.TopkErr = st.TopkErr[1:] }, "top-k error")
-	oracleCl := freshParts(t, cases["fedavg-oracle"].alg, cases["fedavg-oracle"].setup(t))[1]
-	corruptClient("oracle client: another λ", oracleCl, oracle[1], func(st *fedBioClientState) {
-		for j := range st.Lambda {
-			st.Lambda[j] = 1 - st.Lambda[j]
-		}
-	}, "oracle")
 	noneCl := freshParts(t, cases["comm-fedbio-none"].alg, cases["comm-fedbio-none"].setup(t))[1]
 	none := stateOf("comm-fedbio-none")
 	corruptClient("client without hyper-gradient: in a call", noneCl, none[1], func(st *fedBioClientState) { st.InCall = true }, "call")

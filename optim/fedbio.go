@@ -43,11 +43,13 @@ type FedBioTraining struct {
 	EvalEvery     int     `yaml:"eval_every" doc:"evaluate the global model on the server's test set every k outer iterations and after the last (0: only after the last)"`
 }
 
-func defaultFedBioTraining() FedBioTraining {
+// DefaultFedBioTraining returns the family's default training parameters.
+func DefaultFedBioTraining() FedBioTraining {
 	return FedBioTraining{Rounds: 100, Participation: 1, LocalSteps: 5, LR: 0.01, Batch: 256, EvalEvery: 5}
 }
 
-func (t *FedBioTraining) validate(n int) error {
+// Validate checks the parameters for a network of n nodes.
+func (t *FedBioTraining) Validate(n int) error {
 	switch {
 	case t.Rounds < 1 || t.Rounds > 1_000_000:
 		return fmt.Errorf("rounds must be in [1, 10⁶], got %d", t.Rounds)
