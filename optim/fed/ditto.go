@@ -33,10 +33,7 @@ func (*Ditto) Server() bool { return true }
 
 // Validate implements optim.Algorithm.
 func (a *Ditto) Validate(n int) error {
-	if err := a.Check(n); err != nil {
-		return err
-	}
-	if err := CheckSyncs(a.Syncs); err != nil {
+	if err := a.CheckBaseline(n, a.Syncs); err != nil {
 		return err
 	}
 	if !(a.Lambda >= 0) || math.IsInf(a.Lambda, 0) {

@@ -35,10 +35,7 @@ func (*PFedMe) Server() bool { return true }
 
 // Validate implements optim.Algorithm.
 func (a *PFedMe) Validate(n int) error {
-	if err := a.Check(n); err != nil {
-		return err
-	}
-	if err := CheckSyncs(a.Syncs); err != nil {
+	if err := a.CheckBaseline(n, a.Syncs); err != nil {
 		return err
 	}
 	switch {

@@ -75,9 +75,12 @@ func (c *WeightedCommon) BaselineSyncs(syncs, n int) int {
 	return 2*c.Averagings(n) + 1
 }
 
-// CheckSyncs returns an error unless syncs, a baseline's averagings per
-// outer iteration, is in [0, 10⁶].
-func CheckSyncs(syncs int) error {
+// CheckBaseline is Check for a baseline that makes syncs averagings per
+// outer iteration (0: those of the bilevel method), in [0, 10⁶].
+func (c *WeightedCommon) CheckBaseline(n, syncs int) error {
+	if err := c.Check(n); err != nil {
+		return err
+	}
 	if syncs < 0 || syncs > 1_000_000 {
 		return fmt.Errorf("syncs must be in [0, 10⁶], got %d", syncs)
 	}

@@ -29,10 +29,7 @@ func (*LocalSVRG) Server() bool { return true }
 
 // Validate implements optim.Algorithm.
 func (a *LocalSVRG) Validate(n int) error {
-	if err := a.Check(n); err != nil {
-		return err
-	}
-	if err := fed.CheckSyncs(a.Syncs); err != nil {
+	if err := a.CheckBaseline(n, a.Syncs); err != nil {
 		return err
 	}
 	return a.SVRGParam.validate()

@@ -30,10 +30,7 @@ func (*LocalTrain) Server() bool { return true }
 
 // Validate implements Algorithm.
 func (a *LocalTrain) Validate(n int) error {
-	if err := a.Check(n); err != nil {
-		return err
-	}
-	if err := fed.CheckSyncs(a.Syncs); err != nil {
+	if err := a.CheckBaseline(n, a.Syncs); err != nil {
 		return err
 	}
 	return a.SVRGParam.validate()
