@@ -80,7 +80,7 @@ func TestInvalidScenarios(t *testing.T) {
 		{"pdbo section on fedavg", "algorithm: fedavg\nnetwork: {kind: star}\nsgp:\n  rounds: 5\n", "sgp: means nothing for algorithm fedavg"},
 		{"fedavg without a star", "algorithm: fedavg\n", "algorithm fedavg has a server, node 0, and needs a star network"},
 		{"fedavg participation", "algorithm: {kind: fedavg, participation: 0}\nnetwork: {kind: star}\n", "algorithm (fedavg): participation must be in (0, 1], got 0"},
-		{"unknown algorithm", "algorithm: fedprox\n", `line 1: algorithm: unknown algorithm kind "fedprox"`},
+		{"unknown algorithm", "algorithm: fedsplit\n", `line 1: algorithm: unknown algorithm kind "fedsplit"`},
 		{"mnist without dir", "data:\n  kind: mnist\n", "data (mnist): dir: mnist has no standard location"},
 	}
 	for _, c := range cases {
