@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"hgpsim/graph"
-	"hgpsim/internal/registry"
 	"hgpsim/models"
 	"hgpsim/optim"
 )
@@ -23,10 +22,7 @@ import (
 // clean validation data.
 func oracleSetup(t *testing.T, m int, star *graph.Star) *optim.Setup {
 	t.Helper()
-	nw, err := graph.Build(registry.Choice[graph.Topology]{Name: "star", Params: star}, m+1, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nw := starOf(t, m, star, 5)
 	src := &models.NoisyLabels{Images: "synthetic", Train: 40, Val: 30, Test: 50, Noise: "non-iid", Rho: 0.4,
 		RhoMin: 0.2, RhoMax: 0.9, Features: 4, Classes: 3}
 	data, err := src.Load(m+1, 5)
@@ -245,10 +241,10 @@ func TestLoadStateRejectsMisfits(t *testing.T) {
 		return b
 	}
 	bs := ms
-	bs.Sampler.Chosen = []int{5}
+	bs.Sampled.Sampler.Chosen = []int{5}
 	reject(t, "fedavg server: client 5 sampled", fa[0], enc(bs), "client 5")
 	bs = ms
-	bs.Sampler.RNG = nil
+	bs.Sampled.Sampler.RNG = nil
 	reject(t, "fedavg server: corrupt stream", fa[0], enc(bs), "stream")
 	var cs clientState
 	if err := optim.DecodeState(saved["fedavg"][1], &cs); err != nil {

@@ -66,34 +66,21 @@ func (f *FedAvg) PlanWith(s *optim.Setup, step LocalStep) (optim.ClientFactory, 
 	m := s.Net.N - 1
 	factory := func(i int) (optim.Client, error) {
 		if i == 0 {
-			return &optim.Fixed{Behaviour: &Server{Strategy: &Mean{X: slices.Clone(s.X0),
-				Sampler: NewSampler(s.Seed, m, f.Participation), Model: s.Model.Clone(), Test: s.Test}}}, nil
+			return &optim.Fixed{Behaviour: &Server{Strategy: &Mean{Sampled: Sampled{X: slices.Clone(s.X0),
+				Sampler: NewSampler(s.Seed, m, f.Participation)}, Model: s.Model.Clone(), Test: s.Test}}}, nil
 		}
 		return &optim.Fixed{Behaviour: &Client{Trainer: NewSGD(s, i, f.LocalSteps, f.LR, f.Batch, step)}}, nil
 	}
-	eval := 0
-	if f.EvalEvery > 0 {
-		eval = 2 * f.EvalEvery
-	}
-	// One phase, cut at its evaluations so that the run can be
-	// checkpointed between them.
-	phases := optim.Phases(optim.SplitPhase(optim.PhaseSpec{Name: "fedavg", Rounds: 2 * f.Rounds, EvalEvery: eval, Tick: optim.Continue}, 1))
-	return factory, &phases, nil
+	return factory, TrainingPhases("fedavg", f.Rounds, f.EvalEvery), nil
 }
 
 // Mean is FedAvg's strategy: it samples clients, sends them the global
 // model X and replaces X by the plain mean of the uploads that arrived
 // (with none, X stays). It evaluates X on the pooled test data.
 type Mean struct {
-	X       []float64
-	Sampler *Sampler
-	Model   models.Bilevel
-	Test    *models.Dataset
-}
-
-// Configure implements Strategy.
-func (g *Mean) Configure(*optim.Round) ([]int, []float64, error) {
-	return g.Sampler.Draw(), g.X, nil
+	Sampled
+	Model models.Bilevel
+	Test  *models.Dataset
 }
 
 // Aggregate implements Strategy.
@@ -126,21 +113,19 @@ func (g *Mean) Observe() optim.Stats {
 	return st
 }
 
-// meanState is what a Mean carries across rounds: the global model and
-// the sampler's position.
+// meanState is what a Mean carries across rounds.
 type meanState struct {
 	Kind    string // "fedavg-server", checked on load
-	X       []float64
-	Sampler SamplerState
+	Sampled SampledState
 }
 
 // SaveState implements optim.Stateful.
 func (g *Mean) SaveState() ([]byte, error) {
-	sp, err := g.Sampler.Save()
+	sp, err := g.Sampled.Save()
 	if err != nil {
 		return nil, err
 	}
-	return optim.EncodeState(meanState{Kind: "fedavg-server", X: g.X, Sampler: sp})
+	return optim.EncodeState(meanState{Kind: "fedavg-server", Sampled: sp})
 }
 
 // LoadState implements optim.Stateful.
@@ -153,14 +138,7 @@ func (g *Mean) LoadState(b []byte) error {
 	if st.Kind != "fedavg-server" {
 		return fmt.Errorf("%s: a saved state of a %q", who, st.Kind)
 	}
-	if err := optim.CheckLens(who, map[string][2]int{"x": {len(st.X), len(g.X)}}, nil); err != nil {
-		return err
-	}
-	if err := g.Sampler.Check(who, st.Sampler); err != nil {
-		return err
-	}
-	copy(g.X, st.X)
-	return g.Sampler.Load(st.Sampler)
+	return g.Sampled.Load(who, st.Sampled)
 }
 
 // LocalStep is a hook on a local step: it may change the gradient g of the

@@ -14,13 +14,20 @@ import (
 	"hgpsim/optim"
 )
 
-// fedAvgSetup is a star of m clients around a server with equal data sizes.
-func fedAvgSetup(t *testing.T, m int, star *graph.Star) *optim.Setup {
+// starOf is a star of m clients around a server.
+func starOf(t *testing.T, m int, star *graph.Star, seed uint64) *graph.Network {
 	t.Helper()
-	nw, err := graph.Build(registry.Choice[graph.Topology]{Name: "star", Params: star}, m+1, 7)
+	nw, err := graph.Build(registry.Choice[graph.Topology]{Name: "star", Params: star}, m+1, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return nw
+}
+
+// fedAvgSetup is a star of m clients around a server with equal data sizes.
+func fedAvgSetup(t *testing.T, m int, star *graph.Star) *optim.Setup {
+	t.Helper()
+	nw := starOf(t, m, star, 7)
 	data, err := models.Synthetic(models.SyntheticSpec{Clients: m + 1, Classes: 3, Features: 4,
 		Train: 30, Val: 5, Test: 10, Alpha: 0.5, Separation: 1, Shift: 0.5, Noise: 1}, 7)
 	if err != nil {

@@ -49,19 +49,14 @@ func (a *FedAvgOracle) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program,
 	}
 	factory := func(i int) (optim.Client, error) {
 		if i == 0 {
-			return &optim.Fixed{Behaviour: &Server{Strategy: &SizeWeighted{X: slices.Clone(s.X0), Sizes: sizes,
-				Sampler: NewSampler(s.Seed, m, a.Participation), Loss: loss.Clone(), Val: s.Data[0].Val, Test: s.Test,
-				acc: make([]float64, len(s.X0))}}}, nil
+			return &optim.Fixed{Behaviour: &Server{Strategy: &SizeWeighted{Sampled: Sampled{X: slices.Clone(s.X0),
+				Sampler: NewSampler(s.Seed, m, a.Participation)}, Sizes: sizes, Loss: loss.Clone(), Val: s.Data[0].Val,
+				Test: s.Test, acc: make([]float64, len(s.X0))}}}, nil
 		}
 		return &optim.Fixed{Behaviour: &Client{Trainer: newCleanSGD(a, s, loss.Clone(), i), Policy: ThisRound}}, nil
 	}
-	eval := 0
-	if a.EvalEvery > 0 {
-		eval = 2 * a.EvalEvery
-	}
 	// Comm-FedBiO's phase name, which its experiment's sink selects.
-	phases := optim.Phases(optim.SplitPhase(optim.PhaseSpec{Name: "comm-fedbio", Rounds: 2 * a.Rounds, EvalEvery: eval, Tick: optim.Continue}, 1))
-	return factory, &phases, nil
+	return factory, TrainingPhases("comm-fedbio", a.Rounds, a.EvalEvery), nil
 }
 
 // SizeWeighted is a strategy that samples clients, sends them X and moves
@@ -70,20 +65,14 @@ func (a *FedAvgOracle) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program,
 // counts what it received and evaluates X on its validation and test sets
 // with a sample-weighted loss.
 type SizeWeighted struct {
-	X       []float64
-	Sizes   []float64 // by node
-	Sampler *Sampler
-	Loss    *models.SampleWeighted
-	Val     *models.Dataset
-	Test    *models.Dataset
-	acc     []float64
+	Sampled
+	Sizes []float64 // by node
+	Loss  *models.SampleWeighted
+	Val   *models.Dataset
+	Test  *models.Dataset
+	acc   []float64
 	// The uploads delivered so far.
 	upBytes, upMsgs int64
-}
-
-// Configure implements Strategy.
-func (g *SizeWeighted) Configure(*optim.Round) ([]int, []float64, error) {
-	return g.Sampler.Draw(), g.X, nil
 }
 
 // Aggregate implements Strategy.
@@ -114,15 +103,10 @@ func (g *SizeWeighted) Aggregate(_ *optim.Round, ups []optim.Message) error {
 // Observe implements optim.Observer: the global model on the server's
 // test and validation sets.
 func (g *SizeWeighted) Observe() optim.Stats {
-	st := optim.Stats{X: g.X}
-	if g.Test != nil && g.Test.N > 0 {
-		st.TestN = g.Test.N
-		st.TestLoss = g.Loss.Loss(g.X, nil, g.Test, nil)
-		st.TestAcc = g.Loss.Accuracy(g.X, g.Test, nil)
+	st := optim.Stats{X: g.X, ValN: g.Val.N, ValLoss: g.Loss.Loss(g.X, nil, g.Val, nil), ValAcc: g.Loss.Accuracy(g.X, g.Val, nil)}
+	if t := g.Test; t != nil && t.N > 0 {
+		st.TestN, st.TestLoss, st.TestAcc = t.N, g.Loss.Loss(g.X, nil, t, nil), g.Loss.Accuracy(g.X, t, nil)
 	}
-	st.ValN = g.Val.N
-	st.ValLoss = g.Loss.Loss(g.X, nil, g.Val, nil)
-	st.ValAcc = g.Loss.Accuracy(g.X, g.Val, nil)
 	return st
 }
 
@@ -138,18 +122,17 @@ func (g *SizeWeighted) Result() optim.Result {
 // sizeWeightedState is what a SizeWeighted carries across rounds.
 type sizeWeightedState struct {
 	Kind            string // "size-weighted-server", checked on load
-	X               []float64
-	Sampler         SamplerState
+	Sampled         SampledState
 	UpBytes, UpMsgs int64
 }
 
 // SaveState implements optim.Stateful.
 func (g *SizeWeighted) SaveState() ([]byte, error) {
-	sp, err := g.Sampler.Save()
+	sp, err := g.Sampled.Save()
 	if err != nil {
 		return nil, err
 	}
-	return optim.EncodeState(sizeWeightedState{Kind: "size-weighted-server", X: g.X, Sampler: sp, UpBytes: g.upBytes, UpMsgs: g.upMsgs})
+	return optim.EncodeState(sizeWeightedState{Kind: "size-weighted-server", Sampled: sp, UpBytes: g.upBytes, UpMsgs: g.upMsgs})
 }
 
 // LoadState implements optim.Stateful.
@@ -165,15 +148,11 @@ func (g *SizeWeighted) LoadState(b []byte) error {
 	case st.UpBytes < 0 || st.UpMsgs < 0:
 		return fmt.Errorf("%s: negative saved upload counts", who)
 	}
-	if err := optim.CheckLens(who, map[string][2]int{"x": {len(st.X), len(g.X)}}, nil); err != nil {
+	if err := g.Sampled.Load(who, st.Sampled); err != nil {
 		return err
 	}
-	if err := g.Sampler.Check(who, st.Sampler); err != nil {
-		return err
-	}
-	copy(g.X, st.X)
 	g.upBytes, g.upMsgs = st.UpBytes, st.UpMsgs
-	return g.Sampler.Load(st.Sampler)
+	return nil
 }
 
 // cleanSGD is an oracle client: local SGD steps on the λ-weighted loss

@@ -271,8 +271,8 @@ func (s *Sampler) Save() (SamplerState, error) {
 	return SamplerState{RNG: r, Chosen: s.chosen}, err
 }
 
-// Check returns an error, naming who, unless st fits s.
-func (s *Sampler) Check(who string, st SamplerState) error {
+// check returns an error, naming who, unless st fits s.
+func (s *Sampler) check(who string, st SamplerState) error {
 	if err := optim.CheckSample(who, st.Chosen, s.m, s.k); err != nil {
 		return err
 	}
@@ -282,13 +282,61 @@ func (s *Sampler) Check(who string, st SamplerState) error {
 	return nil
 }
 
-// Load restores a position Save returned after Check accepted it.
-func (s *Sampler) Load(st SamplerState) error {
+// load restores a position Save returned after check accepted it.
+func (s *Sampler) load(st SamplerState) error {
 	if err := s.r.UnmarshalBinary(st.RNG); err != nil {
 		return fmt.Errorf("sampling stream: %w", err)
 	}
 	s.chosen = append(s.chosen[:0], st.Chosen...)
 	return nil
+}
+
+// Sampled is the part of a strategy that samples the clients of every
+// down round and sends them the global model X.
+type Sampled struct {
+	X       []float64
+	Sampler *Sampler
+}
+
+// Configure implements Strategy.
+func (g *Sampled) Configure(*optim.Round) ([]int, []float64, error) {
+	return g.Sampler.Draw(), g.X, nil
+}
+
+// SampledState is a Sampled's state: the global model and the sampler's
+// position.
+type SampledState struct {
+	X       []float64
+	Sampler SamplerState
+}
+
+// Save returns g's state.
+func (g *Sampled) Save() (SampledState, error) {
+	sp, err := g.Sampler.Save()
+	return SampledState{X: g.X, Sampler: sp}, err
+}
+
+// Load restores a state Save returned, naming who in its errors; it
+// changes nothing when st does not fit.
+func (g *Sampled) Load(who string, st SampledState) error {
+	if err := optim.CheckLens(who, map[string][2]int{"x": {len(st.X), len(g.X)}}, nil); err != nil {
+		return err
+	}
+	if err := g.Sampler.check(who, st.Sampler); err != nil {
+		return err
+	}
+	copy(g.X, st.X)
+	return g.Sampler.load(st.Sampler)
+}
+
+// TrainingPhases returns a training of rounds communication rounds
+// (2·rounds runtime rounds) as one phase named name, evaluated every
+// evalEvery communication rounds and after the last (0: only after the
+// last), cut at its evaluations so that a run can be checkpointed between
+// them.
+func TrainingPhases(name string, rounds, evalEvery int) *optim.Phases {
+	ps := optim.Phases(optim.SplitPhase(optim.PhaseSpec{Name: name, Rounds: 2 * rounds, EvalEvery: 2 * evalEvery, Tick: optim.Continue}, 1))
+	return &ps
 }
 
 // Everyone returns the clients 1 … m.

@@ -10,9 +10,10 @@ import (
 	"hgpsim/optim/fed"
 )
 
-// weightedAlgs are the weighted-nodes paper's algorithms, small.
-func weightedAlgs() map[string]func() optim.Algorithm {
-	common := fed.WeightedCommon{Outer: 2, Epochs: 1, Tau: 3, LR: 0.1, Batch: 8}
+// weightedAlgs are the weighted-nodes paper's algorithms, small, with
+// outer outer iterations.
+func weightedAlgs(outer int) map[string]func() optim.Algorithm {
+	common := fed.WeightedCommon{Outer: outer, Epochs: 1, Tau: 3, LR: 0.1, Batch: 8}
 	return map[string]func() optim.Algorithm{
 		"weighted-nodes": func() optim.Algorithm {
 			return &WeightedNodes{WeightedCommon: common, SVRGParam: SVRGParam{Q: 0.1}, HLR: 0.05, Eta: 0.5, Cap: 0.4, Method: "projected"}
@@ -92,7 +93,7 @@ func weightedStates(t *testing.T, alg optim.Algorithm, s *optim.Setup, run bool)
 // which then save the same bytes.
 func TestWeightedStateRoundTrip(t *testing.T) {
 	const k = 3
-	for name, mk := range weightedAlgs() {
+	for name, mk := range weightedAlgs(2) {
 		_, saved := weightedStates(t, mk(), weightedSetup(t, k, 0.01, nil, nil), true)
 		fresh, _ := weightedStates(t, mk(), weightedSetup(t, k, 0.01, nil, nil), false)
 		for i, st := range fresh {
@@ -127,7 +128,7 @@ func TestWeightedLoadStateRejectsMisfits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, mk := range weightedAlgs() {
+	for name, mk := range weightedAlgs(2) {
 		sts, own := weightedStates(t, mk(), weightedSetup(t, k, 0.01, nil, nil), true)
 		_, wideStates := weightedStates(t, mk(), weightedSetup(t, k, 0.01, models.Plain(models.NewSoftmax(6, 3, 0.01)), wide), true)
 		_, moreStates := weightedStates(t, mk(), weightedSetup(t, k, 0.01, nil, more), true)
@@ -164,7 +165,7 @@ func TestWeightedLoadStateRejectsMisfits(t *testing.T) {
 // of a node's saved state.
 func TestWeightedLoadStateRejectsBadPermutation(t *testing.T) {
 	s := weightedSetup(t, 3, 0.01, nil, nil)
-	a := weightedAlgs()["weighted-nodes"]()
+	a := weightedAlgs(2)["weighted-nodes"]()
 	sts, saved := weightedStates(t, a, s, true)
 	var st wnNodeState
 	if err := optim.DecodeState(saved[1], &st); err != nil {

@@ -333,21 +333,7 @@ func TestLocalSVRGConvergence(t *testing.T) {
 // method keeps its weights on the capped simplex.
 func TestWeightedMethodsRun(t *testing.T) {
 	const k = 4
-	common := fed.WeightedCommon{Outer: 3, Epochs: 1, Tau: 3, LR: 0.1, Batch: 8}
-	algs := map[string]func() optim.Algorithm{
-		"weighted-nodes": func() optim.Algorithm {
-			return &WeightedNodes{WeightedCommon: common, SVRGParam: SVRGParam{Q: 0.1}, HLR: 0.05, Eta: 0.5, Cap: 0.4, Method: "projected"}
-		},
-		"aba": func() optim.Algorithm {
-			return &WeightedNodes{WeightedCommon: common, SVRGParam: SVRGParam{Q: 0.1}, HLR: 0.05, Eta: 0.5, Cap: 0.4, Method: "aba"}
-		},
-		"local-svrg":  func() optim.Algorithm { return &LocalSVRG{WeightedCommon: common, SVRGParam: SVRGParam{Q: 0.1}} },
-		"local-train": func() optim.Algorithm { return &LocalTrain{WeightedCommon: common, SVRGParam: SVRGParam{Q: 0.1}} },
-		"ditto":       func() optim.Algorithm { return &fed.Ditto{WeightedCommon: common, Lambda: 0.1, PersonalSteps: 5} },
-		"pfedme": func() optim.Algorithm {
-			return &fed.PFedMe{WeightedCommon: common, Lambda: 5, Beta: 1, InnerSteps: 5, Delta: 0.005, PersonalLR: 0.05}
-		},
-	}
+	algs := weightedAlgs(3)
 	for name, mk := range algs {
 		var prev []float64
 		for range 2 {
