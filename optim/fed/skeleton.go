@@ -40,7 +40,7 @@ type Trainer interface {
 type Server struct {
 	Strategy Strategy
 	uploads  []optim.Message
-	buf      buffer
+	buf      Buffer
 }
 
 // Send implements optim.Behaviour.
@@ -52,7 +52,7 @@ func (s *Server) Send(r *optim.Round, out optim.Outbox) error {
 	if err != nil {
 		return err
 	}
-	s.buf.send(out, to, x)
+	s.buf.Send(out, to, optim.KindModel, x)
 	return nil
 }
 
@@ -122,7 +122,7 @@ type Client struct {
 	// of the newest.
 	Oldest bool
 	picked bool
-	buf    buffer
+	buf    Buffer
 	server [1]int
 }
 
@@ -162,7 +162,7 @@ func (c *Client) Send(r *optim.Round, out optim.Outbox) error {
 	if err != nil {
 		return err
 	}
-	c.buf.send(out, c.server[:], up)
+	c.buf.Send(out, c.server[:], optim.KindModel, up)
 	return nil
 }
 
@@ -223,18 +223,20 @@ func result(v any) optim.Result {
 	return optim.Result{}
 }
 
-// buffer double-buffers what a node sends: a payload stays valid until
-// the sender's next-but-one round, as optim.Payload requires, and nothing
-// is copied per receiver.
-type buffer struct {
+// Buffer double-buffers what a node sends: a copy of the vector goes to
+// every receiver and stays valid until the sender's next-but-one send
+// through the same Buffer, as optim.Payload requires; nothing is copied
+// per receiver and, in steady state, nothing is allocated.
+type Buffer struct {
 	out  [2][]float64
 	flip int
 }
 
-func (b *buffer) send(out optim.Outbox, to []int, v []float64) {
+// Send sends a copy of v of the given kind to the nodes to.
+func (b *Buffer) Send(out optim.Outbox, to []int, kind optim.Kind, v []float64) {
 	b.flip ^= 1
 	b.out[b.flip] = append(b.out[b.flip][:0], v...)
-	optim.Send(out, to, optim.Payload{Kind: optim.KindModel, Vec: b.out[b.flip]})
+	optim.Send(out, to, optim.Payload{Kind: kind, Vec: b.out[b.flip]})
 }
 
 // Sampler draws the clients of a communication round: a fixed number of

@@ -150,12 +150,6 @@ func nodeStreams(seed uint64, k, n, batch int) (*optim.Batcher, *rng.Stream) {
 	return optim.NewBatcher(n, batch, rng.NewStream(seed, k, rng.PurposeBatch)), rng.NewStream(seed, k, rng.PurposeCoin)
 }
 
-// sendCopy sends a fresh copy of v (payloads stay valid for as long as the
-// receivers need them without double buffering).
-func sendCopy(out optim.Outbox, to []int, kind optim.Kind, v []float64) {
-	optim.Send(out, to, optim.Payload{Kind: kind, Vec: slices.Clone(v)})
-}
-
 // idle is a node that takes no part (local training).
 type idle struct{}
 

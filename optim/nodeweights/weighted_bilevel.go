@@ -96,6 +96,8 @@ type wnCenter struct {
 	theta, hbar, g0    []float64
 	w, wAg, use, hyper []float64
 	missing            int // hyper-gradient uploads lost so far
+	nodes              []int
+	sendX, sendG       fed.Buffer // models (θ, h) and ∇L̂₀(θ)
 }
 
 func (c *wnCenter) enter(step int) {
@@ -116,17 +118,19 @@ func (c *wnCenter) Send(r *optim.Round, out optim.Outbox) error {
 	if i >= 4*n || i%2 == 0 {
 		return nil
 	}
-	nodes := fed.Everyone(c.k)
+	if c.nodes == nil {
+		c.nodes = fed.Everyone(c.k)
+	}
 	if i < 2*n {
-		sendCopy(out, nodes, optim.KindModel, c.theta)
+		c.sendX.Send(out, c.nodes, optim.KindModel, c.theta)
 		if i == 2*n-1 {
 			c.model.InnerGrad(c.g0, c.theta, nil, c.data.Val, nil)
 			copy(c.hbar, c.g0) // the h-problem starts at ∇L̂₀(θ)
-			sendCopy(out, nodes, optim.KindUpdate, c.g0)
+			c.sendG.Send(out, c.nodes, optim.KindUpdate, c.g0)
 		}
 		return nil
 	}
-	sendCopy(out, nodes, optim.KindModel, c.hbar)
+	c.sendX.Send(out, c.nodes, optim.KindModel, c.hbar)
 	return nil
 }
 
@@ -203,6 +207,8 @@ type wnNode struct {
 	model         models.Bilevel
 	data          *models.Dataset
 	theta, g0, gk []float64
+	center        [1]int
+	sendX, sendG  fed.Buffer // models and the gradient upload
 }
 
 func (*wnNode) enter(int) {}
@@ -223,13 +229,13 @@ func (nd *wnNode) Send(r *optim.Round, out optim.Outbox) error {
 		nd.sv.reset(nd.hvp, nd.g0)
 	case i == 4*n:
 		nd.model.InnerGrad(nd.gk, nd.theta, nil, nd.data, nil)
-		sendCopy(out, []int{0}, optim.KindUpdate, nd.gk)
+		nd.sendG.Send(out, nd.center[:], optim.KindUpdate, nd.gk)
 		return nil
 	}
 	if err := nd.sv.steps(nd.a.Tau); err != nil {
 		return err
 	}
-	sendCopy(out, []int{0}, optim.KindModel, nd.sv.x)
+	nd.sendX.Send(out, nd.center[:], optim.KindModel, nd.sv.x)
 	return nil
 }
 
