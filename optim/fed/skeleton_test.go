@@ -92,7 +92,9 @@ type aggregator struct {
 	froms []int
 }
 
-func (a *aggregator) Configure(*optim.Round) ([]int, []float64, error) { return []int{1, 2}, []float64{7}, nil }
+func (a *aggregator) Configure(*optim.Round) ([]int, []float64, error) {
+	return []int{1, 2}, []float64{7}, nil
+}
 func (a *aggregator) Aggregate(_ *optim.Round, ups []optim.Message) error {
 	for _, m := range ups {
 		a.froms = append(a.froms, m.From)
