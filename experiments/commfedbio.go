@@ -12,6 +12,7 @@ import (
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
+	"hgpsim/optim/fed"
 	"hgpsim/scenarios"
 )
 
@@ -158,7 +159,7 @@ func (e *CommFedBiOExp) algorithm(method string, rate, threshold float64, rounds
 	case "fedavg":
 		a.Hypergradient = "none"
 	case "fedavg-oracle":
-		return &optim.FedAvgOracle{FedBioTraining: a.FedBioTraining}
+		return &fed.FedAvgOracle{FedBioTraining: a.FedBioTraining}
 	case "preprocess":
 		return &optim.FedBioPreprocess{FedBioTraining: a.FedBioTraining, BenchSteps: e.BenchSteps, BenchLR: e.BenchLR, Threshold: threshold}
 	}

@@ -15,6 +15,8 @@ import (
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
+	"hgpsim/optim/fed"
+	"hgpsim/optim/nodeweights"
 	"hgpsim/scenarios"
 )
 
@@ -142,21 +144,21 @@ func (e *WeightedNodesExp) Validate(sc *scenarios.Scenario) error {
 	return nil
 }
 
-func (e *WeightedNodesExp) common(outer int, lr float64, tau int) optim.WeightedCommon {
-	return optim.WeightedCommon{Outer: outer, Epochs: e.Epochs, Tau: tau, LR: lr, Batch: e.Batch}
+func (e *WeightedNodesExp) common(outer int, lr float64, tau int) fed.WeightedCommon {
+	return fed.WeightedCommon{Outer: outer, Epochs: e.Epochs, Tau: tau, LR: lr, Batch: e.Batch}
 }
 
-func (e *WeightedNodesExp) bilevel(outer int, lr, hlr, eta float64, tau int) *optim.WeightedNodes {
-	return &optim.WeightedNodes{WeightedCommon: e.common(outer, lr, tau), SVRGParam: optim.SVRGParam{Q: e.Q},
+func (e *WeightedNodesExp) bilevel(outer int, lr, hlr, eta float64, tau int) *nodeweights.WeightedNodes {
+	return &nodeweights.WeightedNodes{WeightedCommon: e.common(outer, lr, tau), SVRGParam: nodeweights.SVRGParam{Q: e.Q},
 		HLR: hlr, Eta: eta, Cap: e.Cap, Method: e.Bilevel}
 }
 
-func (e *WeightedNodesExp) ditto(outer int, lr float64, tau int, lambda float64) *optim.Ditto {
-	return &optim.Ditto{WeightedCommon: e.common(outer, lr, tau), Lambda: lambda, PersonalSteps: 25}
+func (e *WeightedNodesExp) ditto(outer int, lr float64, tau int, lambda float64) *fed.Ditto {
+	return &fed.Ditto{WeightedCommon: e.common(outer, lr, tau), Lambda: lambda, PersonalSteps: 25}
 }
 
-func (e *WeightedNodesExp) pfedme(outer int, lr float64, tau int, lambda float64) *optim.PFedMe {
-	return &optim.PFedMe{WeightedCommon: e.common(outer, lr, tau), Lambda: lambda, Beta: 1,
+func (e *WeightedNodesExp) pfedme(outer int, lr float64, tau int, lambda float64) *fed.PFedMe {
+	return &fed.PFedMe{WeightedCommon: e.common(outer, lr, tau), Lambda: lambda, Beta: 1,
 		InnerSteps: e.PFedMeInner, Delta: 0.005, PersonalLR: e.PersonalLR}
 }
 
@@ -342,14 +344,14 @@ func (e *WeightedNodesExp) tune(w *wnEnv, setting int, target string) (wnChoice,
 
 func (e *WeightedNodesExp) algorithm(method string, c wnChoice) optim.Algorithm {
 	common := e.common(e.Outer, c.LR, c.Tau)
-	svrg := optim.SVRGParam{Q: e.Q}
+	svrg := nodeweights.SVRGParam{Q: e.Q}
 	switch method {
 	case "weighted-nodes":
 		return e.bilevel(e.Outer, c.LR, c.HLR, c.Eta, c.Tau)
 	case "local-train":
-		return &optim.LocalTrain{WeightedCommon: common, SVRGParam: svrg}
+		return &nodeweights.LocalTrain{WeightedCommon: common, SVRGParam: svrg}
 	case "local-svrg":
-		return &optim.LocalSVRG{WeightedCommon: common, SVRGParam: svrg}
+		return &nodeweights.LocalSVRG{WeightedCommon: common, SVRGParam: svrg}
 	case "ditto":
 		return e.ditto(e.Outer, c.LR, c.Tau, c.DittoLambda)
 	}

@@ -15,7 +15,7 @@ func init() {
 	Algorithms.Register("comm-fedbio",
 		"Comm-FedBiO (Li, Pei, Huang, KDD'22, Alg. 1): sample weights λ_j ∈ [0, 1] of the clients' noisy training samples tuned so that the FedAvg model fits the server's clean validation set. Per round: S sampled clients take T local steps on the λ-weighted loss, the server averages, estimates the hyper-gradient — iterative (Alg. 2: gradient descent on ½vᵀHv − vᵀ∇F, one HVP per client per iteration, uploads uncompressed, Top-k with client error feedback or Count-Sketch with server error feedback) or non-iterative (Alg. 3: A_m = S₂H_mS₁ᵀ from r₁ HVPs, least squares at the server) — and each client updates its own λ ← clip(λ − ηĝ, 0, 1). Needs data kind noisy-labels (the server's validation set is node 0's).",
 		func() Algorithm {
-			return &CommFedBiO{FedBioTraining: defaultFedBioTraining(), Hypergradient: "iterative", Compressor: "topk",
+			return &CommFedBiO{FedBioTraining: DefaultFedBioTraining(), Hypergradient: "iterative", Compressor: "topk",
 				Compression: 20, Iterations: 5, Alpha: 0.1, SketchRows: 5, Ratio: 0, HVPBatch: 64, OuterLR: 0.1,
 				Scale: "per-sample"}
 		})
@@ -42,7 +42,7 @@ func (*CommFedBiO) Server() bool { return true }
 
 // Validate implements Algorithm.
 func (a *CommFedBiO) Validate(n int) error {
-	if err := a.FedBioTraining.validate(n); err != nil {
+	if err := a.FedBioTraining.Validate(n); err != nil {
 		return err
 	}
 	switch {
@@ -288,7 +288,7 @@ func SketchedSolve(a, b []float64, r1 int) ([]float64, error) {
 	var w mat.VecDense
 	svd.SolveVecTo(&w, mat.NewVecDense(r2, append([]float64(nil), b...)), rank)
 	out := w.RawVector().Data
-	if !allFinite(out) {
+	if !AllFinite(out) {
 		return nil, fmt.Errorf("%w: the solution of the sketched system", ErrNonFinite)
 	}
 	return out, nil

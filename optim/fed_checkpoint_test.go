@@ -12,8 +12,8 @@ import (
 	"hgpsim/models"
 )
 
-// The federated methods that run their training as one long phase (fedavg
-// and the Comm-FedBiO family) are checkpointed between rounds of that
+// The federated methods that run their training as one long phase (the
+// Comm-FedBiO family) are checkpointed between rounds of that
 // phase. These tests cut the phase into two parts, save every client after
 // the first, load the states into freshly built clients and run the second
 // part on a fresh driver: the events, results and final states must be
@@ -34,14 +34,11 @@ func fedCases() map[string]fedCase {
 			Iterations: 3, Alpha: 0.3, SketchRows: 2, Ratio: 2, HVPBatch: 10, OuterLR: 0.5, Scale: "per-sample"}
 	}
 	return map[string]fedCase{
-		"fedavg": {&FedAvg{Rounds: 6, Participation: 0.5, LocalSteps: 2, LR: 0.1, Batch: 8, EvalEvery: 2},
-			func(t *testing.T) *Setup { return fedAvgSetup(t, 4, star) }},
 		"comm-fedbio-iter-none":   {comm("iterative", "none"), bio},
 		"comm-fedbio-iter-topk":   {comm("iterative", "topk"), bio},
 		"comm-fedbio-iter-sketch": {comm("iterative", "sketch"), bio},
 		"comm-fedbio-non-iter":    {comm("non-iterative", "topk"), bio},
 		"comm-fedbio-none":        {comm("none", "topk"), bio},
-		"fedavg-oracle":           {&FedAvgOracle{FedBioTraining: train}, bio},
 		"fedbio-preprocess": {&FedBioPreprocess{FedBioTraining: train, BenchSteps: 20, BenchLR: 0.5, Threshold: 0.3},
 			bio},
 	}
@@ -103,12 +100,6 @@ func fedPhases(t *testing.T, c fedCase) (pre []PhaseSpec, main PhaseSpec, period
 	t.Helper()
 	var train FedBioTraining
 	switch a := c.alg.(type) {
-	case *FedAvg:
-		eval := 0
-		if a.EvalEvery > 0 {
-			eval = 2 * a.EvalEvery
-		}
-		return nil, PhaseSpec{Name: "fedavg", Rounds: 2 * a.Rounds, EvalEvery: eval, Tick: Continue}, 2
 	case *CommFedBiO:
 		train, period = a.FedBioTraining, 4+2*(a.Iterations-1)
 		switch a.Hypergradient {
@@ -117,8 +108,6 @@ func fedPhases(t *testing.T, c fedCase) (pre []PhaseSpec, main PhaseSpec, period
 		case "none":
 			period = 2
 		}
-	case *FedAvgOracle:
-		train, period = a.FedBioTraining, 2
 	case *FedBioPreprocess:
 		train, period = a.FedBioTraining, 2
 		pre = []PhaseSpec{{Name: "preprocess", Rounds: 2, Tick: Continue}}
@@ -266,7 +255,7 @@ func TestFedLoadStateRejectsMismatches(t *testing.T) {
 			t.Errorf("%s: the refused state changed the part", what)
 		}
 	}
-	for _, name := range []string{"fedavg", "comm-fedbio-iter-topk", "comm-fedbio-iter-sketch", "comm-fedbio-non-iter", "fedbio-preprocess"} {
+	for _, name := range []string{"comm-fedbio-iter-topk", "comm-fedbio-iter-sketch", "comm-fedbio-non-iter", "fedbio-preprocess"} {
 		t.Run(name, func(t *testing.T) {
 			c := cases[name]
 			_, main, period := fedPhases(t, c)
@@ -304,17 +293,11 @@ func TestFedLoadStateRejectsMismatches(t *testing.T) {
 		return st
 	}
 	topk, sketch, nonIter := stateOf("comm-fedbio-iter-topk"), stateOf("comm-fedbio-iter-sketch"), stateOf("comm-fedbio-non-iter")
-	oracle, fedavg := stateOf("fedavg-oracle"), stateOf("fedavg")
 	sketchParts := freshParts(t, cases["comm-fedbio-iter-sketch"].alg, cases["comm-fedbio-iter-sketch"].setup(t))
 	for i := range 2 {
 		reject(t, fmt.Sprintf("top-k %d into sketch", i), sketchParts[i], topk[i], "compressor topk")
 		reject(t, fmt.Sprintf("non-iterative %d into sketch", i), sketchParts[i], nonIter[i], "non-iterative")
-		reject(t, fmt.Sprintf("oracle %d into sketch", i), sketchParts[i], oracle[i], "fedavg-oracle")
-		reject(t, fmt.Sprintf("fedavg %d into sketch", i), sketchParts[i], fedavg[i], "")
 	}
-	fedavgParts := freshParts(t, cases["fedavg"].alg, cases["fedavg"].setup(t))
-	reject(t, "fedbio server into fedavg", fedavgParts[0], sketch[0], "fedbio-server")
-	reject(t, "fedbio client into fedavg", fedavgParts[1], sketch[1], "fedbio-client")
 
 	// Another model (an MLP: another d) or other data sizes.
 	other := func(name string, mod func(s *Setup)) []Stateful {
@@ -334,12 +317,6 @@ func TestFedLoadStateRejectsMismatches(t *testing.T) {
 		reject(t, name+" server into another model", ps[0], st[0], "length")
 		reject(t, name+" client into another model", ps[1], st[1], "length")
 	}
-	fa := other("fedavg", func(s *Setup) {
-		s.Model = models.Plain(models.NewMLP(4, 2, 3, 1e-3))
-		s.X0 = make([]float64, s.Model.DimX())
-	})
-	reject(t, "fedavg server into another model", fa[0], fedavg[0], "length")
-	reject(t, "fedavg client into another model", fa[1], fedavg[1], "length")
 	fewer := other("comm-fedbio-iter-sketch", func(s *Setup) {
 		d := *s.Data[1].Train
 		d.N--
@@ -396,12 +373,6 @@ func TestFedLoadStateRejectsMismatches(t *testing.T) {
 	corruptClient("client: HVP-row stream", cl, sketch[1], func(st *fedBioClientState) { st.HyperR = []byte("x") }, "HVP-row stream")
 	topkCl := freshParts(t, cases["comm-fedbio-iter-topk"].alg, cases["comm-fedbio-iter-topk"].setup(t))[1]
 	corruptClient("top-k client: short error", topkCl, topk[1], func(st *fedBioClientState) { st.TopkErr = st.TopkErr[1:] }, "top-k error")
-	oracleCl := freshParts(t, cases["fedavg-oracle"].alg, cases["fedavg-oracle"].setup(t))[1]
-	corruptClient("oracle client: another λ", oracleCl, oracle[1], func(st *fedBioClientState) {
-		for j := range st.Lambda {
-			st.Lambda[j] = 1 - st.Lambda[j]
-		}
-	}, "oracle")
 	noneCl := freshParts(t, cases["comm-fedbio-none"].alg, cases["comm-fedbio-none"].setup(t))[1]
 	none := stateOf("comm-fedbio-none")
 	corruptClient("client without hyper-gradient: in a call", noneCl, none[1], func(st *fedBioClientState) { st.InCall = true }, "call")
@@ -418,38 +389,6 @@ func TestFedLoadStateRejectsMismatches(t *testing.T) {
 		}
 		st.Lambda[0] = 0
 	}, "permutation")
-
-	var fs fedAvgServerState
-	if err := DecodeState(fedavg[0], &fs); err != nil {
-		t.Fatal(err)
-	}
-	var fc fedAvgClientState
-	if err := DecodeState(fedavg[1], &fc); err != nil {
-		t.Fatal(err)
-	}
-	enc := func(v any) []byte {
-		b, err := EncodeState(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	bs := fs
-	bs.Chosen = []int{5}
-	reject(t, "fedavg server: client 5 sampled", fedavgParts[0], enc(bs), "client 5")
-	bs = fs
-	bs.RNG = nil
-	reject(t, "fedavg server: corrupt stream", fedavgParts[0], enc(bs), "stream")
-	bc := fc
-	bc.Batch.Perm = append([]int{len(fc.Batch.Perm)}, fc.Batch.Perm...)
-	reject(t, "fedavg client: minibatch order over more data", fedavgParts[1], enc(bc), "")
-	bc = fc
-	bc.Batch.Perm = append([]int(nil), fc.Batch.Perm...)
-	bc.Batch.Perm[0] = -1
-	reject(t, "fedavg client: minibatch order", fedavgParts[1], enc(bc), "permutation")
-	bc = fc
-	bc.Batch.RNG = bc.Batch.RNG[:5]
-	reject(t, "fedavg client: minibatch stream", fedavgParts[1], enc(bc), "stream")
 }
 
 func nan() float64 {

@@ -43,11 +43,13 @@ type FedBioTraining struct {
 	EvalEvery     int     `yaml:"eval_every" doc:"evaluate the global model on the server's test set every k outer iterations and after the last (0: only after the last)"`
 }
 
-func defaultFedBioTraining() FedBioTraining {
+// DefaultFedBioTraining returns the family's default training parameters.
+func DefaultFedBioTraining() FedBioTraining {
 	return FedBioTraining{Rounds: 100, Participation: 1, LocalSteps: 5, LR: 0.01, Batch: 256, EvalEvery: 5}
 }
 
-func (t *FedBioTraining) validate(n int) error {
+// Validate checks the parameters for a network of n nodes.
+func (t *FedBioTraining) Validate(n int) error {
 	switch {
 	case t.Rounds < 1 || t.Rounds > 1_000_000:
 		return fmt.Errorf("rounds must be in [1, 10⁶], got %d", t.Rounds)
@@ -285,7 +287,7 @@ func (s *fedBioServer) Receive(r *Round, in []Message) error {
 	}
 	if slot == 1 {
 		s.average(got)
-		if !allFinite(s.x) {
+		if !AllFinite(s.x) {
 			return ErrNonFinite
 		}
 		if s.h != nil {
@@ -380,7 +382,7 @@ func (s *fedBioServer) hyperStep(got []Message) error {
 	for k := range s.v {
 		s.v[k] -= s.agg[k] - h.alpha*s.gradF[k]
 	}
-	if !allFinite(s.v) {
+	if !AllFinite(s.v) {
 		return fmt.Errorf("%w: the hyper-gradient iterate v (lower alpha)", ErrNonFinite)
 	}
 	return nil
@@ -440,7 +442,7 @@ type fedBioClient struct {
 	noisy  []bool
 	lambda []float64
 	active []int // rows the local minibatches are drawn from
-	batch  *batcher
+	batch  *Batcher
 	hyperR *rng.Stream
 	x, g   []float64
 	v, hv  []float64
@@ -471,7 +473,7 @@ func newFedBioClient(p *fedBioPlan, s *Setup, loss *models.SampleWeighted, i int
 		}
 	}
 	c.setActive()
-	c.batch = newBatcher(max(1, len(c.active)), p.train.Batch, rng.NewStream(s.Seed, i, rng.PurposeBatch))
+	c.batch = NewBatcher(max(1, len(c.active)), p.train.Batch, rng.NewStream(s.Seed, i, rng.PurposeBatch))
 	if h := p.hyper; h != nil {
 		c.v, c.hv = make([]float64, d), make([]float64, d)
 		switch {
@@ -501,7 +503,7 @@ func (c *fedBioClient) setActive() {
 		}
 	}
 	if c.batch != nil {
-		c.batch = newBatcher(max(1, len(c.active)), c.p.train.Batch, c.batch.r)
+		c.batch = NewBatcher(max(1, len(c.active)), c.p.train.Batch, c.batch.r)
 	}
 }
 
@@ -628,7 +630,7 @@ func (c *fedBioClient) Send(r *Round, out Outbox) error {
 		c.train = false
 		if len(c.active) > 0 {
 			for range c.p.train.LocalSteps {
-				idx := c.batch.next()
+				idx := c.batch.Next()
 				var rows []int
 				if idx == nil {
 					rows = c.active
@@ -811,10 +813,10 @@ func (s *fedBioServer) LoadState(b []byte) error {
 	}, map[string]bool{"ω̂": st.Omega == nil}); err != nil {
 		return err
 	}
-	if err := checkSample(who+" (training)", st.Train, s.m, s.sample); err != nil {
+	if err := CheckSample(who+" (training)", st.Train, s.m, s.sample); err != nil {
 		return err
 	}
-	if err := checkSample(who+" (hyper-gradient)", st.Hyper, s.m, s.sample); err != nil {
+	if err := CheckSample(who+" (hyper-gradient)", st.Hyper, s.m, s.sample); err != nil {
 		return err
 	}
 	if st.UpBytes < 0 || st.UpMsgs < 0 || st.HyperBytes < 0 || st.HyperMsgs < 0 || st.HyperFloats < 0 {
@@ -856,7 +858,7 @@ type fedBioClientState struct {
 
 // SaveState implements Stateful.
 func (c *fedBioClient) SaveState() ([]byte, error) {
-	bs, err := c.batch.save()
+	bs, err := c.batch.Save()
 	if err != nil {
 		return nil, err
 	}
@@ -944,7 +946,7 @@ func (c *fedBioClient) LoadState(b []byte) error {
 	// Everything fits: load.
 	copy(c.lambda, st.Lambda)
 	c.setActive() // rebuilds the batcher over the kept rows
-	if err := c.batch.load(st.Batch); err != nil {
+	if err := c.batch.Load(st.Batch); err != nil {
 		return fmt.Errorf("%s: %w", who, err) // checked above: cannot happen
 	}
 	if err := c.hyperR.UnmarshalBinary(st.HyperR); err != nil {

@@ -9,7 +9,7 @@ func init() {
 	Algorithms.Register("fedbio-preprocess",
 		"Preprocess, a baseline of Comm-FedBiO (after Tuor et al.): the server trains a benchmark model on its clean validation set (bench_steps full-batch gradient steps) and sends it to every client once; each client drops the samples whose label the benchmark gives probability below threshold, then FedAvg trains on the kept samples. Needs data kind noisy-labels.",
 		func() Algorithm {
-			return &FedBioPreprocess{FedBioTraining: defaultFedBioTraining(), BenchSteps: 200, BenchLR: 0.5, Threshold: 0.1}
+			return &FedBioPreprocess{FedBioTraining: DefaultFedBioTraining(), BenchSteps: 200, BenchLR: 0.5, Threshold: 0.1}
 		})
 }
 
@@ -26,7 +26,7 @@ func (*FedBioPreprocess) Server() bool { return true }
 
 // Validate implements Algorithm.
 func (a *FedBioPreprocess) Validate(n int) error {
-	if err := a.FedBioTraining.validate(n); err != nil {
+	if err := a.FedBioTraining.Validate(n); err != nil {
 		return err
 	}
 	switch {

@@ -211,7 +211,6 @@ func TestFedBioFamilyWithDrops(t *testing.T) {
 		"iter-none":   iterConfig("none", 4),
 		"iter-topk":   iterConfig("topk", 4),
 		"iter-sketch": iterConfig("sketch", 4),
-		"oracle":      &FedAvgOracle{FedBioTraining: iterConfig("none", 4).FedBioTraining},
 		"preprocess":  &FedBioPreprocess{FedBioTraining: iterConfig("none", 4).FedBioTraining, BenchSteps: 50, BenchLR: 0.5, Threshold: 0.2},
 	}
 	ni := iterConfig("none", 4)
@@ -226,7 +225,7 @@ func TestFedBioFamilyWithDrops(t *testing.T) {
 		if trA.Dropped == 0 {
 			t.Errorf("%s: nothing dropped", name)
 		}
-		if !allFinite(srvA.x) {
+		if !AllFinite(srvA.x) {
 			t.Fatalf("%s: non-finite model", name)
 		}
 		for k := range srvA.x {

@@ -136,7 +136,7 @@ func (a *PushSum) Premix(_ *Round, in []Message) []Mix { return a.ps.premix(in) 
 func (a *PushSum) ReceiveMixed(_ *Round, in []Message) error {
 	a.ps.mixed(in)
 	a.ps.debias()
-	if !allFinite(a.ps.x) {
+	if !AllFinite(a.ps.x) {
 		return ErrNonFinite
 	}
 	return nil
@@ -153,7 +153,7 @@ func (a *PushSum) Estimates() (pBar, deltaBar []float64) { return a.ps.estimates
 
 // stepDebias sets z += c·g and x = z·inv and reports whether every x is
 // finite, with the bits of floats.ScaleTo(psi, c, g), floats.Add(z, psi),
-// floats.ScaleTo(x, inv, z) and allFinite(x): each product rounded on its
+// floats.ScaleTo(x, inv, z) and AllFinite(x): each product rounded on its
 // own (the float64 conversions keep the compiler from fusing it into the
 // sum). One pass instead of four matters because at n ≥ 100 the clients'
 // vectors are out of cache.

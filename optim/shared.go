@@ -48,3 +48,20 @@ func SampleClients(r *rand.Rand, m, k int, dst []int) []int {
 	slices.Sort(dst)
 	return dst
 }
+
+// CheckSample returns an error unless chosen is a sample of at most k of
+// the clients 1 … m, ascending and without repeats.
+func CheckSample(who string, chosen []int, m, k int) error {
+	if len(chosen) > k {
+		return fmt.Errorf("%s: a saved sample of %d clients, the run samples %d", who, len(chosen), k)
+	}
+	for n, c := range chosen {
+		if c < 1 || c > m {
+			return fmt.Errorf("%s: a saved sample holds client %d, the run has clients 1 … %d", who, c, m)
+		}
+		if n > 0 && c <= chosen[n-1] {
+			return fmt.Errorf("%s: a saved sample that is not ascending", who)
+		}
+	}
+	return nil
+}

@@ -1,4 +1,4 @@
-package optim
+package nodeweights
 
 import (
 	"fmt"
@@ -9,23 +9,13 @@ import (
 
 	"hgpsim/internal/rng"
 	"hgpsim/models"
+	"hgpsim/optim"
 )
 
-// This file holds what the algorithms of the weighted-nodes paper (Federated
-// learning on adaptively weighted nodes by bilevel optimization: Sec. 4–5,
-// Alg. 1–3) share: node 0 is the center, the hub of a star, holding
-// D^valid (its Val split) and D^test (its Test split); nodes 1 … K hold
-// their training data. Every algorithm runs one phase per outer iteration
-// (an evaluation point), evaluated at its last round by the center.
-
-// WeightedCommon are the parameters every weighted-nodes algorithm shares.
-type WeightedCommon struct {
-	Outer  int     `yaml:"outer" doc:"outer iterations S (the evaluation points, one phase each), 1 … 100000"`
-	Epochs float64 `yaml:"epochs" doc:"epochs per Local-SVRG call: T_s = ⌈epochs·n_train/batch⌉ local steps, rounded up to a multiple of tau (the paper: 5), finite, > 0"`
-	Tau    int     `yaml:"tau" doc:"local steps τ between two averagings (the paper: 10 or 20), 1 … 100000"`
-	LR     float64 `yaml:"lr" doc:"local step γ of the θ-problem (the paper: 0.05, 0.02 or 0.01), finite, > 0"`
-	Batch  int     `yaml:"batch" doc:"minibatch size (the paper: 50), 1 … 1048576"`
-}
+// What the Local-SVRG methods share: the SVRG state of a node, the
+// finite-sum problems it solves, and the checks of their saved state. The
+// parameters and layout every weighted-nodes algorithm shares are
+// fed.WeightedCommon's.
 
 // SVRGParam is the reference-refresh probability of the Local-SVRG methods.
 type SVRGParam struct {
@@ -39,93 +29,26 @@ func (p SVRGParam) validate() error {
 	return nil
 }
 
-func defaultWeightedCommon() WeightedCommon {
-	return WeightedCommon{Outer: 20, Epochs: 5, Tau: 10, LR: 0.05, Batch: 50}
-}
-
-func positiveFinite(name string, v float64) error {
-	if !(v > 0) || math.IsInf(v, 0) {
-		return fmt.Errorf("%s must be a finite number > 0, got %v", name, v)
-	}
-	return nil
-}
-
-func (c *WeightedCommon) validate(n int) error {
-	switch {
-	case c.Outer < 1 || c.Outer > 100_000:
-		return fmt.Errorf("outer must be in [1, 100000], got %d", c.Outer)
-	case c.Tau < 1 || c.Tau > 100_000:
-		return fmt.Errorf("tau must be in [1, 100000], got %d", c.Tau)
-	case c.Batch < 1 || c.Batch > 1<<20:
-		return fmt.Errorf("batch must be in [1, 1048576], got %d", c.Batch)
-	case n < 3:
-		return fmt.Errorf("the weighted-nodes algorithms need a center and at least two nodes, got %d nodes", n)
-	}
-	if err := positiveFinite("epochs", c.Epochs); err != nil {
-		return err
-	}
-	return positiveFinite("lr", c.LR)
-}
-
-// syncs returns the averagings of one Local-SVRG call on data of n rows:
-// ⌈⌈epochs·n/batch⌉/τ⌉ (a batch of n or more is the full batch), at most
-// 10⁶.
-func (c *WeightedCommon) syncs(n int) int {
-	t := math.Ceil(c.Epochs * float64(n) / float64(min(c.Batch, n)))
-	return int(min(1e6, max(1, math.Ceil(t/float64(c.Tau)))))
-}
-
-// baselineSyncs is the averagings per outer iteration of a baseline: syncs,
-// or when 0 those of one outer iteration of the bilevel method with the
-// same parameters (two Local-SVRG calls and the hyper-gradient upload), so
-// that all methods are compared at equal communication.
-func (c *WeightedCommon) baselineSyncs(syncs, n int) int {
-	if syncs > 0 {
-		return syncs
-	}
-	return 2*c.syncs(n) + 1
-}
-
-// minTrain is the smallest training set of nodes 1 … K; an empty one is an
-// error (a weight on a node without data means nothing).
-func minTrain(s *Setup) (int, error) {
-	n := math.MaxInt
-	for k := 1; k < len(s.Data); k++ {
-		if s.Data[k].Train == nil || s.Data[k].Train.N == 0 {
-			return 0, fmt.Errorf("node %d has no training data", k)
-		}
-		n = min(n, s.Data[k].Train.N)
-	}
-	if d := s.Data[0]; d.Val == nil || d.Val.N == 0 {
-		return 0, fmt.Errorf("the center (node 0) has no validation data D^valid")
-	}
-	return n, nil
-}
-
-// phasesOf returns outer phases of rounds rounds each.
-func phasesOf(name string, outer, rounds int) *Phases {
-	ps := make(Phases, outer)
-	for s := range ps {
-		ps[s] = PhaseSpec{Name: name, Rounds: rounds, Step: s, Tick: Continue}
-	}
-	return &ps
-}
-
 // stepped is a behaviour that learns the outer step of each phase.
 type stepped interface {
-	Behaviour
+	optim.Behaviour
+	optim.Stateful
 	enter(step int)
 }
 
 // stepClient runs the same behaviour in every phase and tells it the step.
 type stepClient struct{ b stepped }
 
-func (c *stepClient) Enter(p *PhaseSpec) (Behaviour, error) {
+func (c *stepClient) Enter(p *optim.PhaseSpec) (optim.Behaviour, error) {
 	c.b.enter(p.Step)
 	return c.b, nil
 }
 
-func (c *stepClient) held() Behaviour { return c.b }
+// SaveState implements optim.Stateful: the behaviour's state.
+func (c *stepClient) SaveState() ([]byte, error) { return c.b.SaveState() }
+
+// LoadState implements optim.Stateful.
+func (c *stepClient) LoadState(b []byte) error { return c.b.LoadState(b) }
 
 // finiteSum is one node's f_k = (1/n_k) Σ_i f_{k,i} of the distributed
 // finite-sum problem (16).
@@ -187,11 +110,11 @@ type svrg struct {
 	f           finiteSum
 	x, y, mu, g []float64
 	lr, q       float64
-	batch       *batcher
+	batch       *optim.Batcher
 	coin        *rng.Stream
 }
 
-func newSVRG(dim int, lr, q float64, batch *batcher, coin *rng.Stream) *svrg {
+func newSVRG(dim int, lr, q float64, batch *optim.Batcher, coin *rng.Stream) *svrg {
 	return &svrg{x: make([]float64, dim), y: make([]float64, dim), mu: make([]float64, dim),
 		g: make([]float64, dim), lr: lr, q: q, batch: batch, coin: coin}
 }
@@ -207,7 +130,7 @@ func (s *svrg) reset(f finiteSum, x0 []float64) {
 // steps takes n local steps; it fails on a non-finite iterate.
 func (s *svrg) steps(n int) error {
 	for range n {
-		idx := s.batch.next()
+		idx := s.batch.Next()
 		s.f.diff(s.g, s.x, s.y, idx)
 		floats.Add(s.g, s.mu)
 		if s.coin.Float64() < s.q {
@@ -216,94 +139,23 @@ func (s *svrg) steps(n int) error {
 		}
 		floats.AddScaled(s.x, -s.lr, s.g)
 	}
-	if !allFinite(s.x) {
-		return fmt.Errorf("%w: the Local-SVRG iterate (lower lr)", ErrNonFinite)
+	if !optim.AllFinite(s.x) {
+		return fmt.Errorf("%w: the Local-SVRG iterate (lower lr)", optim.ErrNonFinite)
 	}
 	return nil
 }
 
 // nodeStreams returns node k's minibatch sampler over n rows and its coin.
-func nodeStreams(seed uint64, k, n, batch int) (*batcher, *rng.Stream) {
-	return newBatcher(n, batch, rng.NewStream(seed, k, rng.PurposeBatch)), rng.NewStream(seed, k, rng.PurposeCoin)
-}
-
-// nodeList is 1 … K.
-func nodeList(k int) []int {
-	out := make([]int, k)
-	for i := range out {
-		out[i] = i + 1
-	}
-	return out
-}
-
-// weightedAverage writes Σ w_k x_k / Σ w_k over the KindModel uploads that
-// arrived (w indexed by node − 1) into dst and reports whether any did; a
-// lost upload is left out and the others renormalized.
-func weightedAverage(dst []float64, w []float64, in []Message, kind Kind) (bool, error) {
-	var total float64
-	first := true
-	for _, m := range in {
-		if m.From == 0 || m.Kind != kind || m.From > len(w) {
-			continue
-		}
-		wk := w[m.From-1]
-		if first {
-			clear(dst)
-			first = false
-		}
-		floats.AddScaled(dst, wk, m.Vec)
-		total += wk
-	}
-	if first {
-		return false, nil
-	}
-	if total > 0 {
-		floats.Scale(1/total, dst)
-	}
-	if !allFinite(dst) {
-		return true, fmt.Errorf("%w: the averaged model", ErrNonFinite)
-	}
-	return true, nil
-}
-
-// centerStats evaluates x on the center's validation and test data.
-func centerStats(model models.Bilevel, x []float64, d models.ClientData) Stats {
-	st := Stats{X: x}
-	if d.Val != nil && d.Val.N > 0 {
-		st.ValN = d.Val.N
-		st.ValLoss = model.InnerLoss(x, nil, d.Val, nil)
-		st.ValAcc = model.Accuracy(x, nil, d.Val, nil)
-	}
-	if d.Test != nil && d.Test.N > 0 {
-		st.TestN = d.Test.N
-		st.TestLoss = model.InnerLoss(x, nil, d.Test, nil)
-		st.TestAcc = model.Accuracy(x, nil, d.Test, nil)
-	}
-	return st
-}
-
-// fromCenter returns the payload of the given kind the center sent, or nil.
-func fromCenter(in []Message, kind Kind) []float64 {
-	for _, m := range in {
-		if m.From == 0 && m.Kind == kind {
-			return m.Vec
-		}
-	}
-	return nil
-}
-
-// sendCopy sends a fresh copy of v (payloads stay valid for as long as the
-// receivers need them without double buffering).
-func sendCopy(out Outbox, to []int, kind Kind, v []float64) {
-	Send(out, to, Payload{Kind: kind, Vec: slices.Clone(v)})
+func nodeStreams(seed uint64, k, n, batch int) (*optim.Batcher, *rng.Stream) {
+	return optim.NewBatcher(n, batch, rng.NewStream(seed, k, rng.PurposeBatch)), rng.NewStream(seed, k, rng.PurposeCoin)
 }
 
 // idle is a node that takes no part (local training).
 type idle struct{}
 
-func (idle) Send(*Round, Outbox) error       { return nil }
-func (idle) Receive(*Round, []Message) error { return nil }
-func (idle) enter(int)                       {}
+func (idle) Send(*optim.Round, optim.Outbox) error       { return nil }
+func (idle) Receive(*optim.Round, []optim.Message) error { return nil }
+func (idle) enter(int)                                   {}
 
 // SaveState implements Stateful: an idle node has no state.
 func (idle) SaveState() ([]byte, error) { return nil, nil }
@@ -325,7 +177,7 @@ type svrgState struct {
 	X, Y, Mu []float64
 	LR       uint64
 	F        int
-	Batch    BatcherState
+	Batch    optim.BatcherState
 	Coin     []byte
 }
 
@@ -339,7 +191,7 @@ func (s *svrg) save(problems ...finiteSum) (svrgState, error) {
 		}
 	}
 	var err error
-	if st.Batch, err = s.batch.save(); err != nil {
+	if st.Batch, err = s.batch.Save(); err != nil {
 		return st, err
 	}
 	if st.Coin, err = s.coin.MarshalBinary(); err != nil {
@@ -410,7 +262,7 @@ func loadVecs(slots ...vecSlot) error {
 // loadBatcher is b.load after checking that the saved permutation is one
 // of b's examples (a state that does not fit fails here, not at a later
 // minibatch).
-func loadBatcher(b *batcher, st BatcherState) error {
+func loadBatcher(b *optim.Batcher, st optim.BatcherState) error {
 	seen := make([]bool, len(st.Perm))
 	for _, v := range st.Perm {
 		if v < 0 || v >= len(seen) || seen[v] {
@@ -418,5 +270,5 @@ func loadBatcher(b *batcher, st BatcherState) error {
 		}
 		seen[v] = true
 	}
-	return b.load(st)
+	return b.Load(st)
 }

@@ -1,4 +1,4 @@
-package optim
+package fed
 
 import (
 	"fmt"
@@ -7,15 +7,15 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
-	"hgpsim/internal/rng"
 	"hgpsim/models"
+	"hgpsim/optim"
 )
 
 func init() {
-	Algorithms.Register("pfedme",
+	optim.Algorithms.Register("pfedme",
 		"pFedMe (T Dinh et al. 2020, Alg. 1) as the weighted-nodes paper runs it: each round every node takes tau local rounds, each solving θ̃ ≈ argmin f_k(θ; batch) + λ/2‖θ − w_loc‖² by at most inner_steps gradient steps (until the gradient norm is below delta) and moving w_loc ← w_loc − lr·λ(w_loc − θ̃); the center sets w ← (1 − beta) w + beta · mean and evaluates its personal model, the same proximal problem on all of D^valid around w. Two runtime rounds per averaging.",
-		func() Algorithm {
-			return &PFedMe{WeightedCommon: defaultWeightedCommon(), Lambda: 15, Beta: 1, InnerSteps: 20, Delta: 0.005, PersonalLR: 0.05}
+		func() optim.Algorithm {
+			return &PFedMe{WeightedCommon: DefaultWeightedCommon(), Lambda: 15, Beta: 1, InnerSteps: 20, Delta: 0.005, PersonalLR: 0.05}
 		})
 }
 
@@ -30,15 +30,12 @@ type PFedMe struct {
 	PersonalLR     float64 `yaml:"personal_lr" doc:"gradient step of the personal problem, finite, > 0; below 2/(L + λ)"`
 }
 
-// Server implements Algorithm.
+// Server implements optim.Algorithm.
 func (*PFedMe) Server() bool { return true }
 
-// Validate implements Algorithm.
+// Validate implements optim.Algorithm.
 func (a *PFedMe) Validate(n int) error {
-	if err := a.WeightedCommon.validate(n); err != nil {
-		return err
-	}
-	if err := validSyncs(a.Syncs); err != nil {
+	if err := a.CheckBaseline(n, a.Syncs); err != nil {
 		return err
 	}
 	switch {
@@ -49,10 +46,10 @@ func (a *PFedMe) Validate(n int) error {
 	case !(a.Delta >= 0) || math.IsInf(a.Delta, 0):
 		return fmt.Errorf("delta must be a finite number >= 0, got %v", a.Delta)
 	}
-	if err := positiveFinite("lambda", a.Lambda); err != nil {
+	if err := PositiveFinite("lambda", a.Lambda); err != nil {
 		return err
 	}
-	return positiveFinite("personal_lr", a.PersonalLR)
+	return PositiveFinite("personal_lr", a.PersonalLR)
 }
 
 // prox writes into theta ≈ argmin f(θ; idx) + λ/2‖θ − w‖², from theta.
@@ -68,52 +65,65 @@ func (a *PFedMe) prox(model models.Bilevel, d *models.Dataset, idx []int, theta,
 	}
 }
 
-// Plan implements Algorithm.
-func (a *PFedMe) Plan(s *Setup) (ClientFactory, Program, error) {
-	ntrain, err := minTrain(s)
+// Plan implements optim.Algorithm.
+func (a *PFedMe) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, error) {
+	ntrain, err := MinTrain(s)
 	if err != nil {
 		return nil, nil, err
 	}
-	k, syncs := s.Net.N-1, a.baselineSyncs(a.Syncs, ntrain)
+	k, syncs := s.Net.N-1, a.BaselineSyncs(a.Syncs, ntrain)
 	dim := len(s.X0)
-	factory := func(i int) (Client, error) {
-		model := s.Model.Clone()
-		if i == 0 {
-			c := &averagingCenter{k: k, w: uniform(k), x: slices.Clone(s.X0), model: model, data: s.Data[0],
-				rounds: 2 * syncs, personal: slices.Clone(s.X0)}
-			c.prev = slices.Clone(s.X0)
-			g := make([]float64, dim)
-			c.onSend = func() error { copy(c.prev, c.x); return nil }
-			c.onAverage = func(last bool) error {
-				// w ← (1 − β) w + β · mean (the average is in c.x).
-				floats.Scale(a.Beta, c.x)
-				floats.AddScaled(c.x, 1-a.Beta, c.prev)
-				if last {
-					copy(c.personal, c.x)
-					a.prox(model, s.Data[0].Val, nil, c.personal, c.x, g)
-					if !allFinite(c.personal) {
-						return fmt.Errorf("%w: pFedMe's personal model (lower personal_lr)", ErrNonFinite)
-					}
-				}
-				return nil
-			}
-			return &stepClient{c}, nil
+	factory := func(i int) (optim.Client, error) {
+		if i != 0 {
+			return baselineNode(a.newNode(s, i)), nil
 		}
-		data := s.Data[i].Train
-		nd := &sgdNode{tau: a.Tau, lr: a.LR, x: make([]float64, dim), g: make([]float64, dim),
-			batch: newBatcher(data.N, a.Batch, rng.NewStream(s.Seed, i, rng.PurposeBatch))}
-		theta := make([]float64, dim)
-		nd.local = func() error {
-			for range a.Tau {
-				copy(theta, nd.x)
-				a.prox(model, data, nd.batch.next(), theta, nd.x, nd.g)
-				// w_loc ← w_loc − η λ (w_loc − θ̃)
-				floats.AddScaled(nd.x, -a.LR*a.Lambda, nd.x)
-				floats.AddScaled(nd.x, a.LR*a.Lambda, theta)
+		model := s.Model.Clone()
+		c := &Averaging{W: Uniform(k), X: slices.Clone(s.X0), Model: model, Data: s.Data[0],
+			Rounds: 2 * syncs, Personal: slices.Clone(s.X0), Prev: slices.Clone(s.X0)}
+		g := make([]float64, dim)
+		c.OnSend = func() error { copy(c.Prev, c.X); return nil }
+		c.OnAverage = func(last bool) error {
+			// w ← (1 − β) w + β · mean (the average is in c.X).
+			floats.Scale(a.Beta, c.X)
+			floats.AddScaled(c.X, 1-a.Beta, c.Prev)
+			if last {
+				copy(c.Personal, c.X)
+				a.prox(model, s.Data[0].Val, nil, c.Personal, c.X, g)
+				if !optim.AllFinite(c.Personal) {
+					return fmt.Errorf("%w: pFedMe's personal model (lower personal_lr)", optim.ErrNonFinite)
+				}
 			}
 			return nil
 		}
-		return &stepClient{nd}, nil
+		return &optim.Fixed{Behaviour: &Server{Strategy: c}}, nil
 	}
-	return factory, phasesOf("pfedme", a.Outer, 2*syncs), nil
+	return factory, OuterPhases("pfedme", a.Outer, 2*syncs), nil
+}
+
+// pFedMeNode is a node's trainer: tau local rounds, each a proximal
+// problem on a minibatch and a step of w_loc towards its solution θ̃.
+type pFedMeNode struct {
+	*SGD
+	a     *PFedMe
+	theta []float64
+}
+
+func (a *PFedMe) newNode(s *optim.Setup, i int) *pFedMeNode {
+	return &pFedMeNode{SGD: NewSGD(s, i, a.Tau, a.LR, a.Batch, nil), a: a, theta: make([]float64, len(s.X0))}
+}
+
+// Train implements Trainer.
+func (nd *pFedMeNode) Train() ([]float64, error) {
+	a := nd.a
+	for range a.Tau {
+		copy(nd.theta, nd.x)
+		a.prox(nd.model, nd.data, nd.batch.Next(), nd.theta, nd.x, nd.grad)
+		// w_loc ← w_loc − η λ (w_loc − θ̃)
+		floats.AddScaled(nd.x, -a.LR*a.Lambda, nd.x)
+		floats.AddScaled(nd.x, a.LR*a.Lambda, nd.theta)
+	}
+	if !optim.AllFinite(nd.x) {
+		return nil, fmt.Errorf("%w: the local model (lower lr)", optim.ErrNonFinite)
+	}
+	return nd.x, nil
 }

@@ -1,4 +1,4 @@
-package optim
+package nodeweights
 
 import (
 	"fmt"
@@ -6,28 +6,23 @@ import (
 
 	"hgpsim/internal/rng"
 	"hgpsim/models"
+	"hgpsim/optim"
+	"hgpsim/optim/fed"
 )
 
 func init() {
-	Algorithms.Register("local-train",
+	optim.Algorithms.Register("local-train",
 		"Local training, the weighted-nodes paper's baseline: the center (node 0) runs SVRG on its D^valid alone (min L̂₀); the nodes take no part and nothing is sent. Per outer iteration it takes as many local steps as a node of local-svrg (syncs × tau), in one runtime round.",
-		func() Algorithm {
-			return &LocalTrain{WeightedCommon: defaultWeightedCommon(), SVRGParam: SVRGParam{Q: 0.02}}
+		func() optim.Algorithm {
+			return &LocalTrain{WeightedCommon: fed.DefaultWeightedCommon(), SVRGParam: SVRGParam{Q: 0.02}}
 		})
 }
 
 // LocalTrain is SVRG at the center on its validation data.
 type LocalTrain struct {
-	WeightedCommon `yaml:",inline"`
-	SVRGParam      `yaml:",inline"`
-	Syncs          int `yaml:"syncs" doc:"the communication budget matched: syncs × tau local steps per outer iteration, 0 … 10⁶; 0 means that of one outer iteration of weighted-nodes (2⌈T_s/τ⌉ + 1)"`
-}
-
-func validSyncs(s int) error {
-	if s < 0 || s > 1_000_000 {
-		return fmt.Errorf("syncs must be in [0, 10⁶], got %d", s)
-	}
-	return nil
+	fed.WeightedCommon `yaml:",inline"`
+	SVRGParam          `yaml:",inline"`
+	Syncs              int `yaml:"syncs" doc:"the communication budget matched: syncs × tau local steps per outer iteration, 0 … 10⁶; 0 means that of one outer iteration of weighted-nodes (2⌈T_s/τ⌉ + 1)"`
 }
 
 // Server implements Algorithm.
@@ -35,33 +30,30 @@ func (*LocalTrain) Server() bool { return true }
 
 // Validate implements Algorithm.
 func (a *LocalTrain) Validate(n int) error {
-	if err := a.WeightedCommon.validate(n); err != nil {
-		return err
-	}
-	if err := validSyncs(a.Syncs); err != nil {
+	if err := a.CheckBaseline(n, a.Syncs); err != nil {
 		return err
 	}
 	return a.SVRGParam.validate()
 }
 
 // Plan implements Algorithm.
-func (a *LocalTrain) Plan(s *Setup) (ClientFactory, Program, error) {
-	ntrain, err := minTrain(s)
+func (a *LocalTrain) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, error) {
+	ntrain, err := fed.MinTrain(s)
 	if err != nil {
 		return nil, nil, err
 	}
-	steps := a.baselineSyncs(a.Syncs, ntrain) * a.Tau
-	factory := func(i int) (Client, error) {
+	steps := a.BaselineSyncs(a.Syncs, ntrain) * a.Tau
+	factory := func(i int) (optim.Client, error) {
 		if i != 0 {
 			return &stepClient{idle{}}, nil
 		}
 		model, data := s.Model.Clone(), s.Data[0]
-		sv := newSVRG(len(s.X0), a.LR, a.Q, newBatcher(data.Val.N, a.Batch, rng.NewStream(s.Seed, 0, rng.PurposeBatch)),
+		sv := newSVRG(len(s.X0), a.LR, a.Q, optim.NewBatcher(data.Val.N, a.Batch, rng.NewStream(s.Seed, 0, rng.PurposeBatch)),
 			rng.NewStream(s.Seed, 0, rng.PurposeCoin))
 		sv.reset(&lossSum{model: model, data: data.Val, tmp: make([]float64, len(s.X0))}, slices.Clone(s.X0))
 		return &stepClient{&localCenter{sv: sv, steps: steps, model: model, data: data}}, nil
 	}
-	return factory, phasesOf("local-train", a.Outer, 1), nil
+	return factory, fed.OuterPhases("local-train", a.Outer, 1), nil
 }
 
 type localCenter struct {
@@ -71,9 +63,9 @@ type localCenter struct {
 	data  models.ClientData
 }
 
-func (*localCenter) enter(int)                       {}
-func (c *localCenter) Send(*Round, Outbox) error     { return c.sv.steps(c.steps) }
-func (*localCenter) Receive(*Round, []Message) error { return nil }
+func (*localCenter) enter(int)                                   {}
+func (c *localCenter) Send(*optim.Round, optim.Outbox) error     { return c.sv.steps(c.steps) }
+func (*localCenter) Receive(*optim.Round, []optim.Message) error { return nil }
 
 // localCenterState is the center's Local-SVRG state (its problem, data
 // and step never change).
@@ -85,13 +77,13 @@ func (c *localCenter) SaveState() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return EncodeState(localCenterState{sv})
+	return optim.EncodeState(localCenterState{sv})
 }
 
 // LoadState implements Stateful.
 func (c *localCenter) LoadState(b []byte) error {
 	var st localCenterState
-	if err := DecodeState(b, &st); err != nil {
+	if err := optim.DecodeState(b, &st); err != nil {
 		return err
 	}
 	if st.SVRG.F != 1 {
@@ -101,4 +93,4 @@ func (c *localCenter) LoadState(b []byte) error {
 }
 
 // Observe implements Observer.
-func (c *localCenter) Observe() Stats { return centerStats(c.model, c.sv.x, c.data) }
+func (c *localCenter) Observe() optim.Stats { return fed.ServerStats(c.model, c.sv.x, c.data) }

@@ -1,4 +1,4 @@
-package optim
+package fed
 
 import (
 	"context"
@@ -11,15 +11,23 @@ import (
 	"hgpsim/internal/registry"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
+	"hgpsim/optim"
 )
 
-// fedAvgSetup is a star of m clients around a server with equal data sizes.
-func fedAvgSetup(t *testing.T, m int, star *graph.Star) *Setup {
+// starOf is a star of m clients around a server.
+func starOf(t *testing.T, m int, star *graph.Star, seed uint64) *graph.Network {
 	t.Helper()
-	nw, err := graph.Build(registry.Choice[graph.Topology]{Name: "star", Params: star}, m+1, 7)
+	nw, err := graph.Build(registry.Choice[graph.Topology]{Name: "star", Params: star}, m+1, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return nw
+}
+
+// fedAvgSetup is a star of m clients around a server with equal data sizes.
+func fedAvgSetup(t *testing.T, m int, star *graph.Star) *optim.Setup {
+	t.Helper()
+	nw := starOf(t, m, star, 7)
 	data, err := models.Synthetic(models.SyntheticSpec{Clients: m + 1, Classes: 3, Features: 4,
 		Train: 30, Val: 5, Test: 10, Alpha: 0.5, Separation: 1, Shift: 0.5, Noise: 1}, 7)
 	if err != nil {
@@ -28,33 +36,33 @@ func fedAvgSetup(t *testing.T, m int, star *graph.Star) *Setup {
 	model := models.Plain(models.NewSoftmax(4, 3, 0.01))
 	x0 := make([]float64, model.DimX())
 	model.Init(x0, rng.New(7, rng.Global, rng.PurposeInit))
-	return &Setup{Net: nw, Data: data, Model: model, X0: x0, Seed: 7, Test: models.Pool(data[0].Test, data[1].Test)}
+	return &optim.Setup{Net: nw, Data: data, Model: model, X0: x0, Seed: 7, Test: models.Pool(data[0].Test, data[1].Test)}
 }
 
 // runFedAvg runs f on s and returns the server's final global model.
-func runFedAvg(t *testing.T, f *FedAvg, s *Setup) ([]float64, Traffic) {
+func runFedAvg(t *testing.T, f optim.Algorithm, s *optim.Setup) ([]float64, optim.Traffic) {
 	t.Helper()
 	factory, prog, err := f.Plan(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var server *fedAvgServer
-	wrapped := func(i int) (Client, error) {
+	var server *Mean
+	wrapped := func(i int) (optim.Client, error) {
 		c, err := factory(i)
 		if i == 0 {
-			server = c.(*Fixed).Behaviour.(*fedAvgServer)
+			server = c.(*optim.Fixed).Behaviour.(*Server).Strategy.(*Mean)
 		}
 		return c, err
 	}
-	d, err := NewSequential(s.Net, wrapped)
+	d, err := optim.NewSequential(s.Net, wrapped)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := d.Execute(context.Background(), prog, NoSink{})
+	tr, err := d.Execute(context.Background(), prog, optim.NoSink{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return server.x, tr
+	return server.X, tr
 }
 
 // With every client taking part, one full-batch local step and links that
@@ -99,7 +107,7 @@ func TestFedAvgWithLostUploads(t *testing.T) {
 			t.Fatal("two identical runs differ")
 		}
 	}
-	if !allFinite(a) {
+	if !optim.AllFinite(a) {
 		t.Fatal("non-finite model")
 	}
 }

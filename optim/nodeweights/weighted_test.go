@@ -1,4 +1,4 @@
-package optim
+package nodeweights
 
 import (
 	"context"
@@ -13,11 +13,13 @@ import (
 	"hgpsim/internal/registry"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
+	"hgpsim/optim"
+	"hgpsim/optim/fed"
 )
 
 // weightedSetup is a star of k nodes around a center, softmax regression
 // with L2 l2 on synthetic data.
-func weightedSetup(t *testing.T, k int, l2 float64, model models.Bilevel, data []models.ClientData) *Setup {
+func weightedSetup(t *testing.T, k int, l2 float64, model models.Bilevel, data []models.ClientData) *optim.Setup {
 	t.Helper()
 	nw, err := graph.Build(registry.Choice[graph.Topology]{Name: "star", Params: &graph.Star{Prob: 1}}, k+1, 5)
 	if err != nil {
@@ -35,12 +37,12 @@ func weightedSetup(t *testing.T, k int, l2 float64, model models.Bilevel, data [
 	}
 	x0 := make([]float64, model.DimX())
 	model.Init(x0, rng.New(5, rng.Global, rng.PurposeInit))
-	return &Setup{Net: nw, Data: data, Model: model, X0: x0, Seed: 5}
+	return &optim.Setup{Net: nw, Data: data, Model: model, X0: x0, Seed: 5}
 }
 
 // runWeighted runs alg on s and returns the center's behaviour and the
 // phase reports.
-func runWeighted(t *testing.T, alg Algorithm, s *Setup) (Behaviour, []PhaseReport) {
+func runWeighted(t *testing.T, alg optim.Algorithm, s *optim.Setup) (optim.Behaviour, []optim.PhaseReport) {
 	t.Helper()
 	if err := alg.Validate(s.Net.N); err != nil {
 		t.Fatal(err)
@@ -49,20 +51,27 @@ func runWeighted(t *testing.T, alg Algorithm, s *Setup) (Behaviour, []PhaseRepor
 	if err != nil {
 		t.Fatal(err)
 	}
-	var center Behaviour
-	wrapped := func(i int) (Client, error) {
+	var center optim.Behaviour
+	wrapped := func(i int) (optim.Client, error) {
 		c, err := factory(i)
-		if i == 0 {
-			center = c.(*stepClient).b
+		switch c := c.(type) {
+		case *stepClient:
+			if i == 0 {
+				center = c.b
+			}
+		case *optim.Fixed:
+			if i == 0 {
+				center = c.Behaviour
+			}
 		}
 		return c, err
 	}
-	d, err := NewSequential(s.Net, wrapped)
+	d, err := optim.NewSequential(s.Net, wrapped)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var reps []PhaseReport
-	sink := &reportSink{f: func(r *PhaseReport) { reps = append(reps, *r) }}
+	var reps []optim.PhaseReport
+	sink := &reportSink{f: func(r *optim.PhaseReport) { reps = append(reps, *r) }}
 	if _, err := d.Execute(context.Background(), prog, sink); err != nil {
 		t.Fatal(err)
 	}
@@ -70,11 +79,11 @@ func runWeighted(t *testing.T, alg Algorithm, s *Setup) (Behaviour, []PhaseRepor
 }
 
 type reportSink struct {
-	NoSink
-	f func(*PhaseReport)
+	optim.NoSink
+	f func(*optim.PhaseReport)
 }
 
-func (s *reportSink) Finished(r *PhaseReport) error { s.f(r); return nil }
+func (s *reportSink) Finished(r *optim.PhaseReport) error { s.f(r); return nil }
 
 // solveWeighted returns argmin Σ w_k L̂_k by full-batch gradient descent
 // (strongly convex: to machine precision).
@@ -95,7 +104,7 @@ func solveWeighted(model models.Bilevel, data []models.ClientData, w, x0 []float
 // gradient step) and τ = 1: both solves are gradient descent to high
 // precision, so the center's hyper-gradient is eq. (13) up to rounding.
 func exactWeighted(outer int) *WeightedNodes {
-	return &WeightedNodes{WeightedCommon: WeightedCommon{Outer: outer, Epochs: 600, Tau: 1, LR: 1, Batch: 1000},
+	return &WeightedNodes{WeightedCommon: fed.WeightedCommon{Outer: outer, Epochs: 600, Tau: 1, LR: 1, Batch: 1000},
 		SVRGParam: SVRGParam{Q: 0}, HLR: 1, Eta: 0.5, Cap: 0.5, Method: "projected"}
 }
 
@@ -108,7 +117,7 @@ func TestWeightedHypergradient(t *testing.T) {
 	alg := exactWeighted(1)
 	center, _ := runWeighted(t, alg, s)
 	c := center.(*wnCenter)
-	w := uniform(k)
+	w := fed.Uniform(k)
 	model := s.Model.Clone()
 	theta := solveWeighted(model, s.Data, w, s.X0, 1, 3000)
 	if d := floats.Distance(theta, c.theta, 2) / floats.Norm(theta, 2); d > 1e-9 {
@@ -298,13 +307,13 @@ func TestWeightedLinearRegression(t *testing.T) {
 func TestLocalSVRGConvergence(t *testing.T) {
 	const k = 3
 	s := weightedSetup(t, k, 0.1, nil, nil)
-	want := solveWeighted(s.Model.Clone(), s.Data, uniform(k), s.X0, 1, 3000)
+	want := solveWeighted(s.Model.Clone(), s.Data, fed.Uniform(k), s.X0, 1, 3000)
 	lr := 0.1
 	errAt := func(tau, syncs int) float64 {
-		alg := &LocalSVRG{WeightedCommon: WeightedCommon{Outer: 1, Epochs: 1, Tau: tau, LR: lr, Batch: 4},
+		alg := &LocalSVRG{WeightedCommon: fed.WeightedCommon{Outer: 1, Epochs: 1, Tau: tau, LR: lr, Batch: 4},
 			SVRGParam: SVRGParam{Q: 0.1}, Syncs: syncs}
 		center, _ := runWeighted(t, alg, s)
-		return floats.Distance(center.(*averagingCenter).x, want, 2) / floats.Norm(want, 2)
+		return floats.Distance(center.(*fed.Server).Strategy.(*fed.Averaging).X, want, 2) / floats.Norm(want, 2)
 	}
 	e1, e2 := errAt(1, 1500), errAt(1, 3000)
 	if e2 > 1e-6 || e2 > 0.1*e1 {
@@ -324,27 +333,13 @@ func TestLocalSVRGConvergence(t *testing.T) {
 // method keeps its weights on the capped simplex.
 func TestWeightedMethodsRun(t *testing.T) {
 	const k = 4
-	common := WeightedCommon{Outer: 3, Epochs: 1, Tau: 3, LR: 0.1, Batch: 8}
-	algs := map[string]func() Algorithm{
-		"weighted-nodes": func() Algorithm {
-			return &WeightedNodes{WeightedCommon: common, SVRGParam: SVRGParam{Q: 0.1}, HLR: 0.05, Eta: 0.5, Cap: 0.4, Method: "projected"}
-		},
-		"aba": func() Algorithm {
-			return &WeightedNodes{WeightedCommon: common, SVRGParam: SVRGParam{Q: 0.1}, HLR: 0.05, Eta: 0.5, Cap: 0.4, Method: "aba"}
-		},
-		"local-svrg":  func() Algorithm { return &LocalSVRG{WeightedCommon: common, SVRGParam: SVRGParam{Q: 0.1}} },
-		"local-train": func() Algorithm { return &LocalTrain{WeightedCommon: common, SVRGParam: SVRGParam{Q: 0.1}} },
-		"ditto":       func() Algorithm { return &Ditto{WeightedCommon: common, Lambda: 0.1, PersonalSteps: 5} },
-		"pfedme": func() Algorithm {
-			return &PFedMe{WeightedCommon: common, Lambda: 5, Beta: 1, InnerSteps: 5, Delta: 0.005, PersonalLR: 0.05}
-		},
-	}
+	algs := weightedAlgs(3)
 	for name, mk := range algs {
 		var prev []float64
 		for range 2 {
 			center, reps := runWeighted(t, mk(), weightedSetup(t, k, 0.01, nil, nil))
-			st := center.(Observer).Observe()
-			if !allFinite(st.X) || st.ValN == 0 || st.TestN == 0 || len(reps) != 3 {
+			st := center.(optim.Observer).Observe()
+			if !optim.AllFinite(st.X) || st.ValN == 0 || st.TestN == 0 || len(reps) != 3 {
 				t.Fatalf("%s: stats %+v, %d phases", name, st, len(reps))
 			}
 			if prev != nil && !slices.Equal(prev, st.X) {

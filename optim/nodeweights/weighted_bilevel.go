@@ -1,4 +1,4 @@
-package optim
+package nodeweights
 
 import (
 	"fmt"
@@ -7,25 +7,27 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"hgpsim/models"
+	"hgpsim/optim"
+	"hgpsim/optim/fed"
 )
 
 func init() {
-	Algorithms.Register("weighted-nodes",
+	optim.Algorithms.Register("weighted-nodes",
 		"Federated learning on adaptively weighted nodes (weighted-nodes paper Alg. 2/3): node 0, the center, holds D^valid and learns the node weights w on the capped simplex Δ_K^b. Per outer iteration Local-SVRG (Alg. 1: loopless SVRG, tau local steps between weighted averagings at the center) solves θ(w) = argmin Σ w_k L̂_k, then the h-problem (Σ w_k ∇²L̂_k) h = ∇L̂₀(θ) from h⁰ = ∇L̂₀(θ); the nodes upload ∇L̂_k(θ), the center forms ∇_k F = −∇L̂_k(θ)ᵀh and takes a projected gradient step (method: projected, Alg. 3) or the accelerated ABA step with w_md and w_ag (method: aba, Alg. 2). 4n + 1 runtime rounds per outer iteration (n averagings per solve, two rounds each, and the upload).",
-		func() Algorithm {
-			return &WeightedNodes{WeightedCommon: defaultWeightedCommon(), SVRGParam: SVRGParam{Q: 0.02},
+		func() optim.Algorithm {
+			return &WeightedNodes{WeightedCommon: fed.DefaultWeightedCommon(), SVRGParam: SVRGParam{Q: 0.02},
 				HLR: 0.0005, Eta: 0.02, Cap: 1.0 / 3, Method: "projected"}
 		})
 }
 
 // WeightedNodes is the bilevel method of the weighted-nodes paper.
 type WeightedNodes struct {
-	WeightedCommon `yaml:",inline"`
-	SVRGParam      `yaml:",inline"`
-	HLR            float64 `yaml:"h_lr" doc:"local step of the h-problem (15) (the paper: 5e-4, 2e-4 or 1e-4), finite, > 0"`
-	Eta            float64 `yaml:"eta" doc:"outer step η on the weights (the paper: 0.025, 0.02 or 0.015), finite, > 0"`
-	Cap            float64 `yaml:"cap" doc:"cap b of the capped simplex Δ_K^b, in [1/K, 1] (the paper: 1/3)"`
-	Method         string  `yaml:"method" doc:"projected (Alg. 3, the paper's experiments) or aba (Alg. 2, accelerated)"`
+	fed.WeightedCommon `yaml:",inline"`
+	SVRGParam          `yaml:",inline"`
+	HLR                float64 `yaml:"h_lr" doc:"local step of the h-problem (15) (the paper: 5e-4, 2e-4 or 1e-4), finite, > 0"`
+	Eta                float64 `yaml:"eta" doc:"outer step η on the weights (the paper: 0.025, 0.02 or 0.015), finite, > 0"`
+	Cap                float64 `yaml:"cap" doc:"cap b of the capped simplex Δ_K^b, in [1/K, 1] (the paper: 1/3)"`
+	Method             string  `yaml:"method" doc:"projected (Alg. 3, the paper's experiments) or aba (Alg. 2, accelerated)"`
 }
 
 // Server implements Algorithm.
@@ -33,16 +35,16 @@ func (*WeightedNodes) Server() bool { return true }
 
 // Validate implements Algorithm.
 func (a *WeightedNodes) Validate(n int) error {
-	if err := a.WeightedCommon.validate(n); err != nil {
+	if err := a.Check(n); err != nil {
 		return err
 	}
 	if err := a.SVRGParam.validate(); err != nil {
 		return err
 	}
-	if err := positiveFinite("h_lr", a.HLR); err != nil {
+	if err := fed.PositiveFinite("h_lr", a.HLR); err != nil {
 		return err
 	}
-	if err := positiveFinite("eta", a.Eta); err != nil {
+	if err := fed.PositiveFinite("eta", a.Eta); err != nil {
 		return err
 	}
 	if a.Method != "projected" && a.Method != "aba" {
@@ -55,13 +57,13 @@ func (a *WeightedNodes) Validate(n int) error {
 }
 
 // Plan implements Algorithm.
-func (a *WeightedNodes) Plan(s *Setup) (ClientFactory, Program, error) {
-	ntrain, err := minTrain(s)
+func (a *WeightedNodes) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, error) {
+	ntrain, err := fed.MinTrain(s)
 	if err != nil {
 		return nil, nil, err
 	}
-	k, n := s.Net.N-1, a.syncs(ntrain)
-	factory := func(i int) (Client, error) {
+	k, n := s.Net.N-1, a.Averagings(ntrain)
+	factory := func(i int) (optim.Client, error) {
 		if i == 0 {
 			c := &wnCenter{a: a, k: k, n: n, model: s.Model.Clone(), data: s.Data[0],
 				theta: slices.Clone(s.X0), hbar: make([]float64, len(s.X0)), g0: make([]float64, len(s.X0)),
@@ -82,7 +84,7 @@ func (a *WeightedNodes) Plan(s *Setup) (ClientFactory, Program, error) {
 		nd.sv = newSVRG(dim, a.LR, a.Q, batch, coin)
 		return &stepClient{nd}, nil
 	}
-	return factory, phasesOf("weighted-nodes", a.Outer, 4*n+1), nil
+	return factory, fed.OuterPhases("weighted-nodes", a.Outer, 4*n+1), nil
 }
 
 // wnCenter is node 0: it averages, computes ∇L̂₀ and updates the weights.
@@ -94,6 +96,8 @@ type wnCenter struct {
 	theta, hbar, g0    []float64
 	w, wAg, use, hyper []float64
 	missing            int // hyper-gradient uploads lost so far
+	nodes              []int
+	sendX, sendG       fed.Buffer // models (θ, h) and ∇L̂₀(θ)
 }
 
 func (c *wnCenter) enter(step int) {
@@ -109,26 +113,28 @@ func (c *wnCenter) enter(step int) {
 	copy(c.use, c.w)
 }
 
-func (c *wnCenter) Send(r *Round, out Outbox) error {
+func (c *wnCenter) Send(r *optim.Round, out optim.Outbox) error {
 	i, n := r.Index, c.n
 	if i >= 4*n || i%2 == 0 {
 		return nil
 	}
-	nodes := nodeList(c.k)
+	if c.nodes == nil {
+		c.nodes = fed.Everyone(c.k)
+	}
 	if i < 2*n {
-		sendCopy(out, nodes, KindModel, c.theta)
+		c.sendX.Send(out, c.nodes, optim.KindModel, c.theta)
 		if i == 2*n-1 {
 			c.model.InnerGrad(c.g0, c.theta, nil, c.data.Val, nil)
 			copy(c.hbar, c.g0) // the h-problem starts at ∇L̂₀(θ)
-			sendCopy(out, nodes, KindUpdate, c.g0)
+			c.sendG.Send(out, c.nodes, optim.KindUpdate, c.g0)
 		}
 		return nil
 	}
-	sendCopy(out, nodes, KindModel, c.hbar)
+	c.sendX.Send(out, c.nodes, optim.KindModel, c.hbar)
 	return nil
 }
 
-func (c *wnCenter) Receive(r *Round, in []Message) error {
+func (c *wnCenter) Receive(r *optim.Round, in []optim.Message) error {
 	i, n := r.Index, c.n
 	if i%2 == 1 {
 		return nil
@@ -136,24 +142,24 @@ func (c *wnCenter) Receive(r *Round, in []Message) error {
 	c.syncs++
 	switch {
 	case i < 2*n:
-		_, err := weightedAverage(c.theta, c.use, in, KindModel)
+		_, err := fed.WeightedAverage(c.theta, c.use, in, optim.KindModel)
 		return err
 	case i < 4*n:
-		_, err := weightedAverage(c.hbar, c.use, in, KindModel)
+		_, err := fed.WeightedAverage(c.hbar, c.use, in, optim.KindModel)
 		return err
 	}
 	// ∇_k F = −∇L̂_k(θ)ᵀ h (eq. 14); a lost upload gives 0.
 	clear(c.hyper)
 	got := 0
 	for _, m := range in {
-		if m.From >= 1 && m.From <= c.k && m.Kind == KindUpdate {
+		if m.From >= 1 && m.From <= c.k && m.Kind == optim.KindUpdate {
 			c.hyper[m.From-1] = -floats.Dot(m.Vec, c.hbar)
 			got++
 		}
 	}
 	c.missing += c.k - got
-	if !allFinite(c.hyper) {
-		return fmt.Errorf("%w: the hyper-gradient of the weights", ErrNonFinite)
+	if !optim.AllFinite(c.hyper) {
+		return fmt.Errorf("%w: the hyper-gradient of the weights", optim.ErrNonFinite)
 	}
 	return c.update()
 }
@@ -164,28 +170,28 @@ func (c *wnCenter) update() error {
 	if c.a.Method == "aba" {
 		// argmin ⟨g, w⟩ + 2/(η(s+1))‖w − w^(s)‖² = Proj(w^(s) − η(s+1)/4 · g).
 		floats.AddScaledTo(tmp, c.w, -eta*float64(c.step+1)/4, c.hyper)
-		if err := ProjectCappedSimplex(c.w, tmp, c.a.Cap); err != nil {
+		if err := optim.ProjectCappedSimplex(c.w, tmp, c.a.Cap); err != nil {
 			return err
 		}
 		floats.AddScaledTo(tmp, c.use, -eta, c.hyper)
-		return ProjectCappedSimplex(c.wAg, tmp, c.a.Cap)
+		return optim.ProjectCappedSimplex(c.wAg, tmp, c.a.Cap)
 	}
 	floats.AddScaledTo(tmp, c.w, -eta, c.hyper)
-	return ProjectCappedSimplex(c.w, tmp, c.a.Cap)
+	return optim.ProjectCappedSimplex(c.w, tmp, c.a.Cap)
 }
 
 // Observe implements Observer: θ^(s) on D^valid and D^test.
-func (c *wnCenter) Observe() Stats { return centerStats(c.model, c.theta, c.data) }
+func (c *wnCenter) Observe() optim.Stats { return fed.ServerStats(c.model, c.theta, c.data) }
 
 // Result implements Resulter: the weights after the step (w_ag for ABA,
 // the iterate Alg. 2 returns), those the step's solves used, the
 // hyper-gradient and the averagings so far.
-func (c *wnCenter) Result() Result {
+func (c *wnCenter) Result() optim.Result {
 	w := c.w
 	if c.a.Method == "aba" {
 		w = c.wAg
 	}
-	return Result{Vectors: map[string][]float64{"w": slices.Clone(w), "w_used": slices.Clone(c.use),
+	return optim.Result{Vectors: map[string][]float64{"w": slices.Clone(w), "w_used": slices.Clone(c.use),
 		"hypergradient": slices.Clone(c.hyper)},
 		Values: map[string]float64{"syncs": float64(c.syncs), "lost_uploads": float64(c.missing)}}
 }
@@ -201,11 +207,13 @@ type wnNode struct {
 	model         models.Bilevel
 	data          *models.Dataset
 	theta, g0, gk []float64
+	center        [1]int
+	sendX, sendG  fed.Buffer // models and the gradient upload
 }
 
 func (*wnNode) enter(int) {}
 
-func (nd *wnNode) Send(r *Round, out Outbox) error {
+func (nd *wnNode) Send(r *optim.Round, out optim.Outbox) error {
 	i, n := r.Index, nd.n
 	if i%2 == 1 {
 		return nil
@@ -221,27 +229,27 @@ func (nd *wnNode) Send(r *Round, out Outbox) error {
 		nd.sv.reset(nd.hvp, nd.g0)
 	case i == 4*n:
 		nd.model.InnerGrad(nd.gk, nd.theta, nil, nd.data, nil)
-		sendCopy(out, []int{0}, KindUpdate, nd.gk)
+		nd.sendG.Send(out, nd.center[:], optim.KindUpdate, nd.gk)
 		return nil
 	}
 	if err := nd.sv.steps(nd.a.Tau); err != nil {
 		return err
 	}
-	sendCopy(out, []int{0}, KindModel, nd.sv.x)
+	nd.sendX.Send(out, nd.center[:], optim.KindModel, nd.sv.x)
 	return nil
 }
 
-func (nd *wnNode) Receive(r *Round, in []Message) error {
+func (nd *wnNode) Receive(r *optim.Round, in []optim.Message) error {
 	i, n := r.Index, nd.n
 	if i%2 == 0 || i >= 4*n {
 		return nil
 	}
-	if v := fromCenter(in, KindModel); v != nil {
+	if v := fed.FromServer(in, optim.KindModel); v != nil {
 		copy(nd.sv.x, v) // x_k = x̄ (Alg. 1, line 9); a lost message leaves the local iterate
 	}
 	if i == 2*n-1 {
 		copy(nd.theta, nd.sv.x)
-		if g := fromCenter(in, KindUpdate); g != nil {
+		if g := fed.FromServer(in, optim.KindUpdate); g != nil {
 			copy(nd.g0, g)
 		}
 	}
@@ -261,14 +269,14 @@ type wnCenterState struct {
 
 // SaveState implements Stateful.
 func (c *wnCenter) SaveState() ([]byte, error) {
-	return EncodeState(wnCenterState{Step: c.step, Syncs: c.syncs, Missing: c.missing,
+	return optim.EncodeState(wnCenterState{Step: c.step, Syncs: c.syncs, Missing: c.missing,
 		Theta: c.theta, HBar: c.hbar, G0: c.g0, W: c.w, WAg: c.wAg, Use: c.use, Hyper: c.hyper})
 }
 
 // LoadState implements Stateful.
 func (c *wnCenter) LoadState(b []byte) error {
 	var st wnCenterState
-	if err := DecodeState(b, &st); err != nil {
+	if err := optim.DecodeState(b, &st); err != nil {
 		return err
 	}
 	if st.Step < 0 || st.Syncs < 0 || st.Missing < 0 {
@@ -299,13 +307,13 @@ func (nd *wnNode) SaveState() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return EncodeState(wnNodeState{Theta: nd.theta, G0: nd.g0, HTheta: nd.hvp.theta, HG0: nd.hvp.g0, SVRG: sv})
+	return optim.EncodeState(wnNodeState{Theta: nd.theta, G0: nd.g0, HTheta: nd.hvp.theta, HG0: nd.hvp.g0, SVRG: sv})
 }
 
 // LoadState implements Stateful.
 func (nd *wnNode) LoadState(b []byte) error {
 	var st wnNodeState
-	if err := DecodeState(b, &st); err != nil {
+	if err := optim.DecodeState(b, &st); err != nil {
 		return err
 	}
 	slots := []vecSlot{{"θ", st.Theta, nd.theta}, {"∇L̂₀(θ)", st.G0, nd.g0},

@@ -1,4 +1,4 @@
-package optim
+package nodeweights
 
 import (
 	"bytes"
@@ -6,30 +6,44 @@ import (
 	"testing"
 
 	"hgpsim/models"
+	"hgpsim/optim"
+	"hgpsim/optim/fed"
 )
 
-// weightedAlgs are the weighted-nodes paper's algorithms, small.
-func weightedAlgs() map[string]func() Algorithm {
-	common := WeightedCommon{Outer: 2, Epochs: 1, Tau: 3, LR: 0.1, Batch: 8}
-	return map[string]func() Algorithm{
-		"weighted-nodes": func() Algorithm {
+// weightedAlgs are the weighted-nodes paper's algorithms, small, with
+// outer outer iterations.
+func weightedAlgs(outer int) map[string]func() optim.Algorithm {
+	common := fed.WeightedCommon{Outer: outer, Epochs: 1, Tau: 3, LR: 0.1, Batch: 8}
+	return map[string]func() optim.Algorithm{
+		"weighted-nodes": func() optim.Algorithm {
 			return &WeightedNodes{WeightedCommon: common, SVRGParam: SVRGParam{Q: 0.1}, HLR: 0.05, Eta: 0.5, Cap: 0.4, Method: "projected"}
 		},
-		"aba": func() Algorithm {
+		"aba": func() optim.Algorithm {
 			return &WeightedNodes{WeightedCommon: common, SVRGParam: SVRGParam{Q: 0.1}, HLR: 0.05, Eta: 0.5, Cap: 0.4, Method: "aba"}
 		},
-		"local-svrg":  func() Algorithm { return &LocalSVRG{WeightedCommon: common, SVRGParam: SVRGParam{Q: 0.1}} },
-		"local-train": func() Algorithm { return &LocalTrain{WeightedCommon: common, SVRGParam: SVRGParam{Q: 0.1}} },
-		"ditto":       func() Algorithm { return &Ditto{WeightedCommon: common, Lambda: 0.1, PersonalSteps: 5} },
-		"pfedme": func() Algorithm {
-			return &PFedMe{WeightedCommon: common, Lambda: 5, Beta: 1, InnerSteps: 5, Delta: 0.005, PersonalLR: 0.05}
+		"local-svrg":  func() optim.Algorithm { return &LocalSVRG{WeightedCommon: common, SVRGParam: SVRGParam{Q: 0.1}} },
+		"local-train": func() optim.Algorithm { return &LocalTrain{WeightedCommon: common, SVRGParam: SVRGParam{Q: 0.1}} },
+		"ditto":       func() optim.Algorithm { return &fed.Ditto{WeightedCommon: common, Lambda: 0.1, PersonalSteps: 5} },
+		"pfedme": func() optim.Algorithm {
+			return &fed.PFedMe{WeightedCommon: common, Lambda: 5, Beta: 1, InnerSteps: 5, Delta: 0.005, PersonalLR: 0.05}
 		},
 	}
 }
 
+// statefulOf returns what holds c's state: c, or the behaviour of a
+// Fixed client.
+func statefulOf(c optim.Client) (optim.Stateful, bool) {
+	if f, ok := c.(*optim.Fixed); ok {
+		st, ok := f.Behaviour.(optim.Stateful)
+		return st, ok
+	}
+	st, ok := c.(optim.Stateful)
+	return st, ok
+}
+
 // weightedStates plans alg on s, runs it when run is set, and returns its
 // clients' states (Stateful through statefulOf) and their saved states.
-func weightedStates(t *testing.T, alg Algorithm, s *Setup, run bool) ([]Stateful, [][]byte) {
+func weightedStates(t *testing.T, alg optim.Algorithm, s *optim.Setup, run bool) ([]optim.Stateful, [][]byte) {
 	t.Helper()
 	if err := alg.Validate(s.Net.N); err != nil {
 		t.Fatal(err)
@@ -38,18 +52,18 @@ func weightedStates(t *testing.T, alg Algorithm, s *Setup, run bool) ([]Stateful
 	if err != nil {
 		t.Fatal(err)
 	}
-	clients := make([]Client, s.Net.N)
-	keep := func(i int) (Client, error) {
+	clients := make([]optim.Client, s.Net.N)
+	keep := func(i int) (optim.Client, error) {
 		c, err := factory(i)
 		clients[i] = c
 		return c, err
 	}
 	if run {
-		d, err := NewSequential(s.Net, keep)
+		d, err := optim.NewSequential(s.Net, keep)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := d.Execute(context.Background(), prog, &reportSink{f: func(*PhaseReport) {}}); err != nil {
+		if _, err := d.Execute(context.Background(), prog, &reportSink{f: func(*optim.PhaseReport) {}}); err != nil {
 			t.Fatal(err)
 		}
 	} else {
@@ -59,7 +73,7 @@ func weightedStates(t *testing.T, alg Algorithm, s *Setup, run bool) ([]Stateful
 			}
 		}
 	}
-	sts := make([]Stateful, len(clients))
+	sts := make([]optim.Stateful, len(clients))
 	saved := make([][]byte, len(clients))
 	for i, c := range clients {
 		st, ok := statefulOf(c)
@@ -79,7 +93,7 @@ func weightedStates(t *testing.T, alg Algorithm, s *Setup, run bool) ([]Stateful
 // which then save the same bytes.
 func TestWeightedStateRoundTrip(t *testing.T) {
 	const k = 3
-	for name, mk := range weightedAlgs() {
+	for name, mk := range weightedAlgs(2) {
 		_, saved := weightedStates(t, mk(), weightedSetup(t, k, 0.01, nil, nil), true)
 		fresh, _ := weightedStates(t, mk(), weightedSetup(t, k, 0.01, nil, nil), false)
 		for i, st := range fresh {
@@ -114,7 +128,7 @@ func TestWeightedLoadStateRejectsMisfits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, mk := range weightedAlgs() {
+	for name, mk := range weightedAlgs(2) {
 		sts, own := weightedStates(t, mk(), weightedSetup(t, k, 0.01, nil, nil), true)
 		_, wideStates := weightedStates(t, mk(), weightedSetup(t, k, 0.01, models.Plain(models.NewSoftmax(6, 3, 0.01)), wide), true)
 		_, moreStates := weightedStates(t, mk(), weightedSetup(t, k, 0.01, nil, more), true)
@@ -151,14 +165,14 @@ func TestWeightedLoadStateRejectsMisfits(t *testing.T) {
 // of a node's saved state.
 func TestWeightedLoadStateRejectsBadPermutation(t *testing.T) {
 	s := weightedSetup(t, 3, 0.01, nil, nil)
-	a := weightedAlgs()["weighted-nodes"]()
+	a := weightedAlgs(2)["weighted-nodes"]()
 	sts, saved := weightedStates(t, a, s, true)
 	var st wnNodeState
-	if err := DecodeState(saved[1], &st); err != nil {
+	if err := optim.DecodeState(saved[1], &st); err != nil {
 		t.Fatal(err)
 	}
 	st.SVRG.Batch.Perm[0] = st.SVRG.Batch.Perm[1]
-	b, err := EncodeState(st)
+	b, err := optim.EncodeState(st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +180,7 @@ func TestWeightedLoadStateRejectsBadPermutation(t *testing.T) {
 		t.Error("a node loaded a minibatch order with a repeated example")
 	}
 	st.SVRG.Batch.Perm[0] = len(st.SVRG.Batch.Perm)
-	if b, err = EncodeState(st); err != nil {
+	if b, err = optim.EncodeState(st); err != nil {
 		t.Fatal(err)
 	}
 	if err := sts[1].LoadState(b); err == nil {

@@ -1,0 +1,239 @@
+package fed
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/floats"
+
+	"hgpsim/internal/rng"
+	"hgpsim/models"
+	"hgpsim/optim"
+)
+
+func init() {
+	optim.Algorithms.Register("fedavg",
+		"Federated averaging with a server (McMahan et al.): node 0 is the server, the hub of a star; each communication round it samples participation·m clients from its own stream and sends them the global model, they take local_steps SGD steps on their training data and upload, and the server averages the uploads that arrived (a dropped upload is simply missing; with none the model stays). Two runtime rounds per communication round (down, up).",
+		func() optim.Algorithm {
+			return &FedAvg{Rounds: 100, Participation: 0.1, LocalSteps: 1, LR: 0.1, Batch: 32, EvalEvery: 10}
+		})
+}
+
+// FedAvg is federated averaging over a star whose hub is the server.
+type FedAvg struct {
+	Rounds        int     `yaml:"rounds" doc:"communication rounds R, 1 … 10⁷ (each takes two runtime rounds: down and up)"`
+	Participation float64 `yaml:"participation" doc:"fraction C of the m clients the server samples per round, in (0, 1]; at least one"`
+	LocalSteps    int     `yaml:"local_steps" doc:"local SGD steps τ per round, 1 … 10⁶"`
+	LR            float64 `yaml:"lr" doc:"local step size, finite, > 0"`
+	Batch         int     `yaml:"batch" doc:"local minibatch size, 0 … 1048576 (0: full batch)"`
+	EvalEvery     int     `yaml:"eval_every" doc:"evaluate the global model every k communication rounds and after the last (0: only after the last)"`
+}
+
+// Server implements optim.Algorithm.
+func (*FedAvg) Server() bool { return true }
+
+// Validate implements optim.Algorithm.
+func (f *FedAvg) Validate(n int) error {
+	switch {
+	case f.Rounds < 1 || f.Rounds > 10_000_000:
+		return fmt.Errorf("rounds must be in [1, 10⁷], got %d", f.Rounds)
+	case !(f.Participation > 0 && f.Participation <= 1):
+		return fmt.Errorf("participation must be in (0, 1], got %v", f.Participation)
+	case f.LocalSteps < 1 || f.LocalSteps > 1_000_000:
+		return fmt.Errorf("local_steps must be in [1, 10⁶], got %d", f.LocalSteps)
+	case !(f.LR > 0) || math.IsInf(f.LR, 0):
+		return fmt.Errorf("lr must be a finite number > 0, got %v", f.LR)
+	case f.Batch < 0 || f.Batch > 1<<20:
+		return fmt.Errorf("batch must be in [0, 1048576], got %d", f.Batch)
+	case f.EvalEvery < 0:
+		return fmt.Errorf("eval_every must be >= 0, got %d", f.EvalEvery)
+	case n < 2:
+		return fmt.Errorf("fedavg needs a server and at least one client")
+	}
+	return nil
+}
+
+// Plan implements optim.Algorithm.
+func (f *FedAvg) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, error) {
+	return f.PlanWith(s, nil)
+}
+
+// PlanWith is Plan with a hook on every local step of every client (nil:
+// plain SGD): node 0 is the server, the others clients; one phase of 2R
+// runtime rounds.
+func (f *FedAvg) PlanWith(s *optim.Setup, step LocalStep) (optim.ClientFactory, optim.Program, error) {
+	m := s.Net.N - 1
+	factory := func(i int) (optim.Client, error) {
+		if i == 0 {
+			return &optim.Fixed{Behaviour: &Server{Strategy: &Mean{Sampled: Sampled{X: slices.Clone(s.X0),
+				Sampler: NewSampler(s.Seed, m, f.Participation)}, Model: s.Model.Clone(), Test: s.Test}}}, nil
+		}
+		return &optim.Fixed{Behaviour: &Client{Trainer: NewSGD(s, i, f.LocalSteps, f.LR, f.Batch, step)}}, nil
+	}
+	return factory, TrainingPhases("fedavg", f.Rounds, f.EvalEvery), nil
+}
+
+// Mean is FedAvg's strategy: it samples clients, sends them the global
+// model X and replaces X by the plain mean of the uploads that arrived
+// (with none, X stays). It evaluates X on the pooled test data.
+type Mean struct {
+	Sampled
+	Model models.Bilevel
+	Test  *models.Dataset
+}
+
+// Aggregate implements Strategy.
+func (g *Mean) Aggregate(_ *optim.Round, ups []optim.Message) error {
+	for n, m := range ups {
+		if n == 0 {
+			copy(g.X, m.Vec)
+		} else {
+			floats.Add(g.X, m.Vec)
+		}
+	}
+	if len(ups) > 0 {
+		floats.Scale(1/float64(len(ups)), g.X)
+	}
+	if !optim.AllFinite(g.X) {
+		return optim.ErrNonFinite
+	}
+	return nil
+}
+
+// Observe implements optim.Observer: the global model on the pooled test
+// data.
+func (g *Mean) Observe() optim.Stats {
+	st := optim.Stats{X: g.X}
+	if g.Test != nil && g.Test.N > 0 {
+		st.TestN = g.Test.N
+		st.TestLoss = g.Model.InnerLoss(g.X, nil, g.Test, nil)
+		st.TestAcc = g.Model.Accuracy(g.X, nil, g.Test, nil)
+	}
+	return st
+}
+
+// meanState is what a Mean carries across rounds.
+type meanState struct {
+	Kind    string // "fedavg-server", checked on load
+	Sampled SampledState
+}
+
+// SaveState implements optim.Stateful.
+func (g *Mean) SaveState() ([]byte, error) {
+	sp, err := g.Sampled.Save()
+	if err != nil {
+		return nil, err
+	}
+	return optim.EncodeState(meanState{Kind: "fedavg-server", Sampled: sp})
+}
+
+// LoadState implements optim.Stateful.
+func (g *Mean) LoadState(b []byte) error {
+	var st meanState
+	if err := optim.DecodeState(b, &st); err != nil {
+		return err
+	}
+	const who = "fedavg server"
+	if st.Kind != "fedavg-server" {
+		return fmt.Errorf("%s: a saved state of a %q", who, st.Kind)
+	}
+	return g.Sampled.Load(who, st.Sampled)
+}
+
+// LocalStep is a hook on a local step: it may change the gradient g of the
+// local loss at the client's model x, given the global model the client
+// started the round from (FedProx adds μ(x − global)).
+type LocalStep func(g, x, global []float64)
+
+// SGD is FedAvg's trainer: from the global model it takes steps SGD steps
+// of size lr on minibatches of the client's training data, calling its
+// hook on each, and uploads the result.
+type SGD struct {
+	id              int
+	model           models.Bilevel
+	data            *models.Dataset
+	steps           int
+	lr              float64
+	hook            LocalStep
+	x, global, grad []float64
+	batch           *optim.Batcher
+}
+
+// NewSGD returns client i's trainer (batch 0: the full batch; step nil: no
+// hook).
+func NewSGD(s *optim.Setup, i, steps int, lr float64, batch int, step LocalStep) *SGD {
+	d := len(s.X0)
+	return &SGD{id: i, model: s.Model.Clone(), data: s.Data[i].Train, steps: steps, lr: lr, hook: step,
+		x: make([]float64, d), global: make([]float64, d), grad: make([]float64, d),
+		batch: optim.NewBatcher(s.Data[i].Train.N, batch, rng.NewStream(s.Seed, i, rng.PurposeBatch))}
+}
+
+// Start implements Trainer.
+func (c *SGD) Start(global []float64) error {
+	copy(c.x, global)
+	copy(c.global, global)
+	return nil
+}
+
+// Train implements Trainer.
+func (c *SGD) Train() ([]float64, error) {
+	for range c.steps {
+		loss := c.model.InnerGrad(c.grad, c.x, nil, c.data, c.batch.Next())
+		if math.IsNaN(loss) || math.IsInf(loss, 0) {
+			return nil, fmt.Errorf("%w: the local training loss is %v (lower lr)", optim.ErrNonFinite, loss)
+		}
+		if c.hook != nil {
+			c.hook(c.grad, c.x, c.global)
+		}
+		floats.AddScaled(c.x, -c.lr, c.grad)
+	}
+	return c.x, nil
+}
+
+// sgdState is what an SGD trainer carries across rounds: its model
+// (received but not yet trained on, when a cut falls between the down and
+// the up round), the global model it started from, and its minibatch
+// position. The gradient is scratch.
+type sgdState struct {
+	Kind      string // "fedavg-client", checked on load
+	ID        int
+	X, Global []float64
+	Batch     optim.BatcherState
+}
+
+// SaveState implements optim.Stateful.
+func (c *SGD) SaveState() ([]byte, error) {
+	bs, err := c.batch.Save()
+	if err != nil {
+		return nil, err
+	}
+	return optim.EncodeState(sgdState{Kind: "fedavg-client", ID: c.id, X: c.x, Global: c.global, Batch: bs})
+}
+
+// LoadState implements optim.Stateful.
+func (c *SGD) LoadState(b []byte) error {
+	var st sgdState
+	if err := optim.DecodeState(b, &st); err != nil {
+		return err
+	}
+	who := fmt.Sprintf("fedavg client %d", c.id)
+	if st.Kind != "fedavg-client" {
+		return fmt.Errorf("%s: a saved state of a %q", who, st.Kind)
+	}
+	if st.ID != c.id {
+		return fmt.Errorf("%s: a saved state of client %d", who, st.ID)
+	}
+	if err := optim.CheckLens(who, map[string][2]int{"x": {len(st.X), len(c.x)}, "global model": {len(st.Global), len(c.global)}}, nil); err != nil {
+		return err
+	}
+	if !optim.IsPerm(st.Batch.Perm) {
+		return fmt.Errorf("%s: the saved minibatch order is not a permutation", who)
+	}
+	if err := c.batch.Load(st.Batch); err != nil {
+		return fmt.Errorf("%s: %w", who, err)
+	}
+	copy(c.x, st.X)
+	copy(c.global, st.Global)
+	return nil
+}
