@@ -83,7 +83,7 @@ func (h *HGP) Premix(_ *Round, in []Message) []Mix {
 // ReceiveMixed implements Premixer: Eq. (12) once u_j are mixed.
 func (h *HGP) ReceiveMixed(r *Round, in []Message) error {
 	doB, doA := roles(h.sampling, r.Index)
-	h.l.fix(h.l.batch.next())
+	h.l.fix(h.l.batch.Next())
 	// v⁽ᵐ⁺¹⁾ = v⁽ᵐ⁾ + Σ_j ⟨B̃⟩_ij u_j and u⁽ᵐ⁺¹⁾ = Σ_j ⟨Ã⟩_ij u_j
 	h.l.apply(when(doA, h.uNew), when(doB, h.b), h.mixed, h.u)
 	if doB {
@@ -92,7 +92,7 @@ func (h *HGP) ReceiveMixed(r *Round, in []Message) error {
 	if doA {
 		h.u, h.uNew = h.uNew, h.u
 	}
-	if !allFinite(h.u) || !allFinite(h.v) {
+	if !AllFinite(h.u) || !AllFinite(h.v) {
 		return ErrNonFinite
 	}
 	return nil
@@ -176,7 +176,7 @@ func (h *VRHGP) Premix(_ *Round, in []Message) []Mix {
 // ReceiveMixed implements Premixer: App. B's updates once u_j, w_j are mixed.
 func (h *VRHGP) ReceiveMixed(r *Round, in []Message) error {
 	doB, doA := roles(h.sampling, r.Index)
-	h.l.fix(h.l.batch.next())
+	h.l.fix(h.l.batch.Next())
 	if doA {
 		return h.receiveA(doB)
 	}
@@ -188,7 +188,7 @@ func (h *VRHGP) ReceiveMixed(r *Round, in []Message) error {
 			h.v[k] = h.alpha*(h.v[k]+h.bu[k]) + (1-h.alpha)*h.bw[k]
 		}
 	}
-	if !allFinite(h.u) || !allFinite(h.w) || !allFinite(h.v) {
+	if !AllFinite(h.u) || !AllFinite(h.w) || !AllFinite(h.v) {
 		return ErrNonFinite
 	}
 	return nil
@@ -225,7 +225,7 @@ func (h *VRHGP) receiveA(doB bool) error {
 		badW += wn - wn
 	}
 	h.turn((h.cur + 1) % len(h.ring))
-	if badU != 0 || badW != 0 || !allFinite(h.v) {
+	if badU != 0 || badW != 0 || !AllFinite(h.v) {
 		return ErrNonFinite
 	}
 	return nil
@@ -295,7 +295,7 @@ func (e *ExactBackprop) Receive(r *Round, in []Message) error {
 			return fmt.Errorf("exact backpropagation needs undirected links: pushed to client %d but received nothing back", j)
 		}
 	}
-	e.l.fix(e.l.batch.next())
+	e.l.fix(e.l.batch.Next())
 	e.l.apply(when(doA, e.uNew), when(doB, e.b), e.mixed, e.u)
 	if doB {
 		floats.Add(e.v, e.b)
@@ -303,7 +303,7 @@ func (e *ExactBackprop) Receive(r *Round, in []Message) error {
 	if doA {
 		e.u, e.uNew = e.uNew, e.u
 	}
-	if !allFinite(e.u) || !allFinite(e.v) {
+	if !AllFinite(e.u) || !AllFinite(e.v) {
 		return ErrNonFinite
 	}
 	return nil

@@ -74,7 +74,7 @@ type local struct {
 	coef  []float64 // receiver coefficients p̄_ij / δ̄_{j→i} of Eq. (12)
 	hv    []float64 // scratch d_x
 	cross []float64 // scratch d_λ
-	batch *batcher
+	batch *Batcher
 	idx   []int             // this round's batch (nil: full), set by fix
 	at    models.Linearized // the products at (x_i, λ_i, idx), if the model has them
 	full  models.Linearized // the full-batch one, kept across rounds
@@ -103,7 +103,7 @@ func newLocal(lin Linearization) local {
 			l.coef[j] = lin.PBar[j] / lin.DeltaBar[j]
 		}
 	}
-	l.batch = newBatcher(lin.Inner.N, lin.Batch, rng.NewStream(lin.Seed, lin.ID, rng.PurposeHyper))
+	l.batch = NewBatcher(lin.Inner.N, lin.Batch, rng.NewStream(lin.Seed, lin.ID, rng.PurposeHyper))
 	return l
 }
 

@@ -67,11 +67,11 @@ func (o *OuterStep) Send(*Round, Outbox) error { return nil }
 // Receive implements Behaviour: λ ← optimizer step with the estimate.
 func (o *OuterStep) Receive(*Round, []Message) error {
 	g := o.Est.Estimate()
-	if !allFinite(g) {
+	if !AllFinite(g) {
 		return fmt.Errorf("outer step %d: %w in the hyper-gradient %v", o.Step, ErrNonFinite, g)
 	}
 	o.Opt.Step(o.Lambda, g)
-	if !allFinite(o.Lambda) {
+	if !AllFinite(o.Lambda) {
 		return fmt.Errorf("outer step %d: %w in λ", o.Step, ErrNonFinite)
 	}
 	return nil

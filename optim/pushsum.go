@@ -136,7 +136,7 @@ func (a *PushSum) Premix(_ *Round, in []Message) []Mix { return a.ps.premix(in) 
 func (a *PushSum) ReceiveMixed(_ *Round, in []Message) error {
 	a.ps.mixed(in)
 	a.ps.debias()
-	if !allFinite(a.ps.x) {
+	if !AllFinite(a.ps.x) {
 		return ErrNonFinite
 	}
 	return nil

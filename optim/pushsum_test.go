@@ -132,7 +132,7 @@ func TestStepDebiasIsFourPasses(t *testing.T) {
 			floats.Add(wantZ, psi)
 			wantX := make([]float64, n)
 			floats.ScaleTo(wantX, inv, wantZ)
-			wantOK := allFinite(wantX)
+			wantOK := AllFinite(wantX)
 
 			x := make([]float64, n)
 			ok := stepDebias(z, x, c, g, inv)

@@ -53,7 +53,7 @@ type SGP struct {
 	outer *models.Dataset
 	gx    []float64 // scratch for ∂ₓF in Observe, which leaves grad alone
 	gl    []float64 // scratch for ∂_λF in Observe
-	batch *batcher
+	batch *Batcher
 }
 
 // NewSGP returns client id of n training a plain model (no
@@ -82,7 +82,7 @@ func NewSGPBilevel(id, n int, model models.Bilevel, lambda []float64, data model
 		lambda: append([]float64(nil), lambda...),
 		data:   data,
 		grad:   make([]float64, d),
-		batch:  newBatcher(data.Train.N, cfg.BatchSize, rng.NewStream(seed, id, rng.PurposeBatch)),
+		batch:  NewBatcher(data.Train.N, cfg.BatchSize, rng.NewStream(seed, id, rng.PurposeBatch)),
 	}
 }
 
@@ -90,7 +90,7 @@ func NewSGPBilevel(id, n int, model models.Bilevel, lambda []float64, data model
 func (s *SGP) Send(r *Round, out Outbox) error {
 	alpha := s.cfg.LR.At(r.Index)
 	s.alpha = alpha
-	if loss := s.model.InnerGrad(s.grad, s.ps.x, s.lambda, s.data.Train, s.batch.next()); math.IsNaN(loss) || math.IsInf(loss, 0) {
+	if loss := s.model.InnerGrad(s.grad, s.ps.x, s.lambda, s.data.Train, s.batch.Next()); math.IsNaN(loss) || math.IsInf(loss, 0) {
 		// The run has diverged: say so in this round rather than when the
 		// state itself overflows, often hundreds of rounds later.
 		return fmt.Errorf("%w: the minibatch training loss is %v (the iterates diverged; lower the step size)", ErrNonFinite, loss)
@@ -132,7 +132,7 @@ func (s *SGP) ReceiveMixed(_ *Round, in []Message) error {
 		finite = stepDebias(s.ps.z, s.ps.x, -s.alpha, s.grad, 1/s.ps.omega)
 	} else {
 		s.ps.debias()
-		finite = allFinite(s.ps.x)
+		finite = AllFinite(s.ps.x)
 	}
 	if !finite {
 		return ErrNonFinite
@@ -194,9 +194,9 @@ func (s *SGP) Linearize(outer *models.Dataset, lr float64, batch int, seed uint6
 		Variant: s.cfg.Variant, LR: lr, Batch: batch, Seed: seed}
 }
 
-// batcher draws minibatches without replacement, reshuffling each epoch,
+// Batcher draws minibatches without replacement, reshuffling each epoch,
 // from the client's own stream.
-type batcher struct {
+type Batcher struct {
 	perm []int
 	pos  int
 	size int
@@ -211,13 +211,14 @@ type BatcherState struct {
 	RNG  []byte
 }
 
-func (b *batcher) save() (BatcherState, error) {
+// Save returns the batcher's position, for Load.
+func (b *Batcher) Save() (BatcherState, error) {
 	r, err := b.r.MarshalBinary()
 	return BatcherState{Perm: b.perm, Pos: b.pos, RNG: r}, err
 }
 
-// load restores a position save returned, for a batcher built alike.
-func (b *batcher) load(s BatcherState) error {
+// Load restores a position Save returned, for a batcher built alike.
+func (b *Batcher) Load(s BatcherState) error {
 	if len(s.Perm) != len(b.perm) || s.Pos < 0 || s.Pos > len(s.Perm) {
 		return fmt.Errorf("a saved minibatch position over %d examples (at %d) for a batcher over %d", len(s.Perm), s.Pos, len(b.perm))
 	}
@@ -229,8 +230,10 @@ func (b *batcher) load(s BatcherState) error {
 	return nil
 }
 
-func newBatcher(n, size int, r *rng.Stream) *batcher {
-	b := &batcher{perm: make([]int, n), r: r, size: size}
+// NewBatcher returns a batcher of minibatches of size rows out of n drawn
+// from r (size <= 0 or >= n: the full batch, which Next returns as nil).
+func NewBatcher(n, size int, r *rng.Stream) *Batcher {
+	b := &Batcher{perm: make([]int, n), r: r, size: size}
 	for i := range b.perm {
 		b.perm[i] = i
 	}
@@ -242,12 +245,14 @@ func newBatcher(n, size int, r *rng.Stream) *batcher {
 	return b
 }
 
-func (b *batcher) shuffle() {
+func (b *Batcher) shuffle() {
 	b.r.Shuffle(len(b.perm), func(i, j int) { b.perm[i], b.perm[j] = b.perm[j], b.perm[i] })
 	b.pos = 0
 }
 
-func (b *batcher) next() []int {
+// Next returns the next minibatch's row indices (nil: the full batch),
+// valid until the next call.
+func (b *Batcher) Next() []int {
 	if b.size == 0 {
 		return nil
 	}

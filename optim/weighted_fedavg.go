@@ -77,7 +77,7 @@ type averagingCenter struct {
 	rounds    int
 	// The hooks' state across phases: the minibatches of the personal
 	// steps (Ditto) and the global model before the round (pFedMe).
-	batch *batcher
+	batch *Batcher
 	prev  []float64
 }
 
@@ -172,7 +172,7 @@ type averagingCenterState struct {
 func (c *averagingCenter) SaveState() ([]byte, error) {
 	st := averagingCenterState{Syncs: c.syncs, X: c.x, Personal: c.personal, Prev: c.prev}
 	if c.batch != nil {
-		b, err := c.batch.save()
+		b, err := c.batch.Save()
 		if err != nil {
 			return nil, err
 		}
