@@ -8,5 +8,6 @@
 package families
 
 import (
-	_ "hgpsim/optim" // the core (until its algorithms move into families)
+	_ "hgpsim/optim"     // the core (until its algorithms move into families)
+	_ "hgpsim/optim/fbo" // FedNest, LFedNest, FBO-AggITD
 )
