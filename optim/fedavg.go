@@ -222,7 +222,7 @@ func (s *fedAvgServer) LoadState(b []byte) error {
 	if err := CheckLens("fedavg server", map[string][2]int{"x": {len(st.X), len(s.x)}}, nil); err != nil {
 		return err
 	}
-	if err := checkSample("fedavg server", st.Chosen, s.m, s.sample); err != nil {
+	if err := CheckSample("fedavg server", st.Chosen, s.m, s.sample); err != nil {
 		return err
 	}
 	if err := s.r.UnmarshalBinary(st.RNG); err != nil {
@@ -233,9 +233,9 @@ func (s *fedAvgServer) LoadState(b []byte) error {
 	return nil
 }
 
-// checkSample returns an error unless chosen is a sample of at most k of
+// CheckSample returns an error unless chosen is a sample of at most k of
 // the clients 1 … m, ascending and without repeats.
-func checkSample(who string, chosen []int, m, k int) error {
+func CheckSample(who string, chosen []int, m, k int) error {
 	if len(chosen) > k {
 		return fmt.Errorf("%s: a saved sample of %d clients, the run samples %d", who, len(chosen), k)
 	}

@@ -8,6 +8,7 @@
 package families
 
 import (
-	_ "hgpsim/optim"     // the core (until its algorithms move into families)
-	_ "hgpsim/optim/fbo" // FedNest, LFedNest, FBO-AggITD
+	_ "hgpsim/optim"        // the core (until its algorithms move into families)
+	_ "hgpsim/optim/fbo"    // FedNest, LFedNest, FBO-AggITD
+	_ "hgpsim/optim/fedbio" // Comm-FedBiO, FedAvg-Oracle, Preprocess
 )

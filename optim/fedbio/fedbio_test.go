@@ -1,4 +1,4 @@
-package optim
+package fedbio
 
 import (
 	"context"
@@ -15,10 +15,11 @@ import (
 	"hgpsim/internal/registry"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
+	"hgpsim/optim"
 )
 
 // fedBioSetup is a server and m clients with noisy synthetic data.
-func fedBioSetup(t *testing.T, m int, star *graph.Star, noise string) *Setup {
+func fedBioSetup(t *testing.T, m int, star *graph.Star, noise string) *optim.Setup {
 	t.Helper()
 	nw, err := graph.Build(registry.Choice[graph.Topology]{Name: "star", Params: star}, m+1, 5)
 	if err != nil {
@@ -33,49 +34,49 @@ func fedBioSetup(t *testing.T, m int, star *graph.Star, noise string) *Setup {
 	model := models.Plain(models.NewSoftmax(4, 3, 1e-3))
 	x0 := make([]float64, model.DimX())
 	model.Init(x0, rng.New(5, rng.Global, rng.PurposeInit))
-	return &Setup{Net: nw, Data: data, Model: model, X0: x0, Seed: 5, Test: data[0].Test}
+	return &optim.Setup{Net: nw, Data: data, Model: model, X0: x0, Seed: 5, Test: data[0].Test}
 }
 
 // runFedBio runs an algorithm of the family and returns the server, the
 // clients' results and the traffic.
-func runFedBio(t *testing.T, a Algorithm, s *Setup) (*fedBioServer, []Result, Traffic) {
+func runFedBio(t *testing.T, a optim.Algorithm, s *optim.Setup) (*server, []optim.Result, optim.Traffic) {
 	t.Helper()
 	factory, prog, err := a.Plan(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var server *fedBioServer
-	var clients []*fedBioClient
-	wrapped := func(i int) (Client, error) {
+	var srv *server
+	var clients []*client
+	wrapped := func(i int) (optim.Client, error) {
 		c, err := factory(i)
 		if err != nil {
 			return nil, err
 		}
-		switch b := c.(*Fixed).Behaviour.(type) {
-		case *fedBioServer:
-			server = b
-		case *fedBioClient:
+		switch b := c.(*optim.Fixed).Behaviour.(type) {
+		case *server:
+			srv = b
+		case *client:
 			clients = append(clients, b)
 		}
 		return c, nil
 	}
-	d, err := NewSequential(s.Net, wrapped)
+	d, err := optim.NewSequential(s.Net, wrapped)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := d.Execute(context.Background(), prog, NoSink{})
+	tr, err := d.Execute(context.Background(), prog, optim.NoSink{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := make([]Result, len(clients))
+	res := make([]optim.Result, len(clients))
 	for i, c := range clients {
 		res[i] = c.Result()
 	}
-	return server, res, tr
+	return srv, res, tr
 }
 
 func iterConfig(comp string, rounds int) *CommFedBiO {
-	a := &CommFedBiO{FedBioTraining: FedBioTraining{Rounds: rounds, Participation: 1, LocalSteps: 3, LR: 0.1, Batch: 16, EvalEvery: 1},
+	a := &CommFedBiO{Training: Training{Rounds: rounds, Participation: 1, LocalSteps: 3, LR: 0.1, Batch: 16, EvalEvery: 1},
 		Hypergradient: "iterative", Compressor: comp, Compression: 4, Iterations: 6, Alpha: 0.3, SketchRows: 3,
 		Ratio: 2, HVPBatch: 0, OuterLR: 0.1, Scale: "per-sample"}
 	return a
@@ -207,12 +208,12 @@ func TestNonIterSketchedSolve(t *testing.T) {
 // the announced sizes.
 func TestFedBioFamilyWithDrops(t *testing.T) {
 	star := &graph.Star{Prob: 1, ToHub: 0.7}
-	algs := map[string]Algorithm{
+	algs := map[string]optim.Algorithm{
 		"iter-none":   iterConfig("none", 4),
 		"iter-topk":   iterConfig("topk", 4),
 		"iter-sketch": iterConfig("sketch", 4),
-		"oracle":      &FedAvgOracle{FedBioTraining: iterConfig("none", 4).FedBioTraining},
-		"preprocess":  &FedBioPreprocess{FedBioTraining: iterConfig("none", 4).FedBioTraining, BenchSteps: 50, BenchLR: 0.5, Threshold: 0.2},
+		"oracle":      &FedAvgOracle{Training: iterConfig("none", 4).Training},
+		"preprocess":  &FedBioPreprocess{Training: iterConfig("none", 4).Training, BenchSteps: 50, BenchLR: 0.5, Threshold: 0.2},
 	}
 	ni := iterConfig("none", 4)
 	ni.Hypergradient = "non-iterative"
@@ -226,7 +227,7 @@ func TestFedBioFamilyWithDrops(t *testing.T) {
 		if trA.Dropped == 0 {
 			t.Errorf("%s: nothing dropped", name)
 		}
-		if !AllFinite(srvA.x) {
+		if !optim.AllFinite(srvA.x) {
 			t.Fatalf("%s: non-finite model", name)
 		}
 		for k := range srvA.x {

@@ -1,24 +1,28 @@
-package optim
+package fedbio
+
+import (
+	"hgpsim/optim"
+)
 
 func init() {
-	Algorithms.Register("fedavg-oracle",
+	optim.Algorithms.Register("fedavg-oracle",
 		"FedAvg-Oracle, the upper baseline of Comm-FedBiO: federated averaging in which every client knows which of its labels are clean and trains on those samples only (λ_j = 1 for a clean sample, 0 for a corrupted one). Same loop and parameters as comm-fedbio without the hyper-gradient; needs data kind noisy-labels.",
-		func() Algorithm { return &FedAvgOracle{FedBioTraining: defaultFedBioTraining()} })
+		func() optim.Algorithm { return &FedAvgOracle{Training: defaultTraining()} })
 }
 
 // FedAvgOracle is FedAvg on the clean samples only.
 type FedAvgOracle struct {
-	FedBioTraining `yaml:",inline"`
+	Training `yaml:",inline"`
 }
 
 // Server implements Algorithm.
 func (*FedAvgOracle) Server() bool { return true }
 
 // Validate implements Algorithm.
-func (a *FedAvgOracle) Validate(n int) error { return a.FedBioTraining.validate(n) }
+func (a *FedAvgOracle) Validate(n int) error { return a.Training.validate(n) }
 
 // Plan implements Algorithm.
-func (a *FedAvgOracle) Plan(s *Setup) (ClientFactory, Program, error) {
-	p := &fedBioPlan{train: a.FedBioTraining, mode: lambdaOracle}
+func (a *FedAvgOracle) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, error) {
+	p := &plan{train: a.Training, mode: lambdaOracle}
 	return p.build(s)
 }
