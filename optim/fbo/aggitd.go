@@ -19,13 +19,6 @@ type AggITD struct {
 	Params `yaml:",inline"`
 }
 
-// Server implements Algorithm.
-func (*AggITD) Server() bool { return true }
-
-// TrainsLambda reports that the algorithm optimizes the model's λ (so a
-// scenario may choose a bilevel head).
-func (*AggITD) TrainsLambda() bool { return true }
-
 // Plan implements Algorithm.
 func (a *AggITD) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, error) {
 	return plan("fbo-aggitd", a, s)

@@ -9,29 +9,22 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"hgpsim/graph"
-	"hgpsim/internal/registry"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
+	"hgpsim/optim/optimtest"
 )
 
 // fboSetup is a star of m clients (equal data sizes) around a server, with
 // a tiny tanh hyper-representation model.
 func fboSetup(t *testing.T, m int, star *graph.Star, mu float64) *optim.Setup {
 	t.Helper()
-	nw, err := graph.Build(registry.Choice[graph.Topology]{Name: "star", Params: star}, m+1, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
 	data, err := models.Synthetic(models.SyntheticSpec{Clients: m + 1, Classes: 3, Features: 4,
 		Train: 12, Val: 6, Test: 10, Alpha: 0.5, Separation: 1, Shift: 0.5, Noise: 1}, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := models.NewHyperRep(4, 3, 3, mu, false)
-	y0 := make([]float64, model.DimX())
-	model.Init(y0, rng.New(5, rng.Global, rng.PurposeInit))
-	return &optim.Setup{Net: nw, Data: data, Model: model, X0: y0, Seed: 5, Test: data[0].Test}
+	return optimtest.StarSetup(t, star, data, models.NewHyperRep(4, 3, 3, mu, false), 5)
 }
 
 // countingServer wraps the server's behaviour and counts, as the driver

@@ -21,12 +21,6 @@ type FedNest struct {
 	Variant string `yaml:"variant" doc:"deterministic (T rounds, p = λ Σ_{t=0}^{T} p_t) or stochastic (T' ~ U{0 … T−1} rounds, p = λT·p_{T'})"`
 }
 
-// Server implements Algorithm.
-func (*FedNest) Server() bool { return true }
-
-// TrainsLambda reports that the algorithm optimizes the model's λ.
-func (*FedNest) TrainsLambda() bool { return true }
-
 // Validate implements Algorithm.
 func (f *FedNest) Validate(n int) error {
 	if err := f.Params.Validate(n); err != nil {

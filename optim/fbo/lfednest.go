@@ -23,12 +23,6 @@ type LFedNest struct {
 	Neumann int `yaml:"neumann" doc:"T, terms of each client's local Neumann series, 0 … 10⁴"`
 }
 
-// Server implements Algorithm.
-func (*LFedNest) Server() bool { return true }
-
-// TrainsLambda reports that the algorithm optimizes the model's λ.
-func (*LFedNest) TrainsLambda() bool { return true }
-
 // Validate implements Algorithm.
 func (l *LFedNest) Validate(n int) error {
 	if err := l.Params.Validate(n); err != nil {

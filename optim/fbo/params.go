@@ -20,6 +20,14 @@ type Params struct {
 	EvalEvery     int     `yaml:"eval_every" doc:"evaluate the global model (server's test data) every k outer iterations and after the last, 1 … 10⁴ (a phase of k iterations)"`
 }
 
+// Server reports that the algorithms of the family run node 0 as their
+// server (the promoted method implements optim.Algorithm's).
+func (*Params) Server() bool { return true }
+
+// TrainsLambda reports that the algorithms optimize the model's λ (so a
+// scenario may choose a bilevel head).
+func (*Params) TrainsLambda() bool { return true }
+
 func defaultParams() Params {
 	return Params{OuterSteps: 100, Participation: 0.1, LowerSteps: 5, Beta: 0.003, Alpha: 0.01, Lambda: 0.01,
 		Tau: 1, LowerLocal: 1, Lower: "svrg", Batch: 64, EvalEvery: 5}

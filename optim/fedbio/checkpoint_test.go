@@ -206,20 +206,13 @@ func TestFedLoadStateRejectsMismatches(t *testing.T) {
 		reject(t, fmt.Sprintf("oracle %d into sketch", i), sketchParts[i], oracle[i], "fedavg-oracle")
 	}
 	// A state of another algorithm that fits the fields: refused by its kind.
+	type foreign struct {
+		Kind string
+		X    []float64
+	}
 	for i, kind := range []string{"fedavg-server", "fedavg-client"} {
-		var st struct {
-			Kind string
-			X    []float64
-		}
-		if err := optim.DecodeState(sketch[i], &st); err != nil {
-			t.Fatal(err)
-		}
-		st.Kind = kind
-		foreign, err := optim.EncodeState(st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reject(t, kind+" into sketch", sketchParts[i], foreign, kind)
+		st := corrupted(t, sketch[i], func(st *foreign) { st.Kind = kind })
+		reject(t, kind+" into sketch", sketchParts[i], st, kind)
 	}
 
 	// Another model (an MLP: another d) or other data sizes.
@@ -250,28 +243,10 @@ func TestFedLoadStateRejectsMismatches(t *testing.T) {
 
 	// Corrupt fields.
 	corruptServer := func(what string, to optim.Stateful, b []byte, f func(st *serverState), want string) {
-		var st serverState
-		if err := optim.DecodeState(b, &st); err != nil {
-			t.Fatal(err)
-		}
-		f(&st)
-		bad, err := optim.EncodeState(st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reject(t, what, to, bad, want)
+		reject(t, what, to, corrupted(t, b, f), want)
 	}
 	corruptClient := func(what string, to optim.Stateful, b []byte, f func(st *clientState), want string) {
-		var st clientState
-		if err := optim.DecodeState(b, &st); err != nil {
-			t.Fatal(err)
-		}
-		f(&st)
-		bad, err := optim.EncodeState(st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reject(t, what, to, bad, want)
+		reject(t, what, to, corrupted(t, b, f), want)
 	}
 	srv, cl := sketchParts[0], sketchParts[1]
 	corruptServer("server: client 0 sampled", srv, sketch[0], func(st *serverState) { st.Hyper = []int{0} }, "client 0")
@@ -319,6 +294,21 @@ func TestFedLoadStateRejectsMismatches(t *testing.T) {
 		st.Lambda[0] = 0
 	}, "permutation")
 
+}
+
+// corrupted returns the state b (of type S) changed by f.
+func corrupted[S any](t *testing.T, b []byte, f func(*S)) []byte {
+	t.Helper()
+	var st S
+	if err := optim.DecodeState(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	f(&st)
+	bad, err := optim.EncodeState(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bad
 }
 
 func nan() float64 {

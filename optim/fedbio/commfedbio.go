@@ -34,9 +34,6 @@ type CommFedBiO struct {
 	Scale         string  `yaml:"scale" doc:"per-sample: ĝ_j = −⟨∇ℓ(ω; s_j), v⟩, the exact ∂h/∂λ_j times N (a step η per sample, as a per-sample learning rate); exact: ĝ_j = −(1/N)⟨∇ℓ(ω; s_j), v⟩, which with N = 5,000 moves λ by about η/N per round"`
 }
 
-// Server implements Algorithm.
-func (*CommFedBiO) Server() bool { return true }
-
 // Validate implements Algorithm.
 func (a *CommFedBiO) Validate(n int) error {
 	if err := a.Training.validate(n); err != nil {

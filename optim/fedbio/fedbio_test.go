@@ -12,29 +12,21 @@ import (
 
 	"hgpsim/compress"
 	"hgpsim/graph"
-	"hgpsim/internal/registry"
-	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
+	"hgpsim/optim/optimtest"
 )
 
 // fedBioSetup is a server and m clients with noisy synthetic data.
 func fedBioSetup(t *testing.T, m int, star *graph.Star, noise string) *optim.Setup {
 	t.Helper()
-	nw, err := graph.Build(registry.Choice[graph.Topology]{Name: "star", Params: star}, m+1, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
 	src := &models.NoisyLabels{Images: "synthetic", Train: 40, Val: 30, Test: 50, Noise: noise, Rho: 0.4,
 		RhoMin: 0.2, RhoMax: 0.9, Features: 4, Classes: 3}
 	data, err := src.Load(m+1, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := models.Plain(models.NewSoftmax(4, 3, 1e-3))
-	x0 := make([]float64, model.DimX())
-	model.Init(x0, rng.New(5, rng.Global, rng.PurposeInit))
-	return &optim.Setup{Net: nw, Data: data, Model: model, X0: x0, Seed: 5, Test: data[0].Test}
+	return optimtest.StarSetup(t, star, data, models.Plain(models.NewSoftmax(4, 3, 1e-3)), 5)
 }
 
 // runFedBio runs an algorithm of the family and returns the server, the

@@ -15,9 +15,6 @@ type FedAvgOracle struct {
 	Training `yaml:",inline"`
 }
 
-// Server implements Algorithm.
-func (*FedAvgOracle) Server() bool { return true }
-
 // Validate implements Algorithm.
 func (a *FedAvgOracle) Validate(n int) error { return a.Training.validate(n) }
 

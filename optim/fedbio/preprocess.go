@@ -23,9 +23,6 @@ type FedBioPreprocess struct {
 	Threshold  float64 `yaml:"threshold" doc:"a sample is kept when the benchmark's probability of its label is at least this, in [0, 1] (tuned: the paper reports the best)"`
 }
 
-// Server implements Algorithm.
-func (*FedBioPreprocess) Server() bool { return true }
-
 // Validate implements Algorithm.
 func (a *FedBioPreprocess) Validate(n int) error {
 	if err := a.Training.validate(n); err != nil {

@@ -18,6 +18,10 @@ type Training struct {
 	EvalEvery     int     `yaml:"eval_every" doc:"evaluate the global model on the server's test set every k outer iterations and after the last (0: only after the last)"`
 }
 
+// Server reports that the algorithms of the family run node 0 as their
+// server (the promoted method implements optim.Algorithm's).
+func (*Training) Server() bool { return true }
+
 func defaultTraining() Training {
 	return Training{Rounds: 100, Participation: 1, LocalSteps: 5, LR: 0.01, Batch: 256, EvalEvery: 5}
 }
