@@ -1,6 +1,9 @@
 package optim
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // Helpers of the server–client algorithms, which run every communication
 // round as two runtime rounds: in the even one the server sends down to the
@@ -25,6 +28,22 @@ func (r *Round) Exchange() int { return r.Index / 2 }
 // fraction participation ∈ (0, 1]: the nearest integer, at least one.
 func SampleSize(participation float64, m int) int {
 	return max(1, int(math.Round(participation*float64(m))))
+}
+
+// ValidateServer checks the parameters every server algorithm takes the
+// same way: participation, the fraction of the m clients sampled, in
+// (0, 1]; batch, the minibatch size, 0 (full batch) … 2²⁰; and n, the
+// nodes, a server and at least one client.
+func ValidateServer(participation float64, batch, n int) error {
+	switch {
+	case !(participation > 0 && participation <= 1):
+		return fmt.Errorf("participation must be in (0, 1], got %v", participation)
+	case batch < 0 || batch > 1<<20:
+		return fmt.Errorf("batch must be in [0, 1048576], got %d", batch)
+	case n < 2:
+		return fmt.Errorf("needs a server and at least one client")
+	}
+	return nil
 }
 
 // SendBuffers holds what a behaviour sends once a round in two buffers

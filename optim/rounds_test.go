@@ -2,6 +2,7 @@ package optim
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -44,6 +45,27 @@ func TestRoundHalvesAndSampleSize(t *testing.T) {
 	}{{0.1, 10, 1}, {0.01, 10, 1}, {0.25, 10, 3}, {0.5, 7, 4}, {1, 6, 6}} {
 		if got := SampleSize(c.frac, c.m); got != c.want {
 			t.Errorf("SampleSize(%v, %d) = %d, want %d", c.frac, c.m, got, c.want)
+		}
+	}
+}
+
+func TestValidateServer(t *testing.T) {
+	for _, c := range []struct {
+		part      float64
+		batch, n  int
+		wantError string
+	}{
+		{1, 0, 2, ""},
+		{0.1, 1 << 20, 100, ""},
+		{0, 8, 5, "participation"},
+		{1.5, 8, 5, "participation"},
+		{0.5, -1, 5, "batch"},
+		{0.5, 1<<20 + 1, 5, "batch"},
+		{0.5, 8, 1, "server"},
+	} {
+		err := ValidateServer(c.part, c.batch, c.n)
+		if c.wantError == "" && err != nil || c.wantError != "" && (err == nil || !strings.Contains(err.Error(), c.wantError)) {
+			t.Errorf("ValidateServer(%v, %d, %d) = %v, want an error naming %q", c.part, c.batch, c.n, err, c.wantError)
 		}
 	}
 }

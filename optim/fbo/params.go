@@ -3,6 +3,8 @@ package fbo
 import (
 	"fmt"
 	"math"
+
+	"hgpsim/optim"
 )
 
 // Params are the parameters the federated bilevel algorithms share.
@@ -39,8 +41,6 @@ func (p *Params) Validate(n int) error {
 	switch {
 	case p.OuterSteps < 1 || p.OuterSteps > 1_000_000:
 		return fmt.Errorf("outer_steps must be in [1, 10⁶], got %d", p.OuterSteps)
-	case !(p.Participation > 0 && p.Participation <= 1):
-		return fmt.Errorf("participation must be in (0, 1], got %v", p.Participation)
 	case p.LowerSteps < 1 || p.LowerSteps > 10_000:
 		return fmt.Errorf("lower_steps must be in [1, 10⁴], got %d", p.LowerSteps)
 	case !fin(p.Beta):
@@ -55,14 +55,10 @@ func (p *Params) Validate(n int) error {
 		return fmt.Errorf("lower_local must be in [1, 10⁴], got %d", p.LowerLocal)
 	case p.Lower != "svrg" && p.Lower != "sgd":
 		return fmt.Errorf("lower must be svrg or sgd, got %q", p.Lower)
-	case p.Batch < 0 || p.Batch > 1<<20:
-		return fmt.Errorf("batch must be in [0, 1048576], got %d", p.Batch)
 	case p.EvalEvery < 1 || p.EvalEvery > 10_000:
 		return fmt.Errorf("eval_every must be in [1, 10⁴], got %d", p.EvalEvery)
-	case n < 2:
-		return fmt.Errorf("needs a server and at least one client")
 	}
-	return nil
+	return optim.ValidateServer(p.Participation, p.Batch, n)
 }
 
 // validateNeumann checks the Neumann terms T of FedNest and LFedNest.

@@ -30,20 +30,14 @@ func (t *Training) validate(n int) error {
 	switch {
 	case t.Rounds < 1 || t.Rounds > 1_000_000:
 		return fmt.Errorf("rounds must be in [1, 10⁶], got %d", t.Rounds)
-	case !(t.Participation > 0 && t.Participation <= 1):
-		return fmt.Errorf("participation must be in (0, 1], got %v", t.Participation)
 	case t.LocalSteps < 1 || t.LocalSteps > 10_000:
 		return fmt.Errorf("local_steps must be in [1, 10⁴], got %d", t.LocalSteps)
 	case !(t.LR > 0) || math.IsInf(t.LR, 0):
 		return fmt.Errorf("lr must be a finite number > 0, got %v", t.LR)
-	case t.Batch < 0 || t.Batch > 1<<20:
-		return fmt.Errorf("batch must be in [0, 1048576], got %d", t.Batch)
 	case t.EvalEvery < 0:
 		return fmt.Errorf("eval_every must be >= 0, got %d", t.EvalEvery)
-	case n < 2:
-		return fmt.Errorf("needs a server and at least one client")
 	}
-	return nil
+	return optim.ValidateServer(t.Participation, t.Batch, n)
 }
 
 // lambdaMode says how a client's λ is set.
