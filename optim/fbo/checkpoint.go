@@ -87,13 +87,8 @@ func (s *server) LoadState(b []byte) error {
 	}, map[string]bool{"q": st.Q == nil, "z": st.Z == nil, "h": st.H == nil, "p": st.Pcur == nil, "Σp": st.Psum == nil}); err != nil {
 		return err
 	}
-	if len(st.Chosen) > s.sample {
-		return fmt.Errorf("server: a saved sample of %d clients, the run samples %d", len(st.Chosen), s.sample)
-	}
-	for _, c := range st.Chosen {
-		if c < 1 || c > s.m {
-			return fmt.Errorf("server: a saved sample holds client %d, the run has clients 1 … %d", c, s.m)
-		}
+	if err := optim.CheckSample("server", st.Chosen, s.m, s.sample); err != nil {
+		return err
 	}
 	if err := s.r.UnmarshalBinary(st.RNG); err != nil {
 		return fmt.Errorf("server: sampling stream: %w", err)
