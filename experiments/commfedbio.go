@@ -231,11 +231,15 @@ func (e *CommFedBiOExp) one(ctx context.Context, sc scenarios.Scenario, env scen
 		}
 	}
 	if len(sink.results) > 1 {
-		run.F1, run.Precision, run.Recall = fedbio.F1(sink.results[1:])
-		v := sink.results[0].Values
-		run.UpBytes = v["upload_bytes"] / float64(rounds)
-		run.HyperBytes = v["hyper_upload_bytes"] / float64(rounds)
-		run.HyperFloats = v["hyper_message_floats"]
+		clients := make([]fedbio.ClientResult, len(sink.results)-1)
+		for i, r := range sink.results[1:] {
+			clients[i] = fedbio.ClientResultOf(r)
+		}
+		run.F1, run.Precision, run.Recall = fedbio.F1(clients)
+		srv := fedbio.ServerResultOf(sink.results[0])
+		run.UpBytes = float64(srv.UploadBytes) / float64(rounds)
+		run.HyperBytes = float64(srv.HyperUploadBytes) / float64(rounds)
+		run.HyperFloats = float64(srv.HyperMessageFloats)
 	}
 	run.TotalBytes = float64(sink.traffic.Bytes) / float64(rounds)
 	return run, nil

@@ -66,16 +66,15 @@ func (p *program) Next(*optim.PhaseReport) (*optim.PhaseSpec, error) {
 		return nil, nil
 	}
 	k := min(pp.EvalEvery, pp.OuterSteps-p.done)
-	args := map[string]float64{"iters": float64(k)}
+	args := phaseArgs{draws: make([]int, k)}
 	var st []stage
 	rounds := 0
 	for j := range k {
-		d := p.m.draw(p.r.Rand)
-		args["draw"+strconv.Itoa(j)] = float64(d)
-		st = p.m.schedule(st[:0], j, d)
+		args.draws[j] = p.m.draw(p.r.Rand)
+		st = p.m.schedule(st[:0], j, args.draws[j])
 		rounds += len(st)
 	}
-	spec := &optim.PhaseSpec{Name: p.name, Rounds: 2 * rounds, Step: p.done, Tick: optim.Continue, Args: args}
+	spec := &optim.PhaseSpec{Name: p.name, Rounds: 2 * rounds, Step: p.done, Tick: optim.Continue, Args: args.encode()}
 	p.done += k
 	return spec, nil
 }
@@ -90,17 +89,46 @@ type schedule struct {
 	cur    []stage
 }
 
-// phaseSchedule reads the schedule of a phase from its Args.
-func phaseSchedule(m scheme, spec *optim.PhaseSpec) (*schedule, error) {
-	k := int(spec.Arg("iters", 0))
-	sc := &schedule{m: m, starts: make([]int, 1, k+1), draws: make([]int, k), iter: -1}
-	for j := range k {
+// phaseArgs are the arguments of a phase: the draw of each of its outer
+// iterations (AggITD's Q, FedNest's T', −1 for LFedNest), made by the
+// program so that server and clients know the schedule.
+type phaseArgs struct {
+	draws []int
+}
+
+// encode returns args as optim.PhaseSpec carries them: "iters" and
+// "draw0" … "draw<iters−1>".
+func (a phaseArgs) encode() map[string]float64 {
+	m := map[string]float64{"iters": float64(len(a.draws))}
+	for j, d := range a.draws {
+		m["draw"+strconv.Itoa(j)] = float64(d)
+	}
+	return m
+}
+
+// decodePhaseArgs reads the arguments encode wrote into spec.
+func decodePhaseArgs(spec *optim.PhaseSpec) (phaseArgs, error) {
+	a := phaseArgs{draws: make([]int, int(spec.Arg("iters", 0)))}
+	for j := range a.draws {
 		d, ok := spec.Args["draw"+strconv.Itoa(j)]
 		if !ok {
-			return nil, fmt.Errorf("phase %s: draw %d missing", spec.Name, j)
+			return a, fmt.Errorf("phase %s: draw %d missing", spec.Name, j)
 		}
-		sc.draws[j] = int(d)
-		sc.cur = m.schedule(sc.cur[:0], j, int(d))
+		a.draws[j] = int(d)
+	}
+	return a, nil
+}
+
+// phaseSchedule reads the schedule of a phase from its arguments.
+func phaseSchedule(m scheme, spec *optim.PhaseSpec) (*schedule, error) {
+	args, err := decodePhaseArgs(spec)
+	if err != nil {
+		return nil, err
+	}
+	k := len(args.draws)
+	sc := &schedule{m: m, starts: make([]int, 1, k+1), draws: args.draws, iter: -1}
+	for j, d := range args.draws {
+		sc.cur = m.schedule(sc.cur[:0], j, d)
 		sc.starts = append(sc.starts, sc.starts[j]+len(sc.cur))
 	}
 	if 2*sc.starts[k] != spec.Rounds {

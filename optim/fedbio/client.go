@@ -262,37 +262,19 @@ func (c *client) filter(bench []float64) {
 	c.setActive()
 }
 
-// Result implements Resulter: the client's λ and its mislabel detection
-// counts (positive = label changed, predicted when λ < 0.5).
+// Result implements Resulter: the client's ClientResult.
 func (c *client) Result() optim.Result {
-	var tp, fp, fn float64
+	r := ClientResult{N: len(c.lambda), Weights: c.lambda}
 	for j, l := range c.lambda {
 		pred := l < 0.5
 		switch {
 		case pred && c.noisy[j]:
-			tp++
+			r.TP++
 		case pred:
-			fp++
+			r.FP++
 		case c.noisy[j]:
-			fn++
+			r.FN++
 		}
 	}
-	return optim.Result{Values: map[string]float64{"tp": tp, "fp": fp, "fn": fn, "n": float64(len(c.lambda))},
-		Vectors: map[string][]float64{"weights": c.lambda}}
-}
-
-// F1 returns the F1 score of mislabel detection from the clients' results
-// (zero when there is nothing to detect or nothing was predicted).
-func F1(results []optim.Result) (f1, precision, recall float64) {
-	var tp, fp, fn float64
-	for _, r := range results {
-		tp += r.Values["tp"]
-		fp += r.Values["fp"]
-		fn += r.Values["fn"]
-	}
-	if tp == 0 {
-		return 0, 0, 0
-	}
-	precision, recall = tp/(tp+fp), tp/(tp+fn)
-	return 2 * precision * recall / (precision + recall), precision, recall
+	return r.Result()
 }

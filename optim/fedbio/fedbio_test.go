@@ -31,7 +31,7 @@ func fedBioSetup(t *testing.T, m int, star *graph.Star, noise string) *optim.Set
 
 // runFedBio runs an algorithm of the family and returns the server, the
 // clients' results and the traffic.
-func runFedBio(t *testing.T, a optim.Algorithm, s *optim.Setup) (*server, []optim.Result, optim.Traffic) {
+func runFedBio(t *testing.T, a optim.Algorithm, s *optim.Setup) (*server, []ClientResult, optim.Traffic) {
 	t.Helper()
 	factory, prog, err := a.Plan(s)
 	if err != nil {
@@ -60,9 +60,9 @@ func runFedBio(t *testing.T, a optim.Algorithm, s *optim.Setup) (*server, []opti
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := make([]optim.Result, len(clients))
+	res := make([]ClientResult, len(clients))
 	for i, c := range clients {
-		res[i] = c.Result()
+		res[i] = ClientResultOf(c.Result())
 	}
 	return srv, res, tr
 }
@@ -235,16 +235,16 @@ func TestFedBioFamilyWithDrops(t *testing.T) {
 		if name == "oracle" && fa != 1 {
 			t.Errorf("oracle F1 = %v, want 1", fa)
 		}
-		v := srvA.Result().Values
+		v := ServerResultOf(srvA.Result())
 		if ca, ok := a.(*CommFedBiO); ok {
 			d := srvA.loss.Dim()
 			k, rows, cols, r1, r2 := ca.Sizes(d)
 			want := map[string]int{"iter-none": d, "iter-topk": 2 * k, "iter-sketch": rows * cols, "non-iter": r1 * r2}[name]
-			if int(v["hyper_message_floats"]) != want {
-				t.Errorf("%s: hyper uploads of %v floats, want %d", name, v["hyper_message_floats"], want)
+			if v.HyperMessageFloats != want {
+				t.Errorf("%s: hyper uploads of %d floats, want %d", name, v.HyperMessageFloats, want)
 			}
 		}
-		t.Logf("%s: F1 %.3f, uploads %v bytes, traffic %+v", name, fa, v["upload_bytes"], trA)
+		t.Logf("%s: F1 %.3f, uploads %v bytes, traffic %+v", name, fa, v.UploadBytes, trA)
 	}
 }
 
@@ -257,7 +257,7 @@ func TestCommFedBiOScale(t *testing.T) {
 		_, res, _ := runFedBio(t, a, fedBioSetup(t, 3, &graph.Star{Prob: 1}, "iid"))
 		var out []float64
 		for _, r := range res {
-			out = append(out, r.Vectors["weights"]...)
+			out = append(out, r.Weights...)
 		}
 		return out
 	}

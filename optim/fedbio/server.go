@@ -249,11 +249,8 @@ func (s *server) Observe() optim.Stats {
 	return st
 }
 
-// Result implements Resulter: what the server received, measured.
+// Result implements Resulter: the server's ServerResult.
 func (s *server) Result() optim.Result {
-	return optim.Result{Values: map[string]float64{
-		"upload_bytes": float64(s.upBytes), "upload_messages": float64(s.upMsgs),
-		"hyper_upload_bytes": float64(s.hyperBytes), "hyper_upload_messages": float64(s.hyperMsgs),
-		"hyper_message_floats": float64(s.hyperFloats),
-	}, Vectors: map[string][]float64{"x": s.x}}
+	return ServerResult{UploadBytes: s.upBytes, UploadMessages: s.upMsgs, HyperUploadBytes: s.hyperBytes,
+		HyperUploadMessages: s.hyperMsgs, HyperMessageFloats: s.hyperFloats, X: s.x}.Result()
 }
