@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 
 	"hgpsim/graph"
@@ -84,7 +83,7 @@ func fedPhases(t *testing.T, c fedCase) (pre []optim.PhaseSpec, main optim.Phase
 // driver running both parts reports, and ends in the same states. Cuts at
 // outer-iteration boundaries that are evaluated rounds are also checked
 // against the uncut run's evaluations.
-func TestFedResumeIsBitIdentical(t *testing.T) {
+func TestFedBioResumeIsBitIdentical(t *testing.T) {
 	for name, c := range fedCases() {
 		t.Run(name, func(t *testing.T) {
 			pre, main, period := fedPhases(t, c)
@@ -145,21 +144,9 @@ func freshParts(t *testing.T, alg optim.Algorithm, s *optim.Setup) []optim.State
 
 // LoadState refuses, with an error and without changing the part, a
 // state that does not fit.
-func TestFedLoadStateRejectsMismatches(t *testing.T) {
+func TestFedBioLoadStateRejectsMismatches(t *testing.T) {
 	cases := fedCases()
-	reject := func(t *testing.T, what string, to optim.Stateful, b []byte, want string) {
-		t.Helper()
-		before, err := to.SaveState()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := to.LoadState(b); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: got %v, want an error containing %q", what, err, want)
-		}
-		if after, _ := to.SaveState(); !bytes.Equal(before, after) {
-			t.Errorf("%s: the refused state changed the part", what)
-		}
-	}
+	reject := optimtest.Reject
 	for _, name := range []string{"comm-fedbio-iter-topk", "comm-fedbio-iter-sketch", "comm-fedbio-non-iter", "fedbio-preprocess"} {
 		t.Run(name, func(t *testing.T) {
 			c := cases[name]
@@ -168,25 +155,8 @@ func TestFedLoadStateRejectsMismatches(t *testing.T) {
 			if cut >= main.Rounds {
 				cut = main.Rounds - 1
 			}
-			states, parts := fedStates(t, c, cut)
-			// The right states load, and save as they were saved.
-			for i, p := range parts {
-				if err := p.LoadState(states[i]); err != nil {
-					t.Fatalf("client %d's own state: %v", i, err)
-				}
-				if b, err := p.SaveState(); err != nil || !bytes.Equal(b, states[i]) {
-					t.Fatalf("client %d saves another state than it loaded (%v)", i, err)
-				}
-			}
-			parts = freshParts(t, c.alg, c.setup(t))
-			srv, c1, c2 := parts[0], parts[1], parts[2]
-			reject(t, "truncated server", srv, states[0][:len(states[0])/2], "decoding")
-			reject(t, "truncated client", c1, states[1][:len(states[1])/2], "decoding")
-			reject(t, "garbage", srv, []byte("not a state"), "decoding")
-			reject(t, "empty", c1, nil, "decoding")
-			reject(t, "server into a client", c1, states[0], "")
-			reject(t, "client into the server", srv, states[1], "")
-			reject(t, "client 1 into client 2", c2, states[1], "client 1")
+			states, _ := fedStates(t, c, cut)
+			optimtest.CheckServerStates(t, states, func() []optim.Stateful { return freshParts(t, c.alg, c.setup(t)) })
 		})
 	}
 
