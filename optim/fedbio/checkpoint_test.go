@@ -1,9 +1,7 @@
 package fedbio
 
 import (
-	"bytes"
 	"fmt"
-	"slices"
 	"testing"
 
 	"hgpsim/graph"
@@ -87,44 +85,10 @@ func TestFedBioResumeIsBitIdentical(t *testing.T) {
 	for name, c := range fedCases() {
 		t.Run(name, func(t *testing.T) {
 			pre, main, period := fedPhases(t, c)
-			preRounds := 0
-			for _, p := range pre {
-				preRounds += p.Rounds
-			}
-			uncut, _ := fedRun(t, c, append(append(optim.Phases(nil), pre...), main), nil)
-			uncutEvals := uncut.Evaluations()
-			for cut := 1; cut < main.Rounds; cut++ {
-				a, b := optimtest.CutAt(main, cut)
-				ref, refStates := fedRun(t, c, append(append(optim.Phases(nil), pre...), a, b), nil)
-				first, states := fedRun(t, c, append(append(optim.Phases(nil), pre...), a), nil)
-				b.Tick = int64(preRounds + cut)
-				second, gotStates := fedRun(t, c, optim.Phases{b}, states)
-				got := append(append([][]byte(nil), first.Events...), second.Events...)
-				if len(got) != len(ref.Events) {
-					t.Fatalf("cut after round %d: %d events, want %d", cut, len(got), len(ref.Events))
-				}
-				for e := range got {
-					if !bytes.Equal(got[e], ref.Events[e]) {
-						t.Fatalf("cut after round %d: event %d of %d differs", cut, e, len(got))
-					}
-				}
-				for i := range refStates {
-					if !bytes.Equal(gotStates[i], refStates[i]) {
-						t.Fatalf("cut after round %d: client %d's final state differs", cut, i)
-					}
-				}
-				if cut%period == 0 && main.ShouldEval(cut-1) {
-					if ev := ref.Evaluations(); !equalEncoded(ev, uncutEvals) {
-						t.Fatalf("cut after round %d: the evaluations differ from the uncut run's", cut)
-					}
-				}
-			}
+			setup := func() *optim.Setup { return c.setup(t) }
+			optimtest.CheckResumeAtEveryRound(t, c.alg, setup, pre, main, period)
 		})
 	}
-}
-
-func equalEncoded(a, b [][]byte) bool {
-	return slices.EqualFunc(a, b, bytes.Equal)
 }
 
 // fedStates runs the case up to round cut of its training phase and

@@ -1,7 +1,9 @@
 package optimtest
 
 import (
+	"bytes"
 	"context"
+	"slices"
 	"testing"
 
 	"hgpsim/optim"
@@ -85,4 +87,47 @@ func CutAt(p optim.PhaseSpec, c int) (a, b optim.PhaseSpec) {
 	a.Rounds, a.Continued, a.Total = c, true, p.Rounds
 	b.Offset, b.Rounds, b.Total = c, p.Rounds-c, p.Rounds
 	return a, b
+}
+
+// CheckResumeAtEveryRound cuts the phase main (run after the phases pre)
+// after each of its rounds, saves every client after the first part, loads
+// the states into freshly built clients (setup gives a fresh setup) and
+// runs the second part on a fresh driver: the events and final states must
+// be those of one driver running both parts. A cut at an outer-iteration
+// boundary (a multiple of period) that is an evaluated round is also
+// checked against the evaluations of the uncut run.
+func CheckResumeAtEveryRound(t *testing.T, alg optim.Algorithm, setup func() *optim.Setup, pre []optim.PhaseSpec, main optim.PhaseSpec, period int) {
+	t.Helper()
+	preRounds := 0
+	for _, p := range pre {
+		preRounds += p.Rounds
+	}
+	uncut, _ := Run(t, alg, setup(), append(append(optim.Phases(nil), pre...), main), nil)
+	uncutEvals := uncut.Evaluations()
+	for cut := 1; cut < main.Rounds; cut++ {
+		a, b := CutAt(main, cut)
+		ref, refStates := Run(t, alg, setup(), append(append(optim.Phases(nil), pre...), a, b), nil)
+		first, states := Run(t, alg, setup(), append(append(optim.Phases(nil), pre...), a), nil)
+		b.Tick = int64(preRounds + cut)
+		second, gotStates := Run(t, alg, setup(), optim.Phases{b}, states)
+		got := append(append([][]byte(nil), first.Events...), second.Events...)
+		if len(got) != len(ref.Events) {
+			t.Fatalf("cut after round %d: %d events, want %d", cut, len(got), len(ref.Events))
+		}
+		for e := range got {
+			if !bytes.Equal(got[e], ref.Events[e]) {
+				t.Fatalf("cut after round %d: event %d of %d differs", cut, e, len(got))
+			}
+		}
+		for i := range refStates {
+			if !bytes.Equal(gotStates[i], refStates[i]) {
+				t.Fatalf("cut after round %d: client %d's final state differs", cut, i)
+			}
+		}
+		if cut%period == 0 && main.ShouldEval(cut-1) {
+			if ev := ref.Evaluations(); !slices.EqualFunc(ev, uncutEvals, bytes.Equal) {
+				t.Fatalf("cut after round %d: the evaluations differ from the uncut run's", cut)
+			}
+		}
+	}
 }
