@@ -40,13 +40,13 @@ type stage struct {
 // local computations.
 type scheme interface {
 	params() *Params
-	// draws returns the per-iteration draw of the program (Q or T'; -1
+	// draw returns the per-iteration draw of the program (Q or T'; -1
 	// when the method draws nothing).
 	draw(r *rand.Rand) int
 	// schedule appends the communication rounds of one outer iteration
 	// with draw d.
 	schedule(st []stage, iter, d int) []stage
-	// hyperScale returns the p the server broadcasts in stHyper, from its
+	// hyperP writes the p the server broadcasts in stHyper, from its
 	// aggregates.
 	hyperP(dst []float64, s *server)
 }

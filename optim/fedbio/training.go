@@ -146,6 +146,6 @@ func (p *plan) build(s *optim.Setup) (optim.ClientFactory, optim.Program, error)
 	return factory, &phases, nil
 }
 
-// messageFloats is what a message of n floats costs on the wire (the
+// messageBytes64 is what a message of n floats costs on the wire (the
 // runtime's rule: 8 bytes per float and 8 for the header).
 func messageBytes64(n int) int64 { return int64(8 * (n + 1)) }
