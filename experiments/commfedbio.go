@@ -12,7 +12,7 @@ import (
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
-	"hgpsim/optim/fed"
+	"hgpsim/optim/fedbio"
 	"hgpsim/scenarios"
 )
 
@@ -25,7 +25,7 @@ func init() {
 				CurveCompression: 20, Variants: []string{"iter-topk", "iter-sketch", "non-iter"},
 				Rates: []float64{10, 20, 100, 1000}, BenchSteps: 200, BenchLR: 0.5, Thresholds: []float64{0.05, 0.1, 0.2, 0.3}}
 			alg, _ := optim.Algorithms.Lookup("comm-fedbio")
-			e.CommFedBiO = *alg.New().(*optim.CommFedBiO)
+			e.CommFedBiO = *alg.New().(*fedbio.CommFedBiO)
 			return e
 		})
 }
@@ -33,16 +33,16 @@ func init() {
 // CommFedBiOExp runs the comm-fedbio family on derived configurations and
 // compares them.
 type CommFedBiOExp struct {
-	optim.CommFedBiO `yaml:",inline"`
-	Noises           []string  `yaml:"noises" doc:"noise settings, each a panel: iid and/or non-iid (the data section's rho, rho_min, rho_max apply)"`
-	Methods          []string  `yaml:"methods" doc:"methods of the accuracy curves: iter, iter-topk, iter-sketch, non-iter, fedavg, fedavg-oracle, preprocess"`
-	CurveCompression float64   `yaml:"curve_compression" doc:"compression rate of the variants in the accuracy curves, >= 1 (the paper: 20)"`
-	Variants         []string  `yaml:"variants" doc:"variants of the F1 table: iter-topk, iter-sketch, non-iter"`
-	Rates            []float64 `yaml:"rates" doc:"compression rates of the F1 table, each >= 1 (the paper: 10, 20, 100, 1000); a (variant, rate) also in the curves is not run twice"`
-	F1Rounds         int       `yaml:"f1_rounds" doc:"rounds of the F1 runs at rates other than curve_compression, 0 (= rounds) … 10⁶"`
-	BenchSteps       int       `yaml:"bench_steps" doc:"preprocess: gradient steps of the benchmark model"`
-	BenchLR          float64   `yaml:"bench_lr" doc:"preprocess: step size of the benchmark model"`
-	Thresholds       []float64 `yaml:"thresholds" doc:"preprocess: filtering thresholds tried; the best final test accuracy is reported (as the paper tunes it)"`
+	fedbio.CommFedBiO `yaml:",inline"`
+	Noises            []string  `yaml:"noises" doc:"noise settings, each a panel: iid and/or non-iid (the data section's rho, rho_min, rho_max apply)"`
+	Methods           []string  `yaml:"methods" doc:"methods of the accuracy curves: iter, iter-topk, iter-sketch, non-iter, fedavg, fedavg-oracle, preprocess"`
+	CurveCompression  float64   `yaml:"curve_compression" doc:"compression rate of the variants in the accuracy curves, >= 1 (the paper: 20)"`
+	Variants          []string  `yaml:"variants" doc:"variants of the F1 table: iter-topk, iter-sketch, non-iter"`
+	Rates             []float64 `yaml:"rates" doc:"compression rates of the F1 table, each >= 1 (the paper: 10, 20, 100, 1000); a (variant, rate) also in the curves is not run twice"`
+	F1Rounds          int       `yaml:"f1_rounds" doc:"rounds of the F1 runs at rates other than curve_compression, 0 (= rounds) … 10⁶"`
+	BenchSteps        int       `yaml:"bench_steps" doc:"preprocess: gradient steps of the benchmark model"`
+	BenchLR           float64   `yaml:"bench_lr" doc:"preprocess: step size of the benchmark model"`
+	Thresholds        []float64 `yaml:"thresholds" doc:"preprocess: filtering thresholds tried; the best final test accuracy is reported (as the paper tunes it)"`
 }
 
 var fedBioMethods = []string{"iter", "iter-topk", "iter-sketch", "non-iter", "fedavg", "fedavg-oracle", "preprocess"}
@@ -86,7 +86,7 @@ func (e *CommFedBiOExp) Validate(sc *scenarios.Scenario) error {
 			return fmt.Errorf("thresholds: list at least one for preprocess")
 		}
 		for _, th := range e.Thresholds {
-			p := &optim.FedBioPreprocess{FedBioTraining: e.FedBioTraining, BenchSteps: e.BenchSteps, BenchLR: e.BenchLR, Threshold: th}
+			p := &fedbio.FedBioPreprocess{Training: e.Training, BenchSteps: e.BenchSteps, BenchLR: e.BenchLR, Threshold: th}
 			if err := p.Validate(sc.Clients + 1); err != nil {
 				return err
 			}
@@ -159,9 +159,9 @@ func (e *CommFedBiOExp) algorithm(method string, rate, threshold float64, rounds
 	case "fedavg":
 		a.Hypergradient = "none"
 	case "fedavg-oracle":
-		return &fed.FedAvgOracle{FedBioTraining: a.FedBioTraining}
+		return &fedbio.FedAvgOracle{Training: a.Training}
 	case "preprocess":
-		return &optim.FedBioPreprocess{FedBioTraining: a.FedBioTraining, BenchSteps: e.BenchSteps, BenchLR: e.BenchLR, Threshold: threshold}
+		return &fedbio.FedBioPreprocess{Training: a.Training, BenchSteps: e.BenchSteps, BenchLR: e.BenchLR, Threshold: threshold}
 	}
 	return &a
 }
@@ -231,11 +231,15 @@ func (e *CommFedBiOExp) one(ctx context.Context, sc scenarios.Scenario, env scen
 		}
 	}
 	if len(sink.results) > 1 {
-		run.F1, run.Precision, run.Recall = optim.F1(sink.results[1:])
-		v := sink.results[0].Values
-		run.UpBytes = v["upload_bytes"] / float64(rounds)
-		run.HyperBytes = v["hyper_upload_bytes"] / float64(rounds)
-		run.HyperFloats = v["hyper_message_floats"]
+		clients := make([]fedbio.ClientResult, len(sink.results)-1)
+		for i, r := range sink.results[1:] {
+			clients[i] = fedbio.ClientResultOf(r)
+		}
+		run.F1, run.Precision, run.Recall = fedbio.F1(clients)
+		srv := fedbio.ServerResultOf(sink.results[0])
+		run.UpBytes = float64(srv.UploadBytes) / float64(rounds)
+		run.HyperBytes = float64(srv.HyperUploadBytes) / float64(rounds)
+		run.HyperFloats = float64(srv.HyperMessageFloats)
 	}
 	run.TotalBytes = float64(sink.traffic.Bytes) / float64(rounds)
 	return run, nil

@@ -13,6 +13,7 @@ import (
 	"hgpsim/internal/registry"
 	"hgpsim/models"
 	"hgpsim/optim"
+	"hgpsim/optim/fbo"
 	"hgpsim/scenarios"
 )
 
@@ -152,20 +153,20 @@ func (e *FBOTable) algorithm(method, split string, tau int) (registry.Choice[opt
 		return ch, fmt.Errorf("methods: %w", err)
 	}
 	rpi := e.roundsPerIter(method)
-	p := optim.FBOParams{OuterSteps: (e.Rounds + rpi - 1) / rpi, Participation: e.Participation, LowerSteps: e.LowerSteps,
+	p := fbo.Params{OuterSteps: (e.Rounds + rpi - 1) / rpi, Participation: e.Participation, LowerSteps: e.LowerSteps,
 		Beta: e.Beta, Alpha: e.Alpha, Lambda: e.Lambda, Tau: tau, LowerLocal: 1, Lower: "svrg", Batch: e.Batch,
 		EvalEvery: max(1, int(math.Round(float64(e.EvalRounds)/float64(rpi))))}
 	switch a := ch.Params.(type) {
-	case *optim.AggITD:
-		a.FBOParams = p
-	case *optim.FedNest:
-		a.FBOParams, a.Neumann, a.Variant = p, e.Neumann, "deterministic"
-	case *optim.LFedNest:
+	case *fbo.AggITD:
+		a.Params = p
+	case *fbo.FedNest:
+		a.Params, a.Neumann, a.Variant = p, e.Neumann, "deterministic"
+	case *fbo.LFedNest:
 		p.Lower = "sgd"
 		if split == "shards" {
 			p.Beta, p.Alpha = e.LFedNestNonIID[0], e.LFedNestNonIID[1]
 		}
-		a.FBOParams, a.Neumann = p, e.Neumann
+		a.Params, a.Neumann = p, e.Neumann
 	}
 	return ch, nil
 }

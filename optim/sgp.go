@@ -211,6 +211,7 @@ type BatcherState struct {
 	RNG  []byte
 }
 
+// Save returns the batcher's position, for Load.
 func (b *Batcher) Save() (BatcherState, error) {
 	r, err := b.r.MarshalBinary()
 	return BatcherState{Perm: b.perm, Pos: b.pos, RNG: r}, err
@@ -229,8 +230,8 @@ func (b *Batcher) Load(s BatcherState) error {
 	return nil
 }
 
-// NewBatcher returns a batcher over n examples drawing minibatches of
-// size from r (size <= 0 or >= n: the full batch, Next returns nil).
+// NewBatcher returns a batcher of minibatches of size rows out of n drawn
+// from r (size <= 0 or >= n: the full batch, which Next returns as nil).
 func NewBatcher(n, size int, r *rng.Stream) *Batcher {
 	b := &Batcher{perm: make([]int, n), r: r, size: size}
 	for i := range b.perm {
@@ -249,6 +250,8 @@ func (b *Batcher) shuffle() {
 	b.pos = 0
 }
 
+// Next returns the next minibatch's row indices (nil: the full batch),
+// valid until the next call.
 func (b *Batcher) Next() []int {
 	if b.size == 0 {
 		return nil

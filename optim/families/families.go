@@ -8,7 +8,9 @@
 package families
 
 import (
-	_ "hgpsim/optim" // the core (until its algorithms move into families)
-	_ "hgpsim/optim/fed"
-	_ "hgpsim/optim/nodeweights"
+	_ "hgpsim/optim"             // the core (until its algorithms move into families)
+	_ "hgpsim/optim/fbo"         // FedNest, LFedNest, FBO-AggITD
+	_ "hgpsim/optim/fed"         // FedAvg, FedProx, Ditto, pFedMe
+	_ "hgpsim/optim/fedbio"      // Comm-FedBiO, FedAvg-Oracle, Preprocess
+	_ "hgpsim/optim/nodeweights" // weighted-nodes, Local-SVRG, local training
 )

@@ -18,22 +18,6 @@ import (
 // built clients and run the second part on a fresh driver: the events and
 // final states must be those of one driver running both parts.
 
-// oracleSetup is a star of m clients with noisy labels and a server with
-// clean validation data.
-func oracleSetup(t *testing.T, m int, star *graph.Star) *optim.Setup {
-	t.Helper()
-	nw := starOf(t, m, star, 5)
-	src := &models.NoisyLabels{Images: "synthetic", Train: 40, Val: 30, Test: 50, Noise: "non-iid", Rho: 0.4,
-		RhoMin: 0.2, RhoMax: 0.9, Features: 4, Classes: 3}
-	data, err := src.Load(m+1, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := models.Plain(models.NewSoftmax(4, 3, 1e-3))
-	x0 := make([]float64, model.DimX())
-	return &optim.Setup{Net: nw, Data: data, Model: model, X0: x0, Seed: 5, Test: data[0].Test}
-}
-
 type resumeCase struct {
 	alg   optim.Algorithm
 	setup func(t *testing.T) *optim.Setup
@@ -43,11 +27,9 @@ func resumeCases() map[string]resumeCase {
 	star := &graph.Star{Prob: 1, ToHub: 0.7, FromHub: 0.85}
 	avg := FedAvg{Rounds: 6, Participation: 0.5, LocalSteps: 2, LR: 0.1, Batch: 8, EvalEvery: 2}
 	avgSetup := func(t *testing.T) *optim.Setup { return fedAvgSetup(t, 4, star) }
-	train := optim.FedBioTraining{Rounds: 3, Participation: 0.67, LocalSteps: 2, LR: 0.1, Batch: 8, EvalEvery: 1}
 	return map[string]resumeCase{
-		"fedavg":        {&avg, avgSetup},
-		"fedprox":       {&FedProx{FedAvg: avg, Mu: 0.3}, avgSetup},
-		"fedavg-oracle": {&FedAvgOracle{FedBioTraining: train}, func(t *testing.T) *optim.Setup { return oracleSetup(t, 3, star) }},
+		"fedavg":  {&avg, avgSetup},
+		"fedprox": {&FedProx{FedAvg: avg, Mu: 0.3}, avgSetup},
 	}
 }
 
@@ -224,9 +206,6 @@ func TestLoadStateRejectsMisfits(t *testing.T) {
 		reject(t, name+": client into another model", other[1], states[1], "length")
 	}
 	fa := fresh(cases["fedavg"], cases["fedavg"].setup(t))
-	or := saved["fedavg-oracle"]
-	reject(t, "oracle server into fedavg", fa[0], or[0], "size-weighted-server")
-	reject(t, "oracle client into fedavg", fa[1], or[1], "fedavg-oracle-client")
 
 	// Corrupt parts of FedAvg's states.
 	var ms meanState
@@ -265,47 +244,6 @@ func TestLoadStateRejectsMisfits(t *testing.T) {
 	bc = ss
 	bc.Batch.RNG = bc.Batch.RNG[:5]
 	reject(t, "fedavg client: minibatch stream", fa[1], client(bc), "stream")
-}
-
-// FedAvg-Oracle over a star that drops uploads: finite, deterministic,
-// drops counted, and its λ detects every corrupted label and nothing else.
-func TestFedAvgOracleWithDrops(t *testing.T) {
-	c := resumeCases()["fedavg-oracle"]
-	c.setup = func(t *testing.T) *optim.Setup { return oracleSetup(t, 4, &graph.Star{Prob: 1, ToHub: 0.7}) }
-	run := func() ([]string, []optim.Result, optim.Traffic) {
-		s := c.setup(t)
-		factory, prog, err := c.alg.Plan(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := optim.NewSequential(s.Net, factory)
-		if err != nil {
-			t.Fatal(err)
-		}
-		log := &resultSink{}
-		tr, err := d.Execute(context.Background(), prog, log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return log.events, log.results, tr
-	}
-	a, res, tr := run()
-	b, _, _ := run()
-	if tr.Dropped == 0 {
-		t.Error("nothing dropped: the test proves nothing")
-	}
-	if strings.Join(a, "\n") != strings.Join(b, "\n") {
-		t.Error("two runs differ")
-	}
-	if f1, _, _ := optim.F1(res[1:]); f1 != 1 {
-		t.Errorf("F1 %v, want 1", f1)
-	}
-	if x := res[0].Vectors["x"]; !optim.AllFinite(x) || len(x) == 0 {
-		t.Errorf("the server's model %v", x)
-	}
-	if res[0].Values["upload_messages"] == 0 {
-		t.Error("no upload counted")
-	}
 }
 
 // resultSink is a logSink that keeps the last phase's results.

@@ -1,35 +1,31 @@
-package optim
+package fbo
 
 import (
 	"fmt"
 	"math/rand/v2"
+
+	"hgpsim/optim"
 )
 
 func init() {
-	Algorithms.Register("lfednest",
+	optim.Algorithms.Register("lfednest",
 		"LFedNest (Tarzanagh et al. 2022, the light FedNest): per outer iteration N FedAvg-type lower rounds (τ_i = lower_local local SGD steps on y, the server averages), then one round in which each client builds its own local Neumann approximation p_i = λΣ_{n=0}^{T}(I − λ∇²_yyG_i)^n∇_yF_i (no aggregation of p), its own h_i, takes τ local x steps and uploads x: N+1 communication rounds. Node 0 is the server.",
-		func() Algorithm {
-			p := defaultFBO()
+		func() optim.Algorithm {
+			p := defaultParams()
 			p.Lower = "sgd"
-			return &LFedNest{FBOParams: p, Neumann: 5}
+			return &LFedNest{Params: p, Neumann: 5}
 		})
 }
 
 // LFedNest is FedNest with local lower updates and local hyper-gradients.
 type LFedNest struct {
-	FBOParams `yaml:",inline"`
-	Neumann   int `yaml:"neumann" doc:"T, terms of each client's local Neumann series, 0 … 10⁴"`
+	Params  `yaml:",inline"`
+	Neumann int `yaml:"neumann" doc:"T, terms of each client's local Neumann series, 0 … 10⁴"`
 }
-
-// Server implements Algorithm.
-func (*LFedNest) Server() bool { return true }
-
-// TrainsLambda reports that the algorithm optimizes the model's λ.
-func (*LFedNest) TrainsLambda() bool { return true }
 
 // Validate implements Algorithm.
 func (l *LFedNest) Validate(n int) error {
-	if err := l.FBOParams.Validate(n); err != nil {
+	if err := l.Params.Validate(n); err != nil {
 		return err
 	}
 	if l.Lower != "sgd" {
@@ -39,9 +35,11 @@ func (l *LFedNest) Validate(n int) error {
 }
 
 // Plan implements Algorithm.
-func (l *LFedNest) Plan(s *Setup) (ClientFactory, Program, error) { return planFBO("lfednest", l, s) }
+func (l *LFedNest) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, error) {
+	return plan("lfednest", l, s)
+}
 
-func (l *LFedNest) params() *FBOParams { return &l.FBOParams }
+func (l *LFedNest) params() *Params { return &l.Params }
 
 func (*LFedNest) draw(*rand.Rand) int { return -1 }
 
@@ -53,4 +51,4 @@ func (l *LFedNest) schedule(st []stage, iter, _ int) []stage {
 	return append(st, stage{kind: stLocalUpper, iter: iter, q: -1})
 }
 
-func (*LFedNest) hyperP([]float64, *fboServer) {}
+func (*LFedNest) hyperP([]float64, *server) {}

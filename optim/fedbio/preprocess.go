@@ -1,32 +1,31 @@
-package optim
+package fedbio
 
 import (
 	"fmt"
 	"math"
+
+	"hgpsim/optim"
 )
 
 func init() {
-	Algorithms.Register("fedbio-preprocess",
+	optim.Algorithms.Register("fedbio-preprocess",
 		"Preprocess, a baseline of Comm-FedBiO (after Tuor et al.): the server trains a benchmark model on its clean validation set (bench_steps full-batch gradient steps) and sends it to every client once; each client drops the samples whose label the benchmark gives probability below threshold, then FedAvg trains on the kept samples. Needs data kind noisy-labels.",
-		func() Algorithm {
-			return &FedBioPreprocess{FedBioTraining: DefaultFedBioTraining(), BenchSteps: 200, BenchLR: 0.5, Threshold: 0.1}
+		func() optim.Algorithm {
+			return &FedBioPreprocess{Training: defaultTraining(), BenchSteps: 200, BenchLR: 0.5, Threshold: 0.1}
 		})
 }
 
 // FedBioPreprocess is the Preprocess baseline.
 type FedBioPreprocess struct {
-	FedBioTraining `yaml:",inline"`
-	BenchSteps     int     `yaml:"bench_steps" doc:"full-batch gradient steps of the benchmark model on the validation set, 1 … 10⁵"`
-	BenchLR        float64 `yaml:"bench_lr" doc:"step size of the benchmark's training, finite, > 0"`
-	Threshold      float64 `yaml:"threshold" doc:"a sample is kept when the benchmark's probability of its label is at least this, in [0, 1] (tuned: the paper reports the best)"`
+	Training   `yaml:",inline"`
+	BenchSteps int     `yaml:"bench_steps" doc:"full-batch gradient steps of the benchmark model on the validation set, 1 … 10⁵"`
+	BenchLR    float64 `yaml:"bench_lr" doc:"step size of the benchmark's training, finite, > 0"`
+	Threshold  float64 `yaml:"threshold" doc:"a sample is kept when the benchmark's probability of its label is at least this, in [0, 1] (tuned: the paper reports the best)"`
 }
-
-// Server implements Algorithm.
-func (*FedBioPreprocess) Server() bool { return true }
 
 // Validate implements Algorithm.
 func (a *FedBioPreprocess) Validate(n int) error {
-	if err := a.FedBioTraining.Validate(n); err != nil {
+	if err := a.Training.validate(n); err != nil {
 		return err
 	}
 	switch {
@@ -41,7 +40,7 @@ func (a *FedBioPreprocess) Validate(n int) error {
 }
 
 // Plan implements Algorithm.
-func (a *FedBioPreprocess) Plan(s *Setup) (ClientFactory, Program, error) {
-	p := &fedBioPlan{train: a.FedBioTraining, mode: lambdaFilter, benchSteps: a.BenchSteps, benchLR: a.BenchLR, threshold: a.Threshold}
+func (a *FedBioPreprocess) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, error) {
+	p := &plan{train: a.Training, mode: lambdaFilter, benchSteps: a.BenchSteps, benchLR: a.BenchLR, threshold: a.Threshold}
 	return p.build(s)
 }

@@ -1,4 +1,4 @@
-package optim
+package fedbio
 
 import (
 	"context"
@@ -12,70 +12,63 @@ import (
 
 	"hgpsim/compress"
 	"hgpsim/graph"
-	"hgpsim/internal/registry"
-	"hgpsim/internal/rng"
 	"hgpsim/models"
+	"hgpsim/optim"
+	"hgpsim/optim/optimtest"
 )
 
 // fedBioSetup is a server and m clients with noisy synthetic data.
-func fedBioSetup(t *testing.T, m int, star *graph.Star, noise string) *Setup {
+func fedBioSetup(t *testing.T, m int, star *graph.Star, noise string) *optim.Setup {
 	t.Helper()
-	nw, err := graph.Build(registry.Choice[graph.Topology]{Name: "star", Params: star}, m+1, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
 	src := &models.NoisyLabels{Images: "synthetic", Train: 40, Val: 30, Test: 50, Noise: noise, Rho: 0.4,
 		RhoMin: 0.2, RhoMax: 0.9, Features: 4, Classes: 3}
 	data, err := src.Load(m+1, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := models.Plain(models.NewSoftmax(4, 3, 1e-3))
-	x0 := make([]float64, model.DimX())
-	model.Init(x0, rng.New(5, rng.Global, rng.PurposeInit))
-	return &Setup{Net: nw, Data: data, Model: model, X0: x0, Seed: 5, Test: data[0].Test}
+	return optimtest.StarSetup(t, star, data, models.Plain(models.NewSoftmax(4, 3, 1e-3)), 5)
 }
 
 // runFedBio runs an algorithm of the family and returns the server, the
 // clients' results and the traffic.
-func runFedBio(t *testing.T, a Algorithm, s *Setup) (*fedBioServer, []Result, Traffic) {
+func runFedBio(t *testing.T, a optim.Algorithm, s *optim.Setup) (*server, []ClientResult, optim.Traffic) {
 	t.Helper()
 	factory, prog, err := a.Plan(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var server *fedBioServer
-	var clients []*fedBioClient
-	wrapped := func(i int) (Client, error) {
+	var srv *server
+	var clients []*client
+	wrapped := func(i int) (optim.Client, error) {
 		c, err := factory(i)
 		if err != nil {
 			return nil, err
 		}
-		switch b := c.(*Fixed).Behaviour.(type) {
-		case *fedBioServer:
-			server = b
-		case *fedBioClient:
+		switch b := c.(*optim.Fixed).Behaviour.(type) {
+		case *server:
+			srv = b
+		case *client:
 			clients = append(clients, b)
 		}
 		return c, nil
 	}
-	d, err := NewSequential(s.Net, wrapped)
+	d, err := optim.NewSequential(s.Net, wrapped)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := d.Execute(context.Background(), prog, NoSink{})
+	tr, err := d.Execute(context.Background(), prog, optim.NoSink{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := make([]Result, len(clients))
+	res := make([]ClientResult, len(clients))
 	for i, c := range clients {
-		res[i] = c.Result()
+		res[i] = ClientResultOf(c.Result())
 	}
-	return server, res, tr
+	return srv, res, tr
 }
 
 func iterConfig(comp string, rounds int) *CommFedBiO {
-	a := &CommFedBiO{FedBioTraining: FedBioTraining{Rounds: rounds, Participation: 1, LocalSteps: 3, LR: 0.1, Batch: 16, EvalEvery: 1},
+	a := &CommFedBiO{Training: Training{Rounds: rounds, Participation: 1, LocalSteps: 3, LR: 0.1, Batch: 16, EvalEvery: 1},
 		Hypergradient: "iterative", Compressor: comp, Compression: 4, Iterations: 6, Alpha: 0.3, SketchRows: 3,
 		Ratio: 2, HVPBatch: 0, OuterLR: 0.1, Scale: "per-sample"}
 	return a
@@ -207,11 +200,12 @@ func TestNonIterSketchedSolve(t *testing.T) {
 // the announced sizes.
 func TestFedBioFamilyWithDrops(t *testing.T) {
 	star := &graph.Star{Prob: 1, ToHub: 0.7}
-	algs := map[string]Algorithm{
+	algs := map[string]optim.Algorithm{
 		"iter-none":   iterConfig("none", 4),
 		"iter-topk":   iterConfig("topk", 4),
 		"iter-sketch": iterConfig("sketch", 4),
-		"preprocess":  &FedBioPreprocess{FedBioTraining: iterConfig("none", 4).FedBioTraining, BenchSteps: 50, BenchLR: 0.5, Threshold: 0.2},
+		"oracle":      &FedAvgOracle{Training: iterConfig("none", 4).Training},
+		"preprocess":  &FedBioPreprocess{Training: iterConfig("none", 4).Training, BenchSteps: 50, BenchLR: 0.5, Threshold: 0.2},
 	}
 	ni := iterConfig("none", 4)
 	ni.Hypergradient = "non-iterative"
@@ -225,7 +219,7 @@ func TestFedBioFamilyWithDrops(t *testing.T) {
 		if trA.Dropped == 0 {
 			t.Errorf("%s: nothing dropped", name)
 		}
-		if !AllFinite(srvA.x) {
+		if !optim.AllFinite(srvA.x) {
 			t.Fatalf("%s: non-finite model", name)
 		}
 		for k := range srvA.x {
@@ -241,16 +235,16 @@ func TestFedBioFamilyWithDrops(t *testing.T) {
 		if name == "oracle" && fa != 1 {
 			t.Errorf("oracle F1 = %v, want 1", fa)
 		}
-		v := srvA.Result().Values
+		v := ServerResultOf(srvA.Result())
 		if ca, ok := a.(*CommFedBiO); ok {
 			d := srvA.loss.Dim()
 			k, rows, cols, r1, r2 := ca.Sizes(d)
 			want := map[string]int{"iter-none": d, "iter-topk": 2 * k, "iter-sketch": rows * cols, "non-iter": r1 * r2}[name]
-			if int(v["hyper_message_floats"]) != want {
-				t.Errorf("%s: hyper uploads of %v floats, want %d", name, v["hyper_message_floats"], want)
+			if v.HyperMessageFloats != want {
+				t.Errorf("%s: hyper uploads of %d floats, want %d", name, v.HyperMessageFloats, want)
 			}
 		}
-		t.Logf("%s: F1 %.3f, uploads %v bytes, traffic %+v", name, fa, v["upload_bytes"], trA)
+		t.Logf("%s: F1 %.3f, uploads %v bytes, traffic %+v", name, fa, v.UploadBytes, trA)
 	}
 }
 
@@ -263,7 +257,7 @@ func TestCommFedBiOScale(t *testing.T) {
 		_, res, _ := runFedBio(t, a, fedBioSetup(t, 3, &graph.Star{Prob: 1}, "iid"))
 		var out []float64
 		for _, r := range res {
-			out = append(out, r.Vectors["weights"]...)
+			out = append(out, r.Weights...)
 		}
 		return out
 	}

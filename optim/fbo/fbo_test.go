@@ -1,4 +1,4 @@
-package optim
+package fbo
 
 import (
 	"context"
@@ -9,45 +9,39 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"hgpsim/graph"
-	"hgpsim/internal/registry"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
+	"hgpsim/optim"
+	"hgpsim/optim/optimtest"
 )
 
 // fboSetup is a star of m clients (equal data sizes) around a server, with
 // a tiny tanh hyper-representation model.
-func fboSetup(t *testing.T, m int, star *graph.Star, mu float64) *Setup {
+func fboSetup(t *testing.T, m int, star *graph.Star, mu float64) *optim.Setup {
 	t.Helper()
-	nw, err := graph.Build(registry.Choice[graph.Topology]{Name: "star", Params: star}, m+1, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
 	data, err := models.Synthetic(models.SyntheticSpec{Clients: m + 1, Classes: 3, Features: 4,
 		Train: 12, Val: 6, Test: 10, Alpha: 0.5, Separation: 1, Shift: 0.5, Noise: 1}, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := models.NewHyperRep(4, 3, 3, mu, false)
-	y0 := make([]float64, model.DimX())
-	model.Init(y0, rng.New(5, rng.Global, rng.PurposeInit))
-	return &Setup{Net: nw, Data: data, Model: model, X0: y0, Seed: 5, Test: data[0].Test}
+	return optimtest.StarSetup(t, star, data, models.NewHyperRep(4, 3, 3, mu, false), 5)
 }
 
 // countingServer wraps the server's behaviour and counts, as the driver
 // steps it, runtime rounds and rounds in which uploads arrived.
 type countingServer struct {
-	*fboServer
+	*server
 	rounds, uploadRounds, uploads int
 }
 
-func (c *countingServer) Enter(p *PhaseSpec) (Behaviour, error) {
-	if _, err := c.fboServer.Enter(p); err != nil {
+func (c *countingServer) Enter(p *optim.PhaseSpec) (optim.Behaviour, error) {
+	if _, err := c.server.Enter(p); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-func (c *countingServer) Receive(r *Round, in []Message) error {
+func (c *countingServer) Receive(r *optim.Round, in []optim.Message) error {
 	c.rounds++
 	got := 0
 	for _, m := range in {
@@ -59,12 +53,12 @@ func (c *countingServer) Receive(r *Round, in []Message) error {
 		c.uploadRounds++
 		c.uploads += got
 	}
-	return c.fboServer.Receive(r, in)
+	return c.server.Receive(r, in)
 }
 
 // runFBO runs alg (or prog instead of its program) on s sequentially and
 // returns the counting server.
-func runFBO(t *testing.T, alg Algorithm, s *Setup, prog Program) *countingServer {
+func runFBO(t *testing.T, alg optim.Algorithm, s *optim.Setup, prog optim.Program) *countingServer {
 	t.Helper()
 	factory, p, err := alg.Plan(s)
 	if err != nil {
@@ -74,26 +68,26 @@ func runFBO(t *testing.T, alg Algorithm, s *Setup, prog Program) *countingServer
 		p = prog
 	}
 	var srv *countingServer
-	wrapped := func(i int) (Client, error) {
+	wrapped := func(i int) (optim.Client, error) {
 		c, err := factory(i)
 		if i == 0 && err == nil {
-			srv = &countingServer{fboServer: c.(*fboServer)}
+			srv = &countingServer{server: c.(*server)}
 			return srv, nil
 		}
 		return c, err
 	}
-	d, err := NewSequential(s.Net, wrapped)
+	d, err := optim.NewSequential(s.Net, wrapped)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Execute(context.Background(), p, NoSink{}); err != nil {
+	if _, err := d.Execute(context.Background(), p, optim.NoSink{}); err != nil {
 		t.Fatal(err)
 	}
 	return srv
 }
 
-func fboTestParams(n, k int) FBOParams {
-	p := defaultFBO()
+func fboTestParams(n, k int) Params {
+	p := defaultParams()
 	p.OuterSteps, p.LowerSteps, p.Participation, p.Batch, p.EvalEvery, p.Tau = k, n, 1, 0, 2, 2
 	p.Beta, p.Alpha, p.Lambda = 0.2, 0.05, 0.2
 	return p
@@ -105,12 +99,12 @@ func fboTestParams(n, k int) FBOParams {
 func TestFBORoundsPerOuterIteration(t *testing.T) {
 	const n, T, k, m = 3, 4, 5, 6
 	for _, c := range []struct {
-		alg  Algorithm
+		alg  optim.Algorithm
 		want int
 	}{
-		{&AggITD{FBOParams: fboTestParams(n, k)}, 2*n + 3},
-		{&FedNest{FBOParams: fboTestParams(n, k), Neumann: T, Variant: "deterministic"}, 2*n + T + 3},
-		{&LFedNest{FBOParams: fboTestParams(n, k), Neumann: T}, n + 1},
+		{&AggITD{Params: fboTestParams(n, k)}, 2*n + 3},
+		{&FedNest{Params: fboTestParams(n, k), Neumann: T, Variant: "deterministic"}, 2*n + T + 3},
+		{&LFedNest{Params: fboTestParams(n, k), Neumann: T}, n + 1},
 	} {
 		s := fboSetup(t, m, &graph.Star{Prob: 1}, 0.1)
 		srv := runFBO(t, c.alg, s, nil)
@@ -121,7 +115,7 @@ func TestFBORoundsPerOuterIteration(t *testing.T) {
 	}
 	// Stochastic FedNest: 2N+T'+3 with T' < T, so fewer rounds in total.
 	s := fboSetup(t, m, &graph.Star{Prob: 1}, 0.1)
-	srv := runFBO(t, &FedNest{FBOParams: fboTestParams(n, k), Neumann: T, Variant: "stochastic"}, s, nil)
+	srv := runFBO(t, &FedNest{Params: fboTestParams(n, k), Neumann: T, Variant: "stochastic"}, s, nil)
 	if srv.uploadRounds < k*(2*n+3) || srv.uploadRounds > k*(2*n+T+2) {
 		t.Errorf("stochastic FedNest: %d upload rounds, want in [%d, %d]", srv.uploadRounds, k*(2*n+3), k*(2*n+T+2))
 	}
@@ -131,11 +125,11 @@ func TestFBORoundsPerOuterIteration(t *testing.T) {
 // completes and every lost upload is counted by the driver.
 func TestFBODroppedUploads(t *testing.T) {
 	s := fboSetup(t, 6, &graph.Star{Prob: 1, ToHub: 0.5}, 0.1)
-	srv := runFBO(t, &AggITD{FBOParams: fboTestParams(3, 4)}, s, nil)
+	srv := runFBO(t, &AggITD{Params: fboTestParams(3, 4)}, s, nil)
 	if full := 6 * 4 * 9; srv.uploads >= full || srv.uploads == 0 {
 		t.Errorf("%d uploads arrived with upload links up half the time, want in (0, %d)", srv.uploads, full)
 	}
-	if !AllFinite(srv.x) || !AllFinite(srv.y) {
+	if !optim.AllFinite(srv.x) || !optim.AllFinite(srv.y) {
 		t.Error("non-finite global model")
 	}
 }
@@ -149,7 +143,7 @@ func TestFBOLowerIsGradientDescent(t *testing.T) {
 		s := fboSetup(t, m, &graph.Star{Prob: 1}, 0.1)
 		p := fboTestParams(n, 1)
 		p.Lower = lower
-		alg := &FedNest{FBOParams: p, Neumann: 0, Variant: "deterministic"}
+		alg := &FedNest{Params: p, Neumann: 0, Variant: "deterministic"}
 		srv := runFBO(t, alg, s, nil)
 
 		x0 := make([]float64, s.Model.DimLambda())
@@ -173,7 +167,7 @@ func TestFBOLowerIsGradientDescent(t *testing.T) {
 // denseHypergradient returns ∇f(x) = ∇_xf − ∇²_xy g [∇²_yy g]⁻¹ ∇_yf at
 // y*(x) (found by gradient descent), built from the exact products column
 // by column on the pooled client problem.
-func denseHypergradient(t *testing.T, s *Setup, x []float64, m int) (hyper, hinvF []float64) {
+func denseHypergradient(t *testing.T, s *optim.Setup, x []float64, m int) (hyper, hinvF []float64) {
 	t.Helper()
 	mod := s.Model.Clone()
 	dy, dx := mod.DimX(), mod.DimLambda()
@@ -243,9 +237,9 @@ func TestFBOHypergradientLimit(t *testing.T) {
 	p.Beta, p.Lambda = 0.3, 0.3
 	mean := make([]float64, len(want))
 	for q := 0; q <= n; q++ {
-		alg := &AggITD{FBOParams: p}
+		alg := &AggITD{Params: p}
 		rounds := 2 * (2*n + 3)
-		prog := &Phases{{Name: "fbo-aggitd", Rounds: rounds, Tick: Continue, Args: map[string]float64{"iters": 1, "draw0": float64(q)}}}
+		prog := &optim.Phases{{Name: "fbo-aggitd", Rounds: rounds, Tick: optim.Continue, Args: phaseArgs{draws: []int{q}}.encode()}}
 		srv := runFBO(t, alg, fboSetup(t, m, &graph.Star{Prob: 1}, 0.5), prog)
 		floats.AddScaled(mean, 1/float64(n+1), srv.h)
 	}
@@ -253,9 +247,9 @@ func TestFBOHypergradientLimit(t *testing.T) {
 	if e := floats.Distance(mean, want, 2) / floats.Norm(want, 2); e > 1e-3 {
 		t.Errorf("AggITD: E_Q h is %.2e away from the dense hyper-gradient (relative)", e)
 	}
-	fed := runFBO(t, &FedNest{FBOParams: p, Neumann: 150, Variant: "deterministic"}, fboSetup(t, m, &graph.Star{Prob: 1}, 0.5), nil)
+	fed := runFBO(t, &FedNest{Params: p, Neumann: 150, Variant: "deterministic"}, fboSetup(t, m, &graph.Star{Prob: 1}, 0.5), nil)
 	pFed := make([]float64, len(hinvF))
-	(&FedNest{FBOParams: p, Neumann: 150, Variant: "deterministic"}).hyperP(pFed, fed.fboServer)
+	(&FedNest{Params: p, Neumann: 150, Variant: "deterministic"}).hyperP(pFed, fed.server)
 	if e := floats.Distance(pFed, hinvF, 2) / floats.Norm(hinvF, 2); e > 1e-3 {
 		t.Errorf("FedNest: p is %.2e away from [∇²_yy g]⁻¹∇_y f (relative)", e)
 	}
@@ -305,11 +299,11 @@ func TestAggITDExpectedP(t *testing.T) {
 	}
 	got := make([]float64, dy)
 	for q := 0; q <= n; q++ {
-		prog := &Phases{{Name: "fbo-aggitd", Rounds: 2 * (2*n + 3), Tick: Continue, Args: map[string]float64{"iters": 1, "draw0": float64(q)}}}
-		srv := runFBO(t, &AggITD{FBOParams: p}, fboSetup(t, m, &graph.Star{Prob: 1}, 0.2), prog)
+		prog := &optim.Phases{{Name: "fbo-aggitd", Rounds: 2 * (2*n + 3), Tick: optim.Continue, Args: phaseArgs{draws: []int{q}}.encode()}}
+		srv := runFBO(t, &AggITD{Params: p}, fboSetup(t, m, &graph.Star{Prob: 1}, 0.2), prog)
 		pQ := make([]float64, dy)
-		(&AggITD{FBOParams: p}).hyperP(pQ, srv.fboServer) // λ(N+1)z^N, what the h round broadcasts
-		floats.AddScaled(got, 1/float64(n+1), pQ)         // E_Q, Q ~ U{0 … N}
+		(&AggITD{Params: p}).hyperP(pQ, srv.server) // λ(N+1)z^N, what the h round broadcasts
+		floats.AddScaled(got, 1/float64(n+1), pQ)   // E_Q, Q ~ U{0 … N}
 	}
 	if d := floats.Distance(got, want, math.Inf(1)); d > 1e-12*max(1, floats.Norm(want, math.Inf(1))) {
 		t.Errorf("E_Q p differs from the trajectory sum by %.2e (‖sum‖∞ = %.2e)", d, floats.Norm(want, math.Inf(1)))

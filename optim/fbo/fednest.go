@@ -1,55 +1,40 @@
-package optim
+package fbo
 
 import (
-	"fmt"
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/floats"
+
+	"hgpsim/optim"
 )
 
 func init() {
-	Algorithms.Register("fednest",
+	optim.Algorithms.Register("fednest",
 		"FedNest (Tarzanagh et al. 2022; AID-based, the fbo-aggitd paper's baseline): per outer iteration N lower iterations of two rounds (aggregate q = mean ∇_yG_i, then One-Round-Lower), a round for p₀ = mean ∇_yF_i, T Neumann rounds p_t = mean (I − λ∇²_yyG_i)p_{t−1} (deterministic: p = λΣ_{t=0}^{T} p_t; stochastic: T' ~ U{0 … T−1} rounds and p = λT·p_{T'}), the h round and One-Round-Upper (τ local x steps): 2N+T+3 communication rounds (2N+T'+3 stochastic). Node 0 is the server.",
-		func() Algorithm { return &FedNest{FBOParams: defaultFBO(), Neumann: 5, Variant: "deterministic"} })
+		func() optim.Algorithm { return &FedNest{Params: defaultParams(), Neumann: 5, Variant: "deterministic"} })
 }
 
 // FedNest is the AID-based federated bilevel method.
 type FedNest struct {
-	FBOParams `yaml:",inline"`
-	Neumann   int    `yaml:"neumann" doc:"T, Neumann rounds of the Hessian-inverse-vector product, 0 … 10⁴ (stochastic: 1 … 10⁴)"`
-	Variant   string `yaml:"variant" doc:"deterministic (T rounds, p = λ Σ_{t=0}^{T} p_t) or stochastic (T' ~ U{0 … T−1} rounds, p = λT·p_{T'})"`
+	Params  `yaml:",inline"`
+	Neumann int    `yaml:"neumann" doc:"T, Neumann rounds of the Hessian-inverse-vector product, 0 … 10⁴ (stochastic: 1 … 10⁴)"`
+	Variant string `yaml:"variant" doc:"deterministic (T rounds, p = λ Σ_{t=0}^{T} p_t) or stochastic (T' ~ U{0 … T−1} rounds, p = λT·p_{T'})"`
 }
-
-// Server implements Algorithm.
-func (*FedNest) Server() bool { return true }
-
-// TrainsLambda reports that the algorithm optimizes the model's λ.
-func (*FedNest) TrainsLambda() bool { return true }
 
 // Validate implements Algorithm.
 func (f *FedNest) Validate(n int) error {
-	if err := f.FBOParams.Validate(n); err != nil {
+	if err := f.Params.Validate(n); err != nil {
 		return err
 	}
 	return validateNeumann(f.Neumann, f.Variant)
 }
 
-func validateNeumann(t int, variant string) error {
-	switch {
-	case variant != "deterministic" && variant != "stochastic":
-		return fmt.Errorf("variant must be deterministic or stochastic, got %q", variant)
-	case t < 0 || t > 10_000:
-		return fmt.Errorf("neumann must be in [0, 10⁴], got %d", t)
-	case variant == "stochastic" && t < 1:
-		return fmt.Errorf("neumann must be >= 1 for the stochastic variant (T' ~ U{0 … T−1})")
-	}
-	return nil
+// Plan implements Algorithm.
+func (f *FedNest) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, error) {
+	return plan("fednest", f, s)
 }
 
-// Plan implements Algorithm.
-func (f *FedNest) Plan(s *Setup) (ClientFactory, Program, error) { return planFBO("fednest", f, s) }
-
-func (f *FedNest) params() *FBOParams { return &f.FBOParams }
+func (f *FedNest) params() *Params { return &f.Params }
 
 // draw returns the Neumann rounds of the iteration: T, or T' ~ U{0 … T−1}.
 func (f *FedNest) draw(r *rand.Rand) int {
@@ -74,7 +59,7 @@ func (f *FedNest) schedule(st []stage, iter, t int) []stage {
 }
 
 // hyperP is λ Σ p_t or λT·p_{T'}.
-func (f *FedNest) hyperP(dst []float64, s *fboServer) {
+func (f *FedNest) hyperP(dst []float64, s *server) {
 	if f.Variant == "stochastic" {
 		floats.ScaleTo(dst, f.Lambda*float64(f.Neumann), s.pcur)
 		return

@@ -1,4 +1,4 @@
-package optim
+package fbo
 
 import (
 	"bytes"
@@ -8,37 +8,39 @@ import (
 
 	"hgpsim/graph"
 	"hgpsim/models"
+	"hgpsim/optim"
+	"hgpsim/optim/optimtest"
 )
 
 // runCheckpointed runs alg on a fresh setup (from resume, when not nil)
 // with a checkpoint at every outer-step boundary, and returns the events,
 // the checkpoints and, for each, the number of events before it.
-func runCheckpointed(t *testing.T, alg Algorithm, star *graph.Star, resume *Checkpoint) (*eventLog, []*Checkpoint, []int) {
+func runCheckpointed(t *testing.T, alg optim.Algorithm, star *graph.Star, resume *optim.Checkpoint) (*optimtest.Recorder, []*optim.Checkpoint, []int) {
 	t.Helper()
 	s := fboSetup(t, 6, star, 0.1)
 	factory, prog, err := alg.Plan(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &eventLog{}
-	var cps []*Checkpoint
+	log := &optimtest.Recorder{T: t}
+	var cps []*optim.Checkpoint
 	var marks []int
-	cp := &Checkpoints{Program: prog, Every: 1, Resume: resume, Save: func(c *Checkpoint) error {
+	cp := &optim.Checkpoints{Program: prog, Every: 1, Resume: resume, Save: func(c *optim.Checkpoint) error {
 		cps = append(cps, c)
-		marks = append(marks, len(log.events))
+		marks = append(marks, len(log.Events))
 		return nil
 	}}
-	d, err := NewSequential(s.Net, func(i int) (Client, error) {
+	d, err := optim.NewSequential(s.Net, func(i int) (optim.Client, error) {
 		c, err := factory(i)
 		if err != nil {
 			return nil, err
 		}
-		return Resumable(c, c, i), nil
+		return optim.Resumable(c, c, i), nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Execute(context.Background(), cp, cp.Sink(eventSink{t, log})); err != nil {
+	if _, err := d.Execute(context.Background(), cp, cp.Sink(log)); err != nil {
 		t.Fatal(err)
 	}
 	if cp.Skipped != "" {
@@ -47,19 +49,19 @@ func runCheckpointed(t *testing.T, alg Algorithm, star *graph.Star, resume *Chec
 	return log, cps, marks
 }
 
-func checkpointAlgorithms() map[string]Algorithm {
+func checkpointAlgorithms() map[string]optim.Algorithm {
 	p := fboTestParams(2, 7) // 7 outer iterations in phases of 2: 3 checkpoints
 	p.Batch, p.Participation = 4, 0.5
 	sgd := p
 	sgd.Lower = "sgd"
 	lf := p
 	lf.Lower, lf.LowerLocal = "sgd", 2
-	return map[string]Algorithm{
-		"fbo-aggitd-svrg":       &AggITD{FBOParams: p},
-		"fbo-aggitd-sgd":        &AggITD{FBOParams: sgd},
-		"fednest-stochastic":    &FedNest{FBOParams: p, Neumann: 3, Variant: "stochastic"},
-		"fednest-deterministic": &FedNest{FBOParams: p, Neumann: 2, Variant: "deterministic"},
-		"lfednest":              &LFedNest{FBOParams: lf, Neumann: 2},
+	return map[string]optim.Algorithm{
+		"fbo-aggitd-svrg":       &AggITD{Params: p},
+		"fbo-aggitd-sgd":        &AggITD{Params: sgd},
+		"fednest-stochastic":    &FedNest{Params: p, Neumann: 3, Variant: "stochastic"},
+		"fednest-deterministic": &FedNest{Params: p, Neumann: 2, Variant: "deterministic"},
+		"lfednest":              &LFedNest{Params: lf, Neumann: 2},
 	}
 }
 
@@ -78,12 +80,12 @@ func TestFBOResumeIsBitIdentical(t *testing.T) {
 			}
 			for k, cp := range cps {
 				got, later, _ := runCheckpointed(t, alg, star, cp)
-				want := full.events[marks[k]:]
-				if len(got.events) != len(want) {
-					t.Fatalf("resumed from checkpoint %d: %d events, want %d", k, len(got.events), len(want))
+				want := full.Events[marks[k]:]
+				if len(got.Events) != len(want) {
+					t.Fatalf("resumed from checkpoint %d: %d events, want %d", k, len(got.Events), len(want))
 				}
 				for e := range want {
-					if !bytes.Equal(got.events[e], want[e]) {
+					if !bytes.Equal(got.Events[e], want[e]) {
 						t.Fatalf("resumed from checkpoint %d: event %d differs", k, e)
 					}
 				}
@@ -111,7 +113,7 @@ func TestFBOLoadStateRejectsMismatches(t *testing.T) {
 	star := &graph.Star{Prob: 1}
 	p := fboTestParams(2, 4)
 	p.Batch = 4
-	parts := func(alg Algorithm, hidden int) (Client, Client, Program) {
+	parts := func(alg optim.Algorithm, hidden int) (optim.Client, optim.Client, optim.Program) {
 		s := fboSetup(t, 4, star, 0.1)
 		if hidden != 3 { // another model: d_x and d_λ change
 			s.Model = models.NewHyperRep(4, hidden, 3, 0.1, false)
@@ -132,13 +134,13 @@ func TestFBOLoadStateRejectsMismatches(t *testing.T) {
 		return srv, c, prog
 	}
 	save := func(s any) []byte {
-		b, err := s.(Stateful).SaveState()
+		b, err := s.(optim.Stateful).SaveState()
 		if err != nil {
 			t.Fatal(err)
 		}
 		return b
 	}
-	agg := &AggITD{FBOParams: p}
+	agg := &AggITD{Params: p}
 	srv, cl, prog := parts(agg, 3)
 	srvB, clB, progB := save(srv), save(cl), save(prog)
 	for _, c := range []struct {
@@ -154,83 +156,81 @@ func TestFBOLoadStateRejectsMismatches(t *testing.T) {
 		{"server into a client", cl, srvB, ""},
 		{"client into the server", srv, clB, ""},
 	} {
-		if err := c.to.(Stateful).LoadState(c.b); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
-		}
+		optimtest.Reject(t, c.name, c.to.(optim.Stateful), c.b, c.want)
 	}
 
 	// Another model's dimensions.
 	srv2, cl2, _ := parts(agg, 5)
-	if err := srv2.(Stateful).LoadState(srvB); err == nil || !strings.Contains(err.Error(), "length") {
+	if err := srv2.(optim.Stateful).LoadState(srvB); err == nil || !strings.Contains(err.Error(), "length") {
 		t.Errorf("server state of another model: got %v", err)
 	}
-	if err := cl2.(Stateful).LoadState(clB); err == nil || !strings.Contains(err.Error(), "length") {
+	if err := cl2.(optim.Stateful).LoadState(clB); err == nil || !strings.Contains(err.Error(), "length") {
 		t.Errorf("client state of another model: got %v", err)
 	}
 	// Another method's server.
-	srv3, _, _ := parts(&FedNest{FBOParams: p, Neumann: 2, Variant: "deterministic"}, 3)
-	if err := srv3.(Stateful).LoadState(srvB); err == nil {
+	srv3, _, _ := parts(&FedNest{Params: p, Neumann: 2, Variant: "deterministic"}, 3)
+	if err := srv3.(optim.Stateful).LoadState(srvB); err == nil {
 		t.Error("an FBO-AggITD server state loaded into a FedNest server")
 	}
 	// Another client, or another data size.
 	s := fboSetup(t, 4, star, 0.1)
 	f, _, _ := agg.Plan(s)
 	c2, _ := f(2)
-	if err := c2.(Stateful).LoadState(clB); err == nil || !strings.Contains(err.Error(), "client 1") {
+	if err := c2.(optim.Stateful).LoadState(clB); err == nil || !strings.Contains(err.Error(), "client 1") {
 		t.Errorf("client 1's state into client 2: got %v", err)
 	}
-	var cs fboClientState
-	if err := DecodeState(clB, &cs); err != nil {
+	var cs clientState
+	if err := optim.DecodeState(clB, &cs); err != nil {
 		t.Fatal(err)
 	}
 	bad := cs
 	bad.Train.Perm = append([]int{0}, cs.Train.Perm...)
-	badB, _ := EncodeState(bad)
-	if err := cl.(Stateful).LoadState(badB); err == nil {
+	badB, _ := optim.EncodeState(bad)
+	if err := cl.(optim.Stateful).LoadState(badB); err == nil {
 		t.Error("a minibatch order over another data size was loaded")
 	}
 	bad = cs
 	bad.Val.Perm = append([]int(nil), cs.Val.Perm...)
 	bad.Val.Perm[0] = len(bad.Val.Perm) // out of range: would index past the data
-	badB, _ = EncodeState(bad)
-	if err := cl.(Stateful).LoadState(badB); err == nil || !strings.Contains(err.Error(), "permutation") {
+	badB, _ = optim.EncodeState(bad)
+	if err := cl.(optim.Stateful).LoadState(badB); err == nil || !strings.Contains(err.Error(), "permutation") {
 		t.Errorf("a minibatch order that is no permutation: got %v", err)
 	}
 	bad = cs
 	bad.Train.RNG = cs.Train.RNG[:4]
-	badB, _ = EncodeState(bad)
-	if err := cl.(Stateful).LoadState(badB); err == nil {
+	badB, _ = optim.EncodeState(bad)
+	if err := cl.(optim.Stateful).LoadState(badB); err == nil {
 		t.Error("a corrupt minibatch stream was loaded")
 	}
 	// A state refused halfway leaves the client as it was.
 	bad = cs
 	bad.Train.Pos = 4 // loads, then the validation stream fails
 	bad.Val.RNG = nil
-	badB, _ = EncodeState(bad)
-	if err := cl.(Stateful).LoadState(badB); err == nil {
+	badB, _ = optim.EncodeState(bad)
+	if err := cl.(optim.Stateful).LoadState(badB); err == nil {
 		t.Error("a corrupt validation minibatch stream was loaded")
 	}
 	if b := save(cl); !bytes.Equal(b, clB) {
 		t.Error("a refused state changed the client")
 	}
 	// A server sample naming a client the run does not have.
-	var ss fboServerState
-	if err := DecodeState(srvB, &ss); err != nil {
+	var ss serverState
+	if err := optim.DecodeState(srvB, &ss); err != nil {
 		t.Fatal(err)
 	}
 	ss.Chosen = []int{9}
-	badB, _ = EncodeState(ss)
-	if err := srv.(Stateful).LoadState(badB); err == nil || !strings.Contains(err.Error(), "client 9") {
+	badB, _ = optim.EncodeState(ss)
+	if err := srv.(optim.Stateful).LoadState(badB); err == nil || !strings.Contains(err.Error(), "client 9") {
 		t.Errorf("a sample with client 9 of 4: got %v", err)
 	}
 	// A program further along than the run is long.
-	var ps fboProgramState
-	if err := DecodeState(progB, &ps); err != nil {
+	var ps programState
+	if err := optim.DecodeState(progB, &ps); err != nil {
 		t.Fatal(err)
 	}
 	ps.Done = 5
-	badB, _ = EncodeState(ps)
-	if err := prog.(Stateful).LoadState(badB); err == nil || !strings.Contains(err.Error(), "outer iterations") {
+	badB, _ = optim.EncodeState(ps)
+	if err := prog.(optim.Stateful).LoadState(badB); err == nil || !strings.Contains(err.Error(), "outer iterations") {
 		t.Errorf("a program state after 5 of 4 iterations: got %v", err)
 	}
 	// The parts still load their own states.
@@ -238,7 +238,7 @@ func TestFBOLoadStateRejectsMismatches(t *testing.T) {
 		to any
 		b  []byte
 	}{{srv, srvB}, {cl, clB}, {prog, progB}} {
-		if err := c.to.(Stateful).LoadState(c.b); err != nil {
+		if err := c.to.(optim.Stateful).LoadState(c.b); err != nil {
 			t.Errorf("%T: loading its own state: %v", c.to, err)
 		}
 	}
