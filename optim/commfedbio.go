@@ -288,7 +288,7 @@ func SketchedSolve(a, b []float64, r1 int) ([]float64, error) {
 	var w mat.VecDense
 	svd.SolveVecTo(&w, mat.NewVecDense(r2, append([]float64(nil), b...)), rank)
 	out := w.RawVector().Data
-	if !allFinite(out) {
+	if !AllFinite(out) {
 		return nil, fmt.Errorf("%w: the solution of the sketched system", ErrNonFinite)
 	}
 	return out, nil

@@ -61,17 +61,17 @@ func (a *Ditto) Plan(s *Setup) (ClientFactory, Program, error) {
 			c := &averagingCenter{k: k, w: uniform(k), x: slices.Clone(s.X0), model: model, data: s.Data[0],
 				rounds: 2 * syncs, personal: slices.Clone(s.X0)}
 			val := s.Data[0].Val
-			c.batch = newBatcher(val.N, a.Batch, rng.NewStream(s.Seed, 0, rng.PurposeBatch))
+			c.batch = NewBatcher(val.N, a.Batch, rng.NewStream(s.Seed, 0, rng.PurposeBatch))
 			g := make([]float64, dim)
 			c.onSend = func() error {
 				// s steps on L̂₀(v) + λ/2‖v − w^t‖² (Ditto's personal update).
 				for range a.PersonalSteps {
-					model.InnerGrad(g, c.personal, nil, val, c.batch.next())
+					model.InnerGrad(g, c.personal, nil, val, c.batch.Next())
 					floats.AddScaled(g, -a.Lambda, c.x)
 					floats.AddScaled(g, a.Lambda, c.personal)
 					floats.AddScaled(c.personal, -a.LR, g)
 				}
-				if !allFinite(c.personal) {
+				if !AllFinite(c.personal) {
 					return fmt.Errorf("%w: Ditto's personal model (lower lr)", ErrNonFinite)
 				}
 				return nil
@@ -80,10 +80,10 @@ func (a *Ditto) Plan(s *Setup) (ClientFactory, Program, error) {
 		}
 		data := s.Data[i].Train
 		nd := &sgdNode{tau: a.Tau, lr: a.LR, x: make([]float64, dim), g: make([]float64, dim),
-			batch: newBatcher(data.N, a.Batch, rng.NewStream(s.Seed, i, rng.PurposeBatch))}
+			batch: NewBatcher(data.N, a.Batch, rng.NewStream(s.Seed, i, rng.PurposeBatch))}
 		nd.local = func() error {
 			for range a.Tau {
-				model.InnerGrad(nd.g, nd.x, nil, data, nd.batch.next())
+				model.InnerGrad(nd.g, nd.x, nil, data, nd.batch.Next())
 				floats.AddScaled(nd.x, -a.LR, nd.g)
 			}
 			return nil
@@ -108,7 +108,7 @@ type sgdNode struct {
 	tau    int
 	lr     float64
 	x, g   []float64
-	batch  *batcher
+	batch  *Batcher
 	local  func() error
 	picked bool
 }
@@ -134,7 +134,7 @@ func (nd *sgdNode) Send(r *Round, out Outbox) error {
 	if err := nd.local(); err != nil {
 		return err
 	}
-	if !allFinite(nd.x) {
+	if !AllFinite(nd.x) {
 		return fmt.Errorf("%w: the local model (lower lr)", ErrNonFinite)
 	}
 	sendCopy(out, []int{0}, KindModel, nd.x)

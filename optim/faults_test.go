@@ -83,7 +83,7 @@ func TestByzantineCorruptsModelNotMass(t *testing.T) {
 		mass := 0.0
 		worst := 0.0
 		for _, c := range cs {
-			mass += c.ps.omega
+			mass += c.ps.Omega
 			worst = math.Max(worst, floats.Distance(c.Value(), avg, 2)/floats.Norm(avg, 2))
 		}
 		if math.Abs(mass-n) > 1e-9 {

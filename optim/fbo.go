@@ -358,7 +358,7 @@ func (s *fboServer) Receive(r *Round, in []Message) error {
 			copy(s.x, mean[0])
 		}
 	}
-	if !allFinite(s.x) || !allFinite(s.y) {
+	if !AllFinite(s.x) || !AllFinite(s.y) {
 		return fmt.Errorf("%w in the global model after %s round %d (lower beta or alpha)", ErrNonFinite, stageName(st.kind), r.Index/2)
 	}
 	return nil
@@ -435,7 +435,7 @@ type fboClient struct {
 	model  models.Bilevel
 	train  *models.Dataset // G_i
 	val    *models.Dataset // F_i
-	gb, fb *batcher        // minibatches of G_i and F_i
+	gb, fb *Batcher        // minibatches of G_i and F_i
 	stages *schedule
 
 	x, y       []float64 // the iteration's outer point and current inner point
@@ -460,8 +460,8 @@ func newFBOClient(i int, m fboMethod, s *Setup, x0 []float64) *fboClient {
 	_, same := m.(*FedNest)
 	_, lf := m.(*LFedNest)
 	return &fboClient{id: i, method: m, p: pp, model: s.Model.Clone(), train: s.Data[i].Train, val: s.Data[i].Val,
-		gb: newBatcher(s.Data[i].Train.N, pp.Batch, rng.NewStream(s.Seed, i, rng.PurposeBatch)),
-		fb: newBatcher(s.Data[i].Val.N, pp.Batch, rng.NewStream(s.Seed, i, rng.PurposeHyper)),
+		gb: NewBatcher(s.Data[i].Train.N, pp.Batch, rng.NewStream(s.Seed, i, rng.PurposeBatch)),
+		fb: NewBatcher(s.Data[i].Val.N, pp.Batch, rng.NewStream(s.Seed, i, rng.PurposeHyper)),
 		x:  slices.Clone(x0), y: make([]float64, dy), xv: make([]float64, dx), yv: make([]float64, dy),
 		gy: make([]float64, dy), gy0: make([]float64, dy), gx: make([]float64, dx), gx0: make([]float64, dx),
 		hv: make([]float64, dy), tmp: make([]float64, dy), tmpY: make([]float64, dy), active: -1, sameBatch: same || lf}
@@ -512,8 +512,8 @@ func (c *fboClient) Receive(r *Round, in []Message) error {
 
 // batch returns a fresh minibatch of b (nil: full batch), copied so that a
 // later draw cannot change it.
-func batch(dst []int, b *batcher) []int {
-	idx := b.next()
+func batch(dst []int, b *Batcher) []int {
+	idx := b.Next()
 	if idx == nil {
 		return nil
 	}
@@ -541,11 +541,11 @@ func (c *fboClient) Send(r *Round, out Outbox) error {
 		switch {
 		case st.q < 0 || st.t < st.q:
 		case st.t == st.q:
-			c.gradFy(c.gy, c.fb.next())
+			c.gradFy(c.gy, c.fb.Next())
 			up = append(up, c.gy...)
 		default:
 			zp := c.in[dy : 2*dy]
-			m.InnerHVP(c.hv, c.y, c.x, c.train, c.gb.next(), zp)
+			m.InnerHVP(c.hv, c.y, c.x, c.train, c.gb.Next(), zp)
 			floats.AddScaledTo(c.tmp, zp, -c.p.Lambda, c.hv)
 			up = append(up, c.tmp...)
 		}
@@ -555,7 +555,7 @@ func (c *fboClient) Send(r *Round, out Outbox) error {
 		for v := range c.p.LowerLocal {
 			idx := c.idxA
 			if v > 0 {
-				idx = c.gb.next()
+				idx = c.gb.Next()
 			}
 			m.InnerGrad(c.gy, c.yv, c.x, c.train, idx)
 			if c.p.Lower == "svrg" {
@@ -573,17 +573,17 @@ func (c *fboClient) Send(r *Round, out Outbox) error {
 	case stLowerLocal:
 		copy(c.yv, c.in[:dy])
 		for range c.p.LowerLocal {
-			m.InnerGrad(c.gy, c.yv, c.x, c.train, c.gb.next())
+			m.InnerGrad(c.gy, c.yv, c.x, c.train, c.gb.Next())
 			floats.AddScaled(c.yv, -c.p.Beta, c.gy)
 		}
 		up, kind = append(up, c.yv...), KindModel
 	case stP0:
 		copy(c.y, c.in[:dy])
-		c.gradFy(c.gy, c.fb.next())
+		c.gradFy(c.gy, c.fb.Next())
 		up = append(up, c.gy...)
 	case stNeumann:
 		p := c.in[:dy]
-		m.InnerHVP(c.hv, c.y, c.x, c.train, c.gb.next(), p)
+		m.InnerHVP(c.hv, c.y, c.x, c.train, c.gb.Next(), p)
 		floats.AddScaledTo(c.tmp, p, -c.p.Lambda, c.hv)
 		up = append(up, c.tmp...)
 	case stHyper:
@@ -599,7 +599,7 @@ func (c *fboClient) Send(r *Round, out Outbox) error {
 		c.upper(c.gx)
 		up, kind = append(up, c.xv...), KindModel
 	}
-	if !allFinite(up) {
+	if !AllFinite(up) {
 		return fmt.Errorf("%w: client %d's %s upload (lower beta, alpha or lambda)", ErrNonFinite, c.id, stageName(st.kind))
 	}
 	c.out[c.flip] = up
@@ -634,8 +634,8 @@ func (c *fboClient) scratchX() []float64 {
 
 // hyper writes h_i = ∇_xF_i(x, y) − ∇²_xyG_i(x, y)·p into c.gx.
 func (c *fboClient) hyper(p []float64) {
-	c.gradFx(c.gx, c.x, c.fb.next())
-	c.model.InnerCross(c.gx0, c.y, c.x, c.train, c.gb.next(), p)
+	c.gradFx(c.gx, c.x, c.fb.Next())
+	c.model.InnerCross(c.gx0, c.y, c.x, c.train, c.gb.Next(), p)
 	floats.Sub(c.gx, c.gx0)
 }
 
@@ -648,10 +648,10 @@ func (c *fboClient) localP() {
 		c.local = make([]float64, dy)
 	}
 	cur := make([]float64, dy)
-	c.gradFy(cur, c.fb.next())
+	c.gradFy(cur, c.fb.Next())
 	copy(c.local, cur)
 	for range lf.Neumann {
-		c.model.InnerHVP(c.hv, c.y, c.x, c.train, c.gb.next(), cur)
+		c.model.InnerHVP(c.hv, c.y, c.x, c.train, c.gb.Next(), cur)
 		floats.AddScaled(cur, -c.p.Lambda, c.hv)
 		floats.Add(c.local, cur)
 	}

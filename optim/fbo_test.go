@@ -135,7 +135,7 @@ func TestFBODroppedUploads(t *testing.T) {
 	if full := 6 * 4 * 9; srv.uploads >= full || srv.uploads == 0 {
 		t.Errorf("%d uploads arrived with upload links up half the time, want in (0, %d)", srv.uploads, full)
 	}
-	if !allFinite(srv.x) || !allFinite(srv.y) {
+	if !AllFinite(srv.x) || !AllFinite(srv.y) {
 		t.Error("non-finite global model")
 	}
 }

@@ -65,7 +65,7 @@ func (f *FedAvg) Plan(s *Setup) (ClientFactory, Program, error) {
 		}
 		return &Fixed{&fedAvgClient{id: i, f: f, model: s.Model.Clone(), data: s.Data[i],
 			x: make([]float64, len(s.X0)), grad: make([]float64, len(s.X0)),
-			batch: newBatcher(s.Data[i].Train.N, f.Batch, rng.NewStream(s.Seed, i, rng.PurposeBatch))}}, nil
+			batch: NewBatcher(s.Data[i].Train.N, f.Batch, rng.NewStream(s.Seed, i, rng.PurposeBatch))}}, nil
 	}
 	eval := 0
 	if f.EvalEvery > 0 {
@@ -125,7 +125,7 @@ func (s *fedAvgServer) Receive(r *Round, in []Message) error {
 	if got > 0 {
 		floats.Scale(1/float64(got), s.x)
 	}
-	if !allFinite(s.x) {
+	if !AllFinite(s.x) {
 		return ErrNonFinite
 	}
 	return nil
@@ -152,7 +152,7 @@ type fedAvgClient struct {
 	out     [2][]float64
 	flip    int
 	picked  bool
-	batch   *batcher
+	batch   *Batcher
 }
 
 func (c *fedAvgClient) Receive(r *Round, in []Message) error {
@@ -174,7 +174,7 @@ func (c *fedAvgClient) Send(r *Round, out Outbox) error {
 	}
 	c.picked = false
 	for range c.f.LocalSteps {
-		loss := c.model.InnerGrad(c.grad, c.x, nil, c.data.Train, c.batch.next())
+		loss := c.model.InnerGrad(c.grad, c.x, nil, c.data.Train, c.batch.Next())
 		if math.IsNaN(loss) || math.IsInf(loss, 0) {
 			return fmt.Errorf("%w: the local training loss is %v (lower lr)", ErrNonFinite, loss)
 		}

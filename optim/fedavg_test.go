@@ -99,7 +99,7 @@ func TestFedAvgWithLostUploads(t *testing.T) {
 			t.Fatal("two identical runs differ")
 		}
 	}
-	if !allFinite(a) {
+	if !AllFinite(a) {
 		t.Fatal("non-finite model")
 	}
 }

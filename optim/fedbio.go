@@ -285,7 +285,7 @@ func (s *fedBioServer) Receive(r *Round, in []Message) error {
 	}
 	if slot == 1 {
 		s.average(got)
-		if !allFinite(s.x) {
+		if !AllFinite(s.x) {
 			return ErrNonFinite
 		}
 		if s.h != nil {
@@ -380,7 +380,7 @@ func (s *fedBioServer) hyperStep(got []Message) error {
 	for k := range s.v {
 		s.v[k] -= s.agg[k] - h.alpha*s.gradF[k]
 	}
-	if !allFinite(s.v) {
+	if !AllFinite(s.v) {
 		return fmt.Errorf("%w: the hyper-gradient iterate v (lower alpha)", ErrNonFinite)
 	}
 	return nil
@@ -440,7 +440,7 @@ type fedBioClient struct {
 	noisy  []bool
 	lambda []float64
 	active []int // rows the local minibatches are drawn from
-	batch  *batcher
+	batch  *Batcher
 	hyperR *rng.Stream
 	x, g   []float64
 	v, hv  []float64
@@ -471,7 +471,7 @@ func newFedBioClient(p *fedBioPlan, s *Setup, loss *models.SampleWeighted, i int
 		}
 	}
 	c.setActive()
-	c.batch = newBatcher(max(1, len(c.active)), p.train.Batch, rng.NewStream(s.Seed, i, rng.PurposeBatch))
+	c.batch = NewBatcher(max(1, len(c.active)), p.train.Batch, rng.NewStream(s.Seed, i, rng.PurposeBatch))
 	if h := p.hyper; h != nil {
 		c.v, c.hv = make([]float64, d), make([]float64, d)
 		switch {
@@ -501,7 +501,7 @@ func (c *fedBioClient) setActive() {
 		}
 	}
 	if c.batch != nil {
-		c.batch = newBatcher(max(1, len(c.active)), c.p.train.Batch, c.batch.r)
+		c.batch = NewBatcher(max(1, len(c.active)), c.p.train.Batch, c.batch.r)
 	}
 }
 
@@ -628,7 +628,7 @@ func (c *fedBioClient) Send(r *Round, out Outbox) error {
 		c.train = false
 		if len(c.active) > 0 {
 			for range c.p.train.LocalSteps {
-				idx := c.batch.next()
+				idx := c.batch.Next()
 				var rows []int
 				if idx == nil {
 					rows = c.active

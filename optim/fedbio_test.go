@@ -226,7 +226,7 @@ func TestFedBioFamilyWithDrops(t *testing.T) {
 		if trA.Dropped == 0 {
 			t.Errorf("%s: nothing dropped", name)
 		}
-		if !allFinite(srvA.x) {
+		if !AllFinite(srvA.x) {
 			t.Fatalf("%s: non-finite model", name)
 		}
 		for k := range srvA.x {

@@ -91,7 +91,7 @@ func (a *PFedMe) Plan(s *Setup) (ClientFactory, Program, error) {
 				if last {
 					copy(c.personal, c.x)
 					a.prox(model, s.Data[0].Val, nil, c.personal, c.x, g)
-					if !allFinite(c.personal) {
+					if !AllFinite(c.personal) {
 						return fmt.Errorf("%w: pFedMe's personal model (lower personal_lr)", ErrNonFinite)
 					}
 				}
@@ -101,12 +101,12 @@ func (a *PFedMe) Plan(s *Setup) (ClientFactory, Program, error) {
 		}
 		data := s.Data[i].Train
 		nd := &sgdNode{tau: a.Tau, lr: a.LR, x: make([]float64, dim), g: make([]float64, dim),
-			batch: newBatcher(data.N, a.Batch, rng.NewStream(s.Seed, i, rng.PurposeBatch))}
+			batch: NewBatcher(data.N, a.Batch, rng.NewStream(s.Seed, i, rng.PurposeBatch))}
 		theta := make([]float64, dim)
 		nd.local = func() error {
 			for range a.Tau {
 				copy(theta, nd.x)
-				a.prox(model, data, nd.batch.next(), theta, nd.x, nd.g)
+				a.prox(model, data, nd.batch.Next(), theta, nd.x, nd.g)
 				// w_loc ← w_loc − η λ (w_loc − θ̃)
 				floats.AddScaled(nd.x, -a.LR*a.Lambda, nd.x)
 				floats.AddScaled(nd.x, a.LR*a.Lambda, theta)

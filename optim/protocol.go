@@ -469,7 +469,8 @@ func (e *ClientError) Unwrap() error { return e.Err }
 // ErrNonFinite reports a NaN or Inf in a client's state or losses.
 var ErrNonFinite = errors.New("non-finite value (NaN or Inf)")
 
-func allFinite(v []float64) bool {
+// AllFinite reports whether every element of v is finite.
+func AllFinite(v []float64) bool {
 	// A non-finite coordinate makes Σv² non-finite, so a finite Σv² (one
 	// vectorized pass) proves every coordinate finite; only an overflow of
 	// the sum (some |v_k| > 1e154) needs the coordinate-wise check.

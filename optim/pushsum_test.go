@@ -109,7 +109,7 @@ func TestEstimatesMatchExpectations(t *testing.T) {
 }
 
 // TestStepDebiasIsFourPasses checks the fused SGP step against the passes
-// it replaces, bit for bit, and its finiteness verdict against allFinite.
+// it replaces, bit for bit, and its finiteness verdict against AllFinite.
 func TestStepDebiasIsFourPasses(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, n := range []int{0, 1, 3, 4, 5, 17, 1000} {
@@ -132,10 +132,10 @@ func TestStepDebiasIsFourPasses(t *testing.T) {
 			floats.Add(wantZ, psi)
 			wantX := make([]float64, n)
 			floats.ScaleTo(wantX, inv, wantZ)
-			wantOK := allFinite(wantX)
+			wantOK := AllFinite(wantX)
 
 			x := make([]float64, n)
-			ok := stepDebias(z, x, c, g, inv)
+			ok := StepDebias(z, x, c, g, inv)
 			if ok != wantOK {
 				t.Errorf("n=%d special=%v: finite %v, want %v", n, special, ok, wantOK)
 			}

@@ -131,8 +131,8 @@ func TestAllFinite(t *testing.T) {
 		{[]float64{1e200, math.Inf(1)}, false},
 		{[]float64{math.MaxFloat64, math.NaN()}, false},
 	} {
-		if got := allFinite(c.v); got != c.want {
-			t.Errorf("allFinite(%v) = %v, want %v", c.v, got, c.want)
+		if got := AllFinite(c.v); got != c.want {
+			t.Errorf("AllFinite(%v) = %v, want %v", c.v, got, c.want)
 		}
 	}
 }

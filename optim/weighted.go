@@ -187,11 +187,11 @@ type svrg struct {
 	f           finiteSum
 	x, y, mu, g []float64
 	lr, q       float64
-	batch       *batcher
+	batch       *Batcher
 	coin        *rng.Stream
 }
 
-func newSVRG(dim int, lr, q float64, batch *batcher, coin *rng.Stream) *svrg {
+func newSVRG(dim int, lr, q float64, batch *Batcher, coin *rng.Stream) *svrg {
 	return &svrg{x: make([]float64, dim), y: make([]float64, dim), mu: make([]float64, dim),
 		g: make([]float64, dim), lr: lr, q: q, batch: batch, coin: coin}
 }
@@ -207,7 +207,7 @@ func (s *svrg) reset(f finiteSum, x0 []float64) {
 // steps takes n local steps; it fails on a non-finite iterate.
 func (s *svrg) steps(n int) error {
 	for range n {
-		idx := s.batch.next()
+		idx := s.batch.Next()
 		s.f.diff(s.g, s.x, s.y, idx)
 		floats.Add(s.g, s.mu)
 		if s.coin.Float64() < s.q {
@@ -216,15 +216,15 @@ func (s *svrg) steps(n int) error {
 		}
 		floats.AddScaled(s.x, -s.lr, s.g)
 	}
-	if !allFinite(s.x) {
+	if !AllFinite(s.x) {
 		return fmt.Errorf("%w: the Local-SVRG iterate (lower lr)", ErrNonFinite)
 	}
 	return nil
 }
 
 // nodeStreams returns node k's minibatch sampler over n rows and its coin.
-func nodeStreams(seed uint64, k, n, batch int) (*batcher, *rng.Stream) {
-	return newBatcher(n, batch, rng.NewStream(seed, k, rng.PurposeBatch)), rng.NewStream(seed, k, rng.PurposeCoin)
+func nodeStreams(seed uint64, k, n, batch int) (*Batcher, *rng.Stream) {
+	return NewBatcher(n, batch, rng.NewStream(seed, k, rng.PurposeBatch)), rng.NewStream(seed, k, rng.PurposeCoin)
 }
 
 // nodeList is 1 … K.
@@ -260,7 +260,7 @@ func weightedAverage(dst []float64, w []float64, in []Message, kind Kind) (bool,
 	if total > 0 {
 		floats.Scale(1/total, dst)
 	}
-	if !allFinite(dst) {
+	if !AllFinite(dst) {
 		return true, fmt.Errorf("%w: the averaged model", ErrNonFinite)
 	}
 	return true, nil
@@ -410,7 +410,7 @@ func loadVecs(slots ...vecSlot) error {
 // loadBatcher is b.load after checking that the saved permutation is one
 // of b's examples (a state that does not fit fails here, not at a later
 // minibatch).
-func loadBatcher(b *batcher, st BatcherState) error {
+func loadBatcher(b *Batcher, st BatcherState) error {
 	seen := make([]bool, len(st.Perm))
 	for _, v := range st.Perm {
 		if v < 0 || v >= len(seen) || seen[v] {

@@ -152,7 +152,7 @@ func (c *wnCenter) Receive(r *Round, in []Message) error {
 		}
 	}
 	c.missing += c.k - got
-	if !allFinite(c.hyper) {
+	if !AllFinite(c.hyper) {
 		return fmt.Errorf("%w: the hyper-gradient of the weights", ErrNonFinite)
 	}
 	return c.update()

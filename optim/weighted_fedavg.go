@@ -77,7 +77,7 @@ type averagingCenter struct {
 	rounds    int
 	// The hooks' state across phases: the minibatches of the personal
 	// steps (Ditto) and the global model before the round (pFedMe).
-	batch *batcher
+	batch *Batcher
 	prev  []float64
 }
 

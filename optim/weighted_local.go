@@ -56,7 +56,7 @@ func (a *LocalTrain) Plan(s *Setup) (ClientFactory, Program, error) {
 			return &stepClient{idle{}}, nil
 		}
 		model, data := s.Model.Clone(), s.Data[0]
-		sv := newSVRG(len(s.X0), a.LR, a.Q, newBatcher(data.Val.N, a.Batch, rng.NewStream(s.Seed, 0, rng.PurposeBatch)),
+		sv := newSVRG(len(s.X0), a.LR, a.Q, NewBatcher(data.Val.N, a.Batch, rng.NewStream(s.Seed, 0, rng.PurposeBatch)),
 			rng.NewStream(s.Seed, 0, rng.PurposeCoin))
 		sv.reset(&lossSum{model: model, data: data.Val, tmp: make([]float64, len(s.X0))}, slices.Clone(s.X0))
 		return &stepClient{&localCenter{sv: sv, steps: steps, model: model, data: data}}, nil

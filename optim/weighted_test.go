@@ -344,7 +344,7 @@ func TestWeightedMethodsRun(t *testing.T) {
 		for range 2 {
 			center, reps := runWeighted(t, mk(), weightedSetup(t, k, 0.01, nil, nil))
 			st := center.(Observer).Observe()
-			if !allFinite(st.X) || st.ValN == 0 || st.TestN == 0 || len(reps) != 3 {
+			if !AllFinite(st.X) || st.ValN == 0 || st.TestN == 0 || len(reps) != 3 {
 				t.Fatalf("%s: stats %+v, %d phases", name, st, len(reps))
 			}
 			if prev != nil && !slices.Equal(prev, st.X) {

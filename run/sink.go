@@ -3,8 +3,8 @@ package run
 import (
 	"math"
 
-	"hgpsim/models"
 	"hgpsim/optim"
+	"hgpsim/optim/pdbo"
 	"hgpsim/scenarios"
 )
 
@@ -24,7 +24,7 @@ type OuterRecord struct {
 // reaches into a client.
 type runSink struct {
 	run      *Run
-	prog     *optim.Alg1 // pdbo only
+	prog     *pdbo.Alg1 // pdbo only
 	mw       *metricsWriter
 	progress Progress
 	sum      *Summary
@@ -36,10 +36,11 @@ type runSink struct {
 
 func newRunSink(run *Run, mw *metricsWriter, progress Progress) *runSink {
 	sc := run.Scenario
-	s := &runSink{run: run, prog: run.Alg1, mw: mw, progress: progress,
+	prog, _ := run.program.(*pdbo.Alg1)
+	s := &runSink{run: run, prog: prog, mw: mw, progress: progress,
 		sum: &Summary{Name: sc.Name, Seed: sc.Seed, Clients: sc.Clients, Network: run.Net.Kind,
 			Driver: sc.Runtime.DriverName(), Algorithm: sc.Algorithm.Name, Traffic: map[string]optim.Traffic{}}}
-	if run.Alg1 != nil {
+	if prog != nil {
 		s.sum.Rounds = sc.SGP.Rounds
 	}
 	return s
@@ -188,11 +189,13 @@ func (s *runSink) hypergradient(rep *optim.PhaseReport) (*HypergradientSummary, 
 	sc := s.run.Scenario
 	got := vectors(rep.Results, "hypergradient")
 	hs := &HypergradientSummary{Estimator: sc.Hypergradient.Estimator, Rounds: rep.Spec.Rounds,
-		LR: s.run.Config.HyperLR, Norm: stackedNorm(got)}
+		LR: s.prog.Config.HyperLR, Norm: stackedNorm(got)}
 	if !sc.Hypergradient.Oracle {
 		return hs, nil
 	}
-	oracle, err := optim.FixedPointOracle(s.linearizations())
+	r := s.run
+	lins := pdbo.Linearizations(s.prog.Config, r.Net, r.expectedPushWeights(), r.Model, r.Data, s.states)
+	oracle, err := pdbo.FixedPointOracle(lins)
 	if err != nil {
 		return nil, err
 	}
@@ -206,24 +209,4 @@ func (s *runSink) hypergradient(rep *optim.PhaseReport) (*HypergradientSummary, 
 	e := stackedNorm(diff) / stackedNorm(oracle)
 	hs.OracleRelError = &e
 	return hs, nil
-}
-
-// linearizations rebuilds every client's linearization from the state it
-// reported, with the true p̄ (the oracle's input).
-func (s *runSink) linearizations() []optim.Linearization {
-	r := s.run
-	pTrue := r.expectedPushWeights()
-	cfg := r.Config
-	lins := make([]optim.Linearization, len(s.states))
-	for i, st := range s.states {
-		delta := make([]float64, r.Net.N)
-		for j := range delta {
-			delta[j] = r.Net.Prob[j][i]
-		}
-		var outer *models.Dataset = r.outerData(i)
-		lins[i] = optim.Linearization{ID: i, N: r.Net.N, Model: r.Model.Clone(), Inner: r.Data[i].Train, Outer: outer,
-			Lambda: st.Vectors["lambda"], Z: st.Vectors["z"], Omega: st.Vectors["omega"][0],
-			PBar: pTrue[i], DeltaBar: delta, Variant: cfg.SGP.Variant, LR: cfg.HyperLR, Batch: cfg.HyperBatch, Seed: cfg.Seed}
-	}
-	return lins
 }

@@ -7,6 +7,7 @@ import (
 	"hgpsim/internal/registry"
 	"hgpsim/models"
 	"hgpsim/optim"
+	"hgpsim/optim/pdbo"
 )
 
 // Scenario is a validated description of one run. Field docs are the
@@ -19,7 +20,7 @@ type Scenario struct {
 	Clients int    `yaml:"clients"` // n, 2 … graph.MaxNodes (plus a server node for server algorithms)
 	// Algorithm is what the run trains with (optim.Algorithms); pdbo, the
 	// default, takes its parameters from the sgp, hypergradient and outer
-	// sections.
+	// sections (an optim.SectionOwner, which reads them through Section).
 	Algorithm     registry.Choice[optim.Algorithm] `yaml:"algorithm"`
 	Network       NetworkSpec                      `yaml:"network"`
 	Data          DataSpec                         `yaml:"data"`
@@ -84,53 +85,14 @@ type MethodOverride struct {
 	OuterL2Labels *float64 `yaml:"outer_l2_labels,omitempty"` // model.outer_l2_labels
 }
 
-// OuterSpec configures the outer loop of Alg. 1: each client updates its own
-// λ_i from its hyper-gradient estimate.
-type OuterSpec struct {
-	Steps     int     `yaml:"steps"`     // S outer steps (0: a single inner run, no λ update)
-	Optimizer string  `yaml:"optimizer"` // adam | sgd
-	LR        float64 `yaml:"lr"`        // hyper-learning rate (all of λ, or λ^K for ensemble-label-weights)
-	LRLabels  float64 `yaml:"lr_labels"` // ensemble-label-weights: rate of the label part λ^C
-	Beta1     float64 `yaml:"beta1"`     // adam
-	Beta2     float64 `yaml:"beta2"`     // adam
-	Eps       float64 `yaml:"eps"`       // adam
-	Restart   bool    `yaml:"restart"`   // each outer step restarts SGP from the initial parameters (else warm start)
-	Patience  int     `yaml:"patience"`  // stop after this many outer steps without a better validation accuracy (0 = run all S)
-}
-
-// HypergradientSpec configures the hyper-gradient phase after SGP.
-type HypergradientSpec struct {
-	Estimator string  `yaml:"estimator"`  // none | auto | hgp | vr-hgp | exact | local
-	Alpha     float64 `yaml:"alpha"`      // vr-hgp: α
-	Beta      float64 `yaml:"beta"`       // vr-hgp: β
-	M         int     `yaml:"m"`          // iterations
-	Sampling  string  `yaml:"sampling"`   // simultaneous | alternate
-	Batch     int     `yaml:"batch"`      // minibatch of Â, B̂; 0 = full batch
-	OuterData string  `yaml:"outer_data"` // train | val: the data of F_i
-	Estimates string  `yaml:"estimates"`  // counted (Alg. 2) | true (exact p̄, δ̄)
-	LR        float64 `yaml:"lr"`         // step of the linearized SGP map; 0 = SGP's last step
-	Oracle    bool    `yaml:"oracle"`     // also compute the dense fixed-point oracle and report the error
-	EvalEvery int     `yaml:"eval_every"` // report every k rounds (and after the last); 0 = only the last
-}
-
-// SGPSpec configures the inner Stochastic Gradient Push phase.
-type SGPSpec struct {
-	Variant   string       `yaml:"variant"`    // after (Eq. 4b) | before (Eq. 4a)
-	Rounds    int          `yaml:"rounds"`     // T
-	Batch     int          `yaml:"batch"`      // minibatch size; 0 = full batch
-	LR        ScheduleSpec `yaml:"lr"`         // learning rate α_t
-	EvalEvery int          `yaml:"eval_every"` // evaluate every k rounds (and after the last)
-}
-
-// ScheduleSpec is a learning-rate schedule.
-type ScheduleSpec struct {
-	Schedule   string  `yaml:"schedule"`   // constant | multistep | inverse
-	Base       float64 `yaml:"base"`       // α_0
-	Milestones []int   `yaml:"milestones"` // multistep
-	Gamma      float64 `yaml:"gamma"`      // multistep factor
-	Decay      float64 `yaml:"decay"`      // inverse: α_0 / (1 + decay·t)^power
-	Power      float64 `yaml:"power"`      // inverse
-}
+// The pdbo algorithm's sections: their types belong to its family, and the
+// scenario holds them under the same keys.
+type (
+	OuterSpec         = pdbo.OuterSpec
+	HypergradientSpec = pdbo.HypergradientSpec
+	SGPSpec           = pdbo.SGPSpec
+	ScheduleSpec      = pdbo.ScheduleSpec
+)
 
 // RuntimeSpec selects how the run executes.
 type RuntimeSpec struct {

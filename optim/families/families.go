@@ -9,4 +9,5 @@ package families
 
 import (
 	_ "hgpsim/optim" // the core (until its algorithms move into families)
+	_ "hgpsim/optim/pdbo"
 )

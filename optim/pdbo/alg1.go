@@ -1,4 +1,10 @@
-package optim
+package pdbo
+
+import (
+	"hgpsim/graph"
+	"hgpsim/models"
+	"hgpsim/optim"
+)
 
 // Alg1 is the schedule of a PDBO run, the PDBO paper's Alg. 1: for
 // s = 0 … S, an SGP phase with λ⁽ˢ⁾ (evaluated), then — unless s = S — a
@@ -23,6 +29,9 @@ type Alg1 struct {
 	// ReportState makes every SGP phase end with each client's state
 	// (z, ω, λ) in its Result, for a dense oracle.
 	ReportState bool
+	// Config is what the run's clients share, for those who rebuild their
+	// linearizations (an oracle); the schedule itself does not read it.
+	Config *Config
 
 	step, stage int
 	best        float64
@@ -38,14 +47,14 @@ const (
 )
 
 // Next implements Program.
-func (a *Alg1) Next(done *PhaseReport) (*PhaseSpec, error) {
+func (a *Alg1) Next(done *optim.PhaseReport) (*optim.PhaseSpec, error) {
 	if done == nil {
 		a.step, a.stage, a.best, a.bestStep = 0, stageSGP, -1, 0
 		return a.sgp(), nil
 	}
 	switch done.Spec.Name {
 	case "sgp":
-		val := Summarize(done.Last).ValAcc
+		val := optim.Summarize(done.Last).ValAcc
 		if val > a.best {
 			a.best, a.bestStep = val, a.step
 		}
@@ -56,19 +65,19 @@ func (a *Alg1) Next(done *PhaseReport) (*PhaseSpec, error) {
 			a.Stopped = true
 			return nil, nil
 		}
-		return &PhaseSpec{Name: "hypergradient", Rounds: a.HyperRounds, EvalEvery: a.HyperEval, Step: a.step, Tick: Continue}, nil
+		return &optim.PhaseSpec{Name: "hypergradient", Rounds: a.HyperRounds, EvalEvery: a.HyperEval, Step: a.step, Tick: optim.Continue}, nil
 	case "hypergradient":
 		if a.Steps == 0 {
 			return nil, nil // a single estimate, reported but not applied
 		}
-		return &PhaseSpec{Name: "outer", Rounds: 1, Step: a.step, Tick: Continue}, nil
+		return &optim.PhaseSpec{Name: "outer", Rounds: 1, Step: a.step, Tick: optim.Continue}, nil
 	case "outer":
 		return a.nextStep(), nil
 	}
 	return nil, nil
 }
 
-func (a *Alg1) nextStep() *PhaseSpec {
+func (a *Alg1) nextStep() *optim.PhaseSpec {
 	if a.step >= a.Steps {
 		return nil
 	}
@@ -76,8 +85,8 @@ func (a *Alg1) nextStep() *PhaseSpec {
 	return a.sgp()
 }
 
-func (a *Alg1) sgp() *PhaseSpec {
-	p := &PhaseSpec{Name: "sgp", Rounds: a.SGPRounds, EvalEvery: a.SGPEval, Step: a.step, Tick: Continue,
+func (a *Alg1) sgp() *optim.PhaseSpec {
+	p := &optim.PhaseSpec{Name: "sgp", Rounds: a.SGPRounds, EvalEvery: a.SGPEval, Step: a.step, Tick: optim.Continue,
 		Track: a.Track && a.step == 0}
 	p.Args = map[string]float64{}
 	if a.Warm && a.step > 0 {
@@ -98,15 +107,36 @@ type alg1State struct {
 
 // SaveState implements Stateful.
 func (a *Alg1) SaveState() ([]byte, error) {
-	return EncodeState(alg1State{Step: a.step, Stage: a.stage, BestStep: a.bestStep, Best: a.best, Stopped: a.Stopped})
+	return optim.EncodeState(alg1State{Step: a.step, Stage: a.stage, BestStep: a.bestStep, Best: a.best, Stopped: a.Stopped})
 }
 
 // LoadState implements Stateful.
 func (a *Alg1) LoadState(b []byte) error {
 	var s alg1State
-	if err := DecodeState(b, &s); err != nil {
+	if err := optim.DecodeState(b, &s); err != nil {
 		return err
 	}
 	a.step, a.stage, a.bestStep, a.best, a.Stopped = s.Step, s.Stage, s.BestStep, s.Best, s.Stopped
 	return nil
+}
+
+// Linearizations rebuilds every client's linearization from the state its
+// SGP phase reported (Alg1.ReportState), with the exact p̄ (pTrue, from
+// nw.ExpectedPushWeights) and δ̄ of nw: the input of FixedPointOracle.
+func Linearizations(cfg *Config, nw *graph.Network, pTrue [][]float64, model models.Bilevel, data []models.ClientData, states []optim.Result) []Linearization {
+	lins := make([]Linearization, len(states))
+	for i, st := range states {
+		delta := make([]float64, nw.N)
+		for j := range delta {
+			delta[j] = nw.Prob[j][i]
+		}
+		outer := data[i].Train
+		if cfg.OuterVal {
+			outer = data[i].Val
+		}
+		lins[i] = Linearization{ID: i, N: nw.N, Model: model.Clone(), Inner: data[i].Train, Outer: outer,
+			Lambda: st.Vectors["lambda"], Z: st.Vectors["z"], Omega: st.Vectors["omega"][0],
+			PBar: pTrue[i], DeltaBar: delta, Variant: cfg.SGP.Variant, LR: cfg.HyperLR, Batch: cfg.HyperBatch, Seed: cfg.Seed}
+	}
+	return lins
 }

@@ -1,7 +1,8 @@
-package optim
+package pdbo
 
 import (
 	"fmt"
+	"hgpsim/optim"
 	"math"
 )
 
@@ -62,17 +63,17 @@ type OuterStep struct {
 }
 
 // Send implements Behaviour: nothing travels.
-func (o *OuterStep) Send(*Round, Outbox) error { return nil }
+func (o *OuterStep) Send(*optim.Round, optim.Outbox) error { return nil }
 
 // Receive implements Behaviour: λ ← optimizer step with the estimate.
-func (o *OuterStep) Receive(*Round, []Message) error {
+func (o *OuterStep) Receive(*optim.Round, []optim.Message) error {
 	g := o.Est.Estimate()
-	if !allFinite(g) {
-		return fmt.Errorf("outer step %d: %w in the hyper-gradient %v", o.Step, ErrNonFinite, g)
+	if !optim.AllFinite(g) {
+		return fmt.Errorf("outer step %d: %w in the hyper-gradient %v", o.Step, optim.ErrNonFinite, g)
 	}
 	o.Opt.Step(o.Lambda, g)
-	if !allFinite(o.Lambda) {
-		return fmt.Errorf("outer step %d: %w in λ", o.Step, ErrNonFinite)
+	if !optim.AllFinite(o.Lambda) {
+		return fmt.Errorf("outer step %d: %w in λ", o.Step, optim.ErrNonFinite)
 	}
 	return nil
 }
@@ -90,12 +91,14 @@ type adamState struct {
 }
 
 // SaveState implements Stateful.
-func (o *Adam) SaveState() ([]byte, error) { return EncodeState(adamState{M: o.m, V: o.v, T: o.t}) }
+func (o *Adam) SaveState() ([]byte, error) {
+	return optim.EncodeState(adamState{M: o.m, V: o.v, T: o.t})
+}
 
 // LoadState implements Stateful.
 func (o *Adam) LoadState(b []byte) error {
 	var s adamState
-	if err := DecodeState(b, &s); err != nil {
+	if err := optim.DecodeState(b, &s); err != nil {
 		return err
 	}
 	if len(s.M) != len(s.V) || (s.M != nil && len(s.M) != len(o.LR)) {
