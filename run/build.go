@@ -5,6 +5,7 @@ import (
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
+	"hgpsim/optim/faults"
 	"hgpsim/scenarios"
 )
 
@@ -68,7 +69,8 @@ func Build(sc scenarios.Scenario) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		return optim.Resumable(optim.WithFaults(c, i, r.faults(i)), c, i), nil
+		env := optim.Env{Seed: sc.Seed, N: r.Net.N, Self: i}
+		return optim.Resumable(faults.WithFaults(c, env, r.faults(i)), c, i), nil
 	}
 	return r, nil
 }
@@ -96,8 +98,8 @@ func (r *Run) Program() optim.Program { return r.program }
 
 // faults returns the faults of client i, in the order the scenario lists
 // them.
-func (r *Run) faults(i int) []optim.Fault {
-	var out []optim.Fault
+func (r *Run) faults(i int) []faults.Fault {
+	var out []faults.Fault
 	for _, f := range r.Scenario.Faults {
 		for _, c := range f.Clients {
 			if c == i {

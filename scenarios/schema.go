@@ -7,6 +7,7 @@ import (
 	"hgpsim/internal/registry"
 	"hgpsim/models"
 	"hgpsim/optim"
+	"hgpsim/optim/faults"
 	"hgpsim/optim/pdbo"
 )
 
@@ -31,7 +32,7 @@ type Scenario struct {
 	// MethodOverrides sets, per method, the few values the paper tunes per
 	// method (Table 2 and App. D); applied when Method matches a key.
 	MethodOverrides map[string]MethodOverride `yaml:"method_overrides,omitempty"`
-	// Faults gives chosen clients a faulty behaviour (optim.Faults) in
+	// Faults gives chosen clients a faulty behaviour (faults.Faults) in
 	// every phase.
 	Faults  []FaultSpec `yaml:"faults,omitempty"`
 	Runtime RuntimeSpec `yaml:"runtime"`
@@ -69,10 +70,10 @@ func (m *ModelSpec) HeadParams() models.HeadParams {
 	return models.HeadParams{K: m.K, OuterL2: m.OuterL2, OuterL2Labels: m.OuterL2Labels}
 }
 
-// FaultSpec assigns a fault (an optim.Faults kind with its parameters) to
+// FaultSpec assigns a fault (a faults.Faults kind with its parameters) to
 // clients.
 type FaultSpec struct {
-	Fault   registry.Choice[optim.Fault] `yaml:"kind"`
+	Fault   registry.Choice[faults.Fault] `yaml:"kind"`
 	Clients []int                        `yaml:"clients"` // the faulty clients
 }
 

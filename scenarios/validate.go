@@ -14,6 +14,7 @@ import (
 	"hgpsim/internal/registry"
 	"hgpsim/models"
 	"hgpsim/optim"
+	"hgpsim/optim/faults"
 	"hgpsim/optim/pdbo"
 )
 
@@ -95,7 +96,7 @@ func (sc *Scenario) Validate() error {
 	}
 	for k, f := range sc.Faults {
 		if f.Fault.Params == nil {
-			return fmt.Errorf("faults[%d]: kind: missing (registered: %v)", k, optim.Faults.Kinds())
+			return fmt.Errorf("faults[%d]: kind: missing (registered: %v)", k, faults.Faults.Kinds())
 		}
 		if err := f.Fault.Params.Validate(); err != nil {
 			return fmt.Errorf("faults[%d] (%s): %w", k, f.Fault.Name, err)

@@ -9,5 +9,6 @@ package families
 
 import (
 	_ "hgpsim/optim" // the core (until its algorithms move into families)
+	_ "hgpsim/optim/faults"
 	_ "hgpsim/optim/pdbo"
 )
