@@ -74,7 +74,7 @@ func (m *ModelSpec) HeadParams() models.HeadParams {
 // clients.
 type FaultSpec struct {
 	Fault   registry.Choice[faults.Fault] `yaml:"kind"`
-	Clients []int                        `yaml:"clients"` // the faulty clients
+	Clients []int                         `yaml:"clients"` // the faulty clients
 }
 
 // MethodOverride holds per-method values; unset fields keep the scenario's.

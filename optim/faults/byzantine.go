@@ -1,8 +1,8 @@
 package faults
 
 import (
-	"hgpsim/optim"
 	"fmt"
+	"hgpsim/optim"
 	"math"
 )
 
