@@ -2,8 +2,9 @@ package faults
 
 import (
 	"fmt"
-	"hgpsim/optim"
 	"math"
+
+	"hgpsim/optim"
 )
 
 func init() {

@@ -2,9 +2,10 @@ package pdbo
 
 import (
 	"fmt"
-	"hgpsim/optim"
 
 	"gonum.org/v1/gonum/floats"
+
+	"hgpsim/optim"
 )
 
 // HyperEstimator is a behaviour that estimates d_{λ_i}F̄.

@@ -2,7 +2,6 @@ package pdbo
 
 import (
 	"errors"
-	"hgpsim/optim"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"hgpsim/graph"
 	"hgpsim/models"
+	"hgpsim/optim"
 )
 
 // quadratic is a test-only bilevel client with closed-form products:

@@ -2,12 +2,12 @@ package pdbo
 
 import (
 	"fmt"
-	"hgpsim/optim"
 
 	"gonum.org/v1/gonum/floats"
 
 	"hgpsim/internal/rng"
 	"hgpsim/models"
+	"hgpsim/optim"
 )
 
 // Sampling says how the rounds of a hyper-gradient estimator sample the

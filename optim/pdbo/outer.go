@@ -2,8 +2,9 @@ package pdbo
 
 import (
 	"fmt"
-	"hgpsim/optim"
 	"math"
+
+	"hgpsim/optim"
 )
 
 // OuterOptimizer updates one client's hyperparameters λ_i from its

@@ -2,9 +2,10 @@ package pdbo
 
 import (
 	"errors"
-	"hgpsim/optim"
 	"math"
 	"testing"
+
+	"hgpsim/optim"
 )
 
 // Adam and SGD minimize a separable quadratic ½Σ c_k (λ_k − t_k)².

@@ -2,9 +2,9 @@ package pdbo
 
 import (
 	"fmt"
-	"hgpsim/optim"
 
 	"hgpsim/models"
+	"hgpsim/optim"
 )
 
 // Config is what every client of a PDBO run shares (PDBO paper Alg. 1).

@@ -2,13 +2,13 @@ package pdbo
 
 import (
 	"fmt"
-	"hgpsim/optim"
 	"math"
 
 	"gonum.org/v1/gonum/floats"
 
 	"hgpsim/internal/rng"
 	"hgpsim/models"
+	"hgpsim/optim"
 )
 
 // Variant selects where SGP takes its local gradient step.

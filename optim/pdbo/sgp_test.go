@@ -1,7 +1,6 @@
 package pdbo
 
 import (
-	"hgpsim/optim"
 	"math"
 	"testing"
 
@@ -9,6 +8,7 @@ import (
 
 	"hgpsim/internal/rng"
 	"hgpsim/models"
+	"hgpsim/optim"
 )
 
 // paperNetworks are the four networks of the PDBO paper's experiments.
