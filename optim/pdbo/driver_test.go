@@ -9,24 +9,34 @@ import (
 	"hgpsim/optim"
 )
 
-// netSpec is a network kind with its parameters.
+// The family's tests build networks and drive behaviours through optim's
+// public surface only.
+
+// netSpec is a network kind with its parameters; net picks a kind with its
+// defaults.
 type netSpec = registry.Choice[graph.Topology]
 
-// net returns a network kind with its default parameters.
 func net(kind string) netSpec { return registry.Choose[graph.Topology](kind) }
+
+// must takes what a constructor returns and gives it back to a test,
+// failing the test on an error: must(f())(t).
+func must[T any](v T, err error) func(testing.TB) T {
+	return func(t testing.TB) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
 
 func buildNet(t testing.TB, spec netSpec, n int, seed uint64) *graph.Network {
 	t.Helper()
-	nw, err := graph.Build(spec, n, seed)
-	if err != nil {
-		t.Fatalf("graph.Build(%s): %v", spec.Name, err)
-	}
-	return nw
+	return must(graph.Build(spec, n, seed))(t)
 }
 
-// testDriver runs behaviours phase by phase on one sequential driver
-// through the public surface, so that ticks continue from one phase to
-// the next.
+// testDriver runs behaviours phase by phase on one sequential driver, so
+// that ticks continue from one phase to the next.
 type testDriver struct {
 	d  *optim.Sequential
 	cs []*optim.Fixed
@@ -35,11 +45,7 @@ type testDriver struct {
 func newTestDriver(t testing.TB, nw *graph.Network) *testDriver {
 	t.Helper()
 	factory, cs := optim.FixedClients(make([]optim.Behaviour, nw.N))
-	d, err := optim.NewSequential(nw, factory)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testDriver{d: d, cs: cs}
+	return &testDriver{d: must(optim.NewSequential(nw, factory))(t), cs: cs}
 }
 
 // run runs one phase of rounds rounds with behaviours bs.
@@ -47,8 +53,7 @@ func (td *testDriver) run(name string, rounds int, bs []optim.Behaviour) error {
 	for i, b := range bs {
 		td.cs[i].Behaviour = b
 	}
-	p := optim.Phases{{Name: name, Rounds: rounds, Tick: optim.Continue}}
-	_, err := td.d.Execute(context.Background(), &p, optim.NoSink{})
+	_, err := td.d.Execute(context.Background(), &optim.Phases{{Name: name, Rounds: rounds, Tick: optim.Continue}}, optim.NoSink{})
 	return err
 }
 
