@@ -3,8 +3,9 @@ package run
 import (
 	"math"
 
+	"hgpsim/graph"
+	"hgpsim/models"
 	"hgpsim/optim"
-	"hgpsim/optim/pdbo"
 	"hgpsim/scenarios"
 )
 
@@ -19,12 +20,29 @@ type OuterRecord struct {
 	LambdaNorm        float64 `json:"lambda_norm"`                  // ‖λ⁽ˢ⁾‖ stacked over clients
 }
 
-// runSink turns a PDBO run's reports into metrics.jsonl lines, progress
+// outerLoop is a program with an outer loop (such as the PDBO paper's
+// Alg. 1, whose parameters are the scenario's sgp, hypergradient and outer
+// sections): the summary lists its steps and, with hypergradient.oracle,
+// compares its hyper-gradient estimates with its dense oracle.
+type outerLoop interface {
+	// StoppedEarly reports that outer.patience ended the loop early.
+	StoppedEarly() bool
+	// ReportsStates reports that every SGP phase ends with each client's
+	// state in its Result, the oracle's input.
+	ReportsStates() bool
+	// HyperLR is the step of the linearized map the estimates are of.
+	HyperLR() float64
+	// Oracle returns every client's hyper-gradient by the dense oracle at
+	// the states the last SGP phase reported, with the exact p̄ (pTrue).
+	Oracle(nw *graph.Network, pTrue [][]float64, model models.Bilevel, data []models.ClientData, states []optim.Result) ([][]float64, error)
+}
+
+// runSink turns a run's reports into metrics.jsonl lines, progress
 // and the summary. It only reads what the driver reports: nothing here
 // reaches into a client.
 type runSink struct {
 	run      *Run
-	prog     *pdbo.Alg1 // pdbo only
+	prog     outerLoop // nil for programs without an outer loop
 	mw       *metricsWriter
 	progress Progress
 	sum      *Summary
@@ -36,7 +54,7 @@ type runSink struct {
 
 func newRunSink(run *Run, mw *metricsWriter, progress Progress) *runSink {
 	sc := run.Scenario
-	prog, _ := run.program.(*pdbo.Alg1)
+	prog, _ := run.program.(outerLoop)
 	s := &runSink{run: run, prog: prog, mw: mw, progress: progress,
 		sum: &Summary{Name: sc.Name, Seed: sc.Seed, Clients: sc.Clients, Network: run.Net.Kind,
 			Driver: sc.Runtime.DriverName(), Algorithm: sc.Algorithm.Name, Traffic: map[string]optim.Traffic{}}}
@@ -100,7 +118,7 @@ func (s *runSink) Finished(rep *optim.PhaseReport) error {
 		if rep.Delivered != nil {
 			s.sum.Estimates = s.estimateError(rep)
 		}
-		if s.prog.ReportState {
+		if s.prog != nil && s.prog.ReportsStates() {
 			s.states = append(s.states[:0], rep.Results...)
 		}
 	case "hypergradient", "outer":
@@ -152,7 +170,7 @@ func (s *runSink) summary() (*Summary, error) {
 	}
 	b := sum.Outer[best]
 	sum.Best = &b
-	sum.StoppedEarly = s.prog.Stopped
+	sum.StoppedEarly = s.prog.StoppedEarly()
 	return sum, nil
 }
 
@@ -189,13 +207,12 @@ func (s *runSink) hypergradient(rep *optim.PhaseReport) (*HypergradientSummary, 
 	sc := s.run.Scenario
 	got := vectors(rep.Results, "hypergradient")
 	hs := &HypergradientSummary{Estimator: sc.Hypergradient.Estimator, Rounds: rep.Spec.Rounds,
-		LR: s.prog.Config.HyperLR, Norm: stackedNorm(got)}
+		LR: s.prog.HyperLR(), Norm: stackedNorm(got)}
 	if !sc.Hypergradient.Oracle {
 		return hs, nil
 	}
 	r := s.run
-	lins := pdbo.Linearizations(s.prog.Config, r.Net, r.expectedPushWeights(), r.Model, r.Data, s.states)
-	oracle, err := pdbo.FixedPointOracle(lins)
+	oracle, err := s.prog.Oracle(r.Net, r.expectedPushWeights(), r.Model, r.Data, s.states)
 	if err != nil {
 		return nil, err
 	}

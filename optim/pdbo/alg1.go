@@ -140,3 +140,21 @@ func Linearizations(cfg *Config, nw *graph.Network, pTrue [][]float64, model mod
 	}
 	return lins
 }
+
+// StoppedEarly reports that Patience ended the loop before step S.
+func (a *Alg1) StoppedEarly() bool { return a.Stopped }
+
+// ReportsStates reports ReportState: every SGP phase ends with each
+// client's state in its Result.
+func (a *Alg1) ReportsStates() bool { return a.ReportState }
+
+// HyperLR is the step of the linearized SGP map the hyper-gradient phase
+// differentiates (App. B).
+func (a *Alg1) HyperLR() float64 { return a.Config.HyperLR }
+
+// Oracle returns every client's hyper-gradient by FixedPointOracle at the
+// states the last SGP phase reported, with the exact p̄ (pTrue) and δ̄ of
+// nw.
+func (a *Alg1) Oracle(nw *graph.Network, pTrue [][]float64, model models.Bilevel, data []models.ClientData, states []optim.Result) ([][]float64, error) {
+	return FixedPointOracle(Linearizations(a.Config, nw, pTrue, model, data, states))
+}
