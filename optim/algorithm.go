@@ -47,6 +47,10 @@ type Setup struct {
 	Sections Sections
 }
 
+// Env returns the environment of node self of the run, for what an
+// algorithm builds per node (its Phase is nil).
+func (s *Setup) Env(self int) Env { return Env{Seed: s.Seed, N: s.Net.N, Self: self} }
+
 // SectionOwner is an Algorithm whose parameters are top-level sections of
 // the scenario rather than keys under `algorithm:` (pdbo's sgp,
 // hypergradient and outer, which the method presets fill in). A scenario

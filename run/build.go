@@ -69,8 +69,7 @@ func Build(sc scenarios.Scenario) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		env := optim.Env{Seed: sc.Seed, N: r.Net.N, Self: i}
-		return optim.Resumable(faults.WithFaults(c, env, r.faults(i)), c, i), nil
+		return optim.Resumable(faults.WithFaults(c, setup.Env(i), r.faults(i)), c, i), nil
 	}
 	return r, nil
 }

@@ -108,3 +108,42 @@ func TestByzantineCorruptsModelNotMass(t *testing.T) {
 		}
 	}
 }
+
+// recording is a fault that only notes the environment it is built with.
+type recording struct{ seen []optim.Env }
+
+func (r *recording) Validate() error { return nil }
+func (r *recording) Wrap(b optim.Behaviour, env optim.Env) optim.Behaviour {
+	r.seen = append(r.seen, env)
+	return b
+}
+
+// WithFaults builds a client's faults once per phase with the client's
+// environment and that phase, and not at all for a phase without a
+// behaviour.
+func TestWithFaultsGivesEachPhaseItsEnv(t *testing.T) {
+	rec := &recording{}
+	inner := &optim.Fixed{Behaviour: optim.NewPushSum(2, 4, []float64{1})}
+	c := WithFaults(inner, optim.Env{Seed: 7, N: 4, Self: 2}, []Fault{rec})
+	phases := []*optim.PhaseSpec{{Name: "a", Rounds: 3}, {Name: "b", Rounds: 1}}
+	for _, p := range phases {
+		if _, err := c.Enter(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inner.Behaviour = nil
+	if _, err := c.Enter(&optim.PhaseSpec{Name: "idle"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.seen) != len(phases) {
+		t.Fatalf("the fault was built %d times, want once per phase with a behaviour (%d)", len(rec.seen), len(phases))
+	}
+	for k, e := range rec.seen {
+		if e.Seed != 7 || e.N != 4 || e.Self != 2 || e.Phase != phases[k] {
+			t.Errorf("phase %s: the fault saw %+v", phases[k].Name, e)
+		}
+	}
+	if WithFaults(inner, optim.Env{}, nil) != optim.Client(inner) {
+		t.Error("a client without faults was wrapped")
+	}
+}
