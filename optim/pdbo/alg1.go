@@ -46,7 +46,7 @@ const (
 	stageOuter
 )
 
-// Next implements Program.
+// Next implements optim.Program.
 func (a *Alg1) Next(done *optim.PhaseReport) (*optim.PhaseSpec, error) {
 	if done == nil {
 		a.step, a.stage, a.best, a.bestStep = 0, stageSGP, -1, 0
@@ -105,12 +105,12 @@ type alg1State struct {
 	Stopped               bool
 }
 
-// SaveState implements Stateful.
+// SaveState implements optim.Stateful.
 func (a *Alg1) SaveState() ([]byte, error) {
 	return optim.EncodeState(alg1State{Step: a.step, Stage: a.stage, BestStep: a.bestStep, Best: a.best, Stopped: a.Stopped})
 }
 
-// LoadState implements Stateful.
+// LoadState implements optim.Stateful.
 func (a *Alg1) LoadState(b []byte) error {
 	var s alg1State
 	if err := optim.DecodeState(b, &s); err != nil {

@@ -58,7 +58,7 @@ func roles(s Sampling, r int) (doB, doA bool) {
 	return true, true
 }
 
-// Send implements Behaviour: u_i⁽ᵐ⁾ to every realized receiver.
+// Send implements optim.Behaviour: u_i⁽ᵐ⁾ to every realized receiver.
 func (h *HGP) Send(r *optim.Round, out optim.Outbox) error {
 	doB, doA := roles(h.sampling, r.Index)
 	if !doA && doB && !h.l.bNeedsMessages() {
@@ -70,19 +70,19 @@ func (h *HGP) Send(r *optim.Round, out optim.Outbox) error {
 	return nil
 }
 
-// Receive implements Behaviour: the v and/or u updates of Eq. (12).
+// Receive implements optim.Behaviour: the v and/or u updates of Eq. (12).
 func (h *HGP) Receive(r *optim.Round, in []optim.Message) error {
 	optim.ApplyMixes(h.Premix(r, in))
 	return h.ReceiveMixed(r, in)
 }
 
-// Premix implements Premixer: the debiased mix of the received u_j.
+// Premix implements optim.Premixer: the debiased mix of the received u_j.
 func (h *HGP) Premix(_ *optim.Round, in []optim.Message) []optim.Mix {
 	h.l.mixes[0] = h.l.mixOf(0, h.mixed, in, 0)
 	return h.l.mixes[:1]
 }
 
-// ReceiveMixed implements Premixer: Eq. (12) once u_j are mixed.
+// ReceiveMixed implements optim.Premixer: Eq. (12) once u_j are mixed.
 func (h *HGP) ReceiveMixed(r *optim.Round, in []optim.Message) error {
 	doB, doA := roles(h.sampling, r.Index)
 	h.l.fix(h.l.batch.Next())
@@ -151,7 +151,7 @@ func (h *VRHGP) turn(cur int) {
 	h.uNew, h.wNew = next[:d:d], next[d:]
 }
 
-// Send implements Behaviour: [u_i⁽ᵐ⁾; w_i⁽ᵐ⁾].
+// Send implements optim.Behaviour: [u_i⁽ᵐ⁾; w_i⁽ᵐ⁾].
 func (h *VRHGP) Send(r *optim.Round, out optim.Outbox) error {
 	doB, doA := roles(h.sampling, r.Index)
 	if !doA && doB && !h.l.bNeedsMessages() {
@@ -161,13 +161,13 @@ func (h *VRHGP) Send(r *optim.Round, out optim.Outbox) error {
 	return nil
 }
 
-// Receive implements Behaviour: App. B's updates of v, u and w.
+// Receive implements optim.Behaviour: App. B's updates of v, u and w.
 func (h *VRHGP) Receive(r *optim.Round, in []optim.Message) error {
 	optim.ApplyMixes(h.Premix(r, in))
 	return h.ReceiveMixed(r, in)
 }
 
-// Premix implements Premixer: the debiased mixes of the received u_j and w_j.
+// Premix implements optim.Premixer: the debiased mixes of the received u_j and w_j.
 func (h *VRHGP) Premix(_ *optim.Round, in []optim.Message) []optim.Mix {
 	d := len(h.u)
 	h.l.mixes[0] = h.l.mixOf(0, h.mixU, in, 0)
@@ -175,7 +175,7 @@ func (h *VRHGP) Premix(_ *optim.Round, in []optim.Message) []optim.Mix {
 	return h.l.mixes[:2]
 }
 
-// ReceiveMixed implements Premixer: App. B's updates once u_j, w_j are mixed.
+// ReceiveMixed implements optim.Premixer: App. B's updates once u_j, w_j are mixed.
 func (h *VRHGP) ReceiveMixed(r *optim.Round, in []optim.Message) error {
 	doB, doA := roles(h.sampling, r.Index)
 	h.l.fix(h.l.batch.Next())
@@ -265,7 +265,7 @@ func NewExactBackprop(lin Linearization, sampling Sampling) *ExactBackprop {
 		sentTo: make([]bool, lin.N), mixed: make([]float64, dx), uNew: make([]float64, dx), b: make([]float64, dl)}
 }
 
-// Send implements Behaviour, remembering whom it pushed to and with what
+// Send implements optim.Behaviour, remembering whom it pushed to and with what
 // weight p_ij(δ_i) this round.
 func (e *ExactBackprop) Send(r *optim.Round, out optim.Outbox) error {
 	clear(e.sentW)
@@ -280,7 +280,7 @@ func (e *ExactBackprop) Send(r *optim.Round, out optim.Outbox) error {
 	return nil
 }
 
-// Receive implements Behaviour: Eq. (11).
+// Receive implements optim.Behaviour: Eq. (11).
 func (e *ExactBackprop) Receive(r *optim.Round, in []optim.Message) error {
 	doB, doA := roles(e.sampling, r.Index)
 	for k := range e.mixed {
@@ -334,23 +334,23 @@ func NewLocalHypergradient(lin Linearization) *LocalHypergradient {
 	return &LocalHypergradient{l: newLocal(lin)}
 }
 
-// Send implements Behaviour: nothing travels.
+// Send implements optim.Behaviour: nothing travels.
 func (h *LocalHypergradient) Send(*optim.Round, optim.Outbox) error { return nil }
 
-// Receive implements Behaviour.
+// Receive implements optim.Behaviour.
 func (h *LocalHypergradient) Receive(*optim.Round, []optim.Message) error { return nil }
 
 // Estimate implements HyperEstimator.
 func (h *LocalHypergradient) Estimate() []float64 { return append([]float64(nil), h.l.clam...) }
 
-// Observe implements Observer: the current estimate.
+// Observe implements optim.Observer: the current estimate.
 func (h *HGP) Observe() optim.Stats { return optim.Stats{Hyper: h.Estimate()} }
 
-// Observe implements Observer: the current estimate.
+// Observe implements optim.Observer: the current estimate.
 func (h *VRHGP) Observe() optim.Stats { return optim.Stats{Hyper: h.Estimate()} }
 
-// Observe implements Observer: the current estimate.
+// Observe implements optim.Observer: the current estimate.
 func (e *ExactBackprop) Observe() optim.Stats { return optim.Stats{Hyper: e.Estimate()} }
 
-// Observe implements Observer: the current estimate.
+// Observe implements optim.Observer: the current estimate.
 func (h *LocalHypergradient) Observe() optim.Stats { return optim.Stats{Hyper: h.Estimate()} }

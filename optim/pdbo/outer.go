@@ -63,10 +63,10 @@ type OuterStep struct {
 	Step   int // outer step s, for error messages
 }
 
-// Send implements Behaviour: nothing travels.
+// Send implements optim.Behaviour: nothing travels.
 func (o *OuterStep) Send(*optim.Round, optim.Outbox) error { return nil }
 
-// Receive implements Behaviour: λ ← optimizer step with the estimate.
+// Receive implements optim.Behaviour: λ ← optimizer step with the estimate.
 func (o *OuterStep) Receive(*optim.Round, []optim.Message) error {
 	g := o.Est.Estimate()
 	if !optim.AllFinite(g) {
@@ -79,10 +79,10 @@ func (o *OuterStep) Receive(*optim.Round, []optim.Message) error {
 	return nil
 }
 
-// SaveState implements Stateful: plain SGD keeps nothing between steps.
+// SaveState implements optim.Stateful: plain SGD keeps nothing between steps.
 func (o *SGD) SaveState() ([]byte, error) { return nil, nil }
 
-// LoadState implements Stateful.
+// LoadState implements optim.Stateful.
 func (o *SGD) LoadState([]byte) error { return nil }
 
 // adamState is Adam's memory: its moments and step count.
@@ -91,12 +91,12 @@ type adamState struct {
 	T    int
 }
 
-// SaveState implements Stateful.
+// SaveState implements optim.Stateful.
 func (o *Adam) SaveState() ([]byte, error) {
 	return optim.EncodeState(adamState{M: o.m, V: o.v, T: o.t})
 }
 
-// LoadState implements Stateful.
+// LoadState implements optim.Stateful.
 func (o *Adam) LoadState(b []byte) error {
 	var s adamState
 	if err := optim.DecodeState(b, &s); err != nil {

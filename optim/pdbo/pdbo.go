@@ -84,7 +84,7 @@ func (c *Client) outer() *models.Dataset {
 	return c.data.Train
 }
 
-// Enter implements Client.
+// Enter implements optim.Client.
 func (c *Client) Enter(p *optim.PhaseSpec) (optim.Behaviour, error) {
 	switch p.Name {
 	case "sgp":
@@ -132,7 +132,7 @@ type pdboSGP struct {
 	estimates, state bool
 }
 
-// Result implements Resulter.
+// Result implements optim.Resulter.
 func (s *pdboSGP) Result() optim.Result {
 	r := optim.Result{Vectors: map[string][]float64{"lambda": append([]float64(nil), s.c.lambda...)}}
 	if s.estimates {
@@ -148,12 +148,12 @@ func (s *pdboSGP) Result() optim.Result {
 // hyperPhase reports the estimate at the end of the phase.
 type hyperPhase struct{ HyperEstimator }
 
-// Result implements Resulter.
+// Result implements optim.Resulter.
 func (h hyperPhase) Result() optim.Result {
 	return optim.Result{Vectors: map[string][]float64{"hypergradient": h.Estimate()}}
 }
 
-// Observe implements Observer.
+// Observe implements optim.Observer.
 func (h hyperPhase) Observe() optim.Stats { return optim.Stats{Hyper: h.Estimate()} }
 
 // Premix forwards to the estimator when it is a Premixer; otherwise it
@@ -165,7 +165,7 @@ func (h hyperPhase) Premix(r *optim.Round, in []optim.Message) []optim.Mix {
 	return nil
 }
 
-// ReceiveMixed implements Premixer.
+// ReceiveMixed implements optim.Premixer.
 func (h hyperPhase) ReceiveMixed(r *optim.Round, in []optim.Message) error {
 	if p, ok := h.HyperEstimator.(optim.Premixer); ok {
 		return p.ReceiveMixed(r, in)
@@ -192,7 +192,7 @@ type pdboState struct {
 	X      []float64
 }
 
-// SaveState implements Stateful.
+// SaveState implements optim.Stateful.
 func (c *Client) SaveState() ([]byte, error) {
 	st := pdboState{Lambda: c.lambda}
 	if c.cfg.Warm { // with restarts the iterate is never read again
@@ -215,7 +215,7 @@ func (c *Client) SaveState() ([]byte, error) {
 	return optim.EncodeState(st)
 }
 
-// LoadState implements Stateful.
+// LoadState implements optim.Stateful.
 func (c *Client) LoadState(b []byte) error {
 	var st pdboState
 	if err := optim.DecodeState(b, &st); err != nil {

@@ -87,7 +87,7 @@ func NewSGPBilevel(id, n int, model models.Bilevel, lambda []float64, data model
 	}
 }
 
-// Send implements Behaviour: Alg. 2 lines 4–7.
+// Send implements optim.Behaviour: Alg. 2 lines 4–7.
 func (s *SGP) Send(r *optim.Round, out optim.Outbox) error {
 	alpha := s.cfg.LR.At(r.Index)
 	s.alpha = alpha
@@ -108,16 +108,16 @@ func (s *SGP) Send(r *optim.Round, out optim.Outbox) error {
 	return nil
 }
 
-// Receive implements Behaviour: Alg. 2 lines 8–13.
+// Receive implements optim.Behaviour: Alg. 2 lines 8–13.
 func (s *SGP) Receive(r *optim.Round, in []optim.Message) error {
 	optim.ApplyMixes(s.Premix(r, in))
 	return s.ReceiveMixed(r, in)
 }
 
-// Premix implements Premixer: z's share of line 8.
+// Premix implements optim.Premixer: z's share of line 8.
 func (s *SGP) Premix(_ *optim.Round, in []optim.Message) []optim.Mix { return s.ps.Premix(in) }
 
-// ReceiveMixed implements Premixer: Alg. 2 lines 8–13 after z is mixed.
+// ReceiveMixed implements optim.Premixer: Alg. 2 lines 8–13 after z is mixed.
 func (s *SGP) ReceiveMixed(_ *optim.Round, in []optim.Message) error {
 	s.ps.Mixed(in)
 	if !(s.ps.Omega > 0) {
@@ -153,7 +153,7 @@ func (s *SGP) State() (z []float64, omega float64) {
 // lines 14–15).
 func (s *SGP) Estimates() (pBar, deltaBar []float64) { return s.ps.Estimates() }
 
-// Observe implements Observer with full-pass inner costs f_i(x_i, λ_i) and
+// Observe implements optim.Observer with full-pass inner costs f_i(x_i, λ_i) and
 // accuracies on each split.
 func (s *SGP) Observe() optim.Stats {
 	st := optim.Stats{X: s.ps.X, TrainN: s.data.Train.N, Weight: s.ps.Omega}
