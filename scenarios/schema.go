@@ -26,9 +26,9 @@ type Scenario struct {
 	Network       NetworkSpec                      `yaml:"network"`
 	Data          DataSpec                         `yaml:"data"`
 	Model         ModelSpec                        `yaml:"model"`
-	SGP           SGPSpec                          `yaml:"sgp"`
-	Hypergradient HypergradientSpec                `yaml:"hypergradient"`
-	Outer         OuterSpec                        `yaml:"outer"`
+	SGP           pdbo.SGPSpec                     `yaml:"sgp"`
+	Hypergradient pdbo.HypergradientSpec           `yaml:"hypergradient"`
+	Outer         pdbo.OuterSpec                   `yaml:"outer"`
 	// MethodOverrides sets, per method, the few values the paper tunes per
 	// method (Table 2 and App. D); applied when Method matches a key.
 	MethodOverrides map[string]MethodOverride `yaml:"method_overrides,omitempty"`
@@ -86,15 +86,6 @@ type MethodOverride struct {
 	OuterL2Labels *float64 `yaml:"outer_l2_labels,omitempty"` // model.outer_l2_labels
 }
 
-// The pdbo algorithm's sections: their types belong to its family, and the
-// scenario holds them under the same keys.
-type (
-	OuterSpec         = pdbo.OuterSpec
-	HypergradientSpec = pdbo.HypergradientSpec
-	SGPSpec           = pdbo.SGPSpec
-	ScheduleSpec      = pdbo.ScheduleSpec
-)
-
 // RuntimeSpec selects how the run executes.
 type RuntimeSpec struct {
 	Driver       string        `yaml:"driver"`        // actors | sequential
@@ -142,11 +133,9 @@ func Default() Scenario {
 		Data:      DataSpec{Source: registry.Choose[models.Source]("synthetic")},
 		Model: ModelSpec{Arch: registry.Choose[models.Architecture]("softmax"), Head: registry.Choose[models.Head]("none"),
 			K: 3, OuterL2: 0.01, OuterL2Labels: 5e-4},
-		Hypergradient: HypergradientSpec{Estimator: "none", Alpha: 0.9, Beta: 0.1, M: 200, Sampling: "simultaneous",
-			OuterData: "train", Estimates: "counted", EvalEvery: 0},
-		SGP: SGPSpec{Variant: "after", Rounds: 600, Batch: 32, EvalEvery: 50,
-			LR: ScheduleSpec{Schedule: "multistep", Base: 0.05, Milestones: []int{500, 550}, Gamma: 0.1, Decay: 0.01, Power: 1}},
-		Outer:   OuterSpec{Steps: 0, Optimizer: "adam", LR: 0.1, LRLabels: 0.1, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Restart: true},
-		Runtime: RuntimeSpec{Driver: "auto", RoundTimeout: 60 * time.Second, CheckpointEvery: 1},
+		Hypergradient: pdbo.DefaultHypergradient(),
+		SGP:           pdbo.DefaultSGP(),
+		Outer:         pdbo.DefaultOuter(),
+		Runtime:       RuntimeSpec{Driver: "auto", RoundTimeout: 60 * time.Second, CheckpointEvery: 1},
 	}
 }

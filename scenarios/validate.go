@@ -15,21 +15,16 @@ import (
 	"hgpsim/models"
 	"hgpsim/optim"
 	"hgpsim/optim/faults"
-	"hgpsim/optim/pdbo"
 )
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
-// Bounds of the sizes a scenario can name that no plug-in owns (and of
-// pdbo's sections, which its family owns). The resource estimate
-// (Estimate) bounds their products.
+// Bounds of the sizes a scenario can name that no plug-in owns (pdbo's
+// sections have theirs in their family). The resource estimate (Estimate)
+// bounds their products.
 const (
-	MaxRounds     = pdbo.MaxRounds     // sgp.rounds
-	MaxM          = pdbo.MaxM          // hypergradient.m
-	MaxOuterSteps = pdbo.MaxOuterSteps // outer.steps
-	MaxBatch      = pdbo.MaxBatch
-	MaxTimeout    = 24 * time.Hour
-	MaxParallel   = 1024
+	MaxTimeout  = 24 * time.Hour
+	MaxParallel = 1024
 )
 
 // Validate checks every field and says what is allowed. It reads no data

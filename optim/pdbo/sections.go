@@ -80,6 +80,27 @@ type ScheduleSpec struct {
 	Power      float64 `yaml:"power"`      // inverse
 }
 
+// DefaultSGP is the sgp section a scenario starts from: 600 rounds whose
+// step is multiplied by 0.1 twice near the end (rounds 500 and 550), as
+// the PDBO paper decays it.
+func DefaultSGP() SGPSpec {
+	return SGPSpec{Variant: "after", Rounds: 600, Batch: 32, EvalEvery: 50,
+		LR: ScheduleSpec{Schedule: "multistep", Base: 0.05, Milestones: []int{500, 550}, Gamma: 0.1, Decay: 0.01, Power: 1}}
+}
+
+// DefaultHypergradient is the hypergradient section a scenario starts
+// from: no estimator.
+func DefaultHypergradient() HypergradientSpec {
+	return HypergradientSpec{Estimator: "none", Alpha: 0.9, Beta: 0.1, M: 200, Sampling: "simultaneous",
+		OuterData: "train", Estimates: "counted", EvalEvery: 0}
+}
+
+// DefaultOuter is the outer section a scenario starts from: no outer
+// steps, Adam on λ from 0 when there are some.
+func DefaultOuter() OuterSpec {
+	return OuterSpec{Steps: 0, Optimizer: "adam", LR: 0.1, LRLabels: 0.1, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Restart: true}
+}
+
 // Optim returns the learning-rate schedule.
 func (s ScheduleSpec) Optim() optim.Schedule {
 	return optim.Schedule{Kind: s.Schedule, Base: s.Base, Milestones: s.Milestones, Gamma: s.Gamma, Decay: s.Decay, Power: s.Power}
