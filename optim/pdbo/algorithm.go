@@ -119,7 +119,8 @@ func NewConfig(sec Sections, s *optim.Setup) *Config {
 		if s.Head == "ensemble-label-weights" {
 			labels = s.HeadParams.K // λ = [λ^K; λ^C]
 		}
-		cfg.NewOptimizer = func() OuterOptimizer { return outerOptimizer(sec.Outer, dimLambda, labels) }
+		outer := *sec.Outer // the clients' optimizers are built later, maybe elsewhere
+		cfg.NewOptimizer = func() OuterOptimizer { return outerOptimizer(&outer, dimLambda, labels) }
 	}
 	return cfg
 }
