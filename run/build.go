@@ -22,16 +22,6 @@ type Run struct {
 	X0       []float64           // common initial parameters
 	factory  optim.ClientFactory
 	program  optim.Program
-	pBarTrue [][]float64 // cache of expectedPushWeights
-}
-
-// expectedPushWeights returns the exact p̄ of the run's network, computed
-// once: it is O(n³) and the network never changes during a run.
-func (r *Run) expectedPushWeights() [][]float64 {
-	if r.pBarTrue == nil {
-		r.pBarTrue = r.Net.ExpectedPushWeights()
-	}
-	return r.pBarTrue
 }
 
 // Build turns a validated scenario into a Run. Errors a user can fix

@@ -50,6 +50,16 @@ type runSink struct {
 	evals    []scenarios.Eval
 	traffic  optim.Traffic  // cumulative
 	states   []optim.Result // each client's state after the last SGP phase (oracle runs)
+	pTrue    [][]float64    // cache of expectedPushWeights
+}
+
+// expectedPushWeights returns the exact p̄ of the run's network, computed
+// once: it is O(n³) and the network never changes during a run.
+func (s *runSink) expectedPushWeights() [][]float64 {
+	if s.pTrue == nil {
+		s.pTrue = s.run.Net.ExpectedPushWeights()
+	}
+	return s.pTrue
 }
 
 func newRunSink(run *Run, mw *metricsWriter, progress Progress) *runSink {
@@ -178,7 +188,7 @@ func (s *runSink) summary() (*Summary, error) {
 // the network's expectation and with what it delivered.
 func (s *runSink) estimateError(rep *optim.PhaseReport) *EstimateError {
 	nw := s.run.Net
-	pTrue := s.run.expectedPushWeights()
+	pTrue := s.expectedPushWeights()
 	d := rep.Delivered
 	e := &EstimateError{}
 	for i, r := range rep.Results {
@@ -212,7 +222,7 @@ func (s *runSink) hypergradient(rep *optim.PhaseReport) (*HypergradientSummary, 
 		return hs, nil
 	}
 	r := s.run
-	oracle, err := s.prog.Oracle(r.Net, r.expectedPushWeights(), r.Model, r.Data, s.states)
+	oracle, err := s.prog.Oracle(r.Net, s.expectedPushWeights(), r.Model, r.Data, s.states)
 	if err != nil {
 		return nil, err
 	}
