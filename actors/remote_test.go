@@ -18,6 +18,7 @@ import (
 
 	"hgpsim/graph"
 	"hgpsim/optim"
+	"hgpsim/optim/pdbo"
 	"hgpsim/wire"
 )
 
@@ -55,7 +56,7 @@ func serveTestWorker() int {
 			time.Sleep(1500 * time.Millisecond) // hung at 10 × 100 ms
 		}
 		var t testing.T // network and sgpClients fail through t only on bad constants
-		_, bs := sgpClients(&t, testN, optim.AfterComm)
+		_, bs := sgpClients(&t, testN, pdbo.AfterComm)
 		if mode == "panic" || mode == "hang" || mode == "slow" { // a faulty client 3
 			bs[3] = &faulty{Behaviour: bs[3], round: 5, mode: mode}
 		}
@@ -130,7 +131,7 @@ func startWorkers(t *testing.T, k int) ([]*exec.Cmd, []string) {
 func TestWorkersMatchInProcess(t *testing.T) {
 	const n = testN
 	nw := network(t, testKind, n)
-	_, bs := sgpClients(t, n, optim.AfterComm)
+	_, bs := sgpClients(t, n, pdbo.AfterComm)
 	var want recorder
 	rt := newRuntime(t, nw, bs, Options{RoundTimeout: 10 * time.Second})
 	wantTr, err := rt.Execute(context.Background(), sgpPhases(2, 12, 5), &want)

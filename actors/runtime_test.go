@@ -14,6 +14,7 @@ import (
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
+	"hgpsim/optim/pdbo"
 )
 
 func network(t testing.TB, kind string, n int) *graph.Network {
@@ -30,7 +31,7 @@ func network(t testing.TB, kind string, n int) *graph.Network {
 }
 
 // sgpClients builds a fresh set of SGP clients on synthetic data.
-func sgpClients(t testing.TB, n int, variant optim.Variant) ([]*optim.SGP, []optim.Behaviour) {
+func sgpClients(t testing.TB, n int, variant pdbo.Variant) ([]*pdbo.SGP, []optim.Behaviour) {
 	t.Helper()
 	data, err := models.Synthetic(models.SyntheticSpec{Clients: n, Classes: 3, Features: 6,
 		Train: 40, Val: 10, Test: 10, Alpha: 0.5, Separation: 0.7, Shift: 1, Noise: 1}, 9)
@@ -40,12 +41,12 @@ func sgpClients(t testing.TB, n int, variant optim.Variant) ([]*optim.SGP, []opt
 	m := models.NewSoftmax(6, 3, 1e-3)
 	x0 := make([]float64, m.Dim())
 	m.Init(x0, rng.New(9, rng.Global, rng.PurposeInit))
-	cfg := optim.SGPConfig{Variant: variant, BatchSize: 8,
+	cfg := pdbo.SGPConfig{Variant: variant, BatchSize: 8,
 		LR: optim.Schedule{Kind: "multistep", Base: 0.1, Milestones: []int{30}, Gamma: 0.1}}
-	c := make([]*optim.SGP, n)
+	c := make([]*pdbo.SGP, n)
 	b := make([]optim.Behaviour, n)
 	for i := range c {
-		c[i] = optim.NewSGP(i, n, m.Clone(), data[i], x0, cfg, 9)
+		c[i] = pdbo.NewSGP(i, n, m.Clone(), data[i], x0, cfg, 9)
 		b[i] = c[i]
 	}
 	return c, b
@@ -115,7 +116,7 @@ func sameBits(a, b []float64) bool {
 func TestActorsMatchSequential(t *testing.T) {
 	const n = 16
 	for _, kind := range []string{"stochastic-directed", "stochastic-undirected", "static-undirected", "fully-connected"} {
-		for _, v := range []optim.Variant{optim.BeforeComm, optim.AfterComm} {
+		for _, v := range []pdbo.Variant{pdbo.BeforeComm, pdbo.AfterComm} {
 			for _, groups := range []int{1, 5, n} {
 				t.Run(fmt.Sprintf("%s/%v/groups=%d", kind, v, groups), func(t *testing.T) {
 					nw := network(t, kind, n)
@@ -224,7 +225,7 @@ func TestClientFailuresNameClientAndRound(t *testing.T) {
 		for _, groups := range []int{1, n} {
 			t.Run(fmt.Sprintf("%s/groups=%d", mode, groups), func(t *testing.T) {
 				nw := network(t, "stochastic-directed", n)
-				_, b := sgpClients(t, n, optim.AfterComm)
+				_, b := sgpClients(t, n, pdbo.AfterComm)
 				b[3] = &faulty{Behaviour: b[3], round: 5, mode: mode}
 				rt := newRuntime(t, nw, b, Options{RoundTimeout: 300 * time.Millisecond, Groups: groups})
 				_, err := rt.Execute(context.Background(), &optim.Phases{{Name: "sgp", Rounds: 10}}, optim.NoSink{})
@@ -261,7 +262,7 @@ func TestClientFailuresNameClientAndRound(t *testing.T) {
 
 func TestContextCancelStopsPhase(t *testing.T) {
 	nw := network(t, "stochastic-directed", 4)
-	_, b := sgpClients(t, 4, optim.AfterComm)
+	_, b := sgpClients(t, 4, pdbo.AfterComm)
 	rt := newRuntime(t, nw, b, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	stopAt := 3
@@ -319,7 +320,7 @@ func TestSupervisorPanicsFailTheRun(t *testing.T) {
 		} {
 			t.Run(drv+"/"+c.name, func(t *testing.T) {
 				nw := network(t, "stochastic-directed", n)
-				_, b := sgpClients(t, n, optim.AfterComm)
+				_, b := sgpClients(t, n, pdbo.AfterComm)
 				var d optim.Driver
 				if drv == "actors" {
 					d = newRuntime(t, nw, b, Options{})

@@ -10,6 +10,7 @@ import (
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
+	"hgpsim/optim/pdbo"
 )
 
 // The shapes of the per-operation yardstick; tools/yardstick/torch_ops.py
@@ -89,10 +90,10 @@ func vrhgpRound(r *rand.Rand) (Op, error) {
 	for j := range pBar {
 		pBar[j], deltaBar[j] = 1/float64(OpDegree+1), 0.5
 	}
-	lin := optim.Linearization{ID: 0, N: OpN, Model: m, Inner: data, Outer: data,
+	lin := pdbo.Linearization{ID: 0, N: OpN, Model: m, Inner: data, Outer: data,
 		Lambda: randomVector(r, m.DimLambda()), Z: z, Omega: 1, PBar: pBar, DeltaBar: deltaBar,
-		Variant: optim.AfterComm, LR: 0.05, Seed: 1}
-	est := optim.NewVRHGP(lin, 0.9, 0.1, optim.Simultaneous)
+		Variant: pdbo.AfterComm, LR: 0.05, Seed: 1}
+	est := pdbo.NewVRHGP(lin, 0.9, 0.1, pdbo.Simultaneous)
 	in := make([]optim.Message, OpDegree+1)
 	for k := range in {
 		in[k] = optim.Message{From: k, Payload: optim.Payload{Kind: optim.KindDual, Vec: randomVector(r, 2*dx)}}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"hgpsim/optim"
+	"hgpsim/optim/pdbo"
 	"hgpsim/run"
 	"hgpsim/scenarios"
 )
@@ -66,7 +67,7 @@ func NewOuter(sc scenarios.Scenario, method string, n, capRounds int) (*Outer, e
 		return nil, err
 	}
 	build := time.Since(start)
-	prog := r.Alg1
+	prog, _ := r.Program().(*pdbo.Alg1)
 	if prog == nil || !prog.Hyper {
 		return nil, fmt.Errorf("bench: method %s has no hyper-gradient estimator, so no outer step", method)
 	}
@@ -164,7 +165,7 @@ func (o *Outer) Prepare(driver string) (*OuterTrial, error) {
 // first λ-update, with a timing sink.
 func (t *OuterTrial) Run() (OuterParts, error) {
 	o := t.o
-	prog := *o.Run.Alg1 // a fresh copy per trial: Alg1 keeps its step
+	prog := *o.Run.Program().(*pdbo.Alg1) // a fresh copy per trial: Alg1 keeps its step
 	prog.SGPRounds, prog.HyperRounds = o.TM, o.MM
 	prog.SGPEval, prog.HyperEval = 0, 0
 	t.sink.phases = t.sink.phases[:0]

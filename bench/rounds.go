@@ -16,7 +16,7 @@ import (
 
 // Rounds is a setup whose rounds are measured: a run's network and
 // clients, and the phase every measurement runs. The clients are the real
-// ones (run.Build, run.Run.Factory: optim.PDBOClient), built once; every
+// ones (run.Build, run.Run.Factory: pdbo.Client), built once; every
 // measurement enters them into the phase afresh (outside the timer), so
 // that all measurements do the same work, and then times the rounds alone
 // with optim.Fixed clients around the behaviours.

@@ -15,6 +15,7 @@ import (
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
+	"hgpsim/optim/pdbo"
 	"hgpsim/scenarios"
 )
 
@@ -372,11 +373,11 @@ func hgpErrorOne(ctx context.Context, sc scenarios.Scenario, h *HGPError, env sc
 	lambda := []float64{0, 0}
 	x0 := make([]float64, base.Dim())
 	base.Init(x0, rng.New(seed, rng.Global, rng.PurposeInit))
-	cfg := optim.SGPConfig{Variant: optim.AfterComm, LR: optim.Schedule{Kind: "constant", Base: h.LR}}
-	clients := make([]*optim.SGP, n)
+	cfg := pdbo.SGPConfig{Variant: pdbo.AfterComm, LR: optim.Schedule{Kind: "constant", Base: h.LR}}
+	clients := make([]*pdbo.SGP, n)
 	beh := make([]optim.Behaviour, n)
 	for i := range clients {
-		clients[i] = optim.NewSGPBilevel(i, n, models.LabelWeights(base, 0), lambda, data[i], x0, cfg, seed)
+		clients[i] = pdbo.NewSGPBilevel(i, n, models.LabelWeights(base, 0), lambda, data[i], x0, cfg, seed)
 		beh[i] = clients[i]
 	}
 	factory, fixed := optim.FixedClients(beh)
@@ -390,7 +391,7 @@ func hgpErrorOne(ctx context.Context, sc scenarios.Scenario, h *HGPError, env sc
 		return out, err
 	}
 	pTrue := nw.ExpectedPushWeights()
-	last := make([]optim.Linearization, n)
+	last := make([]pdbo.Linearization, n)
 	for i, c := range clients {
 		lin := c.Linearize(data[i].Val, h.LR, 0, seed)
 		lin.PBar = pTrue[i]
@@ -403,15 +404,15 @@ func hgpErrorOne(ctx context.Context, sc scenarios.Scenario, h *HGPError, env sc
 	// the chosen one always, the other one for the gap.
 	type point struct {
 		name   string
-		lins   []optim.Linearization
+		lins   []pdbo.Linearization
 		oracle [][]float64
 		miss   *HGPErrorSkip
 	}
 	build := func(name string) (*point, error) {
 		pt := &point{name: name, lins: last}
 		if name == "fixed-point" {
-			fixed := append([]optim.Linearization(nil), last...)
-			z, omega, err := optim.ExpectedFixedPoint(fixed, pTrue, x0, 1000000, 1e-13)
+			fixed := append([]pdbo.Linearization(nil), last...)
+			z, omega, err := pdbo.ExpectedFixedPoint(fixed, pTrue, x0, 1000000, 1e-13)
 			if err != nil {
 				pt.miss = &HGPErrorSkip{Network: kind, Seed: seed, At: name, Status: "no-fixed-point", Reason: err.Error()}
 				return pt, nil
@@ -421,8 +422,8 @@ func hgpErrorOne(ctx context.Context, sc scenarios.Scenario, h *HGPError, env sc
 			}
 			pt.lins = fixed
 		}
-		o, err := optim.FixedPointOracle(pt.lins)
-		var oe *optim.OracleError
+		o, err := pdbo.FixedPointOracle(pt.lins)
+		var oe *pdbo.OracleError
 		switch {
 		case errors.As(err, &oe):
 			pt.miss = &HGPErrorSkip{Network: kind, Seed: seed, At: name, Status: oe.Status(),
@@ -470,9 +471,9 @@ func hgpErrorOne(ctx context.Context, sc scenarios.Scenario, h *HGPError, env sc
 	}
 	out.norm = math.Sqrt(out.norm)
 
-	sampling := optim.Alternate
+	sampling := pdbo.Alternate
 	if h.Sampling == "simultaneous" {
-		sampling = optim.Simultaneous
+		sampling = pdbo.Simultaneous
 	}
 	per := sampling.Rounds(1)
 	out.errors = make([][]float64, len(h.Pairs))
@@ -480,7 +481,7 @@ func hgpErrorOne(ctx context.Context, sc scenarios.Scenario, h *HGPError, env sc
 	for pi, p := range h.Pairs {
 		errs := make([]float64, h.M+1)
 		for i, l := range chosen.lins {
-			e := optim.NewVRHGP(l, p[0], p[1], sampling)
+			e := pdbo.NewVRHGP(l, p[0], p[1], sampling)
 			got[i] = e.Estimate()
 			fixed[i].Behaviour = e
 			if wrap != nil {

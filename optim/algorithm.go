@@ -18,7 +18,9 @@ type Algorithm interface {
 	Server() bool
 	// Validate checks the parameters for a network of n nodes.
 	Validate(n int) error
-	// Plan returns the factory of the run's clients and its program.
+	// Plan returns the factory of the run's clients and its program. It
+	// may replace s.Net (the local baselines train over self-loops only);
+	// the run uses the network s holds when Plan returns.
 	Plan(s *Setup) (ClientFactory, Program, error)
 }
 
@@ -36,40 +38,32 @@ type Setup struct {
 	// Test pools the test data of every node, for evaluations of a global
 	// model by a server (an oracle measurement, not part of the algorithm).
 	Test *models.Dataset
-	// PDBO is the configuration of the pdbo algorithm, whose parameters are
-	// the scenario's sgp, hypergradient and outer sections.
-	PDBO *PDBOSetup
+	// Head names the model's head (a models.Heads kind) and HeadParams are
+	// its parameters, for algorithms that treat parts of λ apart.
+	Head       string
+	HeadParams models.HeadParams
+	// Sections gives read access to the top-level sections of the scenario
+	// an algorithm takes its parameters from (see SectionOwner).
+	Sections Sections
 }
 
-// PDBOSetup configures the pdbo algorithm.
-type PDBOSetup struct {
-	Config  *PDBOConfig
-	Program *Alg1
-	// TrueP and TrueDelta, when not nil, are each client's exact p̄_i· and
-	// δ̄_{·→i} (estimates: true).
-	TrueP, TrueDelta [][]float64
+// Env returns the environment of node self of the run, for what an
+// algorithm builds per node (its Phase is nil).
+func (s *Setup) Env(self int) Env { return Env{Seed: s.Seed, N: s.Net.N, Self: self} }
+
+// SectionOwner is an Algorithm whose parameters are top-level sections of
+// the scenario rather than keys under `algorithm:` (pdbo's sgp,
+// hypergradient and outer, which the method presets fill in). A scenario
+// whose algorithm does not own a section must leave it at its default.
+type SectionOwner interface {
+	// Sections returns the keys of the sections the algorithm owns.
+	Sections() []string
 }
 
-func init() {
-	Algorithms.Register("pdbo",
-		"Personalized decentralized bilevel optimization (PDBO paper Alg. 1): SGP rounds (push-sum, Eq. 2–4, with Alg. 2's counts), a hyper-gradient phase (HGP, VR-HGP, exact backprop or local) and each client's λ-update, per outer step. Its parameters are the scenario's sgp, hypergradient and outer sections.",
-		func() Algorithm { return &pdboAlgorithm{} })
-}
-
-// pdboAlgorithm is the default algorithm.
-type pdboAlgorithm struct{}
-
-func (*pdboAlgorithm) Server() bool       { return false }
-func (*pdboAlgorithm) Validate(int) error { return nil }
-
-func (*pdboAlgorithm) Plan(s *Setup) (ClientFactory, Program, error) {
-	p := s.PDBO
-	factory := func(i int) (Client, error) {
-		c := NewPDBOClient(i, p.Config, s.Model.Clone(), s.Data[i], s.X0)
-		if p.TrueP != nil {
-			c.UseTrueEstimates(p.TrueP[i], p.TrueDelta[i])
-		}
-		return c, nil
-	}
-	return factory, p.Program, nil
+// Sections is a read-only view of a scenario's top-level sections by key.
+// Section returns a pointer to the section's value, whose type the
+// algorithm family that owns it defines (the scenario embeds it), or nil
+// for a key the scenario does not have. Algorithms must not modify it.
+type Sections interface {
+	Section(key string) any
 }

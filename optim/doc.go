@@ -29,10 +29,13 @@
 // # Clients and programs
 //
 // A Client lives for the whole run and returns a behaviour for each phase
-// (Enter); a Program schedules the phases (Alg1 is the PDBO paper's Alg. 1)
-// and both drivers execute it, the actor runtime inside its supervisor.
-// Plug-ins: Estimators (hyper-gradient estimators) and Faults (client
-// behaviours assigned per client).
+// (Enter); a Program schedules the phases (pdbo.Alg1 is the PDBO paper's
+// Alg. 1) and both drivers execute it, the actor runtime inside its
+// supervisor. Algorithms register in Algorithms and are planned from a
+// Setup; those whose parameters are top-level scenario sections
+// (SectionOwner) read them through Setup.Sections. Plug-ins: Faults (client
+// behaviours assigned per client). Algorithm families live in
+// subpackages (optim/pdbo, …) and import this one, never the reverse.
 //
 // # Notation
 //

@@ -195,9 +195,9 @@ func applyMixesBlocked(st *mixStage, mixes [][]Mix, parallel int) {
 	wg.Wait()
 }
 
-// termsOf returns buf refilled with Coef·Vec[off:off+d] for the messages
+// TermsOf returns buf refilled with Coef·Vec[off:off+d] for the messages
 // whose coefficient coef(m) is not skipped.
-func termsOf(buf []Term, in []Message, off, d int, coef func(m *Message) (float64, bool)) []Term {
+func TermsOf(buf []Term, in []Message, off, d int, coef func(m *Message) (float64, bool)) []Term {
 	buf = buf[:0]
 	for k := range in {
 		m := &in[k]

@@ -6,16 +6,17 @@ import (
 	"gonum.org/v1/gonum/floats"
 )
 
-// pushSum is the push-sum pair y = (z, ω) shared by averaging and SGP, with
-// double-buffered payloads z (ω travels as the payload's mass; see the
-// package doc).
-type pushSum struct {
-	id    int
-	z     []float64
-	omega float64
+// PushSumPair is the push-sum pair y = (z, ω) shared by averaging and SGP
+// (optim/pdbo), with double-buffered payloads z (ω travels as the payload's
+// mass; see the package doc). Its owner reads and steps Z, Omega and X
+// between rounds; the buffers and Alg. 2's counts are the pair's own.
+type PushSumPair struct {
+	ID    int       // the client
+	Z     []float64 // z
+	Omega float64   // ω
 	out   [2][]float64
 	flip  int
-	x     []float64 // z/ω, refreshed by debias
+	X     []float64 // z/ω, refreshed by Debias
 
 	// Alg. 2 estimates, as running sums over the rounds seen.
 	pSum   []float64 // Σ_t p_ij(δ_i⁽ᵗ⁾)            (line 7, sender side)
@@ -26,72 +27,77 @@ type pushSum struct {
 	mixes [1]Mix
 }
 
-func newPushSum(id, n int, z0 []float64) pushSum {
+// NewPushSumPair returns client id's pair among n clients, started at
+// z = z0 (copied) with ω = 1.
+func NewPushSumPair(id, n int, z0 []float64) PushSumPair {
 	d := len(z0)
-	return pushSum{
-		id:     id,
-		z:      append([]float64(nil), z0...),
-		omega:  1,
+	return PushSumPair{
+		ID:     id,
+		Z:      append([]float64(nil), z0...),
+		Omega:  1,
 		out:    [2][]float64{make([]float64, d), make([]float64, d)},
-		x:      append([]float64(nil), z0...),
+		X:      append([]float64(nil), z0...),
 		pSum:   make([]float64, n),
 		dCount: make([]float64, n),
 	}
 }
 
-// nextPayload returns the buffer to fill for this round's message.
-func (p *pushSum) nextPayload() []float64 {
+// NextPayload returns the buffer to fill for this round's message.
+func (p *PushSumPair) NextPayload() []float64 {
 	p.flip ^= 1
 	return p.out[p.flip]
 }
 
-// payloadZ returns z as this round's payload without copying it: z and
-// the buffer nextPayload would return swap places, so the payload is the
+// PayloadZ returns z as this round's payload without copying it: z and
+// the buffer NextPayload would return swap places, so the payload is the
 // buffer z was in and z moves to the payload buffer of two rounds ago,
 // which nobody reads any more. z's contents are stale until the premix
-// rewrites them, so nothing may read z between payloadZ and mixed.
-func (p *pushSum) payloadZ() []float64 {
+// rewrites them, so nothing may read z between PayloadZ and Mixed.
+func (p *PushSumPair) PayloadZ() []float64 {
 	p.flip ^= 1
-	p.z, p.out[p.flip] = p.out[p.flip], p.z
+	p.Z, p.out[p.flip] = p.out[p.flip], p.Z
 	return p.out[p.flip]
 }
 
-// push sends z with its mass ω to every realized link (Eq. 2: φ of the
+// Push sends z with its mass ω to every realized link (Eq. 2: φ of the
 // message already in buf) and records line 7 of Alg. 2.
-func (p *pushSum) push(r *Round, out Outbox, buf []float64) {
-	w := Push(out, r.Links, Payload{Kind: KindModel, Vec: buf, Mass: p.omega})
+func (p *PushSumPair) Push(r *Round, out Outbox, buf []float64) {
+	w := Push(out, r.Links, Payload{Kind: KindModel, Vec: buf, Mass: p.Omega})
 	for k, j := range r.Links {
 		p.pSum[j] += w[k]
 	}
 }
 
-// premix returns z ← Σ_j p_ji φ_j in sender order (Eq. 2 without ψ), for
-// ApplyMixes or a driver's blocked mixing; mixed does the rest.
-func (p *pushSum) premix(in []Message) []Mix {
-	p.terms = termsOf(p.terms, in, 0, len(p.z), func(m *Message) (float64, bool) { return m.Weight, true })
-	p.mixes[0] = Mix{Dst: p.z, Terms: p.terms}
+// Premix returns z ← Σ_j p_ji φ_j in sender order (Eq. 2 without ψ), for
+// ApplyMixes or a driver's blocked mixing; Mixed does the rest.
+func (p *PushSumPair) Premix(in []Message) []Mix {
+	p.terms = TermsOf(p.terms, in, 0, len(p.Z), func(m *Message) (float64, bool) { return m.Weight, true })
+	p.mixes[0] = Mix{Dst: p.Z, Terms: p.terms}
 	return p.mixes[:]
 }
 
-// mixed sets ω ← Σ_j p_ji ω_j and records line 12 of Alg. 2, after z is
+// Mixed sets ω ← Σ_j p_ji ω_j and records line 12 of Alg. 2, after z is
 // mixed.
-func (p *pushSum) mixed(in []Message) {
-	p.omega = 0
+func (p *PushSumPair) Mixed(in []Message) {
+	p.Omega = 0
 	for _, m := range in {
-		p.omega += m.Weight * m.Mass
+		p.Omega += m.Weight * m.Mass
 		p.dCount[m.From]++
 	}
 	p.rounds++
 }
 
-// debias refreshes x = z/ω.
-func (p *pushSum) debias() {
-	floats.ScaleTo(p.x, 1/p.omega, p.z)
+// Debias refreshes x = z/ω.
+func (p *PushSumPair) Debias() {
+	floats.ScaleTo(p.X, 1/p.Omega, p.Z)
 }
 
-// estimates returns p̄_ij and δ̄_{j→i} for all j (Alg. 2 lines 14–15) as
+// N returns the number of clients.
+func (p *PushSumPair) N() int { return len(p.pSum) }
+
+// Estimates returns p̄_ij and δ̄_{j→i} for all j (Alg. 2 lines 14–15) as
 // freshly allocated slices; zeros before the first round.
-func (p *pushSum) estimates() (pBar, deltaBar []float64) {
+func (p *PushSumPair) Estimates() (pBar, deltaBar []float64) {
 	n := len(p.pSum)
 	pBar = make([]float64, n)
 	deltaBar = make([]float64, n)
@@ -109,17 +115,17 @@ func (p *pushSum) estimates() (pBar, deltaBar []float64) {
 // PushSum is plain push-sum averaging: every client starts from its own
 // vector and all of them converge to the average of the starting vectors.
 type PushSum struct {
-	ps pushSum
+	ps PushSumPair
 }
 
 // NewPushSum returns client id of n averaging the vector v0 (copied).
 func NewPushSum(id, n int, v0 []float64) *PushSum {
-	return &PushSum{ps: newPushSum(id, n, v0)}
+	return &PushSum{ps: NewPushSumPair(id, n, v0)}
 }
 
 // Send implements Behaviour.
 func (a *PushSum) Send(r *Round, out Outbox) error {
-	a.ps.push(r, out, a.ps.payloadZ())
+	a.ps.Push(r, out, a.ps.PayloadZ())
 	return nil
 }
 
@@ -130,36 +136,36 @@ func (a *PushSum) Receive(r *Round, in []Message) error {
 }
 
 // Premix implements Premixer.
-func (a *PushSum) Premix(_ *Round, in []Message) []Mix { return a.ps.premix(in) }
+func (a *PushSum) Premix(_ *Round, in []Message) []Mix { return a.ps.Premix(in) }
 
 // ReceiveMixed implements Premixer.
 func (a *PushSum) ReceiveMixed(_ *Round, in []Message) error {
-	a.ps.mixed(in)
-	a.ps.debias()
-	if !AllFinite(a.ps.x) {
+	a.ps.Mixed(in)
+	a.ps.Debias()
+	if !AllFinite(a.ps.X) {
 		return ErrNonFinite
 	}
 	return nil
 }
 
 // Value returns the client's current estimate z/ω (a read-only view).
-func (a *PushSum) Value() []float64 { return a.ps.x }
+func (a *PushSum) Value() []float64 { return a.ps.X }
 
 // Observe implements Observer: only X is meaningful for averaging.
-func (a *PushSum) Observe() Stats { return Stats{X: a.ps.x, Weight: a.ps.omega} }
+func (a *PushSum) Observe() Stats { return Stats{X: a.ps.X, Weight: a.ps.Omega} }
 
 // Estimates returns this client's p̄_ij and δ̄_{j→i} over the rounds so far.
-func (a *PushSum) Estimates() (pBar, deltaBar []float64) { return a.ps.estimates() }
+func (a *PushSum) Estimates() (pBar, deltaBar []float64) { return a.ps.Estimates() }
 
-// stepDebias sets z += c·g and x = z·inv and reports whether every x is
+// StepDebias sets z += c·g and x = z·inv and reports whether every x is
 // finite, with the bits of floats.ScaleTo(psi, c, g), floats.Add(z, psi),
 // floats.ScaleTo(x, inv, z) and AllFinite(x): each product rounded on its
 // own (the float64 conversions keep the compiler from fusing it into the
 // sum). One pass instead of four matters because at n ≥ 100 the clients'
 // vectors are out of cache.
-func stepDebias(z, x []float64, c float64, g []float64, inv float64) bool {
+func StepDebias(z, x []float64, c float64, g []float64, inv float64) bool {
 	if len(x) != len(z) || len(g) != len(z) {
-		panic(fmt.Sprintf("optim: stepDebias of lengths %d, %d, %d", len(z), len(x), len(g)))
+		panic(fmt.Sprintf("optim: StepDebias of lengths %d, %d, %d", len(z), len(x), len(g)))
 	}
 	// The bad sums stay 0 while every x is finite: x − x is NaN for ±Inf
 	// and NaN. Four of them, so that no chain of additions bounds the loop.

@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"hgpsim/graph"
+	"hgpsim/internal/registry"
 	"hgpsim/internal/rng"
 )
 
@@ -135,7 +136,7 @@ func TestStepDebiasIsFourPasses(t *testing.T) {
 			wantOK := AllFinite(wantX)
 
 			x := make([]float64, n)
-			ok := stepDebias(z, x, c, g, inv)
+			ok := StepDebias(z, x, c, g, inv)
 			if ok != wantOK {
 				t.Errorf("n=%d special=%v: finite %v, want %v", n, special, ok, wantOK)
 			}
@@ -148,5 +149,69 @@ func TestStepDebiasIsFourPasses(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// pushSumClients returns n push-sum clients on random vectors and their
+// exact average.
+func pushSumClients(n, d int) ([]*PushSum, []Behaviour, []float64) {
+	r := rng.New(5, rng.Global, rng.PurposeInit)
+	avg := make([]float64, d)
+	cs := make([]*PushSum, n)
+	bs := make([]Behaviour, n)
+	for i := range cs {
+		v := make([]float64, d)
+		for k := range v {
+			v[k] = 10 * r.NormFloat64()
+		}
+		floats.AddScaled(avg, 1/float64(n), v)
+		cs[i] = NewPushSum(i, n, v)
+		bs[i] = cs[i]
+	}
+	return cs, bs, avg
+}
+
+// Push-sum keeps its promise under the failure processes: with messages
+// delayed, nodes churning and crashing (and recovering with their state),
+// and a partition that heals, every node still reaches the exact average of
+// the starting vectors once the network is strongly connected again —
+// because no mass is ever lost: an offline node's links count as down for
+// its neighbours, a delayed message is held, not dropped, and each side of
+// the partition keeps its own mass. (run/testdata/golden checks the
+// drivers agree under every failure process.)
+func TestPushSumUnderFailures(t *testing.T) {
+	const n, d, rounds = 12, 3, 1500
+	nw := buildNet(t, net("stochastic-directed"), n, 8)
+	err := nw.SetFailures([]registry.Choice[graph.Failure]{
+		{Name: "delay", Params: &graph.Delay{Prob: 0.3, Min: 1, Max: 4}},
+		{Name: "churn", Params: &graph.Churn{Nodes: []int{3, 7}, Share: 0.2, MeanOffline: 5}},
+		{Name: "crash", Params: &graph.Crash{Nodes: []int{9}, At: 50, Recover: 120}},
+		{Name: "partition", Params: &graph.Partition{Groups: [][]int{{0, 1, 2, 3, 4, 5}}, From: 0, To: 300}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, bs, avg := pushSumClients(n, d)
+	drv := newTestDriver(t, nw)
+	if err := drv.run("pushsum", 250, bs); err != nil {
+		t.Fatal(err)
+	}
+	// During the partition the two sides cannot agree: the test would
+	// prove nothing if they did.
+	worst := func() float64 {
+		w := 0.0
+		for _, c := range cs {
+			w = math.Max(w, floats.Distance(c.Value(), avg, 2)/floats.Norm(avg, 2))
+		}
+		return w
+	}
+	if e := worst(); e < 1e-3 {
+		t.Fatalf("during the partition the error is already %.3g", e)
+	}
+	if err := drv.run("pushsum", rounds-250, bs); err != nil {
+		t.Fatal(err)
+	}
+	if e := worst(); e > 1e-10 {
+		t.Errorf("after the network healed, push-sum ends %.3g (relative) from the exact average", e)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"hgpsim/optim"
+	"hgpsim/optim/pdbo"
 )
 
 // BenchmarkCheckpointWrite measures writing checkpoint.bin for n = 100
@@ -16,7 +17,7 @@ func BenchmarkCheckpointWrite(b *testing.B) {
 	const n, d, dl = 100, 23550, 13
 	cp := &optim.Checkpoint{Clients: make([][]byte, n)}
 	for i := range n {
-		adam := &optim.Adam{LR: make([]float64, dl), Beta1: 0.9, Beta2: 0.999}
+		adam := &pdbo.Adam{LR: make([]float64, dl), Beta1: 0.9, Beta2: 0.999}
 		adam.Step(make([]float64, dl), make([]float64, dl))
 		ob, err := adam.SaveState()
 		if err != nil {

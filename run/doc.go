@@ -1,8 +1,10 @@
 // Package run turns a validated scenario into a run and executes it.
 //
 // Build builds what the run's clients are made of — the network, each
-// client's data, the model and the initial parameters — and gives the
-// client factory and the program (Alg. 1 for PDBO). Execute hands them to
+// client's data, the model and the initial parameters — and asks the
+// scenario's algorithm (a registered plug-in; Build names none) for the
+// client factory and the program, handing it the scenario's sections
+// through optim.Setup. Execute hands them to
 // the driver the scenario names (optim.Sequential or the actor runtime)
 // with a sink that writes metrics.jsonl, one line per write, and assembles
 // summary.json, written last and atomically. An experiment scenario runs

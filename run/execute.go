@@ -62,7 +62,7 @@ func (s *Summary) Headline() OuterRecord {
 }
 
 // EstimateError compares the clients' Alg. 2 estimates after the first SGP
-// phase with the truth; reported up to scenarios.ExactEstimateLimit clients.
+// phase with the truth; reported up to pdbo.ExactEstimateLimit clients.
 type EstimateError struct {
 	// PBarMaxAbs is max_ij |p̂_ij − E p_ij| and DeltaBarMaxAbs
 	// max_ij |δ̂_{j→i} − δ̄_{j→i}|: against the network's model. They

@@ -3,6 +3,7 @@ package run
 import (
 	"math"
 
+	"hgpsim/graph"
 	"hgpsim/models"
 	"hgpsim/optim"
 	"hgpsim/scenarios"
@@ -19,12 +20,29 @@ type OuterRecord struct {
 	LambdaNorm        float64 `json:"lambda_norm"`                  // ‖λ⁽ˢ⁾‖ stacked over clients
 }
 
-// runSink turns a PDBO run's reports into metrics.jsonl lines, progress
+// outerLoop is a program with an outer loop (such as the PDBO paper's
+// Alg. 1, whose parameters are the scenario's sgp, hypergradient and outer
+// sections): the summary lists its steps and, with hypergradient.oracle,
+// compares its hyper-gradient estimates with its dense oracle.
+type outerLoop interface {
+	// StoppedEarly reports that outer.patience ended the loop early.
+	StoppedEarly() bool
+	// ReportsStates reports that every SGP phase ends with each client's
+	// state in its Result, the oracle's input.
+	ReportsStates() bool
+	// HyperLR is the step of the linearized map the estimates are of.
+	HyperLR() float64
+	// Oracle returns every client's hyper-gradient by the dense oracle at
+	// the states the last SGP phase reported, with the exact p̄ (pTrue).
+	Oracle(nw *graph.Network, pTrue [][]float64, model models.Bilevel, data []models.ClientData, states []optim.Result) ([][]float64, error)
+}
+
+// runSink turns a run's reports into metrics.jsonl lines, progress
 // and the summary. It only reads what the driver reports: nothing here
 // reaches into a client.
 type runSink struct {
 	run      *Run
-	prog     *optim.Alg1 // pdbo only
+	prog     outerLoop // nil for programs without an outer loop
 	mw       *metricsWriter
 	progress Progress
 	sum      *Summary
@@ -32,14 +50,25 @@ type runSink struct {
 	evals    []scenarios.Eval
 	traffic  optim.Traffic  // cumulative
 	states   []optim.Result // each client's state after the last SGP phase (oracle runs)
+	pTrue    [][]float64    // cache of expectedPushWeights
+}
+
+// expectedPushWeights returns the exact p̄ of the run's network, computed
+// once: it is O(n³) and the network never changes during a run.
+func (s *runSink) expectedPushWeights() [][]float64 {
+	if s.pTrue == nil {
+		s.pTrue = s.run.Net.ExpectedPushWeights()
+	}
+	return s.pTrue
 }
 
 func newRunSink(run *Run, mw *metricsWriter, progress Progress) *runSink {
 	sc := run.Scenario
-	s := &runSink{run: run, prog: run.Alg1, mw: mw, progress: progress,
+	prog, _ := run.program.(outerLoop)
+	s := &runSink{run: run, prog: prog, mw: mw, progress: progress,
 		sum: &Summary{Name: sc.Name, Seed: sc.Seed, Clients: sc.Clients, Network: run.Net.Kind,
 			Driver: sc.Runtime.DriverName(), Algorithm: sc.Algorithm.Name, Traffic: map[string]optim.Traffic{}}}
-	if run.Alg1 != nil {
+	if prog != nil {
 		s.sum.Rounds = sc.SGP.Rounds
 	}
 	return s
@@ -99,7 +128,7 @@ func (s *runSink) Finished(rep *optim.PhaseReport) error {
 		if rep.Delivered != nil {
 			s.sum.Estimates = s.estimateError(rep)
 		}
-		if s.prog.ReportState {
+		if s.prog != nil && s.prog.ReportsStates() {
 			s.states = append(s.states[:0], rep.Results...)
 		}
 	case "hypergradient", "outer":
@@ -151,7 +180,7 @@ func (s *runSink) summary() (*Summary, error) {
 	}
 	b := sum.Outer[best]
 	sum.Best = &b
-	sum.StoppedEarly = s.prog.Stopped
+	sum.StoppedEarly = s.prog.StoppedEarly()
 	return sum, nil
 }
 
@@ -159,7 +188,7 @@ func (s *runSink) summary() (*Summary, error) {
 // the network's expectation and with what it delivered.
 func (s *runSink) estimateError(rep *optim.PhaseReport) *EstimateError {
 	nw := s.run.Net
-	pTrue := s.run.expectedPushWeights()
+	pTrue := s.expectedPushWeights()
 	d := rep.Delivered
 	e := &EstimateError{}
 	for i, r := range rep.Results {
@@ -188,11 +217,12 @@ func (s *runSink) hypergradient(rep *optim.PhaseReport) (*HypergradientSummary, 
 	sc := s.run.Scenario
 	got := vectors(rep.Results, "hypergradient")
 	hs := &HypergradientSummary{Estimator: sc.Hypergradient.Estimator, Rounds: rep.Spec.Rounds,
-		LR: s.run.Config.HyperLR, Norm: stackedNorm(got)}
+		LR: s.prog.HyperLR(), Norm: stackedNorm(got)}
 	if !sc.Hypergradient.Oracle {
 		return hs, nil
 	}
-	oracle, err := optim.FixedPointOracle(s.linearizations())
+	r := s.run
+	oracle, err := s.prog.Oracle(r.Net, s.expectedPushWeights(), r.Model, r.Data, s.states)
 	if err != nil {
 		return nil, err
 	}
@@ -206,24 +236,4 @@ func (s *runSink) hypergradient(rep *optim.PhaseReport) (*HypergradientSummary, 
 	e := stackedNorm(diff) / stackedNorm(oracle)
 	hs.OracleRelError = &e
 	return hs, nil
-}
-
-// linearizations rebuilds every client's linearization from the state it
-// reported, with the true p̄ (the oracle's input).
-func (s *runSink) linearizations() []optim.Linearization {
-	r := s.run
-	pTrue := r.expectedPushWeights()
-	cfg := r.Config
-	lins := make([]optim.Linearization, len(s.states))
-	for i, st := range s.states {
-		delta := make([]float64, r.Net.N)
-		for j := range delta {
-			delta[j] = r.Net.Prob[j][i]
-		}
-		var outer *models.Dataset = r.outerData(i)
-		lins[i] = optim.Linearization{ID: i, N: r.Net.N, Model: r.Model.Clone(), Inner: r.Data[i].Train, Outer: outer,
-			Lambda: st.Vectors["lambda"], Z: st.Vectors["z"], Omega: st.Vectors["omega"][0],
-			PBar: pTrue[i], DeltaBar: delta, Variant: cfg.SGP.Variant, LR: cfg.HyperLR, Batch: cfg.HyperBatch, Seed: cfg.Seed}
-	}
-	return lins
 }

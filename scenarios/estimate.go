@@ -10,6 +10,7 @@ import (
 
 	"hgpsim/graph"
 	"hgpsim/models"
+	"hgpsim/optim/pdbo"
 )
 
 // Resources is what a run is expected to need, computed from the scenario
@@ -113,7 +114,7 @@ func Estimate(sc Scenario) Resources {
 	add("network", 8*nn+16*float64(links)+8*nn*boolf(isStatic(sc))+40*float64(links))
 	// Alg. 2 counters: p̄_ij and δ̄_{j→i} sums, 2n per client.
 	add("p̄/δ̄ counters", 16*nn)
-	if sc.Hypergradient.Estimates == "true" || sc.Nodes() <= ExactEstimateLimit {
+	if sc.Hypergradient.Estimates == "true" || sc.Nodes() <= pdbo.ExactEstimateLimit {
 		add("exact p̄", 8*nn)
 	}
 	// Per client: the SGP state (z, x, gradient, ψ, two payloads) and the

@@ -2,11 +2,6 @@ package scenarios
 
 import "hgpsim/graph"
 
-// ExactEstimateLimit bounds the client count for which runs compare the
-// Alg. 2 estimates with the truth: the exact p̄ costs O(n³) (18 s at
-// n = 1000 on the project machine) and the delivery record O(n²) memory.
-const ExactEstimateLimit = 400
-
 // BuildNetwork builds the scenario's network; a network that breaks an
 // assumption is an input error.
 func BuildNetwork(sc Scenario) (*graph.Network, error) {

@@ -7,6 +7,8 @@ import (
 	"hgpsim/internal/registry"
 	"hgpsim/models"
 	"hgpsim/optim"
+	"hgpsim/optim/faults"
+	"hgpsim/optim/pdbo"
 )
 
 // Scenario is a validated description of one run. Field docs are the
@@ -19,18 +21,18 @@ type Scenario struct {
 	Clients int    `yaml:"clients"` // n, 2 … graph.MaxNodes (plus a server node for server algorithms)
 	// Algorithm is what the run trains with (optim.Algorithms); pdbo, the
 	// default, takes its parameters from the sgp, hypergradient and outer
-	// sections.
+	// sections (an optim.SectionOwner, which reads them through Section).
 	Algorithm     registry.Choice[optim.Algorithm] `yaml:"algorithm"`
 	Network       NetworkSpec                      `yaml:"network"`
 	Data          DataSpec                         `yaml:"data"`
 	Model         ModelSpec                        `yaml:"model"`
-	SGP           SGPSpec                          `yaml:"sgp"`
-	Hypergradient HypergradientSpec                `yaml:"hypergradient"`
-	Outer         OuterSpec                        `yaml:"outer"`
+	SGP           pdbo.SGPSpec                     `yaml:"sgp"`
+	Hypergradient pdbo.HypergradientSpec           `yaml:"hypergradient"`
+	Outer         pdbo.OuterSpec                   `yaml:"outer"`
 	// MethodOverrides sets, per method, the few values the paper tunes per
 	// method (Table 2 and App. D); applied when Method matches a key.
 	MethodOverrides map[string]MethodOverride `yaml:"method_overrides,omitempty"`
-	// Faults gives chosen clients a faulty behaviour (optim.Faults) in
+	// Faults gives chosen clients a faulty behaviour (faults.Faults) in
 	// every phase.
 	Faults  []FaultSpec `yaml:"faults,omitempty"`
 	Runtime RuntimeSpec `yaml:"runtime"`
@@ -68,11 +70,11 @@ func (m *ModelSpec) HeadParams() models.HeadParams {
 	return models.HeadParams{K: m.K, OuterL2: m.OuterL2, OuterL2Labels: m.OuterL2Labels}
 }
 
-// FaultSpec assigns a fault (an optim.Faults kind with its parameters) to
+// FaultSpec assigns a fault (a faults.Faults kind with its parameters) to
 // clients.
 type FaultSpec struct {
-	Fault   registry.Choice[optim.Fault] `yaml:"kind"`
-	Clients []int                        `yaml:"clients"` // the faulty clients
+	Fault   registry.Choice[faults.Fault] `yaml:"kind"`
+	Clients []int                         `yaml:"clients"` // the faulty clients
 }
 
 // MethodOverride holds per-method values; unset fields keep the scenario's.
@@ -82,54 +84,6 @@ type MethodOverride struct {
 	OuterLRLabels *float64 `yaml:"outer_lr_labels,omitempty"` // outer.lr_labels
 	OuterL2       *float64 `yaml:"outer_l2,omitempty"`        // model.outer_l2
 	OuterL2Labels *float64 `yaml:"outer_l2_labels,omitempty"` // model.outer_l2_labels
-}
-
-// OuterSpec configures the outer loop of Alg. 1: each client updates its own
-// λ_i from its hyper-gradient estimate.
-type OuterSpec struct {
-	Steps     int     `yaml:"steps"`     // S outer steps (0: a single inner run, no λ update)
-	Optimizer string  `yaml:"optimizer"` // adam | sgd
-	LR        float64 `yaml:"lr"`        // hyper-learning rate (all of λ, or λ^K for ensemble-label-weights)
-	LRLabels  float64 `yaml:"lr_labels"` // ensemble-label-weights: rate of the label part λ^C
-	Beta1     float64 `yaml:"beta1"`     // adam
-	Beta2     float64 `yaml:"beta2"`     // adam
-	Eps       float64 `yaml:"eps"`       // adam
-	Restart   bool    `yaml:"restart"`   // each outer step restarts SGP from the initial parameters (else warm start)
-	Patience  int     `yaml:"patience"`  // stop after this many outer steps without a better validation accuracy (0 = run all S)
-}
-
-// HypergradientSpec configures the hyper-gradient phase after SGP.
-type HypergradientSpec struct {
-	Estimator string  `yaml:"estimator"`  // none | auto | hgp | vr-hgp | exact | local
-	Alpha     float64 `yaml:"alpha"`      // vr-hgp: α
-	Beta      float64 `yaml:"beta"`       // vr-hgp: β
-	M         int     `yaml:"m"`          // iterations
-	Sampling  string  `yaml:"sampling"`   // simultaneous | alternate
-	Batch     int     `yaml:"batch"`      // minibatch of Â, B̂; 0 = full batch
-	OuterData string  `yaml:"outer_data"` // train | val: the data of F_i
-	Estimates string  `yaml:"estimates"`  // counted (Alg. 2) | true (exact p̄, δ̄)
-	LR        float64 `yaml:"lr"`         // step of the linearized SGP map; 0 = SGP's last step
-	Oracle    bool    `yaml:"oracle"`     // also compute the dense fixed-point oracle and report the error
-	EvalEvery int     `yaml:"eval_every"` // report every k rounds (and after the last); 0 = only the last
-}
-
-// SGPSpec configures the inner Stochastic Gradient Push phase.
-type SGPSpec struct {
-	Variant   string       `yaml:"variant"`    // after (Eq. 4b) | before (Eq. 4a)
-	Rounds    int          `yaml:"rounds"`     // T
-	Batch     int          `yaml:"batch"`      // minibatch size; 0 = full batch
-	LR        ScheduleSpec `yaml:"lr"`         // learning rate α_t
-	EvalEvery int          `yaml:"eval_every"` // evaluate every k rounds (and after the last)
-}
-
-// ScheduleSpec is a learning-rate schedule.
-type ScheduleSpec struct {
-	Schedule   string  `yaml:"schedule"`   // constant | multistep | inverse
-	Base       float64 `yaml:"base"`       // α_0
-	Milestones []int   `yaml:"milestones"` // multistep
-	Gamma      float64 `yaml:"gamma"`      // multistep factor
-	Decay      float64 `yaml:"decay"`      // inverse: α_0 / (1 + decay·t)^power
-	Power      float64 `yaml:"power"`      // inverse
 }
 
 // RuntimeSpec selects how the run executes.
@@ -179,11 +133,9 @@ func Default() Scenario {
 		Data:      DataSpec{Source: registry.Choose[models.Source]("synthetic")},
 		Model: ModelSpec{Arch: registry.Choose[models.Architecture]("softmax"), Head: registry.Choose[models.Head]("none"),
 			K: 3, OuterL2: 0.01, OuterL2Labels: 5e-4},
-		Hypergradient: HypergradientSpec{Estimator: "none", Alpha: 0.9, Beta: 0.1, M: 200, Sampling: "simultaneous",
-			OuterData: "train", Estimates: "counted", EvalEvery: 0},
-		SGP: SGPSpec{Variant: "after", Rounds: 600, Batch: 32, EvalEvery: 50,
-			LR: ScheduleSpec{Schedule: "multistep", Base: 0.05, Milestones: []int{500, 550}, Gamma: 0.1, Decay: 0.01, Power: 1}},
-		Outer:   OuterSpec{Steps: 0, Optimizer: "adam", LR: 0.1, LRLabels: 0.1, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Restart: true},
-		Runtime: RuntimeSpec{Driver: "auto", RoundTimeout: 60 * time.Second, CheckpointEvery: 1},
+		Hypergradient: pdbo.DefaultHypergradient(),
+		SGP:           pdbo.DefaultSGP(),
+		Outer:         pdbo.DefaultOuter(),
+		Runtime:       RuntimeSpec{Driver: "auto", RoundTimeout: 60 * time.Second, CheckpointEvery: 1},
 	}
 }

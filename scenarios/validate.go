@@ -2,30 +2,29 @@ package scenarios
 
 import (
 	"fmt"
-	"math"
 	"net"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"hgpsim/graph"
+	"hgpsim/internal/registry"
 	"hgpsim/models"
 	"hgpsim/optim"
+	"hgpsim/optim/faults"
 )
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
-// Bounds of the sizes a scenario can name that no plug-in owns. The
-// resource estimate (Estimate) bounds their products.
+// Bounds of the sizes a scenario can name that no plug-in owns (pdbo's
+// sections have theirs in their family). The resource estimate (Estimate)
+// bounds their products.
 const (
-	MaxRounds     = 10_000_000 // sgp.rounds
-	MaxM          = 1_000_000  // hypergradient.m
-	MaxOuterSteps = 100_000    // outer.steps
-	MaxBatch      = models.MaxExamplesPerClient
-	MaxTimeout    = 24 * time.Hour
-	MaxParallel   = 1024
+	MaxTimeout  = 24 * time.Hour
+	MaxParallel = 1024
 )
 
 // Validate checks every field and says what is allowed. It reads no data
@@ -70,13 +69,13 @@ func (sc *Scenario) Validate() error {
 	if err := sc.Model.HeadParams().Validate(); err != nil {
 		return fmt.Errorf("model.%w", err)
 	}
-	if err := sc.Hypergradient.validate(sc.Model.Head.Name); err != nil {
+	if err := sc.Hypergradient.Validate(sc.Model.Head.Name); err != nil {
 		return fmt.Errorf("hypergradient.%w", err)
 	}
-	if e, err := optim.Estimators.Lookup(sc.Hypergradient.Estimator); err == nil && e.New().NeedsUndirected() && sc.Network.Topology.Params.OneWay() {
-		return fmt.Errorf("hypergradient.estimator: %s needs undirected links (exact recurrent backpropagation, Eq. 11), and a %s network is directed; use hgp or vr-hgp", sc.Hypergradient.Estimator, sc.Network.Topology.Name)
+	if err := sc.Hypergradient.ValidateNetwork(sc.Network.Topology.Name, sc.Network.Topology.Params.OneWay()); err != nil {
+		return fmt.Errorf("hypergradient.%w", err)
 	}
-	if err := sc.SGP.validate(); err != nil {
+	if err := sc.SGP.Validate(); err != nil {
 		return fmt.Errorf("sgp.%w", err)
 	}
 	switch sc.Runtime.Driver {
@@ -84,7 +83,7 @@ func (sc *Scenario) Validate() error {
 	default:
 		return fmt.Errorf("runtime.driver: must be auto, actors or sequential, got %q", sc.Runtime.Driver)
 	}
-	if err := sc.Outer.validate(sc.Hypergradient.Estimator); err != nil {
+	if err := sc.Outer.Validate(sc.Hypergradient.Estimator); err != nil {
 		return fmt.Errorf("outer.%w", err)
 	}
 	if sc.Experiment != nil {
@@ -97,7 +96,7 @@ func (sc *Scenario) Validate() error {
 	}
 	for k, f := range sc.Faults {
 		if f.Fault.Params == nil {
-			return fmt.Errorf("faults[%d]: kind: missing (registered: %v)", k, optim.Faults.Kinds())
+			return fmt.Errorf("faults[%d]: kind: missing (registered: %v)", k, faults.Faults.Kinds())
 		}
 		if err := f.Fault.Params.Validate(); err != nil {
 			return fmt.Errorf("faults[%d] (%s): %w", k, f.Fault.Name, err)
@@ -156,94 +155,23 @@ func ValidateWorkers(ws []string) error {
 // shape returns the number of features and classes of the scenario's data.
 func (sc *Scenario) Shape() (features, classes int) { return sc.Data.Source.Params.Shape() }
 
-func nonNegative(name string, v float64) error {
-	if !(v >= 0) || math.IsInf(v, 0) {
-		return fmt.Errorf("%s: must be a finite number >= 0, got %v", name, v)
-	}
-	return nil
-}
-
-func (h *HypergradientSpec) validate(head string) error {
-	if h.Estimator == "none" {
-		return nil
-	}
-	if !optim.Estimators.Has(h.Estimator) {
-		return fmt.Errorf("estimator: must be none, auto or an estimator kind (%s), got %q", strings.Join(optim.Estimators.Kinds(), ", "), h.Estimator)
-	}
-	if head == "none" {
-		return fmt.Errorf("estimator: %s needs hyperparameters; set model.head (label-weights, ensemble or ensemble-label-weights)", h.Estimator)
-	}
-	if !(h.Alpha >= 0 && h.Alpha <= 1) {
-		return fmt.Errorf("alpha: must be in [0, 1], got %v", h.Alpha)
-	}
-	if !(h.Beta >= 0 && h.Beta <= 1) {
-		return fmt.Errorf("beta: must be in [0, 1], got %v", h.Beta)
-	}
-	if h.M < 1 || h.M > MaxM {
-		return fmt.Errorf("m: must be in [1, %d], got %d", MaxM, h.M)
-	}
-	if h.Sampling != "simultaneous" && h.Sampling != "alternate" {
-		return fmt.Errorf("sampling: must be simultaneous or alternate, got %q", h.Sampling)
-	}
-	if h.Batch < 0 || h.Batch > MaxBatch {
-		return fmt.Errorf("batch: must be in [0, %d] (0 = full batch), got %d", MaxBatch, h.Batch)
-	}
-	if h.OuterData != "train" && h.OuterData != "val" {
-		return fmt.Errorf("outer_data: must be train or val, got %q", h.OuterData)
-	}
-	if h.Estimates != "counted" && h.Estimates != "true" {
-		return fmt.Errorf("estimates: must be counted or true, got %q", h.Estimates)
-	}
-	if err := nonNegative("lr", h.LR); err != nil {
-		return err
-	}
-	if h.EvalEvery < 0 {
-		return fmt.Errorf("eval_every: must be >= 0, got %d", h.EvalEvery)
-	}
-	return nil
-}
-
-func (s *SGPSpec) validate() error {
-	if s.Variant != "after" && s.Variant != "before" {
-		return fmt.Errorf("variant: must be after (Eq. 4b) or before (Eq. 4a), got %q", s.Variant)
-	}
-	if s.Rounds < 1 || s.Rounds > MaxRounds {
-		return fmt.Errorf("rounds: must be in [1, %d], got %d", MaxRounds, s.Rounds)
-	}
-	if s.Batch < 0 || s.Batch > MaxBatch {
-		return fmt.Errorf("batch: must be in [0, %d] (0 = full batch), got %d", MaxBatch, s.Batch)
-	}
-	if s.EvalEvery < 0 {
-		return fmt.Errorf("eval_every: must be >= 0 (0 = only after the last round), got %d", s.EvalEvery)
-	}
-	if len(s.LR.Milestones) > MaxRounds {
-		return fmt.Errorf("lr.milestones: at most %d, got %d", MaxRounds, len(s.LR.Milestones))
-	}
-	if err := s.LR.Optim().Validate(); err != nil {
-		return fmt.Errorf("lr: %w", err)
-	}
-	return nil
-}
-
-// Optim returns the learning-rate schedule.
-func (s ScheduleSpec) Optim() optim.Schedule {
-	return optim.Schedule{Kind: s.Schedule, Base: s.Base, Milestones: s.Milestones, Gamma: s.Gamma, Decay: s.Decay, Power: s.Power}
-}
-
 // applyMethod fills model.head and hypergradient.estimator from the method
 // preset (the preset wins over what the file says) and resolves
 // estimator "auto": HGP on fully-connected and static networks, VR-HGP on
 // the others, whose links fail at random (PDBO paper App. D). It is
 // idempotent.
 func (sc *Scenario) applyMethod() error {
+	sc.SGP.Isolated = false // only a preset isolates the clients
 	if sc.Method != "" {
 		m, err := Methods.Lookup(sc.Method)
 		if err != nil {
 			return fmt.Errorf("method: %v", err)
 		}
-		if err := m.New().Apply(sc); err != nil {
+		preset := m.New()
+		if err := preset.Apply(sc); err != nil {
 			return err
 		}
+		sc.SGP.Isolated = preset.Isolated()
 	}
 	for m := range sc.MethodOverrides {
 		if !Methods.Has(m) {
@@ -273,39 +201,6 @@ func (sc *Scenario) applyMethod() error {
 	return nil
 }
 
-// isLocal reports the methods that train without communication.
-func (sc *Scenario) IsLocal() bool { return sc.Method == "local" || sc.Method == "local-mtl" }
-
-func (o *OuterSpec) validate(estimator string) error {
-	if o.Steps < 0 || o.Steps > MaxOuterSteps {
-		return fmt.Errorf("steps: must be in [0, %d], got %d", MaxOuterSteps, o.Steps)
-	}
-	if o.Steps > 0 && estimator == "none" {
-		return fmt.Errorf("steps: outer steps need a hyper-gradient; set hypergradient.estimator (or a pdbo-* method)")
-	}
-	if o.Patience < 0 || o.Patience > MaxOuterSteps {
-		return fmt.Errorf("patience: must be in [0, %d] outer steps (0: run all of them), got %d", MaxOuterSteps, o.Patience)
-	}
-	if o.Optimizer != "adam" && o.Optimizer != "sgd" {
-		return fmt.Errorf("optimizer: must be adam or sgd, got %q", o.Optimizer)
-	}
-	for _, c := range []struct {
-		name string
-		v    float64
-	}{{"lr", o.LR}, {"lr_labels", o.LRLabels}} {
-		if !(c.v > 0) || math.IsInf(c.v, 0) {
-			return fmt.Errorf("%s: learning rate must be a finite number > 0, got %v", c.name, c.v)
-		}
-	}
-	if !(o.Beta1 >= 0 && o.Beta1 < 1) || !(o.Beta2 >= 0 && o.Beta2 < 1) {
-		return fmt.Errorf("beta1, beta2: must be in [0, 1), got %v, %v", o.Beta1, o.Beta2)
-	}
-	if !(o.Eps > 0) || math.IsInf(o.Eps, 0) {
-		return fmt.Errorf("eps: must be a finite number > 0, got %v", o.Eps)
-	}
-	return nil
-}
-
 // Nodes returns the number of network nodes: the clients, and node 0 for
 // the server of a server algorithm.
 func (sc *Scenario) Nodes() int {
@@ -315,9 +210,10 @@ func (sc *Scenario) Nodes() int {
 	return sc.Clients
 }
 
-// validateAlgorithm checks the algorithm, and that a scenario whose
-// algorithm is not pdbo sets none of pdbo's sections (they would mean
-// nothing).
+// validateAlgorithm checks the algorithm, and that a scenario sets no
+// section its algorithm does not own (optim.SectionOwner): it would mean
+// nothing. The method presets and the head belong with the owner of the
+// hypergradient section, unless the algorithm trains λ itself.
 func (sc *Scenario) validateAlgorithm() error {
 	a := sc.Algorithm
 	if a.Params == nil {
@@ -335,30 +231,62 @@ func (sc *Scenario) validateAlgorithm() error {
 	if _, ok := sc.Data.Source.Params.(*models.FederatedData); ok && !a.Params.Server() {
 		return fmt.Errorf("data.kind: federated gives node 0 (a server) the test data only; it needs a server algorithm, not %s", a.Name)
 	}
-	if a.Name == "pdbo" {
-		if sc.Model.Head.Name == "hyper-representation" {
-			return fmt.Errorf("model.head: hyper-representation is for the federated bilevel algorithms (fednest, lfednest, fbo-aggitd), not pdbo")
+	if h, ok := a.Params.(interface{ ValidateHead(head string) error }); ok {
+		if err := h.ValidateHead(sc.Model.Head.Name); err != nil {
+			return fmt.Errorf("model.head: %w", err)
 		}
-		return nil
+	}
+	owned := map[string]bool{}
+	if o, ok := a.Params.(optim.SectionOwner); ok {
+		for _, k := range o.Sections() {
+			owned[k] = true
+		}
 	}
 	def := Default()
 	for _, c := range []struct {
-		key string
-		set bool
+		key, section string
+		set          bool
 	}{
-		{"method", sc.Method != ""},
-		{"sgp", !reflect.DeepEqual(sc.SGP, def.SGP)},
-		{"hypergradient", !reflect.DeepEqual(sc.Hypergradient, def.Hypergradient)},
-		{"outer", !reflect.DeepEqual(sc.Outer, def.Outer)},
-		{"method_overrides", len(sc.MethodOverrides) > 0},
-		{"model.head", sc.Model.Head.Name != "none" && !trainsLambda},
+		{"method", "hypergradient", sc.Method != ""},
+		{"sgp", "sgp", !reflect.DeepEqual(sc.SGP, def.SGP)},
+		{"hypergradient", "hypergradient", !reflect.DeepEqual(sc.Hypergradient, def.Hypergradient)},
+		{"outer", "outer", !reflect.DeepEqual(sc.Outer, def.Outer)},
+		{"method_overrides", "hypergradient", len(sc.MethodOverrides) > 0},
+		{"model.head", "hypergradient", sc.Model.Head.Name != "none" && !trainsLambda},
 	} {
-		if c.set {
-			return fmt.Errorf("%s: means nothing for algorithm %s (it belongs to pdbo); remove it", c.key, a.Name)
+		if c.set && !owned[c.section] {
+			return fmt.Errorf("%s: means nothing for algorithm %s (it belongs to %s); remove it", c.key, a.Name, sectionOwner(c.section))
 		}
 	}
 	if a.Params.Server() && sc.Network.Topology.Name != "star" {
 		return fmt.Errorf("network.kind: algorithm %s has a server, node 0, and needs a star network with the server at its hub, got %s", a.Name, sc.Network.Topology.Name)
 	}
 	return nil
+}
+
+// sectionOwner names the algorithms that own a top-level section.
+func sectionOwner(key string) string {
+	var names []string
+	for _, k := range optim.Algorithms.Kinds() {
+		a, _ := optim.Algorithms.Lookup(k)
+		if o, ok := a.New().(optim.SectionOwner); ok && slices.Contains(o.Sections(), key) {
+			names = append(names, k)
+		}
+	}
+	if len(names) == 0 {
+		return "no algorithm"
+	}
+	return strings.Join(names, ", ")
+}
+
+// Section implements optim.Sections: a pointer to the top-level section
+// under key (its yaml key), or nil.
+func (sc *Scenario) Section(key string) any {
+	var out any
+	registry.Fields(reflect.ValueOf(sc).Elem(), func(_ int, k, _ string, fv reflect.Value) {
+		if k == key {
+			out = fv.Addr().Interface()
+		}
+	})
+	return out
 }

@@ -1,4 +1,4 @@
-package optim
+package pdbo
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 
 	"hgpsim/graph"
 	"hgpsim/models"
+	"hgpsim/optim"
 )
 
 // quadratic is a test-only bilevel client with closed-form products:
@@ -164,7 +165,7 @@ func newHyperProblem(t testing.TB, spec netSpec, n int, variant Variant, lr floa
 
 func runEstimators(t testing.TB, nw *graph.Network, est []HyperEstimator, rounds int) [][]float64 {
 	t.Helper()
-	b := make([]Behaviour, len(est))
+	b := make([]optim.Behaviour, len(est))
 	for i, e := range est {
 		b[i] = e
 	}
@@ -256,7 +257,7 @@ func checkHGPUnbiased(t *testing.T, sampling Sampling, variant Variant) {
 	sumSq := make([]float64, n*dl)
 	drv := newTestDriver(t, p.nw) // one driver: every repetition sees fresh ticks
 	for r := 0; r < reps; r++ {
-		est := make([]Behaviour, n)
+		est := make([]optim.Behaviour, n)
 		hs := make([]*HGP, n)
 		for i, l := range p.lins {
 			hs[i] = NewHGP(l, sampling)
@@ -315,7 +316,7 @@ func TestVRHGPWithAlphaOneBetaZeroIsHGP(t *testing.T) {
 
 func TestExactBackpropRefusesDirectedLinks(t *testing.T) {
 	p := newHyperProblem(t, net("stochastic-directed"), 5, AfterComm, 0.3, 3)
-	b := make([]Behaviour, len(p.lins))
+	b := make([]optim.Behaviour, len(p.lins))
 	for i, l := range p.lins {
 		b[i] = NewExactBackprop(l, Alternate)
 	}

@@ -1,5 +1,6 @@
-package optim
+package faults
 
+import "hgpsim/optim"
 import "fmt"
 
 func init() {
@@ -22,20 +23,20 @@ func (s *Straggler) Validate() error {
 }
 
 // Wrap implements Fault.
-func (s *Straggler) Wrap(b Behaviour, self int, _ *PhaseSpec) Behaviour {
+func (s *Straggler) Wrap(b optim.Behaviour, env optim.Env) optim.Behaviour {
 	if b == nil || s.Every == 1 {
 		return b
 	}
-	return &straggling{Wrapped: Wrapped{b}, every: s.Every, out: stayHome{self: self}}
+	return &straggling{Wrapped: optim.Wrapped{Inner: b}, every: s.Every, out: stayHome{self: env.Self}}
 }
 
 type straggling struct {
-	Wrapped
+	optim.Wrapped
 	every int
 	out   stayHome
 }
 
-func (s *straggling) Send(r *Round, out Outbox) error {
+func (s *straggling) Send(r *optim.Round, out optim.Outbox) error {
 	if r.Index%s.every == 0 {
 		return s.Inner.Send(r, out)
 	}
@@ -43,14 +44,14 @@ func (s *straggling) Send(r *Round, out Outbox) error {
 	return s.Inner.Send(r, &s.out)
 }
 
-func (s *straggling) Receive(r *Round, in []Message) error { return s.Inner.Receive(r, in) }
+func (s *straggling) Receive(r *optim.Round, in []optim.Message) error { return s.Inner.Receive(r, in) }
 
 // stayHome is an Outbox that delivers only the sender's messages to itself.
 // Its push weights keep all the mass at home (1 to itself, 0 to the
 // others): they are what is actually sent, so the sender's Alg. 2 counts
 // stay true.
 type stayHome struct {
-	Outbox
+	optim.Outbox
 	self    int
 	weights []float64
 }
@@ -67,7 +68,7 @@ func (o *stayHome) Weights(to []int) []float64 {
 	return o.weights
 }
 
-func (o *stayHome) Post(to int, weight float64, pushed bool, p Payload) {
+func (o *stayHome) Post(to int, weight float64, pushed bool, p optim.Payload) {
 	if to == o.self {
 		o.Outbox.Post(to, weight, pushed, p)
 	}

@@ -1,13 +1,14 @@
-package optim
+package pdbo
 
 import (
 	"fmt"
 
 	"hgpsim/models"
+	"hgpsim/optim"
 )
 
-// PDBOConfig is what every client of a PDBO run shares (PDBO paper Alg. 1).
-type PDBOConfig struct {
+// Config is what every client of a PDBO run shares (PDBO paper Alg. 1).
+type Config struct {
 	N   int // clients
 	SGP SGPConfig
 	// Estimator names the hyper-gradient estimator ("" for none); see
@@ -29,7 +30,7 @@ type PDBOConfig struct {
 	Seed uint64
 }
 
-// PDBOClient is one client of PDBO: its data and model, its
+// Client is one client of PDBO: its data and model, its
 // hyperparameters λ_i, the SGP state it trains, the hyper-gradient
 // estimator of the last linearization and its λ-optimizer. Phases:
 //
@@ -39,9 +40,9 @@ type PDBOConfig struct {
 //   - "hypergradient": linearize the SGP map at the current state and run
 //     the estimator (HGP, VR-HGP, exact backprop, local);
 //   - "outer": λ_i ← optimizer step with the estimate (Alg. 1 line 7).
-type PDBOClient struct {
+type Client struct {
 	id    int
-	cfg   *PDBOConfig
+	cfg   *Config
 	model models.Bilevel
 	data  models.ClientData
 	x0    []float64 // shared, read-only
@@ -58,10 +59,10 @@ type PDBOClient struct {
 	warm []float64
 }
 
-// NewPDBOClient returns client id. model must be the client's own value
+// NewClient returns client id. model must be the client's own value
 // (models.Bilevel.Clone); x0 is shared and never written.
-func NewPDBOClient(id int, cfg *PDBOConfig, model models.Bilevel, data models.ClientData, x0 []float64) *PDBOClient {
-	c := &PDBOClient{id: id, cfg: cfg, model: model, data: data, x0: x0,
+func NewClient(id int, cfg *Config, model models.Bilevel, data models.ClientData, x0 []float64) *Client {
+	c := &Client{id: id, cfg: cfg, model: model, data: data, x0: x0,
 		lambda: make([]float64, model.DimLambda())} // λ⁽⁰⁾ = 0, as in the paper
 	if cfg.NewOptimizer != nil {
 		c.opt = cfg.NewOptimizer()
@@ -72,19 +73,19 @@ func NewPDBOClient(id int, cfg *PDBOConfig, model models.Bilevel, data models.Cl
 // UseTrueEstimates makes the client linearize with the exact p̄_i· (its row
 // of graph.Network.ExpectedPushWeights) and δ̄_{·→i} (its column of Prob)
 // instead of its Alg. 2 counts.
-func (c *PDBOClient) UseTrueEstimates(pBar, deltaBar []float64) {
+func (c *Client) UseTrueEstimates(pBar, deltaBar []float64) {
 	c.trueP, c.trueDelta = pBar, deltaBar
 }
 
-func (c *PDBOClient) outer() *models.Dataset {
+func (c *Client) outer() *models.Dataset {
 	if c.cfg.OuterVal {
 		return c.data.Val
 	}
 	return c.data.Train
 }
 
-// Enter implements Client.
-func (c *PDBOClient) Enter(p *PhaseSpec) (Behaviour, error) {
+// Enter implements optim.Client.
+func (c *Client) Enter(p *optim.PhaseSpec) (optim.Behaviour, error) {
 	switch p.Name {
 	case "sgp":
 		start := c.x0
@@ -127,13 +128,13 @@ func (c *PDBOClient) Enter(p *PhaseSpec) (Behaviour, error) {
 // and, when asked, the Alg. 2 estimates and the push-sum state.
 type pdboSGP struct {
 	*SGP
-	c                *PDBOClient
+	c                *Client
 	estimates, state bool
 }
 
-// Result implements Resulter.
-func (s *pdboSGP) Result() Result {
-	r := Result{Vectors: map[string][]float64{"lambda": append([]float64(nil), s.c.lambda...)}}
+// Result implements optim.Resulter.
+func (s *pdboSGP) Result() optim.Result {
+	r := optim.Result{Vectors: map[string][]float64{"lambda": append([]float64(nil), s.c.lambda...)}}
 	if s.estimates {
 		r.Vectors["p_bar"], r.Vectors["delta_bar"] = s.Estimates()
 	}
@@ -147,33 +148,33 @@ func (s *pdboSGP) Result() Result {
 // hyperPhase reports the estimate at the end of the phase.
 type hyperPhase struct{ HyperEstimator }
 
-// Result implements Resulter.
-func (h hyperPhase) Result() Result {
-	return Result{Vectors: map[string][]float64{"hypergradient": h.Estimate()}}
+// Result implements optim.Resulter.
+func (h hyperPhase) Result() optim.Result {
+	return optim.Result{Vectors: map[string][]float64{"hypergradient": h.Estimate()}}
 }
 
-// Observe implements Observer.
-func (h hyperPhase) Observe() Stats { return Stats{Hyper: h.Estimate()} }
+// Observe implements optim.Observer.
+func (h hyperPhase) Observe() optim.Stats { return optim.Stats{Hyper: h.Estimate()} }
 
 // Premix forwards to the estimator when it is a Premixer; otherwise it
 // needs no mix and ReceiveMixed is the estimator's Receive.
-func (h hyperPhase) Premix(r *Round, in []Message) []Mix {
-	if p, ok := h.HyperEstimator.(Premixer); ok {
+func (h hyperPhase) Premix(r *optim.Round, in []optim.Message) []optim.Mix {
+	if p, ok := h.HyperEstimator.(optim.Premixer); ok {
 		return p.Premix(r, in)
 	}
 	return nil
 }
 
-// ReceiveMixed implements Premixer.
-func (h hyperPhase) ReceiveMixed(r *Round, in []Message) error {
-	if p, ok := h.HyperEstimator.(Premixer); ok {
+// ReceiveMixed implements optim.Premixer.
+func (h hyperPhase) ReceiveMixed(r *optim.Round, in []optim.Message) error {
+	if p, ok := h.HyperEstimator.(optim.Premixer); ok {
 		return p.ReceiveMixed(r, in)
 	}
 	return h.HyperEstimator.Receive(r, in)
 }
 
 // NewEstimator builds a registered hyper-gradient estimator for lin.
-func NewEstimator(name string, lin Linearization, cfg *PDBOConfig) (HyperEstimator, error) {
+func NewEstimator(name string, lin Linearization, cfg *Config) (HyperEstimator, error) {
 	e, err := Estimators.Lookup(name)
 	if err != nil {
 		return nil, err
@@ -191,8 +192,8 @@ type pdboState struct {
 	X      []float64
 }
 
-// SaveState implements Stateful.
-func (c *PDBOClient) SaveState() ([]byte, error) {
+// SaveState implements optim.Stateful.
+func (c *Client) SaveState() ([]byte, error) {
 	st := pdboState{Lambda: c.lambda}
 	if c.cfg.Warm { // with restarts the iterate is never read again
 		st.X = c.warm
@@ -201,7 +202,7 @@ func (c *PDBOClient) SaveState() ([]byte, error) {
 		}
 	}
 	if c.opt != nil {
-		s, ok := c.opt.(Stateful)
+		s, ok := c.opt.(optim.Stateful)
 		if !ok {
 			return nil, fmt.Errorf("the outer optimizer %T cannot save its state", c.opt)
 		}
@@ -211,13 +212,13 @@ func (c *PDBOClient) SaveState() ([]byte, error) {
 		}
 		st.Opt = b
 	}
-	return EncodeState(st)
+	return optim.EncodeState(st)
 }
 
-// LoadState implements Stateful.
-func (c *PDBOClient) LoadState(b []byte) error {
+// LoadState implements optim.Stateful.
+func (c *Client) LoadState(b []byte) error {
 	var st pdboState
-	if err := DecodeState(b, &st); err != nil {
+	if err := optim.DecodeState(b, &st); err != nil {
 		return err
 	}
 	if len(st.Lambda) != len(c.lambda) || (st.X != nil && len(st.X) != len(c.x0)) {
@@ -226,7 +227,7 @@ func (c *PDBOClient) LoadState(b []byte) error {
 	}
 	copy(c.lambda, st.Lambda)
 	c.warm, c.sgp, c.est = st.X, nil, nil
-	if s, ok := c.opt.(Stateful); ok {
+	if s, ok := c.opt.(optim.Stateful); ok {
 		return s.LoadState(st.Opt)
 	} else if c.opt != nil {
 		return fmt.Errorf("the outer optimizer %T cannot load a saved state", c.opt)

@@ -1,4 +1,4 @@
-package optim
+package pdbo
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package optim
+package pdbo
 
 import "hgpsim/internal/registry"
 
@@ -8,7 +8,7 @@ import "hgpsim/internal/registry"
 // estimator so that method presets can switch estimators.
 type EstimatorKind interface {
 	// New returns client lin.ID's estimator.
-	New(lin Linearization, cfg *PDBOConfig) HyperEstimator
+	New(lin Linearization, cfg *Config) HyperEstimator
 	// Rounds returns the communication rounds of m iterations.
 	Rounds(m int, s Sampling) int
 	// NeedsUndirected reports an estimator that needs every link to be
@@ -32,7 +32,7 @@ func init() {
 
 type hgpKind struct{}
 
-func (*hgpKind) New(lin Linearization, cfg *PDBOConfig) HyperEstimator {
+func (*hgpKind) New(lin Linearization, cfg *Config) HyperEstimator {
 	return NewHGP(lin, cfg.Sampling)
 }
 func (*hgpKind) Rounds(m int, s Sampling) int { return s.Rounds(m) }
@@ -40,7 +40,7 @@ func (*hgpKind) NeedsUndirected() bool        { return false }
 
 type vrhgpKind struct{}
 
-func (*vrhgpKind) New(lin Linearization, cfg *PDBOConfig) HyperEstimator {
+func (*vrhgpKind) New(lin Linearization, cfg *Config) HyperEstimator {
 	return NewVRHGP(lin, cfg.Alpha, cfg.Beta, cfg.Sampling)
 }
 func (*vrhgpKind) Rounds(m int, s Sampling) int { return s.Rounds(m) }
@@ -48,7 +48,7 @@ func (*vrhgpKind) NeedsUndirected() bool        { return false }
 
 type exactKind struct{}
 
-func (*exactKind) New(lin Linearization, cfg *PDBOConfig) HyperEstimator {
+func (*exactKind) New(lin Linearization, cfg *Config) HyperEstimator {
 	return NewExactBackprop(lin, cfg.Sampling)
 }
 func (*exactKind) Rounds(m int, s Sampling) int { return s.Rounds(m) }
@@ -56,7 +56,7 @@ func (*exactKind) NeedsUndirected() bool        { return true }
 
 type localKind struct{}
 
-func (*localKind) New(lin Linearization, _ *PDBOConfig) HyperEstimator {
+func (*localKind) New(lin Linearization, _ *Config) HyperEstimator {
 	return NewLocalHypergradient(lin)
 }
 func (*localKind) Rounds(int, Sampling) int { return 0 }

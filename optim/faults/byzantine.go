@@ -1,8 +1,10 @@
-package optim
+package faults
 
 import (
 	"fmt"
 	"math"
+
+	"hgpsim/optim"
 )
 
 func init() {
@@ -25,33 +27,33 @@ func (b *Byzantine) Validate() error {
 }
 
 // Wrap implements Fault.
-func (b *Byzantine) Wrap(inner Behaviour, self int, _ *PhaseSpec) Behaviour {
+func (b *Byzantine) Wrap(inner optim.Behaviour, env optim.Env) optim.Behaviour {
 	if inner == nil {
 		return nil
 	}
-	return &byzantine{Wrapped: Wrapped{inner}, out: corrupting{self: self, scale: b.Scale}}
+	return &byzantine{Wrapped: optim.Wrapped{Inner: inner}, out: corrupting{self: env.Self, scale: b.Scale}}
 }
 
 type byzantine struct {
-	Wrapped
+	optim.Wrapped
 	out corrupting
 }
 
-func (b *byzantine) Send(r *Round, out Outbox) error {
+func (b *byzantine) Send(r *optim.Round, out optim.Outbox) error {
 	// A new round: the inner behaviour may refill a buffer it sent two
 	// rounds ago, so no earlier copy is reused.
 	b.out.Outbox, b.out.src = out, nil
 	return b.Inner.Send(r, &b.out)
 }
 
-func (b *byzantine) Receive(r *Round, in []Message) error { return b.Inner.Receive(r, in) }
+func (b *byzantine) Receive(r *optim.Round, in []optim.Message) error { return b.Inner.Receive(r, in) }
 
 // corrupting posts the intact payload to the client itself and a scaled
 // copy of its model part to everyone else. A copy is made once per sent
 // vector (not per receiver) into one of two buffers used in turn, since a
 // payload must stay valid until the sender's next-but-one round.
 type corrupting struct {
-	Outbox
+	optim.Outbox
 	self  int
 	scale float64
 	bufs  [2][]float64
@@ -59,8 +61,8 @@ type corrupting struct {
 	src   []float64 // the vector bufs[flip] is the corrupted copy of, this round
 }
 
-func (c *corrupting) Post(to int, weight float64, pushed bool, p Payload) {
-	if to != c.self && p.Kind == KindModel && len(p.Vec) > 0 {
+func (c *corrupting) Post(to int, weight float64, pushed bool, p optim.Payload) {
+	if to != c.self && p.Kind == optim.KindModel && len(p.Vec) > 0 {
 		if len(c.src) != len(p.Vec) || &c.src[0] != &p.Vec[0] {
 			c.flip ^= 1
 			buf := append(c.bufs[c.flip][:0], p.Vec...)

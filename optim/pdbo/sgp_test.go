@@ -1,4 +1,4 @@
-package optim
+package pdbo
 
 import (
 	"math"
@@ -6,10 +6,9 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
-	"hgpsim/graph"
-	"hgpsim/internal/registry"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
+	"hgpsim/optim"
 )
 
 // paperNetworks are the four networks of the PDBO paper's experiments.
@@ -17,21 +16,6 @@ import (
 // of static-undirected its p = 0.4 with FMMC weights).
 var paperNetworks = []netSpec{
 	net("fully-connected"), net("static-undirected"), net("stochastic-undirected"), net("stochastic-directed"),
-}
-
-// netSpec is a network kind with its parameters.
-type netSpec = registry.Choice[graph.Topology]
-
-// net returns a network kind with its default parameters.
-func net(kind string) netSpec { return registry.Choose[graph.Topology](kind) }
-
-func buildNet(t testing.TB, spec netSpec, n int, seed uint64) *graph.Network {
-	t.Helper()
-	nw, err := graph.Build(spec, n, seed)
-	if err != nil {
-		t.Fatalf("graph.Build(%s): %v", spec.Name, err)
-	}
-	return nw
 }
 
 func smallData(t testing.TB, n int, seed uint64) []models.ClientData {
@@ -82,9 +66,9 @@ func TestSGPConvergesToPooledMinimizer(t *testing.T) {
 				nw := buildNet(t, spec, n, 3)
 				x0 := make([]float64, model.Dim())
 				model.Init(x0, rng.New(1, rng.Global, rng.PurposeInit))
-				cfg := SGPConfig{Variant: variant, LR: Schedule{Kind: "inverse", Base: 1, Decay: 0.05, Power: 1}}
+				cfg := SGPConfig{Variant: variant, LR: optim.Schedule{Kind: "inverse", Base: 1, Decay: 0.05, Power: 1}}
 				clients := make([]*SGP, n)
-				b := make([]Behaviour, n)
+				b := make([]optim.Behaviour, n)
 				for i := range clients {
 					clients[i] = NewSGP(i, n, model.Clone(), data[i], x0, cfg, 1)
 					b[i] = clients[i]

@@ -1,9 +1,11 @@
-package optim
+package pdbo
 
 import (
 	"errors"
 	"math"
 	"testing"
+
+	"hgpsim/optim"
 )
 
 // Adam and SGD minimize a separable quadratic ½Σ c_k (λ_k − t_k)².
@@ -43,14 +45,14 @@ func TestAdamFirstStepIsSignTimesRate(t *testing.T) {
 
 type fixedEstimate []float64
 
-func (f fixedEstimate) Send(*Round, Outbox) error       { return nil }
-func (f fixedEstimate) Receive(*Round, []Message) error { return nil }
-func (f fixedEstimate) Estimate() []float64             { return append([]float64(nil), f...) }
+func (f fixedEstimate) Send(*optim.Round, optim.Outbox) error       { return nil }
+func (f fixedEstimate) Receive(*optim.Round, []optim.Message) error { return nil }
+func (f fixedEstimate) Estimate() []float64                         { return append([]float64(nil), f...) }
 
 func TestOuterStepRefusesNonFiniteHypergradient(t *testing.T) {
 	o := &OuterStep{Lambda: []float64{0, 0}, Est: fixedEstimate{1, math.NaN()}, Opt: &SGD{LR: []float64{1, 1}}, Step: 4}
-	err := o.Receive(&Round{}, nil)
-	if err == nil || !errors.Is(err, ErrNonFinite) {
+	err := o.Receive(&optim.Round{}, nil)
+	if err == nil || !errors.Is(err, optim.ErrNonFinite) {
 		t.Fatalf("want ErrNonFinite, got %v", err)
 	}
 	if o.Lambda[0] != 0 {

@@ -1,4 +1,4 @@
-package optim
+package pdbo
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"hgpsim/internal/rng"
 	"hgpsim/models"
+	"hgpsim/optim"
 )
 
 // Sampling says how the rounds of a hyper-gradient estimator sample the
@@ -74,12 +75,12 @@ type local struct {
 	coef  []float64 // receiver coefficients p̄_ij / δ̄_{j→i} of Eq. (12)
 	hv    []float64 // scratch d_x
 	cross []float64 // scratch d_λ
-	batch *Batcher
+	batch *optim.Batcher
 	idx   []int             // this round's batch (nil: full), set by fix
 	at    models.Linearized // the products at (x_i, λ_i, idx), if the model has them
 	full  models.Linearized // the full-batch one, kept across rounds
-	terms [2][]Term         // premix buffers (u and w)
-	mixes [2]Mix
+	terms [2][]optim.Term   // premix buffers (u and w)
+	mixes [2]optim.Mix
 }
 
 func newLocal(lin Linearization) local {
@@ -103,7 +104,7 @@ func newLocal(lin Linearization) local {
 			l.coef[j] = lin.PBar[j] / lin.DeltaBar[j]
 		}
 	}
-	l.batch = NewBatcher(lin.Inner.N, lin.Batch, rng.NewStream(lin.Seed, lin.ID, rng.PurposeHyper))
+	l.batch = optim.NewBatcher(lin.Inner.N, lin.Batch, rng.NewStream(lin.Seed, lin.ID, rng.PurposeHyper))
 	return l
 }
 
@@ -184,12 +185,12 @@ func (l *local) bNeedsMessages() bool { return l.lin.Variant == BeforeComm }
 // mixOf returns dst = Σ_j coef_ij·part_j over the received messages, in
 // sender order, with part the slice [off, off+d) of each payload; slot
 // (0 or 1) names the term buffer, one per vector mixed in a round.
-func (l *local) mixOf(slot int, dst []float64, in []Message, off int) Mix {
-	l.terms[slot] = termsOf(l.terms[slot], in, off, len(dst), func(m *Message) (float64, bool) {
+func (l *local) mixOf(slot int, dst []float64, in []optim.Message, off int) optim.Mix {
+	l.terms[slot] = optim.TermsOf(l.terms[slot], in, off, len(dst), func(m *optim.Message) (float64, bool) {
 		c := l.coef[m.From]
 		return c, c != 0
 	})
-	return Mix{Dst: dst, Terms: l.terms[slot]}
+	return optim.Mix{Dst: dst, Terms: l.terms[slot]}
 }
 
 // estimate returns v + ⟨c^λ⟩_i as a fresh slice: every estimator keeps

@@ -1,14 +1,16 @@
-package optim
+package pdbo
 
 import (
 	"fmt"
 
 	"gonum.org/v1/gonum/floats"
+
+	"hgpsim/optim"
 )
 
 // HyperEstimator is a behaviour that estimates d_{λ_i}F̄.
 type HyperEstimator interface {
-	Behaviour
+	optim.Behaviour
 	// Estimate returns the current hyper-gradient estimate (a fresh slice).
 	Estimate() []float64
 }
@@ -56,32 +58,32 @@ func roles(s Sampling, r int) (doB, doA bool) {
 	return true, true
 }
 
-// Send implements Behaviour: u_i⁽ᵐ⁾ to every realized receiver.
-func (h *HGP) Send(r *Round, out Outbox) error {
+// Send implements optim.Behaviour: u_i⁽ᵐ⁾ to every realized receiver.
+func (h *HGP) Send(r *optim.Round, out optim.Outbox) error {
 	doB, doA := roles(h.sampling, r.Index)
 	if !doA && doB && !h.l.bNeedsMessages() {
 		return nil // with Eq. (4b) a B̂ round needs only the client's own u
 	}
 	h.flip ^= 1
 	copy(h.out[h.flip], h.u)
-	Send(out, r.Links, Payload{Kind: KindDual, Vec: h.out[h.flip]})
+	optim.Send(out, r.Links, optim.Payload{Kind: optim.KindDual, Vec: h.out[h.flip]})
 	return nil
 }
 
-// Receive implements Behaviour: the v and/or u updates of Eq. (12).
-func (h *HGP) Receive(r *Round, in []Message) error {
-	ApplyMixes(h.Premix(r, in))
+// Receive implements optim.Behaviour: the v and/or u updates of Eq. (12).
+func (h *HGP) Receive(r *optim.Round, in []optim.Message) error {
+	optim.ApplyMixes(h.Premix(r, in))
 	return h.ReceiveMixed(r, in)
 }
 
-// Premix implements Premixer: the debiased mix of the received u_j.
-func (h *HGP) Premix(_ *Round, in []Message) []Mix {
+// Premix implements optim.Premixer: the debiased mix of the received u_j.
+func (h *HGP) Premix(_ *optim.Round, in []optim.Message) []optim.Mix {
 	h.l.mixes[0] = h.l.mixOf(0, h.mixed, in, 0)
 	return h.l.mixes[:1]
 }
 
-// ReceiveMixed implements Premixer: Eq. (12) once u_j are mixed.
-func (h *HGP) ReceiveMixed(r *Round, in []Message) error {
+// ReceiveMixed implements optim.Premixer: Eq. (12) once u_j are mixed.
+func (h *HGP) ReceiveMixed(r *optim.Round, in []optim.Message) error {
 	doB, doA := roles(h.sampling, r.Index)
 	h.l.fix(h.l.batch.Next())
 	// v⁽ᵐ⁺¹⁾ = v⁽ᵐ⁾ + Σ_j ⟨B̃⟩_ij u_j and u⁽ᵐ⁺¹⁾ = Σ_j ⟨Ã⟩_ij u_j
@@ -92,8 +94,8 @@ func (h *HGP) ReceiveMixed(r *Round, in []Message) error {
 	if doA {
 		h.u, h.uNew = h.uNew, h.u
 	}
-	if !AllFinite(h.u) || !AllFinite(h.v) {
-		return ErrNonFinite
+	if !optim.AllFinite(h.u) || !optim.AllFinite(h.v) {
+		return optim.ErrNonFinite
 	}
 	return nil
 }
@@ -149,32 +151,32 @@ func (h *VRHGP) turn(cur int) {
 	h.uNew, h.wNew = next[:d:d], next[d:]
 }
 
-// Send implements Behaviour: [u_i⁽ᵐ⁾; w_i⁽ᵐ⁾].
-func (h *VRHGP) Send(r *Round, out Outbox) error {
+// Send implements optim.Behaviour: [u_i⁽ᵐ⁾; w_i⁽ᵐ⁾].
+func (h *VRHGP) Send(r *optim.Round, out optim.Outbox) error {
 	doB, doA := roles(h.sampling, r.Index)
 	if !doA && doB && !h.l.bNeedsMessages() {
 		return nil
 	}
-	Send(out, r.Links, Payload{Kind: KindDual, Vec: h.ring[h.cur]})
+	optim.Send(out, r.Links, optim.Payload{Kind: optim.KindDual, Vec: h.ring[h.cur]})
 	return nil
 }
 
-// Receive implements Behaviour: App. B's updates of v, u and w.
-func (h *VRHGP) Receive(r *Round, in []Message) error {
-	ApplyMixes(h.Premix(r, in))
+// Receive implements optim.Behaviour: App. B's updates of v, u and w.
+func (h *VRHGP) Receive(r *optim.Round, in []optim.Message) error {
+	optim.ApplyMixes(h.Premix(r, in))
 	return h.ReceiveMixed(r, in)
 }
 
-// Premix implements Premixer: the debiased mixes of the received u_j and w_j.
-func (h *VRHGP) Premix(_ *Round, in []Message) []Mix {
+// Premix implements optim.Premixer: the debiased mixes of the received u_j and w_j.
+func (h *VRHGP) Premix(_ *optim.Round, in []optim.Message) []optim.Mix {
 	d := len(h.u)
 	h.l.mixes[0] = h.l.mixOf(0, h.mixU, in, 0)
 	h.l.mixes[1] = h.l.mixOf(1, h.mixW, in, d)
 	return h.l.mixes[:2]
 }
 
-// ReceiveMixed implements Premixer: App. B's updates once u_j, w_j are mixed.
-func (h *VRHGP) ReceiveMixed(r *Round, in []Message) error {
+// ReceiveMixed implements optim.Premixer: App. B's updates once u_j, w_j are mixed.
+func (h *VRHGP) ReceiveMixed(r *optim.Round, in []optim.Message) error {
 	doB, doA := roles(h.sampling, r.Index)
 	h.l.fix(h.l.batch.Next())
 	if doA {
@@ -188,8 +190,8 @@ func (h *VRHGP) ReceiveMixed(r *Round, in []Message) error {
 			h.v[k] = h.alpha*(h.v[k]+h.bu[k]) + (1-h.alpha)*h.bw[k]
 		}
 	}
-	if !AllFinite(h.u) || !AllFinite(h.w) || !AllFinite(h.v) {
-		return ErrNonFinite
+	if !optim.AllFinite(h.u) || !optim.AllFinite(h.w) || !optim.AllFinite(h.v) {
+		return optim.ErrNonFinite
 	}
 	return nil
 }
@@ -225,8 +227,8 @@ func (h *VRHGP) receiveA(doB bool) error {
 		badW += wn - wn
 	}
 	h.turn((h.cur + 1) % len(h.ring))
-	if badU != 0 || badW != 0 || !AllFinite(h.v) {
-		return ErrNonFinite
+	if badU != 0 || badW != 0 || !optim.AllFinite(h.v) {
+		return optim.ErrNonFinite
 	}
 	return nil
 }
@@ -263,9 +265,9 @@ func NewExactBackprop(lin Linearization, sampling Sampling) *ExactBackprop {
 		sentTo: make([]bool, lin.N), mixed: make([]float64, dx), uNew: make([]float64, dx), b: make([]float64, dl)}
 }
 
-// Send implements Behaviour, remembering whom it pushed to and with what
+// Send implements optim.Behaviour, remembering whom it pushed to and with what
 // weight p_ij(δ_i) this round.
-func (e *ExactBackprop) Send(r *Round, out Outbox) error {
+func (e *ExactBackprop) Send(r *optim.Round, out optim.Outbox) error {
 	clear(e.sentW)
 	clear(e.sentTo)
 	for k, j := range r.Links {
@@ -274,12 +276,12 @@ func (e *ExactBackprop) Send(r *Round, out Outbox) error {
 	}
 	e.flip ^= 1
 	copy(e.out[e.flip], e.u)
-	Send(out, r.Links, Payload{Kind: KindDual, Vec: e.out[e.flip]})
+	optim.Send(out, r.Links, optim.Payload{Kind: optim.KindDual, Vec: e.out[e.flip]})
 	return nil
 }
 
-// Receive implements Behaviour: Eq. (11).
-func (e *ExactBackprop) Receive(r *Round, in []Message) error {
+// Receive implements optim.Behaviour: Eq. (11).
+func (e *ExactBackprop) Receive(r *optim.Round, in []optim.Message) error {
 	doB, doA := roles(e.sampling, r.Index)
 	for k := range e.mixed {
 		e.mixed[k] = 0
@@ -303,13 +305,13 @@ func (e *ExactBackprop) Receive(r *Round, in []Message) error {
 	if doA {
 		e.u, e.uNew = e.uNew, e.u
 	}
-	if !AllFinite(e.u) || !AllFinite(e.v) {
-		return ErrNonFinite
+	if !optim.AllFinite(e.u) || !optim.AllFinite(e.v) {
+		return optim.ErrNonFinite
 	}
 	return nil
 }
 
-func containsFrom(in []Message, j int) bool {
+func containsFrom(in []optim.Message, j int) bool {
 	for _, m := range in {
 		if m.From == j {
 			return true
@@ -332,23 +334,23 @@ func NewLocalHypergradient(lin Linearization) *LocalHypergradient {
 	return &LocalHypergradient{l: newLocal(lin)}
 }
 
-// Send implements Behaviour: nothing travels.
-func (h *LocalHypergradient) Send(*Round, Outbox) error { return nil }
+// Send implements optim.Behaviour: nothing travels.
+func (h *LocalHypergradient) Send(*optim.Round, optim.Outbox) error { return nil }
 
-// Receive implements Behaviour.
-func (h *LocalHypergradient) Receive(*Round, []Message) error { return nil }
+// Receive implements optim.Behaviour.
+func (h *LocalHypergradient) Receive(*optim.Round, []optim.Message) error { return nil }
 
 // Estimate implements HyperEstimator.
 func (h *LocalHypergradient) Estimate() []float64 { return append([]float64(nil), h.l.clam...) }
 
-// Observe implements Observer: the current estimate.
-func (h *HGP) Observe() Stats { return Stats{Hyper: h.Estimate()} }
+// Observe implements optim.Observer: the current estimate.
+func (h *HGP) Observe() optim.Stats { return optim.Stats{Hyper: h.Estimate()} }
 
-// Observe implements Observer: the current estimate.
-func (h *VRHGP) Observe() Stats { return Stats{Hyper: h.Estimate()} }
+// Observe implements optim.Observer: the current estimate.
+func (h *VRHGP) Observe() optim.Stats { return optim.Stats{Hyper: h.Estimate()} }
 
-// Observe implements Observer: the current estimate.
-func (e *ExactBackprop) Observe() Stats { return Stats{Hyper: e.Estimate()} }
+// Observe implements optim.Observer: the current estimate.
+func (e *ExactBackprop) Observe() optim.Stats { return optim.Stats{Hyper: e.Estimate()} }
 
-// Observe implements Observer: the current estimate.
-func (h *LocalHypergradient) Observe() Stats { return Stats{Hyper: h.Estimate()} }
+// Observe implements optim.Observer: the current estimate.
+func (h *LocalHypergradient) Observe() optim.Stats { return optim.Stats{Hyper: h.Estimate()} }

@@ -1,8 +1,10 @@
-package optim
+package pdbo
 
 import (
 	"fmt"
 	"math"
+
+	"hgpsim/optim"
 )
 
 // OuterOptimizer updates one client's hyperparameters λ_i from its
@@ -61,26 +63,26 @@ type OuterStep struct {
 	Step   int // outer step s, for error messages
 }
 
-// Send implements Behaviour: nothing travels.
-func (o *OuterStep) Send(*Round, Outbox) error { return nil }
+// Send implements optim.Behaviour: nothing travels.
+func (o *OuterStep) Send(*optim.Round, optim.Outbox) error { return nil }
 
-// Receive implements Behaviour: λ ← optimizer step with the estimate.
-func (o *OuterStep) Receive(*Round, []Message) error {
+// Receive implements optim.Behaviour: λ ← optimizer step with the estimate.
+func (o *OuterStep) Receive(*optim.Round, []optim.Message) error {
 	g := o.Est.Estimate()
-	if !AllFinite(g) {
-		return fmt.Errorf("outer step %d: %w in the hyper-gradient %v", o.Step, ErrNonFinite, g)
+	if !optim.AllFinite(g) {
+		return fmt.Errorf("outer step %d: %w in the hyper-gradient %v", o.Step, optim.ErrNonFinite, g)
 	}
 	o.Opt.Step(o.Lambda, g)
-	if !AllFinite(o.Lambda) {
-		return fmt.Errorf("outer step %d: %w in λ", o.Step, ErrNonFinite)
+	if !optim.AllFinite(o.Lambda) {
+		return fmt.Errorf("outer step %d: %w in λ", o.Step, optim.ErrNonFinite)
 	}
 	return nil
 }
 
-// SaveState implements Stateful: plain SGD keeps nothing between steps.
+// SaveState implements optim.Stateful: plain SGD keeps nothing between steps.
 func (o *SGD) SaveState() ([]byte, error) { return nil, nil }
 
-// LoadState implements Stateful.
+// LoadState implements optim.Stateful.
 func (o *SGD) LoadState([]byte) error { return nil }
 
 // adamState is Adam's memory: its moments and step count.
@@ -89,13 +91,15 @@ type adamState struct {
 	T    int
 }
 
-// SaveState implements Stateful.
-func (o *Adam) SaveState() ([]byte, error) { return EncodeState(adamState{M: o.m, V: o.v, T: o.t}) }
+// SaveState implements optim.Stateful.
+func (o *Adam) SaveState() ([]byte, error) {
+	return optim.EncodeState(adamState{M: o.m, V: o.v, T: o.t})
+}
 
-// LoadState implements Stateful.
+// LoadState implements optim.Stateful.
 func (o *Adam) LoadState(b []byte) error {
 	var s adamState
-	if err := DecodeState(b, &s); err != nil {
+	if err := optim.DecodeState(b, &s); err != nil {
 		return err
 	}
 	if len(s.M) != len(s.V) || (s.M != nil && len(s.M) != len(o.LR)) {

@@ -1,0 +1,196 @@
+package pdbo
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/floats"
+
+	"hgpsim/internal/rng"
+	"hgpsim/models"
+	"hgpsim/optim"
+)
+
+// Variant selects where SGP takes its local gradient step.
+type Variant int
+
+const (
+	// BeforeComm takes the step inside the message, φ = [z − α∇f, ω], ψ = 0:
+	// Eq. (4a), Assran et al. (2019).
+	BeforeComm Variant = iota + 1
+	// AfterComm pushes φ = [z, ω] and adds ψ = [−α∇f, 0] locally:
+	// Eq. (4b), Nedić & Olshevsky (2016).
+	AfterComm
+)
+
+func (v Variant) String() string {
+	switch v {
+	case BeforeComm:
+		return "before"
+	case AfterComm:
+		return "after"
+	}
+	return fmt.Sprintf("Variant(%d)", int(v))
+}
+
+// SGPConfig configures Stochastic Gradient Push.
+type SGPConfig struct {
+	Variant   Variant
+	LR        optim.Schedule
+	BatchSize int // minibatch size |ζ|; 0 or ≥ the train size means full batch
+}
+
+// SGP is one client of Stochastic Gradient Push (Eq. 2 with Eq. 4a or 4b,
+// Alg. 2), counting p̄_ij and δ̄_{j→i} as it goes.
+type SGP struct {
+	ps     optim.PushSumPair
+	cfg    SGPConfig
+	model  models.Bilevel
+	lambda []float64
+	data   models.ClientData
+
+	grad  []float64 // ∇f(x⁽ᵗ⁾) of this round, read again after mixing with Eq. (4b)
+	alpha float64   // α_t of this round
+	outer *models.Dataset
+	gx    []float64 // scratch for ∂ₓF in Observe, which leaves grad alone
+	gl    []float64 // scratch for ∂_λF in Observe
+	batch *optim.Batcher
+}
+
+// NewSGP returns client id of n training a plain model (no
+// hyperparameters) from x0 (copied) with ω = 1. The model must be this
+// client's own (see models.Model.Clone) and have exact second-order
+// products.
+func NewSGP(id, n int, model models.Model, data models.ClientData, x0 []float64, cfg SGPConfig, seed uint64) *SGP {
+	so, ok := model.(models.SecondOrder)
+	if !ok {
+		panic(fmt.Sprintf("optim: model %T does not implement models.SecondOrder", model))
+	}
+	return NewSGPBilevel(id, n, models.Plain(so), nil, data, x0, cfg, seed)
+}
+
+// NewSGPBilevel returns client id of n minimizing its inner cost
+// f_i(·, λ_i) for fixed hyperparameters lambda (copied).
+func NewSGPBilevel(id, n int, model models.Bilevel, lambda []float64, data models.ClientData, x0 []float64, cfg SGPConfig, seed uint64) *SGP {
+	d := model.DimX()
+	if len(x0) != d || len(lambda) != model.DimLambda() {
+		panic(fmt.Sprintf("optim: len(x0) = %d, len(λ) = %d for a model with d_x = %d, d_λ = %d", len(x0), len(lambda), d, model.DimLambda()))
+	}
+	return &SGP{
+		ps:     optim.NewPushSumPair(id, n, x0),
+		cfg:    cfg,
+		model:  model,
+		lambda: append([]float64(nil), lambda...),
+		data:   data,
+		grad:   make([]float64, d),
+		batch:  optim.NewBatcher(data.Train.N, cfg.BatchSize, rng.NewStream(seed, id, rng.PurposeBatch)),
+	}
+}
+
+// Send implements optim.Behaviour: Alg. 2 lines 4–7.
+func (s *SGP) Send(r *optim.Round, out optim.Outbox) error {
+	alpha := s.cfg.LR.At(r.Index)
+	s.alpha = alpha
+	if loss := s.model.InnerGrad(s.grad, s.ps.X, s.lambda, s.data.Train, s.batch.Next()); math.IsNaN(loss) || math.IsInf(loss, 0) {
+		// The run has diverged: say so in this round rather than when the
+		// state itself overflows, often hundreds of rounds later.
+		return fmt.Errorf("%w: the minibatch training loss is %v (the iterates diverged; lower the step size)", optim.ErrNonFinite, loss)
+	}
+	var buf []float64
+	switch s.cfg.Variant {
+	case BeforeComm: // Eq. (4a)
+		buf = s.ps.NextPayload()
+		floats.AddScaledTo(buf, s.ps.Z, -alpha, s.grad)
+	default: // Eq. (4b)
+		buf = s.ps.PayloadZ()
+	}
+	s.ps.Push(r, out, buf)
+	return nil
+}
+
+// Receive implements optim.Behaviour: Alg. 2 lines 8–13.
+func (s *SGP) Receive(r *optim.Round, in []optim.Message) error {
+	optim.ApplyMixes(s.Premix(r, in))
+	return s.ReceiveMixed(r, in)
+}
+
+// Premix implements optim.Premixer: z's share of line 8.
+func (s *SGP) Premix(_ *optim.Round, in []optim.Message) []optim.Mix { return s.ps.Premix(in) }
+
+// ReceiveMixed implements optim.Premixer: Alg. 2 lines 8–13 after z is mixed.
+func (s *SGP) ReceiveMixed(_ *optim.Round, in []optim.Message) error {
+	s.ps.Mixed(in)
+	if !(s.ps.Omega > 0) {
+		if s.cfg.Variant == AfterComm {
+			floats.AddScaled(s.ps.Z, -s.alpha, s.grad)
+		}
+		return fmt.Errorf("push-sum weight ω = %v is not positive", s.ps.Omega)
+	}
+	var finite bool
+	if s.cfg.Variant == AfterComm {
+		// ψ = −α_t ∇f added and x debiased in one pass over the vectors
+		// (they are out of cache at n ≥ 100) rather than four.
+		finite = optim.StepDebias(s.ps.Z, s.ps.X, -s.alpha, s.grad, 1/s.ps.Omega)
+	} else {
+		s.ps.Debias()
+		finite = optim.AllFinite(s.ps.X)
+	}
+	if !finite {
+		return optim.ErrNonFinite
+	}
+	return nil
+}
+
+// X returns the debiased parameters x = z/ω (read-only view).
+func (s *SGP) X() []float64 { return s.ps.X }
+
+// State returns copies of the push-sum pair (z, ω).
+func (s *SGP) State() (z []float64, omega float64) {
+	return append([]float64(nil), s.ps.Z...), s.ps.Omega
+}
+
+// Estimates returns p̄_ij and δ̄_{j→i} over the rounds so far (Alg. 2
+// lines 14–15).
+func (s *SGP) Estimates() (pBar, deltaBar []float64) { return s.ps.Estimates() }
+
+// Observe implements optim.Observer with full-pass inner costs f_i(x_i, λ_i) and
+// accuracies on each split.
+func (s *SGP) Observe() optim.Stats {
+	st := optim.Stats{X: s.ps.X, TrainN: s.data.Train.N, Weight: s.ps.Omega}
+	x, l := s.ps.X, s.lambda
+	st.TrainLoss = s.model.InnerLoss(x, l, s.data.Train, nil)
+	st.TrainAcc = s.model.Accuracy(x, l, s.data.Train, nil)
+	if s.data.Val != nil && s.data.Val.N > 0 {
+		st.ValN = s.data.Val.N
+		st.ValLoss = s.model.InnerLoss(x, l, s.data.Val, nil)
+		st.ValAcc = s.model.Accuracy(x, l, s.data.Val, nil)
+	}
+	if s.data.Test != nil && s.data.Test.N > 0 {
+		st.TestN = s.data.Test.N
+		st.TestLoss = s.model.InnerLoss(x, l, s.data.Test, nil)
+		st.TestAcc = s.model.Accuracy(x, l, s.data.Test, nil)
+	}
+	if s.outer != nil {
+		st.OuterLoss = s.model.OuterGrad(s.gx, s.gl, x, l, s.outer, nil)
+	}
+	return st
+}
+
+// SetOuterData makes Observe report the outer cost F_i on d.
+func (s *SGP) SetOuterData(d *models.Dataset) {
+	s.outer = d
+	s.gx = make([]float64, len(s.grad))
+	s.gl = make([]float64, len(s.lambda))
+}
+
+// Linearize returns the Linearization of this client's current state for
+// hyper-gradient estimation: its (z, ω), λ, data and its Alg. 2 estimates.
+// outer is the data of F_i; lr is the step size of the map being
+// differentiated.
+func (s *SGP) Linearize(outer *models.Dataset, lr float64, batch int, seed uint64) Linearization {
+	z, omega := s.State()
+	pBar, deltaBar := s.Estimates()
+	return Linearization{ID: s.ps.ID, N: s.ps.N(), Model: s.model, Inner: s.data.Train, Outer: outer,
+		Lambda: append([]float64(nil), s.lambda...), Z: z, Omega: omega, PBar: pBar, DeltaBar: deltaBar,
+		Variant: s.cfg.Variant, LR: lr, Batch: batch, Seed: seed}
+}
