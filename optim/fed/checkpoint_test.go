@@ -245,14 +245,3 @@ func TestLoadStateRejectsMisfits(t *testing.T) {
 	bc.Batch.RNG = bc.Batch.RNG[:5]
 	reject(t, "fedavg client: minibatch stream", fa[1], client(bc), "stream")
 }
-
-// resultSink is a logSink that keeps the last phase's results.
-type resultSink struct {
-	logSink
-	results []optim.Result
-}
-
-func (l *resultSink) Finished(rep *optim.PhaseReport) error {
-	l.results = rep.Results
-	return l.logSink.Finished(rep)
-}
