@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 
 	"gonum.org/v1/gonum/floats"
 
@@ -42,9 +41,7 @@ type HyperRep struct {
 	mu                        float64
 	relu                      bool
 
-	lam   []float64 // the λ the cache was built for
-	gen   uint64    // bumped whenever λ changes
-	cache []*featureCache
+	cache featureCaches // of the hidden features h (Hidden floats a row)
 
 	// Per-chunk scratch (nb rows).
 	miss       []int     // rows whose features are computed in this chunk
@@ -57,18 +54,6 @@ type HyperRep struct {
 	gh         []float64 // nb×Hidden: ∂/∂h, then ∂/∂s
 	xu         []float64 // 2·Classes×Hidden: rows of W₂ and U₂, interleaved
 }
-
-// featureCache holds the hidden features of a dataset's rows for λ of
-// generation gen (row i valid when done[i] == gen).
-type featureCache struct {
-	d    *Dataset
-	h    []float64
-	done []uint64
-}
-
-// maxFeatureCaches bounds the datasets whose features are kept (train,
-// validation, test and one more).
-const maxFeatureCaches = 4
 
 // NewHyperRep returns the hyper-representation model. It panics on sizes
 // below 1 (classes below 2) or a negative or non-finite μ.
@@ -135,26 +120,6 @@ func (m *HyperRep) check(x, lambda []float64, d *Dataset) {
 	checkData(d, m.features, m.classes)
 }
 
-// features returns the cache of d for λ, refreshing the generation when λ
-// changed.
-func (m *HyperRep) featuresOf(lambda []float64, d *Dataset) *featureCache {
-	if !slices.Equal(m.lam, lambda) {
-		m.lam = append(m.lam[:0], lambda...)
-		m.gen++
-	}
-	for _, c := range m.cache {
-		if c.d == d {
-			return c
-		}
-	}
-	c := &featureCache{d: d, h: make([]float64, d.N*m.hidden), done: make([]uint64, d.N)}
-	if len(m.cache) == maxFeatureCaches {
-		m.cache = m.cache[1:]
-	}
-	m.cache = append(m.cache, c)
-	return c
-}
-
 // chunk prepares the batch rows lo…hi−1 (positions in idx) and returns
 // nb = hi − lo. It computes the hidden features of the rows the cache
 // lacks — one matrix product for all of them, each h summed as the row
@@ -164,15 +129,10 @@ func (m *HyperRep) featuresOf(lambda []float64, d *Dataset) *featureCache {
 func (m *HyperRep) chunk(c *featureCache, lambda []float64, d *Dataset, idx []int, lo, hi int, rows bool) int {
 	H, D, C := m.hidden, m.features, m.classes
 	nb := hi - lo
-	m.miss = m.miss[:0]
 	for b := range nb {
-		i := rowIndex(d, idx, lo+b)
-		label(d, i, C)
-		if c.done[i] != m.gen {
-			c.done[i] = m.gen // a row repeated in the batch is computed once
-			m.miss = append(m.miss, i)
-		}
+		label(d, rowIndex(d, idx, lo+b), C)
 	}
+	m.miss = m.cache.misses(m.miss[:0], c, d, idx, lo, hi)
 	if len(m.miss) > 0 {
 		nm := len(m.miss)
 		m.a = resize(m.a, nm*D)
@@ -246,7 +206,7 @@ func (m *HyperRep) crossEntropy(b, y int) float64 {
 // InnerLoss implements Bilevel: g.
 func (m *HyperRep) InnerLoss(x, lambda []float64, d *Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
 	var loss float64
 	for lo, hi := range chunks(n) {
@@ -272,7 +232,7 @@ func (m *HyperRep) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int) fl
 // and returns the mean cross-entropy.
 func (m *HyperRep) outputGrad(dst, x, lambda []float64, d *Dataset, idx []int) float64 {
 	H, C := m.hidden, m.classes
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
@@ -320,7 +280,7 @@ func (m *HyperRep) InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, u [
 	checkVec("dst", dst, m.DimX())
 	checkVec("u", u, m.DimX())
 	H, C := m.hidden, m.classes
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
@@ -353,7 +313,7 @@ func (m *HyperRep) InnerCross(dst, x, lambda []float64, d *Dataset, idx []int, u
 	checkVec("dst", dst, m.DimLambda())
 	checkVec("u", u, m.DimX())
 	H, C, D := m.hidden, m.classes, m.features
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
@@ -427,7 +387,7 @@ func (m *HyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset, i
 		clear(dstLambda)
 	}
 	H, C, D := m.hidden, m.classes, m.features
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	var loss float64
@@ -462,7 +422,7 @@ func (m *HyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset, i
 // Accuracy implements Bilevel.
 func (m *HyperRep) Accuracy(x, lambda []float64, d *Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
 	C := m.classes
 	right := 0

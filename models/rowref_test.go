@@ -6,7 +6,6 @@ package models
 
 import (
 	"math"
-	"slices"
 
 	"gonum.org/v1/gonum/floats"
 
@@ -993,9 +992,7 @@ type refHyperRep struct {
 	relu                      bool
 
 	z, p, v, gz, gh []float64 // per-row scratch
-	lam             []float64 // the λ the cache was built for
-	gen             uint64    // bumped whenever λ changes
-	cache           []*featureCache
+	cache           featureCaches
 }
 
 // DimX implements Bilevel: the output layer.
@@ -1010,31 +1007,11 @@ func (m *refHyperRep) check(x, lambda []float64, d *Dataset) {
 	checkData(d, m.features, m.classes)
 }
 
-// features returns the cache of d for λ, refreshing the generation when λ
-// changed.
-func (m *refHyperRep) featuresOf(lambda []float64, d *Dataset) *featureCache {
-	if !slices.Equal(m.lam, lambda) {
-		m.lam = append(m.lam[:0], lambda...)
-		m.gen++
-	}
-	for _, c := range m.cache {
-		if c.d == d {
-			return c
-		}
-	}
-	c := &featureCache{d: d, h: make([]float64, d.N*m.hidden), done: make([]uint64, d.N)}
-	if len(m.cache) == maxFeatureCaches {
-		m.cache = m.cache[1:]
-	}
-	m.cache = append(m.cache, c)
-	return c
-}
-
 // row returns the features h of row i (computing them if needed).
 func (m *refHyperRep) row(c *featureCache, lambda []float64, i int) []float64 {
 	H, D := m.hidden, m.features
 	h := c.h[i*H : (i+1)*H : (i+1)*H]
-	if c.done[i] == m.gen {
+	if m.cache.has(c, i) {
 		return h
 	}
 	a := c.d.Row(i)
@@ -1048,7 +1025,7 @@ func (m *refHyperRep) row(c *featureCache, lambda []float64, i int) []float64 {
 			h[k] = math.Tanh(s)
 		}
 	}
-	c.done[i] = m.gen
+	m.cache.mark(c, i)
 	return h
 }
 
@@ -1081,7 +1058,7 @@ func (m *refHyperRep) probs(x, h []float64, y int) float64 {
 // InnerLoss implements Bilevel: g.
 func (m *refHyperRep) InnerLoss(x, lambda []float64, d *Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
 	var loss float64
 	for k := range n {
@@ -1104,7 +1081,7 @@ func (m *refHyperRep) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int)
 // and returns the mean cross-entropy.
 func (m *refHyperRep) outputGrad(dst, x, lambda []float64, d *Dataset, idx []int) float64 {
 	H, C := m.hidden, m.classes
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
@@ -1135,7 +1112,7 @@ func (m *refHyperRep) InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, 
 	checkVec("dst", dst, m.DimX())
 	checkVec("u", u, m.DimX())
 	H, C := m.hidden, m.classes
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
@@ -1176,7 +1153,7 @@ func (m *refHyperRep) InnerCross(dst, x, lambda []float64, d *Dataset, idx []int
 	checkVec("dst", dst, m.DimLambda())
 	checkVec("u", u, m.DimX())
 	H, C, D := m.hidden, m.classes, m.features
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
@@ -1228,7 +1205,7 @@ func (m *refHyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset
 		clear(dstLambda)
 	}
 	H, C, D := m.hidden, m.classes, m.features
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	var loss float64
@@ -1259,7 +1236,7 @@ func (m *refHyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset
 // Accuracy implements Bilevel.
 func (m *refHyperRep) Accuracy(x, lambda []float64, d *Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
 	right := 0
 	for k := range n {
