@@ -429,11 +429,7 @@ func (m *HyperRep) Accuracy(x, lambda []float64, d *Dataset, idx []int) float64 
 	for lo, hi := range chunks(n) {
 		nb := m.chunk(c, lambda, d, idx, lo, hi, false)
 		m.probs(x, nb)
-		for b := range nb {
-			if argmax(m.z[b*C:(b+1)*C]) == d.Y[rowIndex(d, idx, lo+b)] {
-				right++
-			}
-		}
+		right += hits(m.z, C, d, idx, lo, nb)
 	}
 	return float64(right) / float64(n)
 }

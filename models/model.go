@@ -106,6 +106,18 @@ func argmax(z []float64) int {
 	return k
 }
 
+// hits counts the rows b < nb of a chunk whose largest logit in z (nb×C)
+// is their label; the chunk starts at position lo of idx.
+func hits(z []float64, C int, d *Dataset, idx []int, lo, nb int) int {
+	n := 0
+	for b := range nb {
+		if argmax(z[b*C:(b+1)*C]) == label(d, rowIndex(d, idx, lo+b), C) {
+			n++
+		}
+	}
+	return n
+}
+
 // sumSquares returns ‖x‖².
 func sumSquares(x []float64) float64 {
 	return floats.Dot(x, x)
