@@ -2,6 +2,6 @@
 // sweep's results.md, results.csv and validation.png, and the plotting
 // helpers the experiments share.
 //
-// It may import run, scenarios, optim and internal packages; never
-// experiments, bench or the command.
+// It may import run, scenarios, optim, internal packages, gonum and
+// gonum/plot; never experiments, bench or the command.
 package report
