@@ -178,9 +178,7 @@ var (
 )
 
 func (m *CNNHyperRep) check(x, lambda []float64, d *Dataset) {
-	checkVec("x", x, m.DimX())
-	checkVec("lambda", lambda, m.DimLambda())
-	checkData(d, m.features, m.classes)
+	checkArgs(m, x, lambda, d, m.features, m.classes)
 }
 
 // chunk leaves the features of the batch rows lo…hi−1 (positions in idx)

@@ -115,9 +115,7 @@ var (
 )
 
 func (m *HyperRep) check(x, lambda []float64, d *Dataset) {
-	checkVec("x", x, m.DimX())
-	checkVec("lambda", lambda, m.DimLambda())
-	checkData(d, m.features, m.classes)
+	checkArgs(m, x, lambda, d, m.features, m.classes)
 }
 
 // chunk prepares the batch rows lo…hi−1 (positions in idx) and returns

@@ -54,6 +54,20 @@ func checkVec(what string, v []float64, n int) {
 	}
 }
 
+// bilevelDims is the part of Bilevel checkArgs needs.
+type bilevelDims interface {
+	DimX() int
+	DimLambda() int
+}
+
+// checkArgs panics unless x and lambda have m's lengths and d has the
+// given features and classes: the argument checks of every Bilevel method.
+func checkArgs(m bilevelDims, x, lambda []float64, d *Dataset, features, classes int) {
+	checkVec("x", x, m.DimX())
+	checkVec("lambda", lambda, m.DimLambda())
+	checkData(d, features, classes)
+}
+
 // checkData panics unless d is well formed and matches a model with the given
 // number of features and classes.
 func checkData(d *Dataset, features, classes int) {

@@ -33,9 +33,7 @@ func (m *refHyperRep) DimX() int { return m.classes*m.hidden + m.classes }
 func (m *refHyperRep) DimLambda() int { return m.hidden*m.features + m.hidden }
 
 func (m *refHyperRep) check(x, lambda []float64, d *Dataset) {
-	checkVec("x", x, m.DimX())
-	checkVec("lambda", lambda, m.DimLambda())
-	checkData(d, m.features, m.classes)
+	checkArgs(m, x, lambda, d, m.features, m.classes)
 }
 
 // row returns the features h of row i (computing them if needed).
