@@ -76,4 +76,7 @@
 // fails the run and names the clients holding it up: those inside a call
 // (the watchdog watches each call under its client's index, so a hung call
 // names its client within a group), or else those that have not answered.
+//
+// It may import optim, graph, wire, proto.actor, gRPC and protobuf; never
+// scenarios, run or an algorithm family.
 package actors

@@ -18,4 +18,7 @@
 // take medians; WriteSGP, WriteHyper and WriteOuter write the Markdown
 // tables of `hgpsim bench`, a thin command around them. The Go benchmarks
 // of this package (go test -bench . ./bench) time the same setups.
+//
+// It may import run, scenarios, actors and the packages below them; never
+// report, experiments or the command.
 package bench

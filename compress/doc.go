@@ -5,4 +5,6 @@
 // hyper-gradient (Corollary 3 of the paper). Every random choice (hashes,
 // signs) comes from a seed the caller derives from internal/rng, so that
 // all parties who share the seed build the same operator.
+//
+// It may import internal packages and the standard library only.
 package compress

@@ -4,6 +4,9 @@
 // its registration; it builds its networks, data and clients like a
 // training run and executes them on the scenario's driver through
 // scenarios.Env.
+//
+// It may import run, report, scenarios and the packages below them; never
+// bench or the command.
 package experiments
 
 import (

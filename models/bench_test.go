@@ -13,10 +13,7 @@ func BenchmarkSoftmaxGrad(b *testing.B) {
 			m := NewSoftmax(c.d, c.k, 1e-3)
 			x := randomVec(r, m.Dim(), 0.1)
 			g := make([]float64, m.Dim())
-			idx := make([]int, c.batch)
-			for i := range idx {
-				idx[i] = r.IntN(data.N)
-			}
+			idx := randomBatch(r, data, c.batch)
 			b.ReportAllocs()
 			for b.Loop() {
 				m.Grad(g, x, data, idx)
@@ -34,10 +31,7 @@ func BenchmarkMLPHVP(b *testing.B) {
 	m.Init(x, r)
 	u := randomVec(r, m.Dim(), 1)
 	hu := make([]float64, m.Dim())
-	idx := make([]int, batch)
-	for i := range idx {
-		idx[i] = r.IntN(data.N)
-	}
+	idx := randomBatch(r, data, batch)
 	b.ReportAllocs()
 	for b.Loop() {
 		m.HVP(hu, x, data, idx, u)
@@ -52,10 +46,7 @@ func BenchmarkMLPGrad(b *testing.B) {
 	x := make([]float64, m.Dim())
 	m.Init(x, r)
 	g := make([]float64, m.Dim())
-	idx := make([]int, batch)
-	for i := range idx {
-		idx[i] = r.IntN(data.N)
-	}
+	idx := randomBatch(r, data, batch)
 	b.ReportAllocs()
 	for b.Loop() {
 		m.Grad(g, x, data, idx)
@@ -70,10 +61,7 @@ func BenchmarkSoftmaxHVP(b *testing.B) {
 	x := randomVec(r, m.Dim(), 0.1)
 	u := randomVec(r, m.Dim(), 1)
 	hu := make([]float64, m.Dim())
-	idx := make([]int, batch)
-	for i := range idx {
-		idx[i] = r.IntN(data.N)
-	}
+	idx := randomBatch(r, data, batch)
 	b.ReportAllocs()
 	for b.Loop() {
 		m.HVP(hu, x, data, idx, u)
@@ -101,10 +89,7 @@ var (
 func benchProduct(b *testing.B, s hvpSize, classes int, f func(data *Dataset, idx []int)) {
 	r := testRand(b, 0)
 	data := randomData(r, 4*s.batch, s.d, classes)
-	idx := make([]int, s.batch)
-	for i := range idx {
-		idx[i] = r.IntN(data.N)
-	}
+	idx := randomBatch(r, data, s.batch)
 	b.ReportAllocs()
 	for b.Loop() {
 		f(data, idx)

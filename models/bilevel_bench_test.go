@@ -1,6 +1,36 @@
 package models
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// benchOp is one product a benchmark times.
+type benchOp struct {
+	name string
+	f    func()
+}
+
+// runOps times each op as the sub-benchmark prefix+name.
+func runOps(b *testing.B, prefix string, ops []benchOp) {
+	for _, op := range ops {
+		b.Run(prefix+op.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				op.f()
+			}
+		})
+	}
+}
+
+// randomBatch draws n row indices of d from r, with repetition.
+func randomBatch(r *rand.Rand, d *Dataset, n int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = r.IntN(d.N)
+	}
+	return idx
+}
 
 // BenchmarkBilevelMLP measures the products of the bilevel problems on the
 // MLP of BenchmarkMLPHVP; LabelWeights should cost about what MLP.HVP does
@@ -22,25 +52,12 @@ func BenchmarkBilevelMLP(b *testing.B) {
 		lambda := randomVec(r, c.b.DimLambda(), 1)
 		u := randomVec(r, len(x), 1)
 		dst, dl := make([]float64, len(x)), make([]float64, len(lambda))
-		idx := make([]int, batch)
-		for i := range idx {
-			idx[i] = r.IntN(data.N)
-		}
-		for _, op := range []struct {
-			name string
-			f    func()
-		}{
+		idx := randomBatch(r, data, batch)
+		runOps(b, c.name+"/", []benchOp{
 			{"InnerGrad", func() { c.b.InnerGrad(dst, x, lambda, data, idx) }},
 			{"InnerHVP", func() { c.b.InnerHVP(dst, x, lambda, data, idx, u) }},
 			{"InnerCross", func() { c.b.InnerCross(dl, x, lambda, data, idx, u) }},
-		} {
-			b.Run(c.name+"/"+op.name, func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					op.f()
-				}
-			})
-		}
+		})
 	}
 }
 

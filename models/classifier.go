@@ -360,11 +360,7 @@ func classifierAccuracy(m Classifier, s *classifierScratch, x []float64, d *Data
 		nb := hi - lo
 		s.grow(nb, C)
 		m.batchLogits(s.z, x, batchRows(&s.a, d, idx, lo, hi), nb)
-		for b := range nb {
-			if argmax(s.z[b*C:(b+1)*C]) == label(d, rowIndex(d, idx, lo+b), C) {
-				correct++
-			}
-		}
+		correct += hits(s.z, C, d, idx, lo, nb)
 	}
 	return float64(correct) / float64(n)
 }

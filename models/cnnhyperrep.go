@@ -56,9 +56,7 @@ type CNNHyperRep struct {
 	classes    int
 	mu         float64
 
-	lam   []float64 // the λ the cache was built for
-	gen   uint64    // bumped whenever λ changes
-	cache []*featureCache
+	cache featureCaches // of the features h (F floats a row)
 
 	// Per-chunk scratch.
 	miss        []int
@@ -180,29 +178,7 @@ var (
 )
 
 func (m *CNNHyperRep) check(x, lambda []float64, d *Dataset) {
-	checkVec("x", x, m.DimX())
-	checkVec("lambda", lambda, m.DimLambda())
-	checkData(d, m.features, m.classes)
-}
-
-// featuresOf returns the cache of d for λ, starting a new generation when
-// λ changed.
-func (m *CNNHyperRep) featuresOf(lambda []float64, d *Dataset) *featureCache {
-	if !slices.Equal(m.lam, lambda) {
-		m.lam = append(m.lam[:0], lambda...)
-		m.gen++
-	}
-	for _, c := range m.cache {
-		if c.d == d {
-			return c
-		}
-	}
-	c := &featureCache{d: d, h: make([]float64, d.N*m.feat), done: make([]uint64, d.N)}
-	if len(m.cache) == maxFeatureCaches {
-		m.cache = m.cache[1:]
-	}
-	m.cache = append(m.cache, c)
-	return c
+	checkArgs(m, x, lambda, d, m.features, m.classes)
 }
 
 // chunk leaves the features of the batch rows lo…hi−1 (positions in idx)
@@ -225,17 +201,10 @@ func (m *CNNHyperRep) chunk(c *featureCache, lambda []float64, d *Dataset, idx [
 		for b := range nb {
 			i := rowIndex(d, idx, lo+b)
 			copy(c.h[i*F:(i+1)*F], m.hb[b*F:(b+1)*F])
-			c.done[i] = m.gen
+			m.cache.mark(c, i)
 		}
 	} else {
-		m.miss = m.miss[:0]
-		for b := range nb {
-			i := rowIndex(d, idx, lo+b)
-			if c.done[i] != m.gen {
-				c.done[i] = m.gen // a row repeated in the batch is computed once
-				m.miss = append(m.miss, i)
-			}
-		}
+		m.miss = m.cache.misses(m.miss[:0], c, d, idx, lo, hi)
 		if nm := len(m.miss); nm > 0 {
 			m.a = resize(m.a, nm*m.features)
 			m.hm = resize(m.hm, nm*F)
@@ -303,7 +272,7 @@ func (m *CNNHyperRep) rGrad(nb int, inv float64) {
 // InnerLoss implements Bilevel: g.
 func (m *CNNHyperRep) InnerLoss(x, lambda []float64, d *Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.feat)
 	n := batchSize(d, idx)
 	C := m.classes
 	var loss float64
@@ -322,7 +291,7 @@ func (m *CNNHyperRep) InnerLoss(x, lambda []float64, d *Dataset, idx []int) floa
 func (m *CNNHyperRep) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
 	checkVec("dst", dst, m.DimX())
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.feat)
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
@@ -342,7 +311,7 @@ func (m *CNNHyperRep) InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, 
 	m.check(x, lambda, d)
 	checkVec("dst", dst, m.DimX())
 	checkVec("u", u, m.DimX())
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.feat)
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	C := m.classes
@@ -364,7 +333,7 @@ func (m *CNNHyperRep) InnerCross(dst, x, lambda []float64, d *Dataset, idx []int
 	m.check(x, lambda, d)
 	checkVec("dst", dst, m.DimLambda())
 	checkVec("u", u, m.DimX())
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.feat)
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	C, F := m.classes, m.feat
@@ -397,7 +366,7 @@ func (m *CNNHyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset
 		checkVec("dstLambda", dstLambda, m.DimLambda())
 		clear(dstLambda)
 	}
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.feat)
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	C, F := m.classes, m.feat
@@ -426,18 +395,14 @@ func (m *CNNHyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset
 // Accuracy implements Bilevel.
 func (m *CNNHyperRep) Accuracy(x, lambda []float64, d *Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.feat)
 	n := batchSize(d, idx)
 	C := m.classes
 	right := 0
 	for lo, hi := range chunks(n) {
 		nb := m.chunk(c, lambda, d, idx, lo, hi, false)
 		m.logits(x, nb)
-		for b := range nb {
-			if argmax(m.z[b*C:(b+1)*C]) == d.Y[rowIndex(d, idx, lo+b)] {
-				right++
-			}
-		}
+		right += hits(m.z, C, d, idx, lo, nb)
 	}
 	return float64(right) / float64(n)
 }

@@ -36,25 +36,12 @@ func BenchmarkCNNHyperRepProducts(b *testing.B) {
 	p := append(append([]float64(nil), lambda...), x...)
 	u := randomVec(r, len(x), 1)
 	dx, dl, dp := make([]float64, len(x)), make([]float64, len(lambda)), make([]float64, len(p))
-	idx := make([]int, batch)
-	for i := range idx {
-		idx[i] = r.IntN(data.N)
-	}
-	for _, op := range []struct {
-		name string
-		f    func()
-	}{
+	idx := randomBatch(r, data, batch)
+	runOps(b, "", []benchOp{
 		{"InnerGrad", func() { m.InnerGrad(dx, x, lambda, data, idx) }},
 		{"InnerHVP", func() { m.InnerHVP(dx, x, lambda, data, idx, u) }},
 		{"FullGrad", func() { full.Grad(dp, p, data, idx) }},
 		{"InnerCross", func() { m.InnerCross(dl, x, lambda, data, idx, u) }},
 		{"OuterGrad", func() { m.OuterGrad(dx, dl, x, lambda, data, idx) }},
-	} {
-		b.Run(op.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				op.f()
-			}
-		})
-	}
+	})
 }

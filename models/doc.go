@@ -54,4 +54,7 @@
 // package rng, so it is reproducible bit for bit and independent of the
 // number of clients. Pool concatenates client datasets into the pooled
 // reference problem.
+//
+// It may import internal packages, models/nn and gonum; never graph, optim
+// or anything above them.
 package models

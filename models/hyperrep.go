@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 
 	"gonum.org/v1/gonum/floats"
 
@@ -42,9 +41,7 @@ type HyperRep struct {
 	mu                        float64
 	relu                      bool
 
-	lam   []float64 // the λ the cache was built for
-	gen   uint64    // bumped whenever λ changes
-	cache []*featureCache
+	cache featureCaches // of the hidden features h (Hidden floats a row)
 
 	// Per-chunk scratch (nb rows).
 	miss       []int     // rows whose features are computed in this chunk
@@ -57,18 +54,6 @@ type HyperRep struct {
 	gh         []float64 // nb×Hidden: ∂/∂h, then ∂/∂s
 	xu         []float64 // 2·Classes×Hidden: rows of W₂ and U₂, interleaved
 }
-
-// featureCache holds the hidden features of a dataset's rows for λ of
-// generation gen (row i valid when done[i] == gen).
-type featureCache struct {
-	d    *Dataset
-	h    []float64
-	done []uint64
-}
-
-// maxFeatureCaches bounds the datasets whose features are kept (train,
-// validation, test and one more).
-const maxFeatureCaches = 4
 
 // NewHyperRep returns the hyper-representation model. It panics on sizes
 // below 1 (classes below 2) or a negative or non-finite μ.
@@ -130,29 +115,7 @@ var (
 )
 
 func (m *HyperRep) check(x, lambda []float64, d *Dataset) {
-	checkVec("x", x, m.DimX())
-	checkVec("lambda", lambda, m.DimLambda())
-	checkData(d, m.features, m.classes)
-}
-
-// features returns the cache of d for λ, refreshing the generation when λ
-// changed.
-func (m *HyperRep) featuresOf(lambda []float64, d *Dataset) *featureCache {
-	if !slices.Equal(m.lam, lambda) {
-		m.lam = append(m.lam[:0], lambda...)
-		m.gen++
-	}
-	for _, c := range m.cache {
-		if c.d == d {
-			return c
-		}
-	}
-	c := &featureCache{d: d, h: make([]float64, d.N*m.hidden), done: make([]uint64, d.N)}
-	if len(m.cache) == maxFeatureCaches {
-		m.cache = m.cache[1:]
-	}
-	m.cache = append(m.cache, c)
-	return c
+	checkArgs(m, x, lambda, d, m.features, m.classes)
 }
 
 // chunk prepares the batch rows lo…hi−1 (positions in idx) and returns
@@ -164,15 +127,10 @@ func (m *HyperRep) featuresOf(lambda []float64, d *Dataset) *featureCache {
 func (m *HyperRep) chunk(c *featureCache, lambda []float64, d *Dataset, idx []int, lo, hi int, rows bool) int {
 	H, D, C := m.hidden, m.features, m.classes
 	nb := hi - lo
-	m.miss = m.miss[:0]
 	for b := range nb {
-		i := rowIndex(d, idx, lo+b)
-		label(d, i, C)
-		if c.done[i] != m.gen {
-			c.done[i] = m.gen // a row repeated in the batch is computed once
-			m.miss = append(m.miss, i)
-		}
+		label(d, rowIndex(d, idx, lo+b), C)
 	}
+	m.miss = m.cache.misses(m.miss[:0], c, d, idx, lo, hi)
 	if len(m.miss) > 0 {
 		nm := len(m.miss)
 		m.a = resize(m.a, nm*D)
@@ -246,7 +204,7 @@ func (m *HyperRep) crossEntropy(b, y int) float64 {
 // InnerLoss implements Bilevel: g.
 func (m *HyperRep) InnerLoss(x, lambda []float64, d *Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
 	var loss float64
 	for lo, hi := range chunks(n) {
@@ -272,7 +230,7 @@ func (m *HyperRep) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int) fl
 // and returns the mean cross-entropy.
 func (m *HyperRep) outputGrad(dst, x, lambda []float64, d *Dataset, idx []int) float64 {
 	H, C := m.hidden, m.classes
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
@@ -320,7 +278,7 @@ func (m *HyperRep) InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, u [
 	checkVec("dst", dst, m.DimX())
 	checkVec("u", u, m.DimX())
 	H, C := m.hidden, m.classes
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
@@ -353,7 +311,7 @@ func (m *HyperRep) InnerCross(dst, x, lambda []float64, d *Dataset, idx []int, u
 	checkVec("dst", dst, m.DimLambda())
 	checkVec("u", u, m.DimX())
 	H, C, D := m.hidden, m.classes, m.features
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
@@ -427,7 +385,7 @@ func (m *HyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset, i
 		clear(dstLambda)
 	}
 	H, C, D := m.hidden, m.classes, m.features
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	var loss float64
@@ -462,95 +420,14 @@ func (m *HyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset, i
 // Accuracy implements Bilevel.
 func (m *HyperRep) Accuracy(x, lambda []float64, d *Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
-	c := m.featuresOf(lambda, d)
+	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
 	C := m.classes
 	right := 0
 	for lo, hi := range chunks(n) {
 		nb := m.chunk(c, lambda, d, idx, lo, hi, false)
 		m.probs(x, nb)
-		for b := range nb {
-			if argmax(m.z[b*C:(b+1)*C]) == d.Y[rowIndex(d, idx, lo+b)] {
-				right++
-			}
-		}
+		right += hits(m.z, C, d, idx, lo, nb)
 	}
 	return float64(right) / float64(n)
-}
-
-// hyperRepHead builds HyperRep from the mlp architecture's shape, or
-// CNNHyperRep from a cnn's layers: the head `hyper-representation`.
-type hyperRepHead struct {
-	Activation  string `yaml:"activation" doc:"mlp: σ of the hidden layer, relu (the papers' baseline) or tanh; a cnn's activations are its layers"`
-	InnerLayers int    `yaml:"inner_layers" doc:"cnn: how many of the last parameterised layers (all dense) form the inner variable x, the layers before them λ; 0: 2, the last two dense layers as FBO-AggITD's LeNet. mlp: 0 or 1 (its output layer)"`
-}
-
-// Validate checks the head's parameters against the model kind.
-func (h *hyperRepHead) Validate(arch string) error {
-	switch arch {
-	case "mlp":
-		if h.Activation != "relu" && h.Activation != "tanh" {
-			return fmt.Errorf("activation must be relu or tanh, got %q", h.Activation)
-		}
-		if h.InnerLayers != 0 && h.InnerLayers != 1 {
-			return fmt.Errorf("inner_layers: an mlp's inner variable is its output layer (inner_layers 0 or 1), got %d", h.InnerLayers)
-		}
-	case "cnn":
-		if h.Activation != "relu" {
-			return fmt.Errorf("activation applies to model.kind mlp; a cnn's activations are its layers (remove activation: %s)", h.Activation)
-		}
-		if h.InnerLayers < 0 {
-			return fmt.Errorf("inner_layers must be >= 0 (0: %d), got %d", DefaultInnerLayers, h.InnerLayers)
-		}
-	default:
-		return fmt.Errorf("head hyper-representation splits an mlp (hidden layer outer, output layer inner) or a cnn (its last dense layers inner, the rest outer); model.kind is %s", arch)
-	}
-	return nil
-}
-
-// innerLayers returns the cnn's number of inner layers.
-func (h *hyperRepHead) innerLayers() int {
-	if h.InnerLayers == 0 {
-		return DefaultInnerLayers
-	}
-	return h.InnerLayers
-}
-
-// ValidateModel implements HeadModelValidator: a cnn's layers must split
-// as inner_layers asks.
-func (h *hyperRepHead) ValidateModel(arch Architecture, features, classes int) error {
-	spec, ok := arch.(*CNNSpec)
-	if !ok {
-		return nil
-	}
-	in, layers, _, err := spec.plan(features, classes)
-	if err != nil {
-		return err
-	}
-	_, _, _, err = SplitHyperRep(in, layers, classes, h.innerLayers())
-	return err
-}
-
-// DimLambda is not known from the classes alone; the pdbo algorithm, the
-// only user, refuses this head.
-func (*hyperRepHead) DimLambda(int, HeadParams) int { return 0 }
-
-func (h *hyperRepHead) New(newBase func() Classifier, _ HeadParams) Bilevel {
-	switch base := newBase().(type) {
-	case *MLP:
-		return NewHyperRep(base.features, base.hidden, base.classes, base.l2, h.Activation != "tanh")
-	case *CNN:
-		m, err := NewCNNHyperRep(base.in, base.layers, base.classes, h.innerLayers(), base.l2)
-		if err != nil {
-			panic("models: head hyper-representation on a cnn it did not validate: " + err.Error())
-		}
-		return m
-	}
-	panic("models: head hyper-representation needs model.kind mlp or cnn (validated before)")
-}
-
-func init() {
-	Heads.Register("hyper-representation",
-		"Federated hyper-representation (FedNest, FBO-AggITD Sec. 5 and App. A.2): the net's first layers are the outer variable λ (a representation) and its last layers the inner x; g = CE on train + (l2/2)‖x‖² (the model's l2 is μ, on x only), f = CE on validation. With model.kind mlp, λ is the hidden layer (W₁, b₁) and x the output layer (W₂, b₂); with model.kind cnn, x is the last inner_layers dense layers (2: for lenet, dense 84 and dense C) and λ every layer before them. For the federated bilevel algorithms (fednest, lfednest, fbo-aggitd), not pdbo.",
-		func() Head { return &hyperRepHead{Activation: "relu"} })
 }

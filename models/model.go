@@ -54,6 +54,20 @@ func checkVec(what string, v []float64, n int) {
 	}
 }
 
+// bilevelDims is the part of Bilevel checkArgs needs.
+type bilevelDims interface {
+	DimX() int
+	DimLambda() int
+}
+
+// checkArgs panics unless x and lambda have m's lengths and d has the
+// given features and classes: the argument checks of every Bilevel method.
+func checkArgs(m bilevelDims, x, lambda []float64, d *Dataset, features, classes int) {
+	checkVec("x", x, m.DimX())
+	checkVec("lambda", lambda, m.DimLambda())
+	checkData(d, features, classes)
+}
+
 // checkData panics unless d is well formed and matches a model with the given
 // number of features and classes.
 func checkData(d *Dataset, features, classes int) {
@@ -104,6 +118,18 @@ func argmax(z []float64) int {
 		}
 	}
 	return k
+}
+
+// hits counts the rows b < nb of a chunk whose largest logit in z (nb×C)
+// is their label; the chunk starts at position lo of idx.
+func hits(z []float64, C int, d *Dataset, idx []int, lo, nb int) int {
+	n := 0
+	for b := range nb {
+		if argmax(z[b*C:(b+1)*C]) == label(d, rowIndex(d, idx, lo+b), C) {
+			n++
+		}
+	}
+	return n
 }
 
 // sumSquares returns ‖x‖².

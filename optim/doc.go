@@ -44,4 +44,7 @@
 // and deltaBar are the estimates p̄_ij and δ̄_{j→i} of Alg. 2, and the two SGP
 // variants are Eq. (4a) (local step before communication, Assran et al.) and
 // Eq. (4b) (after communication, Nedić & Olshevsky).
+//
+// It may import graph, models, compress, internal packages and gonum; never
+// an algorithm family, scenarios, run, actors or wire.
 package optim

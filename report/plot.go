@@ -1,6 +1,3 @@
-// Package report turns the outputs of runs into tables and figures: the
-// sweep's results.md, results.csv and validation.png, and the plotting
-// helpers the experiments share.
 package report
 
 import (

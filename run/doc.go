@@ -10,4 +10,8 @@
 // summary.json, written last and atomically. An experiment scenario runs
 // its registered experiment instead, through the same drivers (Env).
 // PlanSweep and Sweep run many scenarios at once, each in its own folder.
+//
+// It may import scenarios, actors, optim (with optim/faults), graph, models
+// and internal packages; never an algorithm by its family, report,
+// experiments, bench or the command.
 package run

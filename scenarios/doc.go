@@ -7,4 +7,8 @@
 // does without reading data files. The example scenarios live beside it
 // (quickstart.yaml, paper/). It also defines the Experiments registry and
 // the Env an experiment runs in; package run implements it.
+//
+// It may import the registries below it (optim and its families, linked
+// through optim/families; graph; models) and internal packages; never run,
+// actors, wire, report or experiments.
 package scenarios

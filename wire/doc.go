@@ -69,4 +69,7 @@
 // length) for d below 2²⁵: 62,815 bytes for d = 7850. In a Step's inbox
 // each Message adds its header (sender, round, phase name, push weight) and
 // two length prefixes: 28 bytes with a five-letter phase name.
+//
+// It may import optim and protobuf; never an algorithm family, scenarios,
+// run or actors.
 package wire

@@ -1,5 +1,3 @@
-// Package fsutil writes output files so that a reader (or a crash) never
-// sees half of one.
 package fsutil
 
 import (

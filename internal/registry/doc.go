@@ -1,71 +1,22 @@
+// Package registry holds the plug-in tables of hgpsim: one Registry per axis
+// (network topologies, link processes, models, heads, data sources,
+// hyper-gradient estimators, client behaviours, methods, experiments).
+//
+// A plug-in is a name, a one-paragraph description and a constructor that
+// returns a fresh value of its parameter struct with every default filled
+// in. The struct carries `yaml` tags (the keys a scenario file may set for
+// this kind) and `doc` tags (one line per key, including the allowed range,
+// for `hgpsim list` and the scenario reference); its methods validate the
+// parameters and build what the kind stands for. Package scenarios decodes
+// a section of a scenario file strictly into that struct, so a key that
+// means nothing for the chosen kind is an error with its line number.
+//
+// Registries are filled by init functions in the package that owns the
+// plug-ins (the pattern of database/sql drivers and image formats) and are
+// read-only afterwards: Register panics once the program has started using
+// the registry, and on a duplicate name. Adding a plug-in is therefore one
+// new file with its registration and nothing else.
+//
+// It imports the standard library only: every registry of plug-ins (graph
+// topologies, models, algorithms, faults, experiments) is built on it.
 package registry
-
-import (
-	"fmt"
-	"strings"
-)
-
-// Text describes an axis for `hgpsim list`: every kind with its
-// description and parameters.
-func Text(a Axis) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s (selected by %s):\n", a.Name(), a.Key())
-	for _, kind := range a.Kinds() {
-		doc, params, _ := a.Describe(kind)
-		fmt.Fprintf(&b, "\n  %s\n", kind)
-		for _, line := range wrap(doc, 72) {
-			fmt.Fprintf(&b, "      %s\n", line)
-		}
-		for _, p := range params {
-			fmt.Fprintf(&b, "    %s (%s, default %s): %s\n", p.Key, p.Type, p.Default, p.Doc)
-		}
-	}
-	return b.String()
-}
-
-// Markdown describes an axis as the table docs/scenarios.md carries, between
-// the markers <!-- kinds AXIS --> and <!-- end kinds -->.
-func Markdown(a Axis) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "<!-- kinds %s -->\n", a.Name())
-	fmt.Fprintf(&b, "| `%s` | parameters (default) | description |\n|---|---|---|\n", a.Key())
-	for _, kind := range a.Kinds() {
-		doc, params, _ := a.Describe(kind)
-		var ps []string
-		for _, p := range params {
-			ps = append(ps, fmt.Sprintf("`%s` (%s): %s", p.Key, p.Default, escape(p.Doc)))
-		}
-		cell := "—"
-		if len(ps) > 0 {
-			cell = strings.Join(ps, "<br>")
-		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", kind, cell, escape(doc))
-	}
-	b.WriteString("<!-- end kinds -->\n")
-	return b.String()
-}
-
-func escape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
-
-// wrap breaks s into lines of at most width runes at spaces.
-func wrap(s string, width int) []string {
-	var lines []string
-	var cur []string
-	n := 0
-	for _, w := range strings.Fields(s) {
-		l := len([]rune(w))
-		if n > 0 && n+1+l > width {
-			lines = append(lines, strings.Join(cur, " "))
-			cur, n = nil, 0
-		}
-		if n > 0 {
-			n++
-		}
-		cur = append(cur, w)
-		n += l
-	}
-	if len(cur) > 0 {
-		lines = append(lines, strings.Join(cur, " "))
-	}
-	return lines
-}

@@ -1,5 +1,3 @@
-// Package testscen holds the small scenarios the tests of several packages
-// share, so that each is written once.
 package testscen
 
 // Tiny is a six-client VR-HGP run on a stochastic directed network that

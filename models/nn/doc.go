@@ -87,4 +87,6 @@
 // more than MaxParams parameters) is an error from New and Plan; Plan and
 // Info.Memory size a network without building it. Slices of the wrong
 // length and passes called out of order are programmer errors and panic.
+//
+// It may import internal packages (gemm) and the standard library only.
 package nn

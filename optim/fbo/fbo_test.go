@@ -1,7 +1,6 @@
 package fbo
 
 import (
-	"context"
 	"math"
 	"testing"
 
@@ -60,29 +59,14 @@ func (c *countingServer) Receive(r *optim.Round, in []optim.Message) error {
 // returns the counting server.
 func runFBO(t *testing.T, alg optim.Algorithm, s *optim.Setup, prog optim.Program) *countingServer {
 	t.Helper()
-	factory, p, err := alg.Plan(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if prog != nil {
-		p = prog
-	}
 	var srv *countingServer
-	wrapped := func(i int) (optim.Client, error) {
-		c, err := factory(i)
-		if i == 0 && err == nil {
+	optimtest.Execute(t, alg, s, prog, nil, func(i int, c optim.Client) optim.Client {
+		if i == 0 {
 			srv = &countingServer{server: c.(*server)}
-			return srv, nil
+			return srv
 		}
-		return c, err
-	}
-	d, err := optim.NewSequential(s.Net, wrapped)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.Execute(context.Background(), p, optim.NoSink{}); err != nil {
-		t.Fatal(err)
-	}
+		return c
+	})
 	return srv
 }
 

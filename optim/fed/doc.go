@@ -20,6 +20,6 @@
 // Every algorithm registers itself in optim.Algorithms from an init
 // function; optim/families links the package.
 //
-// It may import optim, models and internal; never scenarios, run, actors or
-// wire.
+// It may import optim, models, internal and gonum; never scenarios, run,
+// actors or wire.
 package fed

@@ -38,20 +38,16 @@ func (f *FedAvg) Validate(n int) error {
 	switch {
 	case f.Rounds < 1 || f.Rounds > 10_000_000:
 		return fmt.Errorf("rounds must be in [1, 10⁷], got %d", f.Rounds)
-	case !(f.Participation > 0 && f.Participation <= 1):
-		return fmt.Errorf("participation must be in (0, 1], got %v", f.Participation)
 	case f.LocalSteps < 1 || f.LocalSteps > 1_000_000:
 		return fmt.Errorf("local_steps must be in [1, 10⁶], got %d", f.LocalSteps)
 	case !(f.LR > 0) || math.IsInf(f.LR, 0):
 		return fmt.Errorf("lr must be a finite number > 0, got %v", f.LR)
-	case f.Batch < 0 || f.Batch > 1<<20:
-		return fmt.Errorf("batch must be in [0, 1048576], got %d", f.Batch)
 	case f.EvalEvery < 0:
 		return fmt.Errorf("eval_every must be >= 0, got %d", f.EvalEvery)
 	case n < 2:
 		return fmt.Errorf("fedavg needs a server and at least one client")
 	}
-	return nil
+	return optim.ValidateServer(f.Participation, f.Batch, n)
 }
 
 // Plan implements optim.Algorithm.

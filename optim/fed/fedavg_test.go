@@ -1,7 +1,6 @@
 package fed
 
 import (
-	"context"
 	"math"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
+	"hgpsim/optim/optimtest"
 )
 
 // starOf is a star of m clients around a server.
@@ -42,27 +42,8 @@ func fedAvgSetup(t *testing.T, m int, star *graph.Star) *optim.Setup {
 // runFedAvg runs f on s and returns the server's final global model.
 func runFedAvg(t *testing.T, f optim.Algorithm, s *optim.Setup) ([]float64, optim.Traffic) {
 	t.Helper()
-	factory, prog, err := f.Plan(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var server *Mean
-	wrapped := func(i int) (optim.Client, error) {
-		c, err := factory(i)
-		if i == 0 {
-			server = c.(*optim.Fixed).Behaviour.(*Server).Strategy.(*Mean)
-		}
-		return c, err
-	}
-	d, err := optim.NewSequential(s.Net, wrapped)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := d.Execute(context.Background(), prog, optim.NoSink{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return server.X, tr
+	clients, tr := optimtest.Execute(t, f, s, nil, nil, nil)
+	return clients[0].(*optim.Fixed).Behaviour.(*Server).Strategy.(*Mean).X, tr
 }
 
 // With every client taking part, one full-batch local step and links that

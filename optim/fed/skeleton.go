@@ -2,16 +2,10 @@ package fed
 
 import (
 	"fmt"
-	"math"
 
 	"hgpsim/internal/rng"
 	"hgpsim/optim"
 )
-
-// Down reports whether r is the down round of a communication round, in
-// which the server sends; the odd rounds that follow are the up rounds, in
-// which the clients upload.
-func Down(r *optim.Round) bool { return r.Index%2 == 0 }
 
 // Strategy is the server side of a federated algorithm.
 type Strategy interface {
@@ -40,25 +34,25 @@ type Trainer interface {
 type Server struct {
 	Strategy Strategy
 	uploads  []optim.Message
-	buf      Buffer
+	buf      optim.SendBuffers
 }
 
 // Send implements optim.Behaviour.
 func (s *Server) Send(r *optim.Round, out optim.Outbox) error {
-	if !Down(r) {
+	if !r.Down() {
 		return nil
 	}
 	to, x, err := s.Strategy.Configure(r)
 	if err != nil {
 		return err
 	}
-	s.buf.Send(out, to, optim.KindModel, x)
+	optim.Send(out, to, optim.Payload{Kind: optim.KindModel, Vec: s.buf.Fill(x)})
 	return nil
 }
 
 // Receive implements optim.Behaviour.
 func (s *Server) Receive(r *optim.Round, in []optim.Message) error {
-	if Down(r) {
+	if r.Down() {
 		return nil
 	}
 	s.uploads = s.uploads[:0]
@@ -122,13 +116,13 @@ type Client struct {
 	// of the newest.
 	Oldest bool
 	picked bool
-	buf    Buffer
+	buf    optim.SendBuffers
 	server [1]int
 }
 
 // Receive implements optim.Behaviour.
 func (c *Client) Receive(r *optim.Round, in []optim.Message) error {
-	if !Down(r) {
+	if !r.Down() {
 		return nil
 	}
 	var got []float64
@@ -152,7 +146,7 @@ func (c *Client) Receive(r *optim.Round, in []optim.Message) error {
 
 // Send implements optim.Behaviour.
 func (c *Client) Send(r *optim.Round, out optim.Outbox) error {
-	if Down(r) || !c.picked {
+	if r.Down() || !c.picked {
 		return nil
 	}
 	if c.Policy != Sticky {
@@ -162,7 +156,7 @@ func (c *Client) Send(r *optim.Round, out optim.Outbox) error {
 	if err != nil {
 		return err
 	}
-	c.buf.Send(out, c.server[:], optim.KindModel, up)
+	optim.Send(out, c.server[:], optim.Payload{Kind: optim.KindModel, Vec: c.buf.Fill(up)})
 	return nil
 }
 
@@ -223,22 +217,6 @@ func result(v any) optim.Result {
 	return optim.Result{}
 }
 
-// Buffer double-buffers what a node sends: a copy of the vector goes to
-// every receiver and stays valid until the sender's next-but-one send
-// through the same Buffer, as optim.Payload requires; nothing is copied
-// per receiver and, in steady state, nothing is allocated.
-type Buffer struct {
-	out  [2][]float64
-	flip int
-}
-
-// Send sends a copy of v of the given kind to the nodes to.
-func (b *Buffer) Send(out optim.Outbox, to []int, kind optim.Kind, v []float64) {
-	b.flip ^= 1
-	b.out[b.flip] = append(b.out[b.flip][:0], v...)
-	optim.Send(out, to, optim.Payload{Kind: kind, Vec: b.out[b.flip]})
-}
-
 // Sampler draws the clients of a communication round: a fixed number of
 // clients 1 … m without replacement, ascending, from the server's own
 // stream.
@@ -251,7 +229,7 @@ type Sampler struct {
 // NewSampler returns the sampler of a run with seed and m clients that
 // takes a fraction participation of them (at least one).
 func NewSampler(seed uint64, m int, participation float64) *Sampler {
-	return &Sampler{m: m, k: max(1, int(math.Round(participation*float64(m)))),
+	return &Sampler{m: m, k: optim.SampleSize(participation, m),
 		r: rng.NewStream(seed, 0, rng.PurposeSample)}
 }
 

@@ -126,22 +126,3 @@ func TestServerRounds(t *testing.T) {
 		t.Errorf("aggregated uploads from %v, want %v", a.froms, want)
 	}
 }
-
-// A payload stays as sent until the next-but-one send through the same
-// Buffer.
-func TestBufferKeepsPayloads(t *testing.T) {
-	var b Buffer
-	out := &outbox{}
-	v := []float64{1}
-	b.Send(out, []int{1}, optim.KindModel, v)
-	v[0] = 2
-	b.Send(out, []int{1}, optim.KindModel, v)
-	if out.posts[0].Vec[0] != 1 || out.posts[1].Vec[0] != 2 {
-		t.Fatalf("payloads %v %v, want [1] [2]", out.posts[0].Vec, out.posts[1].Vec)
-	}
-	v[0] = 3
-	b.Send(out, []int{1}, optim.KindModel, v)
-	if &out.posts[0].Vec[0] != &out.posts[2].Vec[0] {
-		t.Error("the third send does not reuse the first buffer")
-	}
-}

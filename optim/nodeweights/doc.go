@@ -11,6 +11,6 @@
 // nodes 1 … K hold their training data. Every algorithm runs one phase per
 // outer iteration, evaluated at its last round by the center.
 //
-// It may import optim, optim/fed, models and internal; never scenarios,
-// run, actors or wire.
+// It may import optim, optim/fed, models, internal and gonum; never
+// scenarios, run, actors or wire.
 package nodeweights

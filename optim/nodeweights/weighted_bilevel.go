@@ -97,7 +97,7 @@ type wnCenter struct {
 	w, wAg, use, hyper []float64
 	missing            int // hyper-gradient uploads lost so far
 	nodes              []int
-	sendX, sendG       fed.Buffer // models (θ, h) and ∇L̂₀(θ)
+	sendX, sendG       optim.SendBuffers // models (θ, h) and ∇L̂₀(θ)
 }
 
 func (c *wnCenter) enter(step int) {
@@ -122,15 +122,15 @@ func (c *wnCenter) Send(r *optim.Round, out optim.Outbox) error {
 		c.nodes = fed.Everyone(c.k)
 	}
 	if i < 2*n {
-		c.sendX.Send(out, c.nodes, optim.KindModel, c.theta)
+		optim.Send(out, c.nodes, optim.Payload{Kind: optim.KindModel, Vec: c.sendX.Fill(c.theta)})
 		if i == 2*n-1 {
 			c.model.InnerGrad(c.g0, c.theta, nil, c.data.Val, nil)
 			copy(c.hbar, c.g0) // the h-problem starts at ∇L̂₀(θ)
-			c.sendG.Send(out, c.nodes, optim.KindUpdate, c.g0)
+			optim.Send(out, c.nodes, optim.Payload{Kind: optim.KindUpdate, Vec: c.sendG.Fill(c.g0)})
 		}
 		return nil
 	}
-	c.sendX.Send(out, c.nodes, optim.KindModel, c.hbar)
+	optim.Send(out, c.nodes, optim.Payload{Kind: optim.KindModel, Vec: c.sendX.Fill(c.hbar)})
 	return nil
 }
 
@@ -208,7 +208,7 @@ type wnNode struct {
 	data          *models.Dataset
 	theta, g0, gk []float64
 	center        [1]int
-	sendX, sendG  fed.Buffer // models and the gradient upload
+	sendX, sendG  optim.SendBuffers // models and the gradient upload
 }
 
 func (*wnNode) enter(int) {}
@@ -229,13 +229,13 @@ func (nd *wnNode) Send(r *optim.Round, out optim.Outbox) error {
 		nd.sv.reset(nd.hvp, nd.g0)
 	case i == 4*n:
 		nd.model.InnerGrad(nd.gk, nd.theta, nil, nd.data, nil)
-		nd.sendG.Send(out, nd.center[:], optim.KindUpdate, nd.gk)
+		optim.Send(out, nd.center[:], optim.Payload{Kind: optim.KindUpdate, Vec: nd.sendG.Fill(nd.gk)})
 		return nil
 	}
 	if err := nd.sv.steps(nd.a.Tau); err != nil {
 		return err
 	}
-	nd.sendX.Send(out, nd.center[:], optim.KindModel, nd.sv.x)
+	optim.Send(out, nd.center[:], optim.Payload{Kind: optim.KindModel, Vec: nd.sendX.Fill(nd.sv.x)})
 	return nil
 }
 

@@ -2,12 +2,12 @@ package nodeweights
 
 import (
 	"bytes"
-	"context"
 	"testing"
 
 	"hgpsim/models"
 	"hgpsim/optim"
 	"hgpsim/optim/fed"
+	"hgpsim/optim/optimtest"
 )
 
 // weightedAlgs are the weighted-nodes paper's algorithms, small, with
@@ -48,29 +48,20 @@ func weightedStates(t *testing.T, alg optim.Algorithm, s *optim.Setup, run bool)
 	if err := alg.Validate(s.Net.N); err != nil {
 		t.Fatal(err)
 	}
-	factory, prog, err := alg.Plan(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clients := make([]optim.Client, s.Net.N)
-	keep := func(i int) (optim.Client, error) {
-		c, err := factory(i)
-		clients[i] = c
-		return c, err
-	}
+	var clients []optim.Client
 	if run {
-		d, err := optim.NewSequential(s.Net, keep)
+		clients, _ = optimtest.Execute(t, alg, s, nil, &reportSink{f: func(*optim.PhaseReport) {}}, nil)
+	} else {
+		factory, _, err := alg.Plan(s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := d.Execute(context.Background(), prog, &reportSink{f: func(*optim.PhaseReport) {}}); err != nil {
-			t.Fatal(err)
-		}
-	} else {
-		for i := range clients {
-			if _, err := keep(i); err != nil {
+		for i := range s.Net.N {
+			c, err := factory(i)
+			if err != nil {
 				t.Fatal(err)
 			}
+			clients = append(clients, c)
 		}
 	}
 	sts := make([]optim.Stateful, len(clients))

@@ -1,7 +1,6 @@
 package nodeweights
 
 import (
-	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"hgpsim/models"
 	"hgpsim/optim"
 	"hgpsim/optim/fed"
+	"hgpsim/optim/optimtest"
 )
 
 // weightedSetup is a star of k nodes around a center, softmax regression
@@ -47,35 +47,16 @@ func runWeighted(t *testing.T, alg optim.Algorithm, s *optim.Setup) (optim.Behav
 	if err := alg.Validate(s.Net.N); err != nil {
 		t.Fatal(err)
 	}
-	factory, prog, err := alg.Plan(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var center optim.Behaviour
-	wrapped := func(i int) (optim.Client, error) {
-		c, err := factory(i)
-		switch c := c.(type) {
-		case *stepClient:
-			if i == 0 {
-				center = c.b
-			}
-		case *optim.Fixed:
-			if i == 0 {
-				center = c.Behaviour
-			}
-		}
-		return c, err
-	}
-	d, err := optim.NewSequential(s.Net, wrapped)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var reps []optim.PhaseReport
 	sink := &reportSink{f: func(r *optim.PhaseReport) { reps = append(reps, *r) }}
-	if _, err := d.Execute(context.Background(), prog, sink); err != nil {
-		t.Fatal(err)
+	clients, _ := optimtest.Execute(t, alg, s, nil, sink, nil)
+	switch c := clients[0].(type) {
+	case *stepClient:
+		return c.b, reps
+	case *optim.Fixed:
+		return c.Behaviour, reps
 	}
-	return center, reps
+	return nil, reps
 }
 
 type reportSink struct {

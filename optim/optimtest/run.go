@@ -25,35 +25,58 @@ func StatefulOf(t *testing.T, c optim.Client) optim.Stateful {
 	return nil
 }
 
-// Run builds alg's clients on s, loads states into them (when not nil),
-// runs phases on a fresh sequential driver and returns what the run
-// reported and every client's state after it.
-func Run(t *testing.T, alg optim.Algorithm, s *optim.Setup, phases optim.Phases, states [][]byte) (*Recorder, [][]byte) {
+// Execute plans alg on s, builds its clients (each passed through wrap
+// when wrap is not nil), runs prog (Plan's program when nil) on a fresh
+// sequential driver with sink (optim.NoSink when nil) and returns the
+// clients the driver ran and the traffic.
+func Execute(t *testing.T, alg optim.Algorithm, s *optim.Setup, prog optim.Program, sink optim.Sink, wrap func(i int, c optim.Client) optim.Client) ([]optim.Client, optim.Traffic) {
 	t.Helper()
-	factory, _, err := alg.Plan(s)
+	factory, planned, err := alg.Plan(s)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if prog == nil {
+		prog = planned
+	}
+	if sink == nil {
+		sink = optim.NoSink{}
 	}
 	clients := make([]optim.Client, s.Net.N)
 	d, err := optim.NewSequential(s.Net, func(i int) (optim.Client, error) {
 		c, err := factory(i)
+		if err == nil && wrap != nil {
+			c = wrap(i, c)
+		}
 		clients[i] = c
 		return c, err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, b := range states {
-		if err := StatefulOf(t, clients[i]).LoadState(b); err != nil {
-			t.Fatalf("client %d: %v", i, err)
-		}
-	}
-	rec := &Recorder{T: t}
-	if _, err := d.Execute(context.Background(), &phases, rec); err != nil {
+	tr, err := d.Execute(context.Background(), prog, sink)
+	if err != nil {
 		t.Fatal(err)
 	}
+	return clients, tr
+}
+
+// Run builds alg's clients on s, loads states into them (when not nil),
+// runs phases on a fresh sequential driver and returns what the run
+// reported and every client's state after it.
+func Run(t *testing.T, alg optim.Algorithm, s *optim.Setup, phases optim.Phases, states [][]byte) (*Recorder, [][]byte) {
+	t.Helper()
+	rec := &Recorder{T: t}
+	clients, _ := Execute(t, alg, s, &phases, rec, func(i int, c optim.Client) optim.Client {
+		if i < len(states) {
+			if err := StatefulOf(t, c).LoadState(states[i]); err != nil {
+				t.Fatalf("client %d: %v", i, err)
+			}
+		}
+		return c
+	})
 	out := make([][]byte, len(clients))
 	for i, c := range clients {
+		var err error
 		if out[i], err = StatefulOf(t, c).SaveState(); err != nil {
 			t.Fatalf("client %d: %v", i, err)
 		}

@@ -19,6 +19,6 @@
 // Alg. 2, and the two SGP variants Eq. (4a) (BeforeComm) and Eq. (4b)
 // (AfterComm).
 //
-// It may import optim, models, graph, compress and internal packages;
-// never scenarios, run, actors or wire.
+// It may import optim, models, graph, compress, internal packages and
+// gonum; never scenarios, run, actors or wire.
 package pdbo

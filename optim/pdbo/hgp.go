@@ -24,8 +24,7 @@ type HGP struct {
 	l        local
 	sampling Sampling
 	u, v     []float64
-	out      [2][]float64
-	flip     int
+	out      optim.SendBuffers
 	mixed    []float64
 	uNew     []float64
 	b        []float64
@@ -36,8 +35,8 @@ func NewHGP(lin Linearization, sampling Sampling) *HGP {
 	l := newLocal(lin)
 	dx, dl := len(l.cy), len(l.clam)
 	h := &HGP{l: l, sampling: sampling, u: append([]float64(nil), l.cy...), v: make([]float64, dl),
-		out: [2][]float64{make([]float64, dx), make([]float64, dx)}, mixed: make([]float64, dx),
-		uNew: make([]float64, dx), b: make([]float64, dl)}
+		mixed: make([]float64, dx),
+		uNew:  make([]float64, dx), b: make([]float64, dl)}
 	return h
 }
 
@@ -64,9 +63,7 @@ func (h *HGP) Send(r *optim.Round, out optim.Outbox) error {
 	if !doA && doB && !h.l.bNeedsMessages() {
 		return nil // with Eq. (4b) a B̂ round needs only the client's own u
 	}
-	h.flip ^= 1
-	copy(h.out[h.flip], h.u)
-	optim.Send(out, r.Links, optim.Payload{Kind: optim.KindDual, Vec: h.out[h.flip]})
+	optim.Send(out, r.Links, optim.Payload{Kind: optim.KindDual, Vec: h.out.Fill(h.u)})
 	return nil
 }
 
@@ -247,8 +244,7 @@ type ExactBackprop struct {
 	l        local
 	sampling Sampling
 	u, v     []float64
-	out      [2][]float64
-	flip     int
+	out      optim.SendBuffers
 	sentW    []float64 // p_ij(δ_i) of this round, 0 where no link
 	sentTo   []bool
 	mixed    []float64
@@ -261,7 +257,7 @@ func NewExactBackprop(lin Linearization, sampling Sampling) *ExactBackprop {
 	l := newLocal(lin)
 	dx, dl := len(l.cy), len(l.clam)
 	return &ExactBackprop{l: l, sampling: sampling, u: append([]float64(nil), l.cy...), v: make([]float64, dl),
-		out: [2][]float64{make([]float64, dx), make([]float64, dx)}, sentW: make([]float64, lin.N),
+		sentW:  make([]float64, lin.N),
 		sentTo: make([]bool, lin.N), mixed: make([]float64, dx), uNew: make([]float64, dx), b: make([]float64, dl)}
 }
 
@@ -274,9 +270,7 @@ func (e *ExactBackprop) Send(r *optim.Round, out optim.Outbox) error {
 		e.sentW[j] = r.Weights[k]
 		e.sentTo[j] = true
 	}
-	e.flip ^= 1
-	copy(e.out[e.flip], e.u)
-	optim.Send(out, r.Links, optim.Payload{Kind: optim.KindDual, Vec: e.out[e.flip]})
+	optim.Send(out, r.Links, optim.Payload{Kind: optim.KindDual, Vec: e.out.Fill(e.u)})
 	return nil
 }
 

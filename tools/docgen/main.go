@@ -1,7 +1,3 @@
-// Command docgen rewrites the generated regions of README.md and docs/*.md
-// (package internal/docgen) from the registries of every plug-in hgpsim
-// links. The root package runs it with `go generate .`; it takes the module
-// root as its only argument (default: the working directory).
 package main
 
 import (

@@ -1,0 +1,66 @@
+package models
+
+import "slices"
+
+// featureCache holds the features of a dataset's rows for the λ of one
+// generation of its featureCaches (row i valid when done[i] equals the
+// generation).
+type featureCache struct {
+	d    *Dataset
+	h    []float64
+	done []uint64
+}
+
+// maxFeatureCaches bounds the datasets whose features are kept (train,
+// validation, test and one more).
+const maxFeatureCaches = 4
+
+// featureCaches keeps the λ-dependent features of the rows of the last few
+// datasets a model saw: the features of HyperRep and CNNHyperRep depend on
+// λ and the row only, so a batch reuses the rows an earlier batch computed
+// until λ changes. Datasets are keyed by address, so they must stay
+// unchanged once used.
+type featureCaches struct {
+	lam  []float64 // the λ of the current generation
+	gen  uint64    // bumped whenever λ changes, which invalidates every row
+	sets []*featureCache
+}
+
+// of returns the cache of d (width floats a row) for λ, starting a new
+// generation when λ changed.
+func (f *featureCaches) of(lambda []float64, d *Dataset, width int) *featureCache {
+	if !slices.Equal(f.lam, lambda) {
+		f.lam = append(f.lam[:0], lambda...)
+		f.gen++
+	}
+	for _, c := range f.sets {
+		if c.d == d {
+			return c
+		}
+	}
+	c := &featureCache{d: d, h: make([]float64, d.N*width), done: make([]uint64, d.N)}
+	if len(f.sets) == maxFeatureCaches {
+		f.sets = f.sets[1:]
+	}
+	f.sets = append(f.sets, c)
+	return c
+}
+
+// has reports whether c holds row i's features for the current λ.
+func (f *featureCaches) has(c *featureCache, i int) bool { return c.done[i] == f.gen }
+
+// mark records that c now holds row i's features for the current λ.
+func (f *featureCaches) mark(c *featureCache, i int) { c.done[i] = f.gen }
+
+// misses appends to dst the rows at positions lo…hi−1 of idx whose features
+// c lacks, marking them as held by the time the caller computes them: a
+// row repeated in the batch is listed, and computed, once.
+func (f *featureCaches) misses(dst []int, c *featureCache, d *Dataset, idx []int, lo, hi int) []int {
+	for p := lo; p < hi; p++ {
+		if i := rowIndex(d, idx, p); !f.has(c, i) {
+			f.mark(c, i)
+			dst = append(dst, i)
+		}
+	}
+	return dst
+}
