@@ -199,7 +199,8 @@ func writeMetricPlot(path string, groups []*group, keys []string, m Metric) erro
 
 // useLogScale says whether to draw the lines on a log axis: all values
 // positive, and a metric that wants one or values spanning more than two
-// orders of magnitude.
+// orders of magnitude. A single value stays linear: gonum widens an empty
+// range by ±1, below zero, where a log axis panics.
 func useLogScale(lines []*series, wanted bool) bool {
 	lo, hi := math.Inf(1), 0.0
 	for _, s := range lines {
@@ -210,7 +211,7 @@ func useLogScale(lines []*series, wanted bool) bool {
 			lo, hi = min(lo, pt.Y), max(hi, pt.Y)
 		}
 	}
-	return hi > 0 && (wanted || hi/lo > 100)
+	return hi > lo && (wanted || hi/lo > 100)
 }
 
 // addLine draws one series, colour and dashes by its index, and names it
