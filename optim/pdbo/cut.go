@@ -1,0 +1,50 @@
+package pdbo
+
+import "hgpsim/optim"
+
+// SGPState is an SGP client's state between two rounds of a phase: what
+// a client saves when a checkpoint cuts its SGP phase (Alg1 cuts the SGP
+// phase of a run without an outer loop at its evaluations).
+type SGPState struct {
+	PushSum optim.PushSumState
+	Batch   optim.BatcherState
+}
+
+// Save returns the state, sharing the client's slices (encode it before
+// the next round).
+func (s *SGP) Save() (SGPState, error) {
+	b, err := s.batch.Save()
+	return SGPState{PushSum: s.ps.Save(), Batch: b}, err
+}
+
+// Load restores a state Save returned, for an SGP client built alike.
+func (s *SGP) Load(st SGPState) error {
+	if err := s.ps.Load(st.PushSum); err != nil {
+		return err
+	}
+	return s.batch.Load(st.Batch)
+}
+
+// sgpPart returns the SGP phase of the current step, cut at its
+// evaluations when the run has no outer loop (no other boundary to
+// checkpoint at): its first part, or with done, the part after done. A
+// part continues the delivery record of the parts before it, so the cut
+// phase reports what the whole phase would.
+func (a *Alg1) sgpPart(done *optim.PhaseReport) *optim.PhaseSpec {
+	p := a.sgp()
+	if a.Steps > 0 {
+		return p
+	}
+	parts := optim.SplitPhase(*p, 1)
+	if done == nil {
+		return &parts[0]
+	}
+	for k := range parts {
+		if parts[k].Offset == done.Spec.Offset+done.Spec.Rounds {
+			next := parts[k]
+			next.Delivered = done.Delivered
+			return &next
+		}
+	}
+	return nil // cannot happen: done was a part of this phase with Continued
+}
