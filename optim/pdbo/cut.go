@@ -48,3 +48,25 @@ func (a *Alg1) sgpPart(done *optim.PhaseReport) *optim.PhaseSpec {
 	}
 	return nil // cannot happen: done was a part of this phase with Continued
 }
+
+// Reinit implements optim.Reinitializer: the client forgets everything it
+// learned, as at the start of the run — x = z = x⁰, ω = 1, its Alg. 2
+// counts and minibatch stream from their start, λ = 0 and a fresh outer
+// optimizer. In an SGP phase it runs the rest of the phase from there; in
+// a hyper-gradient phase or a λ-update it has no linearization of its own,
+// so it sits out the rest of the phase and the λ-update that follows, and
+// rejoins at the next SGP phase.
+func (c *Client) Reinit(p *optim.PhaseSpec, _ *optim.Round) (optim.Behaviour, error) {
+	clear(c.lambda)
+	if c.cfg.NewOptimizer != nil {
+		c.opt = c.cfg.NewOptimizer()
+	}
+	c.warm, c.est = nil, nil
+	c.newSGP(c.x0)
+	if p.Name != "sgp" {
+		c.lost = true
+		return nil, nil
+	}
+	c.cut = p.Continued
+	return &pdboSGP{SGP: c.sgp, c: c, estimates: p.Track, state: p.Arg("report_state", 0) == 1}, nil
+}

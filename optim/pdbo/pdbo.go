@@ -60,6 +60,9 @@ type Client struct {
 	// cut says the SGP part last entered is followed by another part of
 	// the same phase: a checkpoint taken now saves the SGP state.
 	cut bool
+	// lost says the client restarted (Reinit) since its last SGP phase:
+	// it has no estimate, and skips the λ-update.
+	lost bool
 }
 
 // NewClient returns client id. model must be the client's own value
@@ -98,7 +101,7 @@ func (c *Client) Enter(p *optim.PhaseSpec) (optim.Behaviour, error) {
 			c.cut = p.Continued
 			return &pdboSGP{SGP: c.sgp, c: c, estimates: p.Track, state: p.Arg("report_state", 0) == 1}, nil
 		}
-		c.cut = p.Continued
+		c.cut, c.lost = p.Continued, false
 		start := c.x0
 		if p.Arg("warm", 0) == 1 && c.sgp != nil {
 			start = c.sgp.X()
@@ -124,6 +127,9 @@ func (c *Client) Enter(p *optim.PhaseSpec) (optim.Behaviour, error) {
 		c.est = e
 		return hyperPhase{e}, nil
 	case "outer":
+		if c.est == nil && c.lost {
+			return nil, nil
+		}
 		if c.est == nil || c.opt == nil {
 			return nil, fmt.Errorf("an outer step needs a hyper-gradient estimate and an optimizer")
 		}
