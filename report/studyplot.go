@@ -199,8 +199,7 @@ func writeMetricPlot(path string, groups []*group, keys []string, m Metric) erro
 
 // useLogScale says whether to draw the lines on a log axis: all values
 // positive, and a metric that wants one or values spanning more than two
-// orders of magnitude. A single value stays linear: gonum widens an empty
-// range by ±1, below zero, where a log axis panics.
+// orders of magnitude.
 func useLogScale(lines []*series, wanted bool) bool {
 	lo, hi := math.Inf(1), 0.0
 	for _, s := range lines {
@@ -211,7 +210,7 @@ func useLogScale(lines []*series, wanted bool) bool {
 			lo, hi = min(lo, pt.Y), max(hi, pt.Y)
 		}
 	}
-	return hi > lo && (wanted || hi/lo > 100)
+	return hi > 0 && (wanted || hi/lo > 100)
 }
 
 // addLine draws one series, colour and dashes by its index, and names it
@@ -244,9 +243,19 @@ func addLine(p *plot.Plot, legend *plot.Legend, k int, label string, pts plotter
 	return nil
 }
 
+// widenLogRange gives a log axis whose data span a single value a decade
+// around it: gonum widens an empty range by ±1, below zero for values
+// under 1, where a log axis panics.
+func widenLogRange(a *plot.Axis) {
+	if _, ok := a.Scale.(plot.LogScale); ok && a.Min == a.Max && a.Min > 0 {
+		a.Min, a.Max = a.Min/10, a.Max*10
+	}
+}
+
 // savePlot renders the plot with its legend to the right, outside the
 // data (study plots have many lines).
 func savePlot(path string, p *plot.Plot, legend plot.Legend) error {
+	widenLogRange(&p.Y)
 	const plotW, h, gap = 6.5 * vg.Inch, 4.5 * vg.Inch, 10 * vg.Length(1)
 	legend.Top, legend.Left = true, true
 	probe := draw.New(vgimg.New(plotW, h))
