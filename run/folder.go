@@ -107,7 +107,8 @@ func (r ManifestRun) Job(dir string) SweepJob {
 // Folder is what a run folder says about its run.
 type Folder struct {
 	// Summary is summary.json with Evals read back from metrics.jsonl, or,
-	// for a run that did not complete, only the Evals it wrote.
+	// for a run that did not complete, only the Evals it wrote. An Eval's
+	// Traffic is not in metrics.jsonl and stays zero.
 	Summary *Summary
 	// Complete says summary.json exists; Failure says why not, otherwise.
 	Complete bool
