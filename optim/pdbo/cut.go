@@ -25,17 +25,24 @@ func (s *SGP) Load(st SGPState) error {
 	return s.batch.Load(st.Batch)
 }
 
-// sgpPart returns the SGP phase of the current step, cut at its
-// evaluations when the run has no outer loop (no other boundary to
-// checkpoint at): its first part, or with done, the part after done. A
-// part continues the delivery record of the parts before it, so the cut
-// phase reports what the whole phase would.
+// maxSGPParts bounds the parts of a cut SGP phase: each checkpoint syncs
+// files (tens of milliseconds on a disk), which at every evaluation of a
+// fast phase would cost more than the rounds; a twentieth of the phase is
+// what a kill may cost at most.
+const maxSGPParts = 20
+
+// sgpPart returns the SGP phase of the current step, cut at evaluations
+// when the run has no outer loop (no other boundary to checkpoint at) into
+// at most maxSGPParts parts of whole evaluation periods: its first part,
+// or with done, the part after done. A part continues the delivery record
+// of the parts before it, so the cut phase reports what the whole phase
+// would.
 func (a *Alg1) sgpPart(done *optim.PhaseReport) *optim.PhaseSpec {
 	p := a.sgp()
 	if a.Steps > 0 {
 		return p
 	}
-	parts := optim.SplitPhase(*p, 1)
+	parts := optim.SplitPhase(*p, (p.Rounds+maxSGPParts-1)/maxSGPParts)
 	if done == nil {
 		return &parts[0]
 	}
