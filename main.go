@@ -128,7 +128,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetHelpCommand(newHelpCmd(root))
 	root.AddCommand(newRunCmd(stderr), newValidateCmd(stdout), newSweepCmd(stdout, stderr),
 		newBenchCmd(stdout, stderr), newListCmd(stdout), newVersionCmd(stdout), newWorkerCmd(stdout, stderr),
-		newResumeCmd(stderr))
+		newResumeCmd(stderr), newReportCmd(stdout))
 	return root
 }
 

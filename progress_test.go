@@ -196,7 +196,11 @@ func TestSweepLine(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(job.OutDir, "checkpoint.bin"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := sweepLine(failed), "sweep: x failed after 2s: boom; continue it with hgpsim resume "+job.OutDir; got != want {
+	kept := run.SweepResult{Job: job, Summary: &run.Summary{}, Kept: true}
+	if got, want := sweepLine(kept), "sweep: x completed earlier, kept"; got != want {
+		t.Errorf("kept: %q, want %q", got, want)
+	}
+	if got, want := sweepLine(failed), "sweep: x failed after 2s: boom; the same command continues it from its checkpoint"; got != want {
 		t.Errorf("failed with a checkpoint: %q, want %q", got, want)
 	}
 }

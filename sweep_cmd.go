@@ -48,7 +48,14 @@ folder, and write there:
   results.md, validation.png   the paper's table (methods × scenarios) and
                 validation curves, when there is no grid and one seed
 
-Runs are named <scenario>[-<method>][-<key>_<value>…][-seed_<n>]. Every run
+Runs are named <scenario>[-<method>][-<key>_<value>…][-seed_<n>]. The
+same command with the same --out continues a sweep that stopped (Ctrl-C,
+a kill, a crash): runs that completed are kept, runs with a checkpoint
+resume from it, the others run; the tables come out byte-identical to
+those of a sweep that never stopped. A run folder holding another
+scenario than the command's is refused (exit code 2). The tables are
+built from the run folders (sweep.json lists the runs), so
+hgpsim report DIR rebuilds them without running anything. Every run
 is validated before any starts; a bad --set, --grid value or seed is an
 error (exit code 2) naming it. Intervals are Student-t over the seeds that
 completed.
@@ -98,12 +105,11 @@ func cmdSweep(files []string, f sweepFlags, stdout, stderr io.Writer) error {
 	if f.jobs < 1 {
 		return usageError{fmt.Sprintf("--jobs must be >= 1, got %d", f.jobs)}
 	}
-	metrics, err := report.ParseMetrics(f.plot, false)
-	if err != nil {
+	// The metrics are checked here; the tables read them from sweep.json.
+	if _, err := report.ParseMetrics(f.plot, false); err != nil {
 		return usageError{"--plot: " + err.Error()}
 	}
-	curves, err := report.ParseMetrics(f.curves, true)
-	if err != nil {
+	if _, err := report.ParseMetrics(f.curves, true); err != nil {
 		return usageError{"--curves: " + err.Error()}
 	}
 	var ms []string
@@ -119,8 +125,14 @@ func cmdSweep(files []string, f sweepFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := run.CheckSweepFolders(jobList); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	if err := run.WriteSweepManifest(dir, jobList, f.plot, f.curves); err != nil {
+		return err
 	}
 	ctx, sigs := notifyStop(context.Background(), func(sig os.Signal) {
 		fmt.Fprintf(stderr, "sweep: %s received, stopping the runs after their current round; a second signal kills at once\n",
@@ -135,18 +147,11 @@ func cmdSweep(files []string, f sweepFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := report.WriteStudy(dir, results, report.StudyOptions{Metrics: metrics, Curves: curves}); err != nil {
+	// The tables come from the run folders, as `hgpsim report` makes
+	// them: a sweep continued after a stop writes the same bytes.
+	table, _, err := report.Rebuild(dir)
+	if err != nil {
 		return err
-	}
-	table := "study.md"
-	if report.PaperTable(results) {
-		if err := report.WriteSweepTables(dir, results); err != nil {
-			return err
-		}
-		if err := report.WriteSweepPlot(filepath.Join(dir, "validation.png"), results); err != nil {
-			return err
-		}
-		table = "results.md"
 	}
 	text, _ := os.ReadFile(filepath.Join(dir, table))
 	fmt.Fprintf(stdout, "%s\ntotal wall time %s\n", text, time.Since(start).Round(time.Second))
@@ -163,13 +168,20 @@ func cmdSweep(files []string, f sweepFlags, stdout, stderr io.Writer) error {
 // evaluation and its accuracies are the final ones.
 func sweepLine(r run.SweepResult) string {
 	name, wall := r.Job.Scenario.Name, r.Wall.Round(time.Second)
+	if r.Resumed {
+		name += " (resumed from its checkpoint)"
+	}
 	switch s := r.Summary; {
+	case r.Err != nil && r.Kept:
+		return fmt.Sprintf("sweep: %s: cannot read its completed run: %s", name, oneLine(r.Err.Error()))
 	case r.Err != nil:
 		line := fmt.Sprintf("sweep: %s failed after %s: %s", name, wall, oneLine(r.Err.Error()))
 		if _, err := os.Stat(filepath.Join(r.Job.OutDir, "checkpoint.bin")); err == nil {
-			line += "; continue it with hgpsim resume " + r.Job.OutDir
+			line += "; the same command continues it from its checkpoint"
 		}
 		return line
+	case r.Kept:
+		return fmt.Sprintf("sweep: %s completed earlier, kept", name)
 	case s == nil || s.Experiment != nil:
 		return fmt.Sprintf("sweep: %s done in %s", name, wall)
 	case len(s.Outer) > 0 && s.Best != nil:

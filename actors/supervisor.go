@@ -206,7 +206,10 @@ func (s *supervisor) next(ctx actor.Context, done *optim.PhaseReport) {
 	s.epoch++
 	s.rep = &optim.PhaseReport{Spec: spec}
 	if spec.Track {
-		s.rep.Delivered = optim.NewDeliveryRecord(s.n)
+		s.rep.Delivered = spec.Delivered // a part continues its phase's record
+		if s.rep.Delivered == nil {
+			s.rep.Delivered = optim.NewDeliveryRecord(s.n)
+		}
 	}
 	s.since, s.stepSent = optim.Traffic{}, optim.Traffic{}
 	s.sendStep(ctx)

@@ -44,6 +44,10 @@ type PhaseSpec struct {
 	// the previous part left (PhaseReport.Late). It stays in the driver
 	// that routes; worker processes never see it.
 	Late []LateMessage
+	// Delivered, for a Track part after the first, is the record of the
+	// parts before it, which this part continues: the whole phase's sums
+	// are added in one order however it is cut. Nil starts a new record.
+	Delivered *DeliveryRecord
 }
 
 // Continue is the Tick of a phase that continues the tick sequence.

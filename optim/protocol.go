@@ -82,6 +82,10 @@ type Round struct {
 	// this round: it neither sends nor receives, and drivers do not step
 	// its behaviour.
 	Offline bool
+	// Reinit is set in the round a client comes back from a crash that
+	// lost its state: it restarts from its initial state before it sends
+	// (see Reinitializer).
+	Reinit bool
 }
 
 // Outbox is how a behaviour sends in one round; Push and Send below are
@@ -230,6 +234,7 @@ func (p *Port) Open(phase string, index int, tick uint64) *Round {
 	p.round.Phase, p.round.Index, p.round.Self = phase, index, p.self
 	p.tick = tick
 	p.round.Offline = len(p.net.Failures) > 0 && p.net.Offline(p.self, tick)
+	p.round.Reinit = len(p.net.Failures) > 0 && !p.round.Offline && p.net.Reinitializes(p.self, tick)
 	p.round.Links = p.net.Realize(p.self, tick, p.round.Links)
 	p.round.Weights = p.net.PushWeights(p.self, p.round.Links, p.round.Weights)
 	p.out = p.out[:0]

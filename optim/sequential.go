@@ -186,7 +186,10 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 		s.router.Close(&Traffic{}) // nothing of a failed phase lingers
 	}
 	if spec.Track {
-		rep.Delivered = NewDeliveryRecord(len(s.clients))
+		rep.Delivered = spec.Delivered
+		if rep.Delivered == nil {
+			rep.Delivered = NewDeliveryRecord(len(s.clients))
+		}
 	}
 	var since Traffic
 	for r := 0; r < spec.Rounds; r++ {

@@ -243,9 +243,19 @@ func addLine(p *plot.Plot, legend *plot.Legend, k int, label string, pts plotter
 	return nil
 }
 
+// widenLogRange gives a log axis whose data span a single value a decade
+// around it: gonum widens an empty range by ±1, below zero for values
+// under 1, where a log axis panics.
+func widenLogRange(a *plot.Axis) {
+	if _, ok := a.Scale.(plot.LogScale); ok && a.Min == a.Max && a.Min > 0 {
+		a.Min, a.Max = a.Min/10, a.Max*10
+	}
+}
+
 // savePlot renders the plot with its legend to the right, outside the
 // data (study plots have many lines).
 func savePlot(path string, p *plot.Plot, legend plot.Legend) error {
+	widenLogRange(&p.Y)
 	const plotW, h, gap = 6.5 * vg.Inch, 4.5 * vg.Inch, 10 * vg.Length(1)
 	legend.Top, legend.Left = true, true
 	probe := draw.New(vgimg.New(plotW, h))

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -105,7 +104,7 @@ func WriteSweepTables(dir string, results []run.SweepResult) error {
 		}
 		md.WriteString("\n")
 	}
-	md.WriteString("\nCells: test accuracy (%) averaged over clients weighted by local test size / 10th percentile over clients, at the outer step with the best validation accuracy.\n\n| run | file | network | seed | best step | wall time |\n|---|---|---|---|---|---|\n")
+	md.WriteString("\nCells: test accuracy (%) averaged over clients weighted by local test size / 10th percentile over clients, at the outer step with the best validation accuracy.\n\n| run | file | network | seed | best step |\n|---|---|---|---|---|\n")
 	for _, r := range results {
 		var best string
 		if r.Err != nil {
@@ -114,7 +113,7 @@ func WriteSweepTables(dir string, results []run.SweepResult) error {
 			best = fmt.Sprint(r.Summary.Headline().Step)
 		}
 		sc := r.Job.Scenario
-		fmt.Fprintf(&md, "| %s | %s | %s | %d | %s | %s |\n", sc.Name, r.Job.File, sc.Network.Topology.Name, sc.Seed, best, r.Wall.Round(time.Second))
+		fmt.Fprintf(&md, "| %s | %s | %s | %d | %s |\n", sc.Name, r.Job.File, sc.Network.Topology.Name, sc.Seed, best)
 	}
 	return fsutil.WriteAtomic(filepath.Join(dir, "results.md"), []byte(md.String()))
 }

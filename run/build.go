@@ -54,12 +54,31 @@ func Build(sc scenarios.Scenario) (*Run, error) {
 	}
 	r.Net = setup.Net // the algorithm may train over another network
 	r.program = program
+	reinit := map[int]bool{}
+	for _, i := range r.Net.ReinitNodes() {
+		// Refused before the run: a client that cannot restart would
+		// silently keep its state.
+		c, err := factory(i)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := optim.ReinitializerOf(c); !ok {
+			return nil, scenarios.Invalid("scenario", "network.failures: a crash with state: reinit restarts node %d, whose client (%s, %T) cannot restart from its initial state; use state: last",
+				i, sc.Algorithm.Name, c)
+		}
+		reinit[i] = true
+	}
 	r.factory = func(i int) (optim.Client, error) {
 		c, err := factory(i)
 		if err != nil {
 			return nil, err
 		}
-		return optim.Resumable(faults.WithFaults(c, setup.Env(i), r.faults(i)), c, i), nil
+		inner := c
+		if reinit[i] {
+			ri, _ := optim.ReinitializerOf(c)
+			inner = optim.Reinitializing(c, ri)
+		}
+		return optim.Resumable(faults.WithFaults(inner, setup.Env(i), r.faults(i)), c, i), nil
 	}
 	return r, nil
 }

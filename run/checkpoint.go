@@ -161,7 +161,7 @@ func readCheckpoint(dir string, resolved []byte) (*fileCheckpoint, error) {
 	path := filepath.Join(dir, checkpointFile)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, scenarios.Invalid(dir, "no %s: the run stopped before its first checkpoint (one is taken at outer-step boundaries, every runtime.checkpoint_every; an algorithm whose run is a single phase has none), so it cannot be resumed; run it again", checkpointFile)
+		return nil, scenarios.Invalid(dir, "no %s: the run stopped before its first checkpoint (one is taken at outer-step boundaries and at the evaluations of a phase cut into parts, every runtime.checkpoint_every; a run of one phase evaluated only at its end has none), so it cannot be resumed; run it again", checkpointFile)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the checkpoint: %w", err)

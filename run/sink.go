@@ -122,6 +122,9 @@ func (s *runSink) Finished(rep *optim.PhaseReport) error {
 	s.sum.Traffic[rep.Spec.Name] = t
 	switch rep.Spec.Name {
 	case "sgp":
+		if rep.Spec.Continued {
+			return nil // a part of a cut phase: the last part reports it
+		}
 		rec := OuterRecord{Step: rep.Spec.Step, Aggregate: optim.Summarize(rep.Last),
 			LambdaNorm: stackedNorm(vectors(rep.Results, "lambda"))}
 		s.sum.Outer = append(s.sum.Outer, rec)

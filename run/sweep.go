@@ -1,15 +1,20 @@
 package run
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"hgpsim/scenarios"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"hgpsim/internal/fsutil"
+	"hgpsim/scenarios"
 )
 
 // SweepJob is one scenario of a sweep.
@@ -27,7 +32,10 @@ type SweepJob struct {
 }
 
 // Assignment is one grid value of a run.
-type Assignment struct{ Key, Value string }
+type Assignment struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
 
 // GridAxis is one `--grid key=v1,v2,…`: a scenario field and its values.
 type GridAxis struct {
@@ -266,11 +274,73 @@ type SweepResult struct {
 	Summary *Summary
 	Wall    time.Duration
 	Err     error
+	// Kept says the run had completed in an earlier sweep into the same
+	// folder and was not run again; Resumed that it continued from its
+	// checkpoint.
+	Kept, Resumed bool
+}
+
+// jobState is what a job's folder holds before a sweep starts.
+type jobState int
+
+const (
+	jobFresh  jobState = iota // nothing to keep: run it
+	jobDone                   // summary.json of the same scenario: keep it
+	jobResume                 // a checkpoint of the same scenario: resume it
+)
+
+// inspectJob says what to do with j's folder. A folder whose scenario.yaml
+// is not the job's resolved scenario is refused: a sweep continued with
+// another command must not mix the outputs of two studies.
+func inspectJob(j SweepJob) (jobState, error) {
+	sc := j.Scenario
+	if err := sc.Validate(); err != nil { // resolves the presets, as Execute does
+		return jobFresh, scenarios.Invalid(j.OutDir, "%s", err.Error())
+	}
+	want, err := scenarios.Marshal(sc)
+	if err != nil {
+		return jobFresh, fmt.Errorf("rendering scenario: %w", err)
+	}
+	path := filepath.Join(j.OutDir, scenarioFile)
+	have, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return jobFresh, nil
+	case err != nil:
+		return jobFresh, fmt.Errorf("reading %s: %w", path, err)
+	case !bytes.Equal(have, want):
+		return jobFresh, scenarios.Invalid(path, "holds another scenario than this sweep's run %s (the command or a scenario file changed); give the sweep another --out, or remove the folder", sc.Name)
+	}
+	if _, err := os.Stat(filepath.Join(j.OutDir, summaryFile)); err == nil {
+		return jobDone, nil
+	}
+	if _, err := os.Stat(filepath.Join(j.OutDir, checkpointFile)); err == nil {
+		return jobResume, nil
+	}
+	return jobFresh, nil
+}
+
+// CheckSweepFolders refuses, before a sweep writes anything, a run folder
+// that holds another scenario than its job's (see Sweep).
+func CheckSweepFolders(jobs []SweepJob) error {
+	for _, j := range jobs {
+		if _, err := inspectJob(j); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Sweep runs jobs with at most `parallel` at once and returns the results in
 // job order. A failing job does not stop the others. Two jobs with the same
 // output folder are an error before anything runs.
+//
+// A sweep continues one that stopped in the same folders: a run that
+// completed (summary.json, same resolved scenario) is read back, not run;
+// one with a checkpoint is resumed from it; the others run from the start.
+// A folder holding another scenario is an error before anything runs.
+// Since every run's outputs are byte-identical however often it stopped,
+// so are the sweep's.
 func Sweep(ctx context.Context, jobs []SweepJob, parallel int, done func(SweepResult)) ([]SweepResult, error) {
 	seen := map[string]string{}
 	for _, j := range jobs {
@@ -280,6 +350,13 @@ func Sweep(ctx context.Context, jobs []SweepJob, parallel int, done func(SweepRe
 		}
 		seen[dir] = j.Scenario.Name
 	}
+	states := make([]jobState, len(jobs))
+	for k, j := range jobs {
+		var err error
+		if states[k], err = inspectJob(j); err != nil {
+			return nil, err
+		}
+	}
 	if parallel < 1 {
 		parallel = 1
 	}
@@ -287,23 +364,75 @@ func Sweep(ctx context.Context, jobs []SweepJob, parallel int, done func(SweepRe
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
+	report := func(k int, r SweepResult) {
+		res[k] = r
+		if done != nil {
+			mu.Lock()
+			done(r)
+			mu.Unlock()
+		}
+	}
 	for k, j := range jobs {
+		if states[k] == jobDone {
+			run, err := LoadRun(j.OutDir)
+			r := SweepResult{Job: j, Summary: run.Summary, Err: err, Kept: true}
+			if err == nil && run.Summary == nil {
+				r.Err = fmt.Errorf("run %s: %s", j.Scenario.Name, run.Failure)
+			}
+			report(k, r)
+			continue
+		}
 		wg.Add(1)
 		sem <- struct{}{}
-		go func(k int, j SweepJob) {
+		go func(k int, j SweepJob, state jobState) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			start := time.Now()
-			sum, err := Execute(ctx, j.Scenario, Options{OutDir: j.OutDir, MaxMemory: j.MaxMemory})
-			r := SweepResult{Job: j, Summary: sum, Wall: time.Since(start), Err: err}
-			res[k] = r
-			if done != nil {
-				mu.Lock()
-				done(r)
-				mu.Unlock()
-			}
-		}(k, j)
+			r := SweepResult{Job: j}
+			r.Summary, r.Resumed, r.Err = runJob(ctx, j, state)
+			r.Wall = time.Since(start)
+			report(k, r)
+		}(k, j, states[k])
 	}
 	wg.Wait()
 	return res, nil
+}
+
+// runJob runs, or resumes, one job and leaves its error in the folder for
+// the reports (error.txt; removed when the run starts again).
+func runJob(ctx context.Context, j SweepJob, state jobState) (*Summary, bool, error) {
+	errPath := filepath.Join(j.OutDir, runErrorFile)
+	if err := os.Remove(errPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, false, err
+	}
+	opt := Options{OutDir: j.OutDir, MaxMemory: j.MaxMemory}
+	var sum *Summary
+	var err error
+	resumed := false
+	if state == jobResume {
+		sum, err = Resume(ctx, ResumeOptions{Options: opt})
+		resumed = true
+		if sum == nil && scenarios.IsInvalid(err) && ctx.Err() == nil {
+			// A checkpoint that cannot be resumed (of another version of
+			// hgpsim, say) costs the run's time, not the sweep.
+			sum, err = Execute(ctx, j.Scenario, opt)
+			resumed = false
+		}
+	} else {
+		sum, err = Execute(ctx, j.Scenario, opt)
+	}
+	if err != nil {
+		if _, statErr := os.Stat(j.OutDir); statErr == nil {
+			_ = fsutil.WriteAtomic(errPath, []byte(oneLine(err.Error())+"\n"))
+		}
+	}
+	return sum, resumed, err
+}
+
+// oneLine is the first line of s.
+func oneLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

@@ -160,6 +160,21 @@ func (c *Client) Send(r *optim.Round, out optim.Outbox) error {
 	return nil
 }
 
+// Reinit implements optim.Reinitializer: a client that lost its state
+// holds no broadcast and trains again once the server's next broadcast
+// reaches it, from that global model (what a trainer keeps beyond it, such
+// as Ditto's personal model, restarts too when the trainer implements
+// Reinit() error).
+func (c *Client) Reinit(*optim.PhaseSpec, *optim.Round) (optim.Behaviour, error) {
+	c.picked = false
+	if r, ok := c.Trainer.(interface{ Reinit() error }); ok {
+		if err := r.Reinit(); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
 // Observe implements optim.Observer.
 func (c *Client) Observe() optim.Stats { return observe(c.Trainer) }
 

@@ -50,10 +50,13 @@ const (
 func (a *Alg1) Next(done *optim.PhaseReport) (*optim.PhaseSpec, error) {
 	if done == nil {
 		a.step, a.stage, a.best, a.bestStep = 0, stageSGP, -1, 0
-		return a.sgp(), nil
+		return a.sgpPart(nil), nil
 	}
 	switch done.Spec.Name {
 	case "sgp":
+		if done.Spec.Continued {
+			return a.sgpPart(done), nil
+		}
 		val := optim.Summarize(done.Last).ValAcc
 		if val > a.best {
 			a.best, a.bestStep = val, a.step
@@ -82,7 +85,7 @@ func (a *Alg1) nextStep() *optim.PhaseSpec {
 		return nil
 	}
 	a.step++
-	return a.sgp()
+	return a.sgpPart(nil)
 }
 
 func (a *Alg1) sgp() *optim.PhaseSpec {

@@ -57,6 +57,12 @@ type Client struct {
 	// warm is the iterate a resumed client starts its next warm SGP phase
 	// from (the last x_i of the run it was saved in).
 	warm []float64
+	// cut says the SGP part last entered is followed by another part of
+	// the same phase: a checkpoint taken now saves the SGP state.
+	cut bool
+	// lost says the client restarted (Reinit) since its last SGP phase:
+	// it has no estimate, and skips the λ-update.
+	lost bool
 }
 
 // NewClient returns client id. model must be the client's own value
@@ -88,6 +94,14 @@ func (c *Client) outer() *models.Dataset {
 func (c *Client) Enter(p *optim.PhaseSpec) (optim.Behaviour, error) {
 	switch p.Name {
 	case "sgp":
+		if p.Offset > 0 { // a later part of a cut phase continues the state
+			if c.sgp == nil {
+				return nil, fmt.Errorf("SGP rounds from %d need the part of the phase before them", p.Offset)
+			}
+			c.cut = p.Continued
+			return &pdboSGP{SGP: c.sgp, c: c, estimates: p.Track, state: p.Arg("report_state", 0) == 1}, nil
+		}
+		c.cut, c.lost = p.Continued, false
 		start := c.x0
 		if p.Arg("warm", 0) == 1 && c.sgp != nil {
 			start = c.sgp.X()
@@ -95,10 +109,7 @@ func (c *Client) Enter(p *optim.PhaseSpec) (optim.Behaviour, error) {
 			start = c.warm
 		}
 		c.warm = nil
-		c.sgp = NewSGPBilevel(c.id, c.cfg.N, c.model, c.lambda, c.data, start, c.cfg.SGP, c.cfg.Seed)
-		if c.cfg.Estimator != "" {
-			c.sgp.SetOuterData(c.outer())
-		}
+		c.newSGP(start)
 		return &pdboSGP{SGP: c.sgp, c: c, estimates: p.Track, state: p.Arg("report_state", 0) == 1}, nil
 	case "hypergradient":
 		if c.sgp == nil {
@@ -116,12 +127,22 @@ func (c *Client) Enter(p *optim.PhaseSpec) (optim.Behaviour, error) {
 		c.est = e
 		return hyperPhase{e}, nil
 	case "outer":
+		if c.est == nil && c.lost {
+			return nil, nil
+		}
 		if c.est == nil || c.opt == nil {
 			return nil, fmt.Errorf("an outer step needs a hyper-gradient estimate and an optimizer")
 		}
 		return &OuterStep{Lambda: c.lambda, Est: c.est, Opt: c.opt, Step: p.Step}, nil
 	}
 	return nil, fmt.Errorf("PDBO has no phase %q", p.Name)
+}
+
+func (c *Client) newSGP(start []float64) {
+	c.sgp = NewSGPBilevel(c.id, c.cfg.N, c.model, c.lambda, c.data, start, c.cfg.SGP, c.cfg.Seed)
+	if c.cfg.Estimator != "" {
+		c.sgp.SetOuterData(c.outer())
+	}
 }
 
 // pdboSGP reports λ_i (for the summary's ‖λ‖) at the end of the SGP phase
@@ -185,16 +206,25 @@ func NewEstimator(name string, lin Linearization, cfg *Config) (HyperEstimator, 
 // pdboState is what a PDBO client carries from one outer step to the next:
 // λ_i, its optimizer's memory and the last SGP iterate (for warm starts).
 // The SGP state itself is rebuilt by each SGP phase, and the estimator by
-// each hyper-gradient phase.
+// each hyper-gradient phase; only a checkpoint between two parts of a cut
+// SGP phase saves it (SGP).
 type pdboState struct {
 	Lambda []float64
 	Opt    []byte
 	X      []float64
+	SGP    *SGPState
 }
 
 // SaveState implements optim.Stateful.
 func (c *Client) SaveState() ([]byte, error) {
 	st := pdboState{Lambda: c.lambda}
+	if c.cut && c.sgp != nil {
+		sgp, err := c.sgp.Save()
+		if err != nil {
+			return nil, err
+		}
+		st.SGP = &sgp
+	}
 	if c.cfg.Warm { // with restarts the iterate is never read again
 		st.X = c.warm
 		if c.sgp != nil {
@@ -226,7 +256,15 @@ func (c *Client) LoadState(b []byte) error {
 			len(st.Lambda), len(st.X), len(c.lambda), len(c.x0))
 	}
 	copy(c.lambda, st.Lambda)
-	c.warm, c.sgp, c.est = st.X, nil, nil
+	c.warm, c.sgp, c.est, c.cut = st.X, nil, nil, false
+	if st.SGP != nil {
+		// Inside a cut SGP phase: its next part continues this state.
+		c.newSGP(c.x0)
+		if err := c.sgp.Load(*st.SGP); err != nil {
+			c.sgp = nil
+			return fmt.Errorf("pdbo: %w", err)
+		}
+	}
 	if s, ok := c.opt.(optim.Stateful); ok {
 		return s.LoadState(st.Opt)
 	} else if c.opt != nil {

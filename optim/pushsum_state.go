@@ -1,0 +1,33 @@
+package optim
+
+import "fmt"
+
+// PushSumState is a PushSumPair's state between two rounds: what a client
+// cut in the middle of a phase saves (see SplitPhase).
+type PushSumState struct {
+	Z, X         []float64
+	Omega        float64
+	PSum, DCount []float64
+	Rounds       int
+}
+
+// Save returns the pair's state, sharing its slices (encode it before the
+// next round).
+func (p *PushSumPair) Save() PushSumState {
+	return PushSumState{Z: p.Z, X: p.X, Omega: p.Omega, PSum: p.pSum, DCount: p.dCount, Rounds: p.rounds}
+}
+
+// Load restores a state Save returned, for a pair built alike; it changes
+// nothing when st does not fit.
+func (p *PushSumPair) Load(st PushSumState) error {
+	if len(st.Z) != len(p.Z) || len(st.X) != len(p.X) || len(st.PSum) != len(p.pSum) || len(st.DCount) != len(p.dCount) {
+		return fmt.Errorf("a saved push-sum state with |z| = %d, n = %d for a pair with |z| = %d, n = %d",
+			len(st.Z), len(st.PSum), len(p.Z), len(p.pSum))
+	}
+	copy(p.Z, st.Z)
+	copy(p.X, st.X)
+	copy(p.pSum, st.PSum)
+	copy(p.dCount, st.DCount)
+	p.Omega, p.rounds = st.Omega, st.Rounds
+	return nil
+}
