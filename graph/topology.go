@@ -83,6 +83,13 @@ func Build(t registry.Choice[Topology], n int, seed uint64) (*Network, error) {
 		return nil, fmt.Errorf("%w (kind %s)", err, t.Name)
 	}
 	nw.index()
+	if b, ok := nw.Process.(Binder); ok {
+		p, err := b.Bind(nw)
+		if err != nil {
+			return nil, fmt.Errorf("graph: %s: links: %w", t.Name, err)
+		}
+		nw.Process = p
+	}
 	if lv, ok := nw.Process.(interface{ ValidateLink(p float64) error }); ok {
 		for i, ps := range nw.outProb {
 			for k, p := range ps {
