@@ -251,6 +251,8 @@ type runFlags struct {
 	set        setFlag
 	workers    []string
 	cpuprofile string
+	record     string // --record-links
+	replay     string // --replay-links
 }
 
 func newRunCmd(stderr io.Writer) *cobra.Command {
@@ -277,6 +279,8 @@ continues, byte-identically, with hgpsim resume DIR (docs/checkpoint.md).`,
 	cmd.Flags().StringSliceVar(&f.workers, "workers", nil, "worker processes to host the clients, host:port,... (overrides runtime.workers and selects the actor driver; see hgpsim worker)")
 	cmd.Flags().StringVar(&f.out, "out", "", "output folder (default runs/<name>-<timestamp>)")
 	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "override the scenario seed")
+	cmd.Flags().StringVar(&f.record, "record-links", "", "write the links realized in every round to FILE (*.csv.gz or *.jsonl.gz; docs/scenarios.md) and links.png to the output folder")
+	cmd.Flags().StringVar(&f.replay, "replay-links", "", "replay the link states of a links trace FILE (a recording or measured data) in place of the scenario's link process; the failure processes still apply")
 	cmd.Flags().StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the run to FILE (go tool pprof FILE)")
 	addMemoryFlag(cmd.Flags(), &f.mem)
 	addSetFlag(cmd.Flags(), &f.set)
@@ -284,8 +288,24 @@ continues, byte-identically, with hgpsim resume DIR (docs/checkpoint.md).`,
 }
 
 func cmdRun(file string, f runFlags, seedSet, workersSet bool, stderr io.Writer) error {
-	sc, err := scenarios.LoadWith(file, f.set.sets)
+	sets := f.set.sets
+	if f.record != "" {
+		if err := run.CheckRecordPath(f.record); err != nil {
+			return usageError{"--record-links: " + err.Error()}
+		}
+	}
+	if f.replay != "" {
+		set, err := run.ReplayLinks(f.replay)
+		if err != nil {
+			return usageError{"--replay-links: " + err.Error()}
+		}
+		sets = append(append([]scenarios.Set(nil), sets...), set)
+	}
+	sc, err := scenarios.LoadWith(file, sets)
 	if err != nil {
+		if f.replay != "" {
+			return fmt.Errorf("--replay-links: %w (the network kind must have random links: a links key)", err)
+		}
 		return err
 	}
 	if seedSet {
@@ -311,6 +331,7 @@ func cmdRun(file string, f runFlags, seedSet, workersSet bool, stderr io.Writer)
 		log.Info().Str("scenario", file).Str("out", dir).Uint64("seed", sc.Seed).Msg("run started")
 	}, func(ctx context.Context, opt run.Options) (*run.Summary, error) {
 		opt.MaxMemory = f.mem.bytes
+		opt.RecordLinks = f.record
 		return run.Execute(ctx, sc, opt)
 	})
 }
