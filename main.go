@@ -28,6 +28,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"hgpsim/graph"
+	"hgpsim/internal/registry"
 	"hgpsim/run"
 	"hgpsim/scenarios"
 )
@@ -198,6 +200,7 @@ func exactlyOneFile(cmd *cobra.Command, args []string) error {
 func newValidateCmd(stdout io.Writer) *cobra.Command {
 	var mem memoryFlag
 	var sets setFlag
+	var replay string
 	cmd := &cobra.Command{
 		Use:   "validate FILE",
 		Short: "Check a scenario file and exit",
@@ -206,12 +209,24 @@ files: strict decoding (a key that means nothing for the chosen kind is an
 error), every field's range, an estimate of the memory and time the run
 needs (refused above --max-memory), and the checks that need the network
 (strong connectivity, link reciprocity), building it only for kinds that do
-not guarantee them.`,
+not guarantee them. A links trace (links kind trace, or --replay-links) is
+read whole: every row is checked, the expected graph it realizes must meet
+the same assumptions, and its statistics are printed (availability per link:
+min, mean, max; the mean length of an outage).`,
 		Args: exactlyOneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmdValidate(args[0], sets.sets, mem.bytes, stdout)
+			all := sets.sets
+			if replay != "" {
+				set, err := run.ReplayLinks(replay)
+				if err != nil {
+					return usageError{"--replay-links: " + err.Error()}
+				}
+				all = append(append([]scenarios.Set(nil), all...), set)
+			}
+			return cmdValidate(args[0], all, mem.bytes, stdout)
 		},
 	}
+	cmd.Flags().StringVar(&replay, "replay-links", "", "check the scenario with the links trace FILE in place of its link process, and report the trace's statistics")
 	addMemoryFlag(cmd.Flags(), &mem)
 	addSetFlag(cmd.Flags(), &sets)
 	return cmd
@@ -233,14 +248,45 @@ func cmdValidate(file string, sets []scenarios.Set, maxMemory int64, stdout io.W
 	case sc.Algorithm.Name == "pdbo":
 		what = fmt.Sprintf("%d SGP rounds", sc.SGP.Rounds)
 	}
+	links, err := reportLinksTrace(sc)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "%s: valid (%d clients, %s network, %s); needs %s\n",
 		file, sc.Clients, sc.Network.Topology.Name, what, res)
+	if links != "" {
+		fmt.Fprintln(stdout, links)
+	}
 	for k, f := range sc.Network.Failures {
 		if f.Params.Breaks() {
 			fmt.Fprintf(stdout, "note: network.failures[%d] (%s) can leave the network without strong connectivity for a while (Assumption 2); that is allowed\n", k, f.Name)
 		}
 	}
 	return nil
+}
+
+// reportLinksTrace returns the statistics of the scenario's links trace,
+// if it has one, having checked the expected graph it realizes (building
+// the network reads the whole trace).
+func reportLinksTrace(sc scenarios.Scenario) (string, error) {
+	if l, ok := sc.Network.Topology.Params.(interface {
+		Links() registry.Choice[graph.LinkProcess]
+	}); !ok || l.Links().Name != "trace" {
+		return "", nil // no trace process: nothing to read
+	}
+	nw, err := scenarios.BuildNetwork(sc)
+	if err != nil {
+		return "", err
+	}
+	tr, ok := nw.Process.(graph.LinkTrace)
+	if !ok {
+		return "", nil
+	}
+	sum, err := graph.ScanTrace(tr.File(), nw.N, true)
+	if err != nil {
+		return "", scenarios.Invalid("links trace", "%v", err)
+	}
+	return fmt.Sprintf("links trace %s: %s; the expected graph it realizes is strongly connected with every link in both directions", tr.File(), sum), nil
 }
 
 // runFlags are the flags of `hgpsim run`.

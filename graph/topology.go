@@ -110,6 +110,10 @@ type RandomLinks struct {
 	Process registry.Choice[LinkProcess] `yaml:"links" doc:"edge process realizing δ⁽ᵗ⁾ each round (see the links kinds)"`
 }
 
+// Links returns the chosen link process (the topologies that embed
+// RandomLinks have it).
+func (l *RandomLinks) Links() registry.Choice[LinkProcess] { return l.Process }
+
 func defaultLinks() RandomLinks {
 	return RandomLinks{Process: registry.Choose[LinkProcess]("bernoulli")}
 }

@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -91,7 +92,7 @@ func CheckTraceGraph(nw *Network, sum *TraceSummary) error {
 		}
 	}
 	if err := g.checkStronglyConnected(); err != nil {
-		return fmt.Errorf("with this trace, %w", err)
+		return fmt.Errorf("with this trace, the %s", strings.TrimPrefix(err.Error(), "graph: "))
 	}
 	for i := range n {
 		for j := range n {
@@ -169,8 +170,8 @@ func (bt *boundTrace) Rounds() uint64 { return bt.length }
 // FailsPastEnd reports whether a run may not outlive the trace.
 func (bt *boundTrace) FailsPastEnd() bool { return bt.params.End == "fail" }
 
-// Params returns the parameters the process was bound from.
-func (bt *boundTrace) Params() Trace { return bt.params }
+// File returns the trace's file.
+func (bt *boundTrace) File() string { return bt.params.File }
 
 // state returns the snapshot holding tick, mapped into the trace by the
 // end policy.
@@ -268,4 +269,6 @@ type LinkTrace interface {
 	Rounds() uint64
 	// FailsPastEnd reports whether a run may not outlive the trace.
 	FailsPastEnd() bool
+	// File returns the trace's file.
+	File() string
 }

@@ -317,7 +317,13 @@ func (t *traceReader) check(row *traceRow) error {
 		return t.errorf("link %d→%d: a delay on a link that is down", row.from, row.to)
 	}
 	if !t.started || row.round != t.round {
-		clear(t.seen)
+		// Clearing costs the map's capacity, which a crowded round (a
+		// recording's round 0 lists every link up) would leave large.
+		if len(t.seen) > 256 {
+			t.seen = map[int]int{}
+		} else {
+			clear(t.seen)
+		}
 	}
 	key := row.from*(MaxNodes+1) + row.to
 	if first, dup := t.seen[key]; dup {
@@ -460,4 +466,32 @@ func ScanTrace(name string, n int, stats bool) (*TraceSummary, error) {
 		}
 	}
 	return s, nil
+}
+
+// String reports the trace's statistics on one line: the links up at some
+// point, their availability (share of the rounds up: min, mean, max) and
+// the mean length of their outages. It needs ScanTrace's stats.
+func (s *TraceSummary) String() string {
+	head := fmt.Sprintf("%d clients, %d rounds, %d changes", s.Clients, s.Rounds, s.Changes)
+	if len(s.Up) == 0 {
+		return head + "; no link is ever up"
+	}
+	lo, hi, sum := 1.0, 0.0, 0.0
+	var outages, outageRounds uint64
+	for k, u := range s.Up {
+		a := float64(u) / float64(s.Rounds)
+		lo, hi, sum = min(lo, a), max(hi, a), sum+a
+		outages += s.Outages[k]
+		outageRounds += s.OutageRounds[k]
+	}
+	out := "no outages"
+	if outages > 0 {
+		out = fmt.Sprintf("%d outages of mean length %.3g rounds", outages, float64(outageRounds)/float64(outages))
+	}
+	delays := ""
+	if s.Delays {
+		delays = "; with delays"
+	}
+	return fmt.Sprintf("%s; %d links up at some point, availability min %.3g, mean %.3g, max %.3g; %s%s",
+		head, len(s.Up), lo, sum/float64(len(s.Up)), hi, out, delays)
 }
