@@ -24,6 +24,9 @@ type SweepJob struct {
 	Vary []Assignment
 	// MaxMemory is the run's memory limit (see Options).
 	MaxMemory int64
+	// RecordLinks records the run's links into links.csv.gz in OutDir
+	// (see Options.RecordLinks).
+	RecordLinks bool
 }
 
 // Assignment is one grid value of a run.
@@ -294,7 +297,11 @@ func Sweep(ctx context.Context, jobs []SweepJob, parallel int, done func(SweepRe
 			defer wg.Done()
 			defer func() { <-sem }()
 			start := time.Now()
-			sum, err := Execute(ctx, j.Scenario, Options{OutDir: j.OutDir, MaxMemory: j.MaxMemory})
+			opt := Options{OutDir: j.OutDir, MaxMemory: j.MaxMemory}
+			if j.RecordLinks {
+				opt.RecordLinks = filepath.Join(j.OutDir, "links.csv.gz")
+			}
+			sum, err := Execute(ctx, j.Scenario, opt)
 			r := SweepResult{Job: j, Summary: sum, Wall: time.Since(start), Err: err}
 			res[k] = r
 			if done != nil {
