@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
 	"hgpsim/internal/registry"
 )
@@ -142,4 +143,46 @@ func BenchmarkRealizeRound(b *testing.B) {
 		runtime.ReadMemStats(&ms)
 		b.ReportMetric(float64(ms.HeapInuse)/1e6, "MB-heap-at-1e6")
 	})
+}
+
+// BenchmarkRealizeRatio times the two processes of BenchmarkRealizeRound
+// in alternating blocks of 500 rounds, so that a shared machine's load
+// weighs on both alike, and reports the trace's rounds per second over
+// bernoulli's (≥ 1: the trace is faster). One op is one block of each.
+func BenchmarkRealizeRatio(b *testing.B) {
+	const n, block = 100, 500
+	path := filepath.Join(b.TempDir(), "bench.csv.gz")
+	writeSyntheticTrace(b, path, n, 1_000_000, 10)
+	nets := make([]*Network, 2)
+	for k, c := range []registry.Choice[LinkProcess]{
+		registry.Choose[LinkProcess]("bernoulli"),
+		{Name: "trace", Params: &Trace{File: path, End: "loop"}},
+	} {
+		topo := registry.Choose[Topology]("stochastic-directed")
+		topo.Params.(*Stochastic).Process = c
+		nw, err := Build(topo, n, 9)
+		if err != nil {
+			b.Fatal(err)
+		}
+		nets[k] = nw
+	}
+	var spent [2]time.Duration
+	dst := make([]int, 0, n)
+	tick := uint64(0)
+	b.ResetTimer()
+	for range b.N {
+		for k, nw := range nets {
+			start := time.Now()
+			for t := tick; t < tick+block; t++ {
+				for i := range n {
+					dst = nw.Realize(i, t, dst)
+				}
+			}
+			spent[k] += time.Since(start)
+		}
+		tick += block
+	}
+	b.ReportMetric(float64(b.N*block)/spent[0].Seconds(), "bernoulli-rounds/s")
+	b.ReportMetric(float64(b.N*block)/spent[1].Seconds(), "trace-rounds/s")
+	b.ReportMetric(spent[0].Seconds()/spent[1].Seconds(), "trace/bernoulli")
 }

@@ -120,6 +120,9 @@ func (l *linkSink) finish(ok bool, dir string) error {
 		err = l.gz.Close()
 	}
 	if err == nil {
+		err = l.f.Chmod(0o644) // CreateTemp's 0600 is for the half-written file
+	}
+	if err == nil {
 		err = l.f.Sync()
 	}
 	if cerr := l.f.Close(); err == nil {
