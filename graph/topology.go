@@ -50,7 +50,8 @@ type LinkProcess interface {
 	// directed network, the sorted pair in a symmetric one — with per-round
 	// probability 0 < p < 1 is up at tick. It must be a pure function of
 	// its arguments (see Network.Realize for why), and P(up) must be p at
-	// every tick, so that δ̄ keeps its meaning.
+	// every tick, so that δ̄ keeps its meaning — except in a process that
+	// replays data (a Binder, like trace), whose frequencies are the data's.
 	Up(seed uint64, a, b int, p float64, tick uint64) bool
 }
 
