@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -42,13 +43,15 @@ type traceReader struct {
 	jsonl bool
 	n     int // clients of the network the trace is read for
 
-	header   bool   // the CSV header was read
-	clients  int    // declared clients (0: not declared)
-	rounds   uint64 // declared length (0: not declared)
-	started  bool   // a change row was read
-	round    uint64 // round of the last change row
-	seen     map[int]int
-	hasDelay bool
+	header    bool        // the CSV header was read
+	clients   int         // declared clients (0: not declared)
+	rounds    uint64      // declared length (0: not declared)
+	started   bool        // a change row was read
+	round     uint64      // round of the last change row
+	seen      map[int]int // the round's links → line, without last
+	last      []uint32    // each link's last line, for n ≤ maxTally
+	roundLine int         // line of the round's first row
+	hasDelay  bool
 }
 
 // openTrace opens a trace for a network of n clients. Gzip is recognized
@@ -316,7 +319,26 @@ func (t *traceReader) check(row *traceRow) error {
 	case row.delay > 0 && !row.up:
 		return t.errorf("link %d→%d: a delay on a link that is down", row.from, row.to)
 	}
-	if !t.started || row.round != t.round {
+	newRound := !t.started || row.round != t.round
+	t.started, t.round = true, row.round
+	if newRound {
+		t.roundLine = t.line
+	}
+	// Duplicates: with the network's size known, each link's last line in
+	// an array (a line at or after the round's first is this round's);
+	// otherwise a map of the round's links.
+	if t.n > 0 && t.n <= maxTally && t.line <= math.MaxUint32 {
+		if t.last == nil {
+			t.last = make([]uint32, t.n*t.n)
+		}
+		k := row.from*t.n + row.to
+		if first := int(t.last[k]); first >= t.roundLine && first > 0 {
+			return t.errorf("duplicate entry for link %d→%d in round %d (first on line %d)", row.from, row.to, row.round, first)
+		}
+		t.last[k] = uint32(t.line)
+		return nil
+	}
+	if newRound {
 		// Clearing costs the map's capacity, which a crowded round (a
 		// recording's round 0 lists every link up) would leave large.
 		if len(t.seen) > 256 {
@@ -330,7 +352,6 @@ func (t *traceReader) check(row *traceRow) error {
 		return t.errorf("duplicate entry for link %d→%d in round %d (first on line %d)", row.from, row.to, row.round, first)
 	}
 	t.seen[key] = t.line
-	t.started, t.round = true, row.round
 	return nil
 }
 
