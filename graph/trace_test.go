@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -246,5 +247,44 @@ func TestScanTraceStats(t *testing.T) {
 	if !slices.Equal(s.Links, []int{1, 2}) || !slices.Equal(s.Up, []uint64{8, 7}) ||
 		!slices.Equal(s.Outages, []uint64{1, 1}) || !slices.Equal(s.OutageRounds, []uint64{2, 3}) {
 		t.Errorf("links %v up %v outages %v of %v rounds", s.Links, s.Up, s.Outages, s.OutageRounds)
+	}
+}
+
+// Streaming a long trace keeps the heap flat: after 2·10⁵ rounds it holds
+// no more than after 10³ (within 2 MB; the file is 10⁶ rows).
+func TestTraceStreamsInFlatMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and reads a 10⁶-row trace")
+	}
+	const n, rounds = 50, 200_000
+	path := filepath.Join(t.TempDir(), "long.csv.gz")
+	writeSyntheticTrace(t, path, n, rounds, 5)
+	topo := registry.Choose[Topology]("stochastic-directed")
+	topo.Params.(*Stochastic).Process = registry.Choice[LinkProcess]{Name: "trace", Params: &Trace{File: path, End: "fail"}}
+	nw, err := Build(topo, n, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heap := func() float64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return float64(ms.HeapInuse)
+	}
+	var early float64
+	up := 0
+	for tick := range uint64(rounds) {
+		if nw.Process.Up(1, 0, 1, 0.5, tick) {
+			up++
+		}
+		if tick == 1000 {
+			early = heap()
+		}
+	}
+	if late := heap(); late > early+2e6 {
+		t.Errorf("heap in use grew from %.1f MB at round 10³ to %.1f MB at round %d", early/1e6, late/1e6, rounds)
+	}
+	if up == 0 || up == rounds {
+		t.Errorf("link 0→1 up in %d of %d rounds: the stream did not move", up, rounds)
 	}
 }
