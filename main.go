@@ -15,6 +15,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"hgpsim/graph"
+	"hgpsim/internal/registry"
 	"hgpsim/run"
 	"hgpsim/scenarios"
 )
@@ -185,6 +187,7 @@ func exactlyOneFile(cmd *cobra.Command, args []string) error {
 func newValidateCmd(stdout io.Writer) *cobra.Command {
 	var mem memoryFlag
 	var sets setFlag
+	var replay string
 	cmd := &cobra.Command{
 		Use:   "validate FILE",
 		Short: "Check a scenario file and exit",
@@ -193,12 +196,24 @@ files: strict decoding (a key that means nothing for the chosen kind is an
 error), every field's range, an estimate of the memory and time the run
 needs (refused above --max-memory), and the checks that need the network
 (strong connectivity, link reciprocity), building it only for kinds that do
-not guarantee them.`,
+not guarantee them. A links trace (links kind trace, or --replay-links) is
+read whole: every row is checked, the expected graph it realizes must meet
+the same assumptions, and its statistics are printed (availability per link:
+min, mean, max; the mean length of an outage).`,
 		Args: exactlyOneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmdValidate(args[0], sets.sets, mem.bytes, stdout)
+			all := sets.sets
+			if replay != "" {
+				set, err := run.ReplayLinks(replay)
+				if err != nil {
+					return usageError{"--replay-links: " + err.Error()}
+				}
+				all = append(append([]scenarios.Set(nil), all...), set)
+			}
+			return cmdValidate(args[0], all, mem.bytes, stdout)
 		},
 	}
+	cmd.Flags().StringVar(&replay, "replay-links", "", "check the scenario with the links trace FILE in place of its link process, and report the trace's statistics")
 	addMemoryFlag(cmd.Flags(), &mem)
 	addSetFlag(cmd.Flags(), &sets)
 	return cmd
@@ -220,14 +235,45 @@ func cmdValidate(file string, sets []scenarios.Set, maxMemory int64, stdout io.W
 	case sc.Algorithm.Name == "pdbo":
 		what = fmt.Sprintf("%d SGP rounds", sc.SGP.Rounds)
 	}
+	links, err := reportLinksTrace(sc)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "%s: valid (%d clients, %s network, %s); needs %s\n",
 		file, sc.Clients, sc.Network.Topology.Name, what, res)
+	if links != "" {
+		fmt.Fprintln(stdout, links)
+	}
 	for k, f := range sc.Network.Failures {
 		if f.Params.Breaks() {
 			fmt.Fprintf(stdout, "note: network.failures[%d] (%s) can leave the network without strong connectivity for a while (Assumption 2); that is allowed\n", k, f.Name)
 		}
 	}
 	return nil
+}
+
+// reportLinksTrace returns the statistics of the scenario's links trace,
+// if it has one, having checked the expected graph it realizes (building
+// the network reads the whole trace).
+func reportLinksTrace(sc scenarios.Scenario) (string, error) {
+	if l, ok := sc.Network.Topology.Params.(interface {
+		Links() registry.Choice[graph.LinkProcess]
+	}); !ok || l.Links().Name != "trace" {
+		return "", nil // no trace process: nothing to read
+	}
+	nw, err := scenarios.BuildNetwork(sc)
+	if err != nil {
+		return "", err
+	}
+	tr, ok := nw.Process.(graph.LinkTrace)
+	if !ok {
+		return "", nil
+	}
+	sum, err := graph.ScanTrace(tr.File(), nw.N, true)
+	if err != nil {
+		return "", scenarios.Invalid("links trace", "%v", err)
+	}
+	return fmt.Sprintf("links trace %s: %s; the expected graph it realizes is strongly connected with every link in both directions", tr.File(), sum), nil
 }
 
 // runFlags are the flags of `hgpsim run`.
@@ -238,6 +284,8 @@ type runFlags struct {
 	set        setFlag
 	workers    []string
 	cpuprofile string
+	record     string // --record-links
+	replay     string // --replay-links
 }
 
 func newRunCmd(stderr io.Writer) *cobra.Command {
@@ -264,6 +312,8 @@ continues, byte-identically, with hgpsim resume DIR (docs/checkpoint.md).`,
 	cmd.Flags().StringSliceVar(&f.workers, "workers", nil, "worker processes to host the clients, host:port,... (overrides runtime.workers and selects the actor driver; see hgpsim worker)")
 	cmd.Flags().StringVar(&f.out, "out", "", "output folder (default runs/<name>-<timestamp>)")
 	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "override the scenario seed")
+	cmd.Flags().StringVar(&f.record, "record-links", "", "write the links realized in every round to FILE (*.csv.gz or *.jsonl.gz; docs/scenarios.md) and links.png to the output folder")
+	cmd.Flags().StringVar(&f.replay, "replay-links", "", "replay the link states of a links trace FILE (a recording or measured data) in place of the scenario's link process; the failure processes still apply")
 	cmd.Flags().StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the run to FILE (go tool pprof FILE)")
 	addMemoryFlag(cmd.Flags(), &f.mem)
 	addSetFlag(cmd.Flags(), &f.set)
@@ -271,8 +321,24 @@ continues, byte-identically, with hgpsim resume DIR (docs/checkpoint.md).`,
 }
 
 func cmdRun(file string, f runFlags, seedSet, workersSet bool, stderr io.Writer) error {
-	sc, err := scenarios.LoadWith(file, f.set.sets)
+	sets := f.set.sets
+	if f.record != "" {
+		if err := run.CheckRecordPath(f.record); err != nil {
+			return usageError{"--record-links: " + err.Error()}
+		}
+	}
+	if f.replay != "" {
+		set, err := run.ReplayLinks(f.replay)
+		if err != nil {
+			return usageError{"--replay-links: " + err.Error()}
+		}
+		sets = append(append([]scenarios.Set(nil), sets...), set)
+	}
+	sc, err := scenarios.LoadWith(file, sets)
 	if err != nil {
+		if f.replay != "" {
+			return fmt.Errorf("--replay-links: %w (the network kind must have random links: a links key)", err)
+		}
 		return err
 	}
 	if seedSet {
@@ -298,6 +364,7 @@ func cmdRun(file string, f runFlags, seedSet, workersSet bool, stderr io.Writer)
 		log.Info().Str("scenario", file).Str("out", dir).Uint64("seed", sc.Seed).Msg("run started")
 	}, func(ctx context.Context, opt run.Options) (*run.Summary, error) {
 		opt.MaxMemory = f.mem.bytes
+		opt.RecordLinks = f.record
 		return run.Execute(ctx, sc, opt)
 	})
 }

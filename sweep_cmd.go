@@ -29,6 +29,7 @@ type sweepFlags struct {
 	seeds   seedsFlag
 	plot    string
 	curves  string
+	record  bool // --record-links
 }
 
 const sweepLong = `Run scenario files × --methods × every point of the --grid × every seed
@@ -95,6 +96,7 @@ func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().Var(&f.grid, "grid", "vary a scenario field over values, e.g. network.delta_min=0.1,0.4 (repeatable: the Cartesian product); keys joined by + take the same value: network.delta_min+network.delta_max=0.2,0.5")
 	cmd.Flags().StringVar(&f.plot, "plot", report.DefaultStudyMetrics, "metrics for study.md and METRIC.png (see Metrics)")
 	cmd.Flags().StringVar(&f.curves, "curves", "", "metrics to draw against the round, e.g. train_loss,consensus")
+	cmd.Flags().BoolVar(&f.record, "record-links", false, "record each run's realized links into links.csv.gz (and links.png) in its run folder, for hgpsim run --replay-links")
 	addSetFlag(cmd.Flags(), &f.set)
 	addMemoryFlag(cmd.Flags(), &f.mem)
 	return cmd
@@ -127,6 +129,9 @@ func cmdSweep(files []string, f sweepFlags, stdout, stderr io.Writer) error {
 	}
 	if err := run.CheckSweepFolders(jobList); err != nil {
 		return err
+	}
+	for k := range jobList {
+		jobList[k].RecordLinks = f.record
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)

@@ -96,11 +96,24 @@ func (nw *Network) Delay(i, j int, tick uint64) int {
 	for _, f := range nw.Failures {
 		d = max(d, f.Delay(nw.Seed, i, j, tick))
 	}
+	if ld, ok := nw.Process.(linkDelayer); ok {
+		d = max(d, ld.LinkDelay(i, j, tick))
+	}
 	return min(d, MaxDelay)
 }
 
-// Delays reports whether some failure process delays messages.
+// linkDelayer is a link process that delays messages itself (a trace).
+type linkDelayer interface {
+	LinkDelay(a, b int, tick uint64) int
+	delaysMessages() bool
+}
+
+// Delays reports whether some failure process (or the link process)
+// delays messages.
 func (nw *Network) Delays() bool {
+	if ld, ok := nw.Process.(linkDelayer); ok && ld.delaysMessages() {
+		return true
+	}
 	for _, f := range nw.Failures {
 		if _, ok := f.(interface{ delays() }); ok {
 			return true

@@ -50,7 +50,8 @@ type LinkProcess interface {
 	// directed network, the sorted pair in a symmetric one — with per-round
 	// probability 0 < p < 1 is up at tick. It must be a pure function of
 	// its arguments (see Network.Realize for why), and P(up) must be p at
-	// every tick, so that δ̄ keeps its meaning.
+	// every tick, so that δ̄ keeps its meaning — except in a process that
+	// replays data (a Binder, like trace), whose frequencies are the data's.
 	Up(seed uint64, a, b int, p float64, tick uint64) bool
 }
 
@@ -83,6 +84,13 @@ func Build(t registry.Choice[Topology], n int, seed uint64) (*Network, error) {
 		return nil, fmt.Errorf("%w (kind %s)", err, t.Name)
 	}
 	nw.index()
+	if b, ok := nw.Process.(Binder); ok {
+		p, err := b.Bind(nw)
+		if err != nil {
+			return nil, fmt.Errorf("graph: %s: links: %w", t.Name, err)
+		}
+		nw.Process = p
+	}
 	if lv, ok := nw.Process.(interface{ ValidateLink(p float64) error }); ok {
 		for i, ps := range nw.outProb {
 			for k, p := range ps {
@@ -102,6 +110,10 @@ func Build(t registry.Choice[Topology], n int, seed uint64) (*Network, error) {
 type RandomLinks struct {
 	Process registry.Choice[LinkProcess] `yaml:"links" doc:"edge process realizing δ⁽ᵗ⁾ each round (see the links kinds)"`
 }
+
+// Links returns the chosen link process (the topologies that embed
+// RandomLinks have it).
+func (l *RandomLinks) Links() registry.Choice[LinkProcess] { return l.Process }
 
 func defaultLinks() RandomLinks {
 	return RandomLinks{Process: registry.Choose[LinkProcess]("bernoulli")}

@@ -94,6 +94,10 @@ type Options struct {
 	Warn func(string)
 	// Checkpointed, when not nil, is told of every checkpoint written.
 	Checkpointed func(CheckpointInfo)
+	// RecordLinks, when not empty, is the file (*.csv.gz or *.jsonl.gz)
+	// that receives the links realized in every round of the run, written
+	// whole when the run completes; links.png in OutDir shows them.
+	RecordLinks string
 }
 
 // CheckpointInfo describes a checkpoint just written.
@@ -169,6 +173,10 @@ func execute(ctx context.Context, run *Run, resolved []byte, f *os.File, mw *met
 	}
 	defer closeDriver()
 	sink := newRunSink(run, mw, opt.Progress)
+	links, err := newLinkSink(sink, run.Net, opt.RecordLinks)
+	if err != nil {
+		return nil, err
+	}
 	cps := &optim.Checkpoints{Program: run.Program(), Every: sc.Runtime.CheckpointEvery}
 	if resume != nil {
 		sink.restore(resume.Sink)
@@ -187,10 +195,13 @@ func execute(ctx context.Context, run *Run, resolved []byte, f *os.File, mw *met
 		}
 		return nil
 	}
-	_, err = driver.Execute(ctx, cps, cps.Sink(sink))
+	_, err = driver.Execute(ctx, cps, cps.Sink(links))
 	var sum *Summary
 	if err == nil {
 		sum, err = sink.summary()
+	}
+	if lerr := links.finish(err == nil, opt.OutDir); err == nil {
+		err = lerr
 	}
 	if rt, ok := driver.(*actors.Runtime); ok && sum != nil {
 		sum.Wire = rt.Wire()

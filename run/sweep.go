@@ -29,6 +29,9 @@ type SweepJob struct {
 	Vary []Assignment
 	// MaxMemory is the run's memory limit (see Options).
 	MaxMemory int64
+	// RecordLinks records the run's links into links.csv.gz in OutDir
+	// (see Options.RecordLinks).
+	RecordLinks bool
 }
 
 // Assignment is one grid value of a run.
@@ -406,10 +409,15 @@ func runJob(ctx context.Context, j SweepJob, state jobState) (*Summary, bool, er
 		return nil, false, err
 	}
 	opt := Options{OutDir: j.OutDir, MaxMemory: j.MaxMemory}
+	if j.RecordLinks {
+		opt.RecordLinks = filepath.Join(j.OutDir, "links.csv.gz")
+	}
 	var sum *Summary
 	var err error
 	resumed := false
-	if state == jobResume {
+	// A recording covers a whole run: a run that records its links starts
+	// over instead of resuming.
+	if state == jobResume && !j.RecordLinks {
 		sum, err = Resume(ctx, ResumeOptions{Options: opt})
 		resumed = true
 		if sum == nil && scenarios.IsInvalid(err) && ctx.Err() == nil {

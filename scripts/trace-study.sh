@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The recorded-links study of docs/failures.md (section 6): record bursty
+# runs, replay each recorded link history under HGP and VR-HGP, and
+# tabulate them side by side into docs/failures/trace/. About a minute on
+# 2 cores; needs jq. Usage:
+#   go build -o hgpsim . && scripts/trace-study.sh [OUT]   (OUT: runs/trace)
+set -euo pipefail
+out=${1:-runs/trace}
+hg=./hgpsim
+scen=scenarios/failures/links.yaml
+bursty='network.links={kind: burst, length: 10}'
+mkdir -p "$out" docs/failures/trace
+table=docs/failures/trace/study.md
+{
+  echo "| seed | estimator | test acc (%) | oracle rel. error | hyper-gradient norm | replay = recording |"
+  echo "|---|---|---|---|---|---|"
+} > "$table.tmp"
+row() { # seed, label, run folder, identical?
+  jq -r --arg s "$1" --arg l "$2" --arg same "$4" \
+    '"| \($s) | \($l) | \(.best.test_acc * 1000 | round / 10) | \(.hypergradient.oracle_rel_error * 1000 | round / 1000) | \(.hypergradient.norm * 10000 | round / 10000) | \($same) |"' \
+    "$3/summary.json" >> "$table.tmp"
+}
+for s in 1 2 3 4 5; do
+  links="$out/links-$s.csv.gz"
+  # Record: the scenario's own estimator (VR-HGP, α = 0.9, β = 0.1) on
+  # links that keep their state for blocks of 10 rounds.
+  $hg run $scen --seed "$s" --set "$bursty" --out "$out/recorded-$s" --record-links "$links" 2>/dev/null
+  # Replay the same link history under VR-HGP (must reproduce the
+  # recording) and under HGP (α = 1, β = 0).
+  $hg run $scen --seed "$s" --replay-links "$links" --out "$out/vrhgp-$s" 2>/dev/null
+  $hg run $scen --seed "$s" --replay-links "$links" --set hypergradient.alpha=1 --set hypergradient.beta=0 \
+    --out "$out/hgp-$s" 2>/dev/null
+  # The guarded PDBO goes here once it exists, on the same "$links".
+  same=no
+  cmp -s "$out/recorded-$s/metrics.jsonl" "$out/vrhgp-$s/metrics.jsonl" && same=yes
+  row "$s" "VR-HGP (0.9, 0.1)" "$out/vrhgp-$s" "$same"
+  row "$s" "HGP" "$out/hgp-$s" "—"
+done
+mv "$table.tmp" "$table"
+$hg validate $scen --replay-links "$out/links-1.csv.gz" | grep '^links trace' | sed "s|$PWD/||" > docs/failures/trace/links-1.txt
+cp "$out/recorded-1/links.png" docs/failures/trace/links-1.png
+cat "$table"
