@@ -1,0 +1,271 @@
+package codec
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+)
+
+// maxDepth bounds the nesting of messages a decoder follows, so that
+// hostile input cannot exhaust the stack.
+const maxDepth = 64
+
+var errTruncated = errors.New("codec: truncated input")
+
+// Unmarshal decodes b into v, a non-nil pointer to a struct, which it
+// resets first. Fields b holds that v's type does not know are skipped.
+func Unmarshal(b []byte, v any) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("codec: cannot decode into a %T, only a pointer to a struct", v)
+	}
+	l, err := layoutOf(rv.Elem().Type())
+	if err != nil {
+		return err
+	}
+	rv.Elem().SetZero()
+	return l.decode(b, rv.Elem(), 0)
+}
+
+func (l *layout) decode(b []byte, v reflect.Value, depth int) error {
+	if depth > maxDepth {
+		return fmt.Errorf("codec: messages nested deeper than %d", maxDepth)
+	}
+	for len(b) > 0 {
+		key, n := binary.Uvarint(b)
+		if n <= 0 {
+			return errTruncated
+		}
+		b = b[n:]
+		num, wt := key>>3, int(key&7)
+		if num == 0 || num > 1<<29-1 {
+			return fmt.Errorf("codec: field number %d", num)
+		}
+		i, ok := l.byNum[int(num)]
+		var err error
+		if !ok {
+			b, err = skip(b, wt)
+		} else {
+			f := &l.fields[i]
+			b, err = f.decode(b, wt, v.Field(f.index), depth)
+			if err != nil {
+				err = fmt.Errorf("field %d of %v: %w", num, v.Type(), err)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// skip returns b after a field of wire type wt that nobody reads.
+func skip(b []byte, wt int) ([]byte, error) {
+	switch wt {
+	case wtVarint:
+		_, rest, err := varint(b)
+		return rest, err
+	case wtFixed64:
+		return fixed(b, 8)
+	case wtBytes:
+		_, rest, err := bytesOf(b)
+		return rest, err
+	case 5: // fixed32
+		return fixed(b, 4)
+	}
+	return nil, fmt.Errorf("codec: wire type %d", wt)
+}
+
+func fixed(b []byte, n int) ([]byte, error) {
+	if len(b) < n {
+		return nil, errTruncated
+	}
+	return b[n:], nil
+}
+
+func varint(b []byte) (uint64, []byte, error) {
+	x, n := binary.Uvarint(b)
+	if n <= 0 {
+		return 0, nil, errTruncated
+	}
+	return x, b[n:], nil
+}
+
+func bytesOf(b []byte) ([]byte, []byte, error) {
+	n, b, err := varint(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n > uint64(len(b)) {
+		return nil, nil, errTruncated
+	}
+	return b[:n], b[n:], nil
+}
+
+// setInt stores a decoded varint x in v by f's kind, refusing a value
+// that does not fit v's type.
+func setInt(k kind, x uint64, v reflect.Value) error {
+	switch k {
+	case kInt, kSint:
+		i := int64(x)
+		if k == kSint {
+			i = int64(x>>1) ^ -int64(x&1)
+		}
+		if v.OverflowInt(i) {
+			return fmt.Errorf("%d overflows %v", i, v.Type())
+		}
+		v.SetInt(i)
+	case kUint:
+		if v.OverflowUint(x) {
+			return fmt.Errorf("%d overflows %v", x, v.Type())
+		}
+		v.SetUint(x)
+	case kBool:
+		v.SetBool(x != 0)
+	}
+	return nil
+}
+
+func (f *field) decode(b []byte, wt int, v reflect.Value, depth int) ([]byte, error) {
+	want := wireType(f.kind)
+	packable := f.kind == kFloats || f.kind == kInts
+	if wt != want && !(packable && wt == wireType(scalarOf(f.kind))) {
+		return nil, fmt.Errorf("wire type %d, want %d", wt, want)
+	}
+	switch f.kind {
+	case kInt, kSint, kUint, kBool:
+		x, rest, err := varint(b)
+		if err == nil {
+			err = setInt(f.kind, x, v)
+		}
+		return rest, err
+	case kFloat:
+		if len(b) < 8 {
+			return nil, errTruncated
+		}
+		v.SetFloat(math.Float64frombits(binary.LittleEndian.Uint64(b)))
+		return b[8:], nil
+	}
+	if packable && wt != wtBytes { // one unpacked element
+		return f.decodeElems(b, v, 1)
+	}
+	data, rest, err := bytesOf(b)
+	if err != nil {
+		return nil, err
+	}
+	switch f.kind {
+	case kString:
+		v.SetString(string(data))
+	case kBytes:
+		if len(data) > 0 {
+			v.SetBytes(append([]byte(nil), data...))
+		}
+	case kFloats, kInts:
+		_, err = f.decodeElems(data, v, -1)
+	case kStrings:
+		v.Set(reflect.Append(v, reflect.ValueOf(string(data)).Convert(v.Type().Elem())))
+	case kByteses:
+		e := reflect.New(v.Type().Elem()).Elem()
+		if len(data) > 0 {
+			e.SetBytes(append([]byte(nil), data...))
+		}
+		v.Set(reflect.Append(v, e))
+	case kStruct:
+		err = sub(f.elem).decode(data, v, depth+1)
+	case kPtr:
+		if v.IsNil() {
+			v.Set(reflect.New(f.elem))
+		}
+		err = sub(f.elem).decode(data, v.Elem(), depth+1)
+	case kStructs:
+		e := reflect.New(f.elem)
+		if err = sub(f.elem).decode(data, e.Elem(), depth+1); err == nil {
+			if !f.ptrs {
+				e = e.Elem()
+			}
+			v.Set(reflect.Append(v, e))
+		}
+	case kMap:
+		err = f.decodeEntry(data, v, depth)
+	}
+	return rest, err
+}
+
+// scalarOf is the element kind of a packed kind.
+func scalarOf(k kind) kind {
+	if k == kFloats {
+		return kFloat
+	}
+	return kInt
+}
+
+// decodeElems appends packed elements of b to the slice v: all of them
+// (count < 0), or one, returning what follows.
+func (f *field) decodeElems(b []byte, v reflect.Value, count int) ([]byte, error) {
+	if f.kind == kFloats {
+		if count < 0 {
+			if len(b)%8 != 0 {
+				return nil, fmt.Errorf("packed doubles of %d bytes", len(b))
+			}
+			count = len(b) / 8
+		} else if len(b) < 8 {
+			return nil, errTruncated
+		}
+		if count == 0 {
+			return b, nil
+		}
+		xs := append(floats(v), make([]float64, count)...)
+		old := len(xs) - count
+		for i := range count {
+			xs[old+i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+		}
+		v.Set(reflect.ValueOf(xs).Convert(v.Type()))
+		return b[8*count:], nil
+	}
+	for k := 0; len(b) > 0 && (count < 0 || k < count); k++ {
+		x, rest, err := varint(b)
+		if err != nil {
+			return nil, err
+		}
+		e := reflect.New(v.Type().Elem()).Elem()
+		if err := setInt(kInt, x, e); err != nil {
+			return nil, err
+		}
+		v.Set(reflect.Append(v, e))
+		b = rest
+	}
+	return b, nil
+}
+
+// decodeEntry decodes one map entry (key 1, value 2) into the map v.
+func (f *field) decodeEntry(b []byte, v reflect.Value, depth int) error {
+	k := reflect.New(v.Type().Key()).Elem()
+	e := reflect.New(v.Type().Elem()).Elem()
+	for len(b) > 0 {
+		key, rest, err := varint(b)
+		if err != nil {
+			return err
+		}
+		switch num, wt := key>>3, int(key&7); {
+		case num == 1 && wt == wtBytes:
+			var s []byte
+			s, rest, err = bytesOf(rest)
+			k.SetString(string(s))
+		case num == 2:
+			rest, err = f.value.decode(rest, wt, e, depth+1)
+		default:
+			rest, err = skip(rest, wt)
+		}
+		if err != nil {
+			return err
+		}
+		b = rest
+	}
+	if v.IsNil() {
+		v.Set(reflect.MakeMap(v.Type()))
+	}
+	v.SetMapIndex(k, e)
+	return nil
+}

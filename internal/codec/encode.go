@@ -1,0 +1,306 @@
+package codec
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/bits"
+	"reflect"
+	"slices"
+)
+
+// Marshal returns the encoding of v, a struct or a pointer to one (a nil
+// pointer encodes as no bytes). It fails only when v's type has a field
+// without an encoding.
+func Marshal(v any) ([]byte, error) { return Append(nil, v) }
+
+// Append appends the encoding of v (see Marshal) to b.
+func Append(b []byte, v any) ([]byte, error) {
+	rv, l, err := structOf(v)
+	if err != nil || l == nil {
+		return b, err
+	}
+	b = slices.Grow(b, l.size(rv))
+	return l.append(b, rv), nil
+}
+
+// Size returns the length of v's encoding.
+func Size(v any) (int, error) {
+	rv, l, err := structOf(v)
+	if err != nil || l == nil {
+		return 0, err
+	}
+	return l.size(rv), nil
+}
+
+// MustMarshal is Marshal for types known to encode (a programmer error
+// otherwise): it panics on a type without an encoding.
+func MustMarshal(v any) []byte {
+	b, err := Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// structOf returns the struct v is or points to, with its layout (nil for
+// a nil pointer).
+func structOf(v any) (reflect.Value, *layout, error) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return rv, nil, nil
+		}
+		rv = rv.Elem()
+	}
+	if rv.Kind() != reflect.Struct {
+		return rv, nil, fmt.Errorf("codec: cannot encode a %T, only structs", v)
+	}
+	l, err := layoutOf(rv.Type())
+	return rv, l, err
+}
+
+// sub returns the layout of a struct type that buildLayout has checked.
+func sub(t reflect.Type) *layout {
+	l, err := layoutOf(t)
+	if err != nil {
+		panic(fmt.Sprintf("codec: layout of checked type %v: %v", t, err))
+	}
+	return l
+}
+
+var floatsType = reflect.TypeFor[[]float64]()
+
+func floats(v reflect.Value) []float64 {
+	return v.Convert(floatsType).Interface().([]float64)
+}
+
+func (l *layout) size(v reflect.Value) int {
+	n := 0
+	for i := range l.fields {
+		f := &l.fields[i]
+		n += f.size(v.Field(f.index), false)
+	}
+	return n
+}
+
+func (l *layout) append(b []byte, v reflect.Value) []byte {
+	for i := range l.fields {
+		f := &l.fields[i]
+		b = f.append(b, v.Field(f.index), false)
+	}
+	return b
+}
+
+// scalar returns the varint or fixed64 of a scalar field and whether it
+// is zero (proto3 does not write zero scalars).
+func (f *field) scalar(v reflect.Value) (x uint64, zero bool) {
+	switch f.kind {
+	case kInt:
+		x = uint64(v.Int())
+	case kSint:
+		i := v.Int()
+		x = uint64(i<<1) ^ uint64(i>>63)
+	case kUint:
+		x = v.Uint()
+	case kBool:
+		if v.Bool() {
+			x = 1
+		}
+	case kFloat:
+		x = math.Float64bits(v.Float()) // −0 is not zero: its bits are kept
+	}
+	return x, x == 0
+}
+
+// size returns the bytes f takes with value v, its key included; always
+// writes zero values too (map entries do).
+func (f *field) size(v reflect.Value, always bool) int {
+	t := len(f.tag)
+	switch f.kind {
+	case kInt, kSint, kUint, kBool:
+		x, zero := f.scalar(v)
+		if zero && !always {
+			return 0
+		}
+		return t + varintLen(x)
+	case kFloat:
+		if _, zero := f.scalar(v); zero && !always {
+			return 0
+		}
+		return t + 8
+	case kString, kBytes:
+		return delimited(t, v.Len(), always)
+	case kFloats:
+		return delimited(t, 8*v.Len(), always)
+	case kInts:
+		return delimited(t, intsLen(v), always)
+	case kStrings, kByteses:
+		n := 0
+		for i := range v.Len() {
+			n += delimited(t, v.Index(i).Len(), true)
+		}
+		return n
+	case kStruct:
+		return delimited(t, sub(f.elem).size(v), true)
+	case kPtr:
+		if v.IsNil() {
+			return 0
+		}
+		return delimited(t, sub(f.elem).size(v.Elem()), true)
+	case kStructs:
+		l, n := sub(f.elem), 0
+		for i := range v.Len() {
+			n += delimited(t, l.sizeElem(v.Index(i), f.ptrs), true)
+		}
+		return n
+	case kMap:
+		n := 0
+		for _, k := range v.MapKeys() {
+			n += delimited(t, f.entrySize(k, v.MapIndex(k)), true)
+		}
+		return n
+	}
+	panic("codec: unknown kind")
+}
+
+func (l *layout) sizeElem(e reflect.Value, ptr bool) int {
+	if ptr {
+		if e.IsNil() {
+			return 0
+		}
+		e = e.Elem()
+	}
+	return l.size(e)
+}
+
+// entrySize is the size of a map entry's body: key (field 1) and value
+// (field 2), both always written, as protoc's code does.
+func (f *field) entrySize(k, v reflect.Value) int {
+	return delimited(1, k.Len(), true) + f.value.size(v, true)
+}
+
+// delimited is the size of a length-delimited field of n bytes with a key
+// of t bytes, 0 when empty and not always written.
+func delimited(t, n int, always bool) int {
+	if n == 0 && !always {
+		return 0
+	}
+	return t + varintLen(uint64(n)) + n
+}
+
+func (f *field) append(b []byte, v reflect.Value, always bool) []byte {
+	switch f.kind {
+	case kInt, kSint, kUint, kBool:
+		x, zero := f.scalar(v)
+		if zero && !always {
+			return b
+		}
+		return appendVarint(append(b, f.tag...), x)
+	case kFloat:
+		x, zero := f.scalar(v)
+		if zero && !always {
+			return b
+		}
+		return binary.LittleEndian.AppendUint64(append(b, f.tag...), x)
+	case kString:
+		if v.Len() == 0 && !always {
+			return b
+		}
+		b = appendVarint(append(b, f.tag...), uint64(v.Len()))
+		return append(b, v.String()...)
+	case kBytes:
+		if v.Len() == 0 && !always {
+			return b
+		}
+		b = appendVarint(append(b, f.tag...), uint64(v.Len()))
+		return append(b, v.Bytes()...)
+	case kFloats:
+		if v.Len() == 0 && !always {
+			return b
+		}
+		b = appendVarint(append(b, f.tag...), uint64(8*v.Len()))
+		for _, x := range floats(v) {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+		}
+		return b
+	case kInts:
+		if v.Len() == 0 && !always {
+			return b
+		}
+		b = appendVarint(append(b, f.tag...), uint64(intsLen(v)))
+		for i := range v.Len() {
+			b = appendVarint(b, uint64(v.Index(i).Int()))
+		}
+		return b
+	case kStrings, kByteses:
+		for i := range v.Len() {
+			e := v.Index(i)
+			b = appendVarint(append(b, f.tag...), uint64(e.Len()))
+			if f.kind == kStrings {
+				b = append(b, e.String()...)
+			} else {
+				b = append(b, e.Bytes()...)
+			}
+		}
+		return b
+	case kStruct:
+		l := sub(f.elem)
+		b = appendVarint(append(b, f.tag...), uint64(l.size(v)))
+		return l.append(b, v)
+	case kPtr:
+		if v.IsNil() {
+			return b
+		}
+		l := sub(f.elem)
+		b = appendVarint(append(b, f.tag...), uint64(l.size(v.Elem())))
+		return l.append(b, v.Elem())
+	case kStructs:
+		l := sub(f.elem)
+		for i := range v.Len() {
+			e := v.Index(i)
+			b = appendVarint(append(b, f.tag...), uint64(l.sizeElem(e, f.ptrs)))
+			if f.ptrs {
+				if e.IsNil() {
+					continue
+				}
+				e = e.Elem()
+			}
+			b = l.append(b, e)
+		}
+		return b
+	case kMap:
+		keys := v.MapKeys()
+		slices.SortFunc(keys, func(a, c reflect.Value) int {
+			switch as, cs := a.String(), c.String(); {
+			case as < cs:
+				return -1
+			case as > cs:
+				return 1
+			}
+			return 0
+		})
+		for _, k := range keys {
+			e := v.MapIndex(k)
+			b = appendVarint(append(b, f.tag...), uint64(f.entrySize(k, e)))
+			b = appendVarint(append(b, 1<<3|wtBytes), uint64(k.Len()))
+			b = append(b, k.String()...)
+			b = f.value.append(b, e, true)
+		}
+		return b
+	}
+	panic("codec: unknown kind")
+}
+
+// intsLen is the body of a packed []int: a varint per element.
+func intsLen(v reflect.Value) int {
+	n := 0
+	for i := range v.Len() {
+		n += varintLen(uint64(v.Index(i).Int()))
+	}
+	return n
+}
+
+func appendVarint(b []byte, x uint64) []byte { return binary.AppendUvarint(b, x) }
+
+func varintLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }

@@ -1,0 +1,245 @@
+package codec
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Wire types of the protobuf encoding.
+const (
+	wtVarint  = 0
+	wtFixed64 = 1
+	wtBytes   = 2
+)
+
+// kind is how one field is encoded.
+type kind uint8
+
+const (
+	kInt     kind = iota + 1 // signed varint, two's complement
+	kSint                    // signed varint, zigzag
+	kUint                    // unsigned varint
+	kBool                    // varint 0 or 1
+	kFloat                   // fixed64
+	kString                  // length-delimited
+	kBytes                   // length-delimited
+	kFloats                  // packed fixed64
+	kInts                    // packed varints
+	kStrings                 // repeated length-delimited
+	kByteses                 // repeated length-delimited
+	kStruct                  // a message, always written
+	kPtr                     // a message, written when not nil
+	kStructs                 // repeated message ([]T or []*T)
+	kMap                     // map<string, V>: repeated entry message
+)
+
+// field is one encoded field of a struct.
+type field struct {
+	index int // in the struct
+	num   int
+	kind  kind
+	tag   []byte       // the key: number and wire type, as a varint
+	elem  reflect.Type // struct type of kStruct, kPtr, kStructs
+	ptrs  bool         // kStructs of []*T
+	value *field       // kMap: the value, as entry field 2
+}
+
+// layout is a struct type's fields, in number order.
+type layout struct {
+	fields []field
+	byNum  map[int]int // field number → index in fields
+}
+
+// layouts caches a layout per struct type: types are few and fixed, and
+// a layout depends on nothing but its type.
+var layouts sync.Map // reflect.Type → *layout or error
+
+func layoutOf(t reflect.Type) (*layout, error) {
+	if v, ok := layouts.Load(t); ok {
+		if err, bad := v.(error); bad {
+			return nil, err
+		}
+		return v.(*layout), nil
+	}
+	l, err := buildLayout(t, map[reflect.Type]bool{})
+	if err != nil {
+		layouts.Store(t, err)
+		return nil, err
+	}
+	v, _ := layouts.LoadOrStore(t, l)
+	if err, bad := v.(error); bad {
+		return nil, err
+	}
+	return v.(*layout), nil
+}
+
+// buildLayout checks t and every struct type it holds (once: seen breaks
+// recursive types), then returns t's layout.
+func buildLayout(t reflect.Type, seen map[reflect.Type]bool) (*layout, error) {
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("codec: %v is not a struct", t)
+	}
+	seen[t] = true
+	l := &layout{byNum: map[int]int{}}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		num, zigzag, skip, err := parseTag(sf.Tag.Get("wire"), i+1)
+		if err != nil {
+			return nil, fmt.Errorf("codec: %v.%s: %w", t, sf.Name, err)
+		}
+		if skip {
+			continue
+		}
+		f, err := fieldOf(sf.Type, zigzag)
+		if err != nil {
+			return nil, fmt.Errorf("codec: %v.%s: %w", t, sf.Name, err)
+		}
+		f.index, f.num, f.tag = i, num, keyOf(num, f.kind)
+		if _, dup := l.byNum[num]; dup {
+			return nil, fmt.Errorf("codec: %v.%s: field number %d used twice", t, sf.Name, num)
+		}
+		for _, sub := range []reflect.Type{f.elem, mapElem(f)} {
+			if sub != nil && !seen[sub] {
+				if _, err := buildLayout(sub, seen); err != nil {
+					return nil, err
+				}
+			}
+		}
+		l.byNum[num] = len(l.fields)
+		l.fields = append(l.fields, f)
+	}
+	// Number order is the order protoc's code writes fields in.
+	sortFields(l)
+	return l, nil
+}
+
+func mapElem(f field) reflect.Type {
+	if f.value != nil {
+		return f.value.elem
+	}
+	return nil
+}
+
+func sortFields(l *layout) {
+	fs := l.fields
+	for i := 1; i < len(fs); i++ {
+		for j := i; j > 0 && fs[j].num < fs[j-1].num; j-- {
+			fs[j], fs[j-1] = fs[j-1], fs[j]
+		}
+	}
+	for i, f := range fs {
+		l.byNum[f.num] = i
+	}
+}
+
+// parseTag reads `wire:"n[,zigzag]"` or `wire:"-"`; an empty tag (or one
+// with only options) numbers the field by its position.
+func parseTag(tag string, position int) (num int, zigzag, skip bool, err error) {
+	if tag == "-" {
+		return 0, false, true, nil
+	}
+	name, opts, _ := strings.Cut(tag, ",")
+	num = position
+	if name != "" {
+		if num, err = strconv.Atoi(name); err != nil || num < 1 || num > 1<<29-1 || (num >= 19000 && num <= 19999) {
+			return 0, false, false, fmt.Errorf("bad field number %q", name)
+		}
+	}
+	switch opts {
+	case "":
+	case "zigzag":
+		zigzag = true
+	default:
+		return 0, false, false, fmt.Errorf("unknown tag option %q", opts)
+	}
+	return num, zigzag, false, nil
+}
+
+// fieldOf returns the encoding of a Go type.
+func fieldOf(t reflect.Type, zigzag bool) (field, error) {
+	signed := func(k kind) kind {
+		if zigzag {
+			return kSint
+		}
+		return k
+	}
+	if zigzag && !isInt(t) && !(t.Kind() == reflect.Slice && isInt(t.Elem())) {
+		return field{}, fmt.Errorf("zigzag on %v", t)
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return field{kind: signed(kInt)}, nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return field{kind: kUint}, nil
+	case reflect.Bool:
+		return field{kind: kBool}, nil
+	case reflect.Float64:
+		return field{kind: kFloat}, nil
+	case reflect.String:
+		return field{kind: kString}, nil
+	case reflect.Struct:
+		return field{kind: kStruct, elem: t}, nil
+	case reflect.Pointer:
+		if t.Elem().Kind() == reflect.Struct {
+			return field{kind: kPtr, elem: t.Elem()}, nil
+		}
+	case reflect.Slice:
+		e := t.Elem()
+		switch {
+		case e.Kind() == reflect.Uint8:
+			return field{kind: kBytes}, nil
+		case e.Kind() == reflect.Float64:
+			return field{kind: kFloats}, nil
+		case isInt(e) && !zigzag:
+			return field{kind: kInts}, nil
+		case e.Kind() == reflect.String:
+			return field{kind: kStrings}, nil
+		case e.Kind() == reflect.Slice && e.Elem().Kind() == reflect.Uint8:
+			return field{kind: kByteses}, nil
+		case e.Kind() == reflect.Struct:
+			return field{kind: kStructs, elem: e}, nil
+		case e.Kind() == reflect.Pointer && e.Elem().Kind() == reflect.Struct:
+			return field{kind: kStructs, elem: e.Elem(), ptrs: true}, nil
+		}
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String {
+			break
+		}
+		v, err := fieldOf(t.Elem(), false)
+		if err != nil || v.kind == kMap || v.kind == kPtr || v.kind == kStructs || v.kind == kStrings || v.kind == kByteses {
+			break
+		}
+		v.num, v.tag = 2, keyOf(2, v.kind)
+		return field{kind: kMap, value: &v}, nil
+	}
+	return field{}, fmt.Errorf("type %v has no encoding", t)
+}
+
+func isInt(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return true
+	}
+	return false
+}
+
+// wireType returns the wire type a kind is written with.
+func wireType(k kind) int {
+	switch k {
+	case kInt, kSint, kUint, kBool:
+		return wtVarint
+	case kFloat:
+		return wtFixed64
+	}
+	return wtBytes
+}
+
+func keyOf(num int, k kind) []byte {
+	return appendVarint(nil, uint64(num)<<3|uint64(wireType(k)))
+}
