@@ -184,14 +184,8 @@ func FromPhaseSpec(p *optim.PhaseSpec) *PhaseSpec {
 	}
 	m := &PhaseSpec{
 		Name: p.Name, Rounds: int64(p.Rounds), EvalEvery: int64(p.EvalEvery), Step: int64(p.Step),
-		Tick: p.Tick, Args: p.Args, Track: p.Track, States: p.States,
+		Tick: p.Tick, Track: p.Track, States: p.States,
 		Offset: int64(p.Offset), Continued: p.Continued, Total: int64(p.Total),
-	}
-	if p.PerClient != nil {
-		m.PerClient = make([]*ClientInputs, len(p.PerClient))
-		for i, in := range p.PerClient {
-			m.PerClient[i] = &ClientInputs{Vectors: fromVectors(in)}
-		}
 	}
 	return m
 }
@@ -225,19 +219,13 @@ func (m *PhaseSpec) Optim() (*optim.PhaseSpec, error) {
 	}
 	p := &optim.PhaseSpec{
 		Name: m.Name, Rounds: rounds, EvalEvery: every, Step: step,
-		Tick: m.Tick, Args: optimValues(m.Args), Track: m.Track,
+		Tick: m.Tick, Track: m.Track,
 		Offset: offset, Continued: m.Continued, Total: total,
 	}
 	if len(m.States) > 0 {
 		p.States = make([][]byte, len(m.States))
 		for i, b := range m.States {
 			p.States[i] = nilIfEmpty(b)
-		}
-	}
-	if len(m.PerClient) > 0 {
-		p.PerClient = make([]map[string][]float64, len(m.PerClient))
-		for i, in := range m.PerClient {
-			p.PerClient[i] = optimVectors(in.GetVectors())
 		}
 	}
 	return p, nil
@@ -282,13 +270,13 @@ func (m *Stats) Optim() (optim.Stats, error) {
 
 // FromResult returns r as a wire message sharing r.Values and r's vectors.
 func FromResult(r optim.Result) *Result {
-	return &Result{Vectors: fromVectors(r.Vectors), Values: r.Values, State: r.State, Stateless: r.Stateless}
+	return &Result{State: r.State, Stateless: r.Stateless}
 }
 
 // Optim returns m as an optim.Result sharing m's values map and vectors;
 // empty maps and vectors come back nil. A nil m gives the zero Result.
 func (m *Result) Optim() optim.Result {
-	return optim.Result{Vectors: optimVectors(m.GetVectors()), Values: optimValues(m.GetValues()),
+	return optim.Result{
 		State: nilIfEmpty(m.GetState()), Stateless: m.GetStateless()}
 }
 

@@ -67,9 +67,14 @@ func (c *Averaging) Observe() optim.Stats {
 	return ServerStats(c.Model, c.X, c.Data)
 }
 
-// Result implements optim.Resulter: the averagings so far.
+// AveragingResult is what the center reports at the end of a phase.
+type AveragingResult struct {
+	Syncs int `wire:"1"` // the averagings so far
+}
+
+// Result implements optim.Resulter: the center's AveragingResult.
 func (c *Averaging) Result() optim.Result {
-	return optim.Result{Values: map[string]float64{"syncs": float64(c.syncs)}}
+	return optim.PutResult(AveragingResult{Syncs: c.syncs})
 }
 
 // averagingState is what the center carries across outer steps: the
