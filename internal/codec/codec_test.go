@@ -45,7 +45,7 @@ type everything struct {
 func TestBytesMatchProtowire(t *testing.T) {
 	v := everything{I: -3, S: -2, U: 7, B: true, F: math.Copysign(0, -1), Str: "héllo", Raw: []byte{0, 1},
 		Vec: []float64{1.5, math.Inf(-1)}, Ints: []int{1, 300, -1}, Strs: []string{"", "a"}, Blobs: [][]byte{{9}, nil},
-		In: inner{}, Ptr: &inner{A: 5}, List: []inner{{A: 1}, {}}, PList: []*inner{nil, {V: []float64{2}}},
+		In: inner{A: 2}, Ptr: &inner{A: 5}, List: []inner{{A: 1}, {}}, PList: []*inner{nil, {V: []float64{2}}},
 		Map: map[string]float64{"b": 0, "a": 2}, MapIn: map[string]inner{"k": {}}, Skip: 9, hidden: 4, Last: 1}
 	var w []byte
 	tag := func(n protowire.Number, t protowire.Type) { w = protowire.AppendTag(w, n, t) }
@@ -87,7 +87,7 @@ func TestBytesMatchProtowire(t *testing.T) {
 	msg(10, []byte("a"))
 	msg(11, []byte{9})
 	msg(11, nil)
-	msg(12, nil)
+	msg(12, innerBytes(2, nil))
 	msg(13, innerBytes(5, nil))
 	msg(14, innerBytes(1, nil))
 	msg(14, nil)
@@ -131,7 +131,7 @@ func TestBytesMatchProtowire(t *testing.T) {
 }
 
 func TestZeroIsEmpty(t *testing.T) {
-	b, err := Marshal(inner{V: []float64{}})
+	b, err := Marshal(everything{In: inner{V: []float64{}}, MapIn: map[string]inner{}})
 	if err != nil || len(b) != 0 {
 		t.Fatalf("zero value encodes as %x, %v", b, err)
 	}
@@ -220,5 +220,37 @@ func TestBadTypes(t *testing.T) {
 	}
 	if err := Unmarshal(nil, inner{}); err == nil {
 		t.Error("decoded into a non-pointer")
+	}
+}
+
+type extended struct {
+	inner `wire:",inline"`
+	Ref   int `wire:"3"`
+}
+
+// TestInline checks that an inlined struct's fields are numbered as the
+// outer struct's: the outer encoding is the inner one plus its own fields,
+// and the inner type decodes it, skipping what it does not know.
+func TestInline(t *testing.T) {
+	in := inner{A: 4, V: []float64{0.5}}
+	b := MustMarshal(extended{inner: in, Ref: 9})
+	want := append(MustMarshal(in), 3<<3, 9)
+	if !bytes.Equal(b, want) {
+		t.Fatalf("got %x, want %x", b, want)
+	}
+	var back extended
+	if err := Unmarshal(b, &back); err != nil || back.Ref != 9 || !reflect.DeepEqual(back.inner, in) {
+		t.Errorf("round trip %+v, %v", back, err)
+	}
+	var only inner
+	if err := Unmarshal(b, &only); err != nil || !reflect.DeepEqual(only, in) {
+		t.Errorf("as the inlined type: %+v, %v", only, err)
+	}
+	type clash struct {
+		inner `wire:",inline"`
+		B     int `wire:"2"`
+	}
+	if _, err := Marshal(clash{}); err == nil {
+		t.Error("a number used by the inlined struct was accepted")
 	}
 }

@@ -49,7 +49,7 @@ func (l *layout) decode(b []byte, v reflect.Value, depth int) error {
 			b, err = skip(b, wt)
 		} else {
 			f := &l.fields[i]
-			b, err = f.decode(b, wt, v.Field(f.index), depth)
+			b, err = f.decode(b, wt, v.FieldByIndex(f.index), depth)
 			if err != nil {
 				err = fmt.Errorf("field %d of %v: %w", num, v.Type(), err)
 			}

@@ -79,7 +79,7 @@ func (l *layout) size(v reflect.Value) int {
 	n := 0
 	for i := range l.fields {
 		f := &l.fields[i]
-		n += f.size(v.Field(f.index), false)
+		n += f.size(v.FieldByIndex(f.index), false)
 	}
 	return n
 }
@@ -87,7 +87,7 @@ func (l *layout) size(v reflect.Value) int {
 func (l *layout) append(b []byte, v reflect.Value) []byte {
 	for i := range l.fields {
 		f := &l.fields[i]
-		b = f.append(b, v.Field(f.index), false)
+		b = f.append(b, v.FieldByIndex(f.index), false)
 	}
 	return b
 }
@@ -142,7 +142,7 @@ func (f *field) size(v reflect.Value, always bool) int {
 		}
 		return n
 	case kStruct:
-		return delimited(t, sub(f.elem).size(v), true)
+		return delimited(t, sub(f.elem).size(v), always)
 	case kPtr:
 		if v.IsNil() {
 			return 0
@@ -246,7 +246,11 @@ func (f *field) append(b []byte, v reflect.Value, always bool) []byte {
 		return b
 	case kStruct:
 		l := sub(f.elem)
-		b = appendVarint(append(b, f.tag...), uint64(l.size(v)))
+		n := l.size(v)
+		if n == 0 && !always {
+			return b
+		}
+		b = appendVarint(append(b, f.tag...), uint64(n))
 		return l.append(b, v)
 	case kPtr:
 		if v.IsNil() {

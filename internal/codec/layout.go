@@ -38,7 +38,7 @@ const (
 
 // field is one encoded field of a struct.
 type field struct {
-	index int // in the struct
+	index []int // in the struct (a path through inlined structs)
 	num   int
 	kind  kind
 	tag   []byte       // the key: number and wire type, as a varint
@@ -86,33 +86,54 @@ func buildLayout(t reflect.Type, seen map[reflect.Type]bool) (*layout, error) {
 	l := &layout{byNum: map[int]int{}}
 	for i := range t.NumField() {
 		sf := t.Field(i)
-		if !sf.IsExported() {
-			continue
-		}
-		num, zigzag, skip, err := parseTag(sf.Tag.Get("wire"), i+1)
+		opt, err := parseTag(sf.Tag.Get("wire"), i+1)
 		if err != nil {
 			return nil, fmt.Errorf("codec: %v.%s: %w", t, sf.Name, err)
 		}
-		if skip {
+		// An embedded struct of an unexported type may be inlined: its
+		// exported fields are settable through it.
+		if !sf.IsExported() && !(opt.inline && sf.Anonymous) {
 			continue
 		}
-		f, err := fieldOf(sf.Type, zigzag)
-		if err != nil {
-			return nil, fmt.Errorf("codec: %v.%s: %w", t, sf.Name, err)
-		}
-		f.index, f.num, f.tag = i, num, keyOf(num, f.kind)
-		if _, dup := l.byNum[num]; dup {
-			return nil, fmt.Errorf("codec: %v.%s: field number %d used twice", t, sf.Name, num)
-		}
-		for _, sub := range []reflect.Type{f.elem, mapElem(f)} {
-			if sub != nil && !seen[sub] {
-				if _, err := buildLayout(sub, seen); err != nil {
-					return nil, err
+		var fs []field
+		switch {
+		case opt.skip:
+			continue
+		case opt.inline:
+			if !sf.Anonymous || sf.Type.Kind() != reflect.Struct || seen[sf.Type] {
+				return nil, fmt.Errorf("codec: %v.%s: inline needs an embedded struct", t, sf.Name)
+			}
+			in, err := buildLayout(sf.Type, seen)
+			if err != nil {
+				return nil, err
+			}
+			delete(seen, sf.Type) // inlining it twice is fine; containing itself is not
+			for _, f := range in.fields {
+				f.index = append([]int{i}, f.index...)
+				fs = append(fs, f)
+			}
+		default:
+			f, err := fieldOf(sf.Type, opt.zigzag)
+			if err != nil {
+				return nil, fmt.Errorf("codec: %v.%s: %w", t, sf.Name, err)
+			}
+			f.index, f.num, f.tag = []int{i}, opt.num, keyOf(opt.num, f.kind)
+			for _, sub := range []reflect.Type{f.elem, mapElem(f)} {
+				if sub != nil && !seen[sub] {
+					if _, err := buildLayout(sub, seen); err != nil {
+						return nil, err
+					}
 				}
 			}
+			fs = append(fs, f)
 		}
-		l.byNum[num] = len(l.fields)
-		l.fields = append(l.fields, f)
+		for _, f := range fs {
+			if _, dup := l.byNum[f.num]; dup {
+				return nil, fmt.Errorf("codec: %v.%s: field number %d used twice", t, sf.Name, f.num)
+			}
+			l.byNum[f.num] = len(l.fields)
+			l.fields = append(l.fields, f)
+		}
 	}
 	// Number order is the order protoc's code writes fields in.
 	sortFields(l)
@@ -138,27 +159,37 @@ func sortFields(l *layout) {
 	}
 }
 
-// parseTag reads `wire:"n[,zigzag]"` or `wire:"-"`; an empty tag (or one
-// with only options) numbers the field by its position.
-func parseTag(tag string, position int) (num int, zigzag, skip bool, err error) {
+// tagOptions is what a field's wire tag says.
+type tagOptions struct {
+	num                  int
+	zigzag, skip, inline bool
+}
+
+// parseTag reads `wire:"n[,zigzag]"`, `wire:",inline"` or `wire:"-"`; a
+// tag without a number numbers the field by its position.
+func parseTag(tag string, position int) (tagOptions, error) {
 	if tag == "-" {
-		return 0, false, true, nil
+		return tagOptions{skip: true}, nil
 	}
 	name, opts, _ := strings.Cut(tag, ",")
-	num = position
+	o := tagOptions{num: position}
 	if name != "" {
-		if num, err = strconv.Atoi(name); err != nil || num < 1 || num > 1<<29-1 || (num >= 19000 && num <= 19999) {
-			return 0, false, false, fmt.Errorf("bad field number %q", name)
+		n, err := strconv.Atoi(name)
+		if err != nil || n < 1 || n > 1<<29-1 || (n >= 19000 && n <= 19999) {
+			return o, fmt.Errorf("bad field number %q", name)
 		}
+		o.num = n
 	}
 	switch opts {
 	case "":
 	case "zigzag":
-		zigzag = true
+		o.zigzag = true
+	case "inline":
+		o.inline = true
 	default:
-		return 0, false, false, fmt.Errorf("unknown tag option %q", opts)
+		return o, fmt.Errorf("unknown tag option %q", opts)
 	}
-	return num, zigzag, false, nil
+	return o, nil
 }
 
 // fieldOf returns the encoding of a Go type.
