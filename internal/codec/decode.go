@@ -180,13 +180,15 @@ func (f *field) decode(b []byte, wt int, v reflect.Value, depth int) ([]byte, er
 		}
 		err = sub(f.elem).decode(data, v.Elem(), depth+1)
 	case kStructs:
-		e := reflect.New(f.elem)
-		if err = sub(f.elem).decode(data, e.Elem(), depth+1); err == nil {
-			if !f.ptrs {
-				e = e.Elem()
-			}
+		if f.ptrs {
+			e := reflect.New(f.elem)
 			v.Set(reflect.Append(v, e))
+			err = sub(f.elem).decode(data, e.Elem(), depth+1)
+			break
 		}
+		// Decoded in place: no element is allocated on its own.
+		v.Set(reflect.Append(v, reflect.Zero(f.elem)))
+		err = sub(f.elem).decode(data, v.Index(v.Len()-1), depth+1)
 	case kMap:
 		err = f.decodeEntry(data, v, depth)
 	}
@@ -218,8 +220,12 @@ func (f *field) decodeElems(b []byte, v reflect.Value, count int) ([]byte, error
 		}
 		xs := append(floats(v), make([]float64, count)...)
 		old := len(xs) - count
-		for i := range count {
-			xs[old+i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+		if littleEndian {
+			copy(floatBytes(xs[old:]), b[:8*count])
+		} else {
+			for i := range count {
+				xs[old+i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+			}
 		}
 		v.Set(reflect.ValueOf(xs).Convert(v.Type()))
 		return b[8*count:], nil

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"reflect"
 	"slices"
+	"unsafe"
 )
 
 // Marshal returns the encoding of v, a struct or a pointer to one (a nil
@@ -220,10 +221,7 @@ func (f *field) append(b []byte, v reflect.Value, always bool) []byte {
 			return b
 		}
 		b = appendVarint(append(b, f.tag...), uint64(8*v.Len()))
-		for _, x := range floats(v) {
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
-		}
-		return b
+		return appendFloats(b, floats(v))
 	case kInts:
 		if v.Len() == 0 && !always {
 			return b
@@ -303,6 +301,26 @@ func intsLen(v reflect.Value) int {
 		n += varintLen(uint64(v.Index(i).Int()))
 	}
 	return n
+}
+
+// littleEndian is set where a []float64 in memory is its packed encoding
+// (bits little-endian), so that vectors are copied, not converted.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// floatBytes returns the memory of xs (on a little-endian machine, its
+// packed encoding).
+func floatBytes(xs []float64) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(xs))), 8*len(xs))
+}
+
+func appendFloats(b []byte, xs []float64) []byte {
+	if littleEndian {
+		return append(b, floatBytes(xs)...)
+	}
+	for _, x := range xs {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+	}
+	return b
 }
 
 func appendVarint(b []byte, x uint64) []byte { return binary.AppendUvarint(b, x) }
