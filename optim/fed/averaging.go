@@ -68,6 +68,8 @@ func (c *Averaging) Observe() optim.Stats {
 }
 
 // AveragingResult is what the center reports at the end of a phase.
+// Field numbers are kept: nodeweights.CenterResult extends it, so that an
+// experiment reads every center's result as one type.
 type AveragingResult struct {
 	Syncs int `wire:"1"` // the averagings so far
 }
