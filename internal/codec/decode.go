@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"unsafe"
 )
 
 // maxDepth bounds the nesting of messages a decoder follows, so that
@@ -33,6 +34,7 @@ func (l *layout) decode(b []byte, v reflect.Value, depth int) error {
 	if depth > maxDepth {
 		return fmt.Errorf("codec: messages nested deeper than %d", maxDepth)
 	}
+	p := unsafe.Pointer(v.UnsafeAddr()) // decoding writes addressable values only
 	for len(b) > 0 {
 		key, n := binary.Uvarint(b)
 		if n <= 0 {
@@ -44,15 +46,21 @@ func (l *layout) decode(b []byte, v reflect.Value, depth int) error {
 			return fmt.Errorf("codec: field number %d", num)
 		}
 		i, ok := l.byNum[int(num)]
-		var err error
 		if !ok {
-			b, err = skip(b, wt)
-		} else {
-			f := &l.fields[i]
-			b, err = f.decode(b, wt, v.FieldByIndex(f.index), depth)
-			if err != nil {
-				err = fmt.Errorf("field %d of %v: %w", num, v.Type(), err)
+			var err error
+			if b, err = skip(b, wt); err != nil {
+				return err
 			}
+			continue
+		}
+		var err error
+		if f := &l.fields[i]; f.direct {
+			b, err = f.decodeAt(b, wt, unsafe.Add(p, f.offset))
+		} else {
+			b, err = f.decode(b, wt, f.of(v), depth)
+		}
+		if err != nil {
+			err = fmt.Errorf("field %d of %v: %w", num, v.Type(), err)
 		}
 		if err != nil {
 			return err
@@ -165,30 +173,27 @@ func (f *field) decode(b []byte, wt int, v reflect.Value, depth int) ([]byte, er
 	case kFloats, kInts:
 		_, err = f.decodeElems(data, v, -1)
 	case kStrings:
-		v.Set(reflect.Append(v, reflect.ValueOf(string(data)).Convert(v.Type().Elem())))
+		grown(v).SetString(string(data))
 	case kByteses:
-		e := reflect.New(v.Type().Elem()).Elem()
-		if len(data) > 0 {
+		if e := grown(v); len(data) > 0 {
 			e.SetBytes(append([]byte(nil), data...))
 		}
-		v.Set(reflect.Append(v, e))
 	case kStruct:
-		err = sub(f.elem).decode(data, v, depth+1)
+		err = f.layout().decode(data, v, depth+1)
 	case kPtr:
 		if v.IsNil() {
 			v.Set(reflect.New(f.elem))
 		}
-		err = sub(f.elem).decode(data, v.Elem(), depth+1)
+		err = f.layout().decode(data, v.Elem(), depth+1)
 	case kStructs:
 		if f.ptrs {
 			e := reflect.New(f.elem)
-			v.Set(reflect.Append(v, e))
-			err = sub(f.elem).decode(data, e.Elem(), depth+1)
+			grown(v).Set(e)
+			err = f.layout().decode(data, e.Elem(), depth+1)
 			break
 		}
 		// Decoded in place: no element is allocated on its own.
-		v.Set(reflect.Append(v, reflect.Zero(f.elem)))
-		err = sub(f.elem).decode(data, v.Index(v.Len()-1), depth+1)
+		err = f.layout().decode(data, grown(v), depth+1)
 	case kMap:
 		err = f.decodeEntry(data, v, depth)
 	}
@@ -227,7 +232,7 @@ func (f *field) decodeElems(b []byte, v reflect.Value, count int) ([]byte, error
 				xs[old+i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
 			}
 		}
-		v.Set(reflect.ValueOf(xs).Convert(v.Type()))
+		*(*[]float64)(unsafe.Pointer(v.UnsafeAddr())) = xs // decoding writes addressable values only
 		return b[8*count:], nil
 	}
 	for k := 0; len(b) > 0 && (count < 0 || k < count); k++ {
@@ -235,11 +240,9 @@ func (f *field) decodeElems(b []byte, v reflect.Value, count int) ([]byte, error
 		if err != nil {
 			return nil, err
 		}
-		e := reflect.New(v.Type().Elem()).Elem()
-		if err := setInt(kInt, x, e); err != nil {
+		if err := setInt(kInt, x, grown(v)); err != nil {
 			return nil, err
 		}
-		v.Set(reflect.Append(v, e))
 		b = rest
 	}
 	return b, nil
@@ -274,4 +277,16 @@ func (f *field) decodeEntry(b []byte, v reflect.Value, depth int) error {
 	}
 	v.SetMapIndex(k, e)
 	return nil
+}
+
+// grown appends a zero element to the slice v, a settable value, and
+// returns it: the slice grows by doubling, as append does, and no element
+// is allocated on its own.
+func grown(v reflect.Value) reflect.Value {
+	n := v.Len()
+	v.Grow(1)
+	v.SetLen(n + 1)
+	e := v.Index(n)
+	e.SetZero()
+	return e
 }

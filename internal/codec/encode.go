@@ -53,6 +53,10 @@ func structOf(v any) (reflect.Value, *layout, error) {
 			return rv, nil, nil
 		}
 		rv = rv.Elem()
+	} else if rv.Kind() == reflect.Struct {
+		c := reflect.New(rv.Type()).Elem() // addressable: see field.of
+		c.Set(rv)
+		rv = c
 	}
 	if rv.Kind() != reflect.Struct {
 		return rv, nil, fmt.Errorf("codec: cannot encode a %T, only structs", v)
@@ -61,34 +65,70 @@ func structOf(v any) (reflect.Value, *layout, error) {
 	return rv, l, err
 }
 
-// sub returns the layout of a struct type that buildLayout has checked.
-func sub(t reflect.Type) *layout {
-	l, err := layoutOf(t)
+// layout returns the layout of f's struct type, which buildLayout has
+// checked: the one it built, or, for a type that holds itself, the cached
+// one.
+func (f *field) layout() *layout {
+	if f.sub != nil {
+		return f.sub
+	}
+	l, err := layoutOf(f.elem)
 	if err != nil {
-		panic(fmt.Sprintf("codec: layout of checked type %v: %v", t, err))
+		panic(fmt.Sprintf("codec: layout of checked type %v: %v", f.elem, err))
 	}
 	return l
 }
 
 var floatsType = reflect.TypeFor[[]float64]()
 
+// floats returns the []float64 (or a slice type of float64) v holds,
+// without the allocation of boxing it when v is addressable.
 func floats(v reflect.Value) []float64 {
+	if v.CanAddr() {
+		return *(*[]float64)(unsafe.Pointer(v.UnsafeAddr()))
+	}
 	return v.Convert(floatsType).Interface().([]float64)
 }
 
+// of returns field f of the struct v.
+func (f *field) of(v reflect.Value) reflect.Value {
+	if len(f.index) == 1 {
+		return v.Field(f.index[0])
+	}
+	return v.FieldByIndex(f.index)
+}
+
+// base returns the address of v when it has one (everything but map
+// values), for the fields read through their address.
+func base(v reflect.Value) unsafe.Pointer {
+	if v.CanAddr() {
+		return unsafe.Pointer(v.UnsafeAddr())
+	}
+	return nil
+}
+
 func (l *layout) size(v reflect.Value) int {
-	n := 0
+	n, p := 0, base(v)
 	for i := range l.fields {
 		f := &l.fields[i]
-		n += f.size(v.FieldByIndex(f.index), false)
+		if f.direct && p != nil {
+			n += f.sizeAt(unsafe.Add(p, f.offset))
+		} else {
+			n += f.size(f.of(v), false)
+		}
 	}
 	return n
 }
 
 func (l *layout) append(b []byte, v reflect.Value) []byte {
+	p := base(v)
 	for i := range l.fields {
 		f := &l.fields[i]
-		b = f.append(b, v.FieldByIndex(f.index), false)
+		if f.direct && p != nil {
+			b = f.appendAt(b, unsafe.Add(p, f.offset))
+		} else {
+			b = f.append(b, f.of(v), false)
+		}
 	}
 	return b
 }
@@ -143,14 +183,14 @@ func (f *field) size(v reflect.Value, always bool) int {
 		}
 		return n
 	case kStruct:
-		return delimited(t, sub(f.elem).size(v), always)
+		return delimited(t, f.layout().size(v), always)
 	case kPtr:
 		if v.IsNil() {
 			return 0
 		}
-		return delimited(t, sub(f.elem).size(v.Elem()), true)
+		return delimited(t, f.layout().size(v.Elem()), true)
 	case kStructs:
-		l, n := sub(f.elem), 0
+		l, n := f.layout(), 0
 		for i := range v.Len() {
 			n += delimited(t, l.sizeElem(v.Index(i), f.ptrs), true)
 		}
@@ -243,7 +283,7 @@ func (f *field) append(b []byte, v reflect.Value, always bool) []byte {
 		}
 		return b
 	case kStruct:
-		l := sub(f.elem)
+		l := f.layout()
 		n := l.size(v)
 		if n == 0 && !always {
 			return b
@@ -254,11 +294,11 @@ func (f *field) append(b []byte, v reflect.Value, always bool) []byte {
 		if v.IsNil() {
 			return b
 		}
-		l := sub(f.elem)
+		l := f.layout()
 		b = appendVarint(append(b, f.tag...), uint64(l.size(v.Elem())))
 		return l.append(b, v.Elem())
 	case kStructs:
-		l := sub(f.elem)
+		l := f.layout()
 		for i := range v.Len() {
 			e := v.Index(i)
 			b = appendVarint(append(b, f.tag...), uint64(l.sizeElem(e, f.ptrs)))

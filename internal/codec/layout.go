@@ -38,11 +38,16 @@ const (
 
 // field is one encoded field of a struct.
 type field struct {
-	index []int // in the struct (a path through inlined structs)
+	index  []int        // in the struct (a path through inlined structs)
+	offset uintptr      // of the field in the struct
+	typ    reflect.Type // of the field
+	rk     reflect.Kind // of the field's type
+	direct bool         // read and written through its address (see direct.go)
 	num   int
 	kind  kind
 	tag   []byte       // the key: number and wire type, as a varint
 	elem  reflect.Type // struct type of kStruct, kPtr, kStructs
+	sub   *layout      // elem's layout (nil for a type that holds itself: see sub)
 	ptrs  bool         // kStructs of []*T
 	value *field       // kMap: the value, as entry field 2
 }
@@ -110,6 +115,7 @@ func buildLayout(t reflect.Type, seen map[reflect.Type]bool) (*layout, error) {
 			delete(seen, sf.Type) // inlining it twice is fine; containing itself is not
 			for _, f := range in.fields {
 				f.index = append([]int{i}, f.index...)
+				f.offset += sf.Offset
 				fs = append(fs, f)
 			}
 		default:
@@ -118,12 +124,17 @@ func buildLayout(t reflect.Type, seen map[reflect.Type]bool) (*layout, error) {
 				return nil, fmt.Errorf("codec: %v.%s: %w", t, sf.Name, err)
 			}
 			f.index, f.num, f.tag = []int{i}, opt.num, keyOf(opt.num, f.kind)
-			for _, sub := range []reflect.Type{f.elem, mapElem(f)} {
-				if sub != nil && !seen[sub] {
-					if _, err := buildLayout(sub, seen); err != nil {
-						return nil, err
-					}
+			f.offset, f.typ, f.rk = sf.Offset, sf.Type, sf.Type.Kind()
+			f.direct = f.isDirect()
+			for _, sub := range []*field{&f, f.value} {
+				if sub == nil || sub.elem == nil || seen[sub.elem] {
+					continue
 				}
+				l, err := buildLayout(sub.elem, seen)
+				if err != nil {
+					return nil, err
+				}
+				sub.sub = l
 			}
 			fs = append(fs, f)
 		}
@@ -138,13 +149,6 @@ func buildLayout(t reflect.Type, seen map[reflect.Type]bool) (*layout, error) {
 	// Number order is the order protoc's code writes fields in.
 	sortFields(l)
 	return l, nil
-}
-
-func mapElem(f field) reflect.Type {
-	if f.value != nil {
-		return f.value.elem
-	}
-	return nil
 }
 
 func sortFields(l *layout) {
