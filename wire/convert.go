@@ -79,7 +79,7 @@ func textError(s string) error {
 // vector is never shared (inline is as small).
 type payloadTable struct {
 	index map[payloadKey]int
-	list  [][]byte
+	list  []*Payload
 }
 
 type payloadKey struct {
@@ -102,17 +102,21 @@ func (t *payloadTable) ref(p optim.Payload) int {
 	if t.index == nil {
 		t.index = map[payloadKey]int{}
 	}
-	t.list = append(t.list, encode(&p))
+	t.list = append(t.list, &Payload{Kind: uint32(p.Kind), Vec: p.Vec, Mass: p.Mass})
 	t.index[k] = len(t.list)
 	return len(t.list)
 }
 
-// decodeTable decodes a payload table.
-func decodeTable(list [][]byte) ([]optim.Payload, error) {
+// decodeTable returns a payload table's entries, sharing their vectors.
+func decodeTable(list []*Payload) ([]optim.Payload, error) {
 	out := make([]optim.Payload, len(list))
-	for i, b := range list {
-		if err := codec.Unmarshal(b, &out[i]); err != nil {
-			return nil, fmt.Errorf("payload %d: %w", i, err)
+	for i, p := range list {
+		if p.GetKind() > math.MaxUint8 {
+			return nil, fmt.Errorf("payload %d: kind %d is not an optim.Kind", i, p.GetKind())
+		}
+		out[i] = optim.Payload{Kind: optim.Kind(p.GetKind()), Vec: p.GetVec(), Mass: p.GetMass()}
+		if len(out[i].Vec) == 0 {
+			out[i].Vec = nil
 		}
 	}
 	return out, nil

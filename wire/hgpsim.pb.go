@@ -1,7 +1,7 @@
 // The wire format of hgpsim: what the supervisor and the workers of a run
 // exchange. The messages below are the envelopes proto.actor's remote
-// transport carries; what they carry of package optim — phases, payloads,
-// messages, envelopes, stats, results — are `bytes` fields holding those
+// transport carries; what they carry of package optim — phases, messages,
+// envelopes, stats, results — are `bytes` fields holding those
 // Go types in the encoding of hgpsim's codec (package internal/codec),
 // which is protobuf's wire format with the field numbers of the types'
 // `wire` tags. A `bytes` field holding a message encodes exactly as that
@@ -43,6 +43,74 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Payload is one entry of a payload table: an optim.Payload (kind, vector
+// and mass, numbered as its wire tags number them). It is the one optim
+// type declared here, because the vectors are the bulk of every round:
+// as a message its vector is written from the sender's memory and decoded
+// once, where a bytes field would copy it once more each way.
+type Payload struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// optim.Kind: values above 255 are rejected when decoding.
+	Kind uint32 `protobuf:"varint,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	// The vector, packed: 8 bytes per element.
+	Vec []float64 `protobuf:"fixed64,2,rep,packed,name=vec,proto3" json:"vec,omitempty"`
+	// Push-sum weight ω travelling with a model z; 0 otherwise.
+	Mass          float64 `protobuf:"fixed64,3,opt,name=mass,proto3" json:"mass,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Payload) Reset() {
+	*x = Payload{}
+	mi := &file_hgpsim_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Payload) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Payload) ProtoMessage() {}
+
+func (x *Payload) ProtoReflect() protoreflect.Message {
+	mi := &file_hgpsim_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Payload.ProtoReflect.Descriptor instead.
+func (*Payload) Descriptor() ([]byte, []int) {
+	return file_hgpsim_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *Payload) GetKind() uint32 {
+	if x != nil {
+		return x.Kind
+	}
+	return 0
+}
+
+func (x *Payload) GetVec() []float64 {
+	if x != nil {
+		return x.Vec
+	}
+	return nil
+}
+
+func (x *Payload) GetMass() float64 {
+	if x != nil {
+		return x.Mass
+	}
+	return 0
+}
+
 // Ack is a client's answer to a WorkerStep.
 type Ack struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -69,16 +137,16 @@ type Ack struct {
 	Result []byte `protobuf:"bytes,8,opt,name=result,proto3" json:"result,omitempty"`
 	// Why the step failed; empty when it did not.
 	Error string `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
-	// The distinct optim.Payloads the envelopes refer to: a push to every
-	// link sends its vector once.
-	Payloads      [][]byte `protobuf:"bytes,10,rep,name=payloads,proto3" json:"payloads,omitempty"`
+	// The distinct payloads the envelopes refer to: a push to every link
+	// sends its vector once.
+	Payloads      []*Payload `protobuf:"bytes,10,rep,name=payloads,proto3" json:"payloads,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_hgpsim_proto_msgTypes[0]
+	mi := &file_hgpsim_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -90,7 +158,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[0]
+	mi := &file_hgpsim_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -103,7 +171,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{0}
+	return file_hgpsim_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *Ack) GetClient() int64 {
@@ -169,7 +237,7 @@ func (x *Ack) GetError() string {
 	return ""
 }
 
-func (x *Ack) GetPayloads() [][]byte {
+func (x *Ack) GetPayloads() []*Payload {
 	if x != nil {
 		return x.Payloads
 	}
@@ -194,8 +262,8 @@ type WorkerStep struct {
 	Tick uint64 `protobuf:"varint,4,opt,name=tick,proto3" json:"tick,omitempty"`
 	// Evaluate (report Stats) after closing round step−1.
 	Eval bool `protobuf:"varint,5,opt,name=eval,proto3" json:"eval,omitempty"`
-	// The distinct optim.Payloads the inboxes refer to.
-	Payloads [][]byte `protobuf:"bytes,6,rep,name=payloads,proto3" json:"payloads,omitempty"`
+	// The distinct payloads the inboxes refer to.
+	Payloads []*Payload `protobuf:"bytes,6,rep,name=payloads,proto3" json:"payloads,omitempty"`
 	// The first client of the worker's block; inboxes[k] is client first+k's.
 	First int64 `protobuf:"varint,7,opt,name=first,proto3" json:"first,omitempty"`
 	// What reached each client in round step−1, sorted by sender (a
@@ -211,7 +279,7 @@ type WorkerStep struct {
 
 func (x *WorkerStep) Reset() {
 	*x = WorkerStep{}
-	mi := &file_hgpsim_proto_msgTypes[1]
+	mi := &file_hgpsim_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -223,7 +291,7 @@ func (x *WorkerStep) String() string {
 func (*WorkerStep) ProtoMessage() {}
 
 func (x *WorkerStep) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[1]
+	mi := &file_hgpsim_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -236,7 +304,7 @@ func (x *WorkerStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerStep.ProtoReflect.Descriptor instead.
 func (*WorkerStep) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{1}
+	return file_hgpsim_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *WorkerStep) GetEpoch() uint64 {
@@ -274,7 +342,7 @@ func (x *WorkerStep) GetEval() bool {
 	return false
 }
 
-func (x *WorkerStep) GetPayloads() [][]byte {
+func (x *WorkerStep) GetPayloads() []*Payload {
 	if x != nil {
 		return x.Payloads
 	}
@@ -316,7 +384,7 @@ type Built struct {
 
 func (x *Built) Reset() {
 	*x = Built{}
-	mi := &file_hgpsim_proto_msgTypes[2]
+	mi := &file_hgpsim_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -328,7 +396,7 @@ func (x *Built) String() string {
 func (*Built) ProtoMessage() {}
 
 func (x *Built) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[2]
+	mi := &file_hgpsim_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -341,7 +409,7 @@ func (x *Built) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Built.ProtoReflect.Descriptor instead.
 func (*Built) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{2}
+	return file_hgpsim_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Built) GetClient() int64 {
@@ -389,7 +457,7 @@ type Setup struct {
 
 func (x *Setup) Reset() {
 	*x = Setup{}
-	mi := &file_hgpsim_proto_msgTypes[3]
+	mi := &file_hgpsim_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -401,7 +469,7 @@ func (x *Setup) String() string {
 func (*Setup) ProtoMessage() {}
 
 func (x *Setup) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[3]
+	mi := &file_hgpsim_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -414,7 +482,7 @@ func (x *Setup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Setup.ProtoReflect.Descriptor instead.
 func (*Setup) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{3}
+	return file_hgpsim_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Setup) GetScenario() []byte {
@@ -492,7 +560,7 @@ type Hosted struct {
 
 func (x *Hosted) Reset() {
 	*x = Hosted{}
-	mi := &file_hgpsim_proto_msgTypes[4]
+	mi := &file_hgpsim_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -504,7 +572,7 @@ func (x *Hosted) String() string {
 func (*Hosted) ProtoMessage() {}
 
 func (x *Hosted) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[4]
+	mi := &file_hgpsim_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -517,7 +585,7 @@ func (x *Hosted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hosted.ProtoReflect.Descriptor instead.
 func (*Hosted) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{4}
+	return file_hgpsim_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Hosted) GetRun() uint64 {
@@ -575,7 +643,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_hgpsim_proto_msgTypes[5]
+	mi := &file_hgpsim_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -587,7 +655,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[5]
+	mi := &file_hgpsim_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -600,7 +668,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{5}
+	return file_hgpsim_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Heartbeat) GetRun() uint64 {
@@ -643,7 +711,7 @@ type Release struct {
 
 func (x *Release) Reset() {
 	*x = Release{}
-	mi := &file_hgpsim_proto_msgTypes[6]
+	mi := &file_hgpsim_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -655,7 +723,7 @@ func (x *Release) String() string {
 func (*Release) ProtoMessage() {}
 
 func (x *Release) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[6]
+	mi := &file_hgpsim_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -668,7 +736,7 @@ func (x *Release) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Release.ProtoReflect.Descriptor instead.
 func (*Release) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{6}
+	return file_hgpsim_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Release) GetRun() uint64 {
@@ -682,7 +750,11 @@ var File_hgpsim_proto protoreflect.FileDescriptor
 
 const file_hgpsim_proto_rawDesc = "" +
 	"\n" +
-	"\fhgpsim.proto\x12\vhgpsim.wire\"\xf5\x01\n" +
+	"\fhgpsim.proto\x12\vhgpsim.wire\"G\n" +
+	"\aPayload\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\rR\x04kind\x12\x14\n" +
+	"\x03vec\x18\x02 \x03(\x01B\x02\x10\x01R\x03vec\x12\x12\n" +
+	"\x04mass\x18\x03 \x01(\x01R\x04mass\"\x8b\x02\n" +
 	"\x03Ack\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\x03R\x06client\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x12\n" +
@@ -692,17 +764,17 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\tenvelopes\x18\x06 \x03(\fR\tenvelopes\x12\x14\n" +
 	"\x05stats\x18\a \x01(\fR\x05stats\x12\x16\n" +
 	"\x06result\x18\b \x01(\fR\x06result\x12\x14\n" +
-	"\x05error\x18\t \x01(\tR\x05error\x12\x1a\n" +
+	"\x05error\x18\t \x01(\tR\x05error\x120\n" +
 	"\bpayloads\x18\n" +
-	" \x03(\fR\bpayloads\"\xde\x01\n" +
+	" \x03(\v2\x14.hgpsim.wire.PayloadR\bpayloads\"\xf4\x01\n" +
 	"\n" +
 	"WorkerStep\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\x03R\x04step\x12\x17\n" +
 	"\x04spec\x18\x03 \x01(\fH\x00R\x04spec\x88\x01\x01\x12\x12\n" +
 	"\x04tick\x18\x04 \x01(\x04R\x04tick\x12\x12\n" +
-	"\x04eval\x18\x05 \x01(\bR\x04eval\x12\x1a\n" +
-	"\bpayloads\x18\x06 \x03(\fR\bpayloads\x12\x14\n" +
+	"\x04eval\x18\x05 \x01(\bR\x04eval\x120\n" +
+	"\bpayloads\x18\x06 \x03(\v2\x14.hgpsim.wire.PayloadR\bpayloads\x12\x14\n" +
 	"\x05first\x18\a \x01(\x03R\x05first\x12\x18\n" +
 	"\ainboxes\x18\b \x03(\fR\ainboxes\x12\x10\n" +
 	"\x03run\x18\t \x01(\x04R\x03runB\a\n" +
@@ -747,22 +819,25 @@ func file_hgpsim_proto_rawDescGZIP() []byte {
 	return file_hgpsim_proto_rawDescData
 }
 
-var file_hgpsim_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_hgpsim_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_hgpsim_proto_goTypes = []any{
-	(*Ack)(nil),        // 0: hgpsim.wire.Ack
-	(*WorkerStep)(nil), // 1: hgpsim.wire.WorkerStep
-	(*Built)(nil),      // 2: hgpsim.wire.Built
-	(*Setup)(nil),      // 3: hgpsim.wire.Setup
-	(*Hosted)(nil),     // 4: hgpsim.wire.Hosted
-	(*Heartbeat)(nil),  // 5: hgpsim.wire.Heartbeat
-	(*Release)(nil),    // 6: hgpsim.wire.Release
+	(*Payload)(nil),    // 0: hgpsim.wire.Payload
+	(*Ack)(nil),        // 1: hgpsim.wire.Ack
+	(*WorkerStep)(nil), // 2: hgpsim.wire.WorkerStep
+	(*Built)(nil),      // 3: hgpsim.wire.Built
+	(*Setup)(nil),      // 4: hgpsim.wire.Setup
+	(*Hosted)(nil),     // 5: hgpsim.wire.Hosted
+	(*Heartbeat)(nil),  // 6: hgpsim.wire.Heartbeat
+	(*Release)(nil),    // 7: hgpsim.wire.Release
 }
 var file_hgpsim_proto_depIdxs = []int32{
-	0, // [0:0] is the sub-list for method output_type
-	0, // [0:0] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	0, // 0: hgpsim.wire.Ack.payloads:type_name -> hgpsim.wire.Payload
+	0, // 1: hgpsim.wire.WorkerStep.payloads:type_name -> hgpsim.wire.Payload
+	2, // [2:2] is the sub-list for method output_type
+	2, // [2:2] is the sub-list for method input_type
+	2, // [2:2] is the sub-list for extension type_name
+	2, // [2:2] is the sub-list for extension extendee
+	0, // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_hgpsim_proto_init() }
@@ -770,14 +845,14 @@ func file_hgpsim_proto_init() {
 	if File_hgpsim_proto != nil {
 		return
 	}
-	file_hgpsim_proto_msgTypes[1].OneofWrappers = []any{}
+	file_hgpsim_proto_msgTypes[2].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hgpsim_proto_rawDesc), len(file_hgpsim_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

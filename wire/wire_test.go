@@ -368,8 +368,7 @@ func TestBuiltRoundTrip(t *testing.T) {
 
 func TestDecodeRejects(t *testing.T) {
 	// Kind 256 does not fit optim.Kind.
-	bad := []byte{1 << 3, 0x80, 0x02} // field 1 (kind), varint 256
-	if _, err := (&WorkerStep{Payloads: [][]byte{bad}, Inboxes: [][]byte{{}}}).OptimInboxes(); err == nil {
+	if _, err := (&WorkerStep{Payloads: []*Payload{{Kind: 256}}, Inboxes: [][]byte{{}}}).OptimInboxes(); err == nil {
 		t.Error("payload kind 256 accepted")
 	}
 	ref := codec.MustMarshal(&inbox{Messages: []delivery{{Ref: 2}}})
