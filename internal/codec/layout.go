@@ -43,13 +43,13 @@ type field struct {
 	typ    reflect.Type // of the field
 	rk     reflect.Kind // of the field's type
 	direct bool         // read and written through its address (see direct.go)
-	num   int
-	kind  kind
-	tag   []byte       // the key: number and wire type, as a varint
-	elem  reflect.Type // struct type of kStruct, kPtr, kStructs
-	sub   *layout      // elem's layout (nil for a type that holds itself: see sub)
-	ptrs  bool         // kStructs of []*T
-	value *field       // kMap: the value, as entry field 2
+	num    int
+	kind   kind
+	tag    []byte       // the key: number and wire type, as a varint
+	elem   reflect.Type // struct type of kStruct, kPtr, kStructs
+	sub    *layout      // elem's layout (nil for a type that holds itself: see sub)
+	ptrs   bool         // kStructs of []*T
+	value  *field       // kMap: the value, as entry field 2
 }
 
 // layout is a struct type's fields, in number order.
