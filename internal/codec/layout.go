@@ -47,7 +47,7 @@ type field struct {
 	kind   kind
 	tag    []byte       // the key: number and wire type, as a varint
 	elem   reflect.Type // struct type of kStruct, kPtr, kStructs
-	sub    *layout      // elem's layout (nil for a type that holds itself: see sub)
+	sub    *layout      // elem's layout (nil for a type that holds itself: see field.layout)
 	ptrs   bool         // kStructs of []*T
 	value  *field       // kMap: the value, as entry field 2
 }
