@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"reflect"
 	"unsafe"
 )
@@ -112,66 +111,23 @@ func bytesOf(b []byte) ([]byte, []byte, error) {
 	return b[:n], b[n:], nil
 }
 
-// setInt stores a decoded varint x in v by f's kind, refusing a value
-// that does not fit v's type.
-func setInt(k kind, x uint64, v reflect.Value) error {
-	switch k {
-	case kInt, kSint:
-		i := int64(x)
-		if k == kSint {
-			i = int64(x>>1) ^ -int64(x&1)
-		}
-		if v.OverflowInt(i) {
-			return fmt.Errorf("%d overflows %v", i, v.Type())
-		}
-		v.SetInt(i)
-	case kUint:
-		if v.OverflowUint(x) {
-			return fmt.Errorf("%d overflows %v", x, v.Type())
-		}
-		v.SetUint(x)
-	case kBool:
-		v.SetBool(x != 0)
-	}
-	return nil
-}
-
 func (f *field) decode(b []byte, wt int, v reflect.Value, depth int) ([]byte, error) {
-	want := wireType(f.kind)
-	packable := f.kind == kFloats || f.kind == kInts
-	if wt != want && !(packable && wt == wireType(scalarOf(f.kind))) {
+	if f.direct {
+		return f.decodeAt(b, wt, unsafe.Pointer(v.UnsafeAddr()))
+	}
+	if f.kind == kInts && wt == wtVarint { // one unpacked element
+		return f.decodeInts(b, v, 1)
+	}
+	if want := wireType(f.kind); wt != want {
 		return nil, fmt.Errorf("wire type %d, want %d", wt, want)
-	}
-	switch f.kind {
-	case kInt, kSint, kUint, kBool:
-		x, rest, err := varint(b)
-		if err == nil {
-			err = setInt(f.kind, x, v)
-		}
-		return rest, err
-	case kFloat:
-		if len(b) < 8 {
-			return nil, errTruncated
-		}
-		v.SetFloat(math.Float64frombits(binary.LittleEndian.Uint64(b)))
-		return b[8:], nil
-	}
-	if packable && wt != wtBytes { // one unpacked element
-		return f.decodeElems(b, v, 1)
 	}
 	data, rest, err := bytesOf(b)
 	if err != nil {
 		return nil, err
 	}
 	switch f.kind {
-	case kString:
-		v.SetString(string(data))
-	case kBytes:
-		if len(data) > 0 {
-			v.SetBytes(append([]byte(nil), data...))
-		}
-	case kFloats, kInts:
-		_, err = f.decodeElems(data, v, -1)
+	case kInts:
+		_, err = f.decodeInts(data, v, -1)
 	case kStrings:
 		grown(v).SetString(string(data))
 	case kByteses:
@@ -200,49 +156,19 @@ func (f *field) decode(b []byte, wt int, v reflect.Value, depth int) ([]byte, er
 	return rest, err
 }
 
-// scalarOf is the element kind of a packed kind.
-func scalarOf(k kind) kind {
-	if k == kFloats {
-		return kFloat
-	}
-	return kInt
-}
-
-// decodeElems appends packed elements of b to the slice v: all of them
+// decodeInts appends packed varints of b to the slice v: all of them
 // (count < 0), or one, returning what follows.
-func (f *field) decodeElems(b []byte, v reflect.Value, count int) ([]byte, error) {
-	if f.kind == kFloats {
-		if count < 0 {
-			if len(b)%8 != 0 {
-				return nil, fmt.Errorf("packed doubles of %d bytes", len(b))
-			}
-			count = len(b) / 8
-		} else if len(b) < 8 {
-			return nil, errTruncated
-		}
-		if count == 0 {
-			return b, nil
-		}
-		xs := append(floats(v), make([]float64, count)...)
-		old := len(xs) - count
-		if littleEndian {
-			copy(floatBytes(xs[old:]), b[:8*count])
-		} else {
-			for i := range count {
-				xs[old+i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-			}
-		}
-		*(*[]float64)(unsafe.Pointer(v.UnsafeAddr())) = xs // decoding writes addressable values only
-		return b[8*count:], nil
-	}
+func (f *field) decodeInts(b []byte, v reflect.Value, count int) ([]byte, error) {
 	for k := 0; len(b) > 0 && (count < 0 || k < count); k++ {
 		x, rest, err := varint(b)
 		if err != nil {
 			return nil, err
 		}
-		if err := setInt(kInt, x, grown(v)); err != nil {
-			return nil, err
+		e := grown(v)
+		if i := int64(x); e.OverflowInt(i) {
+			return nil, fmt.Errorf("%d overflows %v", i, e.Type())
 		}
+		e.SetInt(int64(x))
 		b = rest
 	}
 	return b, nil

@@ -71,14 +71,16 @@ func (f *field) lenAt(p unsafe.Pointer) int {
 	return 8 * len(*(*[]float64)(p))
 }
 
-func (f *field) sizeAt(p unsafe.Pointer) int {
+// sizeAt returns the bytes f takes with the value at p, its key
+// included; always writes zero values too (map entries do).
+func (f *field) sizeAt(p unsafe.Pointer, always bool) int {
 	switch f.kind {
 	case kString, kBytes, kFloats:
-		return delimited(len(f.tag), f.lenAt(p), false)
+		return delimited(len(f.tag), f.lenAt(p), always)
 	}
-	x := f.load(p)
+	x := f.load(p) // −0 is not zero: its bits are kept
 	switch {
-	case x == 0:
+	case x == 0 && !always:
 		return 0
 	case f.kind == kFloat:
 		return len(f.tag) + 8
@@ -86,11 +88,11 @@ func (f *field) sizeAt(p unsafe.Pointer) int {
 	return len(f.tag) + varintLen(x)
 }
 
-func (f *field) appendAt(b []byte, p unsafe.Pointer) []byte {
+func (f *field) appendAt(b []byte, p unsafe.Pointer, always bool) []byte {
 	switch f.kind {
 	case kString, kBytes, kFloats:
 		n := f.lenAt(p)
-		if n == 0 {
+		if n == 0 && !always {
 			return b
 		}
 		b = appendVarint(append(b, f.tag...), uint64(n))
@@ -104,7 +106,7 @@ func (f *field) appendAt(b []byte, p unsafe.Pointer) []byte {
 	}
 	x := f.load(p)
 	switch {
-	case x == 0:
+	case x == 0 && !always:
 		return b
 	case f.kind == kFloat:
 		return binary.LittleEndian.AppendUint64(append(b, f.tag...), x)

@@ -54,9 +54,7 @@ func structOf(v any) (reflect.Value, *layout, error) {
 		}
 		rv = rv.Elem()
 	} else if rv.Kind() == reflect.Struct {
-		c := reflect.New(rv.Type()).Elem() // addressable: see field.of
-		c.Set(rv)
-		rv = c
+		rv = addressable(rv) // fields are read through their address
 	}
 	if rv.Kind() != reflect.Struct {
 		return rv, nil, fmt.Errorf("codec: cannot encode a %T, only structs", v)
@@ -79,17 +77,6 @@ func (f *field) layout() *layout {
 	return l
 }
 
-var floatsType = reflect.TypeFor[[]float64]()
-
-// floats returns the []float64 (or a slice type of float64) v holds,
-// without the allocation of boxing it when v is addressable.
-func floats(v reflect.Value) []float64 {
-	if v.CanAddr() {
-		return *(*[]float64)(unsafe.Pointer(v.UnsafeAddr()))
-	}
-	return v.Convert(floatsType).Interface().([]float64)
-}
-
 // of returns field f of the struct v.
 func (f *field) of(v reflect.Value) reflect.Value {
 	if len(f.index) == 1 {
@@ -98,21 +85,26 @@ func (f *field) of(v reflect.Value) reflect.Value {
 	return v.FieldByIndex(f.index)
 }
 
-// base returns the address of v when it has one (everything but map
-// values), for the fields read through their address.
-func base(v reflect.Value) unsafe.Pointer {
+// addr returns the address of v, which the encoder keeps addressable (a
+// map value is copied first: see addressable).
+func addr(v reflect.Value) unsafe.Pointer { return unsafe.Pointer(v.UnsafeAddr()) }
+
+// addressable returns v, or a copy of it that has an address.
+func addressable(v reflect.Value) reflect.Value {
 	if v.CanAddr() {
-		return unsafe.Pointer(v.UnsafeAddr())
+		return v
 	}
-	return nil
+	c := reflect.New(v.Type()).Elem()
+	c.Set(v)
+	return c
 }
 
 func (l *layout) size(v reflect.Value) int {
-	n, p := 0, base(v)
+	n, p := 0, addr(v)
 	for i := range l.fields {
 		f := &l.fields[i]
-		if f.direct && p != nil {
-			n += f.sizeAt(unsafe.Add(p, f.offset))
+		if f.direct {
+			n += f.sizeAt(unsafe.Add(p, f.offset), false)
 		} else {
 			n += f.size(f.of(v), false)
 		}
@@ -121,11 +113,11 @@ func (l *layout) size(v reflect.Value) int {
 }
 
 func (l *layout) append(b []byte, v reflect.Value) []byte {
-	p := base(v)
+	p := addr(v)
 	for i := range l.fields {
 		f := &l.fields[i]
-		if f.direct && p != nil {
-			b = f.appendAt(b, unsafe.Add(p, f.offset))
+		if f.direct {
+			b = f.appendAt(b, unsafe.Add(p, f.offset), false)
 		} else {
 			b = f.append(b, f.of(v), false)
 		}
@@ -133,47 +125,14 @@ func (l *layout) append(b []byte, v reflect.Value) []byte {
 	return b
 }
 
-// scalar returns the varint or fixed64 of a scalar field and whether it
-// is zero (proto3 does not write zero scalars).
-func (f *field) scalar(v reflect.Value) (x uint64, zero bool) {
-	switch f.kind {
-	case kInt:
-		x = uint64(v.Int())
-	case kSint:
-		i := v.Int()
-		x = uint64(i<<1) ^ uint64(i>>63)
-	case kUint:
-		x = v.Uint()
-	case kBool:
-		if v.Bool() {
-			x = 1
-		}
-	case kFloat:
-		x = math.Float64bits(v.Float()) // −0 is not zero: its bits are kept
-	}
-	return x, x == 0
-}
-
 // size returns the bytes f takes with value v, its key included; always
 // writes zero values too (map entries do).
 func (f *field) size(v reflect.Value, always bool) int {
+	if f.direct {
+		return f.sizeAt(addr(v), always)
+	}
 	t := len(f.tag)
 	switch f.kind {
-	case kInt, kSint, kUint, kBool:
-		x, zero := f.scalar(v)
-		if zero && !always {
-			return 0
-		}
-		return t + varintLen(x)
-	case kFloat:
-		if _, zero := f.scalar(v); zero && !always {
-			return 0
-		}
-		return t + 8
-	case kString, kBytes:
-		return delimited(t, v.Len(), always)
-	case kFloats:
-		return delimited(t, 8*v.Len(), always)
 	case kInts:
 		return delimited(t, intsLen(v), always)
 	case kStrings, kByteses:
@@ -198,7 +157,7 @@ func (f *field) size(v reflect.Value, always bool) int {
 	case kMap:
 		n := 0
 		for _, k := range v.MapKeys() {
-			n += delimited(t, f.entrySize(k, v.MapIndex(k)), true)
+			n += delimited(t, f.entrySize(k, addressable(v.MapIndex(k))), true)
 		}
 		return n
 	}
@@ -231,37 +190,10 @@ func delimited(t, n int, always bool) int {
 }
 
 func (f *field) append(b []byte, v reflect.Value, always bool) []byte {
+	if f.direct {
+		return f.appendAt(b, addr(v), always)
+	}
 	switch f.kind {
-	case kInt, kSint, kUint, kBool:
-		x, zero := f.scalar(v)
-		if zero && !always {
-			return b
-		}
-		return appendVarint(append(b, f.tag...), x)
-	case kFloat:
-		x, zero := f.scalar(v)
-		if zero && !always {
-			return b
-		}
-		return binary.LittleEndian.AppendUint64(append(b, f.tag...), x)
-	case kString:
-		if v.Len() == 0 && !always {
-			return b
-		}
-		b = appendVarint(append(b, f.tag...), uint64(v.Len()))
-		return append(b, v.String()...)
-	case kBytes:
-		if v.Len() == 0 && !always {
-			return b
-		}
-		b = appendVarint(append(b, f.tag...), uint64(v.Len()))
-		return append(b, v.Bytes()...)
-	case kFloats:
-		if v.Len() == 0 && !always {
-			return b
-		}
-		b = appendVarint(append(b, f.tag...), uint64(8*v.Len()))
-		return appendFloats(b, floats(v))
 	case kInts:
 		if v.Len() == 0 && !always {
 			return b
@@ -323,7 +255,7 @@ func (f *field) append(b []byte, v reflect.Value, always bool) []byte {
 			return 0
 		})
 		for _, k := range keys {
-			e := v.MapIndex(k)
+			e := addressable(v.MapIndex(k))
 			b = appendVarint(append(b, f.tag...), uint64(f.entrySize(k, e)))
 			b = appendVarint(append(b, 1<<3|wtBytes), uint64(k.Len()))
 			b = append(b, k.String()...)

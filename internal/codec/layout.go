@@ -251,6 +251,8 @@ func fieldOf(t reflect.Type, zigzag bool) (field, error) {
 			break
 		}
 		v.num, v.tag = 2, keyOf(2, v.kind)
+		v.typ, v.rk = t.Elem(), t.Elem().Kind()
+		v.direct = v.isDirect()
 		return field{kind: kMap, value: &v}, nil
 	}
 	return field{}, fmt.Errorf("type %v has no encoding", t)
