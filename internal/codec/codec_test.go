@@ -225,7 +225,8 @@ func TestBadTypes(t *testing.T) {
 
 type extended struct {
 	inner `wire:",inline"`
-	Ref   int `wire:"3"`
+	Ref   int     `wire:"3"`
+	List  []inner `wire:"4"`
 }
 
 // TestInline checks that an inlined struct's fields are numbered as the
@@ -241,6 +242,14 @@ func TestInline(t *testing.T) {
 	var back extended
 	if err := Unmarshal(b, &back); err != nil || back.Ref != 9 || !reflect.DeepEqual(back.inner, in) {
 		t.Errorf("round trip %+v, %v", back, err)
+	}
+	type outer struct {
+		extended `wire:",inline"`
+	}
+	o := outer{extended{inner: in, List: []inner{{A: 1}}}}
+	var oBack outer
+	if err := Unmarshal(MustMarshal(o), &oBack); err != nil || !reflect.DeepEqual(oBack, o) {
+		t.Errorf("nested inline round trip %+v, %v", oBack, err)
 	}
 	var only inner
 	if err := Unmarshal(b, &only); err != nil || !reflect.DeepEqual(only, in) {

@@ -77,12 +77,14 @@ func (f *field) layout() *layout {
 	return l
 }
 
-// of returns field f of the struct v.
+// of returns field f of the struct v, which has an address: a field of
+// an inlined struct by that address, since reflect would not let it be
+// set through an embedded struct of an unexported type.
 func (f *field) of(v reflect.Value) reflect.Value {
 	if len(f.index) == 1 {
 		return v.Field(f.index[0])
 	}
-	return v.FieldByIndex(f.index)
+	return reflect.NewAt(f.typ, unsafe.Add(addr(v), f.offset)).Elem()
 }
 
 // addr returns the address of v, which the encoder keeps addressable (a
