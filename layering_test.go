@@ -24,7 +24,7 @@ var layers = []struct {
 	third []string // third-party import-path prefixes this layer brings in
 }{
 	{"internal", []string{"internal/registry", "internal/rng", "internal/fsutil", "internal/testscen",
-		"internal/vec", "internal/gemm", "internal/docgen"},
+		"internal/vec", "internal/gemm", "internal/docgen", "internal/codec"},
 		[]string{"gonum.org/v1/gonum/", "golang.org/x/sys/"}},
 	{"base", []string{"graph", "models", "models/nn", "compress"}, nil},
 	{"core", []string{"optim"}, nil},

@@ -388,11 +388,11 @@ func (s *supervisor) onWireAck(ctx actor.Context, m *wire.Ack) {
 		return
 	}
 	var err error
-	if a.stats, err = m.Stats.Optim(); err == nil {
-		a.result = m.Result.Optim()
-		if a.step == s.step && a.step < s.spec.Rounds {
-			a.port, err = s.remotePort(c, a.step, m)
-		}
+	if a.stats, err = m.OptimStats(); err == nil {
+		a.result, err = m.OptimResult()
+	}
+	if err == nil && a.step == s.step && a.step < s.spec.Rounds {
+		a.port, err = s.remotePort(c, a.step, m)
 	}
 	if err != nil {
 		a.err = fmt.Errorf("on %v: acknowledgement: %w", w, err)

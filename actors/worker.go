@@ -326,7 +326,7 @@ func (h *workerHost) buildRun(scenario []byte) (nw *graph.Network, factory optim
 // process.
 func (h *workerHost) step(ctx actor.Context, m *wire.WorkerStep) {
 	st := &step{epoch: m.Epoch, step: int(m.Step), tick: m.Tick, eval: m.Eval}
-	spec, err := m.Spec.Optim()
+	spec, err := m.OptimSpec()
 	var in [][]optim.Message
 	if err == nil {
 		in, err = m.OptimInboxes()

@@ -231,12 +231,15 @@ func (e *CommFedBiOExp) one(ctx context.Context, sc scenarios.Scenario, env scen
 		}
 	}
 	if len(sink.results) > 1 {
-		clients := make([]fedbio.ClientResult, len(sink.results)-1)
-		for i, r := range sink.results[1:] {
-			clients[i] = fedbio.ClientResultOf(r)
+		clients, err := optim.ResultsOf[fedbio.ClientResult](sink.results[1:])
+		if err != nil {
+			return nil, err
 		}
 		run.F1, run.Precision, run.Recall = fedbio.F1(clients)
-		srv := fedbio.ServerResultOf(sink.results[0])
+		srv, err := fedbio.ServerResultOf(sink.results[0])
+		if err != nil {
+			return nil, err
+		}
 		run.UpBytes = float64(srv.UploadBytes) / float64(rounds)
 		run.HyperBytes = float64(srv.HyperUploadBytes) / float64(rounds)
 		run.HyperFloats = float64(srv.HyperMessageFloats)

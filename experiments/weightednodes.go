@@ -258,20 +258,26 @@ func (w *wnEnv) run(alg optim.Algorithm, setting int, target, method string, see
 	defer closeDriver()
 	r := &wnRun{Setting: setting, Target: target, Method: method, Seed: seed}
 	var bytesSoFar int64
-	sink := wnSink{f: func(rep *optim.PhaseReport) {
+	sink := wnSink{f: func(rep *optim.PhaseReport) error {
 		bytesSoFar += rep.Traffic.Bytes
 		st := rep.Last[0]
 		r.Val = append(r.Val, st.ValAcc)
 		r.Test = append(r.Test, st.TestAcc)
 		r.Bytes = append(r.Bytes, bytesSoFar)
-		res := rep.Results[0]
-		r.Syncs = append(r.Syncs, res.Values["syncs"])
-		if v := res.Vectors["w_used"]; v != nil {
-			if len(r.W) == 0 {
-				r.W = append(r.W, slices.Clone(v))
-			}
-			r.W = append(r.W, slices.Clone(res.Vectors["w"]))
+		// Every method's center reports a nodeweights.CenterResult (the
+		// baselines' with only Syncs).
+		res, err := optim.ResultOf[nodeweights.CenterResult](rep.Results[0])
+		if err != nil {
+			return err
 		}
+		r.Syncs = append(r.Syncs, float64(res.Syncs))
+		if v := res.WUsed; v != nil {
+			if len(r.W) == 0 {
+				r.W = append(r.W, v)
+			}
+			r.W = append(r.W, res.W)
+		}
+		return nil
 	}}
 	if _, err := drv.Execute(w.ctx, prog, &sink); err != nil {
 		return nil, err
@@ -282,15 +288,14 @@ func (w *wnEnv) run(alg optim.Algorithm, setting int, target, method string, see
 
 type wnSink struct {
 	optim.NoSink
-	f func(*optim.PhaseReport)
+	f func(*optim.PhaseReport) error
 }
 
 func (s *wnSink) Finished(rep *optim.PhaseReport) error {
 	if len(rep.Last) == 0 || len(rep.Results) == 0 {
 		return fmt.Errorf("phase %s: the center reported nothing", rep.Spec.Name)
 	}
-	s.f(rep)
-	return nil
+	return s.f(rep)
 }
 
 // tune picks the bilevel grid point and the baselines' λ with the highest

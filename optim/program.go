@@ -8,25 +8,26 @@ import (
 // PhaseSpec is one phase of a run as a Program schedules it: plain data,
 // so that a driver can send it to clients in other processes.
 type PhaseSpec struct {
-	Name      string
-	Rounds    int // communication rounds; 0 for a phase that only acts on Enter
-	EvalEvery int // evaluate every EvalEvery rounds (0: only after the last round)
-	Step      int // the outer step the phase belongs to (for reports and errors)
+	Name      string `wire:"1"`
+	Rounds    int    `wire:"2"` // communication rounds; 0 for a phase that only acts on Enter
+	EvalEvery int    `wire:"3"` // evaluate every EvalEvery rounds (0: only after the last round)
+	Step      int    `wire:"4"` // the outer step the phase belongs to (for reports and errors)
 	// Tick, when >= 0, is the edge-realization tick of the phase's first
 	// round: phases that start at the same tick see the same links (common
 	// random numbers). Negative: continue from the previous phase.
-	Tick int64
-	// Args are the phase's scalar parameters (e.g. "restart").
-	Args map[string]float64
-	// PerClient, when not nil, holds each client's own inputs, indexed by
-	// client (e.g. a state to start from).
-	PerClient []map[string][]float64
+	Tick int64 `wire:"5,zigzag"`
+	// Args are the phase's arguments, the algorithm's own type encoded by
+	// PutArgs and read by ArgsOf (e.g. whether an SGP phase starts warm).
+	Args []byte `wire:"13"`
+	// PerClient, when not nil, holds each client's own arguments, indexed
+	// by client, encoded like Args (EncodeArgs, DecodeArgs).
+	PerClient [][]byte `wire:"14"`
 	// States holds each client's saved state, indexed by client
 	// (PhaseLoadState only).
-	States [][]byte
+	States [][]byte `wire:"9"`
 	// Track asks the driver to record what the network delivers
 	// (PhaseReport.Delivered), which costs O(n²) memory.
-	Track bool
+	Track bool `wire:"8"`
 	// Offset and Continued cut one phase into parts, so that a run can be
 	// checkpointed between them without changing a bit. A part numbers
 	// its rounds from Offset: behaviours, messages and reports see round
@@ -35,19 +36,19 @@ type PhaseSpec struct {
 	// messages carry over; the phase's last round is the last round of
 	// the part without Continued. Cut at evaluated rounds (see
 	// SplitPhase), parts evaluate exactly where the whole phase does.
-	Offset    int
-	Continued bool
+	Offset    int  `wire:"10"`
+	Continued bool `wire:"11"`
 	// Total is the rounds of the whole phase, for reports (0: Offset +
 	// Rounds).
-	Total int
+	Total int `wire:"12"`
 	// Late, for a part resumed from a checkpoint, holds the late messages
 	// the previous part left (PhaseReport.Late). It stays in the driver
 	// that routes; worker processes never see it.
-	Late []LateMessage
+	Late []LateMessage `wire:"-"`
 	// Delivered, for a Track part after the first, is the record of the
 	// parts before it, which this part continues: the whole phase's sums
 	// are added in one order however it is cut. Nil starts a new record.
-	Delivered *DeliveryRecord
+	Delivered *DeliveryRecord `wire:"-"`
 }
 
 // Continue is the Tick of a phase that continues the tick sequence.
@@ -94,14 +95,6 @@ func SplitPhase(p PhaseSpec, minRounds int) []PhaseSpec {
 		parts = append(parts, q)
 	}
 	return parts
-}
-
-// Arg returns the named argument, or def when it is not set.
-func (p *PhaseSpec) Arg(name string, def float64) float64 {
-	if v, ok := p.Args[name]; ok {
-		return v
-	}
-	return def
 }
 
 // Client is one node's state for the whole run. Enter switches it to a

@@ -50,21 +50,25 @@ func (k Kind) String() string {
 // stays valid until the sender's next-but-one round of the same phase, so
 // behaviours double-buffer their payloads and nothing is copied per
 // receiver.
+//
+// Like the other plain-data types a driver moves between processes
+// (Message, Envelope, Stats, Result, PhaseSpec), its wire tags number its
+// fields for the codec of package wire.
 type Payload struct {
-	Kind Kind
-	Vec  []float64
-	Mass float64 // push-sum weight ω travelling with a KindModel z; 0 otherwise
+	Kind Kind      `wire:"1"`
+	Vec  []float64 `wire:"2"`
+	Mass float64   `wire:"3"` // push-sum weight ω travelling with a KindModel z; 0 otherwise
 }
 
 // Message is one delivery: the sender's payload with its header.
 type Message struct {
-	From   int    // sender
-	Round  int    // round of the phase in which it was sent
-	Phase  string // phase in which it was sent
-	Weight float64
+	From   int     `wire:"1"` // sender
+	Round  int     `wire:"2"` // round of the phase in which it was sent
+	Phase  string  `wire:"3"` // phase in which it was sent
+	Weight float64 `wire:"4"`
 	// Weight is the push weight p_{From→receiver}(δ_From) of Eq. (3) for a
 	// message sent with Outbox.Push, 0 for one sent with Outbox.Send.
-	Payload
+	Payload `wire:"5"`
 }
 
 // Round is what a behaviour knows about the round it is in.
@@ -136,23 +140,28 @@ type Behaviour interface {
 
 // Stats is what a client reports when the driver evaluates a round.
 type Stats struct {
-	TrainLoss, TrainAcc float64
-	ValLoss, ValAcc     float64
-	TestLoss, TestAcc   float64
-	OuterLoss           float64 // F_i(x_i, λ_i) on the outer data (0 without it)
+	TrainLoss float64 `wire:"1"`
+	TrainAcc  float64 `wire:"2"`
+	ValLoss   float64 `wire:"3"`
+	ValAcc    float64 `wire:"4"`
+	TestLoss  float64 `wire:"5"`
+	TestAcc   float64 `wire:"6"`
+	OuterLoss float64 `wire:"7"` // F_i(x_i, λ_i) on the outer data (0 without it)
 	// TrainN, ValN and TestN are the sizes of the splits the losses and
 	// accuracies are over, for means across clients; a client that
 	// evaluates nothing on a split reports 0 and is left out of its mean.
-	TrainN, ValN, TestN int
+	TrainN int `wire:"12"`
+	ValN   int `wire:"8"`
+	TestN  int `wire:"9"`
 	// X is the client's debiased parameter vector, a read-only view used for
 	// the consensus distance; valid until the client's next Receive.
-	X []float64
+	X []float64 `wire:"10"`
 	// Hyper is a hyper-gradient estimator's current estimate (a fresh slice).
-	Hyper []float64
+	Hyper []float64 `wire:"11"`
 	// Weight is a push-sum client's weight ω_i (0 for other clients). Its
 	// collapse is how push-sum diverges on bursty networks: a gradient
 	// step on z moves x = z/ω by the step over ω.
-	Weight float64
+	Weight float64 `wire:"13"`
 }
 
 // Observer is implemented by behaviours that can be evaluated.
@@ -160,16 +169,18 @@ type Observer interface {
 	Observe() Stats
 }
 
-// Result is what a client reports at the end of a phase: named vectors and
-// values, plain data a driver can move between processes.
+// Result is what a client reports at the end of a phase, plain data a
+// driver can move between processes.
 type Result struct {
-	Vectors map[string][]float64
-	Values  map[string]float64
+	// Data is the algorithm's own result type, encoded by PutResult and
+	// read by ResultOf: only the algorithm (and whoever reads its results
+	// through its package) knows the type.
+	Data []byte `wire:"5"`
 	// State is a client's saved state (PhaseSaveState only).
-	State []byte
+	State []byte `wire:"3"`
 	// Stateless names the type of a client that cannot save its state
 	// (PhaseSaveState only).
-	Stateless string
+	Stateless string `wire:"4"`
 }
 
 // Resulter is implemented by behaviours that report a Result when their
@@ -204,10 +215,10 @@ func messageBytes(e *Envelope) int64 {
 
 // Envelope is one addressed message as a client's port records it.
 type Envelope struct {
-	To     int
-	Weight float64
-	Pushed bool // sent with Push: carries a push weight and mass
-	Payload
+	To      int     `wire:"1"`
+	Weight  float64 `wire:"2"`
+	Pushed  bool    `wire:"3"` // sent with Push: carries a push weight and mass
+	Payload `wire:"4"`
 }
 
 // Port is one client's network interface, shared by both drivers: each

@@ -26,7 +26,7 @@ const (
 	// checkpointMagic opens checkpoint.bin, followed by the SHA-256 of
 	// the rest; its number changes whenever the encoding does, so an old
 	// checkpoint is refused, not misread.
-	checkpointMagic = "hgpsim checkpoint 3\n"
+	checkpointMagic = "hgpsim checkpoint 4\n"
 )
 
 // fileCheckpoint is checkpoint.bin: the drivers' checkpoint (clients,

@@ -35,6 +35,12 @@ type outerLoop interface {
 	// Oracle returns every client's hyper-gradient by the dense oracle at
 	// the states the last SGP phase reported, with the exact p̄ (pTrue).
 	Oracle(nw *graph.Network, pTrue [][]float64, model models.Bilevel, data []models.ClientData, states []optim.Result) ([][]float64, error)
+	// SGPResults reads the results of an SGP phase: each client's λ_i
+	// and, from a tracked phase, its estimates p̄_i· and δ̄_{·→i}.
+	SGPResults(rs []optim.Result) (lambda, pBar, deltaBar [][]float64, err error)
+	// Hypergradients reads the results of a hyper-gradient phase: each
+	// client's estimate.
+	Hypergradients(rs []optim.Result) ([][]float64, error)
 }
 
 // runSink turns a run's reports into metrics.jsonl lines, progress
@@ -125,11 +131,17 @@ func (s *runSink) Finished(rep *optim.PhaseReport) error {
 		if rep.Spec.Continued {
 			return nil // a part of a cut phase: the last part reports it
 		}
-		rec := OuterRecord{Step: rep.Spec.Step, Aggregate: optim.Summarize(rep.Last),
-			LambdaNorm: stackedNorm(vectors(rep.Results, "lambda"))}
+		var lambda, pBar, deltaBar [][]float64
+		if s.prog != nil {
+			var err error
+			if lambda, pBar, deltaBar, err = s.prog.SGPResults(rep.Results); err != nil {
+				return err
+			}
+		}
+		rec := OuterRecord{Step: rep.Spec.Step, Aggregate: optim.Summarize(rep.Last), LambdaNorm: stackedNorm(lambda)}
 		s.sum.Outer = append(s.sum.Outer, rec)
 		if rep.Delivered != nil {
-			s.sum.Estimates = s.estimateError(rep)
+			s.sum.Estimates = s.estimateError(rep, pBar, deltaBar)
 		}
 		if s.prog != nil && s.prog.ReportsStates() {
 			s.states = append(s.states[:0], rep.Results...)
@@ -150,14 +162,6 @@ func (s *runSink) Finished(rep *optim.PhaseReport) error {
 		}
 	}
 	return nil
-}
-
-func vectors(rs []optim.Result, name string) [][]float64 {
-	out := make([][]float64, len(rs))
-	for i, r := range rs {
-		out[i] = r.Vectors[name]
-	}
-	return out
 }
 
 // summary completes the summary once the program has ended: the final
@@ -189,13 +193,13 @@ func (s *runSink) summary() (*Summary, error) {
 
 // estimateError compares the Alg. 2 estimates of a tracked SGP phase with
 // the network's expectation and with what it delivered.
-func (s *runSink) estimateError(rep *optim.PhaseReport) *EstimateError {
+func (s *runSink) estimateError(rep *optim.PhaseReport, pBars, deltaBars [][]float64) *EstimateError {
 	nw := s.run.Net
 	pTrue := s.expectedPushWeights()
 	d := rep.Delivered
 	e := &EstimateError{}
-	for i, r := range rep.Results {
-		pBar, deltaBar := r.Vectors["p_bar"], r.Vectors["delta_bar"]
+	for i, pBar := range pBars {
+		deltaBar := deltaBars[i]
 		// Client i averages over the rounds it was online (all of them
 		// without churn or crashes).
 		t := d.Online[i]
@@ -218,7 +222,10 @@ func (s *runSink) estimateError(rep *optim.PhaseReport) *EstimateError {
 // state with the true p̄.
 func (s *runSink) hypergradient(rep *optim.PhaseReport) (*HypergradientSummary, error) {
 	sc := s.run.Scenario
-	got := vectors(rep.Results, "hypergradient")
+	got, err := s.prog.Hypergradients(rep.Results)
+	if err != nil {
+		return nil, err
+	}
 	hs := &HypergradientSummary{Estimator: sc.Hypergradient.Estimator, Rounds: rep.Spec.Rounds,
 		LR: s.prog.HyperLR(), Norm: stackedNorm(got)}
 	if !sc.Hypergradient.Oracle {

@@ -7,364 +7,47 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"hgpsim/internal/codec"
 	"hgpsim/optim"
 )
 
-// Marshal encodes m deterministically: map entries are written in key
-// order, so the same value always gives the same bytes. Use it (or
-// proto.MarshalOptions{Deterministic: true}) wherever bytes are compared,
-// hashed or counted.
+// Marshal encodes m deterministically, so that the same value always gives
+// the same bytes. Use it (or proto.MarshalOptions{Deterministic: true})
+// wherever bytes are compared, hashed or counted.
 func Marshal(m proto.Message) ([]byte, error) {
 	return proto.MarshalOptions{Deterministic: true}.Marshal(m)
 }
 
-// vec is the decoding rule for vectors: zero-length means nil.
-func vec(v []float64) []float64 {
-	if len(v) == 0 {
-		return nil
-	}
-	return v
+// The optim types cross in the codec's encoding, numbered by their wire
+// tags. A message or envelope whose payload is in the enclosing table
+// carries its entry instead: these are the types with that one field more.
+
+// delivery is an optim.Message on the wire: when Ref > 0 its payload is
+// entry Ref−1 of the enclosing table and travels empty.
+type delivery struct {
+	optim.Message `wire:",inline"`
+	Ref           int `wire:"6"`
 }
 
-// toInt converts a decoded integer to Go's int, failing where int is
-// narrower than 64 bits and the value does not fit.
-func toInt(v int64, what string) (int, error) {
-	if int64(int(v)) != v {
-		return 0, fmt.Errorf("wire: %s %d does not fit an int", what, v)
-	}
-	return int(v), nil
+// inbox is what reached one client in a round, sorted by sender.
+type inbox struct {
+	Messages []delivery `wire:"1"`
 }
 
-func fromVectors(m map[string][]float64) map[string]*Vector {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]*Vector, len(m))
-	for k, v := range m {
-		out[k] = &Vector{V: v}
-	}
-	return out
+// envelope is an optim.Envelope on the wire: when Ref > 0 its payload is
+// entry Ref−1 of the enclosing table and travels empty.
+type envelope struct {
+	optim.Envelope `wire:",inline"`
+	Ref            int `wire:"5"`
 }
 
-func optimVectors(m map[string]*Vector) map[string][]float64 {
-	if len(m) == 0 {
-		return nil
+// encode returns v's encoding; the optim types and this file's have one.
+func encode(v any) []byte {
+	b := codec.MustMarshal(v)
+	if b == nil {
+		b = []byte{} // a present, empty entry of a list
 	}
-	out := make(map[string][]float64, len(m))
-	for k, v := range m {
-		out[k] = vec(v.GetV())
-	}
-	return out
-}
-
-func optimValues(m map[string]float64) map[string]float64 {
-	if len(m) == 0 {
-		return nil
-	}
-	return m
-}
-
-// FromPayload returns p as a wire message. The message shares p.Vec.
-func FromPayload(p optim.Payload) *Payload {
-	return &Payload{Kind: Kind(p.Kind), Vec: p.Vec, Mass: p.Mass}
-}
-
-// Optim returns m as an optim.Payload sharing m's vector (nil when it is
-// empty). A nil m gives the zero Payload. It fails when the kind does not
-// fit optim.Kind (a uint8).
-func (m *Payload) Optim() (optim.Payload, error) {
-	k := m.GetKind()
-	if k < 0 || k > math.MaxUint8 {
-		return optim.Payload{}, fmt.Errorf("wire: payload kind %d is not an optim.Kind", int32(k))
-	}
-	return optim.Payload{Kind: optim.Kind(k), Vec: vec(m.GetVec()), Mass: m.GetMass()}, nil
-}
-
-// FromMessage returns m as a wire message sharing m's vector.
-func FromMessage(m optim.Message) *Message {
-	return &Message{From: int64(m.From), Round: int64(m.Round), Phase: m.Phase, Weight: m.Weight, Payload: FromPayload(m.Payload)}
-}
-
-// Optim returns m as an optim.Message sharing m's vector (see
-// Payload.Optim). A nil m gives the zero Message.
-func (m *Message) Optim() (optim.Message, error) {
-	p, err := m.GetPayload().Optim()
-	if err != nil {
-		return optim.Message{}, err
-	}
-	from, err := toInt(m.GetFrom(), "sender")
-	if err != nil {
-		return optim.Message{}, err
-	}
-	round, err := toInt(m.GetRound(), "round")
-	if err != nil {
-		return optim.Message{}, err
-	}
-	return optim.Message{From: from, Round: round, Phase: m.GetPhase(), Weight: m.GetWeight(), Payload: p}, nil
-}
-
-// FromMessages converts an inbox; nil when ms is empty.
-func FromMessages(ms []optim.Message) []*Message {
-	if len(ms) == 0 {
-		return nil
-	}
-	out := make([]*Message, len(ms))
-	for i, m := range ms {
-		out[i] = FromMessage(m)
-	}
-	return out
-}
-
-// OptimMessages converts an inbox back; nil when ms is empty.
-func OptimMessages(ms []*Message) ([]optim.Message, error) {
-	if len(ms) == 0 {
-		return nil, nil
-	}
-	out := make([]optim.Message, len(ms))
-	for i, m := range ms {
-		var err error
-		if out[i], err = m.Optim(); err != nil {
-			return nil, fmt.Errorf("message %d: %w", i, err)
-		}
-	}
-	return out, nil
-}
-
-// FromEnvelope returns e as a wire message sharing e's vector.
-func FromEnvelope(e optim.Envelope) *Envelope {
-	return &Envelope{To: int64(e.To), Weight: e.Weight, Pushed: e.Pushed, Payload: FromPayload(e.Payload)}
-}
-
-// Optim returns m as an optim.Envelope sharing m's vector (see
-// Payload.Optim). A nil m gives the zero Envelope.
-func (m *Envelope) Optim() (optim.Envelope, error) {
-	p, err := m.GetPayload().Optim()
-	if err != nil {
-		return optim.Envelope{}, err
-	}
-	to, err := toInt(m.GetTo(), "receiver")
-	if err != nil {
-		return optim.Envelope{}, err
-	}
-	return optim.Envelope{To: to, Weight: m.GetWeight(), Pushed: m.GetPushed(), Payload: p}, nil
-}
-
-// FromEnvelopes converts what a client addressed; nil when es is empty.
-func FromEnvelopes(es []optim.Envelope) []*Envelope {
-	if len(es) == 0 {
-		return nil
-	}
-	out := make([]*Envelope, len(es))
-	for i, e := range es {
-		out[i] = FromEnvelope(e)
-	}
-	return out
-}
-
-// OptimEnvelopes converts envelopes back; nil when es is empty.
-func OptimEnvelopes(es []*Envelope) ([]optim.Envelope, error) {
-	if len(es) == 0 {
-		return nil, nil
-	}
-	out := make([]optim.Envelope, len(es))
-	for i, e := range es {
-		var err error
-		if out[i], err = e.Optim(); err != nil {
-			return nil, fmt.Errorf("envelope %d: %w", i, err)
-		}
-	}
-	return out, nil
-}
-
-// FromPhaseSpec returns p as a wire message (nil for a nil p). It shares
-// p.Args and the vectors of p.PerClient.
-func FromPhaseSpec(p *optim.PhaseSpec) *PhaseSpec {
-	if p == nil {
-		return nil
-	}
-	m := &PhaseSpec{
-		Name: p.Name, Rounds: int64(p.Rounds), EvalEvery: int64(p.EvalEvery), Step: int64(p.Step),
-		Tick: p.Tick, Args: p.Args, Track: p.Track, States: p.States,
-		Offset: int64(p.Offset), Continued: p.Continued, Total: int64(p.Total),
-	}
-	if p.PerClient != nil {
-		m.PerClient = make([]*ClientInputs, len(p.PerClient))
-		for i, in := range p.PerClient {
-			m.PerClient[i] = &ClientInputs{Vectors: fromVectors(in)}
-		}
-	}
-	return m
-}
-
-// Optim returns m as an optim.PhaseSpec (nil for a nil m), sharing m's
-// args map and vectors. Empty args, per-client lists and per-client maps
-// come back nil.
-func (m *PhaseSpec) Optim() (*optim.PhaseSpec, error) {
-	if m == nil {
-		return nil, nil
-	}
-	rounds, err := toInt(m.Rounds, "rounds")
-	if err != nil {
-		return nil, err
-	}
-	every, err := toInt(m.EvalEvery, "eval_every")
-	if err != nil {
-		return nil, err
-	}
-	step, err := toInt(m.Step, "step")
-	if err != nil {
-		return nil, err
-	}
-	offset, err := toInt(m.Offset, "offset")
-	if err != nil {
-		return nil, err
-	}
-	total, err := toInt(m.Total, "total")
-	if err != nil {
-		return nil, err
-	}
-	p := &optim.PhaseSpec{
-		Name: m.Name, Rounds: rounds, EvalEvery: every, Step: step,
-		Tick: m.Tick, Args: optimValues(m.Args), Track: m.Track,
-		Offset: offset, Continued: m.Continued, Total: total,
-	}
-	if len(m.States) > 0 {
-		p.States = make([][]byte, len(m.States))
-		for i, b := range m.States {
-			p.States[i] = nilIfEmpty(b)
-		}
-	}
-	if len(m.PerClient) > 0 {
-		p.PerClient = make([]map[string][]float64, len(m.PerClient))
-		for i, in := range m.PerClient {
-			p.PerClient[i] = optimVectors(in.GetVectors())
-		}
-	}
-	return p, nil
-}
-
-// FromStats returns s as a wire message sharing s.X and s.Hyper.
-func FromStats(s optim.Stats) *Stats {
-	return &Stats{
-		TrainLoss: s.TrainLoss, TrainAcc: s.TrainAcc,
-		ValLoss: s.ValLoss, ValAcc: s.ValAcc,
-		TestLoss: s.TestLoss, TestAcc: s.TestAcc,
-		OuterLoss: s.OuterLoss,
-		TrainN:    int64(s.TrainN), ValN: int64(s.ValN), TestN: int64(s.TestN),
-		X: s.X, Hyper: s.Hyper, Weight: s.Weight,
-	}
-}
-
-// Optim returns m as optim.Stats sharing m's vectors (nil when empty). A
-// nil m gives the zero Stats.
-func (m *Stats) Optim() (optim.Stats, error) {
-	trainN, err := toInt(m.GetTrainN(), "train_n")
-	if err != nil {
-		return optim.Stats{}, err
-	}
-	valN, err := toInt(m.GetValN(), "val_n")
-	if err != nil {
-		return optim.Stats{}, err
-	}
-	testN, err := toInt(m.GetTestN(), "test_n")
-	if err != nil {
-		return optim.Stats{}, err
-	}
-	return optim.Stats{
-		TrainLoss: m.GetTrainLoss(), TrainAcc: m.GetTrainAcc(),
-		ValLoss: m.GetValLoss(), ValAcc: m.GetValAcc(),
-		TestLoss: m.GetTestLoss(), TestAcc: m.GetTestAcc(),
-		OuterLoss: m.GetOuterLoss(),
-		TrainN:    trainN, ValN: valN, TestN: testN,
-		X: vec(m.GetX()), Hyper: vec(m.GetHyper()), Weight: m.GetWeight(),
-	}, nil
-}
-
-// FromResult returns r as a wire message sharing r.Values and r's vectors.
-func FromResult(r optim.Result) *Result {
-	return &Result{Vectors: fromVectors(r.Vectors), Values: r.Values, State: r.State, Stateless: r.Stateless}
-}
-
-// Optim returns m as an optim.Result sharing m's values map and vectors;
-// empty maps and vectors come back nil. A nil m gives the zero Result.
-func (m *Result) Optim() optim.Result {
-	return optim.Result{Vectors: optimVectors(m.GetVectors()), Values: optimValues(m.GetValues()),
-		State: nilIfEmpty(m.GetState()), Stateless: m.GetStateless()}
-}
-
-// FromTraffic returns t as a wire message.
-func FromTraffic(t optim.Traffic) *Traffic {
-	return &Traffic{Messages: t.Messages, Bytes: t.Bytes, Dropped: t.Dropped}
-}
-
-// Optim returns m as optim.Traffic. A nil m gives zero traffic.
-func (m *Traffic) Optim() optim.Traffic {
-	return optim.Traffic{Messages: m.GetMessages(), Bytes: m.GetBytes(), Dropped: m.GetDropped()}
-}
-
-// FromDeliveryRecord returns r as a wire message (nil for a nil r), its
-// matrices copied row by row into flat vectors. It fails unless both
-// matrices are n×n with n = len(r.WeightSum), as NewDeliveryRecord makes
-// them.
-func FromDeliveryRecord(r *optim.DeliveryRecord) (*DeliveryRecord, error) {
-	if r == nil {
-		return nil, nil
-	}
-	n := len(r.WeightSum)
-	if len(r.Count) != n || len(r.Online) != n {
-		return nil, fmt.Errorf("wire: delivery record has %d weight rows, %d count rows and %d online counts", n, len(r.Count), len(r.Online))
-	}
-	m := &DeliveryRecord{Rounds: int64(r.Rounds), N: int64(n), Online: append([]float64(nil), r.Online...)}
-	if n == 0 {
-		return m, nil
-	}
-	m.WeightSum = make([]float64, 0, n*n)
-	m.Count = make([]float64, 0, n*n)
-	for i := range n {
-		if len(r.WeightSum[i]) != n || len(r.Count[i]) != n {
-			return nil, fmt.Errorf("wire: delivery record row %d has %d weights and %d counts, want %d", i, len(r.WeightSum[i]), len(r.Count[i]), n)
-		}
-		m.WeightSum = append(m.WeightSum, r.WeightSum[i]...)
-		m.Count = append(m.Count, r.Count[i]...)
-	}
-	return m, nil
-}
-
-// Optim returns m as an optim.DeliveryRecord (nil for a nil m) whose rows
-// are views of m's flat vectors (capacity-limited, so appending to a row
-// never overwrites the next). With n = 0 the matrices are nil. It fails
-// when the vectors do not hold n·n elements.
-func (m *DeliveryRecord) Optim() (*optim.DeliveryRecord, error) {
-	if m == nil {
-		return nil, nil
-	}
-	rounds, err := toInt(m.Rounds, "rounds")
-	if err != nil {
-		return nil, err
-	}
-	n, err := toInt(m.N, "n")
-	if err != nil {
-		return nil, err
-	}
-	if n < 0 || (n > 0 && n > math.MaxInt/n) {
-		return nil, fmt.Errorf("wire: delivery record for %d clients", n)
-	}
-	if len(m.WeightSum) != n*n || len(m.Count) != n*n || len(m.Online) != n {
-		return nil, fmt.Errorf("wire: delivery record for %d clients has %d weights, %d counts and %d online counts, want %d, %d and %d",
-			n, len(m.WeightSum), len(m.Count), len(m.Online), n*n, n*n, n)
-	}
-	r := &optim.DeliveryRecord{Rounds: rounds}
-	if n == 0 {
-		return r, nil
-	}
-	r.Online = m.Online[:n:n]
-	r.WeightSum = make([][]float64, n)
-	r.Count = make([][]float64, n)
-	for i := range n {
-		r.WeightSum[i] = m.WeightSum[i*n : (i+1)*n : (i+1)*n]
-		r.Count[i] = m.Count[i*n : (i+1)*n : (i+1)*n]
-	}
-	return r, nil
+	return b
 }
 
 // errorText is the rule for errors on the wire: nil is the empty string, and
@@ -389,27 +72,13 @@ func textError(s string) error {
 	return errors.New(s)
 }
 
-// NewStep returns the step message for one client. spec is sent at step 0
-// only (pass nil otherwise); inbox is what reached this client in round
-// step−1, sorted by sender. The message shares the inbox's vectors and the
-// spec's args and vectors.
-func NewStep(epoch uint64, step int, spec *optim.PhaseSpec, tick uint64, eval bool, inbox []optim.Message) *Step {
-	return &Step{Epoch: epoch, Step: int64(step), Spec: FromPhaseSpec(spec), Tick: tick, Eval: eval, Inbox: FromMessages(inbox)}
-}
-
-// OptimInbox returns the step's deliveries as optim messages, sharing their
-// vectors; nil when there are none.
-func (m *Step) OptimInbox() ([]optim.Message, error) {
-	return OptimMessages(m.GetInbox())
-}
-
 // payloadTable collects distinct payloads: one payload sent to many
 // receivers (the same vector, kind and mass) gets one entry, so that it is
 // encoded once. Identity is the vector's backing array and length, which
 // is how behaviours share a payload between receivers; a zero-length
 // vector is never shared (inline is as small).
 type payloadTable struct {
-	index map[payloadKey]int64
+	index map[payloadKey]int
 	list  []*Payload
 }
 
@@ -422,7 +91,7 @@ type payloadKey struct {
 
 // ref returns p's 1-based entry, adding it when new; 0 when p travels
 // inline.
-func (t *payloadTable) ref(p optim.Payload) int64 {
+func (t *payloadTable) ref(p optim.Payload) int {
 	if len(p.Vec) == 0 {
 		return 0
 	}
@@ -431,56 +100,77 @@ func (t *payloadTable) ref(p optim.Payload) int64 {
 		return r
 	}
 	if t.index == nil {
-		t.index = map[payloadKey]int64{}
+		t.index = map[payloadKey]int{}
 	}
-	t.list = append(t.list, FromPayload(p))
-	t.index[k] = int64(len(t.list))
-	return int64(len(t.list))
+	t.list = append(t.list, &Payload{Kind: uint32(p.Kind), Vec: p.Vec, Mass: p.Mass})
+	t.index[k] = len(t.list)
+	return len(t.list)
 }
 
-// resolve returns the payload of a message or envelope: its entry in
-// table when ref > 0, else inline.
-func resolve(inline *Payload, ref int64, table []optim.Payload) (optim.Payload, error) {
-	if ref == 0 {
-		return inline.Optim()
-	}
-	if ref < 0 || ref > int64(len(table)) {
-		return optim.Payload{}, fmt.Errorf("wire: payload reference %d outside a table of %d", ref, len(table))
-	}
-	return table[ref-1], nil
-}
-
-func optimPayloads(ps []*Payload) ([]optim.Payload, error) {
-	out := make([]optim.Payload, len(ps))
-	for i, p := range ps {
-		var err error
-		if out[i], err = p.Optim(); err != nil {
-			return nil, fmt.Errorf("payload %d: %w", i, err)
+// decodeTable returns a payload table's entries, sharing their vectors.
+func decodeTable(list []*Payload) ([]optim.Payload, error) {
+	out := make([]optim.Payload, len(list))
+	for i, p := range list {
+		if p.GetKind() > math.MaxUint8 {
+			return nil, fmt.Errorf("payload %d: kind %d is not an optim.Kind", i, p.GetKind())
+		}
+		out[i] = optim.Payload{Kind: optim.Kind(p.GetKind()), Vec: p.GetVec(), Mass: p.GetMass()}
+		if len(out[i].Vec) == 0 {
+			out[i].Vec = nil
 		}
 	}
 	return out, nil
 }
 
+// resolve sets *p to entry ref of table when ref > 0 (else p is inline).
+func resolve(p *optim.Payload, ref int, table []optim.Payload) error {
+	if ref == 0 {
+		return nil
+	}
+	if ref < 0 || ref > len(table) {
+		return fmt.Errorf("wire: payload reference %d outside a table of %d", ref, len(table))
+	}
+	*p = table[ref-1]
+	return nil
+}
+
 // NewWorkerStep returns the step for a worker's block of clients, first
 // onwards: inboxes[k] is client first+k's, sorted by sender. Each distinct
-// payload is encoded once (see payloadTable); spec is sent at step 0 only.
+// payload is encoded once (see payloadTable); spec is sent at step 0 only
+// (pass nil otherwise).
 func NewWorkerStep(epoch uint64, step int, spec *optim.PhaseSpec, tick uint64, eval bool, first int, inboxes [][]optim.Message) *WorkerStep {
-	m := &WorkerStep{Epoch: epoch, Step: int64(step), Spec: FromPhaseSpec(spec), Tick: tick, Eval: eval, First: int64(first),
-		Inboxes: make([]*Inbox, len(inboxes))}
+	m := &WorkerStep{Epoch: epoch, Step: int64(step), Tick: tick, Eval: eval, First: int64(first),
+		Inboxes: make([][]byte, len(inboxes))}
+	if spec != nil {
+		m.Spec = encode(spec)
+	}
 	var t payloadTable
+	var box inbox
 	for k, in := range inboxes {
-		box := &Inbox{Messages: make([]*Message, len(in))}
-		for j, msg := range in {
-			w := &Message{From: int64(msg.From), Round: int64(msg.Round), Phase: msg.Phase, Weight: msg.Weight}
-			if w.PayloadRef = t.ref(msg.Payload); w.PayloadRef == 0 {
-				w.Payload = FromPayload(msg.Payload)
+		box.Messages = box.Messages[:0]
+		for _, msg := range in {
+			d := delivery{Message: msg}
+			if d.Ref = t.ref(msg.Payload); d.Ref > 0 {
+				d.Payload = optim.Payload{}
 			}
-			box.Messages[j] = w
+			box.Messages = append(box.Messages, d)
 		}
-		m.Inboxes[k] = box
+		m.Inboxes[k] = encode(&box)
 	}
 	m.Payloads = t.list
 	return m
+}
+
+// OptimSpec returns the step's phase: nil when the step carries none.
+func (m *WorkerStep) OptimSpec() (*optim.PhaseSpec, error) {
+	if m.Spec == nil {
+		return nil, nil
+	}
+	p := new(optim.PhaseSpec)
+	if err := codec.Unmarshal(m.Spec, p); err != nil {
+		return nil, fmt.Errorf("phase: %w", err)
+	}
+	return p, nil
 }
 
 // OptimInboxes returns the clients' inboxes; messages that carried the
@@ -489,26 +179,25 @@ func (m *WorkerStep) OptimInboxes() ([][]optim.Message, error) {
 	if len(m.GetInboxes()) == 0 {
 		return nil, nil
 	}
-	table, err := optimPayloads(m.GetPayloads())
+	table, err := decodeTable(m.GetPayloads())
 	if err != nil {
 		return nil, err
 	}
 	out := make([][]optim.Message, len(m.GetInboxes()))
-	for k, box := range m.GetInboxes() {
-		if len(box.GetMessages()) == 0 {
+	var box inbox
+	for k, b := range m.GetInboxes() {
+		if err := codec.Unmarshal(b, &box); err != nil {
+			return nil, fmt.Errorf("inbox %d: %w", k, err)
+		}
+		if len(box.Messages) == 0 {
 			continue
 		}
 		in := make([]optim.Message, len(box.Messages))
-		for j, w := range box.Messages {
-			p, err := resolve(w.GetPayload(), w.GetPayloadRef(), table)
-			if err != nil {
+		for j, d := range box.Messages {
+			if err := resolve(&d.Payload, d.Ref, table); err != nil {
 				return nil, fmt.Errorf("inbox %d, message %d: %w", k, j, err)
 			}
-			w := &Message{From: w.GetFrom(), Round: w.GetRound(), Phase: w.GetPhase(), Weight: w.GetWeight()}
-			if in[j], err = w.Optim(); err != nil {
-				return nil, fmt.Errorf("inbox %d, message %d: %w", k, j, err)
-			}
-			in[j].Payload = p
+			in[j] = d.Message
 		}
 		out[k] = in
 	}
@@ -517,34 +206,54 @@ func (m *WorkerStep) OptimInboxes() ([][]optim.Message, error) {
 
 // NewAck returns a client's answer to a step. port, when not nil, is the
 // client's port after it opened a round: its realized links and what it
-// addressed go into the ack (sharing the payload vectors, each distinct
-// payload once). err, when not nil, is sent as its text.
+// addressed go into the ack (each distinct payload once). err, when not
+// nil, is sent as its text.
 func NewAck(client int, epoch uint64, step, round int, port *optim.Port, stats optim.Stats, result optim.Result, err error) *Ack {
 	m := &Ack{
 		Client: int64(client), Epoch: epoch, Step: int64(step), Round: int64(round),
-		Stats: FromStats(stats), Result: FromResult(result), Error: errorText(err),
+		Stats: codec.MustMarshal(&stats), Result: codec.MustMarshal(&result), Error: errorText(err),
 	}
-	if port != nil {
-		if links := port.Round().Links; len(links) > 0 {
-			m.Links = make([]int64, len(links))
-			for k, j := range links {
-				m.Links[k] = int64(j)
-			}
-		}
-		var t payloadTable
-		if es := port.Envelopes(); len(es) > 0 {
-			m.Envelopes = make([]*Envelope, len(es))
-			for i, e := range es {
-				w := &Envelope{To: int64(e.To), Weight: e.Weight, Pushed: e.Pushed}
-				if w.PayloadRef = t.ref(e.Payload); w.PayloadRef == 0 {
-					w.Payload = FromPayload(e.Payload)
-				}
-				m.Envelopes[i] = w
-			}
-		}
-		m.Payloads = t.list
+	if port == nil {
+		return m
 	}
+	if links := port.Round().Links; len(links) > 0 {
+		m.Links = make([]int64, len(links))
+		for k, j := range links {
+			m.Links[k] = int64(j)
+		}
+	}
+	var t payloadTable
+	if es := port.Envelopes(); len(es) > 0 {
+		m.Envelopes = make([][]byte, len(es))
+		for i, e := range es {
+			w := envelope{Envelope: e}
+			if w.Ref = t.ref(e.Payload); w.Ref > 0 {
+				w.Payload = optim.Payload{}
+			}
+			m.Envelopes[i] = encode(&w)
+		}
+	}
+	m.Payloads = t.list
 	return m
+}
+
+// OptimStats returns the client's stats (zero when it reported none).
+func (m *Ack) OptimStats() (optim.Stats, error) {
+	var s optim.Stats
+	if err := codec.Unmarshal(m.GetStats(), &s); err != nil {
+		return s, fmt.Errorf("stats: %w", err)
+	}
+	return s, nil
+}
+
+// OptimResult returns the client's phase result (zero when it reported
+// none).
+func (m *Ack) OptimResult() (optim.Result, error) {
+	var r optim.Result
+	if err := codec.Unmarshal(m.GetResult(), &r); err != nil {
+		return r, fmt.Errorf("result: %w", err)
+	}
+	return r, nil
 }
 
 // OptimLinks returns the ack's realized links as client indices; nil when
@@ -556,35 +265,36 @@ func (m *Ack) OptimLinks() ([]int, error) {
 	}
 	out := make([]int, len(ls))
 	for k, j := range ls {
-		var err error
-		if out[k], err = toInt(j, "link"); err != nil {
-			return nil, err
+		if int64(int(j)) != j {
+			return nil, fmt.Errorf("wire: link %d does not fit an int", j)
 		}
+		out[k] = int(j)
 	}
 	return out, nil
 }
 
-// OptimEnvelopes returns what the client addressed, sharing the vectors
-// (envelopes that carried one payload share one vector).
+// OptimEnvelopes returns what the client addressed (envelopes that carried
+// one payload share one vector).
 func (m *Ack) OptimEnvelopes() ([]optim.Envelope, error) {
 	es := m.GetEnvelopes()
 	if len(es) == 0 {
 		return nil, nil
 	}
-	table, err := optimPayloads(m.GetPayloads())
+	table, err := decodeTable(m.GetPayloads())
 	if err != nil {
 		return nil, err
 	}
 	out := make([]optim.Envelope, len(es))
-	for i, e := range es {
-		p, err := resolve(e.GetPayload(), e.GetPayloadRef(), table)
+	for i, b := range es {
+		var w envelope
+		err := codec.Unmarshal(b, &w)
 		if err == nil {
-			out[i], err = (&Envelope{To: e.GetTo(), Weight: e.GetWeight(), Pushed: e.GetPushed()}).Optim()
+			err = resolve(&w.Payload, w.Ref, table)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("envelope %d: %w", i, err)
 		}
-		out[i].Payload = p
+		out[i] = w.Envelope
 	}
 	return out, nil
 }
@@ -602,11 +312,3 @@ func NewBuilt(client int, err error) *Built {
 // Err returns why building failed (nil when it did not), carrying its text
 // only.
 func (m *Built) Err() error { return textError(m.GetError()) }
-
-// nilIfEmpty returns nil for an empty b (protobuf does not tell them apart).
-func nilIfEmpty(b []byte) []byte {
-	if len(b) == 0 {
-		return nil
-	}
-	return b
-}

@@ -1,14 +1,20 @@
-// The wire format of hgpsim: what the supervisor and the clients of a run
-// exchange, as plain data with a defined encoding. Package wire (Go) holds
-// the generated code and the conversions to and from package optim.
+// The wire format of hgpsim: what the supervisor and the workers of a run
+// exchange. The messages below are the envelopes proto.actor's remote
+// transport carries; what they carry of package optim — phases, messages,
+// envelopes, stats, results — are `bytes` fields holding those
+// Go types in the encoding of hgpsim's codec (package internal/codec),
+// which is protobuf's wire format with the field numbers of the types'
+// `wire` tags. A `bytes` field holding a message encodes exactly as that
+// message field would, so these bytes are what a .proto declaring the
+// optim types as messages would give.
 //
 // Conventions that hold for every message below:
 //   - Client indices, round and step numbers, counts and sizes are int64,
 //     which holds a Go int on any platform; they are small and
 //     non-negative, so each costs one to three bytes as a varint.
-//   - Vectors are packed repeated doubles: 8 bytes per float plus a tag and
-//     a length. Float bits are kept exactly (±0, subnormals, infinities and
-//     NaN payloads included).
+//   - Vectors (in the optim types) are packed repeated doubles: 8 bytes per
+//     float plus a tag and a length. Float bits are kept exactly (±0,
+//     subnormals, infinities and NaN payloads included).
 //   - proto3 does not tell an empty list or map from an absent one: a
 //     zero-length vector, list or map decodes as nil in Go.
 //   - Every field number is below 16, so every tag is one byte. Numbers
@@ -37,124 +43,18 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// Kind says what a payload carries (optim.Kind); the numbers are optim's.
-type Kind int32
-
-const (
-	// No kind: never sent by a behaviour (optim's kinds start at 1).
-	Kind_KIND_UNSPECIFIED Kind = 0
-	// Model parameters: push-sum's z with its weight in Payload.mass, or the
-	// x, y or θ a server broadcasts or a client uploads.
-	Kind_KIND_MODEL Kind = 1
-	// Adjoint vectors of hyper-gradient estimation (u, and w for VR-HGP).
-	Kind_KIND_DUAL Kind = 2
-	// What a client reports to a server other than its model.
-	Kind_KIND_UPDATE Kind = 3
-	// Small bookkeeping data (indices, counters).
-	Kind_KIND_CONTROL Kind = 4
-)
-
-// Enum value maps for Kind.
-var (
-	Kind_name = map[int32]string{
-		0: "KIND_UNSPECIFIED",
-		1: "KIND_MODEL",
-		2: "KIND_DUAL",
-		3: "KIND_UPDATE",
-		4: "KIND_CONTROL",
-	}
-	Kind_value = map[string]int32{
-		"KIND_UNSPECIFIED": 0,
-		"KIND_MODEL":       1,
-		"KIND_DUAL":        2,
-		"KIND_UPDATE":      3,
-		"KIND_CONTROL":     4,
-	}
-)
-
-func (x Kind) Enum() *Kind {
-	p := new(Kind)
-	*p = x
-	return p
-}
-
-func (x Kind) String() string {
-	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
-}
-
-func (Kind) Descriptor() protoreflect.EnumDescriptor {
-	return file_hgpsim_proto_enumTypes[0].Descriptor()
-}
-
-func (Kind) Type() protoreflect.EnumType {
-	return &file_hgpsim_proto_enumTypes[0]
-}
-
-func (x Kind) Number() protoreflect.EnumNumber {
-	return protoreflect.EnumNumber(x)
-}
-
-// Deprecated: Use Kind.Descriptor instead.
-func (Kind) EnumDescriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{0}
-}
-
-// Vector is a float64 vector where a map value or a list element must be a
-// message.
-type Vector struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The elements, packed.
-	V             []float64 `protobuf:"fixed64,1,rep,packed,name=v,proto3" json:"v,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Vector) Reset() {
-	*x = Vector{}
-	mi := &file_hgpsim_proto_msgTypes[0]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Vector) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Vector) ProtoMessage() {}
-
-func (x *Vector) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[0]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Vector.ProtoReflect.Descriptor instead.
-func (*Vector) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{0}
-}
-
-func (x *Vector) GetV() []float64 {
-	if x != nil {
-		return x.V
-	}
-	return nil
-}
-
-// Payload is what one message carries (optim.Payload).
+// Payload is one entry of a payload table: an optim.Payload (kind, vector
+// and mass, numbered as its wire tags number them). It is the one optim
+// type declared here, because the vectors are the bulk of every round:
+// as a message its vector is written from the sender's memory and decoded
+// once, where a bytes field would copy it once more each way.
 type Payload struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// What the vector is. optim.Kind is a uint8: values above 255 are
-	// rejected when decoding.
-	Kind Kind `protobuf:"varint,1,opt,name=kind,proto3,enum=hgpsim.wire.Kind" json:"kind,omitempty"`
+	// optim.Kind: values above 255 are rejected when decoding.
+	Kind uint32 `protobuf:"varint,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	// The vector, packed: 8 bytes per element.
 	Vec []float64 `protobuf:"fixed64,2,rep,packed,name=vec,proto3" json:"vec,omitempty"`
-	// Push-sum weight ω travelling with a KIND_MODEL z; 0 otherwise.
+	// Push-sum weight ω travelling with a model z; 0 otherwise.
 	Mass          float64 `protobuf:"fixed64,3,opt,name=mass,proto3" json:"mass,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -162,7 +62,7 @@ type Payload struct {
 
 func (x *Payload) Reset() {
 	*x = Payload{}
-	mi := &file_hgpsim_proto_msgTypes[1]
+	mi := &file_hgpsim_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -174,7 +74,7 @@ func (x *Payload) String() string {
 func (*Payload) ProtoMessage() {}
 
 func (x *Payload) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[1]
+	mi := &file_hgpsim_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -187,14 +87,14 @@ func (x *Payload) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Payload.ProtoReflect.Descriptor instead.
 func (*Payload) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{1}
+	return file_hgpsim_proto_rawDescGZIP(), []int{0}
 }
 
-func (x *Payload) GetKind() Kind {
+func (x *Payload) GetKind() uint32 {
 	if x != nil {
 		return x.Kind
 	}
-	return Kind_KIND_UNSPECIFIED
+	return 0
 }
 
 func (x *Payload) GetVec() []float64 {
@@ -211,853 +111,7 @@ func (x *Payload) GetMass() float64 {
 	return 0
 }
 
-// Message is one delivery (optim.Message): a sender's payload with its
-// header, as it reaches the receiver.
-type Message struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Sender's client index.
-	From int64 `protobuf:"varint,1,opt,name=from,proto3" json:"from,omitempty"`
-	// 0-based round of the phase in which it was sent.
-	Round int64 `protobuf:"varint,2,opt,name=round,proto3" json:"round,omitempty"`
-	// Name of the phase in which it was sent.
-	Phase string `protobuf:"bytes,3,opt,name=phase,proto3" json:"phase,omitempty"`
-	// Push weight p_{from→receiver} for a message sent with Outbox.Push, 0
-	// for one sent with Outbox.Send.
-	Weight float64 `protobuf:"fixed64,4,opt,name=weight,proto3" json:"weight,omitempty"`
-	// What the sender sent.
-	Payload *Payload `protobuf:"bytes,5,opt,name=payload,proto3" json:"payload,omitempty"`
-	// When > 0, the payload is entry payload_ref − 1 of the enclosing
-	// message's payload table (WorkerStep.payloads) and payload is unset: a
-	// vector sent to many receivers crosses once.
-	PayloadRef    int64 `protobuf:"varint,6,opt,name=payload_ref,json=payloadRef,proto3" json:"payload_ref,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Message) Reset() {
-	*x = Message{}
-	mi := &file_hgpsim_proto_msgTypes[2]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Message) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Message) ProtoMessage() {}
-
-func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[2]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Message.ProtoReflect.Descriptor instead.
-func (*Message) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{2}
-}
-
-func (x *Message) GetFrom() int64 {
-	if x != nil {
-		return x.From
-	}
-	return 0
-}
-
-func (x *Message) GetRound() int64 {
-	if x != nil {
-		return x.Round
-	}
-	return 0
-}
-
-func (x *Message) GetPhase() string {
-	if x != nil {
-		return x.Phase
-	}
-	return ""
-}
-
-func (x *Message) GetWeight() float64 {
-	if x != nil {
-		return x.Weight
-	}
-	return 0
-}
-
-func (x *Message) GetPayload() *Payload {
-	if x != nil {
-		return x.Payload
-	}
-	return nil
-}
-
-func (x *Message) GetPayloadRef() int64 {
-	if x != nil {
-		return x.PayloadRef
-	}
-	return 0
-}
-
-// Envelope is one message as its sender addressed it (optim.Envelope),
-// before the router delivers or drops it.
-type Envelope struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Receiver's client index.
-	To int64 `protobuf:"varint,1,opt,name=to,proto3" json:"to,omitempty"`
-	// Push weight toward the receiver (0 unless pushed).
-	Weight float64 `protobuf:"fixed64,2,opt,name=weight,proto3" json:"weight,omitempty"`
-	// Sent with Outbox.Push: carries a push weight and the mass.
-	Pushed bool `protobuf:"varint,3,opt,name=pushed,proto3" json:"pushed,omitempty"`
-	// What is sent.
-	Payload *Payload `protobuf:"bytes,4,opt,name=payload,proto3" json:"payload,omitempty"`
-	// When > 0, the payload is entry payload_ref − 1 of the enclosing Ack's
-	// payload table and payload is unset: a push to every link sends its
-	// vector once.
-	PayloadRef    int64 `protobuf:"varint,5,opt,name=payload_ref,json=payloadRef,proto3" json:"payload_ref,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Envelope) Reset() {
-	*x = Envelope{}
-	mi := &file_hgpsim_proto_msgTypes[3]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Envelope) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Envelope) ProtoMessage() {}
-
-func (x *Envelope) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[3]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Envelope.ProtoReflect.Descriptor instead.
-func (*Envelope) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{3}
-}
-
-func (x *Envelope) GetTo() int64 {
-	if x != nil {
-		return x.To
-	}
-	return 0
-}
-
-func (x *Envelope) GetWeight() float64 {
-	if x != nil {
-		return x.Weight
-	}
-	return 0
-}
-
-func (x *Envelope) GetPushed() bool {
-	if x != nil {
-		return x.Pushed
-	}
-	return false
-}
-
-func (x *Envelope) GetPayload() *Payload {
-	if x != nil {
-		return x.Payload
-	}
-	return nil
-}
-
-func (x *Envelope) GetPayloadRef() int64 {
-	if x != nil {
-		return x.PayloadRef
-	}
-	return 0
-}
-
-// ClientInputs is one client's own inputs to a phase
-// (an element of optim.PhaseSpec.PerClient).
-type ClientInputs struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Named vectors (e.g. a state to start from).
-	Vectors       map[string]*Vector `protobuf:"bytes,1,rep,name=vectors,proto3" json:"vectors,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *ClientInputs) Reset() {
-	*x = ClientInputs{}
-	mi := &file_hgpsim_proto_msgTypes[4]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *ClientInputs) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*ClientInputs) ProtoMessage() {}
-
-func (x *ClientInputs) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[4]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use ClientInputs.ProtoReflect.Descriptor instead.
-func (*ClientInputs) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{4}
-}
-
-func (x *ClientInputs) GetVectors() map[string]*Vector {
-	if x != nil {
-		return x.Vectors
-	}
-	return nil
-}
-
-// PhaseSpec is one phase of a run as a Program schedules it
-// (optim.PhaseSpec).
-type PhaseSpec struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Phase name, echoed in every message and error of the phase.
-	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// Communication rounds; 0 for a phase that only acts when entered.
-	Rounds int64 `protobuf:"varint,2,opt,name=rounds,proto3" json:"rounds,omitempty"`
-	// Evaluate every eval_every rounds (0: only after the last round).
-	EvalEvery int64 `protobuf:"varint,3,opt,name=eval_every,json=evalEvery,proto3" json:"eval_every,omitempty"`
-	// The outer step the phase belongs to.
-	Step int64 `protobuf:"varint,4,opt,name=step,proto3" json:"step,omitempty"`
-	// Edge-realization tick of the phase's first round when >= 0; negative
-	// (optim.Continue = -1) continues from the previous phase. sint64 so that
-	// -1 costs one byte.
-	Tick int64 `protobuf:"zigzag64,5,opt,name=tick,proto3" json:"tick,omitempty"`
-	// Scalar parameters of the phase (e.g. "restart").
-	Args map[string]float64 `protobuf:"bytes,6,rep,name=args,proto3" json:"args,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
-	// Each client's own inputs, indexed by client; empty when the phase has
-	// none (optim's nil).
-	PerClient []*ClientInputs `protobuf:"bytes,7,rep,name=per_client,json=perClient,proto3" json:"per_client,omitempty"`
-	// Ask the driver to record what the network delivers (O(n²) memory).
-	Track bool `protobuf:"varint,8,opt,name=track,proto3" json:"track,omitempty"`
-	// Each client's saved state, indexed by client (the load-state phase of
-	// a resumed run); empty otherwise.
-	States [][]byte `protobuf:"bytes,9,rep,name=states,proto3" json:"states,omitempty"`
-	// A part of a phase cut for checkpoints (optim.SplitPhase): the index
-	// of its first round in the whole phase, whether another part follows,
-	// and the rounds of the whole phase (0: offset + rounds).
-	Offset        int64 `protobuf:"varint,10,opt,name=offset,proto3" json:"offset,omitempty"`
-	Continued     bool  `protobuf:"varint,11,opt,name=continued,proto3" json:"continued,omitempty"`
-	Total         int64 `protobuf:"varint,12,opt,name=total,proto3" json:"total,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *PhaseSpec) Reset() {
-	*x = PhaseSpec{}
-	mi := &file_hgpsim_proto_msgTypes[5]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *PhaseSpec) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*PhaseSpec) ProtoMessage() {}
-
-func (x *PhaseSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[5]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use PhaseSpec.ProtoReflect.Descriptor instead.
-func (*PhaseSpec) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{5}
-}
-
-func (x *PhaseSpec) GetName() string {
-	if x != nil {
-		return x.Name
-	}
-	return ""
-}
-
-func (x *PhaseSpec) GetRounds() int64 {
-	if x != nil {
-		return x.Rounds
-	}
-	return 0
-}
-
-func (x *PhaseSpec) GetEvalEvery() int64 {
-	if x != nil {
-		return x.EvalEvery
-	}
-	return 0
-}
-
-func (x *PhaseSpec) GetStep() int64 {
-	if x != nil {
-		return x.Step
-	}
-	return 0
-}
-
-func (x *PhaseSpec) GetTick() int64 {
-	if x != nil {
-		return x.Tick
-	}
-	return 0
-}
-
-func (x *PhaseSpec) GetArgs() map[string]float64 {
-	if x != nil {
-		return x.Args
-	}
-	return nil
-}
-
-func (x *PhaseSpec) GetPerClient() []*ClientInputs {
-	if x != nil {
-		return x.PerClient
-	}
-	return nil
-}
-
-func (x *PhaseSpec) GetTrack() bool {
-	if x != nil {
-		return x.Track
-	}
-	return false
-}
-
-func (x *PhaseSpec) GetStates() [][]byte {
-	if x != nil {
-		return x.States
-	}
-	return nil
-}
-
-func (x *PhaseSpec) GetOffset() int64 {
-	if x != nil {
-		return x.Offset
-	}
-	return 0
-}
-
-func (x *PhaseSpec) GetContinued() bool {
-	if x != nil {
-		return x.Continued
-	}
-	return false
-}
-
-func (x *PhaseSpec) GetTotal() int64 {
-	if x != nil {
-		return x.Total
-	}
-	return 0
-}
-
-// Stats is what a client reports when a round is evaluated (optim.Stats).
-type Stats struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Loss and accuracy on the client's training split.
-	TrainLoss float64 `protobuf:"fixed64,1,opt,name=train_loss,json=trainLoss,proto3" json:"train_loss,omitempty"`
-	TrainAcc  float64 `protobuf:"fixed64,2,opt,name=train_acc,json=trainAcc,proto3" json:"train_acc,omitempty"`
-	// Loss and accuracy on the validation split.
-	ValLoss float64 `protobuf:"fixed64,3,opt,name=val_loss,json=valLoss,proto3" json:"val_loss,omitempty"`
-	ValAcc  float64 `protobuf:"fixed64,4,opt,name=val_acc,json=valAcc,proto3" json:"val_acc,omitempty"`
-	// Loss and accuracy on the test split.
-	TestLoss float64 `protobuf:"fixed64,5,opt,name=test_loss,json=testLoss,proto3" json:"test_loss,omitempty"`
-	TestAcc  float64 `protobuf:"fixed64,6,opt,name=test_acc,json=testAcc,proto3" json:"test_acc,omitempty"`
-	// F_i(x_i, λ_i) on the outer data (0 without it).
-	OuterLoss float64 `protobuf:"fixed64,7,opt,name=outer_loss,json=outerLoss,proto3" json:"outer_loss,omitempty"`
-	// Sizes of the validation and test splits, for weighted means.
-	ValN  int64 `protobuf:"varint,8,opt,name=val_n,json=valN,proto3" json:"val_n,omitempty"`
-	TestN int64 `protobuf:"varint,9,opt,name=test_n,json=testN,proto3" json:"test_n,omitempty"`
-	// The client's debiased parameter vector (for the consensus distance).
-	X []float64 `protobuf:"fixed64,10,rep,packed,name=x,proto3" json:"x,omitempty"`
-	// A hyper-gradient estimator's current estimate.
-	Hyper []float64 `protobuf:"fixed64,11,rep,packed,name=hyper,proto3" json:"hyper,omitempty"`
-	// Size of the training split, for weighted means.
-	TrainN int64 `protobuf:"varint,12,opt,name=train_n,json=trainN,proto3" json:"train_n,omitempty"`
-	// A push-sum client's weight ω (0 for other clients).
-	Weight        float64 `protobuf:"fixed64,13,opt,name=weight,proto3" json:"weight,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Stats) Reset() {
-	*x = Stats{}
-	mi := &file_hgpsim_proto_msgTypes[6]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Stats) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Stats) ProtoMessage() {}
-
-func (x *Stats) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[6]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Stats.ProtoReflect.Descriptor instead.
-func (*Stats) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{6}
-}
-
-func (x *Stats) GetTrainLoss() float64 {
-	if x != nil {
-		return x.TrainLoss
-	}
-	return 0
-}
-
-func (x *Stats) GetTrainAcc() float64 {
-	if x != nil {
-		return x.TrainAcc
-	}
-	return 0
-}
-
-func (x *Stats) GetValLoss() float64 {
-	if x != nil {
-		return x.ValLoss
-	}
-	return 0
-}
-
-func (x *Stats) GetValAcc() float64 {
-	if x != nil {
-		return x.ValAcc
-	}
-	return 0
-}
-
-func (x *Stats) GetTestLoss() float64 {
-	if x != nil {
-		return x.TestLoss
-	}
-	return 0
-}
-
-func (x *Stats) GetTestAcc() float64 {
-	if x != nil {
-		return x.TestAcc
-	}
-	return 0
-}
-
-func (x *Stats) GetOuterLoss() float64 {
-	if x != nil {
-		return x.OuterLoss
-	}
-	return 0
-}
-
-func (x *Stats) GetValN() int64 {
-	if x != nil {
-		return x.ValN
-	}
-	return 0
-}
-
-func (x *Stats) GetTestN() int64 {
-	if x != nil {
-		return x.TestN
-	}
-	return 0
-}
-
-func (x *Stats) GetX() []float64 {
-	if x != nil {
-		return x.X
-	}
-	return nil
-}
-
-func (x *Stats) GetHyper() []float64 {
-	if x != nil {
-		return x.Hyper
-	}
-	return nil
-}
-
-func (x *Stats) GetTrainN() int64 {
-	if x != nil {
-		return x.TrainN
-	}
-	return 0
-}
-
-func (x *Stats) GetWeight() float64 {
-	if x != nil {
-		return x.Weight
-	}
-	return 0
-}
-
-// Result is what a client reports when a phase ends (optim.Result).
-type Result struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Named vectors.
-	Vectors map[string]*Vector `protobuf:"bytes,1,rep,name=vectors,proto3" json:"vectors,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Named values.
-	Values map[string]float64 `protobuf:"bytes,2,rep,name=values,proto3" json:"values,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
-	// A client's saved state (the save-state phase of a checkpoint).
-	State []byte `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
-	// The type of a client that cannot save its state (save-state phase).
-	Stateless     string `protobuf:"bytes,4,opt,name=stateless,proto3" json:"stateless,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Result) Reset() {
-	*x = Result{}
-	mi := &file_hgpsim_proto_msgTypes[7]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Result) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Result) ProtoMessage() {}
-
-func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[7]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Result.ProtoReflect.Descriptor instead.
-func (*Result) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{7}
-}
-
-func (x *Result) GetVectors() map[string]*Vector {
-	if x != nil {
-		return x.Vectors
-	}
-	return nil
-}
-
-func (x *Result) GetValues() map[string]float64 {
-	if x != nil {
-		return x.Values
-	}
-	return nil
-}
-
-func (x *Result) GetState() []byte {
-	if x != nil {
-		return x.State
-	}
-	return nil
-}
-
-func (x *Result) GetStateless() string {
-	if x != nil {
-		return x.Stateless
-	}
-	return ""
-}
-
-// Traffic counts what crossed the network (optim.Traffic).
-type Traffic struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Messages delivered to another client (self-deliveries excluded).
-	Messages int64 `protobuf:"varint,1,opt,name=messages,proto3" json:"messages,omitempty"`
-	// Their bytes as optim counts them: 8 per float, 8 for the header, 8
-	// more when pushed. This is optim's model of a message, not the size of
-	// the encodings in this file.
-	Bytes int64 `protobuf:"varint,2,opt,name=bytes,proto3" json:"bytes,omitempty"`
-	// Messages addressed over a link that was down.
-	Dropped       int64 `protobuf:"varint,3,opt,name=dropped,proto3" json:"dropped,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Traffic) Reset() {
-	*x = Traffic{}
-	mi := &file_hgpsim_proto_msgTypes[8]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Traffic) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Traffic) ProtoMessage() {}
-
-func (x *Traffic) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[8]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Traffic.ProtoReflect.Descriptor instead.
-func (*Traffic) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{8}
-}
-
-func (x *Traffic) GetMessages() int64 {
-	if x != nil {
-		return x.Messages
-	}
-	return 0
-}
-
-func (x *Traffic) GetBytes() int64 {
-	if x != nil {
-		return x.Bytes
-	}
-	return 0
-}
-
-func (x *Traffic) GetDropped() int64 {
-	if x != nil {
-		return x.Dropped
-	}
-	return 0
-}
-
-// DeliveryRecord is what the network delivered during a phase, per link
-// (optim.DeliveryRecord), with its n×n matrices flattened row by row:
-// element (i, j), link i→j, is at index i·n + j.
-type DeliveryRecord struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Rounds recorded.
-	Rounds int64 `protobuf:"varint,1,opt,name=rounds,proto3" json:"rounds,omitempty"`
-	// Number of clients: weight_sum and count have n·n elements.
-	N int64 `protobuf:"varint,2,opt,name=n,proto3" json:"n,omitempty"`
-	// Sum of the push weights delivered over each link.
-	WeightSum []float64 `protobuf:"fixed64,3,rep,packed,name=weight_sum,json=weightSum,proto3" json:"weight_sum,omitempty"`
-	// Number of rounds with a delivery over each link.
-	Count []float64 `protobuf:"fixed64,4,rep,packed,name=count,proto3" json:"count,omitempty"`
-	// Rounds each client was online (n elements).
-	Online        []float64 `protobuf:"fixed64,5,rep,packed,name=online,proto3" json:"online,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *DeliveryRecord) Reset() {
-	*x = DeliveryRecord{}
-	mi := &file_hgpsim_proto_msgTypes[9]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *DeliveryRecord) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*DeliveryRecord) ProtoMessage() {}
-
-func (x *DeliveryRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[9]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use DeliveryRecord.ProtoReflect.Descriptor instead.
-func (*DeliveryRecord) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{9}
-}
-
-func (x *DeliveryRecord) GetRounds() int64 {
-	if x != nil {
-		return x.Rounds
-	}
-	return 0
-}
-
-func (x *DeliveryRecord) GetN() int64 {
-	if x != nil {
-		return x.N
-	}
-	return 0
-}
-
-func (x *DeliveryRecord) GetWeightSum() []float64 {
-	if x != nil {
-		return x.WeightSum
-	}
-	return nil
-}
-
-func (x *DeliveryRecord) GetCount() []float64 {
-	if x != nil {
-		return x.Count
-	}
-	return nil
-}
-
-func (x *DeliveryRecord) GetOnline() []float64 {
-	if x != nil {
-		return x.Online
-	}
-	return nil
-}
-
-// Step is the supervisor's order to one client (the actor protocol): enter
-// the phase (step 0), close round step−1 (step > 0) and open round step
-// (step < rounds); after the last round, report the phase's result.
-type Step struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Counts the phases of a runtime; the ack echoes it, so that late answers
-	// from a failed phase are recognized.
-	Epoch uint64 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	// The step: 0 enters the phase, k closes round k−1 and opens round k.
-	Step int64 `protobuf:"varint,2,opt,name=step,proto3" json:"step,omitempty"`
-	// The phase, set at step 0 only.
-	Spec *PhaseSpec `protobuf:"bytes,3,opt,name=spec,proto3" json:"spec,omitempty"`
-	// Edge-realization tick of round step.
-	Tick uint64 `protobuf:"varint,4,opt,name=tick,proto3" json:"tick,omitempty"`
-	// Evaluate (report Stats) after closing round step−1.
-	Eval bool `protobuf:"varint,5,opt,name=eval,proto3" json:"eval,omitempty"`
-	// What reached the receiving client in round step−1, sorted by sender
-	// (a sender's own messages in the order it sent them). Only this
-	// client's deliveries: a step is addressed to one client.
-	Inbox         []*Message `protobuf:"bytes,6,rep,name=inbox,proto3" json:"inbox,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Step) Reset() {
-	*x = Step{}
-	mi := &file_hgpsim_proto_msgTypes[10]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Step) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Step) ProtoMessage() {}
-
-func (x *Step) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[10]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Step.ProtoReflect.Descriptor instead.
-func (*Step) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{10}
-}
-
-func (x *Step) GetEpoch() uint64 {
-	if x != nil {
-		return x.Epoch
-	}
-	return 0
-}
-
-func (x *Step) GetStep() int64 {
-	if x != nil {
-		return x.Step
-	}
-	return 0
-}
-
-func (x *Step) GetSpec() *PhaseSpec {
-	if x != nil {
-		return x.Spec
-	}
-	return nil
-}
-
-func (x *Step) GetTick() uint64 {
-	if x != nil {
-		return x.Tick
-	}
-	return 0
-}
-
-func (x *Step) GetEval() bool {
-	if x != nil {
-		return x.Eval
-	}
-	return false
-}
-
-func (x *Step) GetInbox() []*Message {
-	if x != nil {
-		return x.Inbox
-	}
-	return nil
-}
-
-// Ack is a client's answer to a Step.
+// Ack is a client's answer to a WorkerStep.
 type Ack struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The answering client's index.
@@ -1073,15 +127,18 @@ type Ack struct {
 	// ascending, the client included; empty when no round was opened. The
 	// router drops envelopes addressed outside them.
 	Links []int64 `protobuf:"varint,5,rep,packed,name=links,proto3" json:"links,omitempty"`
-	// What the client addressed in the round opened, in the order it sent.
-	Envelopes []*Envelope `protobuf:"bytes,6,rep,name=envelopes,proto3" json:"envelopes,omitempty"`
-	// The client's stats when the step asked for an evaluation.
-	Stats *Stats `protobuf:"bytes,7,opt,name=stats,proto3" json:"stats,omitempty"`
-	// The client's phase result after the last round.
-	Result *Result `protobuf:"bytes,8,opt,name=result,proto3" json:"result,omitempty"`
+	// What the client addressed in the round opened, in the order it sent:
+	// each an optim.Envelope whose payload, when its field 5 (payload_ref)
+	// is k > 0, is entry k − 1 of payloads instead of inline.
+	Envelopes [][]byte `protobuf:"bytes,6,rep,name=envelopes,proto3" json:"envelopes,omitempty"`
+	// The client's optim.Stats when the step asked for an evaluation.
+	Stats []byte `protobuf:"bytes,7,opt,name=stats,proto3" json:"stats,omitempty"`
+	// The client's optim.Result after the phase's last round.
+	Result []byte `protobuf:"bytes,8,opt,name=result,proto3" json:"result,omitempty"`
 	// Why the step failed; empty when it did not.
 	Error string `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
-	// The distinct payloads the envelopes refer to (Envelope.payload_ref).
+	// The distinct payloads the envelopes refer to: a push to every link
+	// sends its vector once.
 	Payloads      []*Payload `protobuf:"bytes,10,rep,name=payloads,proto3" json:"payloads,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1089,7 +146,7 @@ type Ack struct {
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_hgpsim_proto_msgTypes[11]
+	mi := &file_hgpsim_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1101,7 +158,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[11]
+	mi := &file_hgpsim_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1114,7 +171,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{11}
+	return file_hgpsim_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *Ack) GetClient() int64 {
@@ -1152,21 +209,21 @@ func (x *Ack) GetLinks() []int64 {
 	return nil
 }
 
-func (x *Ack) GetEnvelopes() []*Envelope {
+func (x *Ack) GetEnvelopes() [][]byte {
 	if x != nil {
 		return x.Envelopes
 	}
 	return nil
 }
 
-func (x *Ack) GetStats() *Stats {
+func (x *Ack) GetStats() []byte {
 	if x != nil {
 		return x.Stats
 	}
 	return nil
 }
 
-func (x *Ack) GetResult() *Result {
+func (x *Ack) GetResult() []byte {
 	if x != nil {
 		return x.Result
 	}
@@ -1187,67 +244,33 @@ func (x *Ack) GetPayloads() []*Payload {
 	return nil
 }
 
-// Inbox is what reached one client in a round, sorted by sender.
-type Inbox struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Messages      []*Message             `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Inbox) Reset() {
-	*x = Inbox{}
-	mi := &file_hgpsim_proto_msgTypes[12]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Inbox) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Inbox) ProtoMessage() {}
-
-func (x *Inbox) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[12]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Inbox.ProtoReflect.Descriptor instead.
-func (*Inbox) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{12}
-}
-
-func (x *Inbox) GetMessages() []*Message {
-	if x != nil {
-		return x.Messages
-	}
-	return nil
-}
-
-// WorkerStep is a Step for every client a worker hosts, in one message: the
+// WorkerStep is the supervisor's order to the clients a worker hosts: enter
+// the phase (step 0), close round step−1 (step > 0) and open round step
+// (step < rounds); after the last round, report the phase's result. The
 // payloads its clients received cross once per worker, not once per
 // receiver, and the worker hands each client its inbox.
 type WorkerStep struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// As in Step.
-	Epoch uint64     `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	Step  int64      `protobuf:"varint,2,opt,name=step,proto3" json:"step,omitempty"`
-	Spec  *PhaseSpec `protobuf:"bytes,3,opt,name=spec,proto3" json:"spec,omitempty"`
-	Tick  uint64     `protobuf:"varint,4,opt,name=tick,proto3" json:"tick,omitempty"`
-	Eval  bool       `protobuf:"varint,5,opt,name=eval,proto3" json:"eval,omitempty"`
-	// The distinct payloads the inboxes refer to (Message.payload_ref).
+	// Counts the phases of a runtime; the acks echo it, so that late answers
+	// from a failed phase are recognized.
+	Epoch uint64 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// The step: 0 enters the phase, k closes round k−1 and opens round k.
+	Step int64 `protobuf:"varint,2,opt,name=step,proto3" json:"step,omitempty"`
+	// The phase (an optim.PhaseSpec), set at step 0 only.
+	Spec []byte `protobuf:"bytes,3,opt,name=spec,proto3,oneof" json:"spec,omitempty"`
+	// Edge-realization tick of round step.
+	Tick uint64 `protobuf:"varint,4,opt,name=tick,proto3" json:"tick,omitempty"`
+	// Evaluate (report Stats) after closing round step−1.
+	Eval bool `protobuf:"varint,5,opt,name=eval,proto3" json:"eval,omitempty"`
+	// The distinct payloads the inboxes refer to.
 	Payloads []*Payload `protobuf:"bytes,6,rep,name=payloads,proto3" json:"payloads,omitempty"`
 	// The first client of the worker's block; inboxes[k] is client first+k's.
-	First   int64    `protobuf:"varint,7,opt,name=first,proto3" json:"first,omitempty"`
-	Inboxes []*Inbox `protobuf:"bytes,8,rep,name=inboxes,proto3" json:"inboxes,omitempty"`
+	First int64 `protobuf:"varint,7,opt,name=first,proto3" json:"first,omitempty"`
+	// What reached each client in round step−1, sorted by sender (a
+	// sender's own messages in the order it sent them): a list (field 1) of
+	// optim.Messages whose payload, when their field 6 (payload_ref) is
+	// k > 0, is entry k − 1 of payloads instead of inline.
+	Inboxes [][]byte `protobuf:"bytes,8,rep,name=inboxes,proto3" json:"inboxes,omitempty"`
 	// The Setup's run: a worker ignores steps of a run it does not host.
 	Run           uint64 `protobuf:"varint,9,opt,name=run,proto3" json:"run,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1256,7 +279,7 @@ type WorkerStep struct {
 
 func (x *WorkerStep) Reset() {
 	*x = WorkerStep{}
-	mi := &file_hgpsim_proto_msgTypes[13]
+	mi := &file_hgpsim_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1268,7 +291,7 @@ func (x *WorkerStep) String() string {
 func (*WorkerStep) ProtoMessage() {}
 
 func (x *WorkerStep) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[13]
+	mi := &file_hgpsim_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1281,7 +304,7 @@ func (x *WorkerStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerStep.ProtoReflect.Descriptor instead.
 func (*WorkerStep) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{13}
+	return file_hgpsim_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *WorkerStep) GetEpoch() uint64 {
@@ -1298,7 +321,7 @@ func (x *WorkerStep) GetStep() int64 {
 	return 0
 }
 
-func (x *WorkerStep) GetSpec() *PhaseSpec {
+func (x *WorkerStep) GetSpec() []byte {
 	if x != nil {
 		return x.Spec
 	}
@@ -1333,7 +356,7 @@ func (x *WorkerStep) GetFirst() int64 {
 	return 0
 }
 
-func (x *WorkerStep) GetInboxes() []*Inbox {
+func (x *WorkerStep) GetInboxes() [][]byte {
 	if x != nil {
 		return x.Inboxes
 	}
@@ -1361,7 +384,7 @@ type Built struct {
 
 func (x *Built) Reset() {
 	*x = Built{}
-	mi := &file_hgpsim_proto_msgTypes[14]
+	mi := &file_hgpsim_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1373,7 +396,7 @@ func (x *Built) String() string {
 func (*Built) ProtoMessage() {}
 
 func (x *Built) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[14]
+	mi := &file_hgpsim_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1386,7 +409,7 @@ func (x *Built) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Built.ProtoReflect.Descriptor instead.
 func (*Built) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{14}
+	return file_hgpsim_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Built) GetClient() int64 {
@@ -1434,7 +457,7 @@ type Setup struct {
 
 func (x *Setup) Reset() {
 	*x = Setup{}
-	mi := &file_hgpsim_proto_msgTypes[15]
+	mi := &file_hgpsim_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1446,7 +469,7 @@ func (x *Setup) String() string {
 func (*Setup) ProtoMessage() {}
 
 func (x *Setup) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[15]
+	mi := &file_hgpsim_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1459,7 +482,7 @@ func (x *Setup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Setup.ProtoReflect.Descriptor instead.
 func (*Setup) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{15}
+	return file_hgpsim_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Setup) GetScenario() []byte {
@@ -1537,7 +560,7 @@ type Hosted struct {
 
 func (x *Hosted) Reset() {
 	*x = Hosted{}
-	mi := &file_hgpsim_proto_msgTypes[16]
+	mi := &file_hgpsim_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1549,7 +572,7 @@ func (x *Hosted) String() string {
 func (*Hosted) ProtoMessage() {}
 
 func (x *Hosted) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[16]
+	mi := &file_hgpsim_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1562,7 +585,7 @@ func (x *Hosted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hosted.ProtoReflect.Descriptor instead.
 func (*Hosted) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{16}
+	return file_hgpsim_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Hosted) GetRun() uint64 {
@@ -1620,7 +643,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_hgpsim_proto_msgTypes[17]
+	mi := &file_hgpsim_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1632,7 +655,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[17]
+	mi := &file_hgpsim_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1645,7 +668,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{17}
+	return file_hgpsim_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Heartbeat) GetRun() uint64 {
@@ -1688,7 +711,7 @@ type Release struct {
 
 func (x *Release) Reset() {
 	*x = Release{}
-	mi := &file_hgpsim_proto_msgTypes[18]
+	mi := &file_hgpsim_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1700,7 +723,7 @@ func (x *Release) String() string {
 func (*Release) ProtoMessage() {}
 
 func (x *Release) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[18]
+	mi := &file_hgpsim_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1713,7 +736,7 @@ func (x *Release) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Release.ProtoReflect.Descriptor instead.
 func (*Release) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{18}
+	return file_hgpsim_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Release) GetRun() uint64 {
@@ -1727,123 +750,35 @@ var File_hgpsim_proto protoreflect.FileDescriptor
 
 const file_hgpsim_proto_rawDesc = "" +
 	"\n" +
-	"\fhgpsim.proto\x12\vhgpsim.wire\"\x1a\n" +
-	"\x06Vector\x12\x10\n" +
-	"\x01v\x18\x01 \x03(\x01B\x02\x10\x01R\x01v\"Z\n" +
-	"\aPayload\x12%\n" +
-	"\x04kind\x18\x01 \x01(\x0e2\x11.hgpsim.wire.KindR\x04kind\x12\x14\n" +
+	"\fhgpsim.proto\x12\vhgpsim.wire\"G\n" +
+	"\aPayload\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\rR\x04kind\x12\x14\n" +
 	"\x03vec\x18\x02 \x03(\x01B\x02\x10\x01R\x03vec\x12\x12\n" +
-	"\x04mass\x18\x03 \x01(\x01R\x04mass\"\xb2\x01\n" +
-	"\aMessage\x12\x12\n" +
-	"\x04from\x18\x01 \x01(\x03R\x04from\x12\x14\n" +
-	"\x05round\x18\x02 \x01(\x03R\x05round\x12\x14\n" +
-	"\x05phase\x18\x03 \x01(\tR\x05phase\x12\x16\n" +
-	"\x06weight\x18\x04 \x01(\x01R\x06weight\x12.\n" +
-	"\apayload\x18\x05 \x01(\v2\x14.hgpsim.wire.PayloadR\apayload\x12\x1f\n" +
-	"\vpayload_ref\x18\x06 \x01(\x03R\n" +
-	"payloadRef\"\x9b\x01\n" +
-	"\bEnvelope\x12\x0e\n" +
-	"\x02to\x18\x01 \x01(\x03R\x02to\x12\x16\n" +
-	"\x06weight\x18\x02 \x01(\x01R\x06weight\x12\x16\n" +
-	"\x06pushed\x18\x03 \x01(\bR\x06pushed\x12.\n" +
-	"\apayload\x18\x04 \x01(\v2\x14.hgpsim.wire.PayloadR\apayload\x12\x1f\n" +
-	"\vpayload_ref\x18\x05 \x01(\x03R\n" +
-	"payloadRef\"\xa1\x01\n" +
-	"\fClientInputs\x12@\n" +
-	"\avectors\x18\x01 \x03(\v2&.hgpsim.wire.ClientInputs.VectorsEntryR\avectors\x1aO\n" +
-	"\fVectorsEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12)\n" +
-	"\x05value\x18\x02 \x01(\v2\x13.hgpsim.wire.VectorR\x05value:\x028\x01\"\xa1\x03\n" +
-	"\tPhaseSpec\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
-	"\x06rounds\x18\x02 \x01(\x03R\x06rounds\x12\x1d\n" +
-	"\n" +
-	"eval_every\x18\x03 \x01(\x03R\tevalEvery\x12\x12\n" +
-	"\x04step\x18\x04 \x01(\x03R\x04step\x12\x12\n" +
-	"\x04tick\x18\x05 \x01(\x12R\x04tick\x124\n" +
-	"\x04args\x18\x06 \x03(\v2 .hgpsim.wire.PhaseSpec.ArgsEntryR\x04args\x128\n" +
-	"\n" +
-	"per_client\x18\a \x03(\v2\x19.hgpsim.wire.ClientInputsR\tperClient\x12\x14\n" +
-	"\x05track\x18\b \x01(\bR\x05track\x12\x16\n" +
-	"\x06states\x18\t \x03(\fR\x06states\x12\x16\n" +
-	"\x06offset\x18\n" +
-	" \x01(\x03R\x06offset\x12\x1c\n" +
-	"\tcontinued\x18\v \x01(\bR\tcontinued\x12\x14\n" +
-	"\x05total\x18\f \x01(\x03R\x05total\x1a7\n" +
-	"\tArgsEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xd7\x02\n" +
-	"\x05Stats\x12\x1d\n" +
-	"\n" +
-	"train_loss\x18\x01 \x01(\x01R\ttrainLoss\x12\x1b\n" +
-	"\ttrain_acc\x18\x02 \x01(\x01R\btrainAcc\x12\x19\n" +
-	"\bval_loss\x18\x03 \x01(\x01R\avalLoss\x12\x17\n" +
-	"\aval_acc\x18\x04 \x01(\x01R\x06valAcc\x12\x1b\n" +
-	"\ttest_loss\x18\x05 \x01(\x01R\btestLoss\x12\x19\n" +
-	"\btest_acc\x18\x06 \x01(\x01R\atestAcc\x12\x1d\n" +
-	"\n" +
-	"outer_loss\x18\a \x01(\x01R\touterLoss\x12\x13\n" +
-	"\x05val_n\x18\b \x01(\x03R\x04valN\x12\x15\n" +
-	"\x06test_n\x18\t \x01(\x03R\x05testN\x12\x10\n" +
-	"\x01x\x18\n" +
-	" \x03(\x01B\x02\x10\x01R\x01x\x12\x18\n" +
-	"\x05hyper\x18\v \x03(\x01B\x02\x10\x01R\x05hyper\x12\x17\n" +
-	"\atrain_n\x18\f \x01(\x03R\x06trainN\x12\x16\n" +
-	"\x06weight\x18\r \x01(\x01R\x06weight\"\xbd\x02\n" +
-	"\x06Result\x12:\n" +
-	"\avectors\x18\x01 \x03(\v2 .hgpsim.wire.Result.VectorsEntryR\avectors\x127\n" +
-	"\x06values\x18\x02 \x03(\v2\x1f.hgpsim.wire.Result.ValuesEntryR\x06values\x12\x14\n" +
-	"\x05state\x18\x03 \x01(\fR\x05state\x12\x1c\n" +
-	"\tstateless\x18\x04 \x01(\tR\tstateless\x1aO\n" +
-	"\fVectorsEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12)\n" +
-	"\x05value\x18\x02 \x01(\v2\x13.hgpsim.wire.VectorR\x05value:\x028\x01\x1a9\n" +
-	"\vValuesEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"U\n" +
-	"\aTraffic\x12\x1a\n" +
-	"\bmessages\x18\x01 \x01(\x03R\bmessages\x12\x14\n" +
-	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x12\x18\n" +
-	"\adropped\x18\x03 \x01(\x03R\adropped\"\x8f\x01\n" +
-	"\x0eDeliveryRecord\x12\x16\n" +
-	"\x06rounds\x18\x01 \x01(\x03R\x06rounds\x12\f\n" +
-	"\x01n\x18\x02 \x01(\x03R\x01n\x12!\n" +
-	"\n" +
-	"weight_sum\x18\x03 \x03(\x01B\x02\x10\x01R\tweightSum\x12\x18\n" +
-	"\x05count\x18\x04 \x03(\x01B\x02\x10\x01R\x05count\x12\x1a\n" +
-	"\x06online\x18\x05 \x03(\x01B\x02\x10\x01R\x06online\"\xb0\x01\n" +
-	"\x04Step\x12\x14\n" +
-	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x12\n" +
-	"\x04step\x18\x02 \x01(\x03R\x04step\x12*\n" +
-	"\x04spec\x18\x03 \x01(\v2\x16.hgpsim.wire.PhaseSpecR\x04spec\x12\x12\n" +
-	"\x04tick\x18\x04 \x01(\x04R\x04tick\x12\x12\n" +
-	"\x04eval\x18\x05 \x01(\bR\x04eval\x12*\n" +
-	"\x05inbox\x18\x06 \x03(\v2\x14.hgpsim.wire.MessageR\x05inbox\"\xcb\x02\n" +
+	"\x04mass\x18\x03 \x01(\x01R\x04mass\"\x8b\x02\n" +
 	"\x03Ack\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\x03R\x06client\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x12\n" +
 	"\x04step\x18\x03 \x01(\x03R\x04step\x12\x14\n" +
 	"\x05round\x18\x04 \x01(\x03R\x05round\x12\x18\n" +
-	"\x05links\x18\x05 \x03(\x03B\x02\x10\x01R\x05links\x123\n" +
-	"\tenvelopes\x18\x06 \x03(\v2\x15.hgpsim.wire.EnvelopeR\tenvelopes\x12(\n" +
-	"\x05stats\x18\a \x01(\v2\x12.hgpsim.wire.StatsR\x05stats\x12+\n" +
-	"\x06result\x18\b \x01(\v2\x13.hgpsim.wire.ResultR\x06result\x12\x14\n" +
+	"\x05links\x18\x05 \x03(\x03B\x02\x10\x01R\x05links\x12\x1c\n" +
+	"\tenvelopes\x18\x06 \x03(\fR\tenvelopes\x12\x14\n" +
+	"\x05stats\x18\a \x01(\fR\x05stats\x12\x16\n" +
+	"\x06result\x18\b \x01(\fR\x06result\x12\x14\n" +
 	"\x05error\x18\t \x01(\tR\x05error\x120\n" +
 	"\bpayloads\x18\n" +
-	" \x03(\v2\x14.hgpsim.wire.PayloadR\bpayloads\"9\n" +
-	"\x05Inbox\x120\n" +
-	"\bmessages\x18\x01 \x03(\v2\x14.hgpsim.wire.MessageR\bmessages\"\x92\x02\n" +
+	" \x03(\v2\x14.hgpsim.wire.PayloadR\bpayloads\"\xf4\x01\n" +
 	"\n" +
 	"WorkerStep\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x12\n" +
-	"\x04step\x18\x02 \x01(\x03R\x04step\x12*\n" +
-	"\x04spec\x18\x03 \x01(\v2\x16.hgpsim.wire.PhaseSpecR\x04spec\x12\x12\n" +
+	"\x04step\x18\x02 \x01(\x03R\x04step\x12\x17\n" +
+	"\x04spec\x18\x03 \x01(\fH\x00R\x04spec\x88\x01\x01\x12\x12\n" +
 	"\x04tick\x18\x04 \x01(\x04R\x04tick\x12\x12\n" +
 	"\x04eval\x18\x05 \x01(\bR\x04eval\x120\n" +
 	"\bpayloads\x18\x06 \x03(\v2\x14.hgpsim.wire.PayloadR\bpayloads\x12\x14\n" +
-	"\x05first\x18\a \x01(\x03R\x05first\x12,\n" +
-	"\ainboxes\x18\b \x03(\v2\x12.hgpsim.wire.InboxR\ainboxes\x12\x10\n" +
-	"\x03run\x18\t \x01(\x04R\x03run\"5\n" +
+	"\x05first\x18\a \x01(\x03R\x05first\x12\x18\n" +
+	"\ainboxes\x18\b \x03(\fR\ainboxes\x12\x10\n" +
+	"\x03run\x18\t \x01(\x04R\x03runB\a\n" +
+	"\x05_spec\"5\n" +
 	"\x05Built\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\x03R\x06client\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\"\xfe\x01\n" +
@@ -1870,14 +805,7 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\vbusy_client\x18\x04 \x01(\x03R\n" +
 	"busyClient\"\x1b\n" +
 	"\aRelease\x12\x10\n" +
-	"\x03run\x18\x01 \x01(\x04R\x03run*^\n" +
-	"\x04Kind\x12\x14\n" +
-	"\x10KIND_UNSPECIFIED\x10\x00\x12\x0e\n" +
-	"\n" +
-	"KIND_MODEL\x10\x01\x12\r\n" +
-	"\tKIND_DUAL\x10\x02\x12\x0f\n" +
-	"\vKIND_UPDATE\x10\x03\x12\x10\n" +
-	"\fKIND_CONTROL\x10\x04B\rZ\vhgpsim/wireb\x06proto3"
+	"\x03run\x18\x01 \x01(\x04R\x03runB\rZ\vhgpsim/wireb\x06proto3"
 
 var (
 	file_hgpsim_proto_rawDescOnce sync.Once
@@ -1891,60 +819,25 @@ func file_hgpsim_proto_rawDescGZIP() []byte {
 	return file_hgpsim_proto_rawDescData
 }
 
-var file_hgpsim_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_hgpsim_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_hgpsim_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_hgpsim_proto_goTypes = []any{
-	(Kind)(0),              // 0: hgpsim.wire.Kind
-	(*Vector)(nil),         // 1: hgpsim.wire.Vector
-	(*Payload)(nil),        // 2: hgpsim.wire.Payload
-	(*Message)(nil),        // 3: hgpsim.wire.Message
-	(*Envelope)(nil),       // 4: hgpsim.wire.Envelope
-	(*ClientInputs)(nil),   // 5: hgpsim.wire.ClientInputs
-	(*PhaseSpec)(nil),      // 6: hgpsim.wire.PhaseSpec
-	(*Stats)(nil),          // 7: hgpsim.wire.Stats
-	(*Result)(nil),         // 8: hgpsim.wire.Result
-	(*Traffic)(nil),        // 9: hgpsim.wire.Traffic
-	(*DeliveryRecord)(nil), // 10: hgpsim.wire.DeliveryRecord
-	(*Step)(nil),           // 11: hgpsim.wire.Step
-	(*Ack)(nil),            // 12: hgpsim.wire.Ack
-	(*Inbox)(nil),          // 13: hgpsim.wire.Inbox
-	(*WorkerStep)(nil),     // 14: hgpsim.wire.WorkerStep
-	(*Built)(nil),          // 15: hgpsim.wire.Built
-	(*Setup)(nil),          // 16: hgpsim.wire.Setup
-	(*Hosted)(nil),         // 17: hgpsim.wire.Hosted
-	(*Heartbeat)(nil),      // 18: hgpsim.wire.Heartbeat
-	(*Release)(nil),        // 19: hgpsim.wire.Release
-	nil,                    // 20: hgpsim.wire.ClientInputs.VectorsEntry
-	nil,                    // 21: hgpsim.wire.PhaseSpec.ArgsEntry
-	nil,                    // 22: hgpsim.wire.Result.VectorsEntry
-	nil,                    // 23: hgpsim.wire.Result.ValuesEntry
+	(*Payload)(nil),    // 0: hgpsim.wire.Payload
+	(*Ack)(nil),        // 1: hgpsim.wire.Ack
+	(*WorkerStep)(nil), // 2: hgpsim.wire.WorkerStep
+	(*Built)(nil),      // 3: hgpsim.wire.Built
+	(*Setup)(nil),      // 4: hgpsim.wire.Setup
+	(*Hosted)(nil),     // 5: hgpsim.wire.Hosted
+	(*Heartbeat)(nil),  // 6: hgpsim.wire.Heartbeat
+	(*Release)(nil),    // 7: hgpsim.wire.Release
 }
 var file_hgpsim_proto_depIdxs = []int32{
-	0,  // 0: hgpsim.wire.Payload.kind:type_name -> hgpsim.wire.Kind
-	2,  // 1: hgpsim.wire.Message.payload:type_name -> hgpsim.wire.Payload
-	2,  // 2: hgpsim.wire.Envelope.payload:type_name -> hgpsim.wire.Payload
-	20, // 3: hgpsim.wire.ClientInputs.vectors:type_name -> hgpsim.wire.ClientInputs.VectorsEntry
-	21, // 4: hgpsim.wire.PhaseSpec.args:type_name -> hgpsim.wire.PhaseSpec.ArgsEntry
-	5,  // 5: hgpsim.wire.PhaseSpec.per_client:type_name -> hgpsim.wire.ClientInputs
-	22, // 6: hgpsim.wire.Result.vectors:type_name -> hgpsim.wire.Result.VectorsEntry
-	23, // 7: hgpsim.wire.Result.values:type_name -> hgpsim.wire.Result.ValuesEntry
-	6,  // 8: hgpsim.wire.Step.spec:type_name -> hgpsim.wire.PhaseSpec
-	3,  // 9: hgpsim.wire.Step.inbox:type_name -> hgpsim.wire.Message
-	4,  // 10: hgpsim.wire.Ack.envelopes:type_name -> hgpsim.wire.Envelope
-	7,  // 11: hgpsim.wire.Ack.stats:type_name -> hgpsim.wire.Stats
-	8,  // 12: hgpsim.wire.Ack.result:type_name -> hgpsim.wire.Result
-	2,  // 13: hgpsim.wire.Ack.payloads:type_name -> hgpsim.wire.Payload
-	3,  // 14: hgpsim.wire.Inbox.messages:type_name -> hgpsim.wire.Message
-	6,  // 15: hgpsim.wire.WorkerStep.spec:type_name -> hgpsim.wire.PhaseSpec
-	2,  // 16: hgpsim.wire.WorkerStep.payloads:type_name -> hgpsim.wire.Payload
-	13, // 17: hgpsim.wire.WorkerStep.inboxes:type_name -> hgpsim.wire.Inbox
-	1,  // 18: hgpsim.wire.ClientInputs.VectorsEntry.value:type_name -> hgpsim.wire.Vector
-	1,  // 19: hgpsim.wire.Result.VectorsEntry.value:type_name -> hgpsim.wire.Vector
-	20, // [20:20] is the sub-list for method output_type
-	20, // [20:20] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	0, // 0: hgpsim.wire.Ack.payloads:type_name -> hgpsim.wire.Payload
+	0, // 1: hgpsim.wire.WorkerStep.payloads:type_name -> hgpsim.wire.Payload
+	2, // [2:2] is the sub-list for method output_type
+	2, // [2:2] is the sub-list for method input_type
+	2, // [2:2] is the sub-list for extension type_name
+	2, // [2:2] is the sub-list for extension extendee
+	0, // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_hgpsim_proto_init() }
@@ -1952,19 +845,19 @@ func file_hgpsim_proto_init() {
 	if File_hgpsim_proto != nil {
 		return
 	}
+	file_hgpsim_proto_msgTypes[2].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hgpsim_proto_rawDesc), len(file_hgpsim_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   23,
+			NumEnums:      0,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_hgpsim_proto_goTypes,
 		DependencyIndexes: file_hgpsim_proto_depIdxs,
-		EnumInfos:         file_hgpsim_proto_enumTypes,
 		MessageInfos:      file_hgpsim_proto_msgTypes,
 	}.Build()
 	File_hgpsim_proto = out.File

@@ -223,7 +223,7 @@ func TestFBOHypergradientLimit(t *testing.T) {
 	for q := 0; q <= n; q++ {
 		alg := &AggITD{Params: p}
 		rounds := 2 * (2*n + 3)
-		prog := &optim.Phases{{Name: "fbo-aggitd", Rounds: rounds, Tick: optim.Continue, Args: phaseArgs{draws: []int{q}}.encode()}}
+		prog := &optim.Phases{{Name: "fbo-aggitd", Rounds: rounds, Tick: optim.Continue, Args: optim.EncodeArgs(phaseArgs{Draws: []int{q}})}}
 		srv := runFBO(t, alg, fboSetup(t, m, &graph.Star{Prob: 1}, 0.5), prog)
 		floats.AddScaled(mean, 1/float64(n+1), srv.h)
 	}
@@ -283,7 +283,7 @@ func TestAggITDExpectedP(t *testing.T) {
 	}
 	got := make([]float64, dy)
 	for q := 0; q <= n; q++ {
-		prog := &optim.Phases{{Name: "fbo-aggitd", Rounds: 2 * (2*n + 3), Tick: optim.Continue, Args: phaseArgs{draws: []int{q}}.encode()}}
+		prog := &optim.Phases{{Name: "fbo-aggitd", Rounds: 2 * (2*n + 3), Tick: optim.Continue, Args: optim.EncodeArgs(phaseArgs{Draws: []int{q}})}}
 		srv := runFBO(t, &AggITD{Params: p}, fboSetup(t, m, &graph.Star{Prob: 1}, 0.2), prog)
 		pQ := make([]float64, dy)
 		(&AggITD{Params: p}).hyperP(pQ, srv.server) // λ(N+1)z^N, what the h round broadcasts

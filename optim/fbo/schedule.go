@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
-	"strconv"
 
 	"hgpsim/internal/rng"
 	"hgpsim/models"
@@ -66,15 +65,16 @@ func (p *program) Next(*optim.PhaseReport) (*optim.PhaseSpec, error) {
 		return nil, nil
 	}
 	k := min(pp.EvalEvery, pp.OuterSteps-p.done)
-	args := phaseArgs{draws: make([]int, k)}
+	args := phaseArgs{Draws: make([]int, k)}
 	var st []stage
 	rounds := 0
 	for j := range k {
-		args.draws[j] = p.m.draw(p.r.Rand)
-		st = p.m.schedule(st[:0], j, args.draws[j])
+		args.Draws[j] = p.m.draw(p.r.Rand)
+		st = p.m.schedule(st[:0], j, args.Draws[j])
 		rounds += len(st)
 	}
-	spec := &optim.PhaseSpec{Name: p.name, Rounds: 2 * rounds, Step: p.done, Tick: optim.Continue, Args: args.encode()}
+	spec := &optim.PhaseSpec{Name: p.name, Rounds: 2 * rounds, Step: p.done, Tick: optim.Continue}
+	optim.PutArgs(spec, args)
 	p.done += k
 	return spec, nil
 }
@@ -93,41 +93,18 @@ type schedule struct {
 // iterations (AggITD's Q, FedNest's T', −1 for LFedNest), made by the
 // program so that server and clients know the schedule.
 type phaseArgs struct {
-	draws []int
-}
-
-// encode returns args as optim.PhaseSpec carries them: "iters" and
-// "draw0" … "draw<iters−1>".
-func (a phaseArgs) encode() map[string]float64 {
-	m := map[string]float64{"iters": float64(len(a.draws))}
-	for j, d := range a.draws {
-		m["draw"+strconv.Itoa(j)] = float64(d)
-	}
-	return m
-}
-
-// decodePhaseArgs reads the arguments encode wrote into spec.
-func decodePhaseArgs(spec *optim.PhaseSpec) (phaseArgs, error) {
-	a := phaseArgs{draws: make([]int, int(spec.Arg("iters", 0)))}
-	for j := range a.draws {
-		d, ok := spec.Args["draw"+strconv.Itoa(j)]
-		if !ok {
-			return a, fmt.Errorf("phase %s: draw %d missing", spec.Name, j)
-		}
-		a.draws[j] = int(d)
-	}
-	return a, nil
+	Draws []int `wire:"1"`
 }
 
 // phaseSchedule reads the schedule of a phase from its arguments.
 func phaseSchedule(m scheme, spec *optim.PhaseSpec) (*schedule, error) {
-	args, err := decodePhaseArgs(spec)
+	args, err := optim.ArgsOf[phaseArgs](spec)
 	if err != nil {
 		return nil, err
 	}
-	k := len(args.draws)
-	sc := &schedule{m: m, starts: make([]int, 1, k+1), draws: args.draws, iter: -1}
-	for j, d := range args.draws {
+	k := len(args.Draws)
+	sc := &schedule{m: m, starts: make([]int, 1, k+1), draws: args.Draws, iter: -1}
+	for j, d := range args.Draws {
 		sc.cur = m.schedule(sc.cur[:0], j, d)
 		sc.starts = append(sc.starts, sc.starts[j]+len(sc.cur))
 	}

@@ -67,9 +67,16 @@ func (c *Averaging) Observe() optim.Stats {
 	return ServerStats(c.Model, c.X, c.Data)
 }
 
-// Result implements optim.Resulter: the averagings so far.
+// AveragingResult is what the center reports at the end of a phase.
+// Field numbers are kept: nodeweights.CenterResult extends it, so that an
+// experiment reads every center's result as one type.
+type AveragingResult struct {
+	Syncs int `wire:"1"` // the averagings so far
+}
+
+// Result implements optim.Resulter: the center's AveragingResult.
 func (c *Averaging) Result() optim.Result {
-	return optim.Result{Values: map[string]float64{"syncs": float64(c.syncs)}}
+	return optim.PutResult(AveragingResult{Syncs: c.syncs})
 }
 
 // averagingState is what the center carries across outer steps: the

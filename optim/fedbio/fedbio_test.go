@@ -62,7 +62,10 @@ func runFedBio(t *testing.T, a optim.Algorithm, s *optim.Setup) (*server, []Clie
 	}
 	res := make([]ClientResult, len(clients))
 	for i, c := range clients {
-		res[i] = ClientResultOf(c.Result())
+		var err error
+		if res[i], err = ClientResultOf(c.Result()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return srv, res, tr
 }
@@ -235,7 +238,10 @@ func TestFedBioFamilyWithDrops(t *testing.T) {
 		if name == "oracle" && fa != 1 {
 			t.Errorf("oracle F1 = %v, want 1", fa)
 		}
-		v := ServerResultOf(srvA.Result())
+		v, err := ServerResultOf(srvA.Result())
+		if err != nil {
+			t.Fatal(err)
+		}
 		if ca, ok := a.(*CommFedBiO); ok {
 			d := srvA.loss.Dim()
 			k, rows, cols, r1, r2 := ca.Sizes(d)

@@ -183,17 +183,27 @@ func (c *wnCenter) update() error {
 // Observe implements Observer: θ^(s) on D^valid and D^test.
 func (c *wnCenter) Observe() optim.Stats { return fed.ServerStats(c.model, c.theta, c.data) }
 
-// Result implements Resulter: the weights after the step (w_ag for ABA,
-// the iterate Alg. 2 returns), those the step's solves used, the
-// hyper-gradient and the averagings so far.
+// CenterResult is what the center of weighted-nodes reports at the end
+// of an outer step. Its field 1 is fed.AveragingResult's, so the results
+// of the baselines' centers (local-svrg, local-train) read as a
+// CenterResult too, with only Syncs set.
+type CenterResult struct {
+	Syncs int `wire:"1"` // the averagings so far
+	// W is the weights after the step (w_ag for ABA, the iterate Alg. 2
+	// returns), WUsed those the step's solves used.
+	W             []float64 `wire:"2"`
+	WUsed         []float64 `wire:"3"`
+	Hypergradient []float64 `wire:"4"`
+	LostUploads   int       `wire:"5"`
+}
+
+// Result implements Resulter: the center's CenterResult.
 func (c *wnCenter) Result() optim.Result {
 	w := c.w
 	if c.a.Method == "aba" {
 		w = c.wAg
 	}
-	return optim.Result{Vectors: map[string][]float64{"w": slices.Clone(w), "w_used": slices.Clone(c.use),
-		"hypergradient": slices.Clone(c.hyper)},
-		Values: map[string]float64{"syncs": float64(c.syncs), "lost_uploads": float64(c.missing)}}
+	return optim.PutResult(CenterResult{Syncs: c.syncs, W: w, WUsed: c.use, Hypergradient: c.hyper, LostUploads: c.missing})
 }
 
 // wnNode is node k ≥ 1: Local-SVRG on the θ- and h-problems, then its

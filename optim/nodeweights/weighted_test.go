@@ -230,7 +230,7 @@ func TestWeightedLinearRegression(t *testing.T) {
 	c := center.(*wnCenter)
 	var prevF, firstF float64
 	for step, rep := range reps {
-		used := rep.Results[0].Vectors["w_used"]
+		used := centerResult(t, rep).WUsed
 		mix := make([]float64, d)
 		for j, wj := range used {
 			floats.AddScaled(mix, wj, stars[j+1])
@@ -272,7 +272,7 @@ func TestWeightedLinearRegression(t *testing.T) {
 	// brings F down as well.
 	alg.Method = "aba"
 	_, reps = runWeighted(t, alg, s)
-	wag := reps[len(reps)-1].Results[0].Vectors["w"]
+	wag := centerResult(t, reps[len(reps)-1]).W
 	mix := make([]float64, d)
 	for j, wj := range wag {
 		floats.AddScaled(mix, wj, stars[j+1])
@@ -327,14 +327,24 @@ func TestWeightedMethodsRun(t *testing.T) {
 				t.Fatalf("%s: two runs differ", name)
 			}
 			prev = slices.Clone(st.X)
-			if w := reps[2].Results[0].Vectors["w"]; w != nil {
+			if w := centerResult(t, reps[2]).W; w != nil {
 				if math.Abs(floats.Sum(w)-1) > 1e-12 || floats.Max(w) > 0.4+1e-12 || floats.Min(w) < 0 {
 					t.Errorf("%s: w = %v off the capped simplex", name, w)
 				}
 			}
-			if name != "local-train" && reps[2].Results[0].Values["syncs"] == 0 {
+			if name != "local-train" && centerResult(t, reps[2]).Syncs == 0 {
 				t.Errorf("%s: no averaging counted", name)
 			}
 		}
 	}
+}
+
+// centerResult reads the center's result from a phase report.
+func centerResult(t *testing.T, rep optim.PhaseReport) CenterResult {
+	t.Helper()
+	r, err := optim.ResultOf[CenterResult](rep.Results[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -1,8 +1,6 @@
 package optimtest
 
 import (
-	"maps"
-	"slices"
 	"testing"
 
 	"hgpsim/optim"
@@ -30,16 +28,7 @@ type report struct {
 	Step    int
 	Traffic optim.Traffic
 	Last    []optim.Stats
-	Results []keyedResult
-}
-
-// keyedResult is an optim.Result with its maps as key-ordered slices: gob
-// encodes a map in iteration order, which varies from run to run.
-type keyedResult struct {
-	Keys    []string
-	Values  []float64
-	Vectors [][]float64
-	State   []byte
+	Results []optim.Result
 }
 
 func (r *Recorder) keep(v any) error {
@@ -58,18 +47,7 @@ func (r *Recorder) Evaluated(ev *optim.RoundEvent) error {
 
 // Finished implements optim.Sink.
 func (r *Recorder) Finished(rep *optim.PhaseReport) error {
-	keyed := make([]keyedResult, len(rep.Results))
-	for i, res := range rep.Results {
-		k := &keyed[i]
-		for _, key := range slices.Sorted(maps.Keys(res.Values)) {
-			k.Keys, k.Values = append(k.Keys, key), append(k.Values, res.Values[key])
-		}
-		for _, key := range slices.Sorted(maps.Keys(res.Vectors)) {
-			k.Keys, k.Vectors = append(k.Keys, key), append(k.Vectors, res.Vectors[key])
-		}
-		k.State = res.State
-	}
-	return r.keep(report{rep.Spec.Name, rep.Spec.Step, rep.Traffic, rep.Last, keyed})
+	return r.keep(report{rep.Spec.Name, rep.Spec.Step, rep.Traffic, rep.Last, rep.Results})
 }
 
 // Evaluations returns the clients' stats of every evaluated round, in

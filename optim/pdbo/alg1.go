@@ -91,13 +91,7 @@ func (a *Alg1) nextStep() *optim.PhaseSpec {
 func (a *Alg1) sgp() *optim.PhaseSpec {
 	p := &optim.PhaseSpec{Name: "sgp", Rounds: a.SGPRounds, EvalEvery: a.SGPEval, Step: a.step, Tick: optim.Continue,
 		Track: a.Track && a.step == 0}
-	p.Args = map[string]float64{}
-	if a.Warm && a.step > 0 {
-		p.Args["warm"] = 1
-	}
-	if a.ReportState {
-		p.Args["report_state"] = 1
-	}
+	optim.PutArgs(p, SGPArgs{Warm: a.Warm && a.step > 0, ReportState: a.ReportState})
 	return p
 }
 
@@ -126,7 +120,11 @@ func (a *Alg1) LoadState(b []byte) error {
 // Linearizations rebuilds every client's linearization from the state its
 // SGP phase reported (Alg1.ReportState), with the exact p̄ (pTrue, from
 // nw.ExpectedPushWeights) and δ̄ of nw: the input of FixedPointOracle.
-func Linearizations(cfg *Config, nw *graph.Network, pTrue [][]float64, model models.Bilevel, data []models.ClientData, states []optim.Result) []Linearization {
+func Linearizations(cfg *Config, nw *graph.Network, pTrue [][]float64, model models.Bilevel, data []models.ClientData, results []optim.Result) ([]Linearization, error) {
+	states, err := optim.ResultsOf[SGPResult](results)
+	if err != nil {
+		return nil, err
+	}
 	lins := make([]Linearization, len(states))
 	for i, st := range states {
 		delta := make([]float64, nw.N)
@@ -138,10 +136,10 @@ func Linearizations(cfg *Config, nw *graph.Network, pTrue [][]float64, model mod
 			outer = data[i].Val
 		}
 		lins[i] = Linearization{ID: i, N: nw.N, Model: model.Clone(), Inner: data[i].Train, Outer: outer,
-			Lambda: st.Vectors["lambda"], Z: st.Vectors["z"], Omega: st.Vectors["omega"][0],
+			Lambda: st.Lambda, Z: st.Z, Omega: st.Omega,
 			PBar: pTrue[i], DeltaBar: delta, Variant: cfg.SGP.Variant, LR: cfg.HyperLR, Batch: cfg.HyperBatch, Seed: cfg.Seed}
 	}
-	return lins
+	return lins, nil
 }
 
 // StoppedEarly reports that Patience ended the loop before step S.
@@ -159,5 +157,9 @@ func (a *Alg1) HyperLR() float64 { return a.Config.HyperLR }
 // states the last SGP phase reported, with the exact p̄ (pTrue) and δ̄ of
 // nw.
 func (a *Alg1) Oracle(nw *graph.Network, pTrue [][]float64, model models.Bilevel, data []models.ClientData, states []optim.Result) ([][]float64, error) {
-	return FixedPointOracle(Linearizations(a.Config, nw, pTrue, model, data, states))
+	lins, err := Linearizations(a.Config, nw, pTrue, model, data, states)
+	if err != nil {
+		return nil, err
+	}
+	return FixedPointOracle(lins)
 }

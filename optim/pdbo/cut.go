@@ -74,6 +74,10 @@ func (c *Client) Reinit(p *optim.PhaseSpec, _ *optim.Round) (optim.Behaviour, er
 		c.lost = true
 		return nil, nil
 	}
+	args, err := optim.ArgsOf[SGPArgs](p)
+	if err != nil {
+		return nil, err
+	}
 	c.cut = p.Continued
-	return &pdboSGP{SGP: c.sgp, c: c, estimates: p.Track, state: p.Arg("report_state", 0) == 1}, nil
+	return &pdboSGP{SGP: c.sgp, c: c, estimates: p.Track, state: args.ReportState}, nil
 }

@@ -36,7 +36,7 @@ type Config struct {
 //
 //   - "sgp": T rounds of SGP (Eq. 4, Alg. 2) with the current λ_i, started
 //     from the common initial parameters, or from the last x_i when the
-//     phase's "warm" argument is 1;
+//     phase's SGPArgs.Warm is set;
 //   - "hypergradient": linearize the SGP map at the current state and run
 //     the estimator (HGP, VR-HGP, exact backprop, local);
 //   - "outer": λ_i ← optimizer step with the estimate (Alg. 1 line 7).
@@ -94,23 +94,27 @@ func (c *Client) outer() *models.Dataset {
 func (c *Client) Enter(p *optim.PhaseSpec) (optim.Behaviour, error) {
 	switch p.Name {
 	case "sgp":
+		args, err := optim.ArgsOf[SGPArgs](p)
+		if err != nil {
+			return nil, err
+		}
 		if p.Offset > 0 { // a later part of a cut phase continues the state
 			if c.sgp == nil {
 				return nil, fmt.Errorf("SGP rounds from %d need the part of the phase before them", p.Offset)
 			}
 			c.cut = p.Continued
-			return &pdboSGP{SGP: c.sgp, c: c, estimates: p.Track, state: p.Arg("report_state", 0) == 1}, nil
+			return &pdboSGP{SGP: c.sgp, c: c, estimates: p.Track, state: args.ReportState}, nil
 		}
 		c.cut, c.lost = p.Continued, false
 		start := c.x0
-		if p.Arg("warm", 0) == 1 && c.sgp != nil {
+		if args.Warm && c.sgp != nil {
 			start = c.sgp.X()
-		} else if p.Arg("warm", 0) == 1 && c.warm != nil {
+		} else if args.Warm && c.warm != nil {
 			start = c.warm
 		}
 		c.warm = nil
 		c.newSGP(start)
-		return &pdboSGP{SGP: c.sgp, c: c, estimates: p.Track, state: p.Arg("report_state", 0) == 1}, nil
+		return &pdboSGP{SGP: c.sgp, c: c, estimates: p.Track, state: args.ReportState}, nil
 	case "hypergradient":
 		if c.sgp == nil {
 			return nil, fmt.Errorf("a hyper-gradient phase needs an SGP phase before it")
@@ -155,15 +159,14 @@ type pdboSGP struct {
 
 // Result implements optim.Resulter.
 func (s *pdboSGP) Result() optim.Result {
-	r := optim.Result{Vectors: map[string][]float64{"lambda": append([]float64(nil), s.c.lambda...)}}
+	r := SGPResult{Lambda: s.c.lambda}
 	if s.estimates {
-		r.Vectors["p_bar"], r.Vectors["delta_bar"] = s.Estimates()
+		r.PBar, r.DeltaBar = s.Estimates()
 	}
 	if s.state {
-		z, omega := s.State()
-		r.Vectors["z"], r.Vectors["omega"] = z, []float64{omega}
+		r.Z, r.Omega = s.State()
 	}
-	return r
+	return optim.PutResult(r)
 }
 
 // hyperPhase reports the estimate at the end of the phase.
@@ -171,7 +174,7 @@ type hyperPhase struct{ HyperEstimator }
 
 // Result implements optim.Resulter.
 func (h hyperPhase) Result() optim.Result {
-	return optim.Result{Vectors: map[string][]float64{"hypergradient": h.Estimate()}}
+	return optim.PutResult(HyperResult{Hypergradient: h.Estimate()})
 }
 
 // Observe implements optim.Observer.
