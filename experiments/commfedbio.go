@@ -193,7 +193,7 @@ func (s *fedBioSink) Finished(rep *optim.PhaseReport) error {
 
 // one runs a method on the loaded data of a noise setting: the scenario
 // with the method's algorithm and those data.
-func (e *CommFedBiOExp) one(ctx context.Context, sc scenarios.Scenario, data []models.ClientData, noise, method string, rate, threshold float64, rounds int) (*fedBioRun, error) {
+func (e *CommFedBiOExp) one(ctx context.Context, sc scenarios.Scenario, env scenarios.Env, data []models.ClientData, noise, method string, rate, threshold float64, rounds int) (*fedBioRun, error) {
 	kind, alg := e.algorithm(method, rate, threshold, rounds)
 	name := fmt.Sprintf("%s-%s-x%s-th%s-rounds%d", noise, method, strconv.FormatFloat(rate, 'f', -1, 64), strconv.FormatFloat(threshold, 'f', -1, 64), rounds)
 	d := withData(derive(sc, name, sc.Seed, kind, alg), data)
@@ -202,7 +202,7 @@ func (e *CommFedBiOExp) one(ctx context.Context, sc scenarios.Scenario, data []m
 		run.Rate = rate
 	}
 	sink := &fedBioSink{run: run}
-	if _, err := execute(ctx, d, sink); err != nil {
+	if err := execute(ctx, env, d, sink); err != nil {
 		return nil, fmt.Errorf("%s (%s, ×%g): %w", method, noise, rate, err)
 	}
 	if n := len(run.Curve); n > 0 {
@@ -258,7 +258,7 @@ func (e *CommFedBiOExp) Run(ctx context.Context, sc scenarios.Scenario, env scen
 		for _, m := range e.Methods {
 			if m != "preprocess" {
 				progress(noise + "/" + m)
-				r, err := e.one(ctx, nsc, data, noise, m, e.CurveCompression, 0, e.Rounds)
+				r, err := e.one(ctx, nsc, env, data, noise, m, e.CurveCompression, 0, e.Rounds)
 				if err != nil {
 					return nil, err
 				}
@@ -268,7 +268,7 @@ func (e *CommFedBiOExp) Run(ctx context.Context, sc scenarios.Scenario, env scen
 			var best *fedBioRun
 			for _, th := range e.Thresholds {
 				progress(fmt.Sprintf("%s/preprocess-%g", noise, th))
-				r, err := e.one(ctx, nsc, data, noise, m, 0, th, e.Rounds)
+				r, err := e.one(ctx, nsc, env, data, noise, m, 0, th, e.Rounds)
 				if err != nil {
 					return nil, err
 				}
@@ -289,7 +289,7 @@ func (e *CommFedBiOExp) Run(ctx context.Context, sc scenarios.Scenario, env scen
 				}
 				if r == nil {
 					var err error
-					if r, err = e.one(ctx, nsc, data, noise, v, rate, 0, f1Rounds); err != nil {
+					if r, err = e.one(ctx, nsc, env, data, noise, v, rate, 0, f1Rounds); err != nil {
 						return nil, err
 					}
 				}

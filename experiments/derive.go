@@ -24,14 +24,22 @@ func derive(sc scenarios.Scenario, name string, seed uint64, kind string, alg op
 	return d
 }
 
-// execute validates and builds a derived scenario with package run and
-// executes it in this process, reporting to sink.
-func execute(ctx context.Context, sc scenarios.Scenario, sink optim.Sink) (optim.Traffic, error) {
+// execute validates and builds a derived scenario with package run (its
+// network, data, model, algorithm and faults, as for a training run) and
+// executes the run's program on the experiment's driver, reporting to sink
+// instead of writing a run folder.
+func execute(ctx context.Context, env scenarios.Env, sc scenarios.Scenario, sink optim.Sink) error {
 	r, err := run.Build(sc)
 	if err != nil {
-		return optim.Traffic{}, err
+		return err
 	}
-	return r.ExecuteTo(ctx, sink)
+	drv, closeDriver, err := env.NewDriver(r.Net, r.Factory())
+	if err != nil {
+		return err
+	}
+	defer closeDriver()
+	_, err = drv.Execute(ctx, r.Program(), sink)
+	return err
 }
 
 // loaded is a data source whose clients' data an experiment already holds:

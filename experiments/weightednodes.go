@@ -192,7 +192,7 @@ func (e *WeightedNodesExp) Run(ctx context.Context, sc scenarios.Scenario, env s
 		return nil, err
 	}
 	train.C, test.C = 10, 10
-	w := &wnEnv{ctx: ctx, sc: sc, train: train, test: test, data: d}
+	w := &wnEnv{ctx: ctx, sc: sc, env: env, train: train, test: test, data: d}
 	choices := map[string]wnChoice{}
 	var runs []*wnRun
 	total := len(e.Settings) * len(e.Targets) * e.Seeds * len(e.Methods)

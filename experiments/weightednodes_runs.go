@@ -55,6 +55,7 @@ type wnChoice struct {
 type wnEnv struct {
 	ctx         context.Context
 	sc          scenarios.Scenario
+	env         scenarios.Env
 	train, test *models.Dataset
 	data        *models.NodeShiftData
 }
@@ -91,7 +92,7 @@ func (w *wnEnv) run(alg optim.Algorithm, setting int, target, method string, see
 			r.W = append(r.W, slices.Clone(res.Vectors["w"]))
 		}
 	}}
-	if _, err := execute(w.ctx, w.scenario(alg, setting, target, method, seed), &sink); err != nil {
+	if err := execute(w.ctx, w.env, w.scenario(alg, setting, target, method, seed), &sink); err != nil {
 		return nil, err
 	}
 	r.Seconds = time.Since(start).Seconds()
