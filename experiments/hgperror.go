@@ -2,16 +2,11 @@ package experiments
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 
 	"hgpsim/graph"
-	"hgpsim/internal/registry"
-	"hgpsim/internal/rng"
 	"hgpsim/models"
-	"hgpsim/optim"
-	"hgpsim/optim/pdbo"
 	"hgpsim/scenarios"
 )
 
@@ -199,168 +194,6 @@ func (hp *HGPError) Run(ctx context.Context, sc scenarios.Scenario, env scenario
 		return nil, err
 	}
 	return sum, nil
-}
-
-// hgpErrorWrap, when not nil, wraps the behaviour of client i for pair pi
-// (tests record what each pair sees through it).
-type hgpErrorWrap func(pi, i int, b optim.Behaviour) optim.Behaviour
-
-// hgpErrorOne runs one (network, seed): SGP, the linearization point(s),
-// the oracle(s), and every (α, β) in lockstep, so that all pairs see the
-// same edge realizations (common random numbers: ticks T … T + rounds − 1
-// after the T rounds of SGP). A missing oracle at the chosen linearization
-// is not an error: the result says why and carries no errors.
-func hgpErrorOne(ctx context.Context, sc scenarios.Scenario, h *HGPError, env scenarios.Env, kind string, seed uint64, wrap hgpErrorWrap) (hgpErrorSeed, error) {
-	out := hgpErrorSeed{seed: seed}
-	n := sc.Clients
-	topo := sc.Network.Topology
-	if topo.Name != kind {
-		topo = registry.Choose[graph.Topology](kind)
-	}
-	nw, err := graph.Build(topo, n, seed)
-	if err != nil {
-		return out, err
-	}
-	data, err := oneDimData(sc, h, seed)
-	if err != nil {
-		return out, err
-	}
-	base := models.NewLogistic(1, l2Rate(sc.Model.Arch.Params))
-	lambda := []float64{0, 0}
-	x0 := make([]float64, base.Dim())
-	base.Init(x0, rng.New(seed, rng.Global, rng.PurposeInit))
-	cfg := pdbo.SGPConfig{Variant: pdbo.AfterComm, LR: optim.Schedule{Kind: "constant", Base: h.LR}}
-	clients := make([]*pdbo.SGP, n)
-	beh := make([]optim.Behaviour, n)
-	for i := range clients {
-		clients[i] = pdbo.NewSGPBilevel(i, n, models.LabelWeights(base, 0), lambda, data[i], x0, cfg, seed)
-		beh[i] = clients[i]
-	}
-	factory, fixed := optim.FixedClients(beh)
-	drv, closeDriver, err := env.NewDriver(nw, factory)
-	if err != nil {
-		return out, err
-	}
-	defer closeDriver()
-	sgp := optim.Phases{{Name: "sgp", Rounds: sc.SGP.Rounds, Tick: 0}}
-	if _, err := drv.Execute(ctx, &sgp, optim.NoSink{}); err != nil {
-		return out, err
-	}
-	pTrue := nw.ExpectedPushWeights()
-	last := make([]pdbo.Linearization, n)
-	for i, c := range clients {
-		lin := c.Linearize(data[i].Val, h.LR, 0, seed)
-		lin.PBar = pTrue[i]
-		for j := range lin.DeltaBar {
-			lin.DeltaBar[j] = nw.Prob[j][i]
-		}
-		last[i] = lin
-	}
-	// Each linearization point and its oracle, computed only when needed:
-	// the chosen one always, the other one for the gap.
-	type point struct {
-		name   string
-		lins   []pdbo.Linearization
-		oracle [][]float64
-		miss   *HGPErrorSkip
-	}
-	build := func(name string) (*point, error) {
-		pt := &point{name: name, lins: last}
-		if name == "fixed-point" {
-			fixed := append([]pdbo.Linearization(nil), last...)
-			z, omega, err := pdbo.ExpectedFixedPoint(fixed, pTrue, x0, 1000000, 1e-13)
-			if err != nil {
-				pt.miss = &HGPErrorSkip{Network: kind, Seed: seed, At: name, Status: "no-fixed-point", Reason: err.Error()}
-				return pt, nil
-			}
-			for i := range fixed {
-				fixed[i].Z, fixed[i].Omega = z[i], omega[i]
-			}
-			pt.lins = fixed
-		}
-		o, err := pdbo.FixedPointOracle(pt.lins)
-		var oe *pdbo.OracleError
-		switch {
-		case errors.As(err, &oe):
-			pt.miss = &HGPErrorSkip{Network: kind, Seed: seed, At: name, Status: oe.Status(),
-				MinOmega: &oe.MinOmega, Reason: oe.Error()}
-			if !math.IsNaN(oe.Radius) {
-				pt.miss.Radius = &oe.Radius
-			}
-		case err != nil:
-			return nil, err
-		}
-		pt.oracle = o
-		return pt, nil
-	}
-	chosen, err := build(h.Linearize)
-	if err != nil {
-		return out, err
-	}
-	if h.OracleGap {
-		otherName := "fixed-point"
-		if h.Linearize == "fixed-point" {
-			otherName = "last"
-		}
-		other, err := build(otherName)
-		if err != nil {
-			return out, err
-		}
-		switch {
-		case chosen.miss != nil:
-			out.gapErr = chosen.miss
-		case other.miss != nil:
-			out.gapErr = other.miss
-		default:
-			out.gap = stackedGap(chosen.oracle, other.oracle)
-		}
-	}
-	if chosen.miss != nil {
-		out.skip = chosen.miss
-		return out, nil
-	}
-	oracle := chosen.oracle
-	for i := range oracle {
-		for _, v := range oracle[i] {
-			out.norm += v * v
-		}
-	}
-	out.norm = math.Sqrt(out.norm)
-
-	sampling := pdbo.Alternate
-	if h.Sampling == "simultaneous" {
-		sampling = pdbo.Simultaneous
-	}
-	per := sampling.Rounds(1)
-	out.errors = make([][]float64, len(h.Pairs))
-	got := make([][]float64, n)
-	for pi, p := range h.Pairs {
-		errs := make([]float64, h.M+1)
-		for i, l := range chosen.lins {
-			e := pdbo.NewVRHGP(l, p[0], p[1], sampling)
-			got[i] = e.Estimate()
-			fixed[i].Behaviour = e
-			if wrap != nil {
-				fixed[i].Behaviour = wrap(pi, i, e)
-			}
-		}
-		errs[0] = stackedGap(got, oracle)
-		sink := optim.SinkFunc(func(ev *optim.RoundEvent) error {
-			for i, st := range ev.Clients {
-				got[i] = st.Hyper
-			}
-			errs[(ev.Round+1)/per] = stackedGap(got, oracle)
-			return nil
-		})
-		// Every pair starts at the tick right after SGP: all pairs of a
-		// seed see the same edge realizations (common random numbers).
-		phase := optim.Phases{{Name: "hgp", Rounds: per * h.M, EvalEvery: per, Tick: int64(sc.SGP.Rounds)}}
-		if _, err := drv.Execute(ctx, &phase, sink); err != nil {
-			return out, fmt.Errorf("pair (%g, %g): %w", p[0], p[1], err)
-		}
-		out.errors[pi] = errs
-	}
-	return out, nil
 }
 
 // stackedGap is ‖a − b‖ over the stacked per-client vectors.
