@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"hgpsim/internal/registry"
@@ -83,4 +84,14 @@ func (d *nodeShiftImages) Files() []string          { return nil } // in memory
 func (d *nodeShiftImages) Load(nodes int, seed uint64) ([]models.ClientData, error) {
 	return models.NodeShift(models.NodeShiftSpec{Nodes: nodes, Setting: d.spec.Setting, Majority: d.spec.Target == "majority",
 		Minority: d.spec.Minority, Train: d.spec.Train, Val: d.spec.Val, Test: d.spec.Test}, d.train, d.test, seed)
+}
+
+// writeSummary writes an experiment's summary as summary.json, indented,
+// with a final newline.
+func writeSummary(env scenarios.Env, sum any) error {
+	b, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return fmt.Errorf("summary.json: %w", err)
+	}
+	return env.WriteFile("summary.json", append(b, '\n'))
 }
