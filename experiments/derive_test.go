@@ -31,11 +31,7 @@ func outputOf(t *testing.T, sc scenarios.Scenario, name string) string {
 // scenario's faults reach their clients: a faulty client changes what the
 // experiment measures.
 func TestExperimentsApplyFaults(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "tiny.yaml")
-	if err := os.WriteFile(path, []byte(tinyFedBio), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fedbio, err := scenarios.Load(path)
+	fedbio, err := scenarios.Parse("tiny.yaml", []byte(tinyFedBio))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,6 +103,7 @@ func (e *WeightedNodesExp) claims(sum *WeightedNodesSummary) []string {
 	var out []string
 	has := func(m string) bool { return slices.Contains(e.Methods, m) }
 	cell := func(s int, t, m string) float64 { return sum.Cells[fmt.Sprintf("S%d/%s/%s", s, t, m)].Mean }
+	label := sum.paper.Labels
 	if has("weighted-nodes") && len(e.Methods) > 1 {
 		for _, t := range e.Targets {
 			var best []string
@@ -117,7 +118,7 @@ func (e *WeightedNodesExp) claims(sum *WeightedNodesSummary) []string {
 					best = append(best, fmt.Sprint(s))
 				}
 			}
-			out = append(out, fmt.Sprintf("Bi-level has the best mean (%s model) in %d of %d settings: [%s]", t, len(best), len(e.Settings), strings.Join(best, " ")))
+			out = append(out, fmt.Sprintf("%s has the best mean (%s model) in %d of %d settings: [%s]", label["weighted-nodes"], t, len(best), len(e.Settings), strings.Join(best, " ")))
 		}
 	}
 	if has("local-svrg") && has("local-train") {
@@ -128,7 +129,7 @@ func (e *WeightedNodesExp) claims(sum *WeightedNodesSummary) []string {
 					below = append(below, fmt.Sprint(s))
 				}
 			}
-			out = append(out, fmt.Sprintf("FedAvg below Local-train (%s model) in settings [%s] of 2–4", t, strings.Join(below, " ")))
+			out = append(out, fmt.Sprintf("%s below %s (%s model) in settings [%s] of 2–4", label["local-svrg"], label["local-train"], t, strings.Join(below, " ")))
 		}
 	}
 	if has("weighted-nodes") && len(e.Settings) > 1 {
@@ -140,10 +141,10 @@ func (e *WeightedNodesExp) claims(sum *WeightedNodesSummary) []string {
 				}
 				return hi - lo
 			}
-			line := fmt.Sprintf("spread over settings (%s model): Bi-level %.4f", t, spread("weighted-nodes"))
+			line := fmt.Sprintf("spread over settings (%s model): %s %.4f", t, label["weighted-nodes"], spread("weighted-nodes"))
 			for _, m := range e.Methods {
 				if m != "weighted-nodes" {
-					line += fmt.Sprintf(", %s %.4f", sum.paper.Labels[m], spread(m))
+					line += fmt.Sprintf(", %s %.4f", label[m], spread(m))
 				}
 			}
 			out = append(out, line)
