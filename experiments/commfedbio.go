@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 
-	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
 	"hgpsim/optim/fedbio"
@@ -142,8 +141,9 @@ type CommFedBiOSummary struct {
 	F1     []*fedBioRun `json:"f1"`
 }
 
-// algorithm returns the algorithm of a method at a compression rate.
-func (e *CommFedBiOExp) algorithm(method string, rate, threshold float64, rounds int) optim.Algorithm {
+// algorithm returns the algorithm of a method at a compression rate, and
+// its registered kind.
+func (e *CommFedBiOExp) algorithm(method string, rate, threshold float64, rounds int) (string, optim.Algorithm) {
 	a := e.CommFedBiO
 	a.Rounds = rounds
 	a.Compression = rate
@@ -159,11 +159,11 @@ func (e *CommFedBiOExp) algorithm(method string, rate, threshold float64, rounds
 	case "fedavg":
 		a.Hypergradient = "none"
 	case "fedavg-oracle":
-		return &fedbio.FedAvgOracle{Training: a.Training}
+		return "fedavg-oracle", &fedbio.FedAvgOracle{Training: a.Training}
 	case "preprocess":
-		return &fedbio.FedBioPreprocess{Training: a.Training, BenchSteps: e.BenchSteps, BenchLR: e.BenchLR, Threshold: threshold}
+		return "fedbio-preprocess", &fedbio.FedBioPreprocess{Training: a.Training, BenchSteps: e.BenchSteps, BenchLR: e.BenchLR, Threshold: threshold}
 	}
-	return &a
+	return "comm-fedbio", &a
 }
 
 // fedBioSink records the server's evaluations and the phase's results.
@@ -191,35 +191,18 @@ func (s *fedBioSink) Finished(rep *optim.PhaseReport) error {
 	return nil
 }
 
-// one runs a method on the loaded data of a noise setting.
+// one runs a method on the loaded data of a noise setting: the scenario
+// with the method's algorithm and those data.
 func (e *CommFedBiOExp) one(ctx context.Context, sc scenarios.Scenario, env scenarios.Env, data []models.ClientData, noise, method string, rate, threshold float64, rounds int) (*fedBioRun, error) {
-	alg := e.algorithm(method, rate, threshold, rounds)
-	sc.Algorithm.Params = alg
-	nw, err := scenarios.BuildNetwork(sc)
-	if err != nil {
-		return nil, err
-	}
-	features, classes := sc.Shape()
-	arch := sc.Model.Arch.Params
-	model := sc.Model.Head.Params.New(func() models.Classifier { return arch.New(features, classes) }, sc.Model.HeadParams())
-	x0 := make([]float64, model.DimX())
-	model.Init(x0, rng.New(sc.Seed, rng.Global, rng.PurposeInit))
-	setup := &optim.Setup{Net: nw, Data: data, Model: model, X0: x0, Seed: sc.Seed, Test: data[0].Test}
-	factory, prog, err := alg.Plan(setup)
-	if err != nil {
-		return nil, fmt.Errorf("%s (%s): %w", method, noise, err)
-	}
-	drv, closeDriver, err := env.NewDriver(nw, factory)
-	if err != nil {
-		return nil, err
-	}
-	defer closeDriver()
+	kind, alg := e.algorithm(method, rate, threshold, rounds)
+	name := fmt.Sprintf("%s-%s-x%s-th%s-rounds%d", noise, method, strconv.FormatFloat(rate, 'f', -1, 64), strconv.FormatFloat(threshold, 'f', -1, 64), rounds)
+	d := withData(derive(sc, name, sc.Seed, kind, alg), data)
 	run := &fedBioRun{Noise: noise, Method: method, Rounds: rounds, Threshold: threshold}
 	if method != "fedavg" && method != "fedavg-oracle" && method != "preprocess" {
 		run.Rate = rate
 	}
 	sink := &fedBioSink{run: run}
-	if _, err := drv.Execute(ctx, prog, sink); err != nil {
+	if err := execute(ctx, env, d, sink); err != nil {
 		return nil, fmt.Errorf("%s (%s, ×%g): %w", method, noise, rate, err)
 	}
 	if n := len(run.Curve); n > 0 {
@@ -273,10 +256,12 @@ func (e *CommFedBiOExp) Run(ctx context.Context, sc scenarios.Scenario, env scen
 		if err != nil {
 			return nil, fmt.Errorf("data (%s): %w", noise, err)
 		}
+		nsc := sc // every run of this noise setting shares its data
+		nsc.Data.Source.Params = &src
 		for _, m := range e.Methods {
 			if m != "preprocess" {
 				progress(noise + "/" + m)
-				r, err := e.one(ctx, sc, env, data, noise, m, e.CurveCompression, 0, e.Rounds)
+				r, err := e.one(ctx, nsc, env, data, noise, m, e.CurveCompression, 0, e.Rounds)
 				if err != nil {
 					return nil, err
 				}
@@ -286,7 +271,7 @@ func (e *CommFedBiOExp) Run(ctx context.Context, sc scenarios.Scenario, env scen
 			var best *fedBioRun
 			for _, th := range e.Thresholds {
 				progress(fmt.Sprintf("%s/preprocess-%g", noise, th))
-				r, err := e.one(ctx, sc, env, data, noise, m, 0, th, e.Rounds)
+				r, err := e.one(ctx, nsc, env, data, noise, m, 0, th, e.Rounds)
 				if err != nil {
 					return nil, err
 				}
@@ -307,7 +292,7 @@ func (e *CommFedBiOExp) Run(ctx context.Context, sc scenarios.Scenario, env scen
 				}
 				if r == nil {
 					var err error
-					if r, err = e.one(ctx, sc, env, data, noise, v, rate, 0, f1Rounds); err != nil {
+					if r, err = e.one(ctx, nsc, env, data, noise, v, rate, 0, f1Rounds); err != nil {
 						return nil, err
 					}
 				}

@@ -1,27 +1,25 @@
 // Package experiments holds the registered experiments (scenarios with an
 // `experiment:` section), which study an estimator or an algorithm over
-// many seeds and settings instead of training once. Each is one file with
-// its registration; it builds its networks, data and clients like a
-// training run and executes them on the scenario's driver through
-// scenarios.Env.
+// many seeds and settings instead of training once.
 //
-// It may import run, report, scenarios and the packages below them; never
-// bench or the command.
+// An experiment only generates scenarios and runs them through package
+// run: each run it needs is the experiment's scenario with its own
+// algorithm, seed, data or network (derive), validated and built by
+// run.Build — network, data, model, algorithm and the scenario's faults, as
+// for a training run — and executed on the scenario's driver
+// (scenarios.Env.NewDriver) with a sink that keeps what the experiment
+// compares, or with scenarios.Env.Run into a run folder of its own (with
+// metrics and checkpoints). Data an experiment reads once for all its runs
+// reach them as a data source that holds them. hgp-error, which compares
+// estimators with the dense oracle at a linearization, brings its own
+// unregistered algorithm, whose program linearizes between phases.
+//
+// The papers' reference numbers are data: paper/<experiment>.yaml,
+// embedded and read when the experiment runs.
+//
+// Each experiment is a file with its registration (weightednodes.go,
+// hgperror.go, fbotable.go, commfedbio.go) and files for its runs, tables
+// and plots beside it. It may import scenarios, run, report, optim and its
+// families, models, graph and internal; nothing below imports it (the
+// command line registers it with a blank import).
 package experiments
-
-import (
-	"encoding/json"
-	"fmt"
-
-	"hgpsim/scenarios"
-)
-
-// writeSummary writes an experiment's summary as summary.json, indented,
-// with a final newline.
-func writeSummary(env scenarios.Env, sum any) error {
-	b, err := json.MarshalIndent(sum, "", "  ")
-	if err != nil {
-		return fmt.Errorf("summary.json: %w", err)
-	}
-	return env.WriteFile("summary.json", append(b, '\n'))
-}

@@ -213,7 +213,7 @@ func (e *FBOTable) Run(ctx context.Context, sc scenarios.Scenario, env scenarios
 	for _, c := range cells {
 		for s := range e.Seeds {
 			seed := sc.Seed + uint64(s)
-			d, err := e.derive(sc, c, seed)
+			d, err := e.scenario(sc, c, seed)
 			if err != nil {
 				return nil, err
 			}
@@ -260,17 +260,13 @@ func (e *FBOTable) Run(ctx context.Context, sc scenarios.Scenario, env scenarios
 	return sum, nil
 }
 
-// derive is the training scenario of one run.
-func (e *FBOTable) derive(sc scenarios.Scenario, c *fboCell, seed uint64) (scenarios.Scenario, error) {
-	d := sc
-	d.Experiment = nil
-	d.Seed = seed
-	d.Name = fmt.Sprintf("%s-%s-tau%d-loss%s-seed%d", c.Method, c.Split, c.Tau, strconv.FormatFloat(c.Loss, 'f', -1, 64), seed)
+// scenario is the training scenario of one run.
+func (e *FBOTable) scenario(sc scenarios.Scenario, c *fboCell, seed uint64) (scenarios.Scenario, error) {
 	a, err := e.algorithm(c.Method, c.Split, c.Tau)
 	if err != nil {
-		return d, err
+		return sc, err
 	}
-	d.Algorithm = a
+	d := derive(sc, fmt.Sprintf("%s-%s-tau%d-loss%s-seed%d", c.Method, c.Split, c.Tau, strconv.FormatFloat(c.Loss, 'f', -1, 64), seed), seed, a.Name, a.Params)
 	fd := *sc.Data.Source.Params.(*models.FederatedData)
 	fd.Split = c.Split
 	d.Data.Source = registry.Choice[models.Source]{Name: sc.Data.Source.Name, Params: &fd}

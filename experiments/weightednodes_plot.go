@@ -66,7 +66,7 @@ func seedMean(runs []*wnRun, setting int, target, method string, f func(r *wnRun
 // wnAccuracyPlot is accuracy.png: the seed-mean test accuracy against the
 // averagings (synchronizations) per method; Local-train, which sends
 // nothing, is a horizontal line at its final accuracy.
-func wnAccuracyPlot(e *WeightedNodesExp, runs []*wnRun) ([]byte, error) {
+func wnAccuracyPlot(e *WeightedNodesExp, paper *wnPaper, runs []*wnRun) ([]byte, error) {
 	return wnPanels(e, func(p *plot.Plot, s int, t string) error {
 		p.X.Label.Text = "synchronizations"
 		p.Y.Label.Text = "test accuracy"
@@ -97,7 +97,7 @@ func wnAccuracyPlot(e *WeightedNodesExp, runs []*wnRun) ([]byte, error) {
 			l.Color = report.Palette[mi%len(report.Palette)]
 			l.Width = vg.Points(1.5)
 			p.Add(l)
-			p.Legend.Add(wnLabel[m], l)
+			p.Legend.Add(paper.Labels[m], l)
 		}
 		return nil
 	})

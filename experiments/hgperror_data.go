@@ -1,0 +1,109 @@
+package experiments
+
+import (
+	"fmt"
+
+	"hgpsim/internal/registry"
+	"hgpsim/internal/rng"
+	"hgpsim/models"
+)
+
+// oneDimSource returns the data section of the experiment's runs: each
+// client's one-dimensional two-class data. With synthetic data, two classes
+// of one feature of the generator, the rest of the data section as given;
+// with data.kind fashion-mnist or mnist, as in the paper with MNIST, the
+// mean pixel of two classes (h.Classes) of the real images, relabelled 0/1
+// and split among clients at random.
+func oneDimSource(src registry.Choice[models.Source], h *HGPError) registry.Choice[models.Source] {
+	if sd, ok := src.Params.(*models.SyntheticData); ok {
+		d := *sd
+		d.Classes, d.Features = 2, 1
+		return registry.Choice[models.Source]{Name: src.Name, Params: &d}
+	}
+	return registry.Choice[models.Source]{Name: src.Name, Params: &meanPixel{images: src.Params.(*models.IDXData),
+		mnist: src.Name == "mnist", classes: h.Classes, train: h.Train, val: h.Val, test: h.Test}}
+}
+
+// meanPixel is the mean pixel of two classes of an image data set as one
+// feature: a data source only this experiment builds.
+type meanPixel struct {
+	images           *models.IDXData
+	mnist            bool // MNIST's files, else Fashion-MNIST's
+	classes          [2]int
+	train, val, test int // examples per client
+}
+
+func (m *meanPixel) Validate(int) error {
+	for _, v := range []int{m.train, m.val, m.test} {
+		if v < 1 || v > models.MaxExamplesPerClient {
+			return fmt.Errorf("examples per client must be in [1, %d], got %d, %d, %d", models.MaxExamplesPerClient, m.train, m.val, m.test)
+		}
+	}
+	return nil
+}
+
+func (m *meanPixel) Shape() (int, int)        { return 1, 2 }
+func (m *meanPixel) Examples(nodes int) int64 { return int64(nodes * (m.train + m.val + m.test)) }
+func (m *meanPixel) Files() []string          { return m.images.Files() }
+
+// Missing returns the image files that do not exist.
+func (m *meanPixel) Missing() []string { return m.images.Missing() }
+
+func (m *meanPixel) Load(n int, seed uint64) ([]models.ClientData, error) {
+	src := models.FashionMNIST(m.images.Dir)
+	if m.mnist {
+		src = models.MNIST(m.images.Dir)
+	}
+	train, _, err := src.Load()
+	if err != nil {
+		return nil, err
+	}
+	pair := m.classes
+	var rows []int
+	for i, y := range train.Y {
+		if y == pair[0] || y == pair[1] {
+			rows = append(rows, i)
+		}
+	}
+	r := rng.New(seed, rng.Global, rng.PurposePartition)
+	r.Shuffle(len(rows), func(a, b int) { rows[a], rows[b] = rows[b], rows[a] })
+	per := m.train + m.val + m.test
+	if len(rows) < n*per {
+		return nil, fmt.Errorf("classes %v have %d images, %d clients need %d", pair, len(rows), n, n*per)
+	}
+	take := func(rs []int) *models.Dataset {
+		d := &models.Dataset{X: make([]float64, len(rs)), Y: make([]int, len(rs)), N: len(rs), D: 1, C: 2}
+		for k, row := range rs {
+			s := 0.0
+			for _, v := range train.Row(row) {
+				s += v
+			}
+			d.X[k] = s / float64(train.D)
+			if train.Y[row] == pair[1] {
+				d.Y[k] = 1
+			}
+		}
+		return d
+	}
+	out := make([]models.ClientData, n)
+	for i := range out {
+		rs := rows[i*per : (i+1)*per]
+		out[i] = models.ClientData{Train: take(rs[:m.train]),
+			Val:  take(rs[m.train : m.train+m.val]),
+			Test: take(rs[m.train+m.val:])}
+	}
+	return out, nil
+}
+
+// l2Rate returns the L2 rate of a model kind's parameters.
+func l2Rate(a models.Architecture) float64 {
+	switch m := a.(type) {
+	case *models.SoftmaxSpec:
+		return m.L2
+	case *models.LogisticSpec:
+		return m.L2
+	case *models.MLPSpec:
+		return m.L2
+	}
+	return 0
+}

@@ -1,0 +1,252 @@
+package experiments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"hgpsim/graph"
+	"hgpsim/internal/registry"
+	"hgpsim/internal/rng"
+	"hgpsim/models"
+	"hgpsim/optim"
+	"hgpsim/optim/pdbo"
+	"hgpsim/scenarios"
+)
+
+// hgpErrorWrap, when not nil, wraps the behaviour of client i for pair pi
+// (tests record what each pair sees through it).
+type hgpErrorWrap func(pi, i int, b optim.Behaviour) optim.Behaviour
+
+// hgpErrorOne runs one (network, seed): the scenario of the seed with the
+// experiment's own algorithm (hgpErrorAlg), built by package run like any
+// training run and executed on the experiment's driver. A missing oracle at
+// the chosen linearization is not an error: the result says why and
+// carries no errors.
+func hgpErrorOne(ctx context.Context, sc scenarios.Scenario, h *HGPError, env scenarios.Env, kind string, seed uint64, wrap hgpErrorWrap) (hgpErrorSeed, error) {
+	topo := sc.Network.Topology
+	if topo.Name != kind {
+		topo = registry.Choose[graph.Topology](kind)
+	}
+	alg := &hgpErrorAlg{h: h, kind: kind, sgpRounds: sc.SGP.Rounds, l2: l2Rate(sc.Model.Arch.Params), wrap: wrap}
+	d := derive(sc, fmt.Sprintf("%s-seed%d", kind, seed), seed, "hgp-error", alg)
+	d.Network.Topology = topo
+	d.Data.Source = oneDimSource(sc.Data.Source, h)
+	err := execute(ctx, env, d, optim.SinkFunc(func(ev *optim.RoundEvent) error { return alg.prog.evaluated(ev) }))
+	p := alg.prog
+	if err != nil && p != nil && p.pair >= 0 && p.pair < len(h.Pairs) {
+		pr := h.Pairs[p.pair]
+		err = fmt.Errorf("pair (%g, %g): %w", pr[0], pr[1], err)
+	}
+	if p == nil {
+		return hgpErrorSeed{seed: seed}, err
+	}
+	return p.out, err
+}
+
+// hgpErrorAlg is the algorithm of one (network, seed) of the experiment,
+// known to it only (not registered): n clients, binary logistic regression
+// with label weights λ = 0 (the model section gives its L2 rate), full
+// batches; T rounds of SGP (Eq. 4b; T is the sgp section's rounds) at the
+// constant step lr; then, when the oracle exists, M iterations of VR-HGP
+// per (α, β) with the true p̄ and δ̄, each pair from the same tick T, so
+// that all pairs see the same edge realizations (common random numbers).
+type hgpErrorAlg struct {
+	h         *HGPError
+	kind      string // the network kind, for the records of missing oracles
+	sgpRounds int
+	l2        float64
+	wrap      hgpErrorWrap
+	// prog is the program Plan built, also the run's sink: the experiment
+	// reads each pair's errors from it.
+	prog *hgpErrorProgram
+}
+
+func (*hgpErrorAlg) Server() bool       { return false }
+func (*hgpErrorAlg) Validate(int) error { return nil }
+
+// Sections implements optim.SectionOwner: the SGP rounds are the sgp
+// section's.
+func (*hgpErrorAlg) Sections() []string { return []string{"sgp"} }
+
+// Plan implements optim.Algorithm: the SGP clients, and the program that
+// swaps each client's behaviour for each pair's VR-HGP estimator.
+func (a *hgpErrorAlg) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, error) {
+	n := s.Net.N
+	base := models.NewLogistic(1, a.l2)
+	lambda := []float64{0, 0}
+	x0 := make([]float64, base.Dim())
+	base.Init(x0, rng.New(s.Seed, rng.Global, rng.PurposeInit))
+	cfg := pdbo.SGPConfig{Variant: pdbo.AfterComm, LR: optim.Schedule{Kind: "constant", Base: a.h.LR}}
+	p := &hgpErrorProgram{a: a, net: s.Net, data: s.Data, x0: x0, seed: s.Seed, pair: -1,
+		out: hgpErrorSeed{seed: s.Seed}, clients: make([]*pdbo.SGP, n), got: make([][]float64, n)}
+	beh := make([]optim.Behaviour, n)
+	for i := range p.clients {
+		p.clients[i] = pdbo.NewSGPBilevel(i, n, models.LabelWeights(base, 0), lambda, s.Data[i], x0, cfg, s.Seed)
+		beh[i] = p.clients[i]
+	}
+	factory, fixed := optim.FixedClients(beh)
+	p.fixed = fixed
+	p.sampling = pdbo.Alternate
+	if a.h.Sampling == "simultaneous" {
+		p.sampling = pdbo.Simultaneous
+	}
+	a.prog = p
+	return factory, p, nil
+}
+
+// hgpErrorProgram runs SGP, linearizes at the chosen point, builds the
+// oracle(s), then runs every (α, β) pair in turn; as the run's sink it
+// records each pair's error against the oracle every iteration m.
+type hgpErrorProgram struct {
+	a        *hgpErrorAlg
+	net      *graph.Network
+	data     []models.ClientData
+	x0       []float64
+	seed     uint64
+	clients  []*pdbo.SGP
+	fixed    []*optim.Fixed
+	sampling pdbo.Sampling
+	lins     []pdbo.Linearization // at the chosen point
+	oracle   [][]float64
+	pair     int       // the pair running; −1 before the first
+	errs     []float64 // its errors, m = 0 … M
+	got      [][]float64
+	out      hgpErrorSeed
+}
+
+// Next implements optim.Program.
+func (p *hgpErrorProgram) Next(done *optim.PhaseReport) (*optim.PhaseSpec, error) {
+	h := p.a.h
+	switch {
+	case done == nil:
+		return &optim.PhaseSpec{Name: "sgp", Rounds: p.a.sgpRounds, Tick: 0}, nil
+	case done.Spec.Name == "sgp":
+		if err := p.linearize(); err != nil || p.out.skip != nil {
+			return nil, err
+		}
+		p.out.errors = make([][]float64, len(h.Pairs))
+	default:
+		p.out.errors[p.pair] = p.errs
+	}
+	p.pair++
+	if p.pair == len(h.Pairs) {
+		return nil, nil
+	}
+	pr := h.Pairs[p.pair]
+	for i, l := range p.lins {
+		e := pdbo.NewVRHGP(l, pr[0], pr[1], p.sampling)
+		p.got[i] = e.Estimate()
+		p.fixed[i].Behaviour = e
+		if p.a.wrap != nil {
+			p.fixed[i].Behaviour = p.a.wrap(p.pair, i, e)
+		}
+	}
+	p.errs = make([]float64, h.M+1)
+	p.errs[0] = stackedGap(p.got, p.oracle)
+	// Every pair starts at the tick right after SGP: all pairs of a seed
+	// see the same edge realizations (common random numbers).
+	per := p.sampling.Rounds(1)
+	return &optim.PhaseSpec{Name: "hgp", Rounds: per * h.M, EvalEvery: per, Tick: int64(p.a.sgpRounds)}, nil
+}
+
+// evaluated records the error of the running pair's estimates.
+func (p *hgpErrorProgram) evaluated(ev *optim.RoundEvent) error {
+	if ev.Phase != "hgp" {
+		return nil
+	}
+	for i, st := range ev.Clients {
+		p.got[i] = st.Hyper
+	}
+	p.errs[(ev.Round+1)/p.sampling.Rounds(1)] = stackedGap(p.got, p.oracle)
+	return nil
+}
+
+// linearize linearizes every client at its last SGP iterate with the true
+// p̄ and δ̄ and builds the oracle at the chosen point, and at the other one
+// for the gap; a missing oracle at the chosen point leaves p.out.skip set.
+func (p *hgpErrorProgram) linearize() error {
+	h, out := p.a.h, &p.out
+	pTrue := p.net.ExpectedPushWeights()
+	last := make([]pdbo.Linearization, len(p.clients))
+	for i, c := range p.clients {
+		lin := c.Linearize(p.data[i].Val, h.LR, 0, p.seed)
+		lin.PBar = pTrue[i]
+		for j := range lin.DeltaBar {
+			lin.DeltaBar[j] = p.net.Prob[j][i]
+		}
+		last[i] = lin
+	}
+	// Each linearization point and its oracle, computed only when needed:
+	// the chosen one always, the other one for the gap.
+	type point struct {
+		name   string
+		lins   []pdbo.Linearization
+		oracle [][]float64
+		miss   *HGPErrorSkip
+	}
+	build := func(name string) (*point, error) {
+		pt := &point{name: name, lins: last}
+		if name == "fixed-point" {
+			fixed := append([]pdbo.Linearization(nil), last...)
+			z, omega, err := pdbo.ExpectedFixedPoint(fixed, pTrue, p.x0, 1000000, 1e-13)
+			if err != nil {
+				pt.miss = &HGPErrorSkip{Network: p.a.kind, Seed: p.seed, At: name, Status: "no-fixed-point", Reason: err.Error()}
+				return pt, nil
+			}
+			for i := range fixed {
+				fixed[i].Z, fixed[i].Omega = z[i], omega[i]
+			}
+			pt.lins = fixed
+		}
+		o, err := pdbo.FixedPointOracle(pt.lins)
+		var oe *pdbo.OracleError
+		switch {
+		case errors.As(err, &oe):
+			pt.miss = &HGPErrorSkip{Network: p.a.kind, Seed: p.seed, At: name, Status: oe.Status(),
+				MinOmega: &oe.MinOmega, Reason: oe.Error()}
+			if !math.IsNaN(oe.Radius) {
+				pt.miss.Radius = &oe.Radius
+			}
+		case err != nil:
+			return nil, err
+		}
+		pt.oracle = o
+		return pt, nil
+	}
+	chosen, err := build(h.Linearize)
+	if err != nil {
+		return err
+	}
+	if h.OracleGap {
+		otherName := "fixed-point"
+		if h.Linearize == "fixed-point" {
+			otherName = "last"
+		}
+		other, err := build(otherName)
+		if err != nil {
+			return err
+		}
+		switch {
+		case chosen.miss != nil:
+			out.gapErr = chosen.miss
+		case other.miss != nil:
+			out.gapErr = other.miss
+		default:
+			out.gap = stackedGap(chosen.oracle, other.oracle)
+		}
+	}
+	if chosen.miss != nil {
+		out.skip = chosen.miss
+		return nil
+	}
+	p.lins, p.oracle = chosen.lins, chosen.oracle
+	for i := range p.oracle {
+		for _, v := range p.oracle[i] {
+			out.norm += v * v
+		}
+	}
+	out.norm = math.Sqrt(out.norm)
+	return nil
+}
