@@ -373,7 +373,9 @@ func hgpErrorOne(ctx context.Context, sc scenarios.Scenario, h *HGPError, env sc
 	lambda := []float64{0, 0}
 	x0 := make([]float64, base.Dim())
 	base.Init(x0, rng.New(seed, rng.Global, rng.PurposeInit))
-	cfg := pdbo.SGPConfig{Variant: pdbo.AfterComm, LR: optim.Schedule{Kind: "constant", Base: h.LR}}
+	// sgp.weight_floor guards SGP and, through the linearization, the
+	// estimators and both oracles.
+	cfg := pdbo.SGPConfig{Variant: pdbo.AfterComm, LR: optim.Schedule{Kind: "constant", Base: h.LR}, WeightFloor: sc.SGP.WeightFloor}
 	clients := make([]*pdbo.SGP, n)
 	beh := make([]optim.Behaviour, n)
 	for i := range clients {
