@@ -47,9 +47,9 @@ type HGPError struct {
 	LR        float64      `yaml:"lr" doc:"constant SGP step, also the step of the linearized map, finite, > 0"`
 	Classes   [2]int       `yaml:"classes" doc:"real data: the two classes whose mean pixel is the feature"`
 	// OracleGap also builds the oracle at the other linearization point and
-	// reports ‖oracle at y⁽ᵀ⁾ − oracle at y*‖ (costs the expected fixed point
-	// and a second oracle per seed).
-	OracleGap bool `yaml:"oracle_gap" doc:"also report the gap between the oracles at the last iterate and at the fixed point"`
+	// reports ‖oracle at y⁽ᵀ⁾ − oracle at y*‖ and the final error against it
+	// (costs the expected fixed point and a second oracle per seed).
+	OracleGap bool `yaml:"oracle_gap" doc:"also report the gap between the oracles at the last iterate and at the fixed point, and the final error against the other oracle"`
 	// Real data: examples per client in each split (synthetic data takes
 	// them from the data section).
 	Train int `yaml:"train" doc:"real data: training examples per client"`
@@ -161,6 +161,12 @@ type HGPErrorSummary struct {
 	// the other seeds with the reason.
 	OracleGap  map[string]Quants `json:"oracle_gap,omitempty"`
 	GapMissing []HGPErrorSkip    `json:"oracle_gap_missing,omitempty"`
+	// FinalOther is the error at m = M against the oracle at the other
+	// linearization point (oracle_gap: true only), over the seeds where
+	// both oracles exist: with linearize: last, the distance of the
+	// estimate from the hyper-gradient at y*, which a guarded and a plain
+	// run share when the guard is idle at y*.
+	FinalOther []HGPErrorFinal `json:"final_vs_other_oracle,omitempty"`
 }
 
 // HGPErrorFinal is the distribution over seeds of the error at m = M.
@@ -217,6 +223,7 @@ type hgpErrorSeed struct {
 	norm   float64       // ‖oracle‖
 	gap    float64       // valid when gapErr == nil and the gap was asked for
 	gapErr *HGPErrorSkip // the other oracle (or this one) does not exist
+	other  []float64     // [pair] error at m = M against the other oracle; nil without it
 }
 
 // hgpErrorRun holds seeds[network][seed index].
@@ -307,10 +314,18 @@ func (r *hgpErrorRun) summary(sc scenarios.Scenario) *HGPErrorSummary {
 				gaps = append(gaps, s.gap)
 			}
 		}
-		final := make([][]float64, len(h.Pairs))
+		final, other := make([][]float64, len(h.Pairs)), make([][]float64, len(h.Pairs))
 		for pi := range h.Pairs {
 			for _, c := range r.curves(ni, pi) {
 				final[pi] = append(final[pi], c[h.M])
+			}
+			for _, s := range r.seeds[ni] {
+				if s.other != nil {
+					other[pi] = append(other[pi], s.other[pi])
+				}
+			}
+			if len(other[pi]) > 0 {
+				sum.FinalOther = append(sum.FinalOther, HGPErrorFinal{Network: kind, Alpha: h.Pairs[pi][0], Beta: h.Pairs[pi][1], Quants: quants(other[pi])})
 			}
 		}
 		for pi, p := range h.Pairs {
@@ -443,6 +458,7 @@ func hgpErrorOne(ctx context.Context, sc scenarios.Scenario, h *HGPError, env sc
 	if err != nil {
 		return out, err
 	}
+	var otherOracle [][]float64
 	if h.OracleGap {
 		otherName := "fixed-point"
 		if h.Linearize == "fixed-point" {
@@ -459,6 +475,7 @@ func hgpErrorOne(ctx context.Context, sc scenarios.Scenario, h *HGPError, env sc
 			out.gapErr = other.miss
 		default:
 			out.gap = stackedGap(chosen.oracle, other.oracle)
+			otherOracle = other.oracle
 		}
 	}
 	if chosen.miss != nil {
@@ -479,6 +496,9 @@ func hgpErrorOne(ctx context.Context, sc scenarios.Scenario, h *HGPError, env sc
 	}
 	per := sampling.Rounds(1)
 	out.errors = make([][]float64, len(h.Pairs))
+	if otherOracle != nil {
+		out.other = make([]float64, len(h.Pairs))
+	}
 	got := make([][]float64, n)
 	for pi, p := range h.Pairs {
 		errs := make([]float64, h.M+1)
@@ -505,6 +525,9 @@ func hgpErrorOne(ctx context.Context, sc scenarios.Scenario, h *HGPError, env sc
 			return out, fmt.Errorf("pair (%g, %g): %w", p[0], p[1], err)
 		}
 		out.errors[pi] = errs
+		if otherOracle != nil {
+			out.other[pi] = stackedGap(got, otherOracle)
+		}
 	}
 	return out, nil
 }
