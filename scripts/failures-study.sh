@@ -56,9 +56,15 @@ $hg sweep scenarios/failures/links.yaml --seeds 1-10 --jobs 2 \
   --grid network.delta_min+network.delta_max=0.2,0.5 --grid network.links=bernoulli,gilbert-elliott \
   --grid sgp.weight_floor=0,0.3 \
   --plot test_acc,oracle_rel_error,max_hypergradient_norm,lowest_weight --out "$out/guard-links"
+$hg sweep scenarios/failures/bursty.yaml --seeds 1-10 --jobs 2 \
+  --set method=pdbo-mtl-da --set model.k=3 --set hypergradient.estimator=auto --set hypergradient.m=100 \
+  --set hypergradient.batch=32 --set outer.steps=5 \
+  --grid network.links=bernoulli,burst,gilbert-elliott --grid sgp.weight_floor=0,0.3 \
+  --plot test_acc,max_hypergradient_norm,max_train_loss,lowest_weight --out "$out/guard-bursty-pdbo" ||
+  echo "(the unguarded bursty runs diverge: expected)"
 
 mkdir -p docs/failures
-for s in links churn partition delay bursty bursty-first-rounds guard-bursty guard-links; do
+for s in links churn partition delay bursty bursty-first-rounds guard-bursty guard-links guard-bursty-pdbo; do
   mkdir -p "docs/failures/$s"
   cp "$out/$s"/study.md "$out/$s"/study.csv "$out/$s"/results.csv "$out/$s"/*.png "docs/failures/$s/"
 done
