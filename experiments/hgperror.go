@@ -38,9 +38,9 @@ type HGPError struct {
 	LR        float64      `yaml:"lr" doc:"constant SGP step, also the step of the linearized map, finite, > 0"`
 	Classes   [2]int       `yaml:"classes" doc:"real data: the two classes whose mean pixel is the feature"`
 	// OracleGap also builds the oracle at the other linearization point and
-	// reports ‖oracle at y⁽ᵀ⁾ − oracle at y*‖ (costs the expected fixed point
-	// and a second oracle per seed).
-	OracleGap bool `yaml:"oracle_gap" doc:"also report the gap between the oracles at the last iterate and at the fixed point"`
+	// reports ‖oracle at y⁽ᵀ⁾ − oracle at y*‖ and the final error against it
+	// (costs the expected fixed point and a second oracle per seed).
+	OracleGap bool `yaml:"oracle_gap" doc:"also report the gap between the oracles at the last iterate and at the fixed point, and the final error against the other oracle"`
 	// Real data: examples per client in each split (synthetic data takes
 	// them from the data section).
 	Train int `yaml:"train" doc:"real data: training examples per client"`
@@ -137,6 +137,7 @@ type hgpErrorSeed struct {
 	norm   float64       // ‖oracle‖
 	gap    float64       // valid when gapErr == nil and the gap was asked for
 	gapErr *HGPErrorSkip // the other oracle (or this one) does not exist
+	other  []float64     // [pair] error at m = M against the other oracle; nil without it
 }
 
 // hgpErrorRun holds seeds[network][seed index].

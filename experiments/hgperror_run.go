@@ -29,7 +29,7 @@ func hgpErrorOne(ctx context.Context, sc scenarios.Scenario, h *HGPError, env sc
 	if topo.Name != kind {
 		topo = registry.Choose[graph.Topology](kind)
 	}
-	alg := &hgpErrorAlg{h: h, kind: kind, sgpRounds: sc.SGP.Rounds, l2: l2Rate(sc.Model.Arch.Params), wrap: wrap}
+	alg := &hgpErrorAlg{h: h, kind: kind, sgpRounds: sc.SGP.Rounds, weightFloor: sc.SGP.WeightFloor, l2: l2Rate(sc.Model.Arch.Params), wrap: wrap}
 	d := derive(sc, fmt.Sprintf("%s-seed%d", kind, seed), seed, "hgp-error", alg)
 	d.Network.Topology = topo
 	d.Data.Source = oneDimSource(sc.Data.Source, h)
@@ -56,8 +56,11 @@ type hgpErrorAlg struct {
 	h         *HGPError
 	kind      string // the network kind, for the records of missing oracles
 	sgpRounds int
-	l2        float64
-	wrap      hgpErrorWrap
+	// weightFloor is sgp.weight_floor: it guards SGP and, through the
+	// linearization, the estimators and both oracles.
+	weightFloor float64
+	l2          float64
+	wrap        hgpErrorWrap
 	// prog is the program Plan built, also the run's sink: the experiment
 	// reads each pair's errors from it.
 	prog *hgpErrorProgram
@@ -78,7 +81,7 @@ func (a *hgpErrorAlg) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, 
 	lambda := []float64{0, 0}
 	x0 := make([]float64, base.Dim())
 	base.Init(x0, rng.New(s.Seed, rng.Global, rng.PurposeInit))
-	cfg := pdbo.SGPConfig{Variant: pdbo.AfterComm, LR: optim.Schedule{Kind: "constant", Base: a.h.LR}}
+	cfg := pdbo.SGPConfig{Variant: pdbo.AfterComm, LR: optim.Schedule{Kind: "constant", Base: a.h.LR}, WeightFloor: a.weightFloor}
 	p := &hgpErrorProgram{a: a, net: s.Net, data: s.Data, x0: x0, seed: s.Seed, pair: -1,
 		out: hgpErrorSeed{seed: s.Seed}, clients: make([]*pdbo.SGP, n), got: make([][]float64, n)}
 	beh := make([]optim.Behaviour, n)
@@ -110,8 +113,9 @@ type hgpErrorProgram struct {
 	sampling pdbo.Sampling
 	lins     []pdbo.Linearization // at the chosen point
 	oracle   [][]float64
-	pair     int       // the pair running; −1 before the first
-	errs     []float64 // its errors, m = 0 … M
+	other    [][]float64 // the oracle at the other point (oracle_gap), or nil
+	pair     int         // the pair running; −1 before the first
+	errs     []float64   // its errors, m = 0 … M
 	got      [][]float64
 	out      hgpErrorSeed
 }
@@ -127,8 +131,14 @@ func (p *hgpErrorProgram) Next(done *optim.PhaseReport) (*optim.PhaseSpec, error
 			return nil, err
 		}
 		p.out.errors = make([][]float64, len(h.Pairs))
+		if p.other != nil {
+			p.out.other = make([]float64, len(h.Pairs))
+		}
 	default:
 		p.out.errors[p.pair] = p.errs
+		if p.other != nil {
+			p.out.other[p.pair] = stackedGap(p.got, p.other)
+		}
 	}
 	p.pair++
 	if p.pair == len(h.Pairs) {
@@ -235,6 +245,7 @@ func (p *hgpErrorProgram) linearize() error {
 			out.gapErr = other.miss
 		default:
 			out.gap = stackedGap(chosen.oracle, other.oracle)
+			p.other = other.oracle
 		}
 	}
 	if chosen.miss != nil {

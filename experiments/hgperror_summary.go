@@ -34,6 +34,12 @@ type HGPErrorSummary struct {
 	// the other seeds with the reason.
 	OracleGap  map[string]Quants `json:"oracle_gap,omitempty"`
 	GapMissing []HGPErrorSkip    `json:"oracle_gap_missing,omitempty"`
+	// FinalOther is the error at m = M against the oracle at the other
+	// linearization point (oracle_gap: true only), over the seeds where
+	// both oracles exist: with linearize: last, the distance of the
+	// estimate from the hyper-gradient at y*, which a guarded and a plain
+	// run share when the guard is idle at y*.
+	FinalOther []HGPErrorFinal `json:"final_vs_other_oracle,omitempty"`
 }
 
 // HGPErrorFinal is the distribution over seeds of the error at m = M.
@@ -113,10 +119,18 @@ func (r *hgpErrorRun) summary(sc scenarios.Scenario) *HGPErrorSummary {
 				gaps = append(gaps, s.gap)
 			}
 		}
-		final := make([][]float64, len(h.Pairs))
+		final, other := make([][]float64, len(h.Pairs)), make([][]float64, len(h.Pairs))
 		for pi := range h.Pairs {
 			for _, c := range r.curves(ni, pi) {
 				final[pi] = append(final[pi], c[h.M])
+			}
+			for _, s := range r.seeds[ni] {
+				if s.other != nil {
+					other[pi] = append(other[pi], s.other[pi])
+				}
+			}
+			if len(other[pi]) > 0 {
+				sum.FinalOther = append(sum.FinalOther, HGPErrorFinal{Network: kind, Alpha: h.Pairs[pi][0], Beta: h.Pairs[pi][1], Quants: quants(other[pi])})
 			}
 		}
 		for pi, p := range h.Pairs {

@@ -343,3 +343,34 @@ func spec(sc scenarios.Scenario) *HGPError { return sc.Experiment.Params.(*HGPEr
 func testEnv(t *testing.T, sc scenarios.Scenario) scenarios.Env {
 	return run.NewEnv(sc, t.TempDir(), nil)
 }
+
+// With sgp.weight_floor the seed without an oracle has one (its small
+// weight made the linearized step too large), and the final error against
+// the oracle at y* is within the oracle gap of the error against the one
+// at y⁽ᵀ⁾ (triangle inequality, one seed per cell).
+func TestHGPErrorWeightFloorGivesSeed18AnOracle(t *testing.T) {
+	sc, err := scenarios.Load("../scenarios/paper/hgp-error.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Seed = 18
+	sc.SGP.WeightFloor = 0.5
+	spec(sc).Seeds = 1
+	spec(sc).M = 10
+	spec(sc).Networks = []string{"stochastic-directed"}
+	dir := t.TempDir()
+	if _, err := run.Execute(context.Background(), sc, run.Options{OutDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	sum := readHGPSummary(t, dir)
+	if len(sum.Skipped) != 0 || len(sum.Final) != 5 || len(sum.FinalOther) != 5 {
+		t.Fatalf("skipped %+v, %d final cells, %d against y*; want none skipped, 5 and 5", sum.Skipped, len(sum.Final), len(sum.FinalOther))
+	}
+	gap := sum.OracleGap["stochastic-directed"].Median
+	for k, f := range sum.Final {
+		o := sum.FinalOther[k]
+		if o.N != 1 || o.Alpha != f.Alpha || o.Beta != f.Beta || math.Abs(o.Median-f.Median) > gap*(1+1e-12) {
+			t.Errorf("(%g, %g): error %g at y⁽ᵀ⁾, %g against y*, gap %g: outside the triangle inequality", f.Alpha, f.Beta, f.Median, o.Median, gap)
+		}
+	}
+}

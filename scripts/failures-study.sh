@@ -45,8 +45,26 @@ $hg sweep scenarios/failures/bursty.yaml --set network.links=burst --set sgp.eva
 jq -r 'select(.client == "all") | [.round, .train_loss, .consensus, .min_weight] | @tsv' \
   "$out/bursty-first-rounds/bursty/metrics.jsonl" > "$out/bursty-first-rounds/first-rounds.tsv"
 
+# 6. The small-weight guard (sgp.weight_floor): the bursty study with the
+# guard off and at three floors, and PDBO-MTL&DA on the links study's
+# unreliable cells, 10 seeds each.
+$hg sweep scenarios/failures/bursty.yaml --seeds 1-10 --jobs 2 \
+  --grid network.links=bernoulli,burst,gilbert-elliott --grid sgp.weight_floor=0,0.1,0.3,0.5 \
+  --plot test_acc,lowest_weight,max_consensus,max_train_loss --out "$out/guard-bursty" ||
+  echo "(the unguarded bursty runs diverge: expected)"
+$hg sweep scenarios/failures/links.yaml --seeds 1-10 --jobs 2 \
+  --grid network.delta_min+network.delta_max=0.2,0.5 --grid network.links=bernoulli,gilbert-elliott \
+  --grid sgp.weight_floor=0,0.3 \
+  --plot test_acc,oracle_rel_error,max_hypergradient_norm,lowest_weight --out "$out/guard-links"
+$hg sweep scenarios/failures/bursty.yaml --seeds 1-10 --jobs 2 \
+  --set method=pdbo-mtl-da --set model.k=3 --set hypergradient.estimator=auto --set hypergradient.m=100 \
+  --set hypergradient.batch=32 --set outer.steps=5 \
+  --grid network.links=bernoulli,burst,gilbert-elliott --grid sgp.weight_floor=0,0.3 \
+  --plot test_acc,max_hypergradient_norm,max_train_loss,lowest_weight --out "$out/guard-bursty-pdbo" ||
+  echo "(the unguarded bursty runs diverge: expected)"
+
 mkdir -p docs/failures
-for s in links churn partition delay bursty bursty-first-rounds; do
+for s in links churn partition delay bursty bursty-first-rounds guard-bursty guard-links guard-bursty-pdbo; do
   mkdir -p "docs/failures/$s"
   cp "$out/$s"/study.md "$out/$s"/study.csv "$out/$s"/results.csv "$out/$s"/*.png "docs/failures/$s/"
 done

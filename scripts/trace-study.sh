@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The recorded-links study of docs/failures.md (section 6): record bursty
-# runs, replay each recorded link history under HGP and VR-HGP, and
+# The recorded-links study of docs/failures.md (section 7): record bursty
+# runs, replay each recorded link history under HGP, VR-HGP and the
+# guarded PDBO (sgp.weight_floor), and
 # tabulate them side by side into docs/failures/trace/. About a minute on
 # 2 cores; needs jq. Usage:
 #   go build -o hgpsim . && scripts/trace-study.sh [OUT]   (OUT: runs/trace)
@@ -30,11 +31,13 @@ for s in 1 2 3 4 5; do
   $hg run $scen --seed "$s" --replay-links "$links" --out "$out/vrhgp-$s" 2>/dev/null
   $hg run $scen --seed "$s" --replay-links "$links" --set hypergradient.alpha=1 --set hypergradient.beta=0 \
     --out "$out/hgp-$s" 2>/dev/null
-  # The guarded PDBO goes here once it exists, on the same "$links".
+  # The guarded PDBO (weight floor 0.3) on the same link history.
+  $hg run $scen --seed "$s" --replay-links "$links" --set sgp.weight_floor=0.3 --out "$out/guard-$s" 2>/dev/null
   same=no
   cmp -s "$out/recorded-$s/metrics.jsonl" "$out/vrhgp-$s/metrics.jsonl" && same=yes
   row "$s" "VR-HGP (0.9, 0.1)" "$out/vrhgp-$s" "$same"
   row "$s" "HGP" "$out/hgp-$s" "—"
+  row "$s" "VR-HGP, weight floor 0.3" "$out/guard-$s" "—"
 done
 mv "$table.tmp" "$table"
 $hg validate $scen --replay-links "$out/links-1.csv.gz" | grep '^links trace' | sed "s|$PWD/||" > docs/failures/trace/links-1.txt

@@ -110,8 +110,8 @@ func NewConfig(sec Sections, s *optim.Setup) *Config {
 	if lr == 0 {
 		lr = sched.At(sec.SGP.Rounds - 1)
 	}
-	cfg := &Config{N: s.Net.N, SGP: SGPConfig{Variant: variant, LR: sched, BatchSize: sec.SGP.Batch},
-		Alpha: h.Alpha, Beta: h.Beta, Sampling: sampling, HyperBatch: h.Batch, HyperLR: lr,
+	cfg := &Config{N: s.Net.N, SGP: SGPConfig{Variant: variant, LR: sched, BatchSize: sec.SGP.Batch, WeightFloor: sec.SGP.WeightFloor},
+		Alpha: h.Alpha, Beta: h.Beta, DampDirect: h.Direct == "damped", Sampling: sampling, HyperBatch: h.Batch, HyperLR: lr,
 		OuterVal: h.OuterData == "val", Seed: s.Seed, Warm: !sec.Outer.Restart}
 	if h.Estimator != "none" {
 		cfg.Estimator = h.Estimator

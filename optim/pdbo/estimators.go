@@ -41,6 +41,9 @@ func (*hgpKind) NeedsUndirected() bool        { return false }
 type vrhgpKind struct{}
 
 func (*vrhgpKind) New(lin Linearization, cfg *Config) HyperEstimator {
+	if cfg.DampDirect {
+		return NewVRHGPDamped(lin, cfg.Alpha, cfg.Beta, cfg.Sampling)
+	}
 	return NewVRHGP(lin, cfg.Alpha, cfg.Beta, cfg.Sampling)
 }
 func (*vrhgpKind) Rounds(m int, s Sampling) int { return s.Rounds(m) }

@@ -109,7 +109,9 @@ type VRHGP struct {
 	l           local
 	sampling    Sampling
 	alpha, beta float64
-	v           []float64
+	// damped: v⁽⁰⁾ = ⟨c^λ⟩_i and the estimate is v⁽ᴹ⁾ (NewVRHGPDamped).
+	damped bool
+	v      []float64
 	// [u; w] lives in ring[cur] and is sent as it is; the next [u; w] is
 	// written into the following buffer, the one sent two updates ago,
 	// which no receiver reads any more.
@@ -136,6 +138,20 @@ func NewVRHGP(lin Linearization, alpha, beta float64, sampling Sampling) *VRHGP 
 	h.turn(0)
 	copy(h.u, l.cy)
 	copy(h.w, l.cy)
+	return h
+}
+
+// NewVRHGPDamped is NewVRHGP with the direct term handled as the authors'
+// released code does: v starts at ⟨c^λ⟩_i instead of 0 and the estimate
+// is v⁽ᴹ⁾ without adding ⟨c^λ⟩_i. Since every v-update is
+// v ← α(v + B̂u) + (1−α)B̂w, the direct term is multiplied by α once per
+// update: the estimate is NewVRHGP's with ⟨c^λ⟩_i replaced by
+// α^M·⟨c^λ⟩_i (M v-updates), the same for α = 1 (HGP) and a vanishing
+// ∂_λF̄ for α < 1 and large M (0.9²⁰⁰ ≈ 7·10⁻¹⁰).
+func NewVRHGPDamped(lin Linearization, alpha, beta float64, sampling Sampling) *VRHGP {
+	h := NewVRHGP(lin, alpha, beta, sampling)
+	h.damped = true
+	copy(h.v, h.l.clam)
 	return h
 }
 
@@ -230,8 +246,12 @@ func (h *VRHGP) receiveA(doB bool) error {
 	return nil
 }
 
-// Estimate implements HyperEstimator: v⁽ᴹ⁾ + ⟨c^λ⟩_i.
+// Estimate implements HyperEstimator: v⁽ᴹ⁾ + ⟨c^λ⟩_i (damped: v⁽ᴹ⁾, which
+// already holds α^M·⟨c^λ⟩_i).
 func (h *VRHGP) Estimate() []float64 {
+	if h.damped {
+		return append([]float64(nil), h.v...)
+	}
 	return h.l.estimate(h.v)
 }
 

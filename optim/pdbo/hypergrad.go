@@ -62,9 +62,16 @@ type Linearization struct {
 	DeltaBar []float64 // δ̄_{j→i} for all j (receiver side)
 	Variant  Variant
 	LR       float64 // α of the SGP map being differentiated
-	Batch    int     // minibatch of Â and B̂; 0 = full batch
-	Seed     uint64
+	// WeightFloor is the ε of the SGP run's small-weight guard (0: off):
+	// the map differentiated takes the step Step() = LR·GuardScale(Omega, ε).
+	WeightFloor float64
+	Batch       int // minibatch of Â and B̂; 0 = full batch
+	Seed        uint64
 }
+
+// Step is the local step of the SGP map being differentiated at this
+// state: LR, scaled by the small-weight guard where ω_i < WeightFloor.
+func (lin *Linearization) Step() float64 { return lin.LR * GuardScale(lin.Omega, lin.WeightFloor) }
 
 // local holds what every estimator computes from a Linearization.
 type local struct {
@@ -153,7 +160,7 @@ func (l *local) apply(dstA, dstB, mixed, self []float64) {
 }
 
 // stepA is the coefficient of H_i u in ⟨Â u⟩_i: dstA = mixed + stepA·hv.
-func (l *local) stepA() float64 { return -l.lin.LR / l.lin.Omega }
+func (l *local) stepA() float64 { return -l.lin.Step() / l.lin.Omega }
 
 // products is apply without its last step: it writes H_i·src into hv
 // instead of dstA (a nil hv or dstB is skipped), so that a caller can fold
@@ -174,7 +181,7 @@ func (l *local) products(hv, dstB, mixed, self []float64) {
 		}
 	}
 	if dstB != nil {
-		floats.Scale(-l.lin.LR, dstB)
+		floats.Scale(-l.lin.Step(), dstB)
 	}
 }
 

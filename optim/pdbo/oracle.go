@@ -61,7 +61,8 @@ func expectedJacobians(lins []Linearization) (a, b *mat.Dense, cy, cl *mat.VecDe
 		}
 		h := denseHessian(lin.Model, l.x, lin.Lambda, lin.Inner)
 		c := denseCross(lin.Model, l.x, lin.Lambda, lin.Inner)
-		s := lin.LR / lin.Omega
+		step := lin.Step() // the guarded step where ω_i < ε
+		s := step / lin.Omega
 		for j := 0; j < n; j++ {
 			p := lin.PBar[j]
 			blk := a.Slice(i*dx, (i+1)*dx, j*dx, (j+1)*dx).(*mat.Dense)
@@ -87,9 +88,9 @@ func expectedJacobians(lins []Linearization) (a, b *mat.Dense, cy, cl *mat.VecDe
 			bb := b.Slice(i*dl, (i+1)*dl, j*dx, (j+1)*dx).(*mat.Dense)
 			switch {
 			case lin.Variant == BeforeComm:
-				bb.Scale(-lin.LR*p, c)
+				bb.Scale(-step*p, c)
 			case i == j:
-				bb.Scale(-lin.LR, c)
+				bb.Scale(-step, c)
 			}
 		}
 	}
@@ -298,6 +299,7 @@ func ConsensusOracle(cs []ConsensusClient, xStar []float64) ([][]float64, error)
 // ExpectedFixedPoint iterates the expected SGP map of Eq. (6) with true
 // push weights pBar[i][j] and full batches until it stops moving, and
 // returns y* = (z*, ω*) per client: the point where HGP's oracle is exact.
+// With the lins' WeightFloor it iterates the guarded map.
 func ExpectedFixedPoint(lins []Linearization, pBar [][]float64, x0 []float64, maxIter int, tol float64) (z [][]float64, omega []float64, err error) {
 	n := len(lins)
 	dx := len(x0)
@@ -320,15 +322,16 @@ func ExpectedFixedPoint(lins []Linearization, pBar [][]float64, x0 []float64, ma
 				x[k] = z[j][k] / omega[j]
 			}
 			lin.Model.InnerGrad(g, x, lin.Lambda, lin.Inner, nil)
+			step := lin.LR * GuardScale(omega[j], lin.WeightFloor)
 			for k := range g {
 				phi[j][k] = z[j][k]
 				if lin.Variant == BeforeComm {
-					phi[j][k] -= lin.LR * g[k]
+					phi[j][k] -= step * g[k]
 				}
 			}
 			if lin.Variant != BeforeComm {
 				for k := range g {
-					next[j][k] = -lin.LR * g[k]
+					next[j][k] = -step * g[k]
 				}
 			} else {
 				clear(next[j])

@@ -13,9 +13,12 @@ type Config struct {
 	SGP SGPConfig
 	// Estimator names the hyper-gradient estimator ("" for none); see
 	// Estimators.
-	Estimator  string
-	Alpha      float64 // vr-hgp
-	Beta       float64 // vr-hgp
+	Estimator string
+	Alpha     float64 // vr-hgp
+	Beta      float64 // vr-hgp
+	// DampDirect makes VR-HGP start v at ⟨c^λ⟩_i and scale it by α with
+	// the rest of v (hypergradient.direct: damped); see NewVRHGPDamped.
+	DampDirect bool
 	Sampling   Sampling
 	HyperBatch int // minibatch of Â and B̂; 0 = full batch
 	// HyperLR is the step of the linearized SGP map (App. B).

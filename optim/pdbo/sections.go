@@ -56,6 +56,11 @@ type HypergradientSpec struct {
 	LR        float64 `yaml:"lr"`         // step of the linearized SGP map; 0 = SGP's last step
 	Oracle    bool    `yaml:"oracle"`     // also compute the dense fixed-point oracle and report the error
 	EvalEvery int     `yaml:"eval_every"` // report every k rounds (and after the last); 0 = only the last
+	// Direct is where VR-HGP puts the direct term ⟨c^λ⟩_i: "added" to the
+	// estimate at the end (Sec. 4, App. B), or "damped": v starts at ⟨c^λ⟩_i
+	// and is multiplied by α every v-update with the rest of v, so the
+	// estimate carries α^M·⟨c^λ⟩_i (as the authors' released code does).
+	Direct string `yaml:"direct"`
 }
 
 // SGPSpec configures the inner Stochastic Gradient Push phase.
@@ -65,6 +70,9 @@ type SGPSpec struct {
 	Batch     int          `yaml:"batch"`      // minibatch size; 0 = full batch
 	LR        ScheduleSpec `yaml:"lr"`         // learning rate α_t
 	EvalEvery int          `yaml:"eval_every"` // evaluate every k rounds (and after the last)
+	// WeightFloor is ε of the small-weight guard: the local step is scaled
+	// by min(1, ω_i/ε) (GuardScale); 0 = off, the paper's SGP.
+	WeightFloor float64 `yaml:"weight_floor"`
 	// Isolated makes every client train alone over self-loops only: the
 	// local baselines' method presets set it; a file cannot.
 	Isolated bool `yaml:"-"`
@@ -92,7 +100,7 @@ func DefaultSGP() SGPSpec {
 // from: no estimator.
 func DefaultHypergradient() HypergradientSpec {
 	return HypergradientSpec{Estimator: "none", Alpha: 0.9, Beta: 0.1, M: 200, Sampling: "simultaneous",
-		OuterData: "train", Estimates: "counted", EvalEvery: 0}
+		OuterData: "train", Estimates: "counted", EvalEvery: 0, Direct: "added"}
 }
 
 // DefaultOuter is the outer section a scenario starts from: no outer
@@ -152,6 +160,9 @@ func (h *HypergradientSpec) Validate(head string) error {
 	if h.EvalEvery < 0 {
 		return fmt.Errorf("eval_every: must be >= 0, got %d", h.EvalEvery)
 	}
+	if h.Direct != "added" && h.Direct != "damped" {
+		return fmt.Errorf("direct: must be added (the paper: v⁽ᴹ⁾ + ⟨c^λ⟩) or damped (v⁽⁰⁾ = ⟨c^λ⟩, scaled by alpha every round), got %q", h.Direct)
+	}
 	return nil
 }
 
@@ -183,6 +194,9 @@ func (s *SGPSpec) Validate() error {
 	}
 	if err := s.LR.Optim().Validate(); err != nil {
 		return fmt.Errorf("lr: %w", err)
+	}
+	if err := nonNegative("weight_floor", s.WeightFloor); err != nil {
+		return err
 	}
 	return nil
 }

@@ -38,6 +38,29 @@ type SGPConfig struct {
 	Variant   Variant
 	LR        optim.Schedule
 	BatchSize int // minibatch size |ζ|; 0 or ≥ the train size means full batch
+	// WeightFloor is ε of the small-weight guard (0: off): the local step
+	// is scaled by GuardScale(ω_i, ε); see GuardScale.
+	WeightFloor float64
+}
+
+// GuardScale is the factor min(1, ω/ε) by which the small-weight guard
+// scales a client's local step α∇f_i(z_i/ω_i), with ω its push-sum weight
+// when the gradient is taken; ε = 0 turns the guard off (factor 1).
+//
+// SGP's step acts on z while the model is x = z/ω, so x moves by α/ω times
+// the gradient: a client that pushes mass out while nothing comes in
+// (bursty links) sees ω fall geometrically and its effective step explode,
+// and HGP's linearized map carries the same −(α/ω_i)H_i. Scaled, the step on
+// x is at most α/max(ω_i, ε)·(ω_i/ω_i⁺) ≤ (1 + out-degree)·α/ε in the round's
+// post-mixing weight ω_i⁺, and the linearized step α/max(ω_i, ε).
+// The guarded map is a function of y_i alone (ψ_i, or φ_i with Eq. 4a), so
+// Eq. (8) and the estimators apply to it unchanged with the step α·min(1,
+// ω_i/ε); where every ω_i ≥ ε it is the plain map, bit for bit.
+func GuardScale(omega, floor float64) float64 {
+	if floor > 0 && omega < floor {
+		return omega / floor
+	}
+	return 1
 }
 
 // SGP is one client of Stochastic Gradient Push (Eq. 2 with Eq. 4a or 4b,
@@ -50,7 +73,7 @@ type SGP struct {
 	data   models.ClientData
 
 	grad  []float64 // ∇f(x⁽ᵗ⁾) of this round, read again after mixing with Eq. (4b)
-	alpha float64   // α_t of this round
+	alpha float64   // α_t of this round, times the guard's factor
 	outer *models.Dataset
 	gx    []float64 // scratch for ∂ₓF in Observe, which leaves grad alone
 	gl    []float64 // scratch for ∂_λF in Observe
@@ -89,7 +112,9 @@ func NewSGPBilevel(id, n int, model models.Bilevel, lambda []float64, data model
 
 // Send implements optim.Behaviour: Alg. 2 lines 4–7.
 func (s *SGP) Send(r *optim.Round, out optim.Outbox) error {
-	alpha := s.cfg.LR.At(r.Index)
+	// The guard reads ω_i where the gradient is taken, before mixing, so that
+	// the step is a function of the client's own state (see GuardScale).
+	alpha := s.cfg.LR.At(r.Index) * GuardScale(s.ps.Omega, s.cfg.WeightFloor)
 	s.alpha = alpha
 	if loss := s.model.InnerGrad(s.grad, s.ps.X, s.lambda, s.data.Train, s.batch.Next()); math.IsNaN(loss) || math.IsInf(loss, 0) {
 		// The run has diverged: say so in this round rather than when the
@@ -192,5 +217,5 @@ func (s *SGP) Linearize(outer *models.Dataset, lr float64, batch int, seed uint6
 	pBar, deltaBar := s.Estimates()
 	return Linearization{ID: s.ps.ID, N: s.ps.N(), Model: s.model, Inner: s.data.Train, Outer: outer,
 		Lambda: append([]float64(nil), s.lambda...), Z: z, Omega: omega, PBar: pBar, DeltaBar: deltaBar,
-		Variant: s.cfg.Variant, LR: lr, Batch: batch, Seed: seed}
+		Variant: s.cfg.Variant, LR: lr, WeightFloor: s.cfg.WeightFloor, Batch: batch, Seed: seed}
 }
