@@ -28,9 +28,6 @@ type Ditto struct {
 	PersonalSteps  int     `yaml:"personal_steps" doc:"personal steps s per round (the paper: 25), 1 … 100000"`
 }
 
-// Server implements optim.Algorithm.
-func (*Ditto) Server() bool { return true }
-
 // Validate implements optim.Algorithm.
 func (a *Ditto) Validate(n int) error {
 	if err := a.CheckBaseline(n, a.Syncs); err != nil {

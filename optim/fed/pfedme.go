@@ -30,9 +30,6 @@ type PFedMe struct {
 	PersonalLR     float64 `yaml:"personal_lr" doc:"gradient step of the personal problem, finite, > 0; below 2/(L + λ)"`
 }
 
-// Server implements optim.Algorithm.
-func (*PFedMe) Server() bool { return true }
-
 // Validate implements optim.Algorithm.
 func (a *PFedMe) Validate(n int) error {
 	if err := a.CheckBaseline(n, a.Syncs); err != nil {

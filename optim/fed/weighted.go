@@ -24,6 +24,11 @@ type WeightedCommon struct {
 	Batch  int     `yaml:"batch" doc:"minibatch size (the paper: 50), 1 … 1048576"`
 }
 
+// Server reports that node 0, the center, is the server of every
+// weighted-nodes algorithm (the promoted method implements
+// optim.Algorithm's).
+func (*WeightedCommon) Server() bool { return true }
+
 // DefaultWeightedCommon returns the paper's parameters.
 func DefaultWeightedCommon() WeightedCommon {
 	return WeightedCommon{Outer: 20, Epochs: 5, Tau: 10, LR: 0.05, Batch: 50}

@@ -24,9 +24,6 @@ type LocalSVRG struct {
 	Syncs              int `yaml:"syncs" doc:"averagings per outer iteration, 0 … 10⁶; 0 means those of one outer iteration of weighted-nodes (2⌈T_s/τ⌉ + 1)"`
 }
 
-// Server implements optim.Algorithm.
-func (*LocalSVRG) Server() bool { return true }
-
 // Validate implements optim.Algorithm.
 func (a *LocalSVRG) Validate(n int) error {
 	if err := a.CheckBaseline(n, a.Syncs); err != nil {

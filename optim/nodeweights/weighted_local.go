@@ -25,9 +25,6 @@ type LocalTrain struct {
 	Syncs              int `yaml:"syncs" doc:"the communication budget matched: syncs × tau local steps per outer iteration, 0 … 10⁶; 0 means that of one outer iteration of weighted-nodes (2⌈T_s/τ⌉ + 1)"`
 }
 
-// Server implements Algorithm.
-func (*LocalTrain) Server() bool { return true }
-
 // Validate implements Algorithm.
 func (a *LocalTrain) Validate(n int) error {
 	if err := a.CheckBaseline(n, a.Syncs); err != nil {
