@@ -85,7 +85,7 @@ func (e *CommFedBiOExp) Validate(sc *scenarios.Scenario) error {
 			return fmt.Errorf("thresholds: list at least one for preprocess")
 		}
 		for _, th := range e.Thresholds {
-			p := &fedbio.FedBioPreprocess{Training: e.Training, BenchSteps: e.BenchSteps, BenchLR: e.BenchLR, Threshold: th}
+			p := &fedbio.FedBioPreprocess{FederatedTraining: e.FederatedTraining, BenchSteps: e.BenchSteps, BenchLR: e.BenchLR, Threshold: th}
 			if err := p.Validate(sc.Clients + 1); err != nil {
 				return err
 			}
@@ -159,9 +159,9 @@ func (e *CommFedBiOExp) algorithm(method string, rate, threshold float64, rounds
 	case "fedavg":
 		a.Hypergradient = "none"
 	case "fedavg-oracle":
-		return "fedavg-oracle", &fedbio.FedAvgOracle{Training: a.Training}
+		return "fedavg-oracle", &fedbio.FedAvgOracle{FederatedTraining: a.FederatedTraining}
 	case "preprocess":
-		return "fedbio-preprocess", &fedbio.FedBioPreprocess{Training: a.Training, BenchSteps: e.BenchSteps, BenchLR: e.BenchLR, Threshold: threshold}
+		return "fedbio-preprocess", &fedbio.FedBioPreprocess{FederatedTraining: a.FederatedTraining, BenchSteps: e.BenchSteps, BenchLR: e.BenchLR, Threshold: threshold}
 	}
 	return "comm-fedbio", &a
 }

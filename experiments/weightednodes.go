@@ -131,11 +131,11 @@ func (e *WeightedNodesExp) bilevel(outer int, lr, hlr, eta float64, tau int) *no
 }
 
 func (e *WeightedNodesExp) ditto(outer int, lr float64, tau int, lambda float64) *fed.Ditto {
-	return &fed.Ditto{WeightedCommon: e.common(outer, lr, tau), Lambda: lambda, PersonalSteps: 25}
+	return &fed.Ditto{Baseline: fed.Baseline{WeightedCommon: e.common(outer, lr, tau)}, Lambda: lambda, PersonalSteps: 25}
 }
 
 func (e *WeightedNodesExp) pfedme(outer int, lr float64, tau int, lambda float64) *fed.PFedMe {
-	return &fed.PFedMe{WeightedCommon: e.common(outer, lr, tau), Lambda: lambda, Beta: 1,
+	return &fed.PFedMe{Baseline: fed.Baseline{WeightedCommon: e.common(outer, lr, tau)}, Lambda: lambda, Beta: 1,
 		InnerSteps: e.PFedMeInner, Delta: 0.005, PersonalLR: e.PersonalLR}
 }
 
@@ -166,9 +166,9 @@ func (e *WeightedNodesExp) algorithm(method string, c wnChoice) optim.Algorithm 
 	case "weighted-nodes":
 		return e.bilevel(e.Outer, c.LR, c.HLR, c.Eta, c.Tau)
 	case "local-train":
-		return &nodeweights.LocalTrain{WeightedCommon: common, SVRGParam: svrg}
+		return &nodeweights.LocalTrain{Baseline: fed.Baseline{WeightedCommon: common}, SVRGParam: svrg}
 	case "local-svrg":
-		return &nodeweights.LocalSVRG{WeightedCommon: common, SVRGParam: svrg}
+		return &nodeweights.LocalSVRG{Baseline: fed.Baseline{WeightedCommon: common}, SVRGParam: svrg}
 	case "ditto":
 		return e.ditto(e.Outer, c.LR, c.Tau, c.DittoLambda)
 	}

@@ -195,10 +195,8 @@ func setVec(dst, src []float64) []float64 {
 // Observe implements Observer: the global (y, x) on the server's test data.
 func (s *server) Observe() optim.Stats {
 	st := optim.Stats{X: s.x}
-	if s.test != nil && s.test.N > 0 {
-		st.TestN = s.test.N
-		st.TestLoss = s.model.InnerLoss(s.y, s.x, s.test, nil)
-		st.TestAcc = s.model.Accuracy(s.y, s.x, s.test, nil)
-	}
+	st.TestN, st.TestLoss, st.TestAcc = optim.Evaluate(s.test, func(d *models.Dataset) (float64, float64) {
+		return s.model.InnerLoss(s.y, s.x, d, nil), s.model.Accuracy(s.y, s.x, d, nil)
+	})
 	return st
 }

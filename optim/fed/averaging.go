@@ -166,17 +166,12 @@ func WeightedAverage(dst []float64, w []float64, in []optim.Message, kind optim.
 
 // ServerStats evaluates x on the server's validation and test data.
 func ServerStats(model models.Bilevel, x []float64, d models.ClientData) optim.Stats {
+	eval := func(d *models.Dataset) (float64, float64) {
+		return model.InnerLoss(x, nil, d, nil), model.Accuracy(x, nil, d, nil)
+	}
 	st := optim.Stats{X: x}
-	if d.Val != nil && d.Val.N > 0 {
-		st.ValN = d.Val.N
-		st.ValLoss = model.InnerLoss(x, nil, d.Val, nil)
-		st.ValAcc = model.Accuracy(x, nil, d.Val, nil)
-	}
-	if d.Test != nil && d.Test.N > 0 {
-		st.TestN = d.Test.N
-		st.TestLoss = model.InnerLoss(x, nil, d.Test, nil)
-		st.TestAcc = model.Accuracy(x, nil, d.Test, nil)
-	}
+	st.ValN, st.ValLoss, st.ValAcc = optim.Evaluate(d.Val, eval)
+	st.TestN, st.TestLoss, st.TestAcc = optim.Evaluate(d.Test, eval)
 	return st
 }
 

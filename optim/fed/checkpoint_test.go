@@ -22,7 +22,7 @@ type resumeCase struct {
 
 func resumeCases() map[string]resumeCase {
 	star := &graph.Star{Prob: 1, ToHub: 0.7, FromHub: 0.85}
-	avg := FedAvg{Rounds: 6, Participation: 0.5, LocalSteps: 2, LR: 0.1, Batch: 8, EvalEvery: 2}
+	avg := FedAvg{optim.FederatedTraining{Rounds: 6, Participation: 0.5, LocalSteps: 2, LR: 0.1, Batch: 8, EvalEvery: 2}}
 	avgSetup := func(t *testing.T) *optim.Setup { return fedAvgSetup(t, 4, star) }
 	return map[string]resumeCase{
 		"fedavg":  {&avg, avgSetup},

@@ -15,25 +15,21 @@ func init() {
 	optim.Algorithms.Register("ditto",
 		"Ditto (Li et al. 2021, Alg. 2) as the weighted-nodes paper runs it: every node takes part in each round (S_t = all), takes tau local SGD steps on the global model from the center and uploads; the center averages (w_k = 1/K) and personalizes for its target: each round personal_steps steps v ← v − lr(∇L̂₀(v) + λ(v − w)) on minibatches of D^valid. The center's personal model v is evaluated. Two runtime rounds per averaging.",
 		func() optim.Algorithm {
-			return &Ditto{WeightedCommon: DefaultWeightedCommon(), Lambda: 0.1, PersonalSteps: 25}
+			return &Ditto{Baseline: Baseline{WeightedCommon: DefaultWeightedCommon()}, Lambda: 0.1, PersonalSteps: 25}
 		})
 }
 
 // Ditto is federated averaging with a proximally regularized personal
 // model at the center.
 type Ditto struct {
-	WeightedCommon `yaml:",inline"`
-	Syncs          int     `yaml:"syncs" doc:"averagings per outer iteration, 0 … 10⁶; 0 means those of one outer iteration of weighted-nodes (2⌈T_s/τ⌉ + 1)"`
-	Lambda         float64 `yaml:"lambda" doc:"λ of the personal objective L̂₀(v) + λ/2‖v − w‖² (the paper picks it from 0.05, 0.1, 0.2), finite, >= 0"`
-	PersonalSteps  int     `yaml:"personal_steps" doc:"personal steps s per round (the paper: 25), 1 … 100000"`
+	Baseline      `yaml:",inline"`
+	Lambda        float64 `yaml:"lambda" doc:"λ of the personal objective L̂₀(v) + λ/2‖v − w‖² (the paper picks it from 0.05, 0.1, 0.2), finite, >= 0"`
+	PersonalSteps int     `yaml:"personal_steps" doc:"personal steps s per round (the paper: 25), 1 … 100000"`
 }
-
-// Server implements optim.Algorithm.
-func (*Ditto) Server() bool { return true }
 
 // Validate implements optim.Algorithm.
 func (a *Ditto) Validate(n int) error {
-	if err := a.CheckBaseline(n, a.Syncs); err != nil {
+	if err := a.Baseline.Validate(n); err != nil {
 		return err
 	}
 	if !(a.Lambda >= 0) || math.IsInf(a.Lambda, 0) {
@@ -51,7 +47,7 @@ func (a *Ditto) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	k, syncs := s.Net.N-1, a.BaselineSyncs(a.Syncs, ntrain)
+	k, syncs := s.Net.N-1, a.PerOuter(ntrain)
 	factory := func(i int) (optim.Client, error) {
 		if i != 0 {
 			return baselineNode(NewSGD(s, i, a.Tau, a.LR, a.Batch, nil)), nil

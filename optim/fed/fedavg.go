@@ -15,39 +15,17 @@ import (
 func init() {
 	optim.Algorithms.Register("fedavg",
 		"Federated averaging with a server (McMahan et al.): node 0 is the server, the hub of a star; each communication round it samples participation·m clients from its own stream and sends them the global model, they take local_steps SGD steps on their training data and upload, and the server averages the uploads that arrived (a dropped upload is simply missing; with none the model stays). Two runtime rounds per communication round (down, up).",
-		func() optim.Algorithm {
-			return &FedAvg{Rounds: 100, Participation: 0.1, LocalSteps: 1, LR: 0.1, Batch: 32, EvalEvery: 10}
-		})
+		func() optim.Algorithm { return DefaultFedAvg() })
 }
 
 // FedAvg is federated averaging over a star whose hub is the server.
 type FedAvg struct {
-	Rounds        int     `yaml:"rounds" doc:"communication rounds R, 1 … 10⁷ (each takes two runtime rounds: down and up)"`
-	Participation float64 `yaml:"participation" doc:"fraction C of the m clients the server samples per round, in (0, 1]; at least one"`
-	LocalSteps    int     `yaml:"local_steps" doc:"local SGD steps τ per round, 1 … 10⁶"`
-	LR            float64 `yaml:"lr" doc:"local step size, finite, > 0"`
-	Batch         int     `yaml:"batch" doc:"local minibatch size, 0 … 1048576 (0: full batch)"`
-	EvalEvery     int     `yaml:"eval_every" doc:"evaluate the global model every k communication rounds and after the last (0: only after the last)"`
+	optim.FederatedTraining `yaml:",inline"`
 }
 
-// Server implements optim.Algorithm.
-func (*FedAvg) Server() bool { return true }
-
-// Validate implements optim.Algorithm.
-func (f *FedAvg) Validate(n int) error {
-	switch {
-	case f.Rounds < 1 || f.Rounds > 10_000_000:
-		return fmt.Errorf("rounds must be in [1, 10⁷], got %d", f.Rounds)
-	case f.LocalSteps < 1 || f.LocalSteps > 1_000_000:
-		return fmt.Errorf("local_steps must be in [1, 10⁶], got %d", f.LocalSteps)
-	case !(f.LR > 0) || math.IsInf(f.LR, 0):
-		return fmt.Errorf("lr must be a finite number > 0, got %v", f.LR)
-	case f.EvalEvery < 0:
-		return fmt.Errorf("eval_every must be >= 0, got %d", f.EvalEvery)
-	case n < 2:
-		return fmt.Errorf("fedavg needs a server and at least one client")
-	}
-	return optim.ValidateServer(f.Participation, f.Batch, n)
+// DefaultFedAvg returns FedAvg with its default parameters.
+func DefaultFedAvg() *FedAvg {
+	return &FedAvg{optim.FederatedTraining{Rounds: 100, Participation: 0.1, LocalSteps: 1, LR: 0.1, Batch: 32, EvalEvery: 10}}
 }
 
 // Plan implements optim.Algorithm.
@@ -100,13 +78,7 @@ func (g *Mean) Aggregate(_ *optim.Round, ups []optim.Message) error {
 // Observe implements optim.Observer: the global model on the pooled test
 // data.
 func (g *Mean) Observe() optim.Stats {
-	st := optim.Stats{X: g.X}
-	if g.Test != nil && g.Test.N > 0 {
-		st.TestN = g.Test.N
-		st.TestLoss = g.Model.InnerLoss(g.X, nil, g.Test, nil)
-		st.TestAcc = g.Model.Accuracy(g.X, nil, g.Test, nil)
-	}
-	return st
+	return ServerStats(g.Model, g.X, models.ClientData{Test: g.Test})
 }
 
 // meanState is what a Mean carries across rounds.

@@ -52,7 +52,7 @@ func runFedAvg(t *testing.T, f optim.Algorithm, s *optim.Setup) ([]float64, opti
 func TestFedAvgIsGradientDescent(t *testing.T) {
 	const m, rounds, lr = 5, 40, 0.3
 	s := fedAvgSetup(t, m, &graph.Star{Prob: 1})
-	got, tr := runFedAvg(t, &FedAvg{Rounds: rounds, Participation: 1, LocalSteps: 1, LR: lr}, s)
+	got, tr := runFedAvg(t, &FedAvg{optim.FederatedTraining{Rounds: rounds, Participation: 1, LocalSteps: 1, LR: lr}}, s)
 	if tr.Messages != 2*m*rounds || tr.Dropped != 0 {
 		t.Errorf("traffic %+v, want %d messages and no drops", tr, 2*m*rounds)
 	}
@@ -77,7 +77,7 @@ func TestFedAvgIsGradientDescent(t *testing.T) {
 // (deterministic: two runs agree bit for bit).
 func TestFedAvgWithLostUploads(t *testing.T) {
 	const m = 8
-	f := &FedAvg{Rounds: 30, Participation: 0.5, LocalSteps: 2, LR: 0.2, Batch: 10}
+	f := &FedAvg{optim.FederatedTraining{Rounds: 30, Participation: 0.5, LocalSteps: 2, LR: 0.2, Batch: 10}}
 	a, trA := runFedAvg(t, f, fedAvgSetup(t, m, &graph.Star{Prob: 1, ToHub: 0.6}))
 	b, _ := runFedAvg(t, f, fedAvgSetup(t, m, &graph.Star{Prob: 1, ToHub: 0.6}))
 	if trA.Dropped == 0 {

@@ -13,7 +13,7 @@ func init() {
 	optim.Algorithms.Register("fedprox",
 		"FedProx (Li et al. 2020): FedAvg whose clients minimize their loss plus μ/2‖x − x_global‖², a proximal term that keeps the local models near the global one; each local SGD step adds μ(x − x_global) to the gradient. mu: 0 is FedAvg. Same parameters as fedavg, plus mu.",
 		func() optim.Algorithm {
-			return &FedProx{FedAvg: FedAvg{Rounds: 100, Participation: 0.1, LocalSteps: 1, LR: 0.1, Batch: 32, EvalEvery: 10}, Mu: 0.01}
+			return &FedProx{FedAvg: *DefaultFedAvg(), Mu: 0.01}
 		})
 }
 

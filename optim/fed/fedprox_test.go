@@ -15,7 +15,7 @@ import (
 // minibatches included.
 func TestFedProxWithoutMuIsFedAvg(t *testing.T) {
 	star := &graph.Star{Prob: 1, ToHub: 0.7}
-	avg := FedAvg{Rounds: 12, Participation: 0.5, LocalSteps: 3, LR: 0.2, Batch: 8}
+	avg := FedAvg{optim.FederatedTraining{Rounds: 12, Participation: 0.5, LocalSteps: 3, LR: 0.2, Batch: 8}}
 	a, trA := runFedAvg(t, &avg, fedAvgSetup(t, 6, star))
 	b, trB := runFedAvg(t, &FedProx{FedAvg: avg}, fedAvgSetup(t, 6, star))
 	if trA != trB {
@@ -77,7 +77,7 @@ func TestFedProxLocalSteps(t *testing.T) {
 }
 
 func TestFedProxValidate(t *testing.T) {
-	ok := FedAvg{Rounds: 1, Participation: 1, LocalSteps: 1, LR: 0.1}
+	ok := FedAvg{optim.FederatedTraining{Rounds: 1, Participation: 1, LocalSteps: 1, LR: 0.1}}
 	for _, mu := range []float64{-1, math.Inf(1), math.NaN()} {
 		if err := (&FedProx{FedAvg: ok, Mu: mu}).Validate(3); err == nil {
 			t.Errorf("mu %v accepted", mu)

@@ -15,27 +15,23 @@ func init() {
 	optim.Algorithms.Register("pfedme",
 		"pFedMe (T Dinh et al. 2020, Alg. 1) as the weighted-nodes paper runs it: each round every node takes tau local rounds, each solving θ̃ ≈ argmin f_k(θ; batch) + λ/2‖θ − w_loc‖² by at most inner_steps gradient steps (until the gradient norm is below delta) and moving w_loc ← w_loc − lr·λ(w_loc − θ̃); the center sets w ← (1 − beta) w + beta · mean and evaluates its personal model, the same proximal problem on all of D^valid around w. Two runtime rounds per averaging.",
 		func() optim.Algorithm {
-			return &PFedMe{WeightedCommon: DefaultWeightedCommon(), Lambda: 15, Beta: 1, InnerSteps: 20, Delta: 0.005, PersonalLR: 0.05}
+			return &PFedMe{Baseline: Baseline{WeightedCommon: DefaultWeightedCommon()}, Lambda: 15, Beta: 1, InnerSteps: 20, Delta: 0.005, PersonalLR: 0.05}
 		})
 }
 
 // PFedMe is personalized FL with Moreau envelopes.
 type PFedMe struct {
-	WeightedCommon `yaml:",inline"`
-	Syncs          int     `yaml:"syncs" doc:"averagings per outer iteration, 0 … 10⁶; 0 means those of one outer iteration of weighted-nodes (2⌈T_s/τ⌉ + 1)"`
-	Lambda         float64 `yaml:"lambda" doc:"λ of the Moreau envelope (the paper picks it from 5, 10, 15), finite, > 0"`
-	Beta           float64 `yaml:"beta" doc:"β of the server update (the paper: 1), in (0, 1]"`
-	InnerSteps     int     `yaml:"inner_steps" doc:"most gradient steps per personal problem (the paper: 20), 1 … 10000"`
-	Delta          float64 `yaml:"delta" doc:"the personal problem is solved when its gradient norm is at most delta (the paper: 0.005), finite, >= 0"`
-	PersonalLR     float64 `yaml:"personal_lr" doc:"gradient step of the personal problem, finite, > 0; below 2/(L + λ)"`
+	Baseline   `yaml:",inline"`
+	Lambda     float64 `yaml:"lambda" doc:"λ of the Moreau envelope (the paper picks it from 5, 10, 15), finite, > 0"`
+	Beta       float64 `yaml:"beta" doc:"β of the server update (the paper: 1), in (0, 1]"`
+	InnerSteps int     `yaml:"inner_steps" doc:"most gradient steps per personal problem (the paper: 20), 1 … 10000"`
+	Delta      float64 `yaml:"delta" doc:"the personal problem is solved when its gradient norm is at most delta (the paper: 0.005), finite, >= 0"`
+	PersonalLR float64 `yaml:"personal_lr" doc:"gradient step of the personal problem, finite, > 0; below 2/(L + λ)"`
 }
-
-// Server implements optim.Algorithm.
-func (*PFedMe) Server() bool { return true }
 
 // Validate implements optim.Algorithm.
 func (a *PFedMe) Validate(n int) error {
-	if err := a.CheckBaseline(n, a.Syncs); err != nil {
+	if err := a.Baseline.Validate(n); err != nil {
 		return err
 	}
 	switch {
@@ -71,7 +67,7 @@ func (a *PFedMe) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, error
 	if err != nil {
 		return nil, nil, err
 	}
-	k, syncs := s.Net.N-1, a.BaselineSyncs(a.Syncs, ntrain)
+	k, syncs := s.Net.N-1, a.PerOuter(ntrain)
 	dim := len(s.X0)
 	factory := func(i int) (optim.Client, error) {
 		if i != 0 {

@@ -24,6 +24,11 @@ type WeightedCommon struct {
 	Batch  int     `yaml:"batch" doc:"minibatch size (the paper: 50), 1 … 1048576"`
 }
 
+// Server reports that node 0, the center, is the server of every
+// weighted-nodes algorithm (the promoted method implements
+// optim.Algorithm's).
+func (*WeightedCommon) Server() bool { return true }
+
 // DefaultWeightedCommon returns the paper's parameters.
 func DefaultWeightedCommon() WeightedCommon {
 	return WeightedCommon{Outer: 20, Epochs: 5, Tau: 10, LR: 0.05, Batch: 50}
@@ -64,27 +69,34 @@ func (c *WeightedCommon) Averagings(n int) int {
 	return int(min(1e6, max(1, math.Ceil(t/float64(c.Tau)))))
 }
 
-// BaselineSyncs is the averagings per outer iteration of a baseline: syncs,
-// or when 0 those of one outer iteration of the bilevel method with the
-// same parameters (two Local-SVRG calls and the hyper-gradient upload), so
-// that all methods are compared at equal communication.
-func (c *WeightedCommon) BaselineSyncs(syncs, n int) int {
-	if syncs > 0 {
-		return syncs
-	}
-	return 2*c.Averagings(n) + 1
+// Baseline are the parameters of a baseline of the weighted-nodes paper:
+// the shared ones and its communication budget.
+type Baseline struct {
+	WeightedCommon `yaml:",inline"`
+	Syncs          int `yaml:"syncs" doc:"averagings per outer iteration, 0 … 10⁶; 0 means those of one outer iteration of weighted-nodes (2⌈T_s/τ⌉ + 1)"`
 }
 
-// CheckBaseline is Check for a baseline that makes syncs averagings per
-// outer iteration (0: those of the bilevel method), in [0, 10⁶].
-func (c *WeightedCommon) CheckBaseline(n, syncs int) error {
-	if err := c.Check(n); err != nil {
+// Validate checks the parameters for a network of n nodes.
+func (b *Baseline) Validate(n int) error {
+	if err := b.Check(n); err != nil {
 		return err
 	}
-	if syncs < 0 || syncs > 1_000_000 {
-		return fmt.Errorf("syncs must be in [0, 10⁶], got %d", syncs)
+	if b.Syncs < 0 || b.Syncs > 1_000_000 {
+		return fmt.Errorf("syncs must be in [0, 10⁶], got %d", b.Syncs)
 	}
 	return nil
+}
+
+// PerOuter is the averagings per outer iteration on training sets of at
+// least n rows: syncs, or when 0 those of one outer iteration of the
+// bilevel method with the same parameters (two Local-SVRG calls and the
+// hyper-gradient upload), so that all methods are compared at equal
+// communication.
+func (b *Baseline) PerOuter(n int) int {
+	if b.Syncs > 0 {
+		return b.Syncs
+	}
+	return 2*b.Averagings(n) + 1
 }
 
 // MinTrain is the smallest training set of nodes 1 … K; an empty one is an

@@ -26,9 +26,9 @@ type fedCase struct {
 func fedCases() map[string]fedCase {
 	star := &graph.Star{Prob: 1, ToHub: 0.7, FromHub: 0.85}
 	bio := func(t *testing.T) *optim.Setup { return fedBioSetup(t, 3, star, "non-iid") }
-	train := Training{Rounds: 3, Participation: 0.67, LocalSteps: 2, LR: 0.1, Batch: 8, EvalEvery: 1}
+	train := optim.FederatedTraining{Rounds: 3, Participation: 0.67, LocalSteps: 2, LR: 0.1, Batch: 8, EvalEvery: 1}
 	comm := func(hyper, comp string) *CommFedBiO {
-		return &CommFedBiO{Training: train, Hypergradient: hyper, Compressor: comp, Compression: 4,
+		return &CommFedBiO{FederatedTraining: train, Hypergradient: hyper, Compressor: comp, Compression: 4,
 			Iterations: 3, Alpha: 0.3, SketchRows: 2, Ratio: 2, HVPBatch: 10, OuterLR: 0.5, Scale: "per-sample"}
 	}
 	return map[string]fedCase{
@@ -37,8 +37,8 @@ func fedCases() map[string]fedCase {
 		"comm-fedbio-iter-sketch": {comm("iterative", "sketch"), bio},
 		"comm-fedbio-non-iter":    {comm("non-iterative", "topk"), bio},
 		"comm-fedbio-none":        {comm("none", "topk"), bio},
-		"fedavg-oracle":           {&FedAvgOracle{Training: train}, bio},
-		"fedbio-preprocess": {&FedBioPreprocess{Training: train, BenchSteps: 20, BenchLR: 0.5, Threshold: 0.3},
+		"fedavg-oracle":           {&FedAvgOracle{FederatedTraining: train}, bio},
+		"fedbio-preprocess": {&FedBioPreprocess{FederatedTraining: train, BenchSteps: 20, BenchLR: 0.5, Threshold: 0.3},
 			bio},
 	}
 }
@@ -55,10 +55,10 @@ func fedRun(t *testing.T, c fedCase, phases optim.Phases, states [][]byte) (*opt
 // may cut the training phase into parts.
 func fedPhases(t *testing.T, c fedCase) (pre []optim.PhaseSpec, main optim.PhaseSpec, period int) {
 	t.Helper()
-	var train Training
+	var train optim.FederatedTraining
 	switch a := c.alg.(type) {
 	case *CommFedBiO:
-		train, period = a.Training, 4+2*(a.Iterations-1)
+		train, period = a.FederatedTraining, 4+2*(a.Iterations-1)
 		switch a.Hypergradient {
 		case "non-iterative":
 			period = 6
@@ -66,9 +66,9 @@ func fedPhases(t *testing.T, c fedCase) (pre []optim.PhaseSpec, main optim.Phase
 			period = 2
 		}
 	case *FedAvgOracle:
-		train, period = a.Training, 2
+		train, period = a.FederatedTraining, 2
 	case *FedBioPreprocess:
-		train, period = a.Training, 2
+		train, period = a.FederatedTraining, 2
 		pre = []optim.PhaseSpec{{Name: "preprocess", Rounds: 2, Tick: optim.Continue}}
 	default:
 		t.Fatalf("%T: not an algorithm of the family", c.alg)

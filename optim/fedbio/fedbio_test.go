@@ -71,7 +71,7 @@ func runFedBio(t *testing.T, a optim.Algorithm, s *optim.Setup) (*server, []Clie
 }
 
 func iterConfig(comp string, rounds int) *CommFedBiO {
-	a := &CommFedBiO{Training: Training{Rounds: rounds, Participation: 1, LocalSteps: 3, LR: 0.1, Batch: 16, EvalEvery: 1},
+	a := &CommFedBiO{FederatedTraining: optim.FederatedTraining{Rounds: rounds, Participation: 1, LocalSteps: 3, LR: 0.1, Batch: 16, EvalEvery: 1},
 		Hypergradient: "iterative", Compressor: comp, Compression: 4, Iterations: 6, Alpha: 0.3, SketchRows: 3,
 		Ratio: 2, HVPBatch: 0, OuterLR: 0.1, Scale: "per-sample"}
 	return a
@@ -207,8 +207,8 @@ func TestFedBioFamilyWithDrops(t *testing.T) {
 		"iter-none":   iterConfig("none", 4),
 		"iter-topk":   iterConfig("topk", 4),
 		"iter-sketch": iterConfig("sketch", 4),
-		"oracle":      &FedAvgOracle{Training: iterConfig("none", 4).Training},
-		"preprocess":  &FedBioPreprocess{Training: iterConfig("none", 4).Training, BenchSteps: 50, BenchLR: 0.5, Threshold: 0.2},
+		"oracle":      &FedAvgOracle{FederatedTraining: iterConfig("none", 4).FederatedTraining},
+		"preprocess":  &FedBioPreprocess{FederatedTraining: iterConfig("none", 4).FederatedTraining, BenchSteps: 50, BenchLR: 0.5, Threshold: 0.2},
 	}
 	ni := iterConfig("none", 4)
 	ni.Hypergradient = "non-iterative"

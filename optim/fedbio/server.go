@@ -237,15 +237,12 @@ func (s *server) sendBenchmark(out optim.Outbox) error {
 // Observe implements Observer: the global model on the server's test and
 // validation sets.
 func (s *server) Observe() optim.Stats {
-	st := optim.Stats{X: s.x}
-	if s.test != nil && s.test.N > 0 {
-		st.TestN = s.test.N
-		st.TestLoss = s.loss.Loss(s.x, nil, s.test, nil)
-		st.TestAcc = s.loss.Accuracy(s.x, s.test, nil)
+	eval := func(d *models.Dataset) (float64, float64) {
+		return s.loss.Loss(s.x, nil, d, nil), s.loss.Accuracy(s.x, d, nil)
 	}
-	st.ValN = s.val.N
-	st.ValLoss = s.loss.Loss(s.x, nil, s.val, nil)
-	st.ValAcc = s.loss.Accuracy(s.x, s.val, nil)
+	st := optim.Stats{X: s.x}
+	st.TestN, st.TestLoss, st.TestAcc = optim.Evaluate(s.test, eval)
+	st.ValN, st.ValLoss, st.ValAcc = optim.Evaluate(s.val, eval)
 	return st
 }
 

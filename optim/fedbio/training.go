@@ -2,42 +2,13 @@ package fedbio
 
 import (
 	"fmt"
-	"math"
 
 	"hgpsim/models"
 	"hgpsim/optim"
 )
 
-// Training holds the training parameters shared by the family.
-type Training struct {
-	Rounds        int     `yaml:"rounds" doc:"outer iterations K (communication rounds of Alg. 1), 1 … 10⁶"`
-	Participation float64 `yaml:"participation" doc:"fraction S/M of the clients sampled per round (and per hyper-gradient call), in (0, 1]; at least one"`
-	LocalSteps    int     `yaml:"local_steps" doc:"local SGD steps T per round, 1 … 10⁴ (the paper: 5)"`
-	LR            float64 `yaml:"lr" doc:"local step size γ, finite, > 0 (the paper: 0.01)"`
-	Batch         int     `yaml:"batch" doc:"local minibatch size, 0 (full batch) … 1048576 (the paper: 256)"`
-	EvalEvery     int     `yaml:"eval_every" doc:"evaluate the global model on the server's test set every k outer iterations and after the last (0: only after the last)"`
-}
-
-// Server reports that the algorithms of the family run node 0 as their
-// server (the promoted method implements optim.Algorithm's).
-func (*Training) Server() bool { return true }
-
-func defaultTraining() Training {
-	return Training{Rounds: 100, Participation: 1, LocalSteps: 5, LR: 0.01, Batch: 256, EvalEvery: 5}
-}
-
-func (t *Training) validate(n int) error {
-	switch {
-	case t.Rounds < 1 || t.Rounds > 1_000_000:
-		return fmt.Errorf("rounds must be in [1, 10⁶], got %d", t.Rounds)
-	case t.LocalSteps < 1 || t.LocalSteps > 10_000:
-		return fmt.Errorf("local_steps must be in [1, 10⁴], got %d", t.LocalSteps)
-	case !(t.LR > 0) || math.IsInf(t.LR, 0):
-		return fmt.Errorf("lr must be a finite number > 0, got %v", t.LR)
-	case t.EvalEvery < 0:
-		return fmt.Errorf("eval_every must be >= 0, got %d", t.EvalEvery)
-	}
-	return optim.ValidateServer(t.Participation, t.Batch, n)
+func defaultTraining() optim.FederatedTraining {
+	return optim.FederatedTraining{Rounds: 100, Participation: 1, LocalSteps: 5, LR: 0.01, Batch: 256, EvalEvery: 5}
 }
 
 // lambdaMode says how a client's λ is set.
@@ -52,7 +23,7 @@ const (
 // plan is what an algorithm of the family asks of the shared
 // machinery.
 type plan struct {
-	train Training
+	train optim.FederatedTraining
 	mode  lambdaMode
 	hyper *hyperPlan // nil: no hyper-gradient (J = 0)
 	// Preprocess: the benchmark model's training on the validation set and

@@ -30,9 +30,6 @@ type WeightedNodes struct {
 	Method             string  `yaml:"method" doc:"projected (Alg. 3, the paper's experiments) or aba (Alg. 2, accelerated)"`
 }
 
-// Server implements Algorithm.
-func (*WeightedNodes) Server() bool { return true }
-
 // Validate implements Algorithm.
 func (a *WeightedNodes) Validate(n int) error {
 	if err := a.Check(n); err != nil {

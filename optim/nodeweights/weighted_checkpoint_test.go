@@ -21,11 +21,17 @@ func weightedAlgs(outer int) map[string]func() optim.Algorithm {
 		"aba": func() optim.Algorithm {
 			return &WeightedNodes{WeightedCommon: common, SVRGParam: SVRGParam{Q: 0.1}, HLR: 0.05, Eta: 0.5, Cap: 0.4, Method: "aba"}
 		},
-		"local-svrg":  func() optim.Algorithm { return &LocalSVRG{WeightedCommon: common, SVRGParam: SVRGParam{Q: 0.1}} },
-		"local-train": func() optim.Algorithm { return &LocalTrain{WeightedCommon: common, SVRGParam: SVRGParam{Q: 0.1}} },
-		"ditto":       func() optim.Algorithm { return &fed.Ditto{WeightedCommon: common, Lambda: 0.1, PersonalSteps: 5} },
+		"local-svrg": func() optim.Algorithm {
+			return &LocalSVRG{Baseline: fed.Baseline{WeightedCommon: common}, SVRGParam: SVRGParam{Q: 0.1}}
+		},
+		"local-train": func() optim.Algorithm {
+			return &LocalTrain{Baseline: fed.Baseline{WeightedCommon: common}, SVRGParam: SVRGParam{Q: 0.1}}
+		},
+		"ditto": func() optim.Algorithm {
+			return &fed.Ditto{Baseline: fed.Baseline{WeightedCommon: common}, Lambda: 0.1, PersonalSteps: 5}
+		},
 		"pfedme": func() optim.Algorithm {
-			return &fed.PFedMe{WeightedCommon: common, Lambda: 5, Beta: 1, InnerSteps: 5, Delta: 0.005, PersonalLR: 0.05}
+			return &fed.PFedMe{Baseline: fed.Baseline{WeightedCommon: common}, Lambda: 5, Beta: 1, InnerSteps: 5, Delta: 0.005, PersonalLR: 0.05}
 		},
 	}
 }

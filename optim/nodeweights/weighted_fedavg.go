@@ -11,7 +11,7 @@ func init() {
 	optim.Algorithms.Register("local-svrg",
 		"FedAvg as the weighted-nodes paper runs it: Local-SVRG (Alg. 1) on Σ_k w_k L̂_k with the fixed weights w_k = 1/K; node 0, the center, averages every tau local steps and evaluates the global model on its D^valid and D^test. Two runtime rounds per averaging (down, up).",
 		func() optim.Algorithm {
-			return &LocalSVRG{WeightedCommon: fed.DefaultWeightedCommon(), SVRGParam: SVRGParam{Q: 0.02}}
+			return &LocalSVRG{Baseline: fed.Baseline{WeightedCommon: fed.DefaultWeightedCommon()}, SVRGParam: SVRGParam{Q: 0.02}}
 		})
 }
 
@@ -19,17 +19,13 @@ func init() {
 // the federated skeleton: the center is a fed.Averaging strategy, a node a
 // Local-SVRG trainer.
 type LocalSVRG struct {
-	fed.WeightedCommon `yaml:",inline"`
-	SVRGParam          `yaml:",inline"`
-	Syncs              int `yaml:"syncs" doc:"averagings per outer iteration, 0 … 10⁶; 0 means those of one outer iteration of weighted-nodes (2⌈T_s/τ⌉ + 1)"`
+	fed.Baseline `yaml:",inline"`
+	SVRGParam    `yaml:",inline"`
 }
-
-// Server implements optim.Algorithm.
-func (*LocalSVRG) Server() bool { return true }
 
 // Validate implements optim.Algorithm.
 func (a *LocalSVRG) Validate(n int) error {
-	if err := a.CheckBaseline(n, a.Syncs); err != nil {
+	if err := a.Baseline.Validate(n); err != nil {
 		return err
 	}
 	return a.SVRGParam.validate()
@@ -41,7 +37,7 @@ func (a *LocalSVRG) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, er
 	if err != nil {
 		return nil, nil, err
 	}
-	k, syncs := s.Net.N-1, a.BaselineSyncs(a.Syncs, ntrain)
+	k, syncs := s.Net.N-1, a.PerOuter(ntrain)
 	factory := func(i int) (optim.Client, error) {
 		if i == 0 {
 			return &optim.Fixed{Behaviour: &fed.Server{Strategy: &fed.Averaging{W: fed.Uniform(k), X: slices.Clone(s.X0),

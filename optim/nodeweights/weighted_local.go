@@ -14,23 +14,19 @@ func init() {
 	optim.Algorithms.Register("local-train",
 		"Local training, the weighted-nodes paper's baseline: the center (node 0) runs SVRG on its D^valid alone (min L̂₀); the nodes take no part and nothing is sent. Per outer iteration it takes as many local steps as a node of local-svrg (syncs × tau), in one runtime round.",
 		func() optim.Algorithm {
-			return &LocalTrain{WeightedCommon: fed.DefaultWeightedCommon(), SVRGParam: SVRGParam{Q: 0.02}}
+			return &LocalTrain{Baseline: fed.Baseline{WeightedCommon: fed.DefaultWeightedCommon()}, SVRGParam: SVRGParam{Q: 0.02}}
 		})
 }
 
 // LocalTrain is SVRG at the center on its validation data.
 type LocalTrain struct {
-	fed.WeightedCommon `yaml:",inline"`
-	SVRGParam          `yaml:",inline"`
-	Syncs              int `yaml:"syncs" doc:"the communication budget matched: syncs × tau local steps per outer iteration, 0 … 10⁶; 0 means that of one outer iteration of weighted-nodes (2⌈T_s/τ⌉ + 1)"`
+	fed.Baseline `yaml:",inline"`
+	SVRGParam    `yaml:",inline"`
 }
-
-// Server implements Algorithm.
-func (*LocalTrain) Server() bool { return true }
 
 // Validate implements Algorithm.
 func (a *LocalTrain) Validate(n int) error {
-	if err := a.CheckBaseline(n, a.Syncs); err != nil {
+	if err := a.Baseline.Validate(n); err != nil {
 		return err
 	}
 	return a.SVRGParam.validate()
@@ -42,7 +38,7 @@ func (a *LocalTrain) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, e
 	if err != nil {
 		return nil, nil, err
 	}
-	steps := a.BaselineSyncs(a.Syncs, ntrain) * a.Tau
+	steps := a.PerOuter(ntrain) * a.Tau
 	factory := func(i int) (optim.Client, error) {
 		if i != 0 {
 			return &stepClient{idle{}}, nil

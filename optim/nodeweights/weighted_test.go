@@ -291,8 +291,8 @@ func TestLocalSVRGConvergence(t *testing.T) {
 	want := solveWeighted(s.Model.Clone(), s.Data, fed.Uniform(k), s.X0, 1, 3000)
 	lr := 0.1
 	errAt := func(tau, syncs int) float64 {
-		alg := &LocalSVRG{WeightedCommon: fed.WeightedCommon{Outer: 1, Epochs: 1, Tau: tau, LR: lr, Batch: 4},
-			SVRGParam: SVRGParam{Q: 0.1}, Syncs: syncs}
+		alg := &LocalSVRG{Baseline: fed.Baseline{WeightedCommon: fed.WeightedCommon{Outer: 1, Epochs: 1, Tau: tau, LR: lr, Batch: 4}, Syncs: syncs},
+			SVRGParam: SVRGParam{Q: 0.1}}
 		center, _ := runWeighted(t, alg, s)
 		return floats.Distance(center.(*fed.Server).Strategy.(*fed.Averaging).X, want, 2) / floats.Norm(want, 2)
 	}
