@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -110,27 +111,31 @@ var supervisorHost struct {
 	once   sync.Once
 	system *actor.ActorSystem
 	ip     string
+	sec    Security
 	err    error
 }
 
 // supervisorSystem returns the process's supervisor system, listening on
-// ip (a free port), started by the first call.
-func supervisorSystem(ip string) (*actor.ActorSystem, error) {
+// ip (a free port) with the transport of sec, started by the first call.
+func supervisorSystem(ip string, sec Security) (*actor.ActorSystem, error) {
 	h := &supervisorHost
 	h.once.Do(func() {
 		logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 		system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
-		if _, h.err = startRemote(system, ip, 0, ""); h.err != nil {
+		if _, h.err = startRemote(system, ip, 0, "", sec, nil); h.err != nil {
 			system.Shutdown()
 			return
 		}
-		h.system, h.ip = system, ip
+		h.system, h.ip, h.sec = system, ip, sec
 	})
 	if h.err != nil {
 		return nil, fmt.Errorf("starting the supervisor's server: %w", h.err)
 	}
 	if h.ip != ip {
 		return nil, fmt.Errorf("this process's supervisor listens on %s, but the route to the workers leaves from %s: a process supervises workers reached from one local address", h.ip, ip)
+	}
+	if !h.sec.same(sec) {
+		return nil, errors.New("this process's supervisor already talks to workers with another secret or TLS setting: a process supervises with one")
 	}
 	return h.system, nil
 }
@@ -157,10 +162,10 @@ func buildName() string {
 	return fmt.Sprintf("%s %s, revision %s, modified %s, %s %s/%s", info.Main.Path, info.Main.Version, rev, modified, info.GoVersion, runtime.GOOS, runtime.GOARCH)
 }
 
-// localAddressFor checks that every worker is reachable and returns the
-// address of this host on the route to them: where the workers can reach
-// the supervisor back.
-func localAddressFor(addrs []string) (string, error) {
+// localAddressFor checks that every worker is reachable and accepts sec,
+// and returns the address of this host on the route to them: where the
+// workers can reach the supervisor back.
+func localAddressFor(addrs []string, sec Security) (string, error) {
 	local := ""
 	for _, a := range addrs {
 		conn, err := net.DialTimeout("tcp", a, dialTimeout)
@@ -173,6 +178,12 @@ func localAddressFor(addrs []string) (string, error) {
 			}
 		}
 		conn.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+		err = sec.checkAccepted(ctx, a)
+		cancel()
+		if err != nil {
+			return "", err
+		}
 	}
 	if local == "" {
 		return "", errors.New("no local address on the route to the workers")
