@@ -2,6 +2,14 @@ package main
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -130,4 +138,75 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestWorkerMutualTLS runs a scenario over a worker with mutual TLS: the
+// same metrics as in process; a supervisor without a certificate, or
+// without TLS, is refused.
+func TestWorkerMutualTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and starts a worker process")
+	}
+	bin := buildBinary(t)
+	cert, key, ca := testCertificate(t)
+	tlsFlags := []string{"--tls-cert", cert, "--tls-key", key, "--tls-ca", ca, "--tls-mutual"}
+	cmd := exec.Command(bin, append([]string{"worker", "--listen", "127.0.0.1:0", "--data-root", "."}, tlsFlags...)...)
+	cmd.Env = withSecret()
+	addr := listening(t, cmd)
+	scenario := filepath.Join("run", "testdata", "golden", "faults.yaml")
+	dir := t.TempDir()
+	if msg, code := runBinary(t, bin, "run", scenario, "--out", filepath.Join(dir, "local")); code != 0 {
+		t.Fatalf("in process: exit %d: %s", code, msg)
+	}
+	if msg, code := runBinary(t, bin, append([]string{"run", scenario, "--out", filepath.Join(dir, "tls"), "--workers", addr}, tlsFlags...)...); code != 0 {
+		t.Fatalf("over mutual TLS: exit %d: %s", code, msg)
+	}
+	want, _ := os.ReadFile(filepath.Join(dir, "local", "metrics.jsonl"))
+	got, _ := os.ReadFile(filepath.Join(dir, "tls", "metrics.jsonl"))
+	if len(want) == 0 || !bytes.Equal(got, want) {
+		t.Errorf("metrics.jsonl over mutual TLS differs from the in-process run (%d vs %d bytes)", len(got), len(want))
+	}
+	if msg, code := runBinary(t, bin, "run", scenario, "--out", filepath.Join(dir, "plain"), "--workers", addr); code != 1 || !strings.Contains(msg, "TLS") {
+		t.Errorf("plain supervisor against a TLS worker: exit %d, want 1 naming TLS: %s", code, msg)
+	}
+}
+
+// testCertificate writes a self-signed CA-capable certificate for
+// 127.0.0.1 and its key, used by both sides, and returns the files
+// (certificate, key, CA = the certificate).
+func testCertificate(t *testing.T) (cert, key, ca string) {
+	t.Helper()
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "hgpsim test"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+		DNSNames:              []string{"localhost"},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cert, key, cert
 }
