@@ -396,7 +396,7 @@ func hgpErrorOne(ctx context.Context, sc scenarios.Scenario, h *HGPError, env sc
 		lin := c.Linearize(data[i].Val, h.LR, 0, seed)
 		lin.PBar = pTrue[i]
 		for j := range lin.DeltaBar {
-			lin.DeltaBar[j] = nw.Prob[j][i]
+			lin.DeltaBar[j] = nw.Delta(j, i)
 		}
 		last[i] = lin
 	}

@@ -109,13 +109,24 @@ func Estimate(sc Scenario) Resources {
 		r.Live = append(r.Live, ResourcePart{Name: name, Bytes: int64(math.Min(b, math.MaxInt64/4))})
 	}
 	nn := float64(n) * float64(n)
-	// δ̄ matrix, its out-neighbour index (int and float per link) and
-	// fixed mixing weights; one delivery record per link in flight.
-	add("network", 8*nn+16*float64(links)+8*nn*boolf(isStatic(sc))+40*float64(links))
-	// Alg. 2 counters: p̄_ij and δ̄_{j→i} sums, 2n per client.
-	add("p̄/δ̄ counters", 16*nn)
+	sparse := false
+	if sp, ok := sc.Network.Topology.Params.(graph.Sparse); ok {
+		sparse = sp.Sparse()
+	}
+	// δ̄ matrix (dense topologies only), its out-neighbour lists (int and
+	// float per link) and fixed mixing weights; one delivery record per
+	// link in flight.
+	add("network", 8*nn*(1-boolf(sparse))+16*float64(links)+8*nn*boolf(isStatic(sc))+40*float64(links))
+	// Alg. 2 counters: p̄_ij and δ̄_{j→i} sums, one key and one sum per
+	// link and counter.
+	add("p̄/δ̄ counters", 32*float64(links))
 	if sc.Hypergradient.Estimates == "true" || sc.Nodes() <= pdbo.ExactEstimateLimit {
 		add("exact p̄", 8*nn)
+	}
+	if sc.Hypergradient.Estimator != "none" {
+		// The hyper-gradient phase's link weights (p̄, δ̄, coefficients and
+		// what was sent to whom) are n-vectors per client.
+		add("hyper-gradient link weights", 8*4.125*nn)
 	}
 	// Per client: the SGP state (z, x, gradient, ψ, two payloads) and the
 	// estimator's (linearization, u, w, payloads, mixing buffers).

@@ -71,6 +71,7 @@ func TestInvalidScenarios(t *testing.T) {
 		{"huge hidden layer", "model:\n  kind: mlp\n  hidden: 1000000000\n", "hidden must be in [1, 65536], got 1000000000"},
 		{"huge ensemble", "model:\n  head: ensemble\n  k: 1e8\n", "model.k: the ensemble size must be in [1, 64], got 100000000"},
 		{"too many clients", "clients: 10001\n", "clients: must be in [2, 10000], got 10001"},
+		{"too many clients, sparse", "clients: 1000001\nnetwork: {kind: ring}\n", "clients: must be in [2, 1000000], got 1000001 (network ring)"},
 		{"huge data", "data:\n  features: 2000000\n", "data (synthetic): features must be in [1, 1048576], got 2000000"},
 		{"huge rounds", "sgp:\n  rounds: 100000000\n", "sgp.rounds: must be in [1, 10000000], got 100000000"},
 		{"huge batch", "sgp:\n  batch: 100000000\n", "sgp.batch: must be in [0, 1048576]"},
