@@ -135,6 +135,10 @@ func Estimate(sc Scenario) Resources {
 		perClient += 14
 	}
 	add("client state", 8*perClient*float64(dx)*float64(n))
+	// What a client holds whatever d: its behaviour, batcher, streams,
+	// buffers and actor; measured as the live heap of 10⁵ softmax
+	// clients (d = 44) on a torus, less the parts above.
+	add("client bookkeeping", clientOverhead*float64(n))
 	add("model workspaces", workspace*float64(n))
 	add("data", float64(examples)*float64(models.ExampleBytes(sc.Data.Source.Params, features)))
 	if sc.Runtime.CheckpointEvery > 0 && sc.Outer.Steps > 0 && !sc.Outer.Restart {
@@ -194,6 +198,9 @@ func Estimate(sc Scenario) Resources {
 	r.Seconds = r.Flops / AssumedFlops
 	return r
 }
+
+// clientOverhead is the measured heap of one client beyond its vectors.
+const clientOverhead = 6.5 * 1024
 
 func isStatic(sc Scenario) bool {
 	switch sc.Network.Topology.Name {

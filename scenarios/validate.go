@@ -44,6 +44,9 @@ func (sc *Scenario) Validate() error {
 	if sc.Clients < 2 || sc.Nodes() > most {
 		return fmt.Errorf("clients: must be in [2, %d], got %d (network %s)", most-sc.Nodes()+sc.Clients, sc.Clients, sc.Network.Topology.Name)
 	}
+	if h := sc.Hypergradient; sc.Nodes() > graph.MaxNodes && h.Estimator != "none" && (h.Estimates == "true" || h.Oracle) {
+		return fmt.Errorf("hypergradient: estimates: true and oracle: true need the exact p̄, an n × n matrix: at most %d clients, got %d", graph.MaxNodes, sc.Clients)
+	}
 	if err := sc.validateAlgorithm(); err != nil {
 		return err
 	}
