@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"hgpsim/internal/registry"
 )
 
 // toDense returns a copy of nw with its expected graph in Prob only, as a
@@ -22,9 +24,9 @@ func toDense(nw *Network) *Network {
 }
 
 // TestSparseMatchesDense builds every sparse kind on adjacency lists and
-// compares it with the same network stored densely: δ̄, validation,
-// realizations under failures and the exact expected push weights agree
-// to the bit.
+// compares it with the same network stored densely: validation,
+// realizations (with and without failure processes) and the exact
+// expected push weights agree to the bit.
 func TestSparseMatchesDense(t *testing.T) {
 	for _, spec := range []testSpec{
 		{Kind: "ring", N: 7, Prob: 0.6},
@@ -49,14 +51,31 @@ func TestSparseMatchesDense(t *testing.T) {
 			t.Fatalf("%s: dense copy invalid: %v", spec.Kind, err)
 		}
 		var a, b []int
-		for i := range nw.N {
-			for tick := range uint64(20) {
-				a, b = nw.Realize(i, tick, a), d.Realize(i, tick, b)
-				if !equalInts(a, b) {
-					t.Fatalf("%s: client %d tick %d realized %v, dense %v", spec.Kind, i, tick, a, b)
+		for _, failing := range []bool{false, true} {
+			if failing {
+				// Churn and a partition on both copies: the overlay
+				// reads the same links in either storage.
+				d.Failures = nil
+				for _, x := range []*Network{nw, d} {
+					fs := []registry.Choice[Failure]{
+						{Name: "churn", Params: &Churn{Share: 0.2, MeanOffline: 3}},
+						{Name: "partition", Params: &Partition{Groups: [][]int{{0, 1}}, From: 3, To: 8}},
+					}
+					if err := x.SetFailures(fs); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			for i := range nw.N {
+				for tick := range uint64(20) {
+					a, b = nw.Realize(i, tick, a), d.Realize(i, tick, b)
+					if !equalInts(a, b) {
+						t.Fatalf("%s (failures %v): client %d tick %d realized %v, dense %v", spec.Kind, failing, i, tick, a, b)
+					}
 				}
 			}
 		}
+		nw.Failures, d.Failures = nil, nil
 		pa, pb := nw.ExpectedPushWeights(), d.ExpectedPushWeights()
 		for i := range pa {
 			for j := range pa[i] {

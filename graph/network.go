@@ -136,8 +136,7 @@ func (nw *Network) realizeFailing(i int, tick uint64, dst []int) []int {
 	if nw.Offline(i, tick) {
 		return dst
 	}
-	row, probs := nw.out[i], nw.outProb[i]
-	if row == nil {
+	if nw.out == nil { // a Network not made by Build
 		for j, p := range nw.Prob[i] {
 			if j == i || (p > 0 && nw.up(i, j, p, tick) && !nw.cut(i, j, tick)) {
 				dst = append(dst, j)
@@ -145,7 +144,8 @@ func (nw *Network) realizeFailing(i int, tick uint64, dst []int) []int {
 		}
 		return dst
 	}
-	for k, j := range row {
+	probs := nw.outProb[i]
+	for k, j := range nw.out[i] {
 		if j == i || (nw.up(i, j, probs[k], tick) && !nw.cut(i, j, tick)) {
 			dst = append(dst, j)
 		}
