@@ -11,9 +11,17 @@ import (
 // time and in ascending batches, and compares every sum bit for bit with a
 // dense vector updated by the same additions; save and load round-trip.
 func TestLinkSumsMatchDense(t *testing.T) {
-	const n = 50
-	r := rand.New(rand.NewPCG(1, 2))
-	var s linkSums
+	for _, n := range []int{50, DenseCounts + 50} {
+		testLinkSums(t, n)
+	}
+}
+
+func testLinkSums(t *testing.T, n int) {
+	r := rand.New(rand.NewPCG(1, uint64(n)))
+	s := newLinkSums(n)
+	if (s.all == nil) != (n > DenseCounts) {
+		t.Fatalf("n = %d: dense storage %v", n, s.all != nil)
+	}
 	dense := make([]float64, n)
 	for range 200 {
 		if r.IntN(2) == 0 {
@@ -24,7 +32,7 @@ func TestLinkSumsMatchDense(t *testing.T) {
 		}
 		var js []int
 		for j := range n {
-			if r.IntN(8) == 0 {
+			if r.IntN(max(8, n/6)) == 0 {
 				js = append(js, j)
 			}
 		}
@@ -44,7 +52,7 @@ func TestLinkSumsMatchDense(t *testing.T) {
 	if !slices.IsSorted(s.keys) {
 		t.Fatalf("keys not ascending: %v", s.keys)
 	}
-	var back linkSums
+	back := newLinkSums(n)
 	back.load(got)
 	if !slices.Equal(back.dense(n), got) {
 		t.Fatal("load(dense()) changed the sums")

@@ -20,7 +20,7 @@ type PushSumPair struct {
 	X     []float64 // z/ω, refreshed by Debias
 
 	// Alg. 2 estimates, as running sums over the rounds seen, kept per
-	// link so that a client costs O(its links), not O(n).
+	// link for large n so that a client costs O(its links), not O(n).
 	n      int
 	pSum   linkSums // Σ_t p_ij(δ_i⁽ᵗ⁾)            (line 7, sender side)
 	dCount linkSums // #{t : δ_{j→i}⁽ᵗ⁾ = 1}        (line 12, receiver side)
@@ -110,19 +110,37 @@ func (p *PushSumPair) Estimates() (pBar, deltaBar []float64) {
 	return pBar, deltaBar
 }
 
-// linkSums is a sum per neighbour j, for the j seen so far: a sparse
-// vector with ascending keys. A sum starts at 0 when its key is inserted,
-// so every sum is the same sequence of additions as in a dense vector.
+// DenseCounts is the largest n for which a client keeps Alg. 2's counts
+// as dense n-vectors: below it the vectors are small and a complete graph
+// fills them anyway; above it a client keeps one key and one sum per link
+// it has used.
+const DenseCounts = 1024
+
+// linkSums is a sum per neighbour j. Sparse, it holds the j seen so far
+// with ascending keys; a sum starts at 0 when its key is inserted, so
+// every sum is the same sequence of additions as in the dense vector.
 type linkSums struct {
-	keys []int
+	all  []float64 // dense storage (n ≤ DenseCounts), else nil
+	keys []int32
 	sums []float64
+}
+
+func newLinkSums(n int) linkSums {
+	if n <= DenseCounts {
+		return linkSums{all: make([]float64, n)}
+	}
+	return linkSums{}
 }
 
 // add adds v to the sum of j.
 func (s *linkSums) add(j int, v float64) {
-	k, ok := slices.BinarySearch(s.keys, j)
+	if s.all != nil {
+		s.all[j] += v
+		return
+	}
+	k, ok := slices.BinarySearch(s.keys, int32(j))
 	if !ok {
-		s.keys = slices.Insert(s.keys, k, j)
+		s.keys = slices.Insert(s.keys, k, int32(j))
 		s.sums = slices.Insert(s.sums, k, 0)
 	}
 	s.sums[k] += v
@@ -131,21 +149,33 @@ func (s *linkSums) add(j int, v float64) {
 // addAll adds v[k] to the sum of js[k], js ascending: a merge with the
 // keys, which are almost always the same links round after round.
 func (s *linkSums) addAll(js []int, v []float64) {
+	if s.all != nil {
+		for k, j := range js {
+			s.all[j] += v[k]
+		}
+		return
+	}
 	k := 0
 	for i, j := range js {
-		for k < len(s.keys) && s.keys[k] < j {
+		for k < len(s.keys) && int(s.keys[k]) < j {
 			k++
 		}
-		if k == len(s.keys) || s.keys[k] != j {
-			s.keys = slices.Insert(s.keys, k, j)
+		if k == len(s.keys) || int(s.keys[k]) != j {
+			s.keys = slices.Insert(s.keys, k, int32(j))
 			s.sums = slices.Insert(s.sums, k, 0)
 		}
 		s.sums[k] += v[i]
 	}
 }
 
-// scatter writes sum/t into dst at every key (dst is zero elsewhere).
+// scatter writes sum/t into dst, an n-vector of zeros, for every j.
 func (s *linkSums) scatter(dst []float64, t float64) {
+	if s.all != nil {
+		for j, x := range s.all {
+			dst[j] = x / t
+		}
+		return
+	}
 	for k, j := range s.keys {
 		dst[j] = s.sums[k] / t
 	}
@@ -153,6 +183,9 @@ func (s *linkSums) scatter(dst []float64, t float64) {
 
 // dense returns the sums as an n-vector.
 func (s *linkSums) dense(n int) []float64 {
+	if s.all != nil {
+		return append([]float64(nil), s.all...)
+	}
 	v := make([]float64, n)
 	for k, j := range s.keys {
 		v[j] = s.sums[k]
@@ -160,12 +193,16 @@ func (s *linkSums) dense(n int) []float64 {
 	return v
 }
 
-// load replaces the sums by the nonzero entries of v.
+// load replaces the sums by v, an n-vector (sparse: its nonzero entries).
 func (s *linkSums) load(v []float64) {
+	if s.all != nil {
+		copy(s.all, v)
+		return
+	}
 	s.keys, s.sums = s.keys[:0], s.sums[:0]
 	for j, x := range v {
 		if x != 0 {
-			s.keys, s.sums = append(s.keys, j), append(s.sums, x)
+			s.keys, s.sums = append(s.keys, int32(j)), append(s.sums, x)
 		}
 	}
 }

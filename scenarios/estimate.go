@@ -10,6 +10,7 @@ import (
 
 	"hgpsim/graph"
 	"hgpsim/models"
+	"hgpsim/optim"
 	"hgpsim/optim/pdbo"
 )
 
@@ -117,9 +118,14 @@ func Estimate(sc Scenario) Resources {
 	// float per link) and fixed mixing weights; one delivery record per
 	// link in flight.
 	add("network", 8*nn*(1-boolf(sparse))+16*float64(links)+8*nn*boolf(isStatic(sc))+40*float64(links))
-	// Alg. 2 counters: p̄_ij and δ̄_{j→i} sums, one key and one sum per
+	// Alg. 2 counters: p̄_ij and δ̄_{j→i} sums, two n-vectors per client
+	// up to optim.DenseCounts clients, else a 4-byte key and a sum per
 	// link and counter.
-	add("p̄/δ̄ counters", 32*float64(links))
+	if n <= optim.DenseCounts {
+		add("p̄/δ̄ counters", 16*nn)
+	} else {
+		add("p̄/δ̄ counters", 24*float64(links))
+	}
 	if sc.Hypergradient.Estimates == "true" || sc.Nodes() <= pdbo.ExactEstimateLimit {
 		add("exact p̄", 8*nn)
 	}
