@@ -162,10 +162,10 @@ func buildName() string {
 	return fmt.Sprintf("%s %s, revision %s, modified %s, %s %s/%s", info.Main.Path, info.Main.Version, rev, modified, info.GoVersion, runtime.GOOS, runtime.GOARCH)
 }
 
-// localAddressFor checks that every worker is reachable and accepts sec,
-// and returns the address of this host on the route to them: where the
-// workers can reach the supervisor back.
-func localAddressFor(addrs []string, sec Security) (string, error) {
+// localAddressFor checks that every worker is reachable and returns the
+// address of this host on the route to them: where the workers can reach
+// the supervisor back.
+func localAddressFor(addrs []string) (string, error) {
 	local := ""
 	for _, a := range addrs {
 		conn, err := net.DialTimeout("tcp", a, dialTimeout)
@@ -178,17 +178,27 @@ func localAddressFor(addrs []string, sec Security) (string, error) {
 			}
 		}
 		conn.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
-		err = sec.checkAccepted(ctx, a)
-		cancel()
-		if err != nil {
-			return "", err
-		}
 	}
 	if local == "" {
 		return "", errors.New("no local address on the route to the workers")
 	}
 	return local, nil
+}
+
+// checkWorkersAccept checks that every worker accepts sec (its secret and
+// TLS). It runs after the supervisor's remote has started: remote.Start
+// sets gRPC's process-wide logger, which the goroutines of an earlier
+// gRPC connection would race with.
+func checkWorkersAccept(addrs []string, sec Security) error {
+	for _, a := range addrs {
+		ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+		err := sec.checkAccepted(ctx, a)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // setupRemote asks every worker to build its clients.

@@ -85,9 +85,12 @@ func New(nw *graph.Network, factory optim.ClientFactory, opt Options) (*Runtime,
 	}
 	var system *actor.ActorSystem
 	if len(opt.Workers) > 0 {
-		local, err := localAddressFor(opt.Workers, opt.Security)
+		local, err := localAddressFor(opt.Workers)
 		if err == nil {
 			system, err = supervisorSystem(local, opt.Security)
+		}
+		if err == nil {
+			err = checkWorkersAccept(opt.Workers, opt.Security)
 		}
 		if err != nil {
 			return nil, err
