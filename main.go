@@ -286,6 +286,7 @@ type runFlags struct {
 	cpuprofile string
 	record     string // --record-links
 	replay     string // --replay-links
+	security   securityFlags
 }
 
 func newRunCmd(stderr io.Writer) *cobra.Command {
@@ -317,6 +318,7 @@ continues, byte-identically, with hgpsim resume DIR (docs/checkpoint.md).`,
 	cmd.Flags().StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the run to FILE (go tool pprof FILE)")
 	addMemoryFlag(cmd.Flags(), &f.mem)
 	addSetFlag(cmd.Flags(), &f.set)
+	addSecurityFlags(cmd.Flags(), &f.security)
 	return cmd
 }
 
@@ -355,6 +357,10 @@ func cmdRun(file string, f runFlags, seedSet, workersSet bool, stderr io.Writer)
 	if _, err := scenarios.Check(file, sc, scenarios.CheckOptions{MaxMemory: f.mem.bytes}); err != nil {
 		return err
 	}
+	sec, err := f.security.security()
+	if err != nil {
+		return err
+	}
 	dir := f.out
 	if dir == "" {
 		dir = run.DefaultOutDir(sc.Name, time.Now())
@@ -365,6 +371,7 @@ func cmdRun(file string, f runFlags, seedSet, workersSet bool, stderr io.Writer)
 	}, func(ctx context.Context, opt run.Options) (*run.Summary, error) {
 		opt.MaxMemory = f.mem.bytes
 		opt.RecordLinks = f.record
+		opt.WorkerSecurity = sec
 		return run.Execute(ctx, sc, opt)
 	})
 }

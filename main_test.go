@@ -111,7 +111,7 @@ func TestNoCommandPrintsUsage(t *testing.T) {
 		if code := runCLI(args, &out, &errb); code != 0 {
 			t.Fatalf("%v: exit code %d, want 0; stderr %s", args, code, errb.String())
 		}
-		for _, want := range []string{"run", "validate", "sweep", "bench", "version", "Exit codes"} {
+		for _, want := range []string{"run", "validate", "sweep", "bench", "version", "\n  worker ", "Exit codes"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("%v: usage lacks %q:\n%s", args, want, out.String())
 			}

@@ -21,6 +21,7 @@ type resumeFlags struct {
 	driver     string
 	parallel   int
 	cpuprofile string
+	security   securityFlags
 }
 
 func newResumeCmd(stderr io.Writer) *cobra.Command {
@@ -55,6 +56,7 @@ scenario.yaml or metrics.jsonl edited since the checkpoint is refused
 	cmd.Flags().IntVar(&f.parallel, "parallel", 0, "goroutines of the sequential driver (default: the scenario's; 0 = every core)")
 	cmd.Flags().StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the resumed run to FILE")
 	addMemoryFlag(cmd.Flags(), &f.mem)
+	addSecurityFlags(cmd.Flags(), &f.security)
 	return cmd
 }
 
@@ -79,6 +81,10 @@ func cmdResume(dir string, f resumeFlags, flags changedFlags, stderr io.Writer) 
 			return usageError{fmt.Sprintf("--driver: want auto, actors or sequential, got %q", f.driver)}
 		}
 	}
+	sec, err := f.security.security()
+	if err != nil {
+		return err
+	}
 	runtime := func(rs *scenarios.RuntimeSpec) {
 		if flags.Changed("driver") {
 			rs.Driver = f.driver
@@ -101,6 +107,7 @@ func cmdResume(dir string, f resumeFlags, flags changedFlags, stderr io.Writer) 
 		log.Info().Str("out", dir).Msg("resuming from the last checkpoint")
 	}, func(ctx context.Context, opt run.Options) (*run.Summary, error) {
 		opt.MaxMemory = f.mem.bytes
+		opt.WorkerSecurity = sec
 		return run.Resume(ctx, run.ResumeOptions{Options: opt, Runtime: runtime})
 	})
 }

@@ -19,17 +19,18 @@ import (
 
 // sweepFlags are the flags of `hgpsim sweep`.
 type sweepFlags struct {
-	out     string
-	methods string
-	jobs    int
-	seed    uint64
-	mem     memoryFlag
-	set     setFlag
-	grid    gridFlag
-	seeds   seedsFlag
-	plot    string
-	curves  string
-	record  bool // --record-links
+	out      string
+	methods  string
+	jobs     int
+	seed     uint64
+	mem      memoryFlag
+	set      setFlag
+	grid     gridFlag
+	seeds    seedsFlag
+	plot     string
+	curves   string
+	record   bool // --record-links
+	security securityFlags
 }
 
 const sweepLong = `Run scenario files × --methods × every point of the --grid × every seed
@@ -99,6 +100,7 @@ func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().BoolVar(&f.record, "record-links", false, "record each run's realized links into links.csv.gz (and links.png) in its run folder, for hgpsim run --replay-links")
 	addSetFlag(cmd.Flags(), &f.set)
 	addMemoryFlag(cmd.Flags(), &f.mem)
+	addSecurityFlags(cmd.Flags(), &f.security)
 	return cmd
 }
 
@@ -130,8 +132,13 @@ func cmdSweep(files []string, f sweepFlags, stdout, stderr io.Writer) error {
 	if err := run.CheckSweepFolders(jobList); err != nil {
 		return err
 	}
+	sec, err := f.security.security()
+	if err != nil {
+		return err
+	}
 	for k := range jobList {
 		jobList[k].RecordLinks = f.record
+		jobList[k].WorkerSecurity = sec
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)

@@ -17,7 +17,9 @@ import (
 )
 
 func newWorkerCmd(stdout, stderr io.Writer) *cobra.Command {
-	var listen, advertise string
+	var listen, advertise, root string
+	var insecure bool
+	var sf securityFlags
 	cmd := &cobra.Command{
 		Use:   "worker --listen HOST:PORT",
 		Short: "Host client actors for runs started elsewhere (proto.actor remote)",
@@ -32,24 +34,45 @@ The first line on stdout is "hgpsim worker listening on ADDR". A run may
 name the worker by any address that reaches it (ADDR, a host name, …).
 When listening on an unspecified host (0.0.0.0), --advertise sets the
 name printed. The worker logs on stderr the runs it hosts and releases,
-and runs until SIGINT or SIGTERM.`,
+and connections it refuses, and runs until SIGINT or SIGTERM.
+
+A worker requires a shared secret (--secret-file, or the environment
+variable ` + secretEnv + `) from every supervisor, which presents the same
+one; it refuses to start without one unless --insecure is given. TLS is
+on with --tls-cert and --tls-key (and the same flags on hgpsim run).
+Every file a scenario makes it read must lie under --data-root.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmdWorker(listen, advertise, stdout, stderr)
+			return cmdWorker(listen, advertise, root, insecure, sf, stdout, stderr)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on, host:port (port 0: any free port)")
 	cmd.Flags().StringVar(&advertise, "advertise", "", "the worker's name, host:port, printed for supervisors to use (default: the listening address)")
+	cmd.Flags().StringVar(&root, "data-root", "", "folder holding every data file runs may read; a scenario naming a path outside it is refused")
+	cmd.Flags().BoolVar(&insecure, "insecure", false, "accept supervisors without a secret and read files anywhere (a trusted network only)")
+	addSecurityFlags(cmd.Flags(), &sf)
 	return cmd
 }
 
-// buildFromScenario is how a worker builds a run's clients: exactly as
-// run.Execute would from the same resolved scenario.
-func buildFromScenario(b []byte) (*graph.Network, optim.ClientFactory, error) {
-	sc, err := scenarios.Decode("scenario from the supervisor", b)
-	if err != nil {
-		return nil, nil, err
+// buildFromScenario returns how a worker builds a run's clients: exactly
+// as run.Execute would from the same resolved scenario, after checking
+// that the files it names lie under root (nil: anywhere).
+func buildFromScenario(root *dataRoot) actors.BuildFunc {
+	return func(b []byte) (*graph.Network, optim.ClientFactory, error) {
+		sc, err := scenarios.Decode("scenario from the supervisor", b)
+		if err != nil {
+			return nil, nil, err
+		}
+		if root != nil {
+			if err := root.check(sc); err != nil {
+				return nil, nil, fmt.Errorf("refused: %w", err)
+			}
+		}
+		return buildRun(sc)
 	}
+}
+
+func buildRun(sc scenarios.Scenario) (*graph.Network, optim.ClientFactory, error) {
 	r, err := run.Build(sc)
 	if err != nil {
 		return nil, nil, err
@@ -57,7 +80,7 @@ func buildFromScenario(b []byte) (*graph.Network, optim.ClientFactory, error) {
 	return r.Net, r.Factory(), nil
 }
 
-func cmdWorker(listen, advertise string, stdout, stderr io.Writer) error {
+func cmdWorker(listen, advertise, rootDir string, insecure bool, sf securityFlags, stdout, stderr io.Writer) error {
 	if listen == "" {
 		return usageError{"worker: --listen HOST:PORT is required"}
 	}
@@ -69,10 +92,32 @@ func cmdWorker(listen, advertise string, stdout, stderr io.Writer) error {
 			return usageError{"worker: --advertise: " + err.Error()}
 		}
 	}
+	sec, err := sf.security()
+	if err != nil {
+		return err
+	}
+	if len(sec.Secret) == 0 && !insecure {
+		return usageError{"worker: no shared secret: give --secret-file FILE or set " + secretEnv + " (the supervisor presents the same), or --insecure on a trusted network"}
+	}
+	var root *dataRoot
+	switch {
+	case rootDir != "":
+		if root, err = newDataRoot(rootDir); err != nil {
+			return usageError{"worker: --data-root: " + err.Error()}
+		}
+	case !insecure:
+		return usageError{"worker: --data-root DIR is required: the folder of the data files runs may read (or --insecure)"}
+	}
 	events := func(msg string) {
 		fmt.Fprintf(stderr, "%s hgpsim worker: %s\n", time.Now().Format("15:04:05"), msg)
 	}
-	w, err := actors.StartWorker(listen, buildFromScenario, actors.WorkerOptions{Advertise: advertise, Events: events})
+	if len(sec.Secret) == 0 {
+		events("warning: --insecure and no secret: any process that reaches this port can start runs here")
+	}
+	if root == nil {
+		events("warning: no --data-root: runs may read any file this user can")
+	}
+	w, err := actors.StartWorker(listen, buildFromScenario(root), actors.WorkerOptions{Advertise: advertise, Events: events, Security: sec})
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}

@@ -13,11 +13,42 @@ import (
 	"time"
 )
 
-// startWorker starts `hgpsim worker --listen 127.0.0.1:0` and returns the
-// process with the address it printed; it is killed with the test.
+// testSecret is the shared secret of the tests' workers and supervisors.
+const testSecret = "0123456789abcdef-test-secret"
+
+// withSecret is the environment of a test's hgpsim process: the test
+// secret, unless secret is given ("" for none).
+func withSecret(secret ...string) []string {
+	s := testSecret
+	if len(secret) > 0 {
+		s = secret[0]
+	}
+	env := os.Environ()
+	for k, kv := range env {
+		if strings.HasPrefix(kv, secretEnv+"=") {
+			env = append(env[:k:k], env[k+1:]...)
+			break
+		}
+	}
+	if s == "" {
+		return env
+	}
+	return append(env, secretEnv+"="+s)
+}
+
+// startWorker starts `hgpsim worker --listen 127.0.0.1:0` with the test
+// secret and the working folder as data root, and returns the process with
+// the address it printed; it is killed with the test.
 func startWorker(t *testing.T, bin string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(bin, "worker", "--listen", "127.0.0.1:0")
+	cmd := exec.Command(bin, "worker", "--listen", "127.0.0.1:0", "--data-root", ".")
+	cmd.Env = withSecret()
+	return cmd, listening(t, cmd)
+}
+
+// listening starts cmd, a worker, and returns the address it printed.
+func listening(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -38,13 +69,20 @@ func startWorker(t *testing.T, bin string) (*exec.Cmd, string) {
 		t.Fatalf("worker said %q", line)
 	}
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	return cmd, strings.TrimSpace(strings.TrimPrefix(line, prefix))
+	return strings.TrimSpace(strings.TrimPrefix(line, prefix))
 }
 
+// runBinary runs bin with the test secret in its environment.
 func runBinary(t *testing.T, bin string, args ...string) (string, int) {
+	t.Helper()
+	return runBinaryEnv(t, bin, withSecret(), args...)
+}
+
+func runBinaryEnv(t *testing.T, bin string, env []string, args ...string) (string, int) {
 	t.Helper()
 	var stderr bytes.Buffer
 	cmd := exec.Command(bin, args...)
+	cmd.Env = env
 	cmd.Stderr = &stderr
 	err := cmd.Run()
 	code := 0
@@ -136,6 +174,7 @@ func TestWorkerKilledMidRun(t *testing.T) {
 	scenario := write(t, "long.yaml", "name: long\nclients: 6\nsgp:\n  rounds: 1000000\n  eval_every: 100\nruntime:\n  round_timeout: 5s\n")
 	out := filepath.Join(t.TempDir(), "out")
 	cmd := exec.Command(bin, "run", scenario, "--out", out, "--workers", a0+","+a1)
+	cmd.Env = withSecret()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -230,6 +269,7 @@ func TestResumeAfterWorkerKilled(t *testing.T) {
 	w0, a0 := startWorker(t, bin)
 	_, a1 := startWorker(t, bin)
 	cmd := exec.Command(bin, "run", scenario, "--out", out, "--workers", a0+","+a1)
+	cmd.Env = withSecret()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

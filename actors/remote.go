@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -110,27 +111,31 @@ var supervisorHost struct {
 	once   sync.Once
 	system *actor.ActorSystem
 	ip     string
+	sec    Security
 	err    error
 }
 
 // supervisorSystem returns the process's supervisor system, listening on
-// ip (a free port), started by the first call.
-func supervisorSystem(ip string) (*actor.ActorSystem, error) {
+// ip (a free port) with the transport of sec, started by the first call.
+func supervisorSystem(ip string, sec Security) (*actor.ActorSystem, error) {
 	h := &supervisorHost
 	h.once.Do(func() {
 		logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 		system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
-		if _, h.err = startRemote(system, ip, 0, ""); h.err != nil {
+		if _, h.err = startRemote(system, ip, 0, "", sec, nil); h.err != nil {
 			system.Shutdown()
 			return
 		}
-		h.system, h.ip = system, ip
+		h.system, h.ip, h.sec = system, ip, sec
 	})
 	if h.err != nil {
 		return nil, fmt.Errorf("starting the supervisor's server: %w", h.err)
 	}
 	if h.ip != ip {
 		return nil, fmt.Errorf("this process's supervisor listens on %s, but the route to the workers leaves from %s: a process supervises workers reached from one local address", h.ip, ip)
+	}
+	if !h.sec.same(sec) {
+		return nil, errors.New("this process's supervisor already talks to workers with another secret or TLS setting: a process supervises with one")
 	}
 	return h.system, nil
 }
@@ -178,6 +183,22 @@ func localAddressFor(addrs []string) (string, error) {
 		return "", errors.New("no local address on the route to the workers")
 	}
 	return local, nil
+}
+
+// checkWorkersAccept checks that every worker accepts sec (its secret and
+// TLS). It runs after the supervisor's remote has started: remote.Start
+// sets gRPC's process-wide logger, which the goroutines of an earlier
+// gRPC connection would race with.
+func checkWorkersAccept(addrs []string, sec Security) error {
+	for _, a := range addrs {
+		ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+		err := sec.checkAccepted(ctx, a)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // setupRemote asks every worker to build its clients.

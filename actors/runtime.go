@@ -31,6 +31,9 @@ type Options struct {
 	Workers []string
 	// Scenario is the run's resolved scenario (YAML), sent to the workers.
 	Scenario []byte
+	// Security is the transport to the workers: their shared secret and
+	// TLS (see Security). One process supervises with one setting.
+	Security Security
 	// Groups is how many actors host the clients in this process, each a
 	// contiguous block (0: DefaultGroups). Results do not depend on it.
 	Groups int
@@ -84,7 +87,10 @@ func New(nw *graph.Network, factory optim.ClientFactory, opt Options) (*Runtime,
 	if len(opt.Workers) > 0 {
 		local, err := localAddressFor(opt.Workers)
 		if err == nil {
-			system, err = supervisorSystem(local)
+			system, err = supervisorSystem(local, opt.Security)
+		}
+		if err == nil {
+			err = checkWorkersAccept(opt.Workers, opt.Security)
 		}
 		if err != nil {
 			return nil, err

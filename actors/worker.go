@@ -54,8 +54,12 @@ type WorkerOptions struct {
 	// Logger receives proto.actor's own logs; nil discards them.
 	Logger *slog.Logger
 	// Events, when not nil, is told what the worker does: a run hosted
-	// (its supervisor and clients), refused, failed or released.
+	// (its supervisor and clients), refused, failed or released, and
+	// connections refused for their secret.
 	Events func(msg string)
+	// Security is the transport: the shared secret supervisors must
+	// present, and TLS. The zero value accepts anyone who reaches the port.
+	Security Security
 }
 
 // SplitAddress parses host:port for a listening address: the port may be
@@ -101,14 +105,17 @@ func aliasResolver(system *actor.ActorSystem) actor.AddressResolver {
 	}
 }
 
-// startRemote starts proto.actor remote on system, listening on host:port.
+// startRemote starts proto.actor remote on system, listening on host:port
+// with the transport of sec (refused is told of calls it refuses).
 // remote.Start panics when it cannot listen; that is an error here.
-func startRemote(system *actor.ActorSystem, host string, port int, advertise string) (r *remote.Remote, err error) {
-	opts := []remote.ConfigOption{
-		remote.WithServerOptions(grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage)),
-		remote.WithCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
-		remote.WithEndpointWriterBatchSize(writerBatch),
+func startRemote(system *actor.ActorSystem, host string, port int, advertise string, sec Security, refused func(string)) (r *remote.Remote, err error) {
+	opts, err := sec.remoteOptions(refused)
+	if err != nil {
+		return nil, err
 	}
+	opts = append(opts,
+		remote.WithCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
+		remote.WithEndpointWriterBatchSize(writerBatch))
 	if advertise != "" {
 		opts = append(opts, remote.WithAdvertisedHost(advertise))
 	}
@@ -142,7 +149,7 @@ func StartWorker(listen string, build BuildFunc, opt WorkerOptions) (*Worker, er
 	// Before remote.Start, which registers its own resolver after this
 	// one: resolvers are asked in order.
 	system.ProcessRegistry.RegisterAddressResolver(aliasResolver(system))
-	rem, err := startRemote(system, host, port, opt.Advertise)
+	rem, err := startRemote(system, host, port, opt.Advertise, opt.Security, opt.Events)
 	if err != nil {
 		system.Shutdown()
 		return nil, err

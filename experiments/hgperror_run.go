@@ -184,7 +184,7 @@ func (p *hgpErrorProgram) linearize() error {
 		lin := c.Linearize(p.data[i].Val, h.LR, 0, p.seed)
 		lin.PBar = pTrue[i]
 		for j := range lin.DeltaBar {
-			lin.DeltaBar[j] = p.net.Prob[j][i]
+			lin.DeltaBar[j] = p.net.Delta(j, i)
 		}
 		last[i] = lin
 	}

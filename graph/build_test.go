@@ -18,8 +18,9 @@ func TestBuildErrors(t *testing.T) {
 		want string
 	}{
 		{"n=1", testSpec{Kind: "fully-connected", N: 1}, "n must be in [2, 10000], got 1"},
-		{"n negative", testSpec{Kind: "ring", N: -3, Prob: 1}, "n must be in [2, 10000], got -3"},
-		{"n huge", testSpec{Kind: "ring", N: 1 << 20, Prob: 1}, "n must be in [2, 10000], got 1048576"},
+		{"n negative", testSpec{Kind: "ring", N: -3, Prob: 1}, "n must be in [2, 1000000], got -3"},
+		{"n huge", testSpec{Kind: "ring", N: 1 << 20, Prob: 1}, "n must be in [2, 1000000], got 1048576"},
+		{"n huge dense", testSpec{Kind: "stochastic-directed", N: 10001, DeltaMin: 0.5, DeltaMax: 0.5}, "n must be in [2, 10000], got 10001 (kind stochastic-directed)"},
 		{"edge_prob 0", testSpec{Kind: "static-undirected", N: 5, EdgeProb: 0}, "edge_prob must be in (0, 1], got 0"},
 		{"edge_prob >1", testSpec{Kind: "static-undirected", N: 5, EdgeProb: 1.2}, "edge_prob must be in (0, 1], got 1.2"},
 		{"edge_prob NaN", testSpec{Kind: "static-undirected", N: 5, EdgeProb: nan}, "edge_prob must be in (0, 1], got NaN"},
@@ -61,13 +62,14 @@ func TestBuildErrors(t *testing.T) {
 }
 
 func TestValidateErrors(t *testing.T) {
-	// ring returns a valid 4-client undirected ring to corrupt.
+	// ring returns a valid 4-client undirected ring to corrupt, stored
+	// densely.
 	ring := func() *Network {
 		nw, err := buildSpec(testSpec{Kind: "ring", N: 4, Prob: 0.5}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return nw
+		return toDense(nw)
 	}
 	if err := ring().Validate(); err != nil {
 		t.Fatalf("valid ring: %v", err)
@@ -133,7 +135,7 @@ func TestValidateErrors(t *testing.T) {
 	nw.Mixing = identity(4)
 	for i := range 4 {
 		for j := range 4 {
-			if nw.Prob[i][j] > 0 {
+			if nw.Delta(i, j) > 0 {
 				nw.Prob[i][j] = 1
 			}
 		}
@@ -179,7 +181,7 @@ func TestBuildKinds(t *testing.T) {
 		}
 		for i := range nw.N {
 			for j := range nw.N {
-				p := nw.Prob[i][j]
+				p := nw.Delta(i, j)
 				switch {
 				case i == j:
 				case c.links(i, j) && !c.prob(p):
@@ -197,14 +199,14 @@ func TestBuildKinds(t *testing.T) {
 	a, _ := buildSpec(spec, 11)
 	b, _ := buildSpec(spec, 11)
 	c, _ := buildSpec(spec, 12)
-	if a.Prob[1][2] != b.Prob[1][2] || a.Prob[3][4] != b.Prob[3][4] {
+	if a.Delta(1, 2) != b.Delta(1, 2) || a.Delta(3, 4) != b.Delta(3, 4) {
 		t.Error("same seed gave different δ̄")
 	}
-	if a.Prob[1][2] == c.Prob[1][2] {
+	if a.Delta(1, 2) == c.Delta(1, 2) {
 		t.Error("different seeds gave the same δ̄")
 	}
 	// In the directed kind the two directions of a pair are drawn apart.
-	if a.Prob[1][2] == a.Prob[2][1] {
+	if a.Delta(1, 2) == a.Delta(2, 1) {
 		t.Error("stochastic-directed δ̄ is symmetric")
 	}
 }

@@ -34,7 +34,7 @@ func TestBurstyLinks(t *testing.T) {
 					}
 					prev = now
 				}
-				p := nw.Prob[i][j]
+				p := nw.Delta(i, j)
 				freq := float64(up) / ticks
 				// Blocks, not rounds, are the independent draws.
 				se := math.Sqrt(p * (1 - p) / (ticks / burst))

@@ -64,16 +64,19 @@ func (e *EdgeList) LinkCount(int) int64 { return 2 * int64(len(e.Edges)) }
 
 // Build implements Topology.
 func (e *EdgeList) Build(n int, _ uint64) (*Network, error) {
-	nw := e.newNetwork(n)
+	nw := e.newSparse(n)
 	nw.Symmetric = e.Symmetric
 	for _, ed := range e.Edges {
-		nw.Prob[ed.From][ed.To] = ed.Prob
+		nw.setLink(ed.From, ed.To, ed.Prob)
 		if e.Symmetric {
-			nw.Prob[ed.To][ed.From] = ed.Prob
+			nw.setLink(ed.To, ed.From, ed.Prob)
 		}
 	}
 	return nw, nil
 }
+
+// Sparse implements Sparse: the links listed.
+func (e *EdgeList) Sparse() bool { return true }
 
 // OneWay implements Topology.
 func (e *EdgeList) OneWay() bool { return !e.Symmetric }

@@ -19,12 +19,13 @@ func init() {
 		})
 }
 
-// MaxHypercubeDim is the largest dimension whose 2^d nodes fit MaxNodes.
-const MaxHypercubeDim = 13
+// MaxHypercubeDim is the largest dimension whose 2^d nodes fit
+// MaxSparseNodes.
+const MaxHypercubeDim = 19
 
 // Hypercube links the nodes whose indices differ in one bit.
 type Hypercube struct {
-	Dim         int     `yaml:"dim" doc:"dimension d, 1 … 13, with 2^d = the number of nodes; 0: log₂ of the number of nodes"`
+	Dim         int     `yaml:"dim" doc:"dimension d, 1 … 19, with 2^d = the number of nodes; 0: log₂ of the number of nodes"`
 	Prob        float64 `yaml:"prob" doc:"per-round probability that a link is up, in (0, 1]"`
 	RandomLinks `yaml:",inline"`
 }
@@ -82,18 +83,20 @@ func (h *Hypercube) OneWay() bool { return false }
 // differing bits one at a time walks from any node to any other.
 func (h *Hypercube) ConnectedByConstruction() bool { return true }
 
+// Sparse implements Sparse: log₂ n links a node.
+func (h *Hypercube) Sparse() bool { return true }
+
 // Build implements Topology.
 func (h *Hypercube) Build(n int, _ uint64) (*Network, error) {
 	d, err := h.dim(n)
 	if err != nil {
 		return nil, err
 	}
-	nw := &Network{N: n, Prob: make([][]float64, n), Symmetric: true, Process: h.Process.Params}
+	nw := newSparseNetwork(n, h.Process.Params)
+	nw.Symmetric = true
 	for i := range n {
-		nw.Prob[i] = make([]float64, n)
-		nw.Prob[i][i] = 1
 		for b := range d {
-			nw.Prob[i][i^(1<<b)] = h.Prob
+			nw.setLink(i, i^(1<<b), h.Prob)
 		}
 	}
 	return nw, nil

@@ -35,7 +35,7 @@ func TestHypercube(t *testing.T) {
 			deg := 0
 			for j := range c.n {
 				oneBit := bits.OnesCount(uint(i^j)) == 1
-				p := nw.Prob[i][j]
+				p := nw.Delta(i, j)
 				switch {
 				case i == j && p != 1:
 					t.Errorf("%+v: self-loop %d has δ̄ %g", c, i, p)
@@ -75,8 +75,9 @@ func hops(nw *graph.Network, src int) []int {
 	for len(queue) > 0 {
 		i := queue[0]
 		queue = queue[1:]
-		for j, p := range nw.Prob[i] {
-			if p > 0 && dist[j] < 0 {
+		js, _ := nw.Out(i)
+		for _, j := range js {
+			if dist[j] < 0 {
 				dist[j] = dist[i] + 1
 				queue = append(queue, j)
 			}
@@ -94,8 +95,8 @@ func TestHypercubeRefuses(t *testing.T) {
 	}{
 		{graph.Hypercube{Prob: 1}, 12, "power of two nodes, got 12 (8 or 16 would do)"},
 		{graph.Hypercube{Dim: 3, Prob: 1}, 16, "dim 3 means 8 nodes, got 16"},
-		{graph.Hypercube{Dim: 14, Prob: 1}, 16, "dim must be in [0, 13], got 14"},
-		{graph.Hypercube{Dim: -1, Prob: 1}, 16, "dim must be in [0, 13], got -1"},
+		{graph.Hypercube{Dim: 20, Prob: 1}, 16, "dim must be in [0, 19], got 20"},
+		{graph.Hypercube{Dim: -1, Prob: 1}, 16, "dim must be in [0, 19], got -1"},
 		{graph.Hypercube{Prob: 0}, 8, "prob must be in (0, 1], got 0"},
 		{graph.Hypercube{Prob: 1.5}, 8, "prob must be in (0, 1], got 1.5"},
 	} {

@@ -19,7 +19,7 @@ func checkDoublyStochastic(t *testing.T, name string, nw *Network, m [][]float64
 			if w < 0 {
 				t.Errorf("%s: W[%d][%d] = %v < 0", name, i, j, w)
 			}
-			if nw.Prob[i][j] == 0 && w != 0 {
+			if nw.Delta(i, j) == 0 && w != 0 {
 				t.Errorf("%s: W[%d][%d] = %v off the graph", name, i, j, w)
 			}
 			sum += w
@@ -46,7 +46,7 @@ func TestStaticMixing(t *testing.T) {
 		// The graph comes from the seed alone, not from the weight rule.
 		for i := range n {
 			for j := range n {
-				if f.Prob[i][j] != m.Prob[i][j] {
+				if f.Delta(i, j) != m.Delta(i, j) {
 					t.Fatalf("seed %d: graphs differ at %d,%d", seed, i, j)
 				}
 			}
@@ -57,14 +57,14 @@ func TestStaticMixing(t *testing.T) {
 		deg := make([]int, n)
 		for i := range n {
 			for j := range n {
-				if i != j && m.Prob[i][j] > 0 {
+				if i != j && m.Delta(i, j) > 0 {
 					deg[i]++
 				}
 			}
 		}
 		for i := range n {
 			for j := range n {
-				if i != j && m.Prob[i][j] > 0 {
+				if i != j && m.Delta(i, j) > 0 {
 					if want := 1 / float64(1+max(deg[i], deg[j])); m.Mixing[i][j] != want {
 						t.Errorf("metropolis W[%d][%d] = %v, want %v", i, j, m.Mixing[i][j], want)
 					}

@@ -27,7 +27,9 @@ type Network struct {
 	// N is the number of clients.
 	N int
 	// Prob[i][j] is δ̄_{i→j}, the per-round probability that the link i→j is
-	// up. Prob[i][i] is 1 and 0 means there is no link.
+	// up. Prob[i][i] is 1 and 0 means there is no link. It is nil for a
+	// sparse topology (see Sparse), whose δ̄ live in adjacency lists only:
+	// read δ̄ with Delta and the links with Out, which work either way.
 	Prob [][]float64
 	// Symmetric reports an undirected edge process: δ_{i→j}^{(t)} = δ_{j→i}^{(t)}
 	// at every tick, both directions decided by one draw.
@@ -55,8 +57,12 @@ type Network struct {
 	outProb [][]float64
 }
 
-// index builds the out-neighbour lists used by Realize.
+// index builds the out-neighbour lists used by Realize (from Prob; a
+// sparse network has them already).
 func (nw *Network) index() {
+	if nw.Prob == nil && nw.out != nil {
+		return
+	}
 	nw.out = make([][]int, nw.N)
 	nw.outProb = make([][]float64, nw.N)
 	for i, row := range nw.Prob {
@@ -130,8 +136,7 @@ func (nw *Network) realizeFailing(i int, tick uint64, dst []int) []int {
 	if nw.Offline(i, tick) {
 		return dst
 	}
-	row, probs := nw.out[i], nw.outProb[i]
-	if row == nil {
+	if nw.out == nil { // a Network not made by Build
 		for j, p := range nw.Prob[i] {
 			if j == i || (p > 0 && nw.up(i, j, p, tick) && !nw.cut(i, j, tick)) {
 				dst = append(dst, j)
@@ -139,7 +144,8 @@ func (nw *Network) realizeFailing(i int, tick uint64, dst []int) []int {
 		}
 		return dst
 	}
-	for k, j := range row {
+	probs := nw.outProb[i]
+	for k, j := range nw.out[i] {
 		if j == i || (nw.up(i, j, probs[k], tick) && !nw.cut(i, j, tick)) {
 			dst = append(dst, j)
 		}
@@ -193,6 +199,8 @@ func (nw *Network) PushWeights(i int, recv []int, dst []float64) []float64 {
 }
 
 // ExpectedPushWeights returns pBar[i][j] = E_δ[p_ij(δ_i)], computed exactly.
+// The result is dense, n × n, whatever the storage: callers keep it to
+// networks of at most MaxNodes nodes.
 //
 // With fixed Mixing it is a copy of Mixing. Under the uniform rule the
 // out-links of one sender are independent Bernoulli variables (also in a
@@ -215,8 +223,19 @@ func (nw *Network) ExpectedPushWeights() [][]float64 {
 	}
 	var q []float64    // probabilities of the random links of sender i
 	var f, g []float64 // pmf of S and of S_{-j}
-	for i, row := range nw.Prob {
+	var row []float64  // δ̄ of sender i, dense
+	for i := range nw.N {
 		pBar[i] = make([]float64, nw.N)
+		if nw.Prob != nil {
+			row = nw.Prob[i]
+		} else {
+			row = resize(row, nw.N)
+			clear(row)
+			js, ps := nw.Out(i)
+			for k, j := range js {
+				row[j] = ps[k]
+			}
+		}
 		q = q[:0]
 		sure := 0 // links with δ̄ = 1, which are always up
 		for j, p := range row {
@@ -318,6 +337,9 @@ func (nw *Network) Validate() error {
 	if n < 2 {
 		return fmt.Errorf("graph: n must be at least 2, got %d", n)
 	}
+	if nw.Prob == nil && nw.out != nil {
+		return nw.validateSparse()
+	}
 	if len(nw.Prob) != n {
 		return fmt.Errorf("graph: Prob has %d rows, want n=%d", len(nw.Prob), n)
 	}
@@ -377,6 +399,9 @@ func (nw *Network) checkStronglyConnected() error {
 // unreached returns, ascending, the clients not connected to client 0 by
 // a path of links with δ̄ > 0: paths into 0 when reverse, out of 0 otherwise.
 func (nw *Network) unreached(reverse bool) []int {
+	if nw.Prob == nil {
+		return nw.unreachedSparse(reverse)
+	}
 	seen := make([]bool, nw.N)
 	seen[0] = true
 	stack := []int{0}

@@ -51,14 +51,15 @@ func TestRealizeDeterministicAndOrdered(t *testing.T) {
 					t.Fatalf("%s: Realize(%d, %d) = %v has duplicates", name, i, tk, r)
 				}
 				for _, j := range r {
-					if nw.Prob[i][j] == 0 {
+					if nw.Delta(i, j) == 0 {
 						t.Fatalf("%s: Realize(%d, %d) = %v includes non-link %d", name, i, tk, r, j)
 					}
 				}
 				first[i][tk] = r
 			}
 		}
-		bare := &Network{N: nw.N, Prob: nw.Prob, Symmetric: nw.Symmetric, Seed: nw.Seed}
+		bare := toDense(nw)
+		bare.Process = nil
 		buf := make([]int, 0, nw.N)
 		for tk := ticks - 1; tk >= 0; tk-- {
 			for i := nw.N - 1; i >= 0; i-- {
@@ -123,7 +124,7 @@ func TestRealizeFrequency(t *testing.T) {
 		}
 		for i := range nw.N {
 			for j := range nw.N {
-				p := nw.Prob[i][j]
+				p := nw.Delta(i, j)
 				freq := float64(count[i][j]) / ticks
 				se := math.Sqrt(p * (1 - p) / ticks)
 				if math.Abs(freq-p) > 4*se {
@@ -261,7 +262,7 @@ func TestExpectedPushWeightsMonteCarlo(t *testing.T) {
 				if math.Abs(mean-pBar[i][j]) > 4*se+1e-12 {
 					t.Errorf("%s: p̄[%d][%d] = %.5f, Monte Carlo %.5f ± %.5f", name, i, j, pBar[i][j], mean, se)
 				}
-				if nw.Prob[i][j] == 0 && pBar[i][j] != 0 {
+				if nw.Delta(i, j) == 0 && pBar[i][j] != 0 {
 					t.Errorf("%s: p̄[%d][%d] = %v without a link", name, i, j, pBar[i][j])
 				}
 			}

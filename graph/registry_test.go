@@ -36,7 +36,7 @@ func TestEveryTopologyKeepsItsPromises(t *testing.T) {
 				links := int64(0)
 				for i := range n {
 					for j := range n {
-						if i != j && nw.Prob[i][j] > 0 {
+						if i != j && nw.Delta(i, j) > 0 {
 							links++
 						}
 					}

@@ -26,13 +26,13 @@ func (r *Ring) LinkCount(n int) int64 { return 2 * int64(n) }
 
 // Build implements Topology.
 func (r *Ring) Build(n int, _ uint64) (*Network, error) {
-	nw := r.newNetwork(n)
+	nw := r.newSparse(n)
 	nw.Symmetric = !r.Directed
 	for i := range n {
 		next := (i + 1) % n
-		nw.Prob[i][next] = r.Prob
+		nw.setLink(i, next, r.Prob)
 		if !r.Directed {
-			nw.Prob[next][i] = r.Prob
+			nw.setLink(next, i, r.Prob)
 		}
 	}
 	return nw, nil
@@ -40,6 +40,9 @@ func (r *Ring) Build(n int, _ uint64) (*Network, error) {
 
 // OneWay implements Topology.
 func (r *Ring) OneWay() bool { return r.Directed }
+
+// Sparse implements Sparse: two links a node.
+func (r *Ring) Sparse() bool { return true }
 
 // ConnectedByConstruction implements ConnectedByConstruction.
 func (r *Ring) ConnectedByConstruction() bool { return !r.Directed }

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"slices"
 
 	"hgpsim/internal/registry"
 	"hgpsim/internal/rng"
@@ -47,6 +48,48 @@ func (s *SparseStochastic) Validate(n int) error {
 // LinkCount implements Topology.
 func (s *SparseStochastic) LinkCount(n int) int64 { return s.Support.Params.LinkCount(n) }
 
+// Sparse implements Sparse: as sparse as its support.
+func (s *SparseStochastic) Sparse() bool {
+	sp, ok := s.Support.Params.(Sparse)
+	return ok && sp.Sparse()
+}
+
+// buildSparse is Build on a sparse support's adjacency lists. It draws
+// δ̄ for the same links in the same order as the dense loop over all
+// pairs (i ascending, then j ascending among i's neighbours in either
+// direction), so both storages give the same network.
+func (s *SparseStochastic) buildSparse(n int, support *Network, draw func() float64) *Network {
+	support.sortLinks()
+	in := make([][]int, n) // in[j]: the i ≠ j with a link i→j, ascending
+	for i, row := range support.out {
+		for _, j := range row {
+			if j != i {
+				in[j] = append(in[j], i)
+			}
+		}
+	}
+	nw := s.newSparse(n)
+	nw.Symmetric = !s.Directed
+	var nb []int
+	for i := range n {
+		nb = append(append(nb[:0], support.out[i]...), in[i]...)
+		slices.Sort(nb)
+		nb = slices.Compact(nb)
+		for _, j := range nb {
+			switch {
+			case i == j:
+			case nw.Symmetric && j > i:
+				d := draw()
+				nw.setLink(i, j, d)
+				nw.setLink(j, i, d)
+			case !nw.Symmetric:
+				nw.setLink(i, j, draw())
+			}
+		}
+	}
+	return nw
+}
+
 // OneWay implements Topology.
 func (s *SparseStochastic) OneWay() bool { return s.Directed }
 
@@ -60,6 +103,9 @@ func (s *SparseStochastic) Build(n int, seed uint64) (*Network, error) {
 	}
 	r := rng.New(seed, rng.Global, rng.PurposeTopology)
 	draw := func() float64 { return s.DeltaMin + (s.DeltaMax-s.DeltaMin)*r.Float64() }
+	if support.Prob == nil {
+		return s.buildSparse(n, support, draw), nil
+	}
 	nw := s.newNetwork(n)
 	nw.Symmetric = !s.Directed
 	for i := range n {

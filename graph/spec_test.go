@@ -18,6 +18,8 @@ type testSpec struct {
 	Directed, Symmetric bool
 	Edges               []Edge
 	Burst               int
+	Rows                int    // torus
+	Support             string // sparse-stochastic: ring or torus
 }
 
 func (s testSpec) topology() (registry.Choice[Topology], error) {
@@ -43,6 +45,16 @@ func (s testSpec) topology() (registry.Choice[Topology], error) {
 		t = &Star{Prob: s.Prob, RandomLinks: links}
 	case "edge-list":
 		t = &EdgeList{Symmetric: s.Symmetric, Edges: s.Edges, RandomLinks: links}
+	case "torus":
+		t = &Torus{Rows: s.Rows, Prob: s.Prob, RandomLinks: links}
+	case "hypercube":
+		t = &Hypercube{Prob: s.Prob, RandomLinks: links}
+	case "sparse-stochastic":
+		var sup Topology = &Ring{Prob: 1, RandomLinks: defaultLinks()}
+		if s.Support == "torus" {
+			sup = &Torus{Prob: 1, RandomLinks: defaultLinks()}
+		}
+		t = &SparseStochastic{Support: registry.Choice[Topology]{Name: s.Support, Params: sup}, DeltaMin: s.DeltaMin, DeltaMax: s.DeltaMax, Directed: s.Directed, RandomLinks: links}
 	default:
 		return registry.Choice[Topology]{}, fmt.Errorf("unknown kind %q", s.Kind)
 	}

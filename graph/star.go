@@ -58,13 +58,17 @@ func (s *Star) OneWay() bool {
 // ConnectedByConstruction implements ConnectedByConstruction.
 func (s *Star) ConnectedByConstruction() bool { return true }
 
+// Sparse implements Sparse: 2(n − 1) links in all.
+func (s *Star) Sparse() bool { return true }
+
 // Build implements Topology.
 func (s *Star) Build(n int, _ uint64) (*Network, error) {
-	nw := s.newNetwork(n)
+	nw := s.newSparse(n)
 	to, from := s.directions()
 	nw.Symmetric = to == from
 	for k := 1; k < n; k++ {
-		nw.Prob[0][k], nw.Prob[k][0] = from, to
+		nw.setLink(0, k, from)
+		nw.setLink(k, 0, to)
 	}
 	return nw, nil
 }

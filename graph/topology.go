@@ -6,9 +6,10 @@ import (
 	"hgpsim/internal/registry"
 )
 
-// MaxNodes bounds the number of nodes of a network. The expected graph is
-// stored densely (δ̄ for every ordered pair), so n nodes cost at least 8·n²
-// bytes: 800 MB at the bound.
+// MaxNodes bounds the number of nodes of a dense topology. Its expected
+// graph is stored densely (δ̄ for every ordered pair), so n nodes cost at
+// least 8·n² bytes: 800 MB at the bound. Sparse topologies go up to
+// MaxSparseNodes.
 const MaxNodes = 10000
 
 // Topology is a network kind of the scenario's `network` section: its
@@ -18,7 +19,7 @@ type Topology interface {
 	// Validate checks the parameters for n nodes without building
 	// anything of size n².
 	Validate(n int) error
-	// Build returns the expected graph for n nodes (2 ≤ n ≤ MaxNodes, the
+	// Build returns the expected graph for n nodes (2 ≤ n ≤ MaxNodesOf, the
 	// parameters validated), drawing any random structure from the
 	// PurposeTopology stream of seed. Build need not set Kind, N, Seed or
 	// check Assumptions 2 and 6: the package-level Build does.
@@ -63,11 +64,11 @@ var LinkProcesses = registry.New[LinkProcess]("links", "kind")
 // per-round link realizations (Network.Seed). The result has passed
 // Validate (Assumptions 2 and 6).
 func Build(t registry.Choice[Topology], n int, seed uint64) (*Network, error) {
-	if n < 2 || n > MaxNodes {
-		return nil, fmt.Errorf("graph: n must be in [2, %d], got %d", MaxNodes, n)
-	}
 	if t.Params == nil {
 		return nil, fmt.Errorf("graph: no topology chosen")
+	}
+	if most := MaxNodesOf(t.Params); n < 2 || n > most {
+		return nil, fmt.Errorf("graph: n must be in [2, %d], got %d (kind %s)", most, n, t.Name)
 	}
 	if err := t.Params.Validate(n); err != nil {
 		return nil, fmt.Errorf("graph: %s: %w", t.Name, err)
@@ -79,6 +80,9 @@ func Build(t registry.Choice[Topology], n int, seed uint64) (*Network, error) {
 	nw.Kind, nw.N, nw.Seed = t.Name, n, seed
 	if nw.Process == nil {
 		nw.Process = &Bernoulli{}
+	}
+	if nw.Prob == nil && nw.out != nil {
+		nw.sortLinks()
 	}
 	if err := nw.Validate(); err != nil {
 		return nil, fmt.Errorf("%w (kind %s)", err, t.Name)
@@ -131,10 +135,13 @@ func (l *RandomLinks) validate() error {
 }
 
 // newNetwork returns an n-node network with only self-loops and the
-// chosen edge process.
+// chosen edge process, stored densely.
 func (l *RandomLinks) newNetwork(n int) *Network {
 	return &Network{N: n, Prob: identity(n), Process: l.Process.Params}
 }
+
+// newSparse is newNetwork on adjacency lists, for sparse topologies.
+func (l *RandomLinks) newSparse(n int) *Network { return newSparseNetwork(n, l.Process.Params) }
 
 // probability checks p ∈ (0, 1].
 func probability(name string, p float64) error {

@@ -58,20 +58,24 @@ func (t *Torus) OneWay() bool { return false }
 // ConnectedByConstruction implements ConnectedByConstruction.
 func (t *Torus) ConnectedByConstruction() bool { return true }
 
+// Sparse implements Sparse: four links a node.
+func (t *Torus) Sparse() bool { return true }
+
 // Build implements Topology.
 func (t *Torus) Build(n int, _ uint64) (*Network, error) {
 	rows, cols, err := t.shape(n)
 	if err != nil {
 		return nil, err
 	}
-	nw := t.newNetwork(n)
+	nw := t.newSparse(n)
 	nw.Symmetric = true
 	for r := range rows {
 		for c := range cols {
 			i := r*cols + c
 			for _, j := range [...]int{((r+1)%rows)*cols + c, r*cols + (c+1)%cols} {
 				if j != i { // a grid of one row or column has no vertical (horizontal) links
-					nw.Prob[i][j], nw.Prob[j][i] = t.Prob, t.Prob
+					nw.setLink(i, j, t.Prob)
+					nw.setLink(j, i, t.Prob)
 				}
 			}
 		}

@@ -17,9 +17,9 @@ func TestTorus(t *testing.T) {
 		for i := range c.n {
 			deg := 0
 			for j := range c.n {
-				if j != i && nw.Prob[i][j] > 0 {
+				if j != i && nw.Delta(i, j) > 0 {
 					deg++
-					if nw.Prob[j][i] != nw.Prob[i][j] {
+					if nw.Delta(j, i) != nw.Delta(i, j) {
 						t.Errorf("%+v: link %d→%d is not symmetric", c, i, j)
 					}
 				}

@@ -82,21 +82,22 @@ func CheckTraceGraph(nw *Network, sum *TraceSummary) error {
 	for _, l := range sum.Links {
 		ever[l] = true
 	}
-	g := &Network{N: n, Prob: make([][]float64, n)}
+	g := newSparseNetwork(n, nil)
 	for i := range n {
-		g.Prob[i] = make([]float64, n)
-		for j, p := range nw.Prob[i] {
-			if i == j || p >= 1 || (p > 0 && ever[i*n+j]) {
-				g.Prob[i][j] = 1
+		js, ps := nw.outRow(i)
+		for k, j := range js {
+			if p := ps[k]; i != j && (p >= 1 || (p > 0 && ever[i*n+j])) {
+				g.setLink(i, j, 1)
 			}
 		}
 	}
+	g.sortLinks()
 	if err := g.checkStronglyConnected(); err != nil {
 		return fmt.Errorf("with this trace, the %s", strings.TrimPrefix(err.Error(), "graph: "))
 	}
 	for i := range n {
-		for j := range n {
-			if g.Prob[i][j] > 0 && g.Prob[j][i] == 0 {
+		for _, j := range g.out[i] {
+			if g.Delta(j, i) == 0 {
 				return fmt.Errorf("with this trace, assumption 6 is violated: link %d→%d is up in some round but %d→%d never is", i, j, j, i)
 			}
 		}

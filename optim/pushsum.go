@@ -2,6 +2,7 @@ package optim
 
 import (
 	"fmt"
+	"slices"
 
 	"gonum.org/v1/gonum/floats"
 )
@@ -18,9 +19,11 @@ type PushSumPair struct {
 	flip  int
 	X     []float64 // z/ω, refreshed by Debias
 
-	// Alg. 2 estimates, as running sums over the rounds seen.
-	pSum   []float64 // Σ_t p_ij(δ_i⁽ᵗ⁾)            (line 7, sender side)
-	dCount []float64 // #{t : δ_{j→i}⁽ᵗ⁾ = 1}        (line 12, receiver side)
+	// Alg. 2 estimates, as running sums over the rounds seen, kept per
+	// link for large n so that a client costs O(its links), not O(n).
+	n      int
+	pSum   linkSums // Σ_t p_ij(δ_i⁽ᵗ⁾)            (line 7, sender side)
+	dCount linkSums // #{t : δ_{j→i}⁽ᵗ⁾ = 1}        (line 12, receiver side)
 	rounds int
 
 	terms []Term // the premix buffer
@@ -32,13 +35,12 @@ type PushSumPair struct {
 func NewPushSumPair(id, n int, z0 []float64) PushSumPair {
 	d := len(z0)
 	return PushSumPair{
-		ID:     id,
-		Z:      append([]float64(nil), z0...),
-		Omega:  1,
-		out:    [2][]float64{make([]float64, d), make([]float64, d)},
-		X:      append([]float64(nil), z0...),
-		pSum:   make([]float64, n),
-		dCount: make([]float64, n),
+		ID:    id,
+		Z:     append([]float64(nil), z0...),
+		Omega: 1,
+		out:   [2][]float64{make([]float64, d), make([]float64, d)},
+		X:     append([]float64(nil), z0...),
+		n:     n,
 	}
 }
 
@@ -63,9 +65,7 @@ func (p *PushSumPair) PayloadZ() []float64 {
 // message already in buf) and records line 7 of Alg. 2.
 func (p *PushSumPair) Push(r *Round, out Outbox, buf []float64) {
 	w := Push(out, r.Links, Payload{Kind: KindModel, Vec: buf, Mass: p.Omega})
-	for k, j := range r.Links {
-		p.pSum[j] += w[k]
-	}
+	p.pSum.addAll(r.Links, w)
 }
 
 // Premix returns z ← Σ_j p_ji φ_j in sender order (Eq. 2 without ψ), for
@@ -82,7 +82,7 @@ func (p *PushSumPair) Mixed(in []Message) {
 	p.Omega = 0
 	for _, m := range in {
 		p.Omega += m.Weight * m.Mass
-		p.dCount[m.From]++
+		p.dCount.add(m.From, 1)
 	}
 	p.rounds++
 }
@@ -93,23 +93,118 @@ func (p *PushSumPair) Debias() {
 }
 
 // N returns the number of clients.
-func (p *PushSumPair) N() int { return len(p.pSum) }
+func (p *PushSumPair) N() int { return p.n }
 
 // Estimates returns p̄_ij and δ̄_{j→i} for all j (Alg. 2 lines 14–15) as
 // freshly allocated slices; zeros before the first round.
 func (p *PushSumPair) Estimates() (pBar, deltaBar []float64) {
-	n := len(p.pSum)
+	n := p.n
 	pBar = make([]float64, n)
 	deltaBar = make([]float64, n)
 	if p.rounds == 0 {
 		return pBar, deltaBar
 	}
 	t := float64(p.rounds)
-	for j := 0; j < n; j++ {
-		pBar[j] = p.pSum[j] / t
-		deltaBar[j] = p.dCount[j] / t
-	}
+	p.pSum.scatter(pBar, t)
+	p.dCount.scatter(deltaBar, t)
 	return pBar, deltaBar
+}
+
+// DenseCounts is the largest n for which a client keeps Alg. 2's counts
+// as dense n-vectors: below it the vectors are small and a complete graph
+// fills them anyway; above it a client keeps one key and one sum per link
+// it has used.
+const DenseCounts = 1024
+
+// linkSums is a sum per neighbour j. Sparse, it holds the j seen so far
+// with ascending keys; a sum starts at 0 when its key is inserted, so
+// every sum is the same sequence of additions as in the dense vector.
+type linkSums struct {
+	all  []float64 // dense storage (n ≤ DenseCounts), else nil
+	keys []int32
+	sums []float64
+}
+
+func newLinkSums(n int) linkSums {
+	if n <= DenseCounts {
+		return linkSums{all: make([]float64, n)}
+	}
+	return linkSums{}
+}
+
+// add adds v to the sum of j.
+func (s *linkSums) add(j int, v float64) {
+	if s.all != nil {
+		s.all[j] += v
+		return
+	}
+	k, ok := slices.BinarySearch(s.keys, int32(j))
+	if !ok {
+		s.keys = slices.Insert(s.keys, k, int32(j))
+		s.sums = slices.Insert(s.sums, k, 0)
+	}
+	s.sums[k] += v
+}
+
+// addAll adds v[k] to the sum of js[k], js ascending: a merge with the
+// keys, which are almost always the same links round after round.
+func (s *linkSums) addAll(js []int, v []float64) {
+	if s.all != nil {
+		for k, j := range js {
+			s.all[j] += v[k]
+		}
+		return
+	}
+	k := 0
+	for i, j := range js {
+		for k < len(s.keys) && int(s.keys[k]) < j {
+			k++
+		}
+		if k == len(s.keys) || int(s.keys[k]) != j {
+			s.keys = slices.Insert(s.keys, k, int32(j))
+			s.sums = slices.Insert(s.sums, k, 0)
+		}
+		s.sums[k] += v[i]
+	}
+}
+
+// scatter writes sum/t into dst, an n-vector of zeros, for every j.
+func (s *linkSums) scatter(dst []float64, t float64) {
+	if s.all != nil {
+		for j, x := range s.all {
+			dst[j] = x / t
+		}
+		return
+	}
+	for k, j := range s.keys {
+		dst[j] = s.sums[k] / t
+	}
+}
+
+// dense returns the sums as an n-vector.
+func (s *linkSums) dense(n int) []float64 {
+	if s.all != nil {
+		return append([]float64(nil), s.all...)
+	}
+	v := make([]float64, n)
+	for k, j := range s.keys {
+		v[j] = s.sums[k]
+	}
+	return v
+}
+
+// load replaces the sums by v, an n-vector (sparse: its nonzero entries).
+func (s *linkSums) load(v []float64) {
+	if s.all != nil {
+		copy(s.all, v)
+		return
+	}
+	s.keys, s.sums = s.keys[:0], s.sums[:0]
+	for j, x := range v {
+		if x != 0 {
+			s.keys, s.sums = append(s.keys, int32(j)), append(s.sums, x)
+		}
+	}
 }
 
 // PushSum is plain push-sum averaging: every client starts from its own

@@ -11,23 +11,25 @@ type PushSumState struct {
 	Rounds       int
 }
 
-// Save returns the pair's state, sharing its slices (encode it before the
-// next round).
+// Save returns the pair's state, sharing z and x (encode it before the
+// next round). The counts are n-vectors, as in the checkpoint format.
 func (p *PushSumPair) Save() PushSumState {
-	return PushSumState{Z: p.Z, X: p.X, Omega: p.Omega, PSum: p.pSum, DCount: p.dCount, Rounds: p.rounds}
+	return PushSumState{Z: p.Z, X: p.X, Omega: p.Omega, PSum: p.pSum.dense(p.n), DCount: p.dCount.dense(p.n), Rounds: p.rounds}
 }
 
 // Load restores a state Save returned, for a pair built alike; it changes
 // nothing when st does not fit.
 func (p *PushSumPair) Load(st PushSumState) error {
-	if len(st.Z) != len(p.Z) || len(st.X) != len(p.X) || len(st.PSum) != len(p.pSum) || len(st.DCount) != len(p.dCount) {
+	if len(st.Z) != len(p.Z) || len(st.X) != len(p.X) || len(st.PSum) != p.n || len(st.DCount) != p.n {
 		return fmt.Errorf("a saved push-sum state with |z| = %d, n = %d for a pair with |z| = %d, n = %d",
-			len(st.Z), len(st.PSum), len(p.Z), len(p.pSum))
+			len(st.Z), len(st.PSum), len(p.Z), p.n)
 	}
 	copy(p.Z, st.Z)
 	copy(p.X, st.X)
-	copy(p.pSum, st.PSum)
-	copy(p.dCount, st.DCount)
+	// A zero sum and a missing one are the same: the next addition to
+	// either starts from +0.
+	p.pSum.load(st.PSum)
+	p.dCount.load(st.DCount)
 	p.Omega, p.rounds = st.Omega, st.Rounds
 	return nil
 }

@@ -98,6 +98,10 @@ type Options struct {
 	// that receives the links realized in every round of the run, written
 	// whole when the run completes; links.png in OutDir shows them.
 	RecordLinks string
+	// WorkerSecurity is the transport to the workers, when the scenario
+	// has any: their shared secret and TLS. It is not part of the
+	// scenario, which the workers are sent.
+	WorkerSecurity actors.Security
 }
 
 // CheckpointInfo describes a checkpoint just written.
@@ -167,7 +171,7 @@ func Execute(ctx context.Context, sc scenarios.Scenario, opt Options) (*Summary,
 // start or, with resume, from a checkpoint, and writes summary.json.
 func execute(ctx context.Context, run *Run, resolved []byte, f *os.File, mw *metricsWriter, resume *fileCheckpoint, opt Options) (*Summary, error) {
 	sc := run.Scenario
-	driver, closeDriver, err := newDriver(sc.Runtime, run.Net, run.Factory(), resolved)
+	driver, closeDriver, err := newDriver(sc.Runtime, run.Net, run.Factory(), resolved, opt.WorkerSecurity)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +244,7 @@ func execute(ctx context.Context, run *Run, resolved []byte, f *os.File, mw *met
 // by factory (inside their actors for the actor runtime), and the function
 // that releases it. With rs.Workers, the clients are built by worker
 // processes from scenario (the resolved YAML) instead.
-func newDriver(rs scenarios.RuntimeSpec, nw *graph.Network, factory optim.ClientFactory, scenario []byte) (optim.Driver, func(), error) {
+func newDriver(rs scenarios.RuntimeSpec, nw *graph.Network, factory optim.ClientFactory, scenario []byte, sec actors.Security) (optim.Driver, func(), error) {
 	if rs.DriverName() == "sequential" {
 		d, err := optim.NewSequential(nw, factory)
 		if err != nil {
@@ -249,7 +253,7 @@ func newDriver(rs scenarios.RuntimeSpec, nw *graph.Network, factory optim.Client
 		d.SetParallel(rs.Parallel)
 		return d, func() {}, nil
 	}
-	rt, err := actors.New(nw, factory, actors.Options{RoundTimeout: rs.RoundTimeout, Workers: rs.Workers, Scenario: scenario})
+	rt, err := actors.New(nw, factory, actors.Options{RoundTimeout: rs.RoundTimeout, Workers: rs.Workers, Scenario: scenario, Security: sec})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -315,7 +319,7 @@ func (e *env) WriteFile(name string, b []byte) error {
 func (e *env) NewDriver(nw *graph.Network, factory optim.ClientFactory) (optim.Driver, func(), error) {
 	rs := e.sc.Runtime
 	rs.Workers = nil
-	return newDriver(rs, nw, factory, nil)
+	return newDriver(rs, nw, factory, nil, actors.Security{})
 }
 
 func (e *env) Progress(what string, step, total int) {

@@ -206,7 +206,7 @@ func (s *runSink) estimateError(rep *optim.PhaseReport, pBars, deltaBars [][]flo
 		for j := range pBar {
 			e.PBarMaxAbs = math.Max(e.PBarMaxAbs, math.Abs(pBar[j]-pTrue[i][j]))
 			// deltaBar[j] estimates δ̄_{j→i}.
-			e.DeltaBarMaxAbs = math.Max(e.DeltaBarMaxAbs, math.Abs(deltaBar[j]-nw.Prob[j][i]))
+			e.DeltaBarMaxAbs = math.Max(e.DeltaBarMaxAbs, math.Abs(deltaBar[j]-nw.Delta(j, i)))
 			if t == 0 {
 				continue // offline throughout: it estimated nothing
 			}

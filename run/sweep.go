@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"hgpsim/actors"
 	"hgpsim/internal/fsutil"
 	"hgpsim/scenarios"
 )
@@ -32,6 +33,9 @@ type SweepJob struct {
 	// RecordLinks records the run's links into links.csv.gz in OutDir
 	// (see Options.RecordLinks).
 	RecordLinks bool
+	// WorkerSecurity is the transport to the run's workers, if any (see
+	// Options.WorkerSecurity).
+	WorkerSecurity actors.Security
 }
 
 // Assignment is one grid value of a run.
@@ -408,7 +412,7 @@ func runJob(ctx context.Context, j SweepJob, state jobState) (*Summary, bool, er
 	if err := os.Remove(errPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, false, err
 	}
-	opt := Options{OutDir: j.OutDir, MaxMemory: j.MaxMemory}
+	opt := Options{OutDir: j.OutDir, MaxMemory: j.MaxMemory, WorkerSecurity: j.WorkerSecurity}
 	if j.RecordLinks {
 		opt.RecordLinks = filepath.Join(j.OutDir, "links.csv.gz")
 	}

@@ -10,6 +10,7 @@ import (
 
 	"hgpsim/graph"
 	"hgpsim/models"
+	"hgpsim/optim"
 	"hgpsim/optim/pdbo"
 )
 
@@ -109,13 +110,29 @@ func Estimate(sc Scenario) Resources {
 		r.Live = append(r.Live, ResourcePart{Name: name, Bytes: int64(math.Min(b, math.MaxInt64/4))})
 	}
 	nn := float64(n) * float64(n)
-	// δ̄ matrix, its out-neighbour index (int and float per link) and
-	// fixed mixing weights; one delivery record per link in flight.
-	add("network", 8*nn+16*float64(links)+8*nn*boolf(isStatic(sc))+40*float64(links))
-	// Alg. 2 counters: p̄_ij and δ̄_{j→i} sums, 2n per client.
-	add("p̄/δ̄ counters", 16*nn)
+	sparse := false
+	if sp, ok := sc.Network.Topology.Params.(graph.Sparse); ok {
+		sparse = sp.Sparse()
+	}
+	// δ̄ matrix (dense topologies only), its out-neighbour lists (int and
+	// float per link) and fixed mixing weights; one delivery record per
+	// link in flight.
+	add("network", 8*nn*(1-boolf(sparse))+16*float64(links)+8*nn*boolf(isStatic(sc))+40*float64(links))
+	// Alg. 2 counters: p̄_ij and δ̄_{j→i} sums, two n-vectors per client
+	// up to optim.DenseCounts clients, else a 4-byte key and a sum per
+	// link and counter.
+	if n <= optim.DenseCounts {
+		add("p̄/δ̄ counters", 16*nn)
+	} else {
+		add("p̄/δ̄ counters", 24*float64(links))
+	}
 	if sc.Hypergradient.Estimates == "true" || sc.Nodes() <= pdbo.ExactEstimateLimit {
 		add("exact p̄", 8*nn)
+	}
+	if sc.Hypergradient.Estimator != "none" {
+		// The hyper-gradient phase's link weights (p̄, δ̄, coefficients and
+		// what was sent to whom) are n-vectors per client.
+		add("hyper-gradient link weights", 8*4.125*nn)
 	}
 	// Per client: the SGP state (z, x, gradient, ψ, two payloads) and the
 	// estimator's (linearization, u, w, payloads, mixing buffers).
@@ -124,6 +141,10 @@ func Estimate(sc Scenario) Resources {
 		perClient += 14
 	}
 	add("client state", 8*perClient*float64(dx)*float64(n))
+	// What a client holds whatever d: its behaviour, batcher, streams,
+	// buffers and actor; measured as the live heap of 10⁵ softmax
+	// clients (d = 44) on a torus, less the parts above.
+	add("client bookkeeping", clientOverhead*float64(n))
 	add("model workspaces", workspace*float64(n))
 	add("data", float64(examples)*float64(models.ExampleBytes(sc.Data.Source.Params, features)))
 	if sc.Runtime.CheckpointEvery > 0 && sc.Outer.Steps > 0 && !sc.Outer.Restart {
@@ -183,6 +204,9 @@ func Estimate(sc Scenario) Resources {
 	r.Seconds = r.Flops / AssumedFlops
 	return r
 }
+
+// clientOverhead is the measured heap of one client beyond its vectors.
+const clientOverhead = 6.5 * 1024
 
 func isStatic(sc Scenario) bool {
 	switch sc.Network.Topology.Name {

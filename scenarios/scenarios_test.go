@@ -71,6 +71,8 @@ func TestInvalidScenarios(t *testing.T) {
 		{"huge hidden layer", "model:\n  kind: mlp\n  hidden: 1000000000\n", "hidden must be in [1, 65536], got 1000000000"},
 		{"huge ensemble", "model:\n  head: ensemble\n  k: 1e8\n", "model.k: the ensemble size must be in [1, 64], got 100000000"},
 		{"too many clients", "clients: 10001\n", "clients: must be in [2, 10000], got 10001"},
+		{"too many clients, sparse", "clients: 1000001\nnetwork: {kind: ring}\n", "clients: must be in [2, 1000000], got 1000001 (network ring)"},
+		{"exact p̄ too large", "clients: 20000\nnetwork: {kind: ring}\nouter: {steps: 1}\nhypergradient: {estimator: hgp, estimates: \"true\"}\n", "at most 10000 clients, got 20000"},
 		{"huge data", "data:\n  features: 2000000\n", "data (synthetic): features must be in [1, 1048576], got 2000000"},
 		{"huge rounds", "sgp:\n  rounds: 100000000\n", "sgp.rounds: must be in [1, 10000000], got 100000000"},
 		{"huge batch", "sgp:\n  batch: 100000000\n", "sgp.batch: must be in [0, 1048576]"},
@@ -190,6 +192,28 @@ func TestCheckLargeScenarioWithoutBuilding(t *testing.T) {
 	// The same scenario under a 1 GiB limit is refused, with the estimate.
 	_, err = Check("big.yaml", sc, CheckOptions{MaxMemory: 1 << 30})
 	if err == nil || !IsInvalid(err) || !strings.Contains(err.Error(), "peak memory") || !strings.Contains(err.Error(), "network") {
+		t.Fatalf("want a refusal naming the estimate, got %v", err)
+	}
+}
+
+// A sparse network of 10⁶ clients is estimated without any n² term and
+// refused under a limit it does not fit, naming the estimate.
+func TestCheckSparseMillion(t *testing.T) {
+	sc, err := Parse("big.yaml", []byte("name: big\nclients: 1000000\nnetwork: {kind: sparse-stochastic, support: {kind: torus}}\nsgp: {rounds: 2}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Estimate(sc)
+	for _, p := range res.Live {
+		if p.Name == "network" && p.Bytes > 1<<30 {
+			t.Errorf("estimate %s for 10⁶ clients on a torus: the network is O(links), not 8·n² bytes", res)
+		}
+	}
+	if res.LiveBytes() < 1000000*clientOverhead {
+		t.Errorf("estimate %s misses the clients' bookkeeping", res)
+	}
+	_, err = Check("big.yaml", sc, CheckOptions{MaxMemory: 1 << 30})
+	if err == nil || !IsInvalid(err) || !strings.Contains(err.Error(), "peak memory") {
 		t.Fatalf("want a refusal naming the estimate, got %v", err)
 	}
 }

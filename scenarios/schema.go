@@ -18,7 +18,7 @@ type Scenario struct {
 	Name    string `yaml:"name"`    // run name, used for the output folder
 	Method  string `yaml:"method"`  // preset: "" (custom), sgp, local, sgp-mtl, local-mtl, pdbo-da, pdbo-mtl, pdbo-mtl-da, pdbo-mtl-local
 	Seed    uint64 `yaml:"seed"`    // root of every random stream
-	Clients int    `yaml:"clients"` // n, 2 … graph.MaxNodes (plus a server node for server algorithms)
+	Clients int    `yaml:"clients"` // n, 2 … graph.MaxNodesOf the network (plus a server node for server algorithms)
 	// Algorithm is what the run trains with (optim.Algorithms); pdbo, the
 	// default, takes its parameters from the sgp, hypergradient and outer
 	// sections (an optim.SectionOwner, which reads them through Section).

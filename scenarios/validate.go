@@ -37,8 +37,15 @@ func (sc *Scenario) Validate() error {
 	if !nameRE.MatchString(sc.Name) {
 		return fmt.Errorf("name: must be letters, digits, '.', '_' or '-' (it names the output folder), got %q", sc.Name)
 	}
-	if sc.Clients < 2 || sc.Nodes() > graph.MaxNodes {
-		return fmt.Errorf("clients: must be in [2, %d], got %d", graph.MaxNodes-sc.Nodes()+sc.Clients, sc.Clients)
+	most := graph.MaxNodes
+	if t := sc.Network.Topology.Params; t != nil {
+		most = graph.MaxNodesOf(t)
+	}
+	if sc.Clients < 2 || sc.Nodes() > most {
+		return fmt.Errorf("clients: must be in [2, %d], got %d (network %s)", most-sc.Nodes()+sc.Clients, sc.Clients, sc.Network.Topology.Name)
+	}
+	if h := sc.Hypergradient; sc.Nodes() > graph.MaxNodes && h.Estimator != "none" && (h.Estimates == "true" || h.Oracle) {
+		return fmt.Errorf("hypergradient: estimates: true and oracle: true need the exact p̄, an n × n matrix: at most %d clients, got %d", graph.MaxNodes, sc.Clients)
 	}
 	if err := sc.validateAlgorithm(); err != nil {
 		return err

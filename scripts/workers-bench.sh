@@ -11,6 +11,8 @@ tmp=$(mktemp -d)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 [ $# -gt 0 ] || set -- scenarios/distributed/n100.yaml
+# A secret for this script's workers and runs (they inherit it).
+export HGPSIM_WORKER_SECRET="bench-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 printf '| scenario | workers | wall (s) | rounds/s | step MB/round | ack MB/round | supervisor peak MB | worker peak MB |\n|---|---|---|---|---|---|---|---|\n'
 for sc in "$@"; do
   rounds=$(awk -F'rounds: ' '/^sgp:/ {split($2, a, ","); print a[1]}' "$sc")
@@ -18,7 +20,7 @@ for sc in "$@"; do
     addrs=()
     pids=()
     for w in $(seq 1 $k); do
-      "$hg" worker --listen 127.0.0.1:0 > "$tmp/w$w.out" 2>&1 &
+      "$hg" worker --listen 127.0.0.1:0 --data-root "$PWD" > "$tmp/w$w.out" 2>&1 &
       pids+=($!)
     done
     for w in $(seq 1 $k); do

@@ -129,7 +129,7 @@ func Linearizations(cfg *Config, nw *graph.Network, pTrue [][]float64, model mod
 	for i, st := range states {
 		delta := make([]float64, nw.N)
 		for j := range delta {
-			delta[j] = nw.Prob[j][i]
+			delta[j] = nw.Delta(j, i)
 		}
 		outer := data[i].Train
 		if cfg.OuterVal {

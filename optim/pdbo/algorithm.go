@@ -79,7 +79,7 @@ func (*algorithm) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, erro
 		for i := range trueDelta {
 			trueDelta[i] = make([]float64, s.Net.N)
 			for j := range s.Net.N {
-				trueDelta[i][j] = s.Net.Prob[j][i] // δ̄_{j→i}
+				trueDelta[i][j] = s.Net.Delta(j, i) // δ̄_{j→i}
 			}
 		}
 	}
