@@ -88,7 +88,7 @@ func TestEstimatesMatchExpectations(t *testing.T) {
 				pBar, deltaBar := c.Estimates()
 				for j := 0; j < n; j++ {
 					// δ̄_{j→i}: a binomial frequency.
-					q := nw.Prob[j][i]
+					q := nw.Delta(j, i)
 					se := math.Sqrt(q * (1 - q) / T)
 					if z := math.Abs(deltaBar[j]-q) / math.Max(se, 1e-12); z > 5 {
 						t.Errorf("δ̂_{%d→%d} = %.4f, true %.4f (%.1f standard errors)", j, i, deltaBar[j], q, z)

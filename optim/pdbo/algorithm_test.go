@@ -43,7 +43,7 @@ func TestPlanReadsSectionsAndIsolates(t *testing.T) {
 		if got := s.Net.Kind == "local"; got != isolated {
 			t.Errorf("isolated %v: the run's network is %s", isolated, s.Net.Kind)
 		}
-		if isolated && (s.Net.N != 4 || s.Net.Prob[1][1] != 1 || s.Net.Prob[1][2] != 0) {
+		if isolated && (s.Net.N != 4 || s.Net.Delta(1, 1) != 1 || s.Net.Delta(1, 2) != 0) {
 			t.Errorf("the local baselines' network is not self-loops only: %v", s.Net.Prob)
 		}
 	}

@@ -154,7 +154,7 @@ func newHyperProblem(t testing.TB, spec netSpec, n int, variant Variant, lr floa
 		}
 		deltaBar := make([]float64, n)
 		for j := range deltaBar {
-			deltaBar[j] = nw.Prob[j][i]
+			deltaBar[j] = nw.Delta(j, i)
 		}
 		lins[i] = Linearization{ID: i, N: n, Model: newQuadratic(r, d, k), Inner: noData, Outer: noData,
 			Lambda: lam, Z: z, Omega: 0.5 + r.Float64(), PBar: pBar[i], DeltaBar: deltaBar,
