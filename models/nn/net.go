@@ -40,9 +40,6 @@ type Net struct {
 	// needGy[i]: layer i's rbackward reads its gy, so VJPR must
 	// backpropagate G down to layer i's output (see readsGy).
 	needGy []bool
-	// fused[i]: layer i is a ReLU that runs inside the max pool i+1
-	// (pool.fusesReLU); its own activations are left unused.
-	fused []bool
 
 	z, p, rz, gz, rgz []float64 // cross-entropy scratch, n × classes
 }
@@ -64,12 +61,6 @@ func New(in Shape, layers []Spec, classes int) (*Net, error) {
 	net.racts = make([][]float64, len(info.layers))
 	net.gs = make([][]float64, len(info.layers)-1)
 	net.needGy = make([]bool, len(info.layers))
-	net.fused = make([]bool, len(info.layers))
-	for i := 0; i+1 < len(info.layers); i++ {
-		_, r := info.layers[i].(*relu)
-		p, ok := info.layers[i+1].(*pool)
-		net.fused[i] = r && ok && p.fusesReLU()
-	}
 	for i, l := range info.layers {
 		net.needGy[i] = readsGy(l, i == 0) || i > 0 && net.needGy[i-1]
 	}
@@ -176,14 +167,8 @@ func (net *Net) Logits(Z, x, A []float64, n int) {
 	net.reserve(n)
 	net.n, net.a, net.jvpDone, net.gValid = n, A, false, false
 	net.checkBatch("Z", Z, net.info.classes)
-	for i := 0; i < len(net.info.layers); i++ {
-		l := net.info.layers[i]
+	for i, l := range net.info.layers {
 		in, _ := net.input(i)
-		if net.fused[i] {
-			i++
-			net.info.layers[i].(*pool).forwardReLU(net.acts[i], in, n)
-			continue
-		}
 		l.forward(net.acts[i], in, x[net.off[i]:net.off[i+1]], n)
 	}
 	copy(Z, net.acts[len(net.acts)-1])
@@ -203,14 +188,8 @@ func (net *Net) JVP(V, x, u []float64) {
 	net.checkParams("u", u)
 	net.checkBatch("V", V, net.info.classes)
 	n := net.n
-	for i := 0; i < len(net.info.layers); i++ {
-		l := net.info.layers[i]
+	for i, l := range net.info.layers {
 		in, rin := net.input(i)
-		if net.fused[i] {
-			i++
-			net.info.layers[i].(*pool).rforwardReLU(net.racts[i], rin, net.acts[i], n)
-			continue
-		}
 		w, ui := x[net.off[i]:net.off[i+1]], u[net.off[i]:net.off[i+1]]
 		l.rforward(net.racts[i], rin, in, net.acts[i], w, ui, n)
 	}
@@ -229,15 +208,6 @@ func (net *Net) VJP(dst, x, G []float64) {
 	gy := G
 	for i := len(net.info.layers) - 1; i >= 0; i-- {
 		l := net.info.layers[i]
-		if i > 0 && net.fused[i-1] {
-			// The pool i and the ReLU i−1 as one: write the ReLU's gx.
-			if i--; i > 0 {
-				gx := net.gs[i-1][:n*net.inSize(i)]
-				l.(*pool).backwardReLU(gx, gy, net.acts[i+1], n)
-				gy = gx
-			}
-			continue
-		}
 		in, _ := net.input(i)
 		var gx []float64
 		if i > 0 {
@@ -274,20 +244,6 @@ func (net *Net) VJPR(dst, x, u, G, RG []float64) {
 	gy, rgy := G, RG
 	for i := len(net.info.layers) - 1; i >= 0; i-- {
 		l := net.info.layers[i]
-		if i > 0 && net.fused[i-1] {
-			// The pool i and the ReLU i−1 as one, as in VJP.
-			if i--; i > 0 {
-				y := net.acts[i+1]
-				rgx := net.rg[i&1][:n*net.inSize(i)]
-				l.(*pool).backwardReLU(rgx, rgy, y, n)
-				gx := net.gs[i-1][:n*net.inSize(i)]
-				if !reuse && net.needGy[i-1] {
-					l.(*pool).backwardReLU(gx, gy, y, n)
-				}
-				gy, rgy = gx, rgx
-			}
-			continue
-		}
 		in, rin := net.input(i)
 		var gx, rgx []float64
 		if i > 0 {

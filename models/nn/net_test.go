@@ -402,7 +402,7 @@ func TestMaxPool2MatchesScan(t *testing.T) {
 		}
 	}
 	y1, y2 := make([]float64, n*p.o.Size()), make([]float64, n*p.o.Size())
-	p.forwardMax2(y1, x, n, false)
+	p.forwardMax2(y1, x, n)
 	a1 := append([]int32(nil), p.arg[:len(y1)]...)
 	p.forwardMaxScan(y2, x, n)
 	for i := range y1 {

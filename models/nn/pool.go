@@ -66,7 +66,7 @@ func (l *pool) forward(y, x, _ []float64, n int) {
 // forwardMax writes the window maxima into y and their offsets into l.arg.
 func (l *pool) forwardMax(y, x []float64, n int) {
 	if l.kh == 2 && l.kw == 2 && l.s == 2 {
-		l.forwardMax2(y, x, n, false)
+		l.forwardMax2(y, x, n)
 		return
 	}
 	l.forwardMaxScan(y, x, n)
@@ -109,8 +109,8 @@ func (l *pool) forwardMaxScan(y, x []float64, n int) {
 // forwardMax2 is forwardMax for 2×2 windows with stride 2, the common
 // case, as a tournament: the first maximum of each row, then of the two.
 // Strict comparisons keep the earlier element on ties, so it selects what
-// the row-major scan does. With relu it pools max(x, 0) (see forwardReLU).
-func (l *pool) forwardMax2(y, x []float64, n int, relu bool) {
+// the row-major scan does.
+func (l *pool) forwardMax2(y, x []float64, n int) {
 	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
 	for p := range n * l.in.C {
 		xp := x[p*h*w : (p+1)*h*w]
@@ -126,11 +126,7 @@ func (l *pool) forwardMax2(y, x []float64, n int, relu bool) {
 				i1 := 2*ox + greater(r1[2*ox+1], r1[2*ox])
 				o0, o1 := 2*oy*w+i0, (2*oy+1)*w+i1
 				off := o0 + greater(r1[i1], r0[i0])*(o1-o0)
-				v := xp[off]
-				if relu {
-					v = max(v, 0)
-				}
-				yr[ox] = v
+				yr[ox] = xp[off]
 				ar[ox] = int32(base + off)
 			}
 		}
@@ -237,67 +233,4 @@ func (l *pool) rforward(ry, rx, _, _, _, _ []float64, n int) {
 func (l *pool) rbackward(gx, rgx, _, gy, rgy, _, _, _, _, _, _ []float64, n int) {
 	l.backward(gx, nil, gy, nil, nil, nil, n)
 	l.backward(rgx, nil, rgy, nil, nil, nil, n)
-}
-
-// A ReLU followed by a 2×2 max pool of stride 2 (the presets' pattern)
-// runs as one layer: the net calls the pool's ReLU methods below on the
-// ReLU's input and skips the ReLU, whose output (the largest activation
-// of such nets, 19 MB at batch 128 in fedem-cnn) is then never written or
-// read. The results are the two layers' bits:
-//
-//   - where a window's maximum M is positive, the first maximum of
-//     max(x, 0) and of x are the same element (the values above 0 are
-//     unchanged), so the tournament on x selects it and the pooled output
-//     is max(x, 0) there;
-//   - where M ≤ 0, the output is +0 (max(−0, 0) = +0) and the ReLU's
-//     derivative zeroes every pass through the window, whichever element
-//     is selected.
-//
-// So every pass masks with the pooled output y > 0 (reluMask's test on
-// the ReLU's output at the selected element).
-
-// fusesReLU reports whether l runs with a ReLU before it as one layer.
-func (l *pool) fusesReLU() bool { return l.max && l.kh == 2 && l.kw == 2 && l.s == 2 }
-
-// forwardReLU writes y = pool(max(x, 0)) and the arguments, x being the
-// ReLU's input.
-func (l *pool) forwardReLU(y, x []float64, n int) { l.forwardMax2(y, x, n, true) }
-
-// rforwardReLU writes ry = R{pool(max(x, 0))} for rx = R{x} (nil: 0).
-func (l *pool) rforwardReLU(ry, rx, y []float64, n int) {
-	ry = ry[:n*l.o.Size()]
-	if rx == nil {
-		clear(ry)
-		return
-	}
-	ni, no := l.in.Size(), l.o.Size()
-	for b := range n {
-		rxb := rx[b*ni : (b+1)*ni]
-		ryb, yb, ab := ry[b*no:(b+1)*no], y[b*no:(b+1)*no], l.arg[b*no:(b+1)*no]
-		for i, a := range ab {
-			keep := uint64(-int64(math.Float64bits(yb[i])) >> 63)
-			ryb[i] = math.Float64frombits(math.Float64bits(rxb[a]) & keep)
-		}
-	}
-}
-
-// backwardReLU writes into gx the gradient with respect to the ReLU's
-// input for the pool's output gradient gy, y the pooled output: the
-// pool's scatter (0 + gy at the selected element, +0 elsewhere) masked by
-// the ReLU. It clears and fills one plane at a time, while the plane is in
-// L1, where clearing the whole batch first would pass over it twice.
-func (l *pool) backwardReLU(gx, gy, y []float64, n int) {
-	hw, plane := l.in.H*l.in.W, l.o.H*l.o.W
-	ni, c := l.in.Size(), l.in.C
-	for p := range n * c {
-		b := p / c
-		clear(gx[p*hw : (p+1)*hw])
-		gxb := gx[b*ni : (b+1)*ni]
-		gp, yp, ap := gy[p*plane:(p+1)*plane], y[p*plane:(p+1)*plane], l.arg[p*plane:(p+1)*plane]
-		yp, ap = yp[:len(gp)], ap[:len(gp)]
-		for i, v := range gp {
-			keep := uint64(-int64(math.Float64bits(yp[i])) >> 63)
-			gxb[ap[i]] = math.Float64frombits(math.Float64bits(v+0) & keep)
-		}
-	}
 }
