@@ -1,0 +1,13 @@
+package nn
+
+import "hgpsim/internal/vec"
+
+// patchRow5 is the AVX kernel of conv.im2rowDense for 5-wide kernels
+// (patch_amd64.s).
+//
+//go:noescape
+func patchRow5(nr int, dst, src *float64, runs *int)
+
+// patchVector reports whether im2rowDense runs patchRow5: it follows the
+// matrix kernels' choice (HGPSIM_NOAVX2=1 turns it off).
+var patchVector = vec.HasAVX2()

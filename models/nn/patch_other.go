@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package nn
+
+const patchVector = false
+
+func patchRow5(int, *float64, *float64, *int) { panic("nn: patchRow5 without AVX") }
