@@ -22,3 +22,48 @@ loop:
 	JNZ loop
 	VZEROUPPER
 	RET
+
+// func copyRuns(n, w int, dst *float64, dstStride int, src *float64, srcStride int)
+//
+// Copies n runs of w values, run i from src + i·srcStride to
+// dst + i·dstStride (strides in elements): four values a move, then one at
+// a time. conv.im2colDense copies the rows of its patch matrices' first
+// rows so, runs too short for memmove's call to pay. Requires AVX, n ≥ 1,
+// w ≥ 1.
+TEXT ·copyRuns(SB), NOSPLIT, $0-48
+	MOVQ n+0(FP), CX
+	MOVQ w+8(FP), R8
+	MOVQ dst+16(FP), DI
+	MOVQ dstStride+24(FP), R9
+	SHLQ $3, R9
+	MOVQ src+32(FP), SI
+	MOVQ srcStride+40(FP), R10
+	SHLQ $3, R10
+run:
+	MOVQ R8, DX
+	XORQ AX, AX
+	CMPQ DX, $4
+	JLT tail
+quad:
+	VMOVUPD (SI)(AX*8), Y0
+	VMOVUPD Y0, (DI)(AX*8)
+	ADDQ $4, AX
+	SUBQ $4, DX
+	CMPQ DX, $4
+	JGE quad
+tail:
+	TESTQ DX, DX
+	JZ next
+one:
+	MOVSD (SI)(AX*8), X1
+	MOVSD X1, (DI)(AX*8)
+	INCQ AX
+	DECQ DX
+	JNZ one
+next:
+	ADDQ R9, DI
+	ADDQ R10, SI
+	DECQ CX
+	JNZ run
+	VZEROUPPER
+	RET

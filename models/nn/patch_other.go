@@ -5,3 +5,5 @@ package nn
 const patchVector = false
 
 func patchRow5(int, *float64, *float64, *int) { panic("nn: patchRow5 without AVX") }
+
+func copyRuns(int, int, *float64, int, *float64, int) { panic("nn: copyRuns without AVX") }
