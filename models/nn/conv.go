@@ -388,6 +388,9 @@ func (l *conv) col2im(gx, gcol []float64, ld, m int) {
 }
 
 // col2imDense is col2im for stride 1 without padding, into a cleared gx.
+// With AVX each row of gcol is added by addRuns, four values a vector:
+// each value still takes its terms one by one in the same order (about
+// twice as fast at fedem-cnn's and norm-16-32's second convolutions).
 func (l *conv) col2imDense(gx, gcol []float64, ld, m int) {
 	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
 	for j := range m {
@@ -400,6 +403,12 @@ func (l *conv) col2imDense(gx, gcol []float64, ld, m int) {
 					row := gcol[r*ld+j*l.p : r*ld+(j+1)*l.p]
 					r++
 					dst := plane[ky*w+kx:]
+					if patchVector {
+						// Bounds of the last run (row has ho·wo).
+						_ = dst[(ho-1)*w+wo-1]
+						addRuns(ho, wo, &dst[0], w, &row[0], wo)
+						continue
+					}
 					for oy := range ho {
 						src := row[oy*wo : (oy+1)*wo]
 						d := dst[oy*w:]

@@ -17,3 +17,8 @@ var patchVector = vec.HasAVX2()
 //
 //go:noescape
 func copyRuns(n, w int, dst *float64, dstStride int, src *float64, srcStride int)
+
+// addRuns is the AVX kernel of conv.col2imDense (patch_amd64.s).
+//
+//go:noescape
+func addRuns(n, w int, dst *float64, dstStride int, src *float64, srcStride int)

@@ -67,3 +67,49 @@ next:
 	JNZ run
 	VZEROUPPER
 	RET
+
+// func addRuns(n, w int, dst *float64, dstStride int, src *float64, srcStride int)
+//
+// Adds n runs of w values, run i of src + i·srcStride to dst + i·dstStride
+// (strides in elements): each dst value takes one addition, as the loop
+// of conv.col2imDense does, four values a vector. Requires AVX, n ≥ 1,
+// w ≥ 1.
+TEXT ·addRuns(SB), NOSPLIT, $0-48
+	MOVQ n+0(FP), CX
+	MOVQ w+8(FP), R8
+	MOVQ dst+16(FP), DI
+	MOVQ dstStride+24(FP), R9
+	SHLQ $3, R9
+	MOVQ src+32(FP), SI
+	MOVQ srcStride+40(FP), R10
+	SHLQ $3, R10
+arun:
+	MOVQ R8, DX
+	XORQ AX, AX
+	CMPQ DX, $4
+	JLT atail
+aquad:
+	VMOVUPD (DI)(AX*8), Y0
+	VADDPD (SI)(AX*8), Y0, Y0
+	VMOVUPD Y0, (DI)(AX*8)
+	ADDQ $4, AX
+	SUBQ $4, DX
+	CMPQ DX, $4
+	JGE aquad
+atail:
+	TESTQ DX, DX
+	JZ anext
+aone:
+	MOVSD (DI)(AX*8), X1
+	ADDSD (SI)(AX*8), X1
+	MOVSD X1, (DI)(AX*8)
+	INCQ AX
+	DECQ DX
+	JNZ aone
+anext:
+	ADDQ R9, DI
+	ADDQ R10, SI
+	DECQ CX
+	JNZ arun
+	VZEROUPPER
+	RET
