@@ -85,8 +85,9 @@ func TestConvPathsDerivatives(t *testing.T) {
 }
 
 // TestDenseWide covers dense layers wider than kSlice and wideOut, whose
-// input gradients are computed in slices and weight gradients from gY
-// transposed: the same bits as the plain products, and exact derivatives.
+// input gradients are computed in slices or transposed and weight
+// gradients from gY transposed: the same bits as the plain products, and
+// exact derivatives.
 func TestDenseWide(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	l := &dense{ni: 7, no: max(2*kSlice, wideOut) + 5}
@@ -106,9 +107,17 @@ func TestDenseWide(t *testing.T) {
 	same("sliced gY·W", got, want)
 	gw, gwant := randVec(r, l.no*l.ni, 1), make([]float64, l.no*l.ni)
 	copy(gwant, gw)
-	l.weightGrad(gw, g, x, n)
+	gT := l.transposed(g, n, 0)
+	l.weightGrad(gw, gT, x, n)
 	gemm.AccTN(l.no, l.ni, n, g, l.no, x, l.ni, gwant, l.ni)
 	same("weight gradient", gw, gwant)
+	// R{gX} = R{gY}·W + gY·U: one chain over both products.
+	rg, u := randVec(r, n*l.no, 1), randVec(r, l.no*l.ni, 1)
+	clear(want)
+	gemm.AccNN(n, l.ni, l.no, rg, l.no, w, l.ni, want, l.ni)
+	gemm.AccNN(n, l.ni, l.no, g, l.no, u, l.ni, want, l.ni)
+	l.inputGrad(got, n, l.transposed(rg, n, 1), w, gT, u)
+	same("transposed R{gY}·W + gY·U", got, want)
 	specs := []Spec{Flatten(), Dense(wideOut + 9), Tanh(), Dense(3)}
 	checkDerivatives(t, Shape{2, 3, 3}, specs, 3, 3)
 }

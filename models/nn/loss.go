@@ -34,10 +34,15 @@ func (net *Net) Grad(dst, x, A []float64, labels []int, l2 float64) float64 {
 	loss := net.softmaxGrad(labels, n)
 	clear(dst)
 	net.VJP(dst, x, net.gz[:n*net.info.classes])
+	// ‖x‖² in the loop that adds l2·x: its chain of additions waits on
+	// each one's latency, which hides the other loop's work (sumSquares'
+	// order).
+	var ss float64
 	for i, v := range x {
 		dst[i] += l2 * v
+		ss += v * v
 	}
-	return loss/float64(n) + 0.5*l2*sumSquares(x)
+	return loss/float64(n) + 0.5*l2*ss
 }
 
 // HVP writes ∇²f(x)·u into dst.

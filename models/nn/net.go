@@ -31,11 +31,15 @@ type Net struct {
 	// i (i < L−1) for the G in gTop, valid while gValid. They do not depend
 	// on u: repeated VJPR calls at one x (one Hessian-vector product after
 	// another) and a VJPR after VJP reuse them instead of backpropagating
-	// G again.
+	// G again. VJPR forms only those the passes read (gs[i] where
+	// needGy[i+1]); VJP forms them all.
 	gs     [][]float64
 	gTop   []float64
 	gValid bool
 	rg     [2][]float64 // R{gs}, alternating between layers: rg[i&1] holds layer i's R{gx}
+	// needGy[i]: layer i's rbackward reads its gy, so VJPR must
+	// backpropagate G down to layer i's output (see readsGy).
+	needGy []bool
 
 	z, p, rz, gz, rgz []float64 // cross-entropy scratch, n × classes
 }
@@ -56,6 +60,10 @@ func New(in Shape, layers []Spec, classes int) (*Net, error) {
 	net.acts = make([][]float64, len(info.layers))
 	net.racts = make([][]float64, len(info.layers))
 	net.gs = make([][]float64, len(info.layers)-1)
+	net.needGy = make([]bool, len(info.layers))
+	for i, l := range info.layers {
+		net.needGy[i] = readsGy(l, i == 0) || i > 0 && net.needGy[i-1]
+	}
 	return net, nil
 }
 
@@ -265,7 +273,7 @@ func (net *Net) vjpr(dst, rgA, x, u, G, RG []float64) {
 		rgx := rgA
 		if i > 0 {
 			rgx = net.rg[i&1][:n*net.inSize(i)]
-			if !reuse {
+			if !reuse && net.needGy[i-1] {
 				gx = net.gs[i-1][:n*net.inSize(i)]
 			}
 		}
@@ -279,6 +287,23 @@ func (net *Net) vjpr(dst, rgA, x, u, G, RG []float64) {
 		copy(net.gTop, G)
 		net.gValid = true
 	}
+}
+
+// readsGy reports whether l's rbackward reads gy for anything but its gx
+// (first: l is the first layer, whose input has no tangent). The layers
+// that are linear given their masks (ReLU, pools, flatten) form R{gx} from
+// rgy alone, and a weighted layer on the data needs gy only with R{x}: so
+// in a net that starts conv, ReLU, pool, conv, … VJPR need not
+// backpropagate G below the second convolution, which saves that
+// convolution's input-gradient product (an eighth of the HVP's products).
+func readsGy(l layer, first bool) bool {
+	switch l.(type) {
+	case *relu, *pool, *flatten:
+		return false
+	case *conv, *dense:
+		return !first
+	}
+	return true
 }
 
 // sameBits reports whether a and b hold the same bits.

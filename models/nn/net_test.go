@@ -382,32 +382,38 @@ func TestMaxPoolTiesGoToFirst(t *testing.T) {
 }
 
 // The 2×2 tournament selects what the row-major scan selects, ties
-// included.
+// included, and outputs its bits (−0 stays −0); widths of 4 windows and
+// more reach the vector kernel where it runs, with scalar windows left over.
 func TestMaxPool2MatchesScan(t *testing.T) {
-	in := Shape{3, 7, 6} // odd height: the last row is dropped
-	l, err := newPool(MaxPool2D(2, 2), in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := l.(*pool)
-	n := 4
-	p.reserve(n)
-	r := rand.New(rand.NewPCG(5, 5))
-	x := make([]float64, n*in.Size())
-	zeros := []float64{0, math.Copysign(0, -1)}
-	for i := range x {
-		x[i] = float64(r.IntN(3)) // many ties
-		if x[i] == 0 {
-			x[i] = zeros[r.IntN(2)] // +0 and −0 tie
+	for _, in := range []Shape{
+		{3, 7, 6},  // odd height: the last row is dropped
+		{2, 9, 22}, // 11 windows a row: two groups of four and three more
+		{1, 8, 17}, // odd width: the last column is dropped
+	} {
+		l, err := newPool(MaxPool2D(2, 2), in)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	y1, y2 := make([]float64, n*p.o.Size()), make([]float64, n*p.o.Size())
-	p.forwardMax2(y1, x, n)
-	a1 := append([]int32(nil), p.arg[:len(y1)]...)
-	p.forwardMaxScan(y2, x, n)
-	for i := range y1 {
-		if y1[i] != y2[i] || a1[i] != p.arg[i] {
-			t.Fatalf("output %d: tournament (%v at %d), scan (%v at %d)", i, y1[i], a1[i], y2[i], p.arg[i])
+		p := l.(*pool)
+		n := 4
+		p.reserve(n)
+		r := rand.New(rand.NewPCG(5, 5))
+		x := make([]float64, n*in.Size())
+		zeros := []float64{0, math.Copysign(0, -1)}
+		for i := range x {
+			x[i] = float64(r.IntN(3)) - 1 // many ties
+			if x[i] == 0 {
+				x[i] = zeros[r.IntN(2)] // +0 and −0 tie
+			}
+		}
+		y1, y2 := make([]float64, n*p.o.Size()), make([]float64, n*p.o.Size())
+		p.forwardMax2(y1, x, n)
+		a1 := append([]int32(nil), p.arg[:len(y1)]...)
+		p.forwardMaxScan(y2, x, n)
+		for i := range y1 {
+			if math.Float64bits(y1[i]) != math.Float64bits(y2[i]) || a1[i] != p.arg[i] {
+				t.Fatalf("%v, output %d: tournament (%v at %d), scan (%v at %d)", in, i, y1[i], a1[i], y2[i], p.arg[i])
+			}
 		}
 	}
 }

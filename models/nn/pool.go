@@ -153,15 +153,22 @@ func (l *pool) gather(y, x []float64, n int) {
 	}
 }
 
-// scatter writes gx = 0 and then adds gy[i] to gx[arg[i]] per sample.
+// scatter writes gx = 0 and then adds gy[i] to gx[arg[i]] per sample. A
+// window lies in one channel's plane, so it clears and fills one plane at
+// a time, while the plane is in L1: clearing the whole batch first would
+// pass twice over an input that is often the largest activation of a net
+// (a first convolution's output, 19 MB at batch 128 in fedem-cnn).
 func (l *pool) scatter(gx, gy []float64, n int) {
-	ni, no := l.in.Size(), l.o.Size()
-	clear(gx[:n*ni])
-	for b := range n {
+	hw, plane := l.in.H*l.in.W, l.o.H*l.o.W
+	ni, c := l.in.Size(), l.in.C
+	for p := range n * c {
+		b := p / c
+		clear(gx[p*hw : (p+1)*hw])
 		gxb := gx[b*ni : (b+1)*ni]
-		gyb, ab := gy[b*no:(b+1)*no], l.arg[b*no:(b+1)*no]
-		for i, a := range ab {
-			gxb[a] += gyb[i]
+		gp, ap := gy[p*plane:(p+1)*plane], l.arg[p*plane:(p+1)*plane]
+		ap = ap[:len(gp)]
+		for i, v := range gp {
+			gxb[ap[i]] += v
 		}
 	}
 }

@@ -1,0 +1,11 @@
+//go:build !amd64
+
+package nn
+
+const patchVector = false
+
+func patchRow5(int, *float64, *float64, *int) { panic("nn: patchRow5 without AVX") }
+
+func copyRuns(int, int, *float64, int, *float64, int) { panic("nn: copyRuns without AVX") }
+
+func addRuns(int, int, *float64, int, *float64, int) { panic("nn: addRuns without AVX") }
