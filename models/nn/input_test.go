@@ -14,6 +14,9 @@ func TestInputGradients(t *testing.T) {
 	for name, specs := range map[string][]Spec{
 		"dense": {Dense(6), Tanh(), Dense(5), Softplus(), Dense(3)},
 		"conv":  {Conv2D(3, 3, 1, 1), Softplus(), AvgPool2D(2, 2), GroupNorm(3), Tanh(), Dense(3)},
+		// Linear given its masks: VJPR alone skips backpropagating G into
+		// the first layer, VJPRInput must not.
+		"relu": {Flatten(), Dense(6), ReLU(), Dense(5), ReLU(), Dense(3)},
 	} {
 		const n = 4
 		f := newFixture(t, in, specs, 3, n, 41)
@@ -66,6 +69,16 @@ func TestInputGradients(t *testing.T) {
 		}
 		if e := relErr(rga, gp); e > 1e-7 {
 			t.Errorf("%s: VJPRInput: relative error %.3g against finite differences", name, e)
+		}
+		// After a VJPR with the same G (whose backpropagation of G may
+		// stop early), VJPRInput gives the same bits as on its own.
+		f.net.Logits(f.z, f.x, f.a, n)
+		f.net.JVP(f.v, f.x, f.u)
+		f.net.VJPR(make([]float64, f.dim), f.x, f.u, f.g, f.rg)
+		again := make([]float64, len(f.a))
+		f.net.VJPRInput(make([]float64, f.dim), again, f.x, f.u, f.g, f.rg)
+		if !slices.Equal(again, rga) {
+			t.Errorf("%s: VJPRInput after VJPR differs from VJPRInput alone", name)
 		}
 	}
 }

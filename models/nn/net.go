@@ -36,10 +36,15 @@ type Net struct {
 	gs     [][]float64
 	gTop   []float64
 	gValid bool
-	rg     [2][]float64 // R{gs}, alternating between layers: rg[i&1] holds layer i's R{gx}
+	// gPartial: VJPR formed gs only where needGy says, not all VJPRInput
+	// reads.
+	gPartial bool
+	rg       [2][]float64 // R{gs}, alternating between layers: rg[i&1] holds layer i's R{gx}
 	// needGy[i]: layer i's rbackward reads its gy, so VJPR must
 	// backpropagate G down to layer i's output (see readsGy).
-	needGy []bool
+	// needGyIn is the same for VJPRInput, whose first layer also forms
+	// R{gA} = Wᵀ·R{gy} + Uᵀ·gy and so reads its gy.
+	needGy, needGyIn []bool
 
 	z, p, rz, gz, rgz []float64 // cross-entropy scratch, n × classes
 }
@@ -61,8 +66,10 @@ func New(in Shape, layers []Spec, classes int) (*Net, error) {
 	net.racts = make([][]float64, len(info.layers))
 	net.gs = make([][]float64, len(info.layers)-1)
 	net.needGy = make([]bool, len(info.layers))
+	net.needGyIn = make([]bool, len(info.layers))
 	for i, l := range info.layers {
 		net.needGy[i] = readsGy(l, i == 0) || i > 0 && net.needGy[i-1]
+		net.needGyIn[i] = readsGy(l, false) || i > 0 && net.needGyIn[i-1]
 	}
 	return net, nil
 }
@@ -228,7 +235,7 @@ func (net *Net) vjp(dst, gA, x, G []float64) {
 		gy = gx
 	}
 	copy(net.gTop, G)
-	net.gValid = true
+	net.gValid, net.gPartial = true, false
 }
 
 // VJPR adds Σ_b [J_bᵀRG_b + Σ_j G_bj ∇²Z_bj·u] to dst: the derivative of
@@ -264,7 +271,11 @@ func (net *Net) vjpr(dst, rgA, x, u, G, RG []float64) {
 	net.checkBatch("G", G, net.info.classes)
 	net.checkBatch("RG", RG, net.info.classes)
 	n := net.n
-	reuse := net.gValid && sameBits(G, net.gTop[:len(G)])
+	reuse := net.gValid && !(rgA != nil && net.gPartial) && sameBits(G, net.gTop[:len(G)])
+	need := net.needGy
+	if rgA != nil {
+		need = net.needGyIn
+	}
 	gy, rgy := G, RG
 	for i := len(net.info.layers) - 1; i >= 0; i-- {
 		l := net.info.layers[i]
@@ -273,7 +284,7 @@ func (net *Net) vjpr(dst, rgA, x, u, G, RG []float64) {
 		rgx := rgA
 		if i > 0 {
 			rgx = net.rg[i&1][:n*net.inSize(i)]
-			if !reuse && net.needGy[i-1] {
+			if !reuse && need[i-1] {
 				gx = net.gs[i-1][:n*net.inSize(i)]
 			}
 		}
@@ -285,7 +296,7 @@ func (net *Net) vjpr(dst, rgA, x, u, G, RG []float64) {
 	}
 	if !reuse {
 		copy(net.gTop, G)
-		net.gValid = true
+		net.gValid, net.gPartial = true, rgA == nil
 	}
 }
 
