@@ -1,0 +1,256 @@
+package nn
+
+// The patch matrices of a convolution (im2col and its adjoint col2im) and
+// their rows.
+
+// im2col writes the patch matrices of the m samples of x into col (leading
+// dimension m·P, sample j in columns j·P to (j+1)·P): row (c·KH + ky)·KW + kx,
+// column oy·Wo + ox of a sample holds x[c][oy·s−pad+ky][ox·s−pad+kx], 0 in
+// the padding.
+func (l *conv) im2col(col, x []float64, m int) {
+	h, w, wo, s := l.in.H, l.in.W, l.o.W, l.s
+	ld := m * l.p
+	if s == 1 && l.pad == 0 {
+		l.im2colDense(col, x, m)
+		return
+	}
+	for j := range m {
+		xj := x[j*l.in.Size() : (j+1)*l.in.Size()]
+		r := 0
+		for c := range l.in.C {
+			plane := xj[c*h*w : (c+1)*h*w]
+			for ky := range l.kh {
+				for kx := range l.kw {
+					row := col[r*ld+j*l.p : r*ld+(j+1)*l.p]
+					r++
+					lo, hi := l.lo[kx], l.hi[kx]
+					off := kx - l.pad
+					for oy := range l.o.H {
+						dst := row[oy*wo : (oy+1)*wo]
+						iy := oy*s - l.pad + ky
+						if iy < 0 || iy >= h {
+							clear(dst)
+							continue
+						}
+						src := plane[iy*w : (iy+1)*w]
+						clear(dst[:lo])
+						clear(dst[hi:])
+						if s == 1 {
+							copy(dst[lo:hi], src[lo+off:hi+off])
+							continue
+						}
+						for ox := lo; ox < hi; ox++ {
+							dst[ox] = src[ox*s+off]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// im2row writes the patches of the m samples of x as rows of dst: the
+// patch of output position p of sample j (im2col's column) at
+// dst[(j·P+p)·ld+off:][:K], in im2col's row order.
+func (l *conv) im2row(dst []float64, ld, off int, x []float64, m int) {
+	if l.s == 1 && l.pad == 0 {
+		l.im2rowDense(dst, ld, off, x, m)
+		return
+	}
+	h, w, ho, wo, kh, kw, s := l.in.H, l.in.W, l.o.H, l.o.W, l.kh, l.kw, l.s
+	ni, p := l.in.Size(), l.p
+	for j := range m {
+		xj := x[j*ni : (j+1)*ni]
+		for oy := range ho {
+			for ox := range wo {
+				r := dst[(j*p+oy*wo+ox)*ld+off:]
+				r = r[:l.k]
+				t := 0
+				for c := range l.in.C {
+					for ky := range kh {
+						iy := oy*s - l.pad + ky
+						for kx := range kw {
+							ix := ox*s - l.pad + kx
+							v := 0.0
+							if iy >= 0 && iy < h && ix >= 0 && ix < w {
+								v = xj[(c*h+iy)*w+ix]
+							}
+							r[t] = v
+							t++
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// im2rowDense is im2row for stride 1 without padding: each patch row is
+// C·KH runs of KW consecutive inputs, which start at l.runs[i] past the
+// input of the position's top-left corner. Runs of 3 and 5 (the presets'
+// kernels) are unrolled: copy would call memmove for each, and computing
+// each run's offset in the loop made the rows cost half the product. With
+// AVX, runs of 5 are one 32-byte and one 8-byte move each (patchRow5):
+// fedem-cnn's second convolution's rows for a batch of 128 took 2.7 ms
+// unrolled in Go, 1.1 ms so, three times per Hessian-vector product.
+func (l *conv) im2rowDense(dst []float64, ld, off int, x []float64, m int) {
+	w, ho, wo, kw := l.in.W, l.o.H, l.o.W, l.kw
+	ni, p := l.in.Size(), l.p
+	runs := l.runs
+	for j := range m {
+		xj := x[j*ni : (j+1)*ni]
+		for oy := range ho {
+			for ox := range wo {
+				r := dst[(j*p+oy*wo+ox)*ld+off:]
+				r = r[:len(runs)*kw]
+				src := xj[oy*w+ox:]
+				switch kw {
+				case 3:
+					for i, o := range runs {
+						s := src[o : o+3 : o+3]
+						d := r[3*i : 3*i+3 : 3*i+3]
+						d[0], d[1], d[2] = s[0], s[1], s[2]
+					}
+				case 5:
+					if patchVector && len(runs) > 0 {
+						// Bounds of the kernel's first and last moves.
+						_, _ = r[5*len(runs)-1], src[runs[len(runs)-1]+4]
+						patchRow5(len(runs), &r[0], &src[0], &runs[0])
+						continue
+					}
+					for i, o := range runs {
+						s := src[o : o+5 : o+5]
+						d := r[5*i : 5*i+5 : 5*i+5]
+						d[0], d[1], d[2], d[3], d[4] = s[0], s[1], s[2], s[3], s[4]
+					}
+				default:
+					for i, o := range runs {
+						copy(r[kw*i:kw*i+kw], src[o:o+kw])
+					}
+				}
+			}
+		}
+	}
+}
+
+// im2colDense is im2col for stride 1 without padding, the common case:
+// every row of a patch matrix is Ho runs of Wo consecutive input values,
+// with no bounds to check. Row (c, ky, kx) is row (c, ky−1, kx) moved by
+// one output row, plus one new run: so for ky ≥ 1 it is one long copy
+// from the row just written (in L1) and one run from the input, where
+// copying run by run makes Ho short copies per row. The first row's Ho
+// runs are copied by copyRuns with AVX (each run a call of memmove
+// otherwise: 8 values in fedem-cnn's second convolution).
+func (l *conv) im2colDense(col, x []float64, m int) {
+	h, w, ho, wo, kh, kw := l.in.H, l.in.W, l.o.H, l.o.W, l.kh, l.kw
+	ld, p := m*l.p, l.p
+	for j := range m {
+		xj := x[j*l.in.Size() : (j+1)*l.in.Size()]
+		for c := range l.in.C {
+			plane := xj[c*h*w : (c+1)*h*w]
+			for kx := range kw {
+				r := c * kh * kw
+				prev := col[(r+kx)*ld+j*p : (r+kx)*ld+(j+1)*p]
+				src := plane[kx:]
+				if patchVector {
+					// Bounds of the last run's source (prev has ho·wo).
+					_ = src[(ho-1)*w+wo-1]
+					copyRuns(ho, wo, &prev[0], wo, &src[0], w)
+				} else {
+					for oy := range ho {
+						copy(prev[oy*wo:(oy+1)*wo], src[oy*w:oy*w+wo])
+					}
+				}
+				for ky := 1; ky < kh; ky++ {
+					rr := r + ky*kw + kx
+					row := col[rr*ld+j*p : rr*ld+(j+1)*p]
+					copy(row[:(ho-1)*wo], prev[wo:])
+					o := (ho - 1 + ky) * w
+					copy(row[(ho-1)*wo:], src[o:o+wo])
+					prev = row
+				}
+			}
+		}
+	}
+}
+
+// col2im writes into gx (m samples) the sum, over the patch-matrix entries
+// that read each input value, of gcol (laid out as im2col's col, with
+// leading dimension ld ≥ mP): the adjoint of im2col.
+func (l *conv) col2im(gx, gcol []float64, ld, m int) {
+	h, w, wo, s := l.in.H, l.in.W, l.o.W, l.s
+	clear(gx[:m*l.in.Size()])
+	if s == 1 && l.pad == 0 {
+		l.col2imDense(gx, gcol, ld, m)
+		return
+	}
+	for j := range m {
+		gj := gx[j*l.in.Size() : (j+1)*l.in.Size()]
+		r := 0
+		for c := range l.in.C {
+			plane := gj[c*h*w : (c+1)*h*w]
+			for ky := range l.kh {
+				for kx := range l.kw {
+					row := gcol[r*ld+j*l.p : r*ld+(j+1)*l.p]
+					r++
+					lo, hi := l.lo[kx], l.hi[kx]
+					off := kx - l.pad
+					for oy := range l.o.H {
+						iy := oy*s - l.pad + ky
+						if iy < 0 || iy >= h {
+							continue
+						}
+						src := row[oy*wo : (oy+1)*wo]
+						dst := plane[iy*w : (iy+1)*w]
+						if s == 1 {
+							d := dst[lo+off : hi+off]
+							for i, v := range src[lo:hi] {
+								d[i] += v
+							}
+							continue
+						}
+						for ox := lo; ox < hi; ox++ {
+							dst[ox*s+off] += src[ox]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2imDense is col2im for stride 1 without padding, into a cleared gx.
+// With AVX each row of gcol is added by addRuns, four values a vector:
+// each value still takes its terms one by one in the same order (about
+// twice as fast at fedem-cnn's and norm-16-32's second convolutions).
+func (l *conv) col2imDense(gx, gcol []float64, ld, m int) {
+	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
+	for j := range m {
+		gj := gx[j*l.in.Size() : (j+1)*l.in.Size()]
+		r := 0
+		for c := range l.in.C {
+			plane := gj[c*h*w : (c+1)*h*w]
+			for ky := range l.kh {
+				for kx := range l.kw {
+					row := gcol[r*ld+j*l.p : r*ld+(j+1)*l.p]
+					r++
+					dst := plane[ky*w+kx:]
+					if patchVector {
+						// Bounds of the last run (row has ho·wo).
+						_ = dst[(ho-1)*w+wo-1]
+						addRuns(ho, wo, &dst[0], w, &row[0], wo)
+						continue
+					}
+					for oy := range ho {
+						src := row[oy*wo : (oy+1)*wo]
+						d := dst[oy*w:]
+						d = d[:len(src)]
+						for i, v := range src {
+							d[i] += v
+						}
+					}
+				}
+			}
+		}
+	}
+}
