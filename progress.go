@@ -63,8 +63,17 @@ func (p *progressPrinter) event(ev optim.RoundEvent, agg run.Aggregate, total in
 		e.Int64("messages", ev.Traffic.Messages).Msg("progress")
 		return
 	}
-	e.Float64("train_loss", agg.TrainLoss).Float64("test_acc", agg.TestAcc).
-		Float64("consensus", agg.Consensus).Msg("progress")
+	// What no client measured is left out, as in metrics.jsonl.
+	if agg.TrainClients > 0 {
+		e = e.Float64("train_loss", agg.TrainLoss)
+	}
+	if agg.TestRows > 0 {
+		e = e.Float64("test_acc", agg.TestAcc)
+	}
+	if agg.XClients > 0 {
+		e = e.Float64("consensus", agg.Consensus)
+	}
+	e.Msg("progress")
 }
 
 // drawBar redraws the bar line for SGP round (0-based) of total.

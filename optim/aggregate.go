@@ -18,6 +18,13 @@ type Aggregate struct {
 	// push-sum clients): the step a gradient takes on x_i is the step
 	// size over ω_i.
 	MinWeight float64 `json:"min_weight,omitempty"`
+	// How many clients evaluated each split (train, reported an x), and the
+	// validation and test rows weighed: a mean over none was not measured,
+	// and metrics.jsonl leaves it out rather than writing 0.
+	TrainClients int `json:"-"`
+	XClients     int `json:"-"`
+	ValRows      int `json:"-"`
+	TestRows     int `json:"-"`
 }
 
 // Summarize aggregates stats in client order (fixed, so deterministic).
@@ -56,6 +63,12 @@ func Summarize(stats []Stats) Aggregate {
 	}
 	if tw > 0 {
 		a.TestAcc /= tw
+	}
+	a.TrainClients, a.ValRows, a.TestRows = n, int(vw), int(tw)
+	for _, s := range stats {
+		if s.X != nil {
+			a.XClients++
+		}
 	}
 	a.TestAccP = Percentile(accs, 0.1)
 	a.Consensus = consensus(stats)

@@ -169,7 +169,7 @@ func readEvals(path string) ([]scenarios.Eval, error) {
 		if json.Unmarshal(b, &raw) != nil {
 			continue // the last line of a killed run
 		}
-		if _, ok := raw["train_loss"]; !ok {
+		if _, ok := raw["hypergradient_norm"]; ok {
 			continue // a hyper-gradient round
 		}
 		var e scenarios.Eval

@@ -65,24 +65,40 @@ func (e *errWriter) Write(p []byte) (int, error) {
 func (m *metricsWriter) round(ev optim.RoundEvent, agg Aggregate) {
 	for i, s := range ev.Clients {
 		e := m.log.Log().Int("outer", ev.Step).Str("phase", ev.Phase).Int("round", ev.Round).Int("client", i)
-		num(e, "train_loss", s.TrainLoss)
-		num(e, "train_acc", s.TrainAcc)
-		num(e, "val_loss", s.ValLoss)
-		num(e, "val_acc", s.ValAcc)
-		num(e, "test_loss", s.TestLoss)
-		num(e, "test_acc", s.TestAcc)
+		// A split the client did not evaluate is left out, never 0
+		// (docs/metrics.md).
+		if s.TrainN > 0 {
+			num(e, "train_loss", s.TrainLoss)
+			num(e, "train_acc", s.TrainAcc)
+		}
+		if s.ValN > 0 {
+			num(e, "val_loss", s.ValLoss)
+			num(e, "val_acc", s.ValAcc)
+		}
+		if s.TestN > 0 {
+			num(e, "test_loss", s.TestLoss)
+			num(e, "test_acc", s.TestAcc)
+		}
 		if s.Weight > 0 {
 			num(e, "weight", s.Weight)
 		}
 		e.Send()
 	}
 	e := m.log.Log().Int("outer", ev.Step).Str("phase", ev.Phase).Int("round", ev.Round).Str("client", "all")
-	num(e, "train_loss", agg.TrainLoss)
-	num(e, "train_acc", agg.TrainAcc)
-	num(e, "val_acc", agg.ValAcc)
-	num(e, "test_acc", agg.TestAcc)
-	num(e, "test_acc_p10", agg.TestAccP)
-	num(e, "consensus", agg.Consensus)
+	if agg.TrainClients > 0 {
+		num(e, "train_loss", agg.TrainLoss)
+		num(e, "train_acc", agg.TrainAcc)
+	}
+	if agg.ValRows > 0 {
+		num(e, "val_acc", agg.ValAcc)
+	}
+	if agg.TestRows > 0 {
+		num(e, "test_acc", agg.TestAcc)
+		num(e, "test_acc_p10", agg.TestAccP)
+	}
+	if agg.XClients > 0 {
+		num(e, "consensus", agg.Consensus)
+	}
 	if agg.MinWeight > 0 {
 		num(e, "min_weight", agg.MinWeight)
 	}
