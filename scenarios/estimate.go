@@ -28,6 +28,10 @@ type Resources struct {
 	// turns it into time on one core at AssumedFlops.
 	Flops   float64
 	Seconds float64
+	// NoTime, when set, says why the computation is not estimated: the
+	// work model is PDBO's (its SGP and hyper-gradient rounds), and another
+	// algorithm's rounds would be counted wrong.
+	NoTime string
 }
 
 // ResourcePart is one term of the memory estimate.
@@ -72,7 +76,9 @@ func (r Resources) String() string {
 		fmt.Fprintf(&b, "%s %s", p.Name, Bytes(p.Bytes))
 		shown++
 	}
-	if r.Seconds < 1 {
+	if r.NoTime != "" {
+		fmt.Fprintf(&b, "); computation not estimated (%s)", r.NoTime)
+	} else if r.Seconds < 1 {
 		b.WriteString(") and under a second of computation")
 	} else {
 		fmt.Fprintf(&b, ") and about %s of computation on one core", Duration(r.Seconds))
@@ -202,7 +208,26 @@ func Estimate(sc Scenario) Resources {
 		r.Flops += m * m * m
 	}
 	r.Seconds = r.Flops / AssumedFlops
+	if !ownsSection(sc.Algorithm.Params, "sgp") {
+		r.Flops, r.Seconds = 0, 0
+		r.NoTime = "the work model counts PDBO's rounds, not algorithm " + sc.Algorithm.Name + "'s"
+	}
 	return r
+}
+
+// ownsSection reports whether algorithm a takes its parameters from the
+// scenario's top-level section key.
+func ownsSection(a optim.Algorithm, key string) bool {
+	o, ok := a.(optim.SectionOwner)
+	if !ok {
+		return false
+	}
+	for _, k := range o.Sections() {
+		if k == key {
+			return true
+		}
+	}
+	return false
 }
 
 // clientOverhead is the measured heap of one client beyond its vectors.
