@@ -35,3 +35,13 @@ type Bilevel interface {
 
 	Clone() Bilevel
 }
+
+// PartialOuter is implemented by Bilevel models whose OuterGrad takes nil
+// for the part not wanted and skips its work (the hyper-representation
+// models, where ∂_λF backpropagates through the whole representation while
+// ∂ₓF needs only the last layers). Other models want both destinations.
+type PartialOuter interface {
+	Bilevel
+	// OuterGradTakesNil marks the implementation; it does nothing.
+	OuterGradTakesNil()
+}

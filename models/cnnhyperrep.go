@@ -353,6 +353,9 @@ func (m *CNNHyperRep) InnerCross(dst, x, lambda []float64, d *Dataset, idx []int
 	}
 }
 
+// OuterGradTakesNil implements PartialOuter.
+func (*CNNHyperRep) OuterGradTakesNil() {}
+
 // OuterGrad implements Bilevel: f = mean CE, ∂ₓf by the tail and ∂_λf by
 // the body's VJP of the tail's gradient in h. dstX or dstLambda may be nil
 // when that part is not wanted.

@@ -371,6 +371,9 @@ func (m *HyperRep) backHidden(dst, db1 []float64, nb int, inv float64) {
 	gemm.AccTN(H, D, nb, m.gh, H, m.rows, D, dst[:H*D], D)
 }
 
+// OuterGradTakesNil implements PartialOuter.
+func (*HyperRep) OuterGradTakesNil() {}
+
 // OuterGrad implements Bilevel: f = mean CE, ∂ₓf as InnerGrad without μ,
 // ∂_λf by backpropagation into the hidden layer. dstX or dstLambda may be
 // nil when that part is not wanted.

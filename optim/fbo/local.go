@@ -88,7 +88,7 @@ func (c *client) compute(st stage) (first, second []float64, kind optim.Kind) {
 // gradFy writes ∇_yF_i(x, y) on the batch into dst.
 func (c *client) gradFy(dst []float64, idx []int) {
 	var gx []float64
-	if !partialOuter(c.model) {
+	if !takesNil(c.model) {
 		gx = c.scratchX()
 	}
 	c.model.OuterGrad(dst, gx, c.y, c.x, c.val, idx)
@@ -97,22 +97,10 @@ func (c *client) gradFy(dst []float64, idx []int) {
 // gradFx writes ∇_xF_i(x, y) on the batch into dst.
 func (c *client) gradFx(dst, x []float64, idx []int) {
 	var gy []float64
-	if !partialOuter(c.model) {
+	if !takesNil(c.model) {
 		gy = c.tmpY
 	}
 	c.model.OuterGrad(gy, dst, c.y, x, c.val, idx)
-}
-
-// partialOuter reports whether m's OuterGrad takes nil for the part not
-// wanted and skips its work: the hyper-representation models, where ∂_λF
-// backpropagates through the whole representation (a cnn's convolutions)
-// while ∂_yF needs only the last layers. The other models want both parts.
-func partialOuter(m models.Bilevel) bool {
-	switch m.(type) {
-	case *models.HyperRep, *models.CNNHyperRep:
-		return true
-	}
-	return false
 }
 
 func (c *client) scratchX() []float64 {
@@ -176,4 +164,10 @@ func (c *client) upper(h []float64) {
 		floats.Add(c.gx, h)
 		floats.AddScaled(c.xv, -c.p.Alpha, c.gx)
 	}
+}
+
+// takesNil reports whether m's OuterGrad skips a part given nil.
+func takesNil(m models.Bilevel) bool {
+	_, ok := m.(models.PartialOuter)
+	return ok
 }
