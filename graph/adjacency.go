@@ -168,50 +168,38 @@ func (nw *Network) validateSparse() error {
 	return nil
 }
 
-// unreachedSparse is unreached on adjacency lists: the reverse search
-// walks lists of in-neighbours built for it.
-func (nw *Network) unreachedSparse(reverse bool) []int {
-	adj := nw.out
-	if reverse {
-		deg := make([]int, nw.N)
-		for _, row := range nw.out {
-			for _, j := range row {
-				deg[j]++
-			}
-		}
-		adj = make([][]int, nw.N)
-		for j := range adj {
-			adj[j] = make([]int, 0, deg[j])
-		}
-		for i, row := range nw.out {
-			for k, j := range row {
-				if nw.outProb[i][k] > 0 {
-					adj[j] = append(adj[j], i)
+// sparseNeighbours lists, for unreached, the links with δ̄ > 0 out of a
+// node (into it when reverse, from lists of in-neighbours built for it).
+func (nw *Network) sparseNeighbours(reverse bool) func(v int, visit func(u int)) {
+	if !reverse {
+		return func(v int, visit func(u int)) {
+			for k, u := range nw.out[v] {
+				if nw.outProb[v][k] > 0 {
+					visit(u)
 				}
 			}
 		}
 	}
-	seen := make([]bool, nw.N)
-	seen[0] = true
-	stack := []int{0}
-	for len(stack) > 0 {
-		v := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for k, u := range adj[v] {
-			if !reverse && nw.outProb[v][k] <= 0 {
-				continue
-			}
-			if !seen[u] {
-				seen[u] = true
-				stack = append(stack, u)
+	deg := make([]int, nw.N)
+	for _, row := range nw.out {
+		for _, j := range row {
+			deg[j]++
+		}
+	}
+	in := make([][]int, nw.N)
+	for j := range in {
+		in[j] = make([]int, 0, deg[j])
+	}
+	for i, row := range nw.out {
+		for k, j := range row {
+			if nw.outProb[i][k] > 0 {
+				in[j] = append(in[j], i)
 			}
 		}
 	}
-	var miss []int
-	for u, ok := range seen {
-		if !ok {
-			miss = append(miss, u)
+	return func(v int, visit func(u int)) {
+		for _, u := range in[v] {
+			visit(u)
 		}
 	}
-	return miss
 }

@@ -399,8 +399,21 @@ func (nw *Network) checkStronglyConnected() error {
 // unreached returns, ascending, the clients not connected to client 0 by
 // a path of links with δ̄ > 0: paths into 0 when reverse, out of 0 otherwise.
 func (nw *Network) unreached(reverse bool) []int {
+	var neighbours func(v int, visit func(u int))
 	if nw.Prob == nil {
-		return nw.unreachedSparse(reverse)
+		neighbours = nw.sparseNeighbours(reverse)
+	} else {
+		neighbours = func(v int, visit func(u int)) {
+			for u := range nw.N {
+				p := nw.Prob[v][u]
+				if reverse {
+					p = nw.Prob[u][v]
+				}
+				if p > 0 {
+					visit(u)
+				}
+			}
+		}
 	}
 	seen := make([]bool, nw.N)
 	seen[0] = true
@@ -408,16 +421,12 @@ func (nw *Network) unreached(reverse bool) []int {
 	for len(stack) > 0 {
 		v := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		for u := range nw.N {
-			p := nw.Prob[v][u]
-			if reverse {
-				p = nw.Prob[u][v]
-			}
-			if p > 0 && !seen[u] {
+		neighbours(v, func(u int) {
+			if !seen[u] {
 				seen[u] = true
 				stack = append(stack, u)
 			}
-		}
+		})
 	}
 	var miss []int
 	for u, ok := range seen {
