@@ -39,6 +39,9 @@ func Summarize(stats []Stats) Aggregate {
 		if s.TrainN > 0 {
 			n++
 		}
+		if s.X != nil {
+			a.XClients++
+		}
 		a.TrainLoss += s.TrainLoss
 		a.TrainAcc += s.TrainAcc
 		a.OuterLoss += s.OuterLoss
@@ -65,11 +68,6 @@ func Summarize(stats []Stats) Aggregate {
 		a.TestAcc /= tw
 	}
 	a.TrainClients, a.ValRows, a.TestRows = n, int(vw), int(tw)
-	for _, s := range stats {
-		if s.X != nil {
-			a.XClients++
-		}
-	}
 	a.TestAccP = Percentile(accs, 0.1)
 	a.Consensus = consensus(stats)
 	return a
