@@ -76,9 +76,9 @@ type Interval struct {
 	Mean, Half float64
 }
 
-// meanInterval computes the mean and 95 % t-interval of vs. A non-finite
+// MeanInterval computes the mean and 95 % t-interval of vs. A non-finite
 // value makes the mean non-finite: a diverged seed is not averaged away.
-func meanInterval(vs []float64) Interval {
+func MeanInterval(vs []float64) Interval {
 	n := len(vs)
 	if n == 0 {
 		return Interval{Mean: math.NaN(), Half: math.NaN()}
@@ -111,7 +111,7 @@ func (g *group) stat(m Metric) Interval {
 			vs = append(vs, v)
 		}
 	}
-	return meanInterval(vs)
+	return MeanInterval(vs)
 }
 
 func (g *group) failed() int {

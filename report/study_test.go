@@ -19,20 +19,20 @@ import (
 // The interval against a hand computation with the tabulated quantile
 // t(0.975, 4) = 2.776445 (any statistics table).
 func TestMeanIntervalAgainstTable(t *testing.T) {
-	got := meanInterval([]float64{1, 2, 3, 4, 5})
+	got := MeanInterval([]float64{1, 2, 3, 4, 5})
 	want := 2.776445 * math.Sqrt(2.5) / math.Sqrt(5)
 	if got.N != 5 || got.Mean != 3 || math.Abs(got.Half-want) > 1e-6 {
 		t.Errorf("got %+v, want mean 3 ± %.6f", got, want)
 	}
 	// t(0.975, 1) = 12.7062: two runs give a wide interval.
-	got = meanInterval([]float64{0, 1})
+	got = MeanInterval([]float64{0, 1})
 	if want := 12.7062 * math.Sqrt(0.5) / math.Sqrt(2); math.Abs(got.Half-want) > 1e-4 {
 		t.Errorf("two runs: half-width %v, want %v", got.Half, want)
 	}
-	if got := meanInterval([]float64{7}); got.Mean != 7 || !math.IsNaN(got.Half) {
+	if got := MeanInterval([]float64{7}); got.Mean != 7 || !math.IsNaN(got.Half) {
 		t.Errorf("one run: %+v, want mean 7 and no interval", got)
 	}
-	if got := meanInterval([]float64{1, math.Inf(1)}); !math.IsInf(got.Mean, 1) {
+	if got := MeanInterval([]float64{1, math.Inf(1)}); !math.IsInf(got.Mean, 1) {
 		t.Errorf("a diverged seed was averaged away: %+v", got)
 	}
 }
