@@ -154,7 +154,8 @@ func TestWorkersMatchInProcess(t *testing.T) {
 		if tr != wantTr {
 			t.Errorf("%d workers: traffic %+v, in process %+v", k, tr, wantTr)
 		}
-		if wt == nil || wt.Steps != int64(k)*wt.Rounds || wt.Acks != int64(n)*wt.Rounds || wt.StepBytes == 0 || wt.AckBytes == 0 {
+		if wt == nil || wt.Steps != int64(k)*wt.Rounds || wt.Acks != int64(k)*wt.Rounds || wt.StepBytes == 0 || wt.AckBytes == 0 ||
+			(k > 1) != (wt.PeerBytes > 0) || len(wt.PeerBytesSent) != k {
 			t.Errorf("%d workers: wire traffic %+v", k, wt)
 		}
 		if len(got.events) != len(want.events) {
