@@ -57,6 +57,9 @@ func serveTestWorker() int {
 		}
 		var t testing.T // network and sgpClients fail through t only on bad constants
 		_, bs := sgpClients(&t, testN, pdbo.AfterComm)
+		if mode == "wide" { // a model 100 times the size
+			_, bs = sgpClientsOf(&t, testN, 600, pdbo.AfterComm)
+		}
 		if mode == "panic" || mode == "hang" || mode == "slow" { // a faulty client 3
 			bs[3] = &faulty{Behaviour: bs[3], round: 5, mode: mode}
 		}
@@ -182,6 +185,46 @@ func TestWorkersMatchInProcess(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSupervisorBytesDoNotDependOnD runs the same rounds over two workers
+// with a model of d = 21 and one of d = 1803: the payloads cross between
+// the workers (their bytes grow with d), while what the supervisor sends
+// and receives, but for the stats and results it reports, stays the same
+// but for the varints of the byte counts it is told.
+func TestSupervisorBytesDoNotDependOnD(t *testing.T) {
+	nw := network(t, testKind, testN)
+	_, addrs := startWorkers(t, 2)
+	measure := func(mode string) *WireTraffic {
+		rt, err := New(nw, nil, Options{RoundTimeout: 10 * time.Second, Workers: addrs, Scenario: []byte(mode)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close()
+		if _, err := rt.Execute(context.Background(), sgpPhases(1, 30, 0), &recorder{}); err != nil {
+			t.Fatal(err)
+		}
+		return rt.Wire()
+	}
+	small, wide := measure("test"), measure("wide")
+	control := func(w *WireTraffic) float64 { return float64(w.StepBytes + w.AckBytes - w.ReportBytes) }
+	t.Logf("d = 21: %+v", small)
+	t.Logf("d = 1803: %+v", wide)
+	if small.Rounds != wide.Rounds || small.Rounds != 31 {
+		t.Fatalf("rounds %d and %d, want 31", small.Rounds, wide.Rounds)
+	}
+	// Two counts in each ack grow with d — the bytes a worker filed and the
+	// bytes it sent to its peers — by a factor below 2⁷, so their varints by
+	// at most one byte each.
+	if a, b := control(small), control(wide); math.Abs(a-b) > float64(2*wide.Acks) {
+		t.Errorf("supervisor bytes without reports: %v at d = 21, %v at d = 1803", a, b)
+	}
+	if r := float64(wide.PeerBytes) / float64(small.PeerBytes); r < 20 {
+		t.Errorf("peer bytes grew %.1f times with d 86 times as large: the payloads do not go worker to worker", r)
+	}
+	if wide.ReportBytes <= small.ReportBytes {
+		t.Errorf("report bytes %d at d = 1803, %d at d = 21: the stats carry each client's parameters", wide.ReportBytes, small.ReportBytes)
 	}
 }
 
