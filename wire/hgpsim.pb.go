@@ -1,5 +1,5 @@
 // The wire format of hgpsim: what the supervisor and the workers of a run
-// exchange. The messages below are the envelopes proto.actor's remote
+// exchange, and the workers among themselves. The messages below are the envelopes proto.actor's remote
 // transport carries; what they carry of package optim — phases, messages,
 // envelopes, stats, results — are `bytes` fields holding those
 // Go types in the encoding of hgpsim's codec (package internal/codec),
