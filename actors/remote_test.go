@@ -60,11 +60,15 @@ func serveTestWorker() int {
 		if mode == "wide" { // a model 100 times the size
 			_, bs = sgpClientsOf(&t, testN, 600, pdbo.AfterComm)
 		}
+		nw := network(&t, testKind, testN)
+		if mode == "delay" {
+			nw.Failures = append(nw.Failures, testDelay)
+		}
 		if mode == "panic" || mode == "hang" || mode == "slow" { // a faulty client 3
 			bs[3] = &faulty{Behaviour: bs[3], round: 5, mode: mode}
 		}
 		factory, _ := optim.FixedClients(bs)
-		return network(&t, testKind, testN), factory, nil
+		return nw, factory, nil
 	}
 	w, err := StartWorker("127.0.0.1:0", build, WorkerOptions{})
 	if err != nil {
@@ -226,6 +230,119 @@ func TestSupervisorBytesDoNotDependOnD(t *testing.T) {
 	if wide.ReportBytes <= small.ReportBytes {
 		t.Errorf("report bytes %d at d = 1803, %d at d = 21: the stats carry each client's parameters", wide.ReportBytes, small.ReportBytes)
 	}
+}
+
+// testDelay delays messages on the network of the "delay" workers.
+var testDelay = &graph.Delay{Prob: 0.4, Min: 1, Max: 3}
+
+// parts is a program of the parts of one phase, each continuing the
+// delivery record of the one before, as pdbo's cut SGP phases do.
+type parts struct {
+	specs []optim.PhaseSpec
+	next  int
+}
+
+func (p *parts) Next(done *optim.PhaseReport) (*optim.PhaseSpec, error) {
+	if p.next == len(p.specs) {
+		return nil, nil
+	}
+	spec := p.specs[p.next]
+	p.next++
+	if done != nil && done.Spec.Continued {
+		spec.Delivered = done.Delivered
+	}
+	return &spec, nil
+}
+
+// TestWorkersKeepLateMessages runs a phase cut in three parts on a network
+// that delays messages, in one process and over two workers: the workers
+// keep the late messages from one part to the next and report them after
+// each part in the order one router holds them (what a checkpoint saves),
+// and a part resumed with late messages (as from a checkpoint) gives the
+// same rounds in one process and on workers, which receive them with
+// step 0.
+func TestWorkersKeepLateMessages(t *testing.T) {
+	nw := network(t, testKind, testN)
+	nw.Failures = append(nw.Failures, testDelay)
+	specs := optim.SplitPhase(optim.PhaseSpec{Name: "sgp", Rounds: 24, EvalEvery: 4, Tick: optim.Continue, Track: true}, 8)
+	if len(specs) != 3 {
+		t.Fatalf("%d parts", len(specs))
+	}
+	_, addrs := startWorkers(t, 2)
+	run := func(remote bool, prog optim.Program) *recorder {
+		t.Helper()
+		var rt *Runtime
+		if remote {
+			var err error
+			if rt, err = New(nw, nil, Options{RoundTimeout: 10 * time.Second, Workers: addrs, Scenario: []byte("delay")}); err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close()
+		} else {
+			_, bs := sgpClients(t, testN, pdbo.AfterComm)
+			rt = newRuntime(t, nw, bs, Options{RoundTimeout: 10 * time.Second}) // closed by the test
+		}
+		var rec recorder
+		if _, err := rt.Execute(context.Background(), prog, &rec); err != nil {
+			t.Fatal(err)
+		}
+		return &rec
+	}
+	sameRuns := func(what string, want, got *recorder) {
+		t.Helper()
+		if len(got.events) != len(want.events) || len(got.reports) != len(want.reports) {
+			t.Fatalf("%s: %d events and %d reports, want %d and %d", what, len(got.events), len(got.reports), len(want.events), len(want.reports))
+		}
+		for e := range want.events {
+			a, b := want.events[e], got.events[e]
+			if a.Round != b.Round || a.Traffic != b.Traffic {
+				t.Fatalf("%s, event %d: round %d, %+v; want %d, %+v", what, e, b.Round, b.Traffic, a.Round, a.Traffic)
+			}
+			for i := range a.Clients {
+				if !sameBits(a.Clients[i].X, b.Clients[i].X) {
+					t.Fatalf("%s, event %d: client %d differs", what, e, i)
+				}
+			}
+		}
+		for p := range want.reports {
+			a, b := want.reports[p], got.reports[p]
+			if a.Traffic != b.Traffic || len(a.Late) != len(b.Late) {
+				t.Fatalf("%s, part %d: traffic %+v and %d late messages, want %+v and %d", what, p, b.Traffic, len(b.Late), a.Traffic, len(a.Late))
+			}
+			for k := range a.Late {
+				x, y := a.Late[k], b.Late[k]
+				if x.Due != y.Due || x.To != y.To || x.Pushed != y.Pushed || x.Msg.From != y.Msg.From || x.Msg.Round != y.Msg.Round ||
+					math.Float64bits(x.Msg.Weight) != math.Float64bits(y.Msg.Weight) || !sameBits(x.Msg.Vec, y.Msg.Vec) {
+					t.Fatalf("%s, part %d, late message %d: %+v, want %+v", what, p, k, y, x)
+				}
+			}
+		}
+	}
+	want := run(false, &parts{specs: specs})
+	late := 0
+	for _, r := range want.reports[:2] {
+		late += len(r.Late)
+	}
+	if late == 0 {
+		t.Fatal("no late message between the parts: the test tests nothing")
+	}
+	sameRuns("whole phase", want, run(true, &parts{specs: specs}))
+	last := want.reports[2].Delivered
+	got := run(true, &parts{specs: specs}).reports[2].Delivered
+	for i := range last.Count {
+		if !sameBits(last.Count[i], got.Count[i]) || !sameBits(last.WeightSum[i], got.WeightSum[i]) || !sameBits(last.Online, got.Online) {
+			t.Fatalf("the delivery records differ for sender %d", i)
+		}
+	}
+
+	resumed := func() *parts {
+		p := &parts{specs: append([]optim.PhaseSpec(nil), specs[1:]...)}
+		p.specs[0].Late = want.reports[0].Late
+		p.specs[0].Track = false
+		p.specs[1].Track = false
+		return p
+	}
+	sameRuns("resumed part", run(false, resumed()), run(true, resumed()))
 }
 
 // closer is a sink that kills a worker after a few evaluations.
