@@ -259,13 +259,6 @@ func (s *supervisor) onGroupAck(ctx actor.Context, m *groupAck) {
 	}
 }
 
-// onAck takes one client's acknowledgement.
-func (s *supervisor) onAck(ctx actor.Context, m *ack) {
-	if s.accept(ctx, m) && s.acked == s.n {
-		s.advance(ctx)
-	}
-}
-
 // accept records one client's acknowledgement of the current step; false
 // when it is ignored (late) or fails the run.
 func (s *supervisor) accept(ctx actor.Context, m *ack) bool {

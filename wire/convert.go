@@ -29,11 +29,6 @@ type delivery struct {
 	Ref           int `wire:"6"`
 }
 
-// inbox is what reached one client in a round, sorted by sender.
-type inbox struct {
-	Messages []delivery `wire:"1"`
-}
-
 // envelope is an optim.Envelope on the wire: when Ref > 0 its payload is
 // entry Ref−1 of the enclosing table and travels empty.
 type envelope struct {
