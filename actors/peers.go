@@ -367,6 +367,6 @@ func (h *workerHost) stepFailed(ctx actor.Context, m *wire.WorkerStep, client, r
 func (h *workerHost) peerLost(ctx actor.Context, k int, why string) {
 	b := h.block
 	out := wire.NewWorkerAck(b.run, b.epoch, b.step, b.me)
-	out.SetError(-1, -1, fmt.Errorf("lost the connection to %s (%s)", b.peerName(k), why))
+	out.SetError(-1, -1, fmt.Errorf("lost the connection to %s (%s): its process exited, or the network between the two failed", b.peerName(k), why))
 	ctx.Send(h.sup, out)
 }

@@ -3,12 +3,21 @@ package actors
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"math/big"
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +36,23 @@ import (
 // hosts one proto.actor remote (see supervisorHost).
 const workerEnv = "HGPSIM_ACTORS_TEST_WORKER"
 
+// securityEnv gives a test process its Security: the secret, certificate,
+// key and CA files, one a line. supervisorEnv makes the test binary a
+// supervisor of the workers it lists (comma-separated) instead: a process
+// supervises with one Security, and the tests' own supervisor has none.
+const (
+	securityEnv   = "HGPSIM_ACTORS_TEST_SECURITY"
+	supervisorEnv = "HGPSIM_ACTORS_TEST_SUPERVISOR"
+)
+
+func testSecurity() Security {
+	f := strings.Split(os.Getenv(securityEnv), "\n")
+	if len(f) != 4 {
+		return Security{}
+	}
+	return Security{Secret: []byte(f[0]), CertFile: f[1], KeyFile: f[2], CAFile: f[3], Mutual: true}
+}
+
 // Worker processes build n SGP clients on the test network, as every
 // worker of a real run builds the same clients from the same scenario; the
 // "scenario" is a mode: "fail" fails building, panic, hang or slow make
@@ -39,6 +65,9 @@ const (
 func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) != "" {
 		os.Exit(serveTestWorker())
+	}
+	if a := os.Getenv(supervisorEnv); a != "" {
+		os.Exit(superviseTestRun(strings.Split(a, ",")))
 	}
 	os.Exit(m.Run())
 }
@@ -70,7 +99,7 @@ func serveTestWorker() int {
 		factory, _ := optim.FixedClients(bs)
 		return nw, factory, nil
 	}
-	w, err := StartWorker("127.0.0.1:0", build, WorkerOptions{})
+	w, err := StartWorker("127.0.0.1:0", build, WorkerOptions{Security: testSecurity()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -81,15 +110,63 @@ func serveTestWorker() int {
 	return 0
 }
 
-// startWorkers starts k worker processes and returns them with their
-// addresses; they end with the test.
-func startWorkers(t *testing.T, k int) ([]*exec.Cmd, []string) {
+// superviseTestRun runs SGP rounds in one process and over the workers
+// at addrs, with testSecurity, and reports on stderr and in its exit code
+// whether the states differ.
+func superviseTestRun(addrs []string) int {
+	var t testing.T
+	nw := network(&t, testKind, testN)
+	_, bs := sgpClients(&t, testN, pdbo.AfterComm)
+	factory, _ := optim.FixedClients(bs)
+	var want, got recorder
+	local, err := New(nw, factory, Options{})
+	if err == nil {
+		_, err = local.Execute(context.Background(), sgpPhases(1, 12, 4), &want)
+		local.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "in process:", err)
+		return 1
+	}
+	rt, err := New(nw, nil, Options{RoundTimeout: 10 * time.Second, Workers: addrs, Scenario: []byte("test"), Security: testSecurity()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer rt.Close()
+	if _, err := rt.Execute(context.Background(), sgpPhases(1, 12, 4), &got); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if w := rt.Wire(); w == nil || w.PeerBytes == 0 {
+		fmt.Fprintf(os.Stderr, "no payloads between the workers: %+v\n", w)
+		return 1
+	}
+	if len(got.events) != len(want.events) {
+		fmt.Fprintf(os.Stderr, "%d events, in process %d\n", len(got.events), len(want.events))
+		return 1
+	}
+	for e := range want.events {
+		for i := range want.events[e].Clients {
+			if !sameBits(want.events[e].Clients[i].X, got.events[e].Clients[i].X) {
+				fmt.Fprintf(os.Stderr, "event %d, client %d differs\n", e, i)
+				return 1
+			}
+		}
+	}
+	return 0
+}
+
+// startWorkers starts k worker processes, with env added to their
+// environment, and returns them with their addresses; they end with the
+// test.
+func startWorkers(t *testing.T, k int, env ...string) ([]*exec.Cmd, []string) {
 	t.Helper()
 	cmds := make([]*exec.Cmd, k)
 	addrs := make([]string, k)
 	for i := range cmds {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), workerEnv+"=1")
+		cmd.Env = append(append(os.Environ(), workerEnv+"=1"), env...)
 		cmd.Stderr = os.Stderr
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
@@ -230,6 +307,82 @@ func TestSupervisorBytesDoNotDependOnD(t *testing.T) {
 	if wide.ReportBytes <= small.ReportBytes {
 		t.Errorf("report bytes %d at d = 1803, %d at d = 21: the stats carry each client's parameters", wide.ReportBytes, small.ReportBytes)
 	}
+}
+
+// TestWorkersTalkOverTLS runs a supervisor and two workers with a shared
+// secret and mutual TLS: the workers send each other their payloads over
+// the same transport, or the run would fail (a TLS server refuses a plain
+// connection, and a connection refused fails the run).
+func TestWorkersTalkOverTLS(t *testing.T) {
+	cert, key := testCertificate(t)
+	sec := securityEnv + "=" + strings.Join([]string{"a shared secret of the test", cert, key, cert}, "\n")
+	_, addrs := startWorkers(t, 2, sec)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), supervisorEnv+"="+strings.Join(addrs, ","), sec)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the supervisor: %v: %s", err, out)
+	}
+
+	// Two workers that do not trust each other's certificates, both
+	// trusted by the supervisor: the setup fails at once, naming the
+	// connection between them, instead of the run waiting for batches
+	// that never come.
+	other, otherKey := testCertificate(t)
+	bundle := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(bundle, append(must(os.ReadFile(cert)), must(os.ReadFile(other))...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	secret := "a shared secret of the test"
+	_, a1 := startWorkers(t, 1, securityEnv+"="+strings.Join([]string{secret, cert, key, cert}, "\n"))
+	_, a2 := startWorkers(t, 1, securityEnv+"="+strings.Join([]string{secret, other, otherKey, bundle}, "\n"))
+	cmd = exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), supervisorEnv+"="+a1[0]+","+a2[0], securityEnv+"="+strings.Join([]string{secret, cert, key, bundle}, "\n"))
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "worker "+a1[0]+" (clients 0–4): cannot reach worker "+a2[0]+" (clients 5–9)") || !strings.Contains(string(out), "TLS") {
+		t.Fatalf("workers that refuse each other: %v: %s", err, out)
+	}
+	t.Logf("failed after %v: %s", time.Since(start).Round(time.Millisecond), out)
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// testCertificate writes a key and a self-signed certificate for
+// 127.0.0.1 that is its own CA, for both ends of every connection.
+func testCertificate(t *testing.T) (cert, key string) {
+	t.Helper()
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "actors test"},
+		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		IsCA:        true, BasicConstraintsValid: true, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	for f, b := range map[string]*pem.Block{cert: {Type: "CERTIFICATE", Bytes: der}, key: {Type: "PRIVATE KEY", Bytes: kder}} {
+		if err := os.WriteFile(f, pem.EncodeToMemory(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cert, key
 }
 
 // testDelay delays messages on the network of the "delay" workers.

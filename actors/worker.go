@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -161,7 +162,7 @@ func StartWorker(listen string, build BuildFunc, opt WorkerOptions) (*Worker, er
 		return nil, err
 	}
 	w := &Worker{system: system, remote: rem, pool: newWorkers()}
-	h := &workerHost{build: build, pool: w.pool, self: system.Address(), events: opt.Events, version: buildName(), others: others}
+	h := &workerHost{build: build, pool: w.pool, self: system.Address(), events: opt.Events, version: buildName(), others: others, sec: opt.Security}
 	props := actor.PropsFromProducer(func() actor.Actor { return h },
 		actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, func(interface{}) actor.Directive { return actor.StopDirective })),
 		actor.WithDispatcher(w.pool))
@@ -200,6 +201,7 @@ type workerHost struct {
 	name    string                           // the address the current run's supervisor uses
 	version string                           // this build (buildName)
 	others  *atomic.Pointer[map[string]bool] // for aliasResolver
+	sec     Security                         // the transport, to check the other workers accept it
 
 	block *blockRun // the rounds of the run, once built
 
@@ -325,6 +327,21 @@ func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
 	if h.block, err = h.newBlock(m, nw); err != nil {
 		fail(err)
 		return
+	}
+	// A connection to another worker that fails (its TLS or secret)
+	// would surface only after proto.actor's retries, about 10 s into the
+	// run: check each now.
+	for k, a := range h.block.names {
+		if k == h.block.me {
+			continue
+		}
+		check, cancel := context.WithTimeout(context.Background(), dialTimeout)
+		err := h.sec.checkAccepted(check, a)
+		cancel()
+		if err != nil {
+			fail(fmt.Errorf("cannot reach %s: %w", h.block.peerName(k), err))
+			return
+		}
 	}
 	h.watch = newWatchdog(nw.N)
 	h.busy.Store(h.watch)
