@@ -3,6 +3,8 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"google.golang.org/protobuf/proto"
@@ -41,9 +43,10 @@ type blockRun struct {
 
 	spec    *optim.PhaseSpec
 	epoch   uint64
-	step    int              // the step the clients are working on (or last did)
-	opened  uint64           // tick of the round opened in step
-	pending *wire.WorkerStep // a step waiting for batches
+	step    int                         // the step the clients are working on (or last did)
+	opened  uint64                      // tick of the round opened in step
+	pending *wire.WorkerStep            // a step waiting for batches
+	waiting *atomic.Pointer[waitingFor] // since when, and for whom, for the heartbeat
 	batches map[batchKey][]*wire.PeerBatch
 
 	acks   []ack         // by client of the block, for the step running
@@ -55,13 +58,19 @@ type blockRun struct {
 	sent   [2]int64      // batches and bytes sent to other workers in the step
 }
 
+// waitingFor is a step that waits for other workers' batches.
+type waitingFor struct {
+	since time.Time
+	peers []int
+}
+
 type batchKey struct {
 	epoch uint64
 	step  int
 }
 
-func newBlockRun(run uint64, nw *graph.Network, me int, firsts []int, names []string) *blockRun {
-	b := &blockRun{run: run, nw: nw, me: me, firsts: firsts, names: names, router: optim.NewRouter(nw),
+func newBlockRun(run uint64, nw *graph.Network, me int, firsts []int, names []string, waiting *atomic.Pointer[waitingFor]) *blockRun {
+	b := &blockRun{run: run, nw: nw, me: me, firsts: firsts, names: names, router: optim.NewRouter(nw), waiting: waiting,
 		mirrors: make([]*optim.Port, nw.N), batches: map[batchKey][]*wire.PeerBatch{}, step: -1}
 	b.peers = make([]*actor.PID, len(names))
 	for k, a := range names {
@@ -190,11 +199,21 @@ func (h *workerHost) tryStep(ctx actor.Context) {
 	if n > 0 {
 		k := batchKey{m.Epoch, n - 1}
 		got := b.batches[k]
+		var missing []int
 		for p := range b.peers {
 			if p != b.me && (got == nil || got[p] == nil) {
-				return
+				missing = append(missing, p)
 			}
 		}
+		if missing != nil {
+			since := time.Now()
+			if w := b.waiting.Load(); w != nil {
+				since = w.since
+			}
+			b.waiting.Store(&waitingFor{since: since, peers: missing})
+			return
+		}
+		b.waiting.Store(nil)
 		delete(b.batches, k)
 		if err := b.file(n-1, got); err != nil {
 			h.stepFailed(ctx, m, b.first(), b.spec.Offset+n-1, err)

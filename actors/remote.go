@@ -60,7 +60,9 @@ type workerLink struct {
 	heard       time.Time
 	busy        time.Duration
 	busyClient  int
-	index       int // its place among the workers
+	waiting     time.Duration // for other workers' batches, from the heartbeats
+	waitingFor  []int64       // their places
+	index       int           // its place among the workers
 	hosted      bool
 	answered    bool // heard from at all since the Setup
 	gone        bool // lost or silent: not asked to release
@@ -321,6 +323,7 @@ func (s *supervisor) onHeartbeat(m *wire.Heartbeat) {
 	if w := s.worker(m.Worker); w != nil {
 		w.heard, w.answered = time.Now(), true
 		w.busy, w.busyClient = time.Duration(m.BusyNanos), int(m.BusyClient)
+		w.waiting, w.waitingFor = time.Duration(m.WaitingNanos), m.WaitingFor
 	}
 }
 
@@ -358,6 +361,10 @@ func (s *supervisor) checkLiveness(ctx actor.Context) {
 			s.remoteFailed(ctx, fmt.Errorf("%v: not heard from for %v (round_timeout %v): the worker is gone or the network is down", w, d.Round(time.Millisecond), s.timeout))
 			return
 		}
+		if err := r.lostBatch(w, s.timeout); err != nil && s.run != nil {
+			s.remoteFailed(ctx, err)
+			return
+		}
 		if w.busy >= callLimit*s.timeout {
 			what := fmt.Sprintf("client %d has been inside one call", w.busyClient)
 			if w.busyClient < 0 {
@@ -367,6 +374,25 @@ func (s *supervisor) checkLiveness(ctx actor.Context) {
 			return
 		}
 	}
+}
+
+// lostBatch says why w has waited for round_timeout for other workers'
+// batches: every worker sends its batches of a round before it answers
+// the step that opened it, and the supervisor opens the next round only
+// after every answer, so a batch still missing after round_timeout was
+// lost between two workers that both still reach the supervisor.
+func (r *remoteRun) lostBatch(w *workerLink, timeout time.Duration) error {
+	if w.waiting < timeout {
+		return nil
+	}
+	var from []string
+	for _, k := range w.waitingFor {
+		if k >= 0 && k < int64(len(r.workers)) {
+			from = append(from, r.workers[k].String())
+		}
+	}
+	return fmt.Errorf("%v: no batch from %s for %v (round_timeout %v), though it was sent: the network between the workers is down",
+		w, strings.Join(from, ", "), w.waiting.Round(time.Millisecond), timeout)
 }
 
 // remoteFailed fails the setup or the running program; later runs on this

@@ -387,6 +387,22 @@ func testCertificate(t *testing.T) (cert, key string) {
 	return cert, key
 }
 
+// A worker that has waited round_timeout for another's batch reports it
+// in its heartbeats; the supervisor then fails the run naming both.
+func TestLostBatchNamesBothWorkers(t *testing.T) {
+	r := newRemoteRun([]string{"a:1", "b:2", "c:3"}, 9, nil)
+	w := r.workers[2]
+	w.waiting, w.waitingFor = 1900*time.Millisecond, []int64{0}
+	if err := r.lostBatch(w, 2*time.Second); err != nil {
+		t.Fatalf("a wait shorter than round_timeout: %v", err)
+	}
+	w.waiting = 2100 * time.Millisecond
+	err := r.lostBatch(w, 2*time.Second)
+	if want := "worker c:3 (clients 6–8): no batch from worker a:1 (clients 0–2) for 2.1s"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+}
+
 // testDelay delays messages on the network of the "delay" workers.
 var testDelay = &graph.Delay{Prob: 0.4, Min: 1, Max: 3}
 

@@ -212,7 +212,8 @@ type workerHost struct {
 	pending int
 	errs    []error
 	watch   *watchdog
-	busy    *atomic.Pointer[watchdog] // the run's watchdog, for the heartbeat; nil while building
+	busy    *atomic.Pointer[watchdog]   // the run's watchdog, for the heartbeat; nil while building
+	waiting *atomic.Pointer[waitingFor] // the run's wait for other workers, for the heartbeat
 	stop    chan struct{}
 	beats   sync.WaitGroup
 }
@@ -307,9 +308,10 @@ func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
 	// than round_timeout.
 	h.stop = make(chan struct{})
 	h.busy = &atomic.Pointer[watchdog]{}
+	h.waiting = &atomic.Pointer[waitingFor]{}
 	if every := time.Duration(m.HeartbeatNanos); every > 0 {
 		h.beats.Add(1)
-		go h.beat(ctx.ActorSystem(), h.sup, h.run, h.name, h.busy, every, h.stop)
+		go h.beat(ctx.ActorSystem(), h.sup, h.run, h.name, h.busy, h.waiting, every, h.stop)
 	}
 	nw, factory, err := h.buildRun(m.Scenario)
 	if err != nil {
@@ -395,7 +397,7 @@ func (h *workerHost) newBlock(m *wire.Setup, nw *graph.Network) (*blockRun, erro
 		}
 		h.others.Store(&others)
 	}
-	return newBlockRun(h.run, nw, me, firsts, m.Peers), nil
+	return newBlockRun(h.run, nw, me, firsts, m.Peers, h.waiting), nil
 }
 
 func (h *workerHost) hosted(ctx actor.Context, err error) {
@@ -453,7 +455,7 @@ func (h *workerHost) release(ctx actor.Context) {
 // beat tells the supervisor, every period, that this worker is alive and
 // how long its longest running client call has run, so that the supervisor
 // tells a slow round from a dead or hung worker.
-func (h *workerHost) beat(system *actor.ActorSystem, sup *actor.PID, run uint64, name string, watch *atomic.Pointer[watchdog], every time.Duration, stop <-chan struct{}) {
+func (h *workerHost) beat(system *actor.ActorSystem, sup *actor.PID, run uint64, name string, watch *atomic.Pointer[watchdog], waiting *atomic.Pointer[waitingFor], every time.Duration, stop <-chan struct{}) {
 	building := time.Now()
 	defer h.beats.Done()
 	t := time.NewTicker(every)
@@ -469,7 +471,14 @@ func (h *workerHost) beat(system *actor.ActorSystem, sup *actor.PID, run uint64,
 			if w := watch.Load(); w != nil {
 				busy, who = w.longest()
 			}
-			system.Root.Send(sup, &wire.Heartbeat{Run: run, Worker: name, BusyNanos: int64(busy), BusyClient: int64(who)})
+			m := &wire.Heartbeat{Run: run, Worker: name, BusyNanos: int64(busy), BusyClient: int64(who)}
+			if w := waiting.Load(); w != nil {
+				m.WaitingNanos = int64(time.Since(w.since))
+				for _, p := range w.peers {
+					m.WaitingFor = append(m.WaitingFor, int64(p))
+				}
+			}
+			system.Root.Send(sup, m)
 		}
 	}
 }

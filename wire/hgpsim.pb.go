@@ -798,7 +798,14 @@ type Heartbeat struct {
 	// run's clients, how long it has been building.
 	BusyNanos int64 `protobuf:"varint,3,opt,name=busy_nanos,json=busyNanos,proto3" json:"busy_nanos,omitempty"`
 	// The client of that call (-1 when none, or while building).
-	BusyClient    int64 `protobuf:"varint,4,opt,name=busy_client,json=busyClient,proto3" json:"busy_client,omitempty"`
+	BusyClient int64 `protobuf:"varint,4,opt,name=busy_client,json=busyClient,proto3" json:"busy_client,omitempty"`
+	// How long the worker has waited for other workers' batches of the
+	// round before the one the supervisor opened (0 when it is not
+	// waiting), and for whose: their places among the Setup's peers. The
+	// supervisor opens a round only after every worker has sent its
+	// batches, so a long wait means a batch lost between two workers.
+	WaitingNanos  int64   `protobuf:"varint,5,opt,name=waiting_nanos,json=waitingNanos,proto3" json:"waiting_nanos,omitempty"`
+	WaitingFor    []int64 `protobuf:"varint,6,rep,packed,name=waiting_for,json=waitingFor,proto3" json:"waiting_for,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -859,6 +866,20 @@ func (x *Heartbeat) GetBusyClient() int64 {
 		return x.BusyClient
 	}
 	return 0
+}
+
+func (x *Heartbeat) GetWaitingNanos() int64 {
+	if x != nil {
+		return x.WaitingNanos
+	}
+	return 0
+}
+
+func (x *Heartbeat) GetWaitingFor() []int64 {
+	if x != nil {
+		return x.WaitingFor
+	}
+	return nil
 }
 
 // Release ends a run on a worker: it stops the clients of that run and
@@ -975,14 +996,17 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\x06worker\x18\x02 \x01(\tR\x06worker\x12\x1c\n" +
 	"\aclients\x18\x03 \x03(\x03B\x02\x10\x01R\aclients\x12\x10\n" +
 	"\x03ids\x18\x04 \x03(\tR\x03ids\x12\x14\n" +
-	"\x05error\x18\x05 \x01(\tR\x05error\"u\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\"\xbf\x01\n" +
 	"\tHeartbeat\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\x04R\x03run\x12\x16\n" +
 	"\x06worker\x18\x02 \x01(\tR\x06worker\x12\x1d\n" +
 	"\n" +
 	"busy_nanos\x18\x03 \x01(\x03R\tbusyNanos\x12\x1f\n" +
 	"\vbusy_client\x18\x04 \x01(\x03R\n" +
-	"busyClient\"\x1b\n" +
+	"busyClient\x12#\n" +
+	"\rwaiting_nanos\x18\x05 \x01(\x03R\fwaitingNanos\x12#\n" +
+	"\vwaiting_for\x18\x06 \x03(\x03B\x02\x10\x01R\n" +
+	"waitingFor\"\x1b\n" +
 	"\aRelease\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\x04R\x03runB\rZ\vhgpsim/wireb\x06proto3"
 
