@@ -51,17 +51,26 @@
 // With Options.Workers the client actors live in other processes
 // (StartWorker; hgpsim worker), in contiguous blocks. Each worker builds
 // its clients from the scenario it is sent (BuildFunc), so no client state
-// crosses at start; per step the supervisor sends each worker one
-// wire.WorkerStep with its clients' inboxes and each client answers with a
-// wire.Ack, a payload shared by many receivers encoded once either way.
-// The router stays in the supervisor, which rebuilds each client's port
-// from its ack (realizing the links itself and checking them against the
-// worker's), so deliveries keep their sender order and results are
-// byte-identical to one process. Workers beat while a run is attached; a
-// lost connection, a worker silent for the round timeout, or a call
-// running 10 round timeouts fails the run naming the worker and its
-// clients. A process runs one proto.actor remote: every supervisor of the
-// process shares one actor system (supervisorHost).
+// crosses at start. The supervisor keeps control only: per step it sends
+// each worker one wire.WorkerStep (the phase at step 0, the tick, whether
+// to evaluate) and gets one wire.WorkerAck back (a digest of the links
+// its clients realized, which the supervisor checks against its own
+// realization; counts of what it filed; stats at evaluations and results
+// after a phase) — bytes that do not depend on the model's size. The
+// payloads go from worker to worker: after a step each worker sends every
+// other worker one wire.PeerBatch with what its clients addressed to that
+// worker's clients, each distinct payload once (empty when there is
+// nothing, so that a receiver knows when it has everything), and keeps
+// what is addressed to its own. A worker files its clients' inboxes with
+// an optim.Router of its own, senders in ascending order, as the
+// in-process supervisor does (see blockRun), and steps them when the
+// supervisor has opened the round and every batch of the round before has
+// arrived; results are byte-identical to one process. Workers beat while
+// a run is attached; a lost connection (to the supervisor or between two
+// workers), a worker silent for the round timeout, or a call running 10
+// round timeouts fails the run naming the worker and its clients. A
+// process runs one proto.actor remote: every supervisor of the process
+// shares one actor system (supervisorHost).
 //
 // # Failure
 //

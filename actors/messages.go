@@ -38,7 +38,7 @@ type ack struct {
 	epoch  uint64
 	step   int
 	round  int         // the round being closed or opened when err happened
-	port   *optim.Port // the round opened, with what the client addressed; read by the supervisor until the next step
+	port   *optim.Port // the round opened, with what the client addressed; read by what files the round (the supervisor, or the worker hosting the client) until the next step
 	stats  optim.Stats
 	result optim.Result
 	err    error

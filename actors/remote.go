@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,18 +33,23 @@ const firstAnswer = 10 * time.Second
 
 // remoteRun is the supervisor's side of a run whose clients live in worker
 // processes (hgpsim worker): which worker hosts which block of clients,
-// the supervisor's copy of every client's port (rebuilt from each
-// acknowledgement, for the router), and the liveness of the workers.
+// the supervisor's own realization of every client's links (to check the
+// workers' digests), and the liveness of the workers. The payloads never
+// reach it: the workers send them to each other (see blockRun).
 type remoteRun struct {
 	scenario []byte
 	run      uint64
 	workers  []*workerLink
 	of       []int         // client → index in workers
-	ports    []*optim.Port // by client
+	ports    []*optim.Port // by client, for its links
 	hosted   int           // workers that have built their clients
 	ready    bool          // every worker has
 	broken   error         // a worker failed: every later run fails with this
 	wire     *WireTraffic  // counted by the supervisor, read after a run
+
+	acked []bool              // by worker: answered the step
+	lost  int64               // late messages lost when the phase ended
+	late  []optim.LateMessage // left by the workers after a cut phase
 }
 
 // workerLink is one worker as the supervisor sees it.
@@ -54,6 +60,9 @@ type workerLink struct {
 	heard       time.Time
 	busy        time.Duration
 	busyClient  int
+	waiting     time.Duration // for other workers' batches, from the heartbeats
+	waitingFor  []int64       // their places
+	index       int           // its place among the workers
 	hosted      bool
 	answered    bool // heard from at all since the Setup
 	gone        bool // lost or silent: not asked to release
@@ -66,16 +75,27 @@ func (w *workerLink) String() string {
 	return fmt.Sprintf("worker %s (clients %d–%d)", w.addr, w.first, w.last-1)
 }
 
-// WireTraffic is what crossed between the supervisor and its workers, in
-// protobuf bytes as encoded: steps (one per worker, with its clients'
-// inboxes) out, acknowledgements (one per client, with its outbox, stats
-// and results) in.
+// WireTraffic is what crossed the network in a run with workers, in
+// protobuf bytes as encoded: between the supervisor and the workers,
+// steps (one per worker and step) out and acknowledgements (one per worker
+// and step) in, counted by the supervisor; between workers, the batches
+// of payloads, counted by their senders.
 type WireTraffic struct {
 	Steps     int64 `json:"steps"`
 	StepBytes int64 `json:"step_bytes"`
 	Acks      int64 `json:"acks"`
 	AckBytes  int64 `json:"ack_bytes"`
-	Rounds    int64 `json:"rounds"` // supervisor steps: one per round, plus one per phase
+	// ReportBytes is the part of AckBytes that carries the clients' stats
+	// (at evaluations), phase results, delivery records and the late
+	// messages a cut phase leaves: all that grows with the model.
+	ReportBytes int64 `json:"report_bytes"`
+	Rounds      int64 `json:"rounds"` // supervisor steps: one per round, plus one per phase
+	// PeerBatches and PeerBytes are the batches workers sent each other;
+	// PeerBytesSent is PeerBytes by sending worker, in the order of the
+	// run's workers.
+	PeerBatches   int64   `json:"peer_batches"`
+	PeerBytes     int64   `json:"peer_bytes"`
+	PeerBytesSent []int64 `json:"peer_bytes_sent"`
 }
 
 // checkWorkers is the supervisor's periodic liveness check of its workers.
@@ -92,12 +112,14 @@ func newRemoteRun(addrs []string, n int, scenario []byte) *remoteRun {
 	w := min(len(addrs), n)
 	for k := range w {
 		first, last := k*n/w, (k+1)*n/w
-		link := &workerLink{addr: addrs[k], host: actor.NewPID(addrs[k], hostID), first: first, last: last, busyClient: -1}
+		link := &workerLink{addr: addrs[k], host: actor.NewPID(addrs[k], hostID), first: first, last: last, busyClient: -1, index: k}
 		for i := first; i < last; i++ {
 			r.of[i] = len(r.workers)
 		}
 		r.workers = append(r.workers, link)
 	}
+	r.acked = make([]bool, len(r.workers))
+	r.wire.PeerBytesSent = make([]int64, len(r.workers))
 	return r
 }
 
@@ -205,6 +227,11 @@ func checkWorkersAccept(addrs []string, sec Security) error {
 func (s *supervisor) setupRemote(ctx actor.Context) {
 	r := s.remote
 	now := time.Now()
+	peers := make([]string, len(r.workers))
+	firsts := make([]int64, len(r.workers))
+	for k, w := range r.workers {
+		peers[k], firsts[k] = w.addr, int64(w.first)
+	}
 	for _, w := range r.workers {
 		clients := make([]int64, 0, w.last-w.first)
 		for i := w.first; i < w.last; i++ {
@@ -213,7 +240,8 @@ func (s *supervisor) setupRemote(ctx actor.Context) {
 		w.heard = now
 		ctx.Watch(w.host)
 		ctx.Send(w.host, &wire.Setup{Scenario: r.scenario, Clients: clients, SupervisorAddress: ctx.Self().Address,
-			SupervisorId: ctx.Self().Id, Run: r.run, HeartbeatNanos: int64(heartbeatPeriod(s.timeout)), Worker: w.addr, Build: buildName()})
+			SupervisorId: ctx.Self().Id, Run: r.run, HeartbeatNanos: int64(heartbeatPeriod(s.timeout)), Worker: w.addr, Build: buildName(),
+			Peers: peers, Firsts: firsts})
 	}
 }
 
@@ -295,6 +323,7 @@ func (s *supervisor) onHeartbeat(m *wire.Heartbeat) {
 	if w := s.worker(m.Worker); w != nil {
 		w.heard, w.answered = time.Now(), true
 		w.busy, w.busyClient = time.Duration(m.BusyNanos), int(m.BusyClient)
+		w.waiting, w.waitingFor = time.Duration(m.WaitingNanos), m.WaitingFor
 	}
 }
 
@@ -332,6 +361,10 @@ func (s *supervisor) checkLiveness(ctx actor.Context) {
 			s.remoteFailed(ctx, fmt.Errorf("%v: not heard from for %v (round_timeout %v): the worker is gone or the network is down", w, d.Round(time.Millisecond), s.timeout))
 			return
 		}
+		if err := r.lostBatch(w, s.timeout); err != nil && s.run != nil {
+			s.remoteFailed(ctx, err)
+			return
+		}
 		if w.busy >= callLimit*s.timeout {
 			what := fmt.Sprintf("client %d has been inside one call", w.busyClient)
 			if w.busyClient < 0 {
@@ -341,6 +374,25 @@ func (s *supervisor) checkLiveness(ctx actor.Context) {
 			return
 		}
 	}
+}
+
+// lostBatch says why w has waited for round_timeout for other workers'
+// batches: every worker sends its batches of a round before it answers
+// the step that opened it, and the supervisor opens the next round only
+// after every answer, so a batch still missing after round_timeout was
+// lost between two workers that both still reach the supervisor.
+func (r *remoteRun) lostBatch(w *workerLink, timeout time.Duration) error {
+	if w.waiting < timeout {
+		return nil
+	}
+	var from []string
+	for _, k := range w.waitingFor {
+		if k >= 0 && k < int64(len(r.workers)) {
+			from = append(from, r.workers[k].String())
+		}
+	}
+	return fmt.Errorf("%v: no batch from %s for %v (round_timeout %v), though it was sent: the network between the workers is down",
+		w, strings.Join(from, ", "), w.waiting.Round(time.Millisecond), timeout)
 }
 
 // remoteFailed fails the setup or the running program; later runs on this
@@ -360,95 +412,174 @@ func (s *supervisor) remoteFailed(ctx actor.Context, err error) {
 	}
 }
 
-// sendRemoteSteps sends each worker one step for all its clients, in the
-// wire encoding, each payload once per worker.
+// sendRemoteSteps sends each worker one step for all its clients: control
+// only, but at step 0 of a part the saved states and late messages of the
+// worker's block.
 func (s *supervisor) sendRemoteSteps(ctx actor.Context, st *step) {
-	var spec *optim.PhaseSpec
-	if st.step == 0 {
-		spec = st.spec
-	}
-	tr := s.remote.wire
+	r := s.remote
+	tr := r.wire
 	tr.Rounds++
-	for _, w := range s.remote.workers {
-		spec := spec
-		if spec != nil && spec.States != nil {
-			// A worker loads only its block's saved states (a resumed run).
-			own := *spec
-			own.States = make([][]byte, len(spec.States))
-			copy(own.States[w.first:w.last], spec.States[w.first:w.last])
-			spec = &own
+	clear(r.acked)
+	for _, w := range r.workers {
+		var spec *optim.PhaseSpec
+		if st.step == 0 {
+			spec = st.spec
+			if spec.States != nil {
+				// A worker loads only its block's saved states (a resumed run).
+				own := *spec
+				own.States = make([][]byte, len(spec.States))
+				copy(own.States[w.first:w.last], spec.States[w.first:w.last])
+				spec = &own
+			}
 		}
-		m := wire.NewWorkerStep(st.epoch, st.step, spec, st.tick, st.eval, w.first, st.in[w.first:w.last])
-		m.Run = s.remote.run
+		m := wire.NewWorkerStep(st.epoch, st.step, spec, st.tick, st.eval, w.first)
+		m.Run = r.run
+		if spec != nil {
+			m.ContinueRecord = spec.Track && spec.Delivered != nil
+			var late []optim.LateMessage
+			for _, l := range spec.Late {
+				if l.To >= w.first && l.To < w.last {
+					late = append(late, l)
+				}
+			}
+			m.SetLate(late)
+		}
 		tr.Steps++
 		tr.StepBytes += int64(proto.Size(m))
 		ctx.Send(w.host, m)
 	}
 }
 
-// onWireAck turns a worker's acknowledgement into the supervisor's ack,
-// with a port rebuilt from what the client addressed.
-func (s *supervisor) onWireAck(ctx actor.Context, m *wire.Ack) {
+// onWorkerAck takes a worker's answer to a step for its block of clients.
+func (s *supervisor) onWorkerAck(ctx actor.Context, m *wire.WorkerAck) {
 	r := s.remote
-	if r == nil || s.run == nil || m.Epoch != s.epoch {
+	if r == nil || s.run == nil || m.Run != r.run || m.Epoch != s.epoch {
 		return // a late answer from a failed phase
 	}
-	if m.Client < 0 || m.Client >= int64(s.n) {
-		s.fail(ctx, fmt.Errorf("actors: an acknowledgement from client %d, which is not in [0, %d)", m.Client, s.n))
+	if m.Worker < 0 || m.Worker >= int64(len(r.workers)) {
+		s.fail(ctx, fmt.Errorf("actors: an answer from worker %d of %d", m.Worker, len(r.workers)))
 		return
 	}
-	c := int(m.Client)
-	w := r.workers[r.of[c]]
+	w := r.workers[m.Worker]
 	w.heard = time.Now()
+	size := int64(proto.Size(m))
 	r.wire.Acks++
-	r.wire.AckBytes += int64(proto.Size(m))
-	a := &ack{client: c, epoch: m.Epoch, step: int(m.Step), round: int(m.Round)}
+	r.wire.AckBytes += size
 	if err := m.Err(); err != nil {
-		a.err = fmt.Errorf("on %v: %w", w, err)
-		s.onAck(ctx, a)
+		if m.ErrorClient < 0 {
+			s.remoteFailed(ctx, fmt.Errorf("%v: %w", w, err))
+			return
+		}
+		s.fail(ctx, &optim.ClientError{Client: int(m.ErrorClient), Phase: s.spec.Name, Round: int(m.ErrorRound), Err: fmt.Errorf("on %v: %w", w, err)})
 		return
 	}
-	var err error
-	if a.stats, err = m.OptimStats(); err == nil {
-		a.result, err = m.OptimResult()
+	if int(m.Step) != s.step || r.acked[w.index] {
+		s.fail(ctx, fmt.Errorf("actors: %v answered step %d during step %d", w, m.Step, s.step))
+		return
 	}
-	if err == nil && a.step == s.step && a.step < s.spec.Rounds {
-		a.port, err = s.remotePort(c, a.step, m)
+	if err := s.takeWorkerAck(w, m); err != nil {
+		s.fail(ctx, fmt.Errorf("phase %s, round %d: %v: %w", s.phaseName(), s.roundClosing()+1, w, err))
+		return
 	}
-	if err != nil {
-		a.err = fmt.Errorf("on %v: acknowledgement: %w", w, err)
+	r.wire.ReportBytes += size - int64(proto.Size(&wire.WorkerAck{Run: m.Run, Epoch: m.Epoch, Step: m.Step, Worker: m.Worker, Links: m.Links, Traffic: m.Traffic}))
+	r.acked[w.index] = true
+	for i := w.first; i < w.last; i++ {
+		s.waiting[i] = false
 	}
-	s.onAck(ctx, a)
+	s.acked += w.last - w.first
+	if s.acked == s.n {
+		s.advance(ctx)
+	}
 }
 
-// remotePort rebuilds client c's port for the round opened in step: the
-// supervisor realizes the client's links itself (a pure function of seed,
-// link and tick) and checks them against the worker's, which catches a
-// worker that built a different network, then posts what the client
-// addressed, in its order.
-func (s *supervisor) remotePort(c, step int, m *wire.Ack) (*optim.Port, error) {
+// takeWorkerAck records a worker's answer: its clients' stats and
+// results, what it filed, its columns of the delivery record, the late
+// messages it keeps; and it checks the links its clients realized
+// against the supervisor's own realization (a worker that built another
+// network fails the run).
+func (s *supervisor) takeWorkerAck(w *workerLink, m *wire.WorkerAck) error {
 	r := s.remote
-	p := r.ports[c]
-	if p == nil {
-		p = optim.NewPort(s.net, c)
-		r.ports[c] = p
+	stats := s.stats[w.first:w.last]
+	clear(stats)
+	if err := m.OptimStats(stats); err != nil {
+		return err
 	}
-	round := p.Open(s.spec.Name, s.spec.Offset+step, s.tick)
-	links, err := m.OptimLinks()
-	if err != nil {
-		return nil, err
+	if s.step == s.spec.Rounds {
+		if s.rep.Results == nil {
+			s.rep.Results = make([]optim.Result, s.n)
+		}
+		if err := m.OptimResults(s.rep.Results[w.first:w.last]); err != nil {
+			return err
+		}
+		late, err := m.OptimLate()
+		if err != nil {
+			return err
+		}
+		r.late = append(r.late, late...)
+		if len(m.Record) > 0 {
+			if s.rep.Delivered == nil {
+				return errors.New("a delivery record for an untracked phase")
+			}
+			first, last, err := wire.ApplyRecordColumns(s.rep.Delivered, m.Record)
+			if err != nil {
+				return err
+			}
+			if first != w.first || last != w.last {
+				return fmt.Errorf("the delivery record of clients %d–%d", first, last-1)
+			}
+		}
 	}
-	if !slices.Equal(links, round.Links) {
-		return nil, fmt.Errorf("the client's links %v differ from %v here: the worker built another network (a different hgpsim version?)", links, round.Links)
+	if s.step < s.spec.Rounds {
+		if got, want := m.Links, s.linksDigest(w); got != want {
+			return fmt.Errorf("its clients realized other links than the supervisor (digest %x, here %x): the worker built another network (a different hgpsim version?)", got, want)
+		}
 	}
-	envs, err := m.OptimEnvelopes()
-	if err != nil {
-		return nil, err
+	if len(m.Traffic) != 6 {
+		return fmt.Errorf("%d traffic counts, want 6", len(m.Traffic))
 	}
-	for _, e := range envs {
-		p.Post(e.To, e.Weight, e.Pushed, e.Payload)
+	t := m.Traffic
+	s.since.Add(optim.Traffic{Messages: t[0], Bytes: t[1], Dropped: t[2]})
+	r.lost += t[3]
+	r.wire.PeerBatches += t[4]
+	r.wire.PeerBytes += t[5]
+	r.wire.PeerBytesSent[w.index] += t[5]
+	return nil
+}
+
+// linksDigest realizes the links of w's clients for the round opened in
+// this step, as the clients did (a pure function of seed, link and tick).
+func (s *supervisor) linksDigest(w *workerLink) uint64 {
+	r := s.remote
+	h := wire.DigestStart
+	for i := w.first; i < w.last; i++ {
+		p := r.ports[i]
+		if p == nil {
+			p = optim.NewPort(s.net, i)
+			r.ports[i] = p
+		}
+		round := p.Open(s.spec.Name, s.spec.Offset+s.step, s.tick)
+		h = wire.LinksDigest(h, i, round.Links)
 	}
-	return p, nil
+	return h
+}
+
+// remoteLate returns the late messages the workers left after a cut
+// phase, in the order they were sent, as one router would hold them: by
+// the round they were sent in, then by sender, then by receiver (a
+// sender's messages to one receiver keep their order).
+func (s *supervisor) remoteLate() []optim.LateMessage {
+	late := s.remote.late
+	s.remote.late = nil
+	slices.SortStableFunc(late, func(a, b optim.LateMessage) int {
+		if c := cmp.Compare(a.Msg.Round, b.Msg.Round); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Msg.From, b.Msg.From); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.To, b.To)
+	})
+	return late
 }
 
 // releaseWorkers tells every worker that hosted clients of this run to

@@ -3,12 +3,21 @@ package actors
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"math/big"
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +36,23 @@ import (
 // hosts one proto.actor remote (see supervisorHost).
 const workerEnv = "HGPSIM_ACTORS_TEST_WORKER"
 
+// securityEnv gives a test process its Security: the secret, certificate,
+// key and CA files, one a line. supervisorEnv makes the test binary a
+// supervisor of the workers it lists (comma-separated) instead: a process
+// supervises with one Security, and the tests' own supervisor has none.
+const (
+	securityEnv   = "HGPSIM_ACTORS_TEST_SECURITY"
+	supervisorEnv = "HGPSIM_ACTORS_TEST_SUPERVISOR"
+)
+
+func testSecurity() Security {
+	f := strings.Split(os.Getenv(securityEnv), "\n")
+	if len(f) != 4 {
+		return Security{}
+	}
+	return Security{Secret: []byte(f[0]), CertFile: f[1], KeyFile: f[2], CAFile: f[3], Mutual: true}
+}
+
 // Worker processes build n SGP clients on the test network, as every
 // worker of a real run builds the same clients from the same scenario; the
 // "scenario" is a mode: "fail" fails building, panic, hang or slow make
@@ -39,6 +65,9 @@ const (
 func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) != "" {
 		os.Exit(serveTestWorker())
+	}
+	if a := os.Getenv(supervisorEnv); a != "" {
+		os.Exit(superviseTestRun(strings.Split(a, ",")))
 	}
 	os.Exit(m.Run())
 }
@@ -57,13 +86,20 @@ func serveTestWorker() int {
 		}
 		var t testing.T // network and sgpClients fail through t only on bad constants
 		_, bs := sgpClients(&t, testN, pdbo.AfterComm)
+		if mode == "wide" { // a model 100 times the size
+			_, bs = sgpClientsOf(&t, testN, 600, pdbo.AfterComm)
+		}
+		nw := network(&t, testKind, testN)
+		if mode == "delay" {
+			nw.Failures = append(nw.Failures, testDelay)
+		}
 		if mode == "panic" || mode == "hang" || mode == "slow" { // a faulty client 3
 			bs[3] = &faulty{Behaviour: bs[3], round: 5, mode: mode}
 		}
 		factory, _ := optim.FixedClients(bs)
-		return network(&t, testKind, testN), factory, nil
+		return nw, factory, nil
 	}
-	w, err := StartWorker("127.0.0.1:0", build, WorkerOptions{})
+	w, err := StartWorker("127.0.0.1:0", build, WorkerOptions{Security: testSecurity()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -74,15 +110,63 @@ func serveTestWorker() int {
 	return 0
 }
 
-// startWorkers starts k worker processes and returns them with their
-// addresses; they end with the test.
-func startWorkers(t *testing.T, k int) ([]*exec.Cmd, []string) {
+// superviseTestRun runs SGP rounds in one process and over the workers
+// at addrs, with testSecurity, and reports on stderr and in its exit code
+// whether the states differ.
+func superviseTestRun(addrs []string) int {
+	var t testing.T
+	nw := network(&t, testKind, testN)
+	_, bs := sgpClients(&t, testN, pdbo.AfterComm)
+	factory, _ := optim.FixedClients(bs)
+	var want, got recorder
+	local, err := New(nw, factory, Options{})
+	if err == nil {
+		_, err = local.Execute(context.Background(), sgpPhases(1, 12, 4), &want)
+		local.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "in process:", err)
+		return 1
+	}
+	rt, err := New(nw, nil, Options{RoundTimeout: 10 * time.Second, Workers: addrs, Scenario: []byte("test"), Security: testSecurity()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer rt.Close()
+	if _, err := rt.Execute(context.Background(), sgpPhases(1, 12, 4), &got); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if w := rt.Wire(); w == nil || w.PeerBytes == 0 {
+		fmt.Fprintf(os.Stderr, "no payloads between the workers: %+v\n", w)
+		return 1
+	}
+	if len(got.events) != len(want.events) {
+		fmt.Fprintf(os.Stderr, "%d events, in process %d\n", len(got.events), len(want.events))
+		return 1
+	}
+	for e := range want.events {
+		for i := range want.events[e].Clients {
+			if !sameBits(want.events[e].Clients[i].X, got.events[e].Clients[i].X) {
+				fmt.Fprintf(os.Stderr, "event %d, client %d differs\n", e, i)
+				return 1
+			}
+		}
+	}
+	return 0
+}
+
+// startWorkers starts k worker processes, with env added to their
+// environment, and returns them with their addresses; they end with the
+// test.
+func startWorkers(t *testing.T, k int, env ...string) ([]*exec.Cmd, []string) {
 	t.Helper()
 	cmds := make([]*exec.Cmd, k)
 	addrs := make([]string, k)
 	for i := range cmds {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), workerEnv+"=1")
+		cmd.Env = append(append(os.Environ(), workerEnv+"=1"), env...)
 		cmd.Stderr = os.Stderr
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
@@ -154,7 +238,8 @@ func TestWorkersMatchInProcess(t *testing.T) {
 		if tr != wantTr {
 			t.Errorf("%d workers: traffic %+v, in process %+v", k, tr, wantTr)
 		}
-		if wt == nil || wt.Steps != int64(k)*wt.Rounds || wt.Acks != int64(n)*wt.Rounds || wt.StepBytes == 0 || wt.AckBytes == 0 {
+		if wt == nil || wt.Steps != int64(k)*wt.Rounds || wt.Acks != int64(k)*wt.Rounds || wt.StepBytes == 0 || wt.AckBytes == 0 ||
+			(k > 1) != (wt.PeerBytes > 0) || len(wt.PeerBytesSent) != k {
 			t.Errorf("%d workers: wire traffic %+v", k, wt)
 		}
 		if len(got.events) != len(want.events) {
@@ -182,6 +267,253 @@ func TestWorkersMatchInProcess(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSupervisorBytesDoNotDependOnD runs the same rounds over two workers
+// with a model of d = 21 and one of d = 1803: the payloads cross between
+// the workers (their bytes grow with d), while what the supervisor sends
+// and receives, but for the stats and results it reports, stays the same
+// but for the varints of the byte counts it is told.
+func TestSupervisorBytesDoNotDependOnD(t *testing.T) {
+	nw := network(t, testKind, testN)
+	_, addrs := startWorkers(t, 2)
+	measure := func(mode string) *WireTraffic {
+		rt, err := New(nw, nil, Options{RoundTimeout: 10 * time.Second, Workers: addrs, Scenario: []byte(mode)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close()
+		if _, err := rt.Execute(context.Background(), sgpPhases(1, 30, 0), &recorder{}); err != nil {
+			t.Fatal(err)
+		}
+		return rt.Wire()
+	}
+	small, wide := measure("test"), measure("wide")
+	control := func(w *WireTraffic) float64 { return float64(w.StepBytes + w.AckBytes - w.ReportBytes) }
+	t.Logf("d = 21: %+v", small)
+	t.Logf("d = 1803: %+v", wide)
+	if small.Rounds != wide.Rounds || small.Rounds != 31 {
+		t.Fatalf("rounds %d and %d, want 31", small.Rounds, wide.Rounds)
+	}
+	// Two counts in each ack grow with d — the bytes a worker filed and the
+	// bytes it sent to its peers — by a factor below 2⁷, so their varints by
+	// at most one byte each.
+	if a, b := control(small), control(wide); math.Abs(a-b) > float64(2*wide.Acks) {
+		t.Errorf("supervisor bytes without reports: %v at d = 21, %v at d = 1803", a, b)
+	}
+	if r := float64(wide.PeerBytes) / float64(small.PeerBytes); r < 20 {
+		t.Errorf("peer bytes grew %.1f times with d 86 times as large: the payloads do not go worker to worker", r)
+	}
+	if wide.ReportBytes <= small.ReportBytes {
+		t.Errorf("report bytes %d at d = 1803, %d at d = 21: the stats carry each client's parameters", wide.ReportBytes, small.ReportBytes)
+	}
+}
+
+// TestWorkersTalkOverTLS runs a supervisor and two workers with a shared
+// secret and mutual TLS: the workers send each other their payloads over
+// the same transport, or the run would fail (a TLS server refuses a plain
+// connection, and a connection refused fails the run).
+func TestWorkersTalkOverTLS(t *testing.T) {
+	cert, key := testCertificate(t)
+	sec := securityEnv + "=" + strings.Join([]string{"a shared secret of the test", cert, key, cert}, "\n")
+	_, addrs := startWorkers(t, 2, sec)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), supervisorEnv+"="+strings.Join(addrs, ","), sec)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the supervisor: %v: %s", err, out)
+	}
+
+	// Two workers that do not trust each other's certificates, both
+	// trusted by the supervisor: the setup fails at once, naming the
+	// connection between them, instead of the run waiting for batches
+	// that never come.
+	other, otherKey := testCertificate(t)
+	bundle := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(bundle, append(must(os.ReadFile(cert)), must(os.ReadFile(other))...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	secret := "a shared secret of the test"
+	_, a1 := startWorkers(t, 1, securityEnv+"="+strings.Join([]string{secret, cert, key, cert}, "\n"))
+	_, a2 := startWorkers(t, 1, securityEnv+"="+strings.Join([]string{secret, other, otherKey, bundle}, "\n"))
+	cmd = exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), supervisorEnv+"="+a1[0]+","+a2[0], securityEnv+"="+strings.Join([]string{secret, cert, key, bundle}, "\n"))
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	// Either worker may be the first to say so.
+	w1, w2 := "worker "+a1[0]+" (clients 0–4)", "worker "+a2[0]+" (clients 5–9)"
+	if err == nil || !(strings.Contains(string(out), w1+": cannot reach "+w2) || strings.Contains(string(out), w2+": cannot reach "+w1)) || !strings.Contains(string(out), "TLS") {
+		t.Fatalf("workers that refuse each other: %v: %s", err, out)
+	}
+	t.Logf("failed after %v: %s", time.Since(start).Round(time.Millisecond), out)
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// testCertificate writes a key and a self-signed certificate for
+// 127.0.0.1 that is its own CA, for both ends of every connection.
+func testCertificate(t *testing.T) (cert, key string) {
+	t.Helper()
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "actors test"},
+		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		IsCA:        true, BasicConstraintsValid: true, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	for f, b := range map[string]*pem.Block{cert: {Type: "CERTIFICATE", Bytes: der}, key: {Type: "PRIVATE KEY", Bytes: kder}} {
+		if err := os.WriteFile(f, pem.EncodeToMemory(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cert, key
+}
+
+// A worker that has waited round_timeout for another's batch reports it
+// in its heartbeats; the supervisor then fails the run naming both.
+func TestLostBatchNamesBothWorkers(t *testing.T) {
+	r := newRemoteRun([]string{"a:1", "b:2", "c:3"}, 9, nil)
+	w := r.workers[2]
+	w.waiting, w.waitingFor = 1900*time.Millisecond, []int64{0}
+	if err := r.lostBatch(w, 2*time.Second); err != nil {
+		t.Fatalf("a wait shorter than round_timeout: %v", err)
+	}
+	w.waiting = 2100 * time.Millisecond
+	err := r.lostBatch(w, 2*time.Second)
+	if want := "worker c:3 (clients 6–8): no batch from worker a:1 (clients 0–2) for 2.1s"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+}
+
+// testDelay delays messages on the network of the "delay" workers.
+var testDelay = &graph.Delay{Prob: 0.4, Min: 1, Max: 3}
+
+// parts is a program of the parts of one phase, each continuing the
+// delivery record of the one before, as pdbo's cut SGP phases do.
+type parts struct {
+	specs []optim.PhaseSpec
+	next  int
+}
+
+func (p *parts) Next(done *optim.PhaseReport) (*optim.PhaseSpec, error) {
+	if p.next == len(p.specs) {
+		return nil, nil
+	}
+	spec := p.specs[p.next]
+	p.next++
+	if done != nil && done.Spec.Continued {
+		spec.Delivered = done.Delivered
+	}
+	return &spec, nil
+}
+
+// TestWorkersKeepLateMessages runs a phase cut in three parts on a network
+// that delays messages, in one process and over two workers: the workers
+// keep the late messages from one part to the next and report them after
+// each part in the order one router holds them (what a checkpoint saves),
+// and a part resumed with late messages (as from a checkpoint) gives the
+// same rounds in one process and on workers, which receive them with
+// step 0.
+func TestWorkersKeepLateMessages(t *testing.T) {
+	nw := network(t, testKind, testN)
+	nw.Failures = append(nw.Failures, testDelay)
+	specs := optim.SplitPhase(optim.PhaseSpec{Name: "sgp", Rounds: 24, EvalEvery: 4, Tick: optim.Continue, Track: true}, 8)
+	if len(specs) != 3 {
+		t.Fatalf("%d parts", len(specs))
+	}
+	_, addrs := startWorkers(t, 2)
+	run := func(remote bool, prog optim.Program) *recorder {
+		t.Helper()
+		var rt *Runtime
+		if remote {
+			var err error
+			if rt, err = New(nw, nil, Options{RoundTimeout: 10 * time.Second, Workers: addrs, Scenario: []byte("delay")}); err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close()
+		} else {
+			_, bs := sgpClients(t, testN, pdbo.AfterComm)
+			rt = newRuntime(t, nw, bs, Options{RoundTimeout: 10 * time.Second}) // closed by the test
+		}
+		var rec recorder
+		if _, err := rt.Execute(context.Background(), prog, &rec); err != nil {
+			t.Fatal(err)
+		}
+		return &rec
+	}
+	sameRuns := func(what string, want, got *recorder) {
+		t.Helper()
+		if len(got.events) != len(want.events) || len(got.reports) != len(want.reports) {
+			t.Fatalf("%s: %d events and %d reports, want %d and %d", what, len(got.events), len(got.reports), len(want.events), len(want.reports))
+		}
+		for e := range want.events {
+			a, b := want.events[e], got.events[e]
+			if a.Round != b.Round || a.Traffic != b.Traffic {
+				t.Fatalf("%s, event %d: round %d, %+v; want %d, %+v", what, e, b.Round, b.Traffic, a.Round, a.Traffic)
+			}
+			for i := range a.Clients {
+				if !sameBits(a.Clients[i].X, b.Clients[i].X) {
+					t.Fatalf("%s, event %d: client %d differs", what, e, i)
+				}
+			}
+		}
+		for p := range want.reports {
+			a, b := want.reports[p], got.reports[p]
+			if a.Traffic != b.Traffic || len(a.Late) != len(b.Late) {
+				t.Fatalf("%s, part %d: traffic %+v and %d late messages, want %+v and %d", what, p, b.Traffic, len(b.Late), a.Traffic, len(a.Late))
+			}
+			for k := range a.Late {
+				x, y := a.Late[k], b.Late[k]
+				if x.Due != y.Due || x.To != y.To || x.Pushed != y.Pushed || x.Msg.From != y.Msg.From || x.Msg.Round != y.Msg.Round ||
+					math.Float64bits(x.Msg.Weight) != math.Float64bits(y.Msg.Weight) || !sameBits(x.Msg.Vec, y.Msg.Vec) {
+					t.Fatalf("%s, part %d, late message %d: %+v, want %+v", what, p, k, y, x)
+				}
+			}
+		}
+	}
+	want := run(false, &parts{specs: specs})
+	late := 0
+	for _, r := range want.reports[:2] {
+		late += len(r.Late)
+	}
+	if late == 0 {
+		t.Fatal("no late message between the parts: the test tests nothing")
+	}
+	sameRuns("whole phase", want, run(true, &parts{specs: specs}))
+	last := want.reports[2].Delivered
+	got := run(true, &parts{specs: specs}).reports[2].Delivered
+	for i := range last.Count {
+		if !sameBits(last.Count[i], got.Count[i]) || !sameBits(last.WeightSum[i], got.WeightSum[i]) || !sameBits(last.Online, got.Online) {
+			t.Fatalf("the delivery records differ for sender %d", i)
+		}
+	}
+
+	resumed := func() *parts {
+		p := &parts{specs: append([]optim.PhaseSpec(nil), specs[1:]...)}
+		p.specs[0].Late = want.reports[0].Late
+		p.specs[0].Track = false
+		p.specs[1].Track = false
+		return p
+	}
+	sameRuns("resumed part", run(false, resumed()), run(true, resumed()))
 }
 
 // closer is a sink that kills a worker after a few evaluations.

@@ -33,12 +33,19 @@ func network(t testing.TB, kind string, n int) *graph.Network {
 // sgpClients builds a fresh set of SGP clients on synthetic data.
 func sgpClients(t testing.TB, n int, variant pdbo.Variant) ([]*pdbo.SGP, []optim.Behaviour) {
 	t.Helper()
-	data, err := models.Synthetic(models.SyntheticSpec{Clients: n, Classes: 3, Features: 6,
+	return sgpClientsOf(t, n, 6, variant)
+}
+
+// sgpClientsOf is sgpClients with features inputs: a model of
+// 3·features + 3 parameters.
+func sgpClientsOf(t testing.TB, n, features int, variant pdbo.Variant) ([]*pdbo.SGP, []optim.Behaviour) {
+	t.Helper()
+	data, err := models.Synthetic(models.SyntheticSpec{Clients: n, Classes: 3, Features: features,
 		Train: 40, Val: 10, Test: 10, Alpha: 0.5, Separation: 0.7, Shift: 1, Noise: 1}, 9)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := models.NewSoftmax(6, 3, 1e-3)
+	m := models.NewSoftmax(features, 3, 1e-3)
 	x0 := make([]float64, m.Dim())
 	m.Init(x0, rng.New(9, rng.Global, rng.PurposeInit))
 	cfg := pdbo.SGPConfig{Variant: variant, BatchSize: 8,

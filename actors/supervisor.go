@@ -76,8 +76,8 @@ func (s *supervisor) Receive(ctx actor.Context) {
 			Err: fmt.Errorf("%s crashed: %v", what, m.reason)})
 	case *abort:
 		s.fail(ctx, m.err)
-	case *wire.Ack:
-		s.onWireAck(ctx, m)
+	case *wire.WorkerAck:
+		s.onWorkerAck(ctx, m)
 	case *wire.Hosted:
 		s.onHosted(ctx, m)
 	case *wire.Heartbeat:
@@ -172,7 +172,7 @@ func (s *supervisor) start(ctx actor.Context, m *runProgram) {
 	}
 	s.run, s.tick, s.total = m, m.startTick, optim.Traffic{}
 	if s.remote != nil {
-		*s.remote.wire = WireTraffic{}
+		*s.remote.wire = WireTraffic{PeerBytesSent: make([]int64, len(s.remote.workers))}
 	}
 	// Remote clients are watched by checkLiveness instead: the watchdog
 	// sees only the calls made in this process.
@@ -196,7 +196,17 @@ func (s *supervisor) next(ctx actor.Context, done *optim.PhaseReport) {
 	if spec.Tick >= 0 {
 		s.tick = uint64(spec.Tick)
 	}
-	if spec.Late != nil {
+	if s.remote != nil {
+		// The workers hold the late messages; a resumed part's go to the
+		// workers of their receivers with step 0.
+		s.remote.lost, s.remote.late = 0, nil
+		for _, l := range spec.Late {
+			if l.To < 0 || l.To >= s.n || l.Msg.From < 0 || l.Msg.From >= s.n {
+				s.fail(ctx, fmt.Errorf("phase %s: a late message from %d to %d in a network of %d nodes", spec.Name, l.Msg.From, l.To, s.n))
+				return
+			}
+		}
+	} else if spec.Late != nil {
 		if err := s.router.Restore(spec.Late); err != nil {
 			s.fail(ctx, fmt.Errorf("phase %s: %w", spec.Name, err))
 			return
@@ -245,13 +255,6 @@ func (s *supervisor) onGroupAck(ctx actor.Context, m *groupAck) {
 	}
 	m.read.Store(true) // nothing of m is kept: the group may reuse it
 	if ok && s.acked == s.n {
-		s.advance(ctx)
-	}
-}
-
-// onAck takes one client's acknowledgement.
-func (s *supervisor) onAck(ctx actor.Context, m *ack) {
-	if s.accept(ctx, m) && s.acked == s.n {
 		s.advance(ctx)
 	}
 }
@@ -308,6 +311,10 @@ func (s *supervisor) advance(ctx actor.Context) {
 	}
 	if s.step == spec.Rounds {
 		switch {
+		case s.remote != nil && spec.Continued:
+			s.rep.Late = s.remoteLate() // the workers keep them for the next part
+		case s.remote != nil:
+			s.since.Dropped += s.remote.lost
 		case spec.Continued:
 			s.rep.Late = s.router.Late() // the next part delivers them
 		case spec.Rounds > 0: // a phase without rounds (a checkpoint's) leaves them alone
@@ -324,6 +331,12 @@ func (s *supervisor) advance(ctx actor.Context) {
 			return
 		}
 		s.next(ctx, rep)
+		return
+	}
+	if s.remote != nil {
+		// The workers file the round's messages themselves.
+		s.step++
+		s.sendStep(ctx)
 		return
 	}
 	// Every client has closed round step-1 and opened round step: deliver

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"math"
 	"net"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -90,12 +92,16 @@ const writerBatch = 16
 // under another name of the worker (localhost for 127.0.0.1, a host name
 // for its IP, …). proto.actor treats a PID whose address is not the one
 // the system calls itself as remote and sends it out again — to this same
-// worker, forever. The worker's actors all have ids under hostID, which no
-// other process's actor this worker talks to has (a supervisor's actors
-// are $-numbered), so the id alone says the message is for here.
-func aliasResolver(system *actor.ActorSystem) actor.AddressResolver {
+// worker, forever. The worker's actors all have ids under hostID, which a
+// supervisor's actors do not have (they are $-numbered); the other
+// workers' hosts do, and *others names them: the workers of the running
+// run but this one, by the addresses the run uses.
+func aliasResolver(system *actor.ActorSystem, others *atomic.Pointer[map[string]bool]) actor.AddressResolver {
 	return func(pid *actor.PID) (actor.Process, bool) {
 		if !strings.HasPrefix(pid.Id, hostID) {
+			return nil, false
+		}
+		if o := others.Load(); o != nil && (*o)[pid.Address] {
 			return nil, false
 		}
 		if ref, ok := system.ProcessRegistry.GetLocal(pid.Id); ok {
@@ -148,14 +154,15 @@ func StartWorker(listen string, build BuildFunc, opt WorkerOptions) (*Worker, er
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
 	// Before remote.Start, which registers its own resolver after this
 	// one: resolvers are asked in order.
-	system.ProcessRegistry.RegisterAddressResolver(aliasResolver(system))
+	others := &atomic.Pointer[map[string]bool]{}
+	system.ProcessRegistry.RegisterAddressResolver(aliasResolver(system, others))
 	rem, err := startRemote(system, host, port, opt.Advertise, opt.Security, opt.Events)
 	if err != nil {
 		system.Shutdown()
 		return nil, err
 	}
 	w := &Worker{system: system, remote: rem, pool: newWorkers()}
-	h := &workerHost{build: build, pool: w.pool, self: system.Address(), events: opt.Events, version: buildName()}
+	h := &workerHost{build: build, pool: w.pool, self: system.Address(), events: opt.Events, version: buildName(), others: others, sec: opt.Security}
 	props := actor.PropsFromProducer(func() actor.Actor { return h },
 		actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, func(interface{}) actor.Directive { return actor.StopDirective })),
 		actor.WithDispatcher(w.pool))
@@ -191,8 +198,12 @@ type workerHost struct {
 	pool    *workers
 	self    string
 	events  func(string)
-	name    string // the address the current run's supervisor uses
-	version string // this build (buildName)
+	name    string                           // the address the current run's supervisor uses
+	version string                           // this build (buildName)
+	others  *atomic.Pointer[map[string]bool] // for aliasResolver
+	sec     Security                         // the transport, to check the other workers accept it
+
+	block *blockRun // the rounds of the run, once built
 
 	run     uint64
 	sup     *actor.PID
@@ -201,7 +212,8 @@ type workerHost struct {
 	pending int
 	errs    []error
 	watch   *watchdog
-	busy    *atomic.Pointer[watchdog] // the run's watchdog, for the heartbeat; nil while building
+	busy    *atomic.Pointer[watchdog]   // the run's watchdog, for the heartbeat; nil while building
+	waiting *atomic.Pointer[waitingFor] // the run's wait for other workers, for the heartbeat
 	stop    chan struct{}
 	beats   sync.WaitGroup
 }
@@ -219,9 +231,15 @@ func (h *workerHost) Receive(ctx actor.Context) {
 			h.hosted(ctx, errors.Join(h.errs...))
 		}
 	case *wire.WorkerStep:
-		if h.sup != nil && m.Run == h.run {
-			h.step(ctx, m)
+		if h.block != nil && m.Run == h.run {
+			h.onStep(ctx, m)
 		}
+	case *wire.PeerBatch:
+		if h.block != nil {
+			h.onBatch(ctx, m)
+		}
+	case *clientAck:
+		h.onClientAck(ctx, m)
 	case *wire.Release:
 		if m.Run == h.run {
 			h.release(ctx)
@@ -233,6 +251,10 @@ func (h *workerHost) Receive(ctx actor.Context) {
 		// The supervisor's process is gone: nobody will release this run.
 		if h.sup != nil && m.Who.Equal(h.sup) {
 			h.release(ctx)
+		} else if h.block != nil && h.sup != nil {
+			if k := h.block.peerOf(m.Who); k >= 0 {
+				h.peerLost(ctx, k, m.Why.String())
+			}
 		}
 	case *actor.Stopping:
 		h.release(ctx)
@@ -286,9 +308,10 @@ func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
 	// than round_timeout.
 	h.stop = make(chan struct{})
 	h.busy = &atomic.Pointer[watchdog]{}
+	h.waiting = &atomic.Pointer[waitingFor]{}
 	if every := time.Duration(m.HeartbeatNanos); every > 0 {
 		h.beats.Add(1)
-		go h.beat(ctx.ActorSystem(), h.sup, h.run, h.name, h.busy, every, h.stop)
+		go h.beat(ctx.ActorSystem(), h.sup, h.run, h.name, h.busy, h.waiting, every, h.stop)
 	}
 	nw, factory, err := h.buildRun(m.Scenario)
 	if err != nil {
@@ -303,11 +326,30 @@ func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
 		}
 		ids[k] = int(c)
 	}
+	if h.block, err = h.newBlock(m, nw); err != nil {
+		fail(err)
+		return
+	}
+	// A connection to another worker that fails (its TLS or secret)
+	// would surface only after proto.actor's retries, about 10 s into the
+	// run: check each now.
+	for k, a := range h.block.names {
+		if k == h.block.me {
+			continue
+		}
+		check, cancel := context.WithTimeout(context.Background(), dialTimeout)
+		err := h.sec.checkAccepted(check, a)
+		cancel()
+		if err != nil {
+			fail(fmt.Errorf("cannot reach %s: %w", h.block.peerName(k), err))
+			return
+		}
+	}
 	h.watch = newWatchdog(nw.N)
 	h.busy.Store(h.watch)
 	h.pending, h.errs = len(ids), nil
 	for _, i := range ids {
-		c := &remoteClient{client: client{id: i, net: nw, factory: factory, watch: h.watch}, sup: h.sup}
+		c := &remoteClient{client: client{id: i, net: nw, factory: factory, watch: h.watch}, k: i - ids[0]}
 		h.clients = append(h.clients, ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return c }, actor.WithDispatcher(h.pool))))
 	}
 }
@@ -328,37 +370,34 @@ func (h *workerHost) buildRun(scenario []byte) (nw *graph.Network, factory optim
 	return nw, factory, err
 }
 
-// step hands each client its part of a worker step: the payloads are
-// decoded once and shared by every inbox that holds them, as in one
-// process.
-func (h *workerHost) step(ctx actor.Context, m *wire.WorkerStep) {
-	st := &step{epoch: m.Epoch, step: int(m.Step), tick: m.Tick, eval: m.Eval}
-	spec, err := m.OptimSpec()
-	var in [][]optim.Message
-	if err == nil {
-		in, err = m.OptimInboxes()
+// newBlock checks the Setup's peers and blocks and returns the worker's
+// share of the rounds.
+func (h *workerHost) newBlock(m *wire.Setup, nw *graph.Network) (*blockRun, error) {
+	me := slices.Index(m.Peers, h.name)
+	if me < 0 || len(m.Firsts) != len(m.Peers) {
+		return nil, fmt.Errorf("the run's workers %v do not include this worker, %s, with a block of clients", m.Peers, h.name)
 	}
-	if err == nil && st.step == 0 && spec == nil {
-		err = errors.New("step 0 without its phase")
-	}
-	if err == nil && (m.First != h.first() || len(in) != len(h.clients)) {
-		err = fmt.Errorf("a step for %d clients from %d, hosting %d from %d", len(in), m.First, len(h.clients), h.first())
-	}
-	st.spec = spec
-	for k, pid := range h.clients {
-		if err != nil {
-			ctx.Send(h.sup, wire.NewAck(int(h.index[k]), m.Epoch, st.step, st.step-1, nil, optim.Stats{}, optim.Result{}, fmt.Errorf("decoding step %d: %w", st.step, err)))
-			continue
+	firsts := make([]int, len(m.Firsts)+1)
+	for k, f := range m.Firsts {
+		firsts[k] = int(f)
+		if f < 0 || (k > 0 && f <= m.Firsts[k-1]) || f >= int64(nw.N) {
+			return nil, fmt.Errorf("the blocks of clients %v do not split [0, %d)", m.Firsts, nw.N)
 		}
-		ctx.Send(pid, &remoteStep{step: st, in: in[k]})
 	}
-}
-
-func (h *workerHost) first() int64 {
-	if len(h.index) == 0 {
-		return -1
+	firsts[len(m.Firsts)] = nw.N
+	if firsts[me] != int(m.Clients[0]) || firsts[me+1] != int(m.Clients[len(m.Clients)-1])+1 {
+		return nil, fmt.Errorf("this worker's clients %d–%d are not its block %d–%d", m.Clients[0], m.Clients[len(m.Clients)-1], firsts[me], firsts[me+1]-1)
 	}
-	return h.index[0]
+	if h.others != nil {
+		others := map[string]bool{}
+		for k, a := range m.Peers {
+			if k != me {
+				others[a] = true
+			}
+		}
+		h.others.Store(&others)
+	}
+	return newBlockRun(h.run, nw, me, firsts, m.Peers, h.waiting), nil
 }
 
 func (h *workerHost) hosted(ctx actor.Context, err error) {
@@ -376,6 +415,13 @@ func (h *workerHost) hosted(ctx actor.Context, err error) {
 		h.event("could not build the clients of a run of %s: %v", h.sup.Address, err)
 		h.release(ctx)
 		return
+	}
+	// A lost connection to another worker fails the run: its batches
+	// would never come.
+	for _, p := range h.block.peers {
+		if p != nil {
+			ctx.Watch(p)
+		}
 	}
 	h.event("hosting clients %d–%d of a run of %s", h.index[0], h.index[len(h.index)-1], h.sup.Address)
 }
@@ -396,13 +442,20 @@ func (h *workerHost) release(ctx actor.Context) {
 	if h.sup != nil {
 		ctx.Unwatch(h.sup)
 	}
-	h.clients, h.index, h.sup, h.watch, h.busy, h.pending = nil, nil, nil, nil, nil, 0
+	if h.block != nil {
+		for _, p := range h.block.peers {
+			if p != nil {
+				ctx.Unwatch(p)
+			}
+		}
+	}
+	h.clients, h.index, h.sup, h.watch, h.busy, h.pending, h.block = nil, nil, nil, nil, nil, 0, nil
 }
 
 // beat tells the supervisor, every period, that this worker is alive and
 // how long its longest running client call has run, so that the supervisor
 // tells a slow round from a dead or hung worker.
-func (h *workerHost) beat(system *actor.ActorSystem, sup *actor.PID, run uint64, name string, watch *atomic.Pointer[watchdog], every time.Duration, stop <-chan struct{}) {
+func (h *workerHost) beat(system *actor.ActorSystem, sup *actor.PID, run uint64, name string, watch *atomic.Pointer[watchdog], waiting *atomic.Pointer[waitingFor], every time.Duration, stop <-chan struct{}) {
 	building := time.Now()
 	defer h.beats.Done()
 	t := time.NewTicker(every)
@@ -418,16 +471,23 @@ func (h *workerHost) beat(system *actor.ActorSystem, sup *actor.PID, run uint64,
 			if w := watch.Load(); w != nil {
 				busy, who = w.longest()
 			}
-			system.Root.Send(sup, &wire.Heartbeat{Run: run, Worker: name, BusyNanos: int64(busy), BusyClient: int64(who)})
+			m := &wire.Heartbeat{Run: run, Worker: name, BusyNanos: int64(busy), BusyClient: int64(who)}
+			if w := waiting.Load(); w != nil {
+				m.WaitingNanos = int64(time.Since(w.since))
+				for _, p := range w.peers {
+					m.WaitingFor = append(m.WaitingFor, int64(p))
+				}
+			}
+			system.Root.Send(sup, m)
 		}
 	}
 }
 
 // remoteClient is the client actor on a worker: the same shell as in one
-// process, with steps and acknowledgements in their wire encoding.
+// process, answering its worker's host, which gathers the block's answers.
 type remoteClient struct {
 	client
-	sup *actor.PID
+	k int // its place in the block
 }
 
 // remoteStep is a client's part of a worker step.
@@ -444,6 +504,6 @@ func (c *remoteClient) Receive(ctx actor.Context) {
 		c.watch.begin(c.id)
 		a := c.step(m.step, m.in)
 		c.watch.end(c.id)
-		ctx.Send(c.sup, wire.NewAck(a.client, a.epoch, a.step, a.round, a.port, a.stats, a.result, a.err))
+		ctx.Send(ctx.Parent(), &clientAck{k: c.k, a: a})
 	}
 }

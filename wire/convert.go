@@ -29,11 +29,6 @@ type delivery struct {
 	Ref           int `wire:"6"`
 }
 
-// inbox is what reached one client in a round, sorted by sender.
-type inbox struct {
-	Messages []delivery `wire:"1"`
-}
-
 // envelope is an optim.Envelope on the wire: when Ref > 0 its payload is
 // entry Ref−1 of the enclosing table and travels empty.
 type envelope struct {
@@ -135,29 +130,12 @@ func resolve(p *optim.Payload, ref int, table []optim.Payload) error {
 }
 
 // NewWorkerStep returns the step for a worker's block of clients, first
-// onwards: inboxes[k] is client first+k's, sorted by sender. Each distinct
-// payload is encoded once (see payloadTable); spec is sent at step 0 only
-// (pass nil otherwise).
-func NewWorkerStep(epoch uint64, step int, spec *optim.PhaseSpec, tick uint64, eval bool, first int, inboxes [][]optim.Message) *WorkerStep {
-	m := &WorkerStep{Epoch: epoch, Step: int64(step), Tick: tick, Eval: eval, First: int64(first),
-		Inboxes: make([][]byte, len(inboxes))}
+// onwards; spec is sent at step 0 only (pass nil otherwise).
+func NewWorkerStep(epoch uint64, step int, spec *optim.PhaseSpec, tick uint64, eval bool, first int) *WorkerStep {
+	m := &WorkerStep{Epoch: epoch, Step: int64(step), Tick: tick, Eval: eval, First: int64(first)}
 	if spec != nil {
 		m.Spec = encode(spec)
 	}
-	var t payloadTable
-	var box inbox
-	for k, in := range inboxes {
-		box.Messages = box.Messages[:0]
-		for _, msg := range in {
-			d := delivery{Message: msg}
-			if d.Ref = t.ref(msg.Payload); d.Ref > 0 {
-				d.Payload = optim.Payload{}
-			}
-			box.Messages = append(box.Messages, d)
-		}
-		m.Inboxes[k] = encode(&box)
-	}
-	m.Payloads = t.list
 	return m
 }
 
@@ -173,135 +151,278 @@ func (m *WorkerStep) OptimSpec() (*optim.PhaseSpec, error) {
 	return p, nil
 }
 
-// OptimInboxes returns the clients' inboxes; messages that carried the
-// same payload share one vector, as in one process. Empty inboxes are nil.
-func (m *WorkerStep) OptimInboxes() ([][]optim.Message, error) {
-	if len(m.GetInboxes()) == 0 {
+// SetLate puts late messages in the step, each distinct payload once.
+func (m *WorkerStep) SetLate(late []optim.LateMessage) {
+	m.Late, m.Payloads = encodeLate(late)
+}
+
+// OptimLate returns the step's late messages (nil when it has none).
+func (m *WorkerStep) OptimLate() ([]optim.LateMessage, error) {
+	return decodeLate(m.GetLate(), m.GetPayloads())
+}
+
+// lateMessage is an optim.LateMessage on the wire, its message's payload
+// in the enclosing table when Msg.Ref > 0.
+type lateMessage struct {
+	Due    uint64   `wire:"1"`
+	To     int      `wire:"2"`
+	Pushed bool     `wire:"3"`
+	Msg    delivery `wire:"4"`
+}
+
+type lateList struct {
+	Messages []lateMessage `wire:"1"`
+}
+
+func encodeLate(late []optim.LateMessage) ([]byte, []*Payload) {
+	if len(late) == 0 {
 		return nil, nil
 	}
-	table, err := decodeTable(m.GetPayloads())
+	var t payloadTable
+	l := lateList{Messages: make([]lateMessage, len(late))}
+	for i, m := range late {
+		w := lateMessage{Due: m.Due, To: m.To, Pushed: m.Pushed, Msg: delivery{Message: m.Msg}}
+		if w.Msg.Ref = t.ref(m.Msg.Payload); w.Msg.Ref > 0 {
+			w.Msg.Payload = optim.Payload{}
+		}
+		l.Messages[i] = w
+	}
+	return encode(&l), t.list
+}
+
+func decodeLate(b []byte, list []*Payload) ([]optim.LateMessage, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	table, err := decodeTable(list)
 	if err != nil {
 		return nil, err
 	}
-	out := make([][]optim.Message, len(m.GetInboxes()))
-	var box inbox
-	for k, b := range m.GetInboxes() {
-		if err := codec.Unmarshal(b, &box); err != nil {
-			return nil, fmt.Errorf("inbox %d: %w", k, err)
+	var l lateList
+	if err := codec.Unmarshal(b, &l); err != nil {
+		return nil, fmt.Errorf("late messages: %w", err)
+	}
+	out := make([]optim.LateMessage, len(l.Messages))
+	for i, w := range l.Messages {
+		if err := resolve(&w.Msg.Payload, w.Msg.Ref, table); err != nil {
+			return nil, fmt.Errorf("late message %d: %w", i, err)
 		}
-		if len(box.Messages) == 0 {
-			continue
-		}
-		in := make([]optim.Message, len(box.Messages))
-		for j, d := range box.Messages {
-			if err := resolve(&d.Payload, d.Ref, table); err != nil {
-				return nil, fmt.Errorf("inbox %d, message %d: %w", k, j, err)
-			}
-			in[j] = d.Message
-		}
-		out[k] = in
+		out[i] = optim.LateMessage{Due: w.Due, To: w.To, Pushed: w.Pushed, Msg: w.Msg.Message}
 	}
 	return out, nil
 }
 
-// NewAck returns a client's answer to a step. port, when not nil, is the
-// client's port after it opened a round: its realized links and what it
-// addressed go into the ack (each distinct payload once). err, when not
-// nil, is sent as its text.
-func NewAck(client int, epoch uint64, step, round int, port *optim.Port, stats optim.Stats, result optim.Result, err error) *Ack {
-	m := &Ack{
-		Client: int64(client), Epoch: epoch, Step: int64(step), Round: int64(round),
-		Stats: codec.MustMarshal(&stats), Result: codec.MustMarshal(&result), Error: errorText(err),
-	}
-	if port == nil {
-		return m
-	}
-	if links := port.Round().Links; len(links) > 0 {
-		m.Links = make([]int64, len(links))
-		for k, j := range links {
-			m.Links[k] = int64(j)
-		}
-	}
+// outbox is one sender's part of a PeerBatch.
+type outbox struct {
+	From      int        `wire:"1"`
+	Envelopes []envelope `wire:"2"`
+}
+
+// Outbox is what one sender addressed to the clients of one worker in a
+// round, in the order it sent it.
+type Outbox struct {
+	From      int
+	Envelopes []optim.Envelope
+}
+
+// NewPeerBatch returns what the senders whose ports are given (ascending,
+// each opened for the round) addressed to clients first … last−1: the
+// batch one worker sends another in a round. Each distinct payload is
+// encoded once.
+func NewPeerBatch(run, epoch uint64, step, from int, ports []*optim.Port, first, last int) *PeerBatch {
+	m := &PeerBatch{Run: run, Epoch: epoch, Step: int64(step), From: int64(from)}
 	var t payloadTable
-	if es := port.Envelopes(); len(es) > 0 {
-		m.Envelopes = make([][]byte, len(es))
-		for i, e := range es {
+	var box outbox
+	for _, p := range ports {
+		if p == nil {
+			continue
+		}
+		box.From, box.Envelopes = p.Round().Self, box.Envelopes[:0]
+		for _, e := range p.Envelopes() {
+			if e.To < first || e.To >= last {
+				continue
+			}
 			w := envelope{Envelope: e}
 			if w.Ref = t.ref(e.Payload); w.Ref > 0 {
 				w.Payload = optim.Payload{}
 			}
-			m.Envelopes[i] = encode(&w)
+			box.Envelopes = append(box.Envelopes, w)
+		}
+		if len(box.Envelopes) > 0 {
+			m.Outboxes = append(m.Outboxes, encode(&box))
 		}
 	}
 	m.Payloads = t.list
 	return m
 }
 
-// OptimStats returns the client's stats (zero when it reported none).
-func (m *Ack) OptimStats() (optim.Stats, error) {
-	var s optim.Stats
-	if err := codec.Unmarshal(m.GetStats(), &s); err != nil {
-		return s, fmt.Errorf("stats: %w", err)
-	}
-	return s, nil
-}
-
-// OptimResult returns the client's phase result (zero when it reported
-// none).
-func (m *Ack) OptimResult() (optim.Result, error) {
-	var r optim.Result
-	if err := codec.Unmarshal(m.GetResult(), &r); err != nil {
-		return r, fmt.Errorf("result: %w", err)
-	}
-	return r, nil
-}
-
-// OptimLinks returns the ack's realized links as client indices; nil when
-// there are none.
-func (m *Ack) OptimLinks() ([]int, error) {
-	ls := m.GetLinks()
-	if len(ls) == 0 {
-		return nil, nil
-	}
-	out := make([]int, len(ls))
-	for k, j := range ls {
-		if int64(int(j)) != j {
-			return nil, fmt.Errorf("wire: link %d does not fit an int", j)
-		}
-		out[k] = int(j)
-	}
-	return out, nil
-}
-
-// OptimEnvelopes returns what the client addressed (envelopes that carried
-// one payload share one vector).
-func (m *Ack) OptimEnvelopes() ([]optim.Envelope, error) {
-	es := m.GetEnvelopes()
-	if len(es) == 0 {
+// OptimOutboxes returns the batch's outboxes, senders ascending;
+// envelopes that carried one payload share one vector, as in one process.
+func (m *PeerBatch) OptimOutboxes() ([]Outbox, error) {
+	if len(m.GetOutboxes()) == 0 {
 		return nil, nil
 	}
 	table, err := decodeTable(m.GetPayloads())
 	if err != nil {
 		return nil, err
 	}
-	out := make([]optim.Envelope, len(es))
-	for i, b := range es {
-		var w envelope
-		err := codec.Unmarshal(b, &w)
-		if err == nil {
-			err = resolve(&w.Payload, w.Ref, table)
+	out := make([]Outbox, len(m.GetOutboxes()))
+	var box outbox
+	for k, b := range m.GetOutboxes() {
+		box = outbox{}
+		if err := codec.Unmarshal(b, &box); err != nil {
+			return nil, fmt.Errorf("outbox %d: %w", k, err)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("envelope %d: %w", i, err)
+		if k > 0 && box.From <= out[k-1].From {
+			return nil, fmt.Errorf("outbox %d: sender %d after %d", k, box.From, out[k-1].From)
 		}
-		out[i] = w.Envelope
+		o := Outbox{From: box.From, Envelopes: make([]optim.Envelope, len(box.Envelopes))}
+		for i, w := range box.Envelopes {
+			if err := resolve(&w.Payload, w.Ref, table); err != nil {
+				return nil, fmt.Errorf("outbox %d, envelope %d: %w", k, i, err)
+			}
+			o.Envelopes[i] = w.Envelope
+		}
+		out[k] = o
 	}
 	return out, nil
 }
 
-// Err returns the client's error (nil when the step succeeded), carrying
-// its text only.
-func (m *Ack) Err() error { return textError(m.GetError()) }
+// LinksDigest folds client's realized links into h (FNV-1a over the
+// client's index and its links), so that a worker reports the links of a
+// whole block in eight bytes and the supervisor checks them against its
+// own realization. Start from DigestStart.
+func LinksDigest(h uint64, client int, links []int) uint64 {
+	h = fnv(h, uint64(client))
+	h = fnv(h, uint64(len(links)))
+	for _, j := range links {
+		h = fnv(h, uint64(j))
+	}
+	return h
+}
+
+// DigestStart is the FNV-1a offset basis LinksDigest starts from.
+const DigestStart uint64 = 14695981039346656037
+
+func fnv(h, v uint64) uint64 {
+	for range 8 {
+		h ^= v & 0xff
+		h *= 1099511628211
+		v >>= 8
+	}
+	return h
+}
+
+// NewWorkerAck returns the answer of worker (its place among the peers)
+// to a step, to be filled in.
+func NewWorkerAck(run, epoch uint64, step, worker int) *WorkerAck {
+	return &WorkerAck{Run: run, Epoch: epoch, Step: int64(step), Worker: int64(worker)}
+}
+
+// SetError records the step's failure: client's error in round.
+func (m *WorkerAck) SetError(client, round int, err error) {
+	m.Error, m.ErrorClient, m.ErrorRound = errorText(err), int64(client), int64(round)
+}
+
+// Err returns the step's error (nil when it succeeded), carrying its text
+// only.
+func (m *WorkerAck) Err() error { return textError(m.GetError()) }
+
+// AddStats appends the next client's stats.
+func (m *WorkerAck) AddStats(s *optim.Stats) { m.Stats = append(m.Stats, encode(s)) }
+
+// AddResult appends the next client's phase result.
+func (m *WorkerAck) AddResult(r *optim.Result) { m.Results = append(m.Results, encode(r)) }
+
+// OptimStats decodes the clients' stats into dst, in block order; it
+// fails unless there are len(dst) of them (or none).
+func (m *WorkerAck) OptimStats(dst []optim.Stats) error {
+	if len(m.GetStats()) == 0 {
+		return nil
+	}
+	if len(m.GetStats()) != len(dst) {
+		return fmt.Errorf("stats of %d clients, want %d", len(m.GetStats()), len(dst))
+	}
+	for k, b := range m.GetStats() {
+		dst[k] = optim.Stats{}
+		if err := codec.Unmarshal(b, &dst[k]); err != nil {
+			return fmt.Errorf("stats %d: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// OptimResults decodes the clients' results into dst, as OptimStats.
+func (m *WorkerAck) OptimResults(dst []optim.Result) error {
+	if len(m.GetResults()) == 0 {
+		return nil
+	}
+	if len(m.GetResults()) != len(dst) {
+		return fmt.Errorf("results of %d clients, want %d", len(m.GetResults()), len(dst))
+	}
+	for k, b := range m.GetResults() {
+		dst[k] = optim.Result{}
+		if err := codec.Unmarshal(b, &dst[k]); err != nil {
+			return fmt.Errorf("result %d: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// SetLate puts late messages in the ack, each distinct payload once.
+func (m *WorkerAck) SetLate(late []optim.LateMessage) {
+	m.Late, m.Payloads = encodeLate(late)
+}
+
+// OptimLate returns the ack's late messages (nil when it has none).
+func (m *WorkerAck) OptimLate() ([]optim.LateMessage, error) {
+	return decodeLate(m.GetLate(), m.GetPayloads())
+}
+
+// recordColumns is the part of a delivery record one worker keeps: the
+// entries for receivers first … first+cols−1 (WeightSum and Count
+// row-major over all senders), and those receivers' Online counts.
+type recordColumns struct {
+	First     int       `wire:"1"`
+	Cols      int       `wire:"2"`
+	WeightSum []float64 `wire:"3"`
+	Count     []float64 `wire:"4"`
+	Online    []float64 `wire:"5"`
+}
+
+// NewRecordColumns encodes rec's entries for receivers first … last−1.
+func NewRecordColumns(rec *optim.DeliveryRecord, first, last int) []byte {
+	n, cols := len(rec.Online), last-first
+	c := recordColumns{First: first, Cols: cols, WeightSum: make([]float64, 0, n*cols), Count: make([]float64, 0, n*cols),
+		Online: rec.Online[first:last]}
+	for i := range n {
+		c.WeightSum = append(c.WeightSum, rec.WeightSum[i][first:last]...)
+		c.Count = append(c.Count, rec.Count[i][first:last]...)
+	}
+	return encode(&c)
+}
+
+// ApplyRecordColumns copies the columns b holds into rec and returns
+// their range [first, last).
+func ApplyRecordColumns(rec *optim.DeliveryRecord, b []byte) (first, last int, err error) {
+	var c recordColumns
+	if err := codec.Unmarshal(b, &c); err != nil {
+		return 0, 0, fmt.Errorf("delivery record: %w", err)
+	}
+	n := len(rec.Online)
+	if c.First < 0 || c.Cols < 0 || c.First+c.Cols > n || len(c.WeightSum) != n*c.Cols || len(c.Count) != n*c.Cols || len(c.Online) != c.Cols {
+		return 0, 0, fmt.Errorf("delivery record: columns %d+%d of %d clients do not fit", c.First, c.Cols, n)
+	}
+	if c.Cols == 0 {
+		return c.First, c.First, nil
+	}
+	for i := range n {
+		copy(rec.WeightSum[i][c.First:c.First+c.Cols], c.WeightSum[i*c.Cols:])
+		copy(rec.Count[i][c.First:c.First+c.Cols], c.Count[i*c.Cols:])
+	}
+	copy(rec.Online[c.First:], c.Online)
+	return c.First, c.First + c.Cols, nil
+}
 
 // NewBuilt returns the message that tells the supervisor client has built
 // its state, or failed to with err.

@@ -5,18 +5,19 @@
 //
 // # What crosses where
 //
-// The actor runtime (package actors) has a supervisor and one actor per
-// client. When clients run in worker processes (hgpsim worker), the
-// supervisor sends a worker Setup (the scenario and its block of clients)
-// and gets Hosted back; per round it sends each worker one WorkerStep with
-// the phase (at step 0) and the inboxes of all its clients, the worker
-// hands each client actor its inbox, and each client answers with an Ack:
-// the round's realized links and the envelopes it addressed, its stats
-// when evaluated, its result after a phase's last round, and the text of
-// its error if it failed. Workers send Heartbeats while a run is
-// attached, and Release ends it. Messages between clients ride on Ack and
-// WorkerStep: the supervisor's router delivers them, so client-to-client
-// traffic never needs a connection of its own.
+// The actor runtime (package actors) has a supervisor and actors hosting
+// the clients. When clients run in worker processes (hgpsim worker), the
+// supervisor sends a worker Setup (the scenario, its block of clients and
+// every worker's address and block) and gets Hosted back. Per step it
+// sends each worker one WorkerStep — control only: the phase (at step 0),
+// the tick, whether to evaluate — and each worker answers with one
+// WorkerAck for its block: a digest of the realized links, counts of what
+// it filed, its clients' stats when evaluated and results after a phase's
+// last round, and the text of an error if one failed. The payloads go
+// from worker to worker: each worker sends every other one PeerBatch per
+// round with what its clients addressed to that worker's clients (the
+// envelopes, each distinct payload once). Workers send Heartbeats while a
+// run is attached, and Release ends it.
 //
 // # One codec, no mirror
 //
@@ -40,10 +41,11 @@
 //
 // A payload sent to many receivers — a push to every link — is one vector
 // shared by its envelopes; on the wire it is one entry of a payload table
-// (Ack.payloads, WorkerStep.payloads) that envelopes and messages refer to
-// by a reference field (payload_ref), so it is encoded once per ack and
-// once per worker step instead of once per receiver, and decodes into one
-// shared vector again.
+// (PeerBatch.payloads; also WorkerStep.payloads and WorkerAck.payloads for
+// the late messages of a phase cut in parts) that envelopes and messages
+// refer to by a reference field (payload_ref), so it is encoded once per
+// batch instead of once per receiver, and decodes into one shared vector
+// again.
 //
 // # In-process fast path
 //
@@ -65,9 +67,8 @@
 // Encoding gives the same bytes for the same value every time. A Payload
 // with a d-vector encodes in 8·d bytes plus at most 16 (kind, mass, and
 // the vector's tag and length) for d below 2²⁵: 62,815 bytes for
-// d = 7850. In an inbox each Message adds its header (sender, round, phase
-// name, push weight) and two length prefixes: 28 bytes with a five-letter
-// phase name.
+// d = 7850. In a batch each envelope adds its header (receiver, push
+// weight, payload reference) and a length prefix, about 15 bytes.
 //
 // It may import optim and protobuf; never an algorithm family, scenarios,
 // run or actors.

@@ -1,5 +1,5 @@
 // The wire format of hgpsim: what the supervisor and the workers of a run
-// exchange. The messages below are the envelopes proto.actor's remote
+// exchange, and the workers among themselves. The messages below are the envelopes proto.actor's remote
 // transport carries; what they carry of package optim — phases, messages,
 // envelopes, stats, results — are `bytes` fields holding those
 // Go types in the encoding of hgpsim's codec (package internal/codec),
@@ -111,148 +111,16 @@ func (x *Payload) GetMass() float64 {
 	return 0
 }
 
-// Ack is a client's answer to a WorkerStep.
-type Ack struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The answering client's index.
-	Client int64 `protobuf:"varint,1,opt,name=client,proto3" json:"client,omitempty"`
-	// The step's epoch, echoed.
-	Epoch uint64 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	// The step's number, echoed.
-	Step int64 `protobuf:"varint,3,opt,name=step,proto3" json:"step,omitempty"`
-	// The round the client worked on last: the round opened in this step,
-	// else step−1 (the round closed). With error set, the round that failed.
-	Round int64 `protobuf:"varint,4,opt,name=round,proto3" json:"round,omitempty"`
-	// The receivers whose link from this client is up in the round opened,
-	// ascending, the client included; empty when no round was opened. The
-	// router drops envelopes addressed outside them.
-	Links []int64 `protobuf:"varint,5,rep,packed,name=links,proto3" json:"links,omitempty"`
-	// What the client addressed in the round opened, in the order it sent:
-	// each an optim.Envelope whose payload, when its field 5 (payload_ref)
-	// is k > 0, is entry k − 1 of payloads instead of inline.
-	Envelopes [][]byte `protobuf:"bytes,6,rep,name=envelopes,proto3" json:"envelopes,omitempty"`
-	// The client's optim.Stats when the step asked for an evaluation.
-	Stats []byte `protobuf:"bytes,7,opt,name=stats,proto3" json:"stats,omitempty"`
-	// The client's optim.Result after the phase's last round.
-	Result []byte `protobuf:"bytes,8,opt,name=result,proto3" json:"result,omitempty"`
-	// Why the step failed; empty when it did not.
-	Error string `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
-	// The distinct payloads the envelopes refer to: a push to every link
-	// sends its vector once.
-	Payloads      []*Payload `protobuf:"bytes,10,rep,name=payloads,proto3" json:"payloads,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Ack) Reset() {
-	*x = Ack{}
-	mi := &file_hgpsim_proto_msgTypes[1]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Ack) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Ack) ProtoMessage() {}
-
-func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[1]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Ack.ProtoReflect.Descriptor instead.
-func (*Ack) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{1}
-}
-
-func (x *Ack) GetClient() int64 {
-	if x != nil {
-		return x.Client
-	}
-	return 0
-}
-
-func (x *Ack) GetEpoch() uint64 {
-	if x != nil {
-		return x.Epoch
-	}
-	return 0
-}
-
-func (x *Ack) GetStep() int64 {
-	if x != nil {
-		return x.Step
-	}
-	return 0
-}
-
-func (x *Ack) GetRound() int64 {
-	if x != nil {
-		return x.Round
-	}
-	return 0
-}
-
-func (x *Ack) GetLinks() []int64 {
-	if x != nil {
-		return x.Links
-	}
-	return nil
-}
-
-func (x *Ack) GetEnvelopes() [][]byte {
-	if x != nil {
-		return x.Envelopes
-	}
-	return nil
-}
-
-func (x *Ack) GetStats() []byte {
-	if x != nil {
-		return x.Stats
-	}
-	return nil
-}
-
-func (x *Ack) GetResult() []byte {
-	if x != nil {
-		return x.Result
-	}
-	return nil
-}
-
-func (x *Ack) GetError() string {
-	if x != nil {
-		return x.Error
-	}
-	return ""
-}
-
-func (x *Ack) GetPayloads() []*Payload {
-	if x != nil {
-		return x.Payloads
-	}
-	return nil
-}
-
 // WorkerStep is the supervisor's order to the clients a worker hosts: enter
 // the phase (step 0), close round step−1 (step > 0) and open round step
-// (step < rounds); after the last round, report the phase's result. The
-// payloads its clients received cross once per worker, not once per
-// receiver, and the worker hands each client its inbox.
+// (step < rounds); after the last round, report the phase's result. It is
+// control only: what the clients received in round step−1 comes from the
+// other workers (PeerBatch) and the worker's own clients, and the worker
+// files it itself.
 type WorkerStep struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Counts the phases of a runtime; the acks echo it, so that late answers
-	// from a failed phase are recognized.
+	// Counts the phases of a runtime; the acks and batches echo it, so that
+	// late answers from a failed phase are recognized.
 	Epoch uint64 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	// The step: 0 enters the phase, k closes round k−1 and opens round k.
 	Step int64 `protobuf:"varint,2,opt,name=step,proto3" json:"step,omitempty"`
@@ -262,24 +130,27 @@ type WorkerStep struct {
 	Tick uint64 `protobuf:"varint,4,opt,name=tick,proto3" json:"tick,omitempty"`
 	// Evaluate (report Stats) after closing round step−1.
 	Eval bool `protobuf:"varint,5,opt,name=eval,proto3" json:"eval,omitempty"`
-	// The distinct payloads the inboxes refer to.
+	// The distinct payloads the late messages refer to.
 	Payloads []*Payload `protobuf:"bytes,6,rep,name=payloads,proto3" json:"payloads,omitempty"`
-	// The first client of the worker's block; inboxes[k] is client first+k's.
+	// The first client of the worker's block.
 	First int64 `protobuf:"varint,7,opt,name=first,proto3" json:"first,omitempty"`
-	// What reached each client in round step−1, sorted by sender (a
-	// sender's own messages in the order it sent them): a list (field 1) of
-	// optim.Messages whose payload, when their field 6 (payload_ref) is
-	// k > 0, is entry k − 1 of payloads instead of inline.
-	Inboxes [][]byte `protobuf:"bytes,8,rep,name=inboxes,proto3" json:"inboxes,omitempty"`
 	// The Setup's run: a worker ignores steps of a run it does not host.
-	Run           uint64 `protobuf:"varint,9,opt,name=run,proto3" json:"run,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Run uint64 `protobuf:"varint,9,opt,name=run,proto3" json:"run,omitempty"`
+	// At step 0 of a part resumed from a checkpoint: the late messages
+	// waiting for this worker's clients, in the order they were sent (a
+	// list, field 1, of optim.LateMessage whose message's payload_ref,
+	// field 6, is k > 0 for entry k − 1 of payloads).
+	Late []byte `protobuf:"bytes,10,opt,name=late,proto3" json:"late,omitempty"`
+	// At step 0 of a tracked part that continues the delivery record of the
+	// parts before it (the worker keeps its columns of that record).
+	ContinueRecord bool `protobuf:"varint,11,opt,name=continue_record,json=continueRecord,proto3" json:"continue_record,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *WorkerStep) Reset() {
 	*x = WorkerStep{}
-	mi := &file_hgpsim_proto_msgTypes[2]
+	mi := &file_hgpsim_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -291,7 +162,7 @@ func (x *WorkerStep) String() string {
 func (*WorkerStep) ProtoMessage() {}
 
 func (x *WorkerStep) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[2]
+	mi := &file_hgpsim_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -304,7 +175,7 @@ func (x *WorkerStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerStep.ProtoReflect.Descriptor instead.
 func (*WorkerStep) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{2}
+	return file_hgpsim_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *WorkerStep) GetEpoch() uint64 {
@@ -356,18 +227,289 @@ func (x *WorkerStep) GetFirst() int64 {
 	return 0
 }
 
-func (x *WorkerStep) GetInboxes() [][]byte {
-	if x != nil {
-		return x.Inboxes
-	}
-	return nil
-}
-
 func (x *WorkerStep) GetRun() uint64 {
 	if x != nil {
 		return x.Run
 	}
 	return 0
+}
+
+func (x *WorkerStep) GetLate() []byte {
+	if x != nil {
+		return x.Late
+	}
+	return nil
+}
+
+func (x *WorkerStep) GetContinueRecord() bool {
+	if x != nil {
+		return x.ContinueRecord
+	}
+	return false
+}
+
+// PeerBatch is what one worker's clients addressed, in one round, to the
+// clients of another worker: each distinct payload once, and each sender's
+// envelopes in the order it sent them. Every worker sends every other one
+// batch per round, empty when nothing is addressed to it, so that a
+// receiver knows when it has everything.
+type PeerBatch struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Setup's run, and the epoch and step in which the round was opened.
+	Run   uint64 `protobuf:"varint,1,opt,name=run,proto3" json:"run,omitempty"`
+	Epoch uint64 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Step  int64  `protobuf:"varint,3,opt,name=step,proto3" json:"step,omitempty"`
+	// The sending worker's place in the Setup's peers.
+	From int64 `protobuf:"varint,4,opt,name=from,proto3" json:"from,omitempty"`
+	// The distinct payloads the envelopes refer to.
+	Payloads []*Payload `protobuf:"bytes,5,rep,name=payloads,proto3" json:"payloads,omitempty"`
+	// One entry per sender with something for the receiving worker, senders
+	// ascending: its index (field 1) and its envelopes (field 2, each an
+	// optim.Envelope whose payload_ref, field 5, is k > 0 for entry k − 1
+	// of payloads).
+	Outboxes      [][]byte `protobuf:"bytes,6,rep,name=outboxes,proto3" json:"outboxes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PeerBatch) Reset() {
+	*x = PeerBatch{}
+	mi := &file_hgpsim_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PeerBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PeerBatch) ProtoMessage() {}
+
+func (x *PeerBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_hgpsim_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PeerBatch.ProtoReflect.Descriptor instead.
+func (*PeerBatch) Descriptor() ([]byte, []int) {
+	return file_hgpsim_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *PeerBatch) GetRun() uint64 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
+func (x *PeerBatch) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *PeerBatch) GetStep() int64 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *PeerBatch) GetFrom() int64 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *PeerBatch) GetPayloads() []*Payload {
+	if x != nil {
+		return x.Payloads
+	}
+	return nil
+}
+
+func (x *PeerBatch) GetOutboxes() [][]byte {
+	if x != nil {
+		return x.Outboxes
+	}
+	return nil
+}
+
+// WorkerAck answers a WorkerStep for all the clients of a worker. Its
+// size does not depend on the model's, but for stats at evaluations,
+// results after a phase, and the late messages a cut phase leaves.
+type WorkerAck struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Setup's run, and the step's epoch and step, echoed.
+	Run   uint64 `protobuf:"varint,1,opt,name=run,proto3" json:"run,omitempty"`
+	Epoch uint64 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Step  int64  `protobuf:"varint,3,opt,name=step,proto3" json:"step,omitempty"`
+	// The worker's place in the Setup's peers.
+	Worker int64 `protobuf:"varint,4,opt,name=worker,proto3" json:"worker,omitempty"`
+	// Why the step failed (empty when it did not), for the first client in
+	// block order that failed, and the round it failed in.
+	Error       string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	ErrorClient int64  `protobuf:"varint,6,opt,name=error_client,json=errorClient,proto3" json:"error_client,omitempty"`
+	ErrorRound  int64  `protobuf:"varint,7,opt,name=error_round,json=errorRound,proto3" json:"error_round,omitempty"`
+	// Each client's optim.Stats, in block order, when the step evaluated.
+	Stats [][]byte `protobuf:"bytes,8,rep,name=stats,proto3" json:"stats,omitempty"`
+	// Each client's optim.Result, in block order, after the part's last
+	// round.
+	Results [][]byte `protobuf:"bytes,9,rep,name=results,proto3" json:"results,omitempty"`
+	// A digest of the links the block's clients realized in the round
+	// opened (LinksDigest); 0 when none was opened.
+	Links uint64 `protobuf:"varint,10,opt,name=links,proto3" json:"links,omitempty"`
+	// Counts: what the worker filed for its clients in round step−1
+	// (messages, bytes, dropped), the late messages lost when the phase
+	// ended, and the batches and protobuf bytes it sent to other workers in
+	// this step.
+	Traffic []int64 `protobuf:"varint,11,rep,packed,name=traffic,proto3" json:"traffic,omitempty"`
+	// After a tracked part's last round: the worker's columns of the
+	// delivery record (NewRecordColumns).
+	Record []byte `protobuf:"bytes,12,opt,name=record,proto3" json:"record,omitempty"`
+	// After a part that a next one continues: the late messages waiting for
+	// the worker's clients, as in WorkerStep.late, with their payloads.
+	Late          []byte     `protobuf:"bytes,13,opt,name=late,proto3" json:"late,omitempty"`
+	Payloads      []*Payload `protobuf:"bytes,14,rep,name=payloads,proto3" json:"payloads,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkerAck) Reset() {
+	*x = WorkerAck{}
+	mi := &file_hgpsim_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkerAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkerAck) ProtoMessage() {}
+
+func (x *WorkerAck) ProtoReflect() protoreflect.Message {
+	mi := &file_hgpsim_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkerAck.ProtoReflect.Descriptor instead.
+func (*WorkerAck) Descriptor() ([]byte, []int) {
+	return file_hgpsim_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *WorkerAck) GetRun() uint64 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
+func (x *WorkerAck) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *WorkerAck) GetStep() int64 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *WorkerAck) GetWorker() int64 {
+	if x != nil {
+		return x.Worker
+	}
+	return 0
+}
+
+func (x *WorkerAck) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *WorkerAck) GetErrorClient() int64 {
+	if x != nil {
+		return x.ErrorClient
+	}
+	return 0
+}
+
+func (x *WorkerAck) GetErrorRound() int64 {
+	if x != nil {
+		return x.ErrorRound
+	}
+	return 0
+}
+
+func (x *WorkerAck) GetStats() [][]byte {
+	if x != nil {
+		return x.Stats
+	}
+	return nil
+}
+
+func (x *WorkerAck) GetResults() [][]byte {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+func (x *WorkerAck) GetLinks() uint64 {
+	if x != nil {
+		return x.Links
+	}
+	return 0
+}
+
+func (x *WorkerAck) GetTraffic() []int64 {
+	if x != nil {
+		return x.Traffic
+	}
+	return nil
+}
+
+func (x *WorkerAck) GetRecord() []byte {
+	if x != nil {
+		return x.Record
+	}
+	return nil
+}
+
+func (x *WorkerAck) GetLate() []byte {
+	if x != nil {
+		return x.Late
+	}
+	return nil
+}
+
+func (x *WorkerAck) GetPayloads() []*Payload {
+	if x != nil {
+		return x.Payloads
+	}
+	return nil
 }
 
 // Built tells the supervisor that a client has built its state (from the
@@ -384,7 +526,7 @@ type Built struct {
 
 func (x *Built) Reset() {
 	*x = Built{}
-	mi := &file_hgpsim_proto_msgTypes[3]
+	mi := &file_hgpsim_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -396,7 +538,7 @@ func (x *Built) String() string {
 func (*Built) ProtoMessage() {}
 
 func (x *Built) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[3]
+	mi := &file_hgpsim_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -409,7 +551,7 @@ func (x *Built) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Built.ProtoReflect.Descriptor instead.
 func (*Built) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{3}
+	return file_hgpsim_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Built) GetClient() int64 {
@@ -450,14 +592,20 @@ type Setup struct {
 	// The supervisor's build (hgpsim version): a worker of another build
 	// refuses the run, since its clients might compute differently. Empty:
 	// not checked.
-	Build         string `protobuf:"bytes,8,opt,name=build,proto3" json:"build,omitempty"`
+	Build string `protobuf:"bytes,8,opt,name=build,proto3" json:"build,omitempty"`
+	// Every worker of the run, as the run names them, in block order; the
+	// worker is the one named worker. Workers send each other what their
+	// clients address to the other's clients.
+	Peers []string `protobuf:"bytes,9,rep,name=peers,proto3" json:"peers,omitempty"`
+	// The first client of each worker's block, in the order of peers.
+	Firsts        []int64 `protobuf:"varint,10,rep,packed,name=firsts,proto3" json:"firsts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Setup) Reset() {
 	*x = Setup{}
-	mi := &file_hgpsim_proto_msgTypes[4]
+	mi := &file_hgpsim_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -469,7 +617,7 @@ func (x *Setup) String() string {
 func (*Setup) ProtoMessage() {}
 
 func (x *Setup) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[4]
+	mi := &file_hgpsim_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -482,7 +630,7 @@ func (x *Setup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Setup.ProtoReflect.Descriptor instead.
 func (*Setup) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{4}
+	return file_hgpsim_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Setup) GetScenario() []byte {
@@ -541,6 +689,20 @@ func (x *Setup) GetBuild() string {
 	return ""
 }
 
+func (x *Setup) GetPeers() []string {
+	if x != nil {
+		return x.Peers
+	}
+	return nil
+}
+
+func (x *Setup) GetFirsts() []int64 {
+	if x != nil {
+		return x.Firsts
+	}
+	return nil
+}
+
 // Hosted answers a Setup: the worker has built its clients (or failed to).
 type Hosted struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -560,7 +722,7 @@ type Hosted struct {
 
 func (x *Hosted) Reset() {
 	*x = Hosted{}
-	mi := &file_hgpsim_proto_msgTypes[5]
+	mi := &file_hgpsim_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -572,7 +734,7 @@ func (x *Hosted) String() string {
 func (*Hosted) ProtoMessage() {}
 
 func (x *Hosted) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[5]
+	mi := &file_hgpsim_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -585,7 +747,7 @@ func (x *Hosted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hosted.ProtoReflect.Descriptor instead.
 func (*Hosted) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{5}
+	return file_hgpsim_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Hosted) GetRun() uint64 {
@@ -636,14 +798,21 @@ type Heartbeat struct {
 	// run's clients, how long it has been building.
 	BusyNanos int64 `protobuf:"varint,3,opt,name=busy_nanos,json=busyNanos,proto3" json:"busy_nanos,omitempty"`
 	// The client of that call (-1 when none, or while building).
-	BusyClient    int64 `protobuf:"varint,4,opt,name=busy_client,json=busyClient,proto3" json:"busy_client,omitempty"`
+	BusyClient int64 `protobuf:"varint,4,opt,name=busy_client,json=busyClient,proto3" json:"busy_client,omitempty"`
+	// How long the worker has waited for other workers' batches of the
+	// round before the one the supervisor opened (0 when it is not
+	// waiting), and for whose: their places among the Setup's peers. The
+	// supervisor opens a round only after every worker has sent its
+	// batches, so a long wait means a batch lost between two workers.
+	WaitingNanos  int64   `protobuf:"varint,5,opt,name=waiting_nanos,json=waitingNanos,proto3" json:"waiting_nanos,omitempty"`
+	WaitingFor    []int64 `protobuf:"varint,6,rep,packed,name=waiting_for,json=waitingFor,proto3" json:"waiting_for,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_hgpsim_proto_msgTypes[6]
+	mi := &file_hgpsim_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -655,7 +824,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[6]
+	mi := &file_hgpsim_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -668,7 +837,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{6}
+	return file_hgpsim_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Heartbeat) GetRun() uint64 {
@@ -699,6 +868,20 @@ func (x *Heartbeat) GetBusyClient() int64 {
 	return 0
 }
 
+func (x *Heartbeat) GetWaitingNanos() int64 {
+	if x != nil {
+		return x.WaitingNanos
+	}
+	return 0
+}
+
+func (x *Heartbeat) GetWaitingFor() []int64 {
+	if x != nil {
+		return x.WaitingFor
+	}
+	return nil
+}
+
 // Release ends a run on a worker: it stops the clients of that run and
 // waits for the next Setup.
 type Release struct {
@@ -711,7 +894,7 @@ type Release struct {
 
 func (x *Release) Reset() {
 	*x = Release{}
-	mi := &file_hgpsim_proto_msgTypes[7]
+	mi := &file_hgpsim_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -723,7 +906,7 @@ func (x *Release) String() string {
 func (*Release) ProtoMessage() {}
 
 func (x *Release) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[7]
+	mi := &file_hgpsim_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -736,7 +919,7 @@ func (x *Release) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Release.ProtoReflect.Descriptor instead.
 func (*Release) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{7}
+	return file_hgpsim_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Release) GetRun() uint64 {
@@ -754,19 +937,7 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\aPayload\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\rR\x04kind\x12\x14\n" +
 	"\x03vec\x18\x02 \x03(\x01B\x02\x10\x01R\x03vec\x12\x12\n" +
-	"\x04mass\x18\x03 \x01(\x01R\x04mass\"\x8b\x02\n" +
-	"\x03Ack\x12\x16\n" +
-	"\x06client\x18\x01 \x01(\x03R\x06client\x12\x14\n" +
-	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x12\n" +
-	"\x04step\x18\x03 \x01(\x03R\x04step\x12\x14\n" +
-	"\x05round\x18\x04 \x01(\x03R\x05round\x12\x18\n" +
-	"\x05links\x18\x05 \x03(\x03B\x02\x10\x01R\x05links\x12\x1c\n" +
-	"\tenvelopes\x18\x06 \x03(\fR\tenvelopes\x12\x14\n" +
-	"\x05stats\x18\a \x01(\fR\x05stats\x12\x16\n" +
-	"\x06result\x18\b \x01(\fR\x06result\x12\x14\n" +
-	"\x05error\x18\t \x01(\tR\x05error\x120\n" +
-	"\bpayloads\x18\n" +
-	" \x03(\v2\x14.hgpsim.wire.PayloadR\bpayloads\"\xf4\x01\n" +
+	"\x04mass\x18\x03 \x01(\x01R\x04mass\"\x9d\x02\n" +
 	"\n" +
 	"WorkerStep\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x12\n" +
@@ -775,13 +946,39 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\x04tick\x18\x04 \x01(\x04R\x04tick\x12\x12\n" +
 	"\x04eval\x18\x05 \x01(\bR\x04eval\x120\n" +
 	"\bpayloads\x18\x06 \x03(\v2\x14.hgpsim.wire.PayloadR\bpayloads\x12\x14\n" +
-	"\x05first\x18\a \x01(\x03R\x05first\x12\x18\n" +
-	"\ainboxes\x18\b \x03(\fR\ainboxes\x12\x10\n" +
-	"\x03run\x18\t \x01(\x04R\x03runB\a\n" +
-	"\x05_spec\"5\n" +
+	"\x05first\x18\a \x01(\x03R\x05first\x12\x10\n" +
+	"\x03run\x18\t \x01(\x04R\x03run\x12\x12\n" +
+	"\x04late\x18\n" +
+	" \x01(\fR\x04late\x12'\n" +
+	"\x0fcontinue_record\x18\v \x01(\bR\x0econtinueRecordB\a\n" +
+	"\x05_specJ\x04\b\b\x10\t\"\xa9\x01\n" +
+	"\tPeerBatch\x12\x10\n" +
+	"\x03run\x18\x01 \x01(\x04R\x03run\x12\x14\n" +
+	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x12\n" +
+	"\x04step\x18\x03 \x01(\x03R\x04step\x12\x12\n" +
+	"\x04from\x18\x04 \x01(\x03R\x04from\x120\n" +
+	"\bpayloads\x18\x05 \x03(\v2\x14.hgpsim.wire.PayloadR\bpayloads\x12\x1a\n" +
+	"\boutboxes\x18\x06 \x03(\fR\boutboxes\"\xfb\x02\n" +
+	"\tWorkerAck\x12\x10\n" +
+	"\x03run\x18\x01 \x01(\x04R\x03run\x12\x14\n" +
+	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x12\n" +
+	"\x04step\x18\x03 \x01(\x03R\x04step\x12\x16\n" +
+	"\x06worker\x18\x04 \x01(\x03R\x06worker\x12\x14\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\x12!\n" +
+	"\ferror_client\x18\x06 \x01(\x03R\verrorClient\x12\x1f\n" +
+	"\verror_round\x18\a \x01(\x03R\n" +
+	"errorRound\x12\x14\n" +
+	"\x05stats\x18\b \x03(\fR\x05stats\x12\x18\n" +
+	"\aresults\x18\t \x03(\fR\aresults\x12\x14\n" +
+	"\x05links\x18\n" +
+	" \x01(\x04R\x05links\x12\x1c\n" +
+	"\atraffic\x18\v \x03(\x03B\x02\x10\x01R\atraffic\x12\x16\n" +
+	"\x06record\x18\f \x01(\fR\x06record\x12\x12\n" +
+	"\x04late\x18\r \x01(\fR\x04late\x120\n" +
+	"\bpayloads\x18\x0e \x03(\v2\x14.hgpsim.wire.PayloadR\bpayloads\"5\n" +
 	"\x05Built\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\x03R\x06client\x12\x14\n" +
-	"\x05error\x18\x02 \x01(\tR\x05error\"\xfe\x01\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\"\xb0\x02\n" +
 	"\x05Setup\x12\x1a\n" +
 	"\bscenario\x18\x01 \x01(\fR\bscenario\x12\x1c\n" +
 	"\aclients\x18\x02 \x03(\x03B\x02\x10\x01R\aclients\x12-\n" +
@@ -790,20 +987,26 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\x03run\x18\x05 \x01(\x04R\x03run\x12'\n" +
 	"\x0fheartbeat_nanos\x18\x06 \x01(\x03R\x0eheartbeatNanos\x12\x16\n" +
 	"\x06worker\x18\a \x01(\tR\x06worker\x12\x14\n" +
-	"\x05build\x18\b \x01(\tR\x05build\"x\n" +
+	"\x05build\x18\b \x01(\tR\x05build\x12\x14\n" +
+	"\x05peers\x18\t \x03(\tR\x05peers\x12\x1a\n" +
+	"\x06firsts\x18\n" +
+	" \x03(\x03B\x02\x10\x01R\x06firsts\"x\n" +
 	"\x06Hosted\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\x04R\x03run\x12\x16\n" +
 	"\x06worker\x18\x02 \x01(\tR\x06worker\x12\x1c\n" +
 	"\aclients\x18\x03 \x03(\x03B\x02\x10\x01R\aclients\x12\x10\n" +
 	"\x03ids\x18\x04 \x03(\tR\x03ids\x12\x14\n" +
-	"\x05error\x18\x05 \x01(\tR\x05error\"u\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\"\xbf\x01\n" +
 	"\tHeartbeat\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\x04R\x03run\x12\x16\n" +
 	"\x06worker\x18\x02 \x01(\tR\x06worker\x12\x1d\n" +
 	"\n" +
 	"busy_nanos\x18\x03 \x01(\x03R\tbusyNanos\x12\x1f\n" +
 	"\vbusy_client\x18\x04 \x01(\x03R\n" +
-	"busyClient\"\x1b\n" +
+	"busyClient\x12#\n" +
+	"\rwaiting_nanos\x18\x05 \x01(\x03R\fwaitingNanos\x12#\n" +
+	"\vwaiting_for\x18\x06 \x03(\x03B\x02\x10\x01R\n" +
+	"waitingFor\"\x1b\n" +
 	"\aRelease\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\x04R\x03runB\rZ\vhgpsim/wireb\x06proto3"
 
@@ -819,25 +1022,27 @@ func file_hgpsim_proto_rawDescGZIP() []byte {
 	return file_hgpsim_proto_rawDescData
 }
 
-var file_hgpsim_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_hgpsim_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_hgpsim_proto_goTypes = []any{
 	(*Payload)(nil),    // 0: hgpsim.wire.Payload
-	(*Ack)(nil),        // 1: hgpsim.wire.Ack
-	(*WorkerStep)(nil), // 2: hgpsim.wire.WorkerStep
-	(*Built)(nil),      // 3: hgpsim.wire.Built
-	(*Setup)(nil),      // 4: hgpsim.wire.Setup
-	(*Hosted)(nil),     // 5: hgpsim.wire.Hosted
-	(*Heartbeat)(nil),  // 6: hgpsim.wire.Heartbeat
-	(*Release)(nil),    // 7: hgpsim.wire.Release
+	(*WorkerStep)(nil), // 1: hgpsim.wire.WorkerStep
+	(*PeerBatch)(nil),  // 2: hgpsim.wire.PeerBatch
+	(*WorkerAck)(nil),  // 3: hgpsim.wire.WorkerAck
+	(*Built)(nil),      // 4: hgpsim.wire.Built
+	(*Setup)(nil),      // 5: hgpsim.wire.Setup
+	(*Hosted)(nil),     // 6: hgpsim.wire.Hosted
+	(*Heartbeat)(nil),  // 7: hgpsim.wire.Heartbeat
+	(*Release)(nil),    // 8: hgpsim.wire.Release
 }
 var file_hgpsim_proto_depIdxs = []int32{
-	0, // 0: hgpsim.wire.Ack.payloads:type_name -> hgpsim.wire.Payload
-	0, // 1: hgpsim.wire.WorkerStep.payloads:type_name -> hgpsim.wire.Payload
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	0, // 0: hgpsim.wire.WorkerStep.payloads:type_name -> hgpsim.wire.Payload
+	0, // 1: hgpsim.wire.PeerBatch.payloads:type_name -> hgpsim.wire.Payload
+	0, // 2: hgpsim.wire.WorkerAck.payloads:type_name -> hgpsim.wire.Payload
+	3, // [3:3] is the sub-list for method output_type
+	3, // [3:3] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_hgpsim_proto_init() }
@@ -845,14 +1050,14 @@ func file_hgpsim_proto_init() {
 	if File_hgpsim_proto != nil {
 		return
 	}
-	file_hgpsim_proto_msgTypes[2].OneofWrappers = []any{}
+	file_hgpsim_proto_msgTypes[1].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hgpsim_proto_rawDesc), len(file_hgpsim_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -196,52 +197,68 @@ func must[T any](v T, err error) T {
 	return v
 }
 
-// TestSameBytesAsGenerated checks the encodings against bytes the
-// generated protobuf code gave for the same values before the codec
-// replaced it (testdata): the wire format has not changed.
-func TestSameBytesAsGenerated(t *testing.T) {
+var update = flag.Bool("update", false, "rewrite the golden encodings in testdata")
+
+// TestGoldenBytes checks the encodings against bytes kept in testdata:
+// the wire format changes only on purpose (go test ./wire -update).
+func TestGoldenBytes(t *testing.T) {
 	spec := &optim.PhaseSpec{Name: "sgp", Rounds: 40, EvalEvery: 10, Step: 3, Tick: optim.Continue, Track: true,
 		Offset: 20, Continued: true, Total: 60, States: [][]byte{{1, 2, 3}, nil}}
 	shared := []float64{1.5, -0.25, 3e-300, 0}
 	model := optim.Payload{Kind: optim.KindModel, Vec: shared, Mass: 0.5}
-	in := [][]optim.Message{
-		{{From: 0, Round: 19, Phase: "sgp", Weight: 0.5, Payload: model},
-			{From: 2, Round: 19, Phase: "sgp", Weight: 0.25, Payload: optim.Payload{Kind: optim.KindDual, Vec: []float64{-1, 2}}}},
-		nil,
-		{{From: 0, Round: 19, Phase: "sgp", Weight: 0.5, Payload: model},
-			{From: 1, Round: 19, Phase: "sgp", Payload: optim.Payload{Kind: optim.KindControl, Vec: []float64{}}}},
+	late := []optim.LateMessage{
+		{Due: 21, To: 4, Pushed: true, Msg: optim.Message{From: 0, Round: 19, Phase: "sgp", Weight: 0.5, Payload: model}},
+		{Due: 22, To: 5, Pushed: true, Msg: optim.Message{From: 0, Round: 19, Phase: "sgp", Weight: 0.5, Payload: model}},
+		{Due: 22, To: 5, Msg: optim.Message{From: 2, Round: 19, Phase: "sgp", Payload: optim.Payload{Kind: optim.KindDual, Vec: []float64{-1, 2}}}},
 	}
-	golden(t, "workerstep", NewWorkerStep(7, 0, spec, 123, true, 4, in))
+	step := NewWorkerStep(7, 0, spec, 123, true, 4)
+	step.Run, step.ContinueRecord = 99, true
+	step.SetLate(late)
+	golden(t, "workerstep", step)
+
+	nw, err := (&graph.FullyConnected{}).Build(4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports := make([]*optim.Port, 2)
+	for i := range ports {
+		ports[i] = optim.NewPort(nw, i)
+		r := ports[i].Open("sgp", 19, 5)
+		optim.Push(ports[i], r.Links, optim.Payload{Kind: optim.KindModel, Vec: []float64{float64(i), 0.25}, Mass: 0.5})
+	}
+	optim.Send(ports[1], []int{3}, optim.Payload{Kind: optim.KindControl, Vec: []float64{7}})
+	golden(t, "peerbatch", NewPeerBatch(99, 7, 5, 0, ports, 2, 4))
 
 	st := optim.Stats{TrainLoss: 0.5, TrainAcc: 0.75, ValLoss: 0.625, ValAcc: 0.5, TestN: 30, ValN: 20, TrainN: 100,
 		X: []float64{1, 2, 3}, Weight: 0.125}
-	push := []float64{4, 5, 6}
-	es := []optim.Envelope{
-		{To: 0, Weight: 0.5, Pushed: true, Payload: optim.Payload{Kind: optim.KindModel, Vec: push, Mass: 0.5}},
-		{To: 2, Weight: 0.5, Pushed: true, Payload: optim.Payload{Kind: optim.KindModel, Vec: push, Mass: 0.5}},
-		{To: 3, Payload: optim.Payload{Kind: optim.KindUpdate, Vec: []float64{7}}},
-	}
-	m := NewAck(1, 7, 5, 4, nil, st, optim.Result{State: []byte("state")}, errors.New("boom"))
-	m.Links = []int64{0, 2, 3}
-	var tb payloadTable
-	for _, e := range es {
-		w := envelope{Envelope: e}
-		if w.Ref = tb.ref(e.Payload); w.Ref > 0 {
-			w.Payload = optim.Payload{}
-		}
-		m.Envelopes = append(m.Envelopes, encode(&w))
-	}
-	m.Payloads = tb.list
-	golden(t, "ack", m)
+	a := NewWorkerAck(99, 7, 5, 1)
+	a.AddStats(&st)
+	a.AddStats(&optim.Stats{})
+	a.AddResult(&optim.Result{State: []byte("state")})
+	a.AddResult(&optim.Result{})
+	a.Links = LinksDigest(LinksDigest(DigestStart, 2, []int{0, 2, 3}), 3, []int{3})
+	a.Traffic = []int64{12, 960, 1, 0, 2, 4242}
+	a.SetLate(late[1:])
+	golden(t, "workerack", a)
+	failed := NewWorkerAck(99, 7, 5, 1)
+	failed.SetError(3, 24, errors.New("boom"))
+	golden(t, "workerack-error", failed)
 }
 
 func golden(t *testing.T, name string, m proto.Message) {
 	t.Helper()
-	want, err := os.ReadFile("testdata/" + name + ".hex")
+	got := hex.EncodeToString(must(Marshal(m)))
+	path := "testdata/" + name + ".hex"
+	if *update {
+		if err := os.WriteFile(path, []byte(got+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := hex.EncodeToString(must(Marshal(m)))
 	if got != strings.TrimSpace(string(want)) {
 		t.Errorf("%s:\n got %s\nwant %s", name, got, want)
 	}
@@ -251,23 +268,20 @@ func TestWorkerStepRoundTrip(t *testing.T) {
 	g := newGen(12)
 	for range 200 {
 		shared := g.payload()
-		inboxes := make([][]optim.Message, g.r.IntN(6))
-		refs := 0
-		for k := range inboxes {
-			for range g.r.IntN(5) {
-				m := g.message()
-				if g.r.IntN(2) == 0 {
-					m.Payload = shared
-					refs++
-				}
-				inboxes[k] = append(inboxes[k], m)
+		late := make([]optim.LateMessage, g.r.IntN(6))
+		for k := range late {
+			late[k] = optim.LateMessage{Due: uint64(g.int()), To: g.int(), Pushed: g.r.IntN(2) == 0, Msg: g.message()}
+			if g.r.IntN(2) == 0 {
+				late[k].Msg.Payload = shared
 			}
 		}
 		var spec *optim.PhaseSpec
 		if g.r.IntN(2) == 0 {
 			spec = g.spec()
 		}
-		st := transit(t, NewWorkerStep(3, 4, spec, 77, true, 5, inboxes))
+		m := NewWorkerStep(3, 4, spec, 77, true, 5)
+		m.SetLate(late)
+		st := transit(t, m)
 		if st.GetFirst() != 5 || st.GetStep() != 4 || st.GetTick() != 77 || !st.GetEval() {
 			t.Fatalf("worker step header: %v", st)
 		}
@@ -278,22 +292,18 @@ func TestWorkerStepRoundTrip(t *testing.T) {
 		if spec != nil {
 			same(t, "spec", *spec, *gotSpec)
 		}
-		got := must(st.OptimInboxes())
-		if len(inboxes) == 0 {
-			inboxes = nil
+		got := must(st.OptimLate())
+		if len(late) == 0 {
+			late = nil
 		}
-		same(t, "inboxes", inboxes, got)
-		if refs > 1 && len(shared.Vec) > 0 {
-			var first *float64
-			for k := range inboxes {
-				for j, m := range inboxes[k] {
-					if len(m.Vec) > 0 && &m.Vec[0] == &shared.Vec[0] {
-						if first == nil {
-							first = &got[k][j].Vec[0]
-						} else if &got[k][j].Vec[0] != first {
-							t.Fatal("a shared payload was decoded twice")
-						}
-					}
+		same(t, "late", late, got)
+		var first *float64
+		for k := range late {
+			if len(shared.Vec) > 0 && len(late[k].Msg.Vec) > 0 && &late[k].Msg.Vec[0] == &shared.Vec[0] {
+				if first == nil {
+					first = &got[k].Msg.Vec[0]
+				} else if &got[k].Msg.Vec[0] != first {
+					t.Fatal("a shared payload was decoded twice")
 				}
 			}
 		}
@@ -303,56 +313,164 @@ func TestWorkerStepRoundTrip(t *testing.T) {
 // TestZeroPhaseCrosses checks that a phase whose fields are all zero still
 // reaches the worker (the spec field has presence).
 func TestZeroPhaseCrosses(t *testing.T) {
-	st := transit(t, NewWorkerStep(1, 0, &optim.PhaseSpec{}, 0, false, 0, nil))
+	st := transit(t, NewWorkerStep(1, 0, &optim.PhaseSpec{}, 0, false, 0))
 	if p := must(st.OptimSpec()); p == nil {
 		t.Fatal("a zero phase was lost")
 	}
 }
 
-// An ack carries the port of a real round: the links the network realized
-// and what the behaviour pushed and sent over them.
-func TestAckRoundTrip(t *testing.T) {
-	const n, self = 5, 2
+// A batch carries what the ports of a real round addressed to one block
+// of receivers, and nothing else.
+func TestPeerBatchRoundTrip(t *testing.T) {
+	const n = 6
 	nw, err := (&graph.FullyConnected{}).Build(n, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := optim.NewPort(nw, self)
-	r := port.Open("mix", 4, 99)
-	optim.Push(port, r.Links, optim.Payload{Kind: optim.KindModel, Vec: []float64{1, 2, 3}, Mass: 0.25})
-	optim.Send(port, []int{0, 4}, optim.Payload{Kind: optim.KindControl, Vec: []float64{math.Copysign(0, -1)}})
-
 	g := newGen(11)
 	for range 50 {
-		stats := g.stats()
-		res := optim.Result{Data: g.bytes(), State: g.bytes(), Stateless: g.name()}
-		a := transit(t, NewAck(self, 3, 5, 4, port, stats, res, nil))
-		if a.GetClient() != self || a.GetEpoch() != 3 || a.GetStep() != 5 || a.GetRound() != 4 || a.Err() != nil {
+		ports := make([]*optim.Port, 3)
+		for k := range ports {
+			if g.r.IntN(4) == 0 {
+				continue // a sender with no round opened
+			}
+			p := optim.NewPort(nw, k)
+			r := p.Open("mix", 4, 99)
+			optim.Push(p, r.Links, optim.Payload{Kind: optim.KindModel, Vec: g.vec(), Mass: g.float()})
+			optim.Send(p, []int{g.r.IntN(n), g.r.IntN(n)}, g.payload())
+			ports[k] = p
+		}
+		first, last := 2+g.r.IntN(2), 4+g.r.IntN(3)
+		b := transit(t, NewPeerBatch(8, 3, 5, 1, ports, first, last))
+		if b.GetRun() != 8 || b.GetEpoch() != 3 || b.GetStep() != 5 || b.GetFrom() != 1 {
+			t.Fatalf("batch header: %v", b)
+		}
+		var want []Outbox
+		for _, p := range ports {
+			if p == nil {
+				continue
+			}
+			o := Outbox{From: p.Round().Self}
+			for _, e := range p.Envelopes() {
+				if e.To >= first && e.To < last {
+					o.Envelopes = append(o.Envelopes, e)
+				}
+			}
+			if len(o.Envelopes) > 0 {
+				want = append(want, o)
+			}
+		}
+		got := must(b.OptimOutboxes())
+		same(t, "outboxes", want, got)
+		// A pushed vector crosses once per batch, and the envelopes that
+		// carried it share it again after decoding.
+		for _, o := range got {
+			var pushed *float64
+			for _, e := range o.Envelopes {
+				if e.Pushed && len(e.Vec) > 0 {
+					if pushed == nil {
+						pushed = &e.Vec[0]
+					} else if pushed != &e.Vec[0] {
+						t.Fatal("the pushed envelopes do not share their decoded vector")
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestWorkerAckRoundTrip(t *testing.T) {
+	g := newGen(13)
+	for range 50 {
+		stats := []optim.Stats{g.stats(), g.stats(), {}}
+		res := []optim.Result{{Data: g.bytes(), State: g.bytes(), Stateless: g.name()}, {}, {Data: g.bytes()}}
+		late := []optim.LateMessage{{Due: 3, To: 1, Pushed: true, Msg: g.message()}}
+		m := NewWorkerAck(5, 3, 7, 2)
+		for k := range stats {
+			m.AddStats(&stats[k])
+			m.AddResult(&res[k])
+		}
+		m.SetLate(late)
+		a := transit(t, m)
+		if a.GetRun() != 5 || a.GetEpoch() != 3 || a.GetStep() != 7 || a.GetWorker() != 2 || a.Err() != nil {
 			t.Fatalf("ack header: %v", a)
 		}
-		same(t, "links", r.Links, must(a.OptimLinks()))
-		same(t, "envelopes", port.Envelopes(), must(a.OptimEnvelopes()))
-		same(t, "stats", stats, must(a.OptimStats()))
-		same(t, "result", res, must(a.OptimResult()))
-		// The pushed vector crosses once, and the envelopes that carried
-		// it share it again after decoding.
-		if len(a.GetPayloads()) != 2 {
-			t.Fatalf("%d payloads in the table, want 2 (the push and the send)", len(a.GetPayloads()))
+		gotStats, gotRes := make([]optim.Stats, 3), make([]optim.Result, 3)
+		if err := a.OptimStats(gotStats); err != nil {
+			t.Fatal(err)
 		}
-		if es := must(a.OptimEnvelopes()); &es[0].Vec[0] != &es[len(r.Links)-1].Vec[0] {
-			t.Fatal("the pushed envelopes do not share their decoded vector")
+		if err := a.OptimResults(gotRes); err != nil {
+			t.Fatal(err)
+		}
+		same(t, "stats", stats, gotStats)
+		same(t, "results", res, gotRes)
+		same(t, "late", late, must(a.OptimLate()))
+		if err := a.OptimStats(make([]optim.Stats, 2)); err == nil {
+			t.Fatal("stats of 3 clients decoded into 2")
 		}
 	}
-
-	failed := transit(t, NewAck(self, 3, 5, 4, nil, optim.Stats{}, optim.Result{}, fmt.Errorf("diverged: %w", optim.ErrNonFinite)))
-	if err := failed.Err(); err == nil || err.Error() != "diverged: "+optim.ErrNonFinite.Error() {
-		t.Fatalf("error: %v", err)
+	failed := NewWorkerAck(1, 2, 3, 0)
+	failed.SetError(4, 9, fmt.Errorf("diverged: %w", optim.ErrNonFinite))
+	a := transit(t, failed)
+	if err := a.Err(); err == nil || err.Error() != "diverged: "+optim.ErrNonFinite.Error() || a.GetErrorClient() != 4 || a.GetErrorRound() != 9 {
+		t.Fatalf("error: %v", a)
 	}
-	if len(failed.GetLinks()) != 0 || len(failed.GetEnvelopes()) != 0 || len(failed.GetStats()) != 0 || len(failed.GetResult()) != 0 {
-		t.Fatal("an ack without a port, stats or result carries them")
-	}
-	if err := transit(t, NewAck(0, 0, 0, 0, nil, optim.Stats{}, optim.Result{}, errors.New(""))).Err(); err == nil {
+	empty := NewWorkerAck(0, 0, 0, 0)
+	empty.SetError(0, 0, errors.New(""))
+	if err := transit(t, empty).Err(); err == nil {
 		t.Fatal("an error with an empty text reads as success")
+	}
+}
+
+// The delivery record's columns copy back bit for bit, and only the
+// worker's columns are written.
+func TestRecordColumns(t *testing.T) {
+	const n = 5
+	g := newGen(14)
+	src, dst := optim.NewDeliveryRecord(n), optim.NewDeliveryRecord(n)
+	for i := range n {
+		for j := range n {
+			src.WeightSum[i][j], src.Count[i][j] = g.float(), g.float()
+			dst.WeightSum[i][j], dst.Count[i][j] = -1, -1
+		}
+		src.Online[i], dst.Online[i] = g.float(), -1
+	}
+	first, last, err := ApplyRecordColumns(dst, NewRecordColumns(src, 1, 3))
+	if err != nil || first != 1 || last != 3 {
+		t.Fatalf("columns %d–%d: %v", first, last, err)
+	}
+	for i := range n {
+		for j := range n {
+			in := j >= 1 && j < 3
+			if in != (math.Float64bits(dst.WeightSum[i][j]) == math.Float64bits(src.WeightSum[i][j])) ||
+				in != (math.Float64bits(dst.Count[i][j]) == math.Float64bits(src.Count[i][j])) {
+				t.Fatalf("entry %d→%d: %v, %v (source %v, %v)", i, j, dst.WeightSum[i][j], dst.Count[i][j], src.WeightSum[i][j], src.Count[i][j])
+			}
+		}
+		if in := i >= 1 && i < 3; in != (math.Float64bits(dst.Online[i]) == math.Float64bits(src.Online[i])) {
+			t.Fatalf("online %d: %v (source %v)", i, dst.Online[i], src.Online[i])
+		}
+	}
+	if _, _, err := ApplyRecordColumns(optim.NewDeliveryRecord(2), NewRecordColumns(src, 1, 3)); err == nil {
+		t.Fatal("the columns of 5 clients fitted a record of 2")
+	}
+}
+
+// The digest tells links apart, and which client realized them.
+func TestLinksDigest(t *testing.T) {
+	a := LinksDigest(DigestStart, 1, []int{0, 1, 2})
+	for _, other := range []uint64{
+		LinksDigest(DigestStart, 1, []int{0, 1}),
+		LinksDigest(DigestStart, 2, []int{0, 1, 2}),
+		LinksDigest(DigestStart, 1, []int{0, 2, 1}),
+		LinksDigest(LinksDigest(DigestStart, 1, []int{0, 1}), 2, nil),
+	} {
+		if other == a {
+			t.Fatalf("digest %x for different links", a)
+		}
+	}
+	if a != LinksDigest(DigestStart, 1, []int{0, 1, 2}) {
+		t.Fatal("the digest is not a function of its input")
 	}
 }
 
@@ -368,21 +486,24 @@ func TestBuiltRoundTrip(t *testing.T) {
 
 func TestDecodeRejects(t *testing.T) {
 	// Kind 256 does not fit optim.Kind.
-	if _, err := (&WorkerStep{Payloads: []*Payload{{Kind: 256}}, Inboxes: [][]byte{{}}}).OptimInboxes(); err == nil {
+	box := codec.MustMarshal(&outbox{From: 1, Envelopes: []envelope{{Ref: 1}}})
+	if _, err := (&PeerBatch{Payloads: []*Payload{{Kind: 256}}, Outboxes: [][]byte{box}}).OptimOutboxes(); err == nil {
 		t.Error("payload kind 256 accepted")
 	}
-	ref := codec.MustMarshal(&inbox{Messages: []delivery{{Ref: 2}}})
-	if _, err := (&WorkerStep{Inboxes: [][]byte{ref}}).OptimInboxes(); err == nil {
+	if _, err := (&PeerBatch{Outboxes: [][]byte{box}}).OptimOutboxes(); err == nil {
 		t.Error("a reference outside the payload table was accepted")
 	}
-	env := codec.MustMarshal(&envelope{Ref: -1})
-	if _, err := (&Ack{Envelopes: [][]byte{env}}).OptimEnvelopes(); err == nil {
+	if _, err := (&PeerBatch{Payloads: []*Payload{{}}, Outboxes: [][]byte{box, box}}).OptimOutboxes(); err == nil {
+		t.Error("two outboxes of one sender were accepted")
+	}
+	late := codec.MustMarshal(&lateList{Messages: []lateMessage{{Msg: delivery{Ref: -1}}}})
+	if _, err := (&WorkerStep{Late: late}).OptimLate(); err == nil {
 		t.Error("a negative reference was accepted")
 	}
 	if _, err := (&WorkerStep{Spec: []byte{0x0a, 0x05, 'a'}}).OptimSpec(); err == nil {
 		t.Error("a truncated phase was accepted")
 	}
-	if _, err := (&Ack{Stats: []byte{0x08, 0x01}}).OptimStats(); err == nil {
+	if err := (&WorkerAck{Stats: [][]byte{{0x08, 0x01}}}).OptimStats(make([]optim.Stats, 1)); err == nil {
 		t.Error("stats with a varint loss were accepted")
 	}
 }
@@ -415,12 +536,23 @@ func TestEncodedSize(t *testing.T) {
 	if msg-pl != 24 {
 		t.Errorf("message header %d bytes, want 24 (28 with the payload's and the message's length prefixes)", msg-pl)
 	}
-	st := NewWorkerStep(12, 18, nil, 4242, true, 0, [][]optim.Message{inbox})
-	size := proto.Size(st)
-	if size < k*8*d || size > k*(8*d+64) {
-		t.Errorf("step with %d messages of d = %d: %d bytes", k, d, size)
+	// A batch of k senders pushing to the same receivers: each vector once.
+	nw, err := (&graph.FullyConnected{}).Build(k+2, 1)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if b := must(Marshal(st)); len(b) != size || !bytes.Equal(b, must(Marshal(st))) {
+	ports := make([]*optim.Port, k)
+	for i := range ports {
+		ports[i] = optim.NewPort(nw, i)
+		r := ports[i].Open("lower", 17, 3)
+		optim.Push(ports[i], r.Links, inbox[i].Payload)
+	}
+	b := NewPeerBatch(1, 12, 18, 0, ports, k, k+2)
+	size := proto.Size(b)
+	if size < k*8*d || size > k*(8*d+16+2*40) {
+		t.Errorf("batch of %d senders with d = %d to 2 receivers: %d bytes", k, d, size)
+	}
+	if b := must(Marshal(b)); len(b) != size || !bytes.Equal(b, must(Marshal(NewPeerBatch(1, 12, 18, 0, ports, k, k+2)))) {
 		t.Errorf("proto.Size %d, encoded %d, or two encodings differ", size, len(b))
 	}
 }
