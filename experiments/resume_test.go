@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"hgpsim/graph"
 	"hgpsim/models"
@@ -34,6 +35,10 @@ func newKillEnv(sc scenarios.Scenario, dir string, every int) *killEnv {
 	e := run.NewEnv(sc, dir, nil)
 	return &killEnv{Env: e, RunFolders: e.(run.RunFolders), every: every}
 }
+
+// checkpointInterval implements checkpointPacer: a checkpoint at every
+// boundary.
+func (k *killEnv) checkpointInterval() time.Duration { return 0 }
 
 func (k *killEnv) NewDriver(nw *graph.Network, f optim.ClientFactory) (optim.Driver, func(), error) {
 	d, release, err := k.Env.NewDriver(nw, f)
@@ -191,6 +196,15 @@ func TestExperimentsNeverLoseWork(t *testing.T) {
 				t.Fatal(err)
 			}
 			sameOutputs(t, "killed and continued", want, outputs(t, dir))
+			for _, f := range runFolders(t, clean) {
+				for _, name := range []string{runScenarioFile, runStreamFile, runDoneFile} {
+					a, _ := os.ReadFile(filepath.Join(f, name))
+					b, err := os.ReadFile(filepath.Join(dir, run.ExperimentRunsDir, filepath.Base(f), name))
+					if err != nil || !bytes.Equal(a, b) {
+						t.Errorf("%s/%s differs from the uninterrupted run's (%v)", filepath.Base(f), name, err)
+					}
+				}
+			}
 			if c.name != "hgp-error" && (kills == 0 || resumed == 0) {
 				t.Errorf("%d kills, %d runs resumed from a checkpoint: the test tests nothing", kills, resumed)
 			}
@@ -262,7 +276,7 @@ func TestStreamRoundTrip(t *testing.T) {
 	ev := &optim.RoundEvent{Phase: "sgp", Step: 3, Round: -1, Rounds: 7, Traffic: optim.Traffic{Messages: 5, Bytes: 1 << 40, Dropped: 2},
 		Clients: []optim.Stats{{TrainLoss: 0.5, TrainAcc: 1, ValLoss: 2, ValAcc: 3, TestLoss: 4, TestAcc: 5, OuterLoss: 6, TrainN: 7, ValN: 8, TestN: 9,
 			X: []float64{1}, Hyper: []float64{}, Weight: 0.25}, {Hyper: []float64{-0.0, 1e-300}}}}
-	rep := &optim.PhaseReport{Spec: &optim.PhaseSpec{Name: "p", Rounds: 2, EvalEvery: 1, Step: 4, Tick: -1, Args: []byte{}, PerClient: [][]byte{nil, {1, 2}},
+	rep := &optim.PhaseReport{Spec: &optim.PhaseSpec{Name: "p", Rounds: 2, EvalEvery: 1, Step: 4, Tick: 5, Args: []byte{}, PerClient: [][]byte{nil, {1, 2}},
 		Offset: 6, Continued: true, Total: 9, States: [][]byte{{1}}},
 		Traffic: optim.Traffic{Messages: 1}, Results: []optim.Result{{Data: []byte{3}, State: nil, Stateless: "x"}},
 		Delivered: &optim.DeliveryRecord{Rounds: 2, WeightSum: [][]float64{{1, 2}}, Count: [][]float64{nil}, Online: []float64{}},
@@ -284,7 +298,7 @@ func TestStreamRoundTrip(t *testing.T) {
 		t.Errorf("event %+v, want %+v", gotEv, wantEv)
 	}
 	wantSpec := *rep.Spec
-	wantSpec.States = nil
+	wantSpec.States, wantSpec.Tick = nil, 0
 	wantRep := *rep
 	wantRep.Spec, wantRep.Late = &wantSpec, nil
 	if !sameGob(t, gotRep, &wantRep) || gotRep.Spec.Args == nil || gotRep.Spec.PerClient[0] != nil || gotRep.Results[0].State != nil ||

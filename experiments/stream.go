@@ -17,8 +17,10 @@ import (
 // for nil, then its elements — so nil and empty read back as they were
 // sent.
 //
-// Left out are what only a driver needs (a phase's States, Late messages
-// and Delivered input, a report's Late messages) and the clients'
+// Left out are what only a driver needs (a phase's Tick, which a run
+// resumed from a checkpoint states where the original continued, its
+// States, Late messages and Delivered input, a report's Late messages;
+// they read back as zero) and the clients'
 // parameter views Stats.X: n vectors of the model's size at every
 // evaluation would make the record as large as the run's checkpoints
 // many times over, and no experiment reads them. The live sink receives
@@ -50,7 +52,6 @@ func appendRecord(b []byte, ev *optim.RoundEvent, rep *optim.PhaseReport) []byte
 		e.int(s.Rounds)
 		e.int(s.EvalEvery)
 		e.int(s.Step)
-		e.int(int(s.Tick))
 		e.bytes(s.Args)
 		e.len(len(s.PerClient), s.PerClient == nil)
 		for _, a := range s.PerClient {
@@ -102,7 +103,7 @@ func nextRecord(b []byte) (ev *optim.RoundEvent, rep *optim.PhaseReport, rest []
 	case recEvaluated:
 		ev = &optim.RoundEvent{Phase: d.str(), Step: d.int(), Round: d.int(), Rounds: d.int(), Traffic: d.traffic(), Clients: d.stats()}
 	case recFinished:
-		s := &optim.PhaseSpec{Name: d.str(), Rounds: d.int(), EvalEvery: d.int(), Step: d.int(), Tick: int64(d.int()), Args: d.bytes()}
+		s := &optim.PhaseSpec{Name: d.str(), Rounds: d.int(), EvalEvery: d.int(), Step: d.int(), Args: d.bytes()}
 		if m, ok := d.len(); ok {
 			s.PerClient = make([][]byte, m)
 			for i := range s.PerClient {
