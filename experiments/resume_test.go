@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -275,7 +276,7 @@ func runFoldersIfAny(dir string) []string {
 func TestStreamRoundTrip(t *testing.T) {
 	ev := &optim.RoundEvent{Phase: "sgp", Step: 3, Round: -1, Rounds: 7, Traffic: optim.Traffic{Messages: 5, Bytes: 1 << 40, Dropped: 2},
 		Clients: []optim.Stats{{TrainLoss: 0.5, TrainAcc: 1, ValLoss: 2, ValAcc: 3, TestLoss: 4, TestAcc: 5, OuterLoss: 6, TrainN: 7, ValN: 8, TestN: 9,
-			X: []float64{1}, Hyper: []float64{}, Weight: 0.25}, {Hyper: []float64{-0.0, 1e-300}}}}
+			X: []float64{1}, Hyper: []float64{}, Weight: 0.25}, {Hyper: []float64{math.Copysign(0, -1), 1e-300, math.NaN()}}}}
 	rep := &optim.PhaseReport{Spec: &optim.PhaseSpec{Name: "p", Rounds: 2, EvalEvery: 1, Step: 4, Tick: 5, Args: []byte{}, PerClient: [][]byte{nil, {1, 2}},
 		Offset: 6, Continued: true, Total: 9, States: [][]byte{{1}}},
 		Traffic: optim.Traffic{Messages: 1}, Results: []optim.Result{{Data: []byte{3}, State: nil, Stateless: "x"}},

@@ -55,10 +55,10 @@ start=$(date +%s.%N)
 wall=$(echo "$(date +%s.%N) - $start" | bc)
 echo "uninterrupted experiment: $(count "$ref"/runs/*/done.json) runs in ${wall%.*} s"
 
-# Kill moments: uniform in [0.5 s, a third of the uninterrupted wall
+# Kill moments: uniform in [0.5 s, a fifth of the uninterrupted wall
 # time] after each start, so that every attempt gets somewhere and the
 # kills spread over the whole experiment.
-max_ms=$(echo "$wall * 1000 / 3" | bc)
+max_ms=$(echo "$wall * 1000 / 5" | bc)
 echo "kill moments seeded with SEED=$seed"
 for k in $(seq 1 "$kills"); do
 	delay_ms=$((500 + (RANDOM * 32768 + RANDOM) % (max_ms > 500 ? max_ms - 500 : 1)))
