@@ -154,6 +154,13 @@ func executeIn(ctx context.Context, env scenarios.Env, dir string, replayOnly bo
 	}
 	defer closeDriver()
 	if _, err := drv.Execute(ctx, cps, cps.Sink(rec)); err != nil {
+		var ce *optim.ClientError
+		if rec.resumed && errors.As(err, &ce) && ce.Phase == optim.PhaseLoadState {
+			// The sink has seen the run's start: it cannot start over in
+			// this invocation, but the next one must not resume again.
+			_ = os.Remove(filepath.Join(dir, runCheckpointFile))
+			return scenarios.Invalid(filepath.Join(dir, runCheckpointFile), "a client refused its saved state (%v); the checkpoint was removed: run the experiment again to start this run over", err)
+		}
 		return err
 	}
 	return rec.finish(dir)
