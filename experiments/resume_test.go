@@ -158,6 +158,7 @@ func TestExperimentsNeverLoseWork(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			sc.Runtime.Driver = "actors" // checkpoints saved and loaded inside the clients' actors
 			return sc
 		}},
 		{"weighted-nodes", func() scenarios.Scenario {
