@@ -166,7 +166,7 @@ func executeIn(ctx context.Context, env scenarios.Env, dir string, replayOnly bo
 	return rec.finish(dir)
 }
 
-// readDone reads and checks dir's done.json against its stream.bin.
+// readDone reads dir's done.json (replayStream checks the stream against it).
 func readDone(dir string) (*runDone, error) {
 	b, err := os.ReadFile(filepath.Join(dir, runDoneFile))
 	if err != nil {
