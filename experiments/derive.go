@@ -1,9 +1,12 @@
 package experiments
 
 import (
+	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"hgpsim/internal/registry"
 	"hgpsim/models"
@@ -27,9 +30,18 @@ func derive(sc scenarios.Scenario, name string, seed uint64, kind string, alg op
 
 // execute validates and builds a derived scenario with package run (its
 // network, data, model, algorithm and faults, as for a training run) and
-// executes the run's program on the experiment's driver, reporting to sink
-// instead of writing a run folder.
+// executes the run's program on the experiment's driver, reporting to sink.
+// Given an Env with run folders (run.RunFolders, as run.Execute gives),
+// the run keeps its folder there — its scenario, the stream of what sink
+// received, checkpoints while it runs — so that the experiment run again
+// on the same folder replays the runs that finished instead of running
+// them and resumes the others (executeIn). sink receives each report as
+// decoded from its record: the same values whether the run ran or was
+// replayed (stream.go says what a record leaves out).
 func execute(ctx context.Context, env scenarios.Env, sc scenarios.Scenario, sink optim.Sink) error {
+	if f, ok := env.(run.RunFolders); ok {
+		return executeIn(ctx, env, f.RunFolder(sc.Name), f.ReplayOnly(), sc, sink)
+	}
 	r, err := run.Build(sc)
 	if err != nil {
 		return err
@@ -39,7 +51,8 @@ func execute(ctx context.Context, env scenarios.Env, sc scenarios.Scenario, sink
 		return err
 	}
 	defer closeDriver()
-	_, err = drv.Execute(ctx, r.Program(), sink)
+	rec := &recorder{w: bufio.NewWriter(io.Discard), h: sha256.New(), sink: sink}
+	_, err = drv.Execute(ctx, r.Program(), rec)
 	return err
 }
 
@@ -62,6 +75,10 @@ func (l *loaded) Validate(nodes int) error { return l.src.Validate(nodes) }
 func (l *loaded) Shape() (int, int)        { return l.src.Shape() }
 func (l *loaded) Examples(nodes int) int64 { return l.src.Examples(nodes) }
 func (l *loaded) Files() []string          { return nil } // in memory
+
+// describedSource implements describedSource: the source, loaded for the
+// run's nodes and seed.
+func (l *loaded) describedSource() models.Source { return l.src }
 func (l *loaded) Load(nodes int, _ uint64) ([]models.ClientData, error) {
 	if nodes != len(l.data) {
 		return nil, fmt.Errorf("the data were loaded for %d nodes, the run has %d", len(l.data), nodes)
@@ -81,6 +98,10 @@ func (d *nodeShiftImages) Validate(nodes int) error { return d.spec.Validate(nod
 func (d *nodeShiftImages) Shape() (int, int)        { return d.spec.Shape() }
 func (d *nodeShiftImages) Examples(nodes int) int64 { return d.spec.Examples(nodes) }
 func (d *nodeShiftImages) Files() []string          { return nil } // in memory
+
+// describedSource implements describedSource: node-shift data with the
+// run's setting and target.
+func (d *nodeShiftImages) describedSource() models.Source { return &d.spec }
 func (d *nodeShiftImages) Load(nodes int, seed uint64) ([]models.ClientData, error) {
 	return models.NodeShift(models.NodeShiftSpec{Nodes: nodes, Setting: d.spec.Setting, Majority: d.spec.Target == "majority",
 		Minority: d.spec.Minority, Train: d.spec.Train, Val: d.spec.Val, Test: d.spec.Test}, d.train, d.test, seed)

@@ -9,10 +9,17 @@
 // for a training run — and executed on the scenario's driver
 // (scenarios.Env.NewDriver) with a sink that keeps what the experiment
 // compares, or with scenarios.Env.Run into a run folder of its own (with
-// metrics and checkpoints). Data an experiment reads once for all its runs
-// reach them as a data source that holds them. hgp-error, which compares
-// estimators with the dense oracle at a linearization, brings its own
-// unregistered algorithm, whose program linearizes between phases.
+// metrics and checkpoints). Either way each run keeps a folder below the
+// experiment's (runs/<name>): execute records what the run's sink receives
+// (stream.go) and checkpoints the run, so that the experiment run again
+// on the same folder replays the runs that finished and resumes the
+// others, with byte-identical outputs (runfolder.go). Data an experiment
+// reads once for all its runs reach them as a data source that holds them
+// and names, in the run folder's scenario.yaml, the source it was loaded
+// from (describedSource). hgp-error, which compares estimators with the
+// dense oracle at a linearization, brings its own unregistered algorithm,
+// whose program linearizes between phases and reports its outcome in a
+// last phase, through the sink.
 //
 // The papers' reference numbers are data: paper/<experiment>.yaml,
 // embedded and read when the experiment runs.

@@ -20,45 +20,49 @@ func oneDimSource(src registry.Choice[models.Source], h *HGPError) registry.Choi
 		d.Classes, d.Features = 2, 1
 		return registry.Choice[models.Source]{Name: src.Name, Params: &d}
 	}
-	return registry.Choice[models.Source]{Name: src.Name, Params: &meanPixel{images: src.Params.(*models.IDXData),
-		mnist: src.Name == "mnist", classes: h.Classes, train: h.Train, val: h.Val, test: h.Test}}
+	return registry.Choice[models.Source]{Name: src.Name, Params: &meanPixel{Images: src.Params.(*models.IDXData),
+		MNIST: src.Name == "mnist", Classes: h.Classes, Train: h.Train, Val: h.Val, Test: h.Test}}
 }
 
 // meanPixel is the mean pixel of two classes of an image data set as one
 // feature: a data source only this experiment builds.
+// Its fields are what a run folder's scenario.yaml says of it.
 type meanPixel struct {
-	images           *models.IDXData
-	mnist            bool // MNIST's files, else Fashion-MNIST's
-	classes          [2]int
-	train, val, test int // examples per client
+	Images  *models.IDXData `yaml:"images"`
+	MNIST   bool            `yaml:"mnist"` // MNIST's files, else Fashion-MNIST's
+	Classes [2]int          `yaml:"classes"`
+	// Examples per client.
+	Train int `yaml:"train"`
+	Val   int `yaml:"val"`
+	Test  int `yaml:"test"`
 }
 
 func (m *meanPixel) Validate(int) error {
-	for _, v := range []int{m.train, m.val, m.test} {
+	for _, v := range []int{m.Train, m.Val, m.Test} {
 		if v < 1 || v > models.MaxExamplesPerClient {
-			return fmt.Errorf("examples per client must be in [1, %d], got %d, %d, %d", models.MaxExamplesPerClient, m.train, m.val, m.test)
+			return fmt.Errorf("examples per client must be in [1, %d], got %d, %d, %d", models.MaxExamplesPerClient, m.Train, m.Val, m.Test)
 		}
 	}
 	return nil
 }
 
 func (m *meanPixel) Shape() (int, int)        { return 1, 2 }
-func (m *meanPixel) Examples(nodes int) int64 { return int64(nodes * (m.train + m.val + m.test)) }
-func (m *meanPixel) Files() []string          { return m.images.Files() }
+func (m *meanPixel) Examples(nodes int) int64 { return int64(nodes * (m.Train + m.Val + m.Test)) }
+func (m *meanPixel) Files() []string          { return m.Images.Files() }
 
 // Missing returns the image files that do not exist.
-func (m *meanPixel) Missing() []string { return m.images.Missing() }
+func (m *meanPixel) Missing() []string { return m.Images.Missing() }
 
 func (m *meanPixel) Load(n int, seed uint64) ([]models.ClientData, error) {
-	src := models.FashionMNIST(m.images.Dir)
-	if m.mnist {
-		src = models.MNIST(m.images.Dir)
+	src := models.FashionMNIST(m.Images.Dir)
+	if m.MNIST {
+		src = models.MNIST(m.Images.Dir)
 	}
 	train, _, err := src.Load()
 	if err != nil {
 		return nil, err
 	}
-	pair := m.classes
+	pair := m.Classes
 	var rows []int
 	for i, y := range train.Y {
 		if y == pair[0] || y == pair[1] {
@@ -67,7 +71,7 @@ func (m *meanPixel) Load(n int, seed uint64) ([]models.ClientData, error) {
 	}
 	r := rng.New(seed, rng.Global, rng.PurposePartition)
 	r.Shuffle(len(rows), func(a, b int) { rows[a], rows[b] = rows[b], rows[a] })
-	per := m.train + m.val + m.test
+	per := m.Train + m.Val + m.Test
 	if len(rows) < n*per {
 		return nil, fmt.Errorf("classes %v have %d images, %d clients need %d", pair, len(rows), n, n*per)
 	}
@@ -88,9 +92,9 @@ func (m *meanPixel) Load(n int, seed uint64) ([]models.ClientData, error) {
 	out := make([]models.ClientData, n)
 	for i := range out {
 		rs := rows[i*per : (i+1)*per]
-		out[i] = models.ClientData{Train: take(rs[:m.train]),
-			Val:  take(rs[m.train : m.train+m.val]),
-			Test: take(rs[m.train+m.val:])}
+		out[i] = models.ClientData{Train: take(rs[:m.Train]),
+			Val:  take(rs[m.Train : m.Train+m.Val]),
+			Test: take(rs[m.Train+m.Val:])}
 	}
 	return out, nil
 }

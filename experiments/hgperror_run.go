@@ -29,20 +29,80 @@ func hgpErrorOne(ctx context.Context, sc scenarios.Scenario, h *HGPError, env sc
 	if topo.Name != kind {
 		topo = registry.Choose[graph.Topology](kind)
 	}
-	alg := &hgpErrorAlg{h: h, kind: kind, sgpRounds: sc.SGP.Rounds, weightFloor: sc.SGP.WeightFloor, l2: l2Rate(sc.Model.Arch.Params), wrap: wrap}
+	alg := &hgpErrorAlg{Spec: h, Network: kind, SGPRounds: sc.SGP.Rounds, WeightFloor: sc.SGP.WeightFloor, L2: l2Rate(sc.Model.Arch.Params), wrap: wrap}
 	d := derive(sc, fmt.Sprintf("%s-seed%d", kind, seed), seed, "hgp-error", alg)
 	d.Network.Topology = topo
 	d.Data.Source = oneDimSource(sc.Data.Source, h)
-	err := execute(ctx, env, d, optim.SinkFunc(func(ev *optim.RoundEvent) error { return alg.prog.evaluated(ev) }))
+	sink := &hgpErrorSink{alg: alg}
+	err := execute(ctx, env, d, sink)
 	p := alg.prog
 	if err != nil && p != nil && p.pair >= 0 && p.pair < len(h.Pairs) {
 		pr := h.Pairs[p.pair]
 		err = fmt.Errorf("pair (%g, %g): %w", pr[0], pr[1], err)
 	}
-	if p == nil {
+	switch {
+	case err != nil && p == nil:
 		return hgpErrorSeed{seed: seed}, err
+	case err != nil:
+		return p.out, err
+	case sink.out == nil:
+		return hgpErrorSeed{seed: seed}, fmt.Errorf("the run reported no %s phase", hgpErrorResultPhase)
 	}
-	return p.out, err
+	return *sink.out, nil
+}
+
+// hgpErrorResultPhase is the last phase of a (network, seed): no rounds,
+// its argument the outcome (hgpErrorRecord), so that the outcome reaches
+// the experiment through the run's sink and is recorded with it — a run
+// replayed from its folder (execute) has no program to ask.
+const hgpErrorResultPhase = "hgp-error-result"
+
+// hgpErrorSink is the sink of a (network, seed): while the run runs, the
+// program records each pair's errors from the evaluated rounds; the
+// outcome comes with the result phase, run or replayed.
+type hgpErrorSink struct {
+	alg *hgpErrorAlg
+	out *hgpErrorSeed
+}
+
+func (s *hgpErrorSink) Evaluated(ev *optim.RoundEvent) error {
+	if s.alg.prog == nil {
+		return nil // replayed: the result phase carries the outcome
+	}
+	return s.alg.prog.evaluated(ev)
+}
+
+func (s *hgpErrorSink) Finished(rep *optim.PhaseReport) error {
+	if rep.Spec.Name != hgpErrorResultPhase {
+		return nil
+	}
+	var r hgpErrorRecord
+	if err := optim.DecodeState(rep.Spec.Args, &r); err != nil {
+		return err
+	}
+	out := r.seed()
+	s.out = &out
+	return nil
+}
+
+// hgpErrorRecord is hgpErrorSeed with exported fields, for the argument of
+// the result phase.
+type hgpErrorRecord struct {
+	Seed   uint64
+	Errors [][]float64
+	Skip   *HGPErrorSkip
+	Norm   float64
+	Gap    float64
+	GapErr *HGPErrorSkip
+	Other  []float64
+}
+
+func (o hgpErrorSeed) record() hgpErrorRecord {
+	return hgpErrorRecord{Seed: o.seed, Errors: o.errors, Skip: o.skip, Norm: o.norm, Gap: o.gap, GapErr: o.gapErr, Other: o.other}
+}
+
+func (r hgpErrorRecord) seed() hgpErrorSeed {
+	return hgpErrorSeed{seed: r.Seed, errors: r.Errors, skip: r.Skip, norm: r.Norm, gap: r.Gap, gapErr: r.GapErr, other: r.Other}
 }
 
 // hgpErrorAlg is the algorithm of one (network, seed) of the experiment,
@@ -52,14 +112,17 @@ func hgpErrorOne(ctx context.Context, sc scenarios.Scenario, h *HGPError, env sc
 // constant step lr; then, when the oracle exists, M iterations of VR-HGP
 // per (α, β) with the true p̄ and δ̄, each pair from the same tick T, so
 // that all pairs see the same edge realizations (common random numbers).
+//
+// Its exported fields are what the run folder's scenario.yaml says of it.
 type hgpErrorAlg struct {
-	h         *HGPError
-	kind      string // the network kind, for the records of missing oracles
-	sgpRounds int
-	// weightFloor is sgp.weight_floor: it guards SGP and, through the
+	Spec    *HGPError `yaml:"experiment"`
+	Network string    `yaml:"network"` // the network kind, for the records of missing oracles
+	// SGPRounds is the sgp section's rounds T.
+	SGPRounds int `yaml:"sgp_rounds"`
+	// WeightFloor is sgp.weight_floor: it guards SGP and, through the
 	// linearization, the estimators and both oracles.
-	weightFloor float64
-	l2          float64
+	WeightFloor float64 `yaml:"weight_floor"`
+	L2          float64 `yaml:"l2"`
 	wrap        hgpErrorWrap
 	// prog is the program Plan built, also the run's sink: the experiment
 	// reads each pair's errors from it.
@@ -77,11 +140,11 @@ func (*hgpErrorAlg) Sections() []string { return []string{"sgp"} }
 // swaps each client's behaviour for each pair's VR-HGP estimator.
 func (a *hgpErrorAlg) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, error) {
 	n := s.Net.N
-	base := models.NewLogistic(1, a.l2)
+	base := models.NewLogistic(1, a.L2)
 	lambda := []float64{0, 0}
 	x0 := make([]float64, base.Dim())
 	base.Init(x0, rng.New(s.Seed, rng.Global, rng.PurposeInit))
-	cfg := pdbo.SGPConfig{Variant: pdbo.AfterComm, LR: optim.Schedule{Kind: "constant", Base: a.h.LR}, WeightFloor: a.weightFloor}
+	cfg := pdbo.SGPConfig{Variant: pdbo.AfterComm, LR: optim.Schedule{Kind: "constant", Base: a.Spec.LR}, WeightFloor: a.WeightFloor}
 	p := &hgpErrorProgram{a: a, net: s.Net, data: s.Data, x0: x0, seed: s.Seed, pair: -1,
 		out: hgpErrorSeed{seed: s.Seed}, clients: make([]*pdbo.SGP, n), got: make([][]float64, n)}
 	beh := make([]optim.Behaviour, n)
@@ -92,7 +155,7 @@ func (a *hgpErrorAlg) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, 
 	factory, fixed := optim.FixedClients(beh)
 	p.fixed = fixed
 	p.sampling = pdbo.Alternate
-	if a.h.Sampling == "simultaneous" {
+	if a.Spec.Sampling == "simultaneous" {
 		p.sampling = pdbo.Simultaneous
 	}
 	a.prog = p
@@ -122,13 +185,18 @@ type hgpErrorProgram struct {
 
 // Next implements optim.Program.
 func (p *hgpErrorProgram) Next(done *optim.PhaseReport) (*optim.PhaseSpec, error) {
-	h := p.a.h
+	h := p.a.Spec
 	switch {
 	case done == nil:
-		return &optim.PhaseSpec{Name: "sgp", Rounds: p.a.sgpRounds, Tick: 0}, nil
+		return &optim.PhaseSpec{Name: "sgp", Rounds: p.a.SGPRounds, Tick: 0}, nil
+	case done.Spec.Name == hgpErrorResultPhase:
+		return nil, nil
 	case done.Spec.Name == "sgp":
-		if err := p.linearize(); err != nil || p.out.skip != nil {
+		if err := p.linearize(); err != nil {
 			return nil, err
+		}
+		if p.out.skip != nil {
+			return p.result()
 		}
 		p.out.errors = make([][]float64, len(h.Pairs))
 		if p.other != nil {
@@ -142,7 +210,7 @@ func (p *hgpErrorProgram) Next(done *optim.PhaseReport) (*optim.PhaseSpec, error
 	}
 	p.pair++
 	if p.pair == len(h.Pairs) {
-		return nil, nil
+		return p.result()
 	}
 	pr := h.Pairs[p.pair]
 	for i, l := range p.lins {
@@ -158,7 +226,16 @@ func (p *hgpErrorProgram) Next(done *optim.PhaseReport) (*optim.PhaseSpec, error
 	// Every pair starts at the tick right after SGP: all pairs of a seed
 	// see the same edge realizations (common random numbers).
 	per := p.sampling.Rounds(1)
-	return &optim.PhaseSpec{Name: "hgp", Rounds: per * h.M, EvalEvery: per, Tick: int64(p.a.sgpRounds)}, nil
+	return &optim.PhaseSpec{Name: "hgp", Rounds: per * h.M, EvalEvery: per, Tick: int64(p.a.SGPRounds)}, nil
+}
+
+// result returns the result phase (hgpErrorResultPhase).
+func (p *hgpErrorProgram) result() (*optim.PhaseSpec, error) {
+	b, err := optim.EncodeState(p.out.record())
+	if err != nil {
+		return nil, err
+	}
+	return &optim.PhaseSpec{Name: hgpErrorResultPhase, Tick: optim.Continue, Args: b}, nil
 }
 
 // evaluated records the error of the running pair's estimates.
@@ -177,7 +254,7 @@ func (p *hgpErrorProgram) evaluated(ev *optim.RoundEvent) error {
 // p̄ and δ̄ and builds the oracle at the chosen point, and at the other one
 // for the gap; a missing oracle at the chosen point leaves p.out.skip set.
 func (p *hgpErrorProgram) linearize() error {
-	h, out := p.a.h, &p.out
+	h, out := p.a.Spec, &p.out
 	pTrue := p.net.ExpectedPushWeights()
 	last := make([]pdbo.Linearization, len(p.clients))
 	for i, c := range p.clients {
@@ -202,7 +279,7 @@ func (p *hgpErrorProgram) linearize() error {
 			fixed := append([]pdbo.Linearization(nil), last...)
 			z, omega, err := pdbo.ExpectedFixedPoint(fixed, pTrue, p.x0, 1000000, 1e-13)
 			if err != nil {
-				pt.miss = &HGPErrorSkip{Network: p.a.kind, Seed: p.seed, At: name, Status: "no-fixed-point", Reason: err.Error()}
+				pt.miss = &HGPErrorSkip{Network: p.a.Network, Seed: p.seed, At: name, Status: "no-fixed-point", Reason: err.Error()}
 				return pt, nil
 			}
 			for i := range fixed {
@@ -214,7 +291,7 @@ func (p *hgpErrorProgram) linearize() error {
 		var oe *pdbo.OracleError
 		switch {
 		case errors.As(err, &oe):
-			pt.miss = &HGPErrorSkip{Network: p.a.kind, Seed: p.seed, At: name, Status: oe.Status(),
+			pt.miss = &HGPErrorSkip{Network: p.a.Network, Seed: p.seed, At: name, Status: oe.Status(),
 				MinOmega: &oe.MinOmega, Reason: oe.Error()}
 			if !math.IsNaN(oe.Radius) {
 				pt.miss.Radius = &oe.Radius

@@ -257,7 +257,7 @@ func Resume(ctx context.Context, opt ResumeOptions) (*Summary, error) {
 		return nil, err
 	}
 	if sc.Experiment != nil {
-		return nil, scenarios.Invalid(dir, "experiments are not checkpointed; run it again")
+		return nil, scenarios.Invalid(dir, "an experiment continues when run again: give hgpsim run the same scenario and --out (its finished runs are kept, its checkpointed runs resumed)")
 	}
 	fc, err := readCheckpoint(dir, resolved)
 	if err != nil {

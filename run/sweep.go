@@ -299,7 +299,7 @@ const (
 // inspectJob says what to do with j's folder. A folder whose scenario.yaml
 // is not the job's resolved scenario is refused: a sweep continued with
 // another command must not mix the outputs of two studies.
-func inspectJob(j SweepJob) (jobState, error) {
+func inspectJob(j SweepJob, owner string) (jobState, error) {
 	sc := j.Scenario
 	if err := sc.Validate(); err != nil { // resolves the presets, as Execute does
 		return jobFresh, scenarios.Invalid(j.OutDir, "%s", err.Error())
@@ -316,7 +316,7 @@ func inspectJob(j SweepJob) (jobState, error) {
 	case err != nil:
 		return jobFresh, fmt.Errorf("reading %s: %w", path, err)
 	case !bytes.Equal(have, want):
-		return jobFresh, scenarios.Invalid(path, "holds another scenario than this sweep's run %s (the command or a scenario file changed); give the sweep another --out, or remove the folder", sc.Name)
+		return jobFresh, scenarios.Invalid(path, "holds another scenario than this %s's run %s (the command or a scenario file changed); give the %s another --out, or remove the folder", owner, sc.Name, owner)
 	}
 	if _, err := os.Stat(filepath.Join(j.OutDir, summaryFile)); err == nil {
 		return jobDone, nil
@@ -331,7 +331,7 @@ func inspectJob(j SweepJob) (jobState, error) {
 // that holds another scenario than its job's (see Sweep).
 func CheckSweepFolders(jobs []SweepJob) error {
 	for _, j := range jobs {
-		if _, err := inspectJob(j); err != nil {
+		if _, err := inspectJob(j, "sweep"); err != nil {
 			return err
 		}
 	}
@@ -360,7 +360,7 @@ func Sweep(ctx context.Context, jobs []SweepJob, parallel int, done func(SweepRe
 	states := make([]jobState, len(jobs))
 	for k, j := range jobs {
 		var err error
-		if states[k], err = inspectJob(j); err != nil {
+		if states[k], err = inspectJob(j, "sweep"); err != nil {
 			return nil, err
 		}
 	}

@@ -373,6 +373,14 @@ func encodeStruct(v reflect.Value) (*yaml.Node, error) {
 		if fv.Addr().Type().Implements(chooserType) {
 			ch := fv.Addr().Interface().(registry.Chooser)
 			name := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: ch.Kind()}
+			if ch.ParamsValue() == nil {
+				// A choice left to its default (a Choice built in code,
+				// not decoded): its name, if it has one.
+				if ch.Kind() != "" {
+					add(key, name)
+				}
+				return
+			}
 			var ps *yaml.Node
 			if ps, err = encodeValue(reflect.ValueOf(ch.ParamsValue())); err != nil {
 				return
@@ -405,6 +413,10 @@ func encodeStruct(v reflect.Value) (*yaml.Node, error) {
 // encodeChoice renders a Choice that is not the kind of its section: a
 // mapping with its kind and its parameters.
 func encodeChoice(ch registry.Chooser) (*yaml.Node, error) {
+	if ch.ParamsValue() == nil {
+		return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{
+			{Kind: yaml.ScalarNode, Tag: "!!str", Value: kindKey}, {Kind: yaml.ScalarNode, Tag: "!!str", Value: ch.Kind()}}}, nil
+	}
 	ps, err := encodeValue(reflect.ValueOf(ch.ParamsValue()))
 	if err != nil {
 		return nil, err
