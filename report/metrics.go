@@ -57,14 +57,16 @@ func traffic(s *run.Summary, f func(messages, bytes, dropped int64) int64) float
 	return float64(t)
 }
 
-// Metrics lists every metric in the order of results.csv's columns.
+// Metrics lists every metric in the order of results.csv's columns. A
+// value the run did not measure (a federated run's clients evaluate no
+// training split) is missing, an empty cell, never a 0 to be averaged in.
 var Metrics = []Metric{
 	{Name: "test_acc", Doc: "test accuracy, weighted by local test size, at the headline evaluation (best validation outer step, else final)",
-		Value: always(func(s *run.Summary) float64 { return s.Headline().TestAcc }), PerRound: func(a optim.Aggregate) float64 { return a.TestAcc }},
+		Value: func(s *run.Summary) (float64, bool) { h := s.Headline(); return h.TestAcc, h.TestRows > 0 }, PerRound: func(a optim.Aggregate) float64 { return a.TestAcc }},
 	{Name: "test_acc_p10", Doc: "10th percentile of the clients' test accuracies at the headline evaluation",
-		Value: always(func(s *run.Summary) float64 { return s.Headline().TestAccP }), PerRound: func(a optim.Aggregate) float64 { return a.TestAccP }},
+		Value: func(s *run.Summary) (float64, bool) { h := s.Headline(); return h.TestAccP, h.TestRows > 0 }, PerRound: func(a optim.Aggregate) float64 { return a.TestAccP }},
 	{Name: "val_acc", Doc: "validation accuracy at the headline evaluation",
-		Value: always(func(s *run.Summary) float64 { return s.Headline().ValAcc }), PerRound: func(a optim.Aggregate) float64 { return a.ValAcc }},
+		Value: func(s *run.Summary) (float64, bool) { h := s.Headline(); return h.ValAcc, h.ValRows > 0 }, PerRound: func(a optim.Aggregate) float64 { return a.ValAcc }},
 	{Name: "best_step", Doc: "outer step with the best validation accuracy (runs with an outer loop)",
 		Value: func(s *run.Summary) (float64, bool) {
 			if s.Best == nil {
@@ -73,13 +75,13 @@ var Metrics = []Metric{
 			return float64(s.Best.Step), true
 		}},
 	{Name: "train_loss", Log: true, Doc: "final training loss, mean over clients",
-		Value: always(func(s *run.Summary) float64 { return s.Final.TrainLoss }), PerRound: func(a optim.Aggregate) float64 { return a.TrainLoss }},
+		Value: func(s *run.Summary) (float64, bool) { return s.Final.TrainLoss, s.Final.TrainClients > 0 }, PerRound: func(a optim.Aggregate) float64 { return a.TrainLoss }},
 	{Name: "max_train_loss", Log: true, Doc: "largest training loss over all evaluations (+Inf if one was not finite)",
 		Value: always(func(s *run.Summary) float64 {
 			return maxOverEvals(s, func(a optim.Aggregate) float64 { return a.TrainLoss })
 		})},
 	{Name: "consensus", Log: true, Doc: "final consensus distance sqrt(1/n Σ‖x_i − x̄‖²)",
-		Value: always(func(s *run.Summary) float64 { return s.Final.Consensus }), PerRound: func(a optim.Aggregate) float64 { return a.Consensus }},
+		Value: func(s *run.Summary) (float64, bool) { return s.Final.Consensus, s.Final.XClients > 0 }, PerRound: func(a optim.Aggregate) float64 { return a.Consensus }},
 	{Name: "max_consensus", Log: true, Doc: "largest consensus distance over all evaluations (+Inf if one was not finite)",
 		Value: always(func(s *run.Summary) float64 {
 			return maxOverEvals(s, func(a optim.Aggregate) float64 { return a.Consensus })
