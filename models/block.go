@@ -48,3 +48,21 @@ func checkBlock(nodes, lo, hi int) {
 
 // inBlock reports whether node i is in [lo, hi).
 func inBlock(i, lo, hi int) bool { return i >= lo && i < hi }
+
+// BlockExampler is a Source whose data shrinks with the block of nodes a
+// process builds; Examples bounds the whole run's.
+type BlockExampler interface {
+	// BlockExamples bounds the examples a process holds while it builds
+	// the data of block of the nodes nodes (LoadBlock), files included.
+	BlockExamples(nodes, block int) int64
+}
+
+// BlockExamples bounds the examples a process holds while it builds the
+// data of block of the nodes nodes: src's BlockExamples, else
+// Examples(nodes), since a source that reads files reads them whole.
+func BlockExamples(src Source, nodes, block int) int64 {
+	if b, ok := src.(BlockExampler); ok {
+		return b.BlockExamples(nodes, block)
+	}
+	return src.Examples(nodes)
+}

@@ -199,6 +199,12 @@ func (d *NodeShiftData) Examples(nodes int) int64 {
 	return 70000 + int64(nodes-1)*int64(d.Train) + int64(d.Val) + int64(d.Test)
 }
 
+// BlockExamples implements BlockExampler: the files' images, then the
+// block's draws.
+func (d *NodeShiftData) BlockExamples(_, block int) int64 {
+	return 70000 + int64(block)*int64(d.Train) + int64(d.Val) + int64(d.Test)
+}
+
 // Files implements Source.
 func (d *NodeShiftData) Files() []string { return FashionMNIST(d.Dir).paths() }
 

@@ -88,6 +88,9 @@ func (s *SyntheticData) Examples(clients int) int64 {
 	return int64(clients) * int64(s.Train+s.Val+s.Test)
 }
 
+// BlockExamples implements BlockExampler.
+func (s *SyntheticData) BlockExamples(_, block int) int64 { return s.Examples(block) }
+
 // Files implements Source: none.
 func (*SyntheticData) Files() []string { return nil }
 
