@@ -270,9 +270,15 @@ func memory(sc Scenario, m modelShape, p process) []ResourcePart {
 		add("exact p̄", 8*nn)
 	}
 	if sc.Hypergradient.Estimator != "none" {
-		// The hyper-gradient phase's link weights (p̄, δ̄, coefficients and
-		// what was sent to whom) are n-vectors per client.
-		add("hyper-gradient link weights", 8*4.125*float64(n)*hosted)
+		// The hyper-gradient phase's link weights (p̄, δ̄, their links and
+		// coefficients, what was sent to whom): per link used, in and out,
+		// where the counts are; n-vectors per client up to
+		// optim.DenseCounts clients.
+		if n <= optim.DenseCounts {
+			add("hyper-gradient link weights", 8*4.125*float64(n)*hosted)
+		} else {
+			add("hyper-gradient link weights", 2*56*float64(links)*share)
+		}
 	}
 	// Per client: the SGP state (z, x, gradient, ψ, two payloads) and the
 	// estimator's (linearization, u, w, payloads, mixing buffers).
