@@ -9,7 +9,10 @@
 #  - protobuf bytes through the supervisor per round (summary.json's wire)
 #    at two model sizes: the scenario's, and with data.features=F2;
 #  - that metrics.jsonl is identical in one process and over workers.
-# Everything runs under nice. Usage:
+# The modes alternate (one process, workers, one process, workers), so
+# that a change of the machine's load hits both. WORKER_GOMEMLIMIT, when
+# set, is the workers' GOMEMLIMIT (e.g. 600MiB). Everything runs under
+# nice. Usage:
 #   go build -o hgpsim . && scripts/workers-100k.sh [SCENARIO] [R1] [R2] [W] [F2]
 set -euo pipefail
 hg=$(realpath ./hgpsim)
@@ -28,7 +31,11 @@ start_workers() {
   pids=() addrs=()
   rm -f "$tmp"/w*.out # a worker's line must not be read from its predecessor's file
   for w in $(seq 1 "$1"); do
-    nice "$hg" worker --listen 127.0.0.1:0 --data-root "$PWD" > "$tmp/w$w.out" 2>&1 &
+    if [ -n "${WORKER_GOMEMLIMIT:-}" ]; then
+      GOMEMLIMIT=$WORKER_GOMEMLIMIT nice "$hg" worker --listen 127.0.0.1:0 --data-root "$PWD" > "$tmp/w$w.out" 2>&1 &
+    else
+      nice "$hg" worker --listen 127.0.0.1:0 --data-root "$PWD" > "$tmp/w$w.out" 2>&1 &
+    fi
     pids+=($!)
   done
   for w in $(seq 1 "$1"); do
@@ -75,10 +82,11 @@ one() {
   echo "$wall $((kb / 1024)) $wpeak" > "$out.res"
 }
 
+echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg); workers' GOMEMLIMIT: ${WORKER_GOMEMLIMIT:-none}" >&2
 printf '| mode | rounds | wall (s) | peak RSS single / supervisor (MB) | worker peaks (MB) |\n|---|---|---|---|---|\n'
 declare -A wall=()
-for k in 1 "$nw"; do
-  for r in "$r1" "$r2"; do
+for r in "$r1" "$r2"; do
+  for k in 1 "$nw"; do
     one "$k" "$r"
     read -r w rss wp < "$out.res"
     wall[$k-$r]=$w
@@ -92,7 +100,7 @@ for r in "$r1" "$r2"; do
   a="out_1_$r" b="out_${nw}_$r"
   cmp "${!a}/metrics.jsonl" "${!b}/metrics.jsonl"
 done
-echo "metrics.jsonl identical in one process and over $nw workers ($r1 and $r2 rounds)" >&2
+echo "metrics.jsonl identical in one process and over $nw workers ($r1 and $r2 rounds); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for k in 1 "$nw"; do
   awk -v a="${wall[$k-$r1]}" -v b="${wall[$k-$r2]}" -v r1="$r1" -v r2="$r2" -v k="$k" \
     'BEGIN { printf "%s: %.2f rounds/s after setup\n", (k == 1 ? "one process" : k " workers"), (r2 - r1) / (b - a) }' >&2
