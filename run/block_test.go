@@ -189,6 +189,18 @@ func TestBuildHosting(t *testing.T) {
 		}
 	}
 
+	// A server algorithm's plan and server read every node's data.
+	fed := smallScenario(t, "clients: 4\nalgorithm: fedavg\nnetwork: {kind: star}\ndata: {train: 20, val: 10, test: 10}\n")
+	srv, err := Build(fed, Hosting(1, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range srv.Data {
+		if d.Train == nil {
+			t.Errorf("fedavg hosting node 1: node %d has no data", i)
+		}
+	}
+
 	sc.Runtime.Workers = []string{"127.0.0.1:7000", "127.0.0.1:7001"}
 	sup, err := Build(sc, supervisorBuild(sc)...)
 	if err != nil {
