@@ -3,6 +3,9 @@
 # `hgpsim worker` processes (default 4), for docs/scale.md:
 #  - rounds/s after setup: each mode runs R1 and R2 SGP rounds and the rate
 #    is (R2 − R1) / (wall(R2) − wall(R1)), as scripts/sparse-bench.sh does;
+#  - CPU seconds (user + system) of the single process, the supervisor and
+#    the workers together: on a shared machine, wall time follows the load
+#    and CPU time much less;
 #  - peak RSS of the single process and of the supervisor (/usr/bin/time)
 #    and of every worker (VmHWM of /proc/PID/status, each run on fresh
 #    workers);
@@ -14,6 +17,7 @@
 # set, is the workers' GOMEMLIMIT (e.g. 600MiB). Everything runs under
 # nice. Usage:
 #   go build -o hgpsim . && scripts/workers-100k.sh [SCENARIO] [R1] [R2] [W] [F2]
+# (F2 = 0 measures the bytes at the scenario's size only.)
 set -euo pipefail
 hg=$(realpath ./hgpsim)
 sc=${1:-scenarios/distributed/n100k.yaml}
@@ -44,16 +48,20 @@ start_workers() {
   done
 }
 
-# stop_workers: prints the workers' VmHWM in MB, then ends them.
+# stop_workers: prints the workers' VmHWM in MB and, after "/", their
+# CPU seconds (user + system) in all, then ends them.
 stop_workers() {
-  local p out=""
+  local p out="" ticks=0 hz
+  hz=$(getconf CLK_TCK)
   for p in "${pids[@]}"; do
     out+="$(awk '/VmHWM/ {printf "%d ", $2/1024}' "/proc/$p/status")"
+    ticks=$((ticks + $(awk '{print $14 + $15}' "/proc/$p/stat")))
   done
+  out+="/ $(awk -v t="$ticks" -v hz="$hz" 'BEGIN {printf "%.1f", t / hz}')"
   kill "${pids[@]}" 2>/dev/null || true
   wait "${pids[@]}" 2>/dev/null || true
   pids=()
-  echo "${out% }"
+  echo "$out"
 }
 
 # one MODE ROUNDS [SET...]: runs the scenario; MODE is 1 (one process) or
@@ -69,7 +77,7 @@ one() {
   fi
   out="$tmp/k$k-r$r$*"
   out=${out// /}
-  if ! nice /usr/bin/time -f '%e %M' -o "$tmp/time" "$hg" run "$sc" --out "$out" "${flags[@]}" \
+  if ! nice /usr/bin/time -f '%e %M %U %S' -o "$tmp/time" "$hg" run "$sc" --out "$out" "${flags[@]}" \
     --set sgp.rounds="$r" --set sgp.eval_every="$r" "$@" 2>"$tmp/err"; then
     cat "$tmp/err" >&2
     exit 1
@@ -78,21 +86,24 @@ one() {
     stop_workers > "$tmp/wpeak"
     wpeak=$(cat "$tmp/wpeak")
   fi
-  read -r wall kb < "$tmp/time"
-  echo "$wall $((kb / 1024)) $wpeak" > "$out.res"
+  read -r wall kb us ss < "$tmp/time"
+  echo "$wall $((kb / 1024)) $(awk -v u="$us" -v s="$ss" 'BEGIN {printf "%.1f", u + s}') $wpeak" > "$out.res"
 }
 
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg); workers' GOMEMLIMIT: ${WORKER_GOMEMLIMIT:-none}" >&2
-printf '| mode | rounds | wall (s) | peak RSS single / supervisor (MB) | worker peaks (MB) |\n|---|---|---|---|---|\n'
-declare -A wall=()
+printf '| mode | rounds | wall (s) | CPU s: single / supervisor | CPU s: workers | peak RSS single / supervisor (MB) | worker peaks (MB) |\n|---|---|---|---|---|---|---|\n'
+declare -A wall=() cpus=()
 for r in "$r1" "$r2"; do
   for k in 1 "$nw"; do
     one "$k" "$r"
-    read -r w rss wp < "$out.res"
+    read -r w rss cpu wp < "$out.res"
     wall[$k-$r]=$w
-    mode="one process"
-    [ "$k" -gt 1 ] && mode="$k workers"
-    printf '| %s | %s | %s | %s | %s |\n' "$mode" "$r" "$w" "$rss" "$wp"
+    mode="one process" wcpu="-"
+    if [ "$k" -gt 1 ]; then
+      mode="$k workers" wcpu=${wp#*/ } wp=${wp%/*}
+    fi
+    printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$mode" "$r" "$w" "$cpu" "$wcpu" "$rss" "${wp% }"
+    cpus[$k-$r]=$(awk -v a="$cpu" -v b="${wcpu/-/0}" 'BEGIN {print a + b}')
     eval "out_${k}_$r=\$out"
   done
 done
@@ -103,13 +114,16 @@ done
 echo "metrics.jsonl identical in one process and over $nw workers ($r1 and $r2 rounds); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for k in 1 "$nw"; do
   awk -v a="${wall[$k-$r1]}" -v b="${wall[$k-$r2]}" -v r1="$r1" -v r2="$r2" -v k="$k" \
-    'BEGIN { printf "%s: %.2f rounds/s after setup\n", (k == 1 ? "one process" : k " workers"), (r2 - r1) / (b - a) }' >&2
+    -v c="${cpus[$k-$r1]}" -v e="${cpus[$k-$r2]}" \
+    'BEGIN { printf "%s: %.2f rounds/s after setup, %.2f CPU s a round (all processes)\n", (k == 1 ? "one process" : k " workers"), (r2 - r1) / (b - a), (e - c) / (r2 - r1) }' >&2
 done
 
 # Bytes through the supervisor per round at two model sizes.
 printf '\n| features | d | step bytes/round | ack bytes/round |\n|---|---|---|---|\n'
 b="out_${nw}_$r1"
-for f in base "$f2"; do
+sizes=(base)
+[ "$f2" = 0 ] || sizes+=("$f2") # F2 = 0: the scenario's size only
+for f in "${sizes[@]}"; do
   if [ "$f" = base ]; then
     dir=${!b}
   else
