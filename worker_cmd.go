@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -58,7 +59,7 @@ Every file a scenario makes it read must lie under --data-root.`,
 // as run.Execute would from the same resolved scenario, after checking
 // that the files it names lie under root (nil: anywhere).
 func buildFromScenario(root *dataRoot) actors.BuildFunc {
-	return func(b []byte) (*graph.Network, optim.ClientFactory, error) {
+	return func(b []byte, clients []int64) (*graph.Network, optim.ClientFactory, error) {
 		sc, err := scenarios.Decode("scenario from the supervisor", b)
 		if err != nil {
 			return nil, nil, err
@@ -68,12 +69,19 @@ func buildFromScenario(root *dataRoot) actors.BuildFunc {
 				return nil, nil, fmt.Errorf("refused: %w", err)
 			}
 		}
-		return buildRun(sc)
+		return buildRun(sc, clients)
 	}
 }
 
-func buildRun(sc scenarios.Scenario) (*graph.Network, optim.ClientFactory, error) {
-	r, err := run.Build(sc)
+// buildRun builds the data and clients of the block that holds clients
+// (contiguous, as the supervisor assigns them; any others in between
+// would be built too).
+func buildRun(sc scenarios.Scenario, clients []int64) (*graph.Network, optim.ClientFactory, error) {
+	var opts []run.BuildOption
+	if len(clients) > 0 {
+		opts = append(opts, run.Hosting(int(slices.Min(clients)), int(slices.Max(clients))+1))
+	}
+	r, err := run.Build(sc, opts...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -74,7 +74,7 @@ func TestMain(m *testing.M) {
 
 // serveTestWorker runs a worker until its stdin closes.
 func serveTestWorker() int {
-	build := func(scenario []byte) (*graph.Network, optim.ClientFactory, error) {
+	build := func(scenario []byte, _ []int64) (*graph.Network, optim.ClientFactory, error) {
 		mode := string(scenario)
 		switch mode {
 		case "fail":
@@ -681,7 +681,7 @@ func TestWorkerRefusesAnotherBuild(t *testing.T) {
 	pool := newWorkers()
 	defer pool.close()
 	built := false
-	h := &workerHost{pool: pool, self: "worker", version: "build a", build: func([]byte) (*graph.Network, optim.ClientFactory, error) {
+	h := &workerHost{pool: pool, self: "worker", version: "build a", build: func([]byte, []int64) (*graph.Network, optim.ClientFactory, error) {
 		built = true
 		return nil, nil, errors.New("not reached")
 	}}

@@ -33,8 +33,9 @@ const hostID = "hgpsim-worker"
 // BuildFunc turns the scenario a supervisor sends (the resolved scenario
 // as YAML) into the run's network and client factory, deterministically,
 // so that a client built on a worker is the client the in-process runtime
-// would have built. hgpsim passes run.Build.
-type BuildFunc func(scenario []byte) (*graph.Network, optim.ClientFactory, error)
+// would have built. clients are the ids the worker hosts, the only ones
+// the factory is asked for. hgpsim passes run.Build hosting that block.
+type BuildFunc func(scenario []byte, clients []int64) (*graph.Network, optim.ClientFactory, error)
 
 // Worker is a process's share of a distributed run: an actor system
 // reachable over proto.actor remote that hosts, for one supervisor at a
@@ -313,7 +314,7 @@ func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
 		h.beats.Add(1)
 		go h.beat(ctx.ActorSystem(), h.sup, h.run, h.name, h.busy, h.waiting, every, h.stop)
 	}
-	nw, factory, err := h.buildRun(m.Scenario)
+	nw, factory, err := h.buildRun(m.Scenario, m.Clients)
 	if err != nil {
 		fail(fmt.Errorf("building the run: %w", err))
 		return
@@ -357,13 +358,13 @@ func (h *workerHost) setup(ctx actor.Context, m *wire.Setup) {
 // buildRun calls build with a panic turned into an error: a panicking
 // build must fail the setup, not leave the supervisor waiting while the
 // heartbeats say the worker is alive.
-func (h *workerHost) buildRun(scenario []byte) (nw *graph.Network, factory optim.ClientFactory, err error) {
+func (h *workerHost) buildRun(scenario []byte, clients []int64) (nw *graph.Network, factory optim.ClientFactory, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
 		}
 	}()
-	nw, factory, err = h.build(scenario)
+	nw, factory, err = h.build(scenario, clients)
 	if err == nil && (nw == nil || factory == nil) {
 		err = errors.New("no network or client factory")
 	}

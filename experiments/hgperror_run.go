@@ -259,7 +259,7 @@ func (p *hgpErrorProgram) linearize() error {
 	last := make([]pdbo.Linearization, len(p.clients))
 	for i, c := range p.clients {
 		lin := c.Linearize(p.data[i].Val, h.LR, 0, p.seed)
-		lin.PBar = pTrue[i]
+		lin.Links, lin.PBar, lin.DeltaBar = nil, pTrue[i], make([]float64, p.net.N)
 		for j := range lin.DeltaBar {
 			lin.DeltaBar[j] = p.net.Delta(j, i)
 		}

@@ -81,6 +81,13 @@ func (f *FederatedData) Missing() []string { return f.source().Missing() }
 // Load implements Source: node 0 (the server) gets the test split, nodes
 // 1 … m their train and validation parts.
 func (f *FederatedData) Load(nodes int, seed uint64) ([]ClientData, error) {
+	return f.LoadBlock(nodes, seed, 0, nodes)
+}
+
+// LoadBlock implements BlockSource: the files are read and the split drawn
+// whole; only the block's rows are copied.
+func (f *FederatedData) LoadBlock(nodes int, seed uint64, lo, hi int) ([]ClientData, error) {
+	checkBlock(nodes, lo, hi)
 	train, test, err := f.source().Load()
 	if err != nil {
 		return nil, err
@@ -92,8 +99,8 @@ func (f *FederatedData) Load(nodes int, seed uint64) ([]ClientData, error) {
 	if f.Normalize {
 		standardize(train, test)
 	}
-	return FederatedSplit(train, test, nodes-1, f.Split == "shards", f.Shards, f.PerClient, f.ValFrac, f.TestFrac,
-		rng.New(seed, rng.Global, rng.PurposePartition))
+	return federatedSplit(train, test, nodes-1, f.Split == "shards", f.Shards, f.PerClient, f.ValFrac, f.TestFrac,
+		rng.New(seed, rng.Global, rng.PurposePartition), lo, hi)
 }
 
 // FederatedSplit splits train among m clients (iid or by shards of sorted
@@ -101,17 +108,32 @@ func (f *FederatedData) Load(nodes int, seed uint64) ([]ClientData, error) {
 // client's rows into train and validation, and gives the server (index 0
 // of the result) testFrac of test. Clients are indices 1 … m.
 func FederatedSplit(train, test *Dataset, m int, shards bool, perShard, perClient int, valFrac, testFrac float64, r *rand.Rand) ([]ClientData, error) {
+	return federatedSplit(train, test, m, shards, perShard, perClient, valFrac, testFrac, r, 0, m+1)
+}
+
+// federatedSplit is FederatedSplit for nodes lo … hi−1 (0 is the server):
+// every draw is made, in the same order, and only the block's rows are
+// copied.
+func federatedSplit(train, test *Dataset, m int, shards bool, perShard, perClient int, valFrac, testFrac float64, r *rand.Rand, lo, hi int) ([]ClientData, error) {
 	train.checkShape()
 	test.checkShape()
 	keep := m * perClient
 	if m < 1 || perClient < 2 || keep > train.N {
 		return nil, fmt.Errorf("models: %d clients × %d images do not fit the %d training images", m, perClient, train.N)
 	}
-	pool := train
+	checkBlock(m+1, lo, hi)
+	// rows index the pool (the kept rows of train, in order) and pool
+	// maps them to train's rows, so the pool is never copied.
+	var pool []int
 	if keep < train.N {
-		pool = Subsample(train, float64(keep)/float64(train.N), r)
+		pool = stratifiedSample(train.Y, train.C, float64(keep)/float64(train.N), r)
+	} else {
+		pool = make([]int, train.N)
+		for i := range pool {
+			pool[i] = i
+		}
 	}
-	rows := make([]int, pool.N)
+	rows := make([]int, len(pool))
 	for i := range rows {
 		rows[i] = i
 	}
@@ -122,7 +144,7 @@ func FederatedSplit(train, test *Dataset, m int, shards bool, perShard, perClien
 	} else {
 		// McMahan et al.: sort by label, cut into perShard·m shards, deal
 		// them out at random.
-		slices.SortStableFunc(rows, func(a, b int) int { return pool.Y[a] - pool.Y[b] })
+		slices.SortStableFunc(rows, func(a, b int) int { return train.Y[pool[a]] - train.Y[pool[b]] })
 		sh := cut(rows, perShard*m)
 		order := r.Perm(len(sh))
 		parts = make([][]int, m)
@@ -132,24 +154,40 @@ func FederatedSplit(train, test *Dataset, m int, shards bool, perShard, perClien
 			}
 		}
 	}
-	out := make([]ClientData, m+1)
+	out := make([]ClientData, hi-lo)
 	empty := func() *Dataset { return newLike([]*Dataset{train}, 0, train.C) }
 	ts := test
 	if testFrac < 1 {
-		ts = Subsample(test, testFrac, r)
+		test.checkShape()
+		kept := stratifiedSample(test.Y, test.C, testFrac, r) // drawn even when the server is not in the block
+		if inBlock(0, lo, hi) {
+			ts = gather([]*Dataset{test}, test.C, kept)
+		}
 	}
-	out[0] = ClientData{Train: empty(), Val: empty(), Test: ts}
-	src := []*Dataset{pool}
+	if inBlock(0, lo, hi) {
+		out[0-lo] = ClientData{Train: empty(), Val: empty(), Test: ts}
+	}
+	src := []*Dataset{train}
+	toTrain := func(rows []int) []int {
+		for k, i := range rows {
+			rows[k] = pool[i]
+		}
+		return rows
+	}
 	for k, p := range parts {
 		if len(p) < 2 {
 			return nil, fmt.Errorf("models: client %d got %d images; use fewer clients or more per_client", k+1, len(p))
 		}
 		r.Shuffle(len(p), func(a, b int) { p[a], p[b] = p[b], p[a] })
+		if !inBlock(k+1, lo, hi) {
+			continue
+		}
 		nv := min(max(int(math.Round(valFrac*float64(len(p)))), 1), len(p)-1)
 		va, tr := p[:nv], p[nv:]
 		slices.Sort(va)
 		slices.Sort(tr)
-		out[k+1] = ClientData{Train: gather(src, train.C, tr), Val: gather(src, train.C, va), Test: empty()}
+		// Sorted pool rows are sorted train rows: pool is increasing.
+		out[k+1-lo] = ClientData{Train: gather(src, train.C, toTrain(tr)), Val: gather(src, train.C, toTrain(va)), Test: empty()}
 	}
 	return out, nil
 }

@@ -76,9 +76,17 @@ func (s NodeShiftSpec) validate() error {
 // PurposePartition), the rotation direction from rng.New(seed, Global,
 // PurposeLayout).
 func NodeShift(s NodeShiftSpec, train, test *Dataset, seed uint64) ([]ClientData, error) {
+	return NodeShiftBlock(s, train, test, seed, 0, s.Nodes)
+}
+
+// NodeShiftBlock is NodeShift for nodes lo … hi−1 (element k is node
+// lo+k, with the same bits): every node draws from its own stream, so the
+// others are not drawn at all.
+func NodeShiftBlock(s NodeShiftSpec, train, test *Dataset, seed uint64, lo, hi int) ([]ClientData, error) {
 	if err := s.validate(); err != nil {
 		return nil, err
 	}
+	checkBlock(s.Nodes, lo, hi)
 	for _, d := range []*Dataset{train, test} {
 		if d.D != 28*28 || d.C != 10 {
 			return nil, fmt.Errorf("node-shift needs 28×28 images of 10 classes, got %d features and %d classes", d.D, d.C)
@@ -140,13 +148,15 @@ func NodeShift(s NodeShiftSpec, train, test *Dataset, seed uint64) ([]ClientData
 		return out
 	}
 	empty := &Dataset{D: train.D, C: train.C}
-	data := make([]ClientData, s.Nodes)
-	r0 := rng.New(seed, 0, rng.PurposePartition)
-	val := draw(train, trainBy, s.Val, s.Majority, r0)
-	data[0] = ClientData{Train: val, Val: val, Test: draw(test, testBy, s.Test, s.Majority, r0)}
-	for k := 1; k < s.Nodes; k++ {
+	data := make([]ClientData, hi-lo)
+	if inBlock(0, lo, hi) {
+		r0 := rng.New(seed, 0, rng.PurposePartition)
+		val := draw(train, trainBy, s.Val, s.Majority, r0)
+		data[0] = ClientData{Train: val, Val: val, Test: draw(test, testBy, s.Test, s.Majority, r0)}
+	}
+	for k := max(lo, 1); k < hi; k++ {
 		r := rng.New(seed, k, rng.PurposePartition)
-		data[k] = ClientData{Train: draw(train, trainBy, s.Train, k > s.Minority, r), Val: empty, Test: empty}
+		data[k-lo] = ClientData{Train: draw(train, trainBy, s.Train, k > s.Minority, r), Val: empty, Test: empty}
 	}
 	return data, nil
 }
@@ -189,6 +199,12 @@ func (d *NodeShiftData) Examples(nodes int) int64 {
 	return 70000 + int64(nodes-1)*int64(d.Train) + int64(d.Val) + int64(d.Test)
 }
 
+// BlockExamples implements BlockExampler: the files' images, then the
+// block's draws.
+func (d *NodeShiftData) BlockExamples(_, block int) int64 {
+	return 70000 + int64(block)*int64(d.Train) + int64(d.Val) + int64(d.Test)
+}
+
 // Files implements Source.
 func (d *NodeShiftData) Files() []string { return FashionMNIST(d.Dir).paths() }
 
@@ -197,10 +213,16 @@ func (d *NodeShiftData) Missing() []string { return FashionMNIST(d.Dir).Missing(
 
 // Load implements Source.
 func (d *NodeShiftData) Load(nodes int, seed uint64) ([]ClientData, error) {
+	return d.LoadBlock(nodes, seed, 0, nodes)
+}
+
+// LoadBlock implements BlockSource.
+func (d *NodeShiftData) LoadBlock(nodes int, seed uint64, lo, hi int) ([]ClientData, error) {
+	checkBlock(nodes, lo, hi)
 	train, test, err := FashionMNIST(d.Dir).Load()
 	if err != nil {
 		return nil, err
 	}
 	train.C, test.C = 10, 10
-	return NodeShift(d.spec(nodes), train, test, seed)
+	return NodeShiftBlock(d.spec(nodes), train, test, seed, lo, hi)
 }

@@ -124,9 +124,16 @@ func (n *NoisyLabels) pools(clients int, seed uint64) (train, test *Dataset, err
 // test set (Test), nodes 1 … clients−1 a training set with noisy labels
 // and the record of which labels were changed.
 func (n *NoisyLabels) Load(clients int, seed uint64) ([]ClientData, error) {
+	return n.LoadBlock(clients, seed, 0, clients)
+}
+
+// LoadBlock implements BlockSource: the image pools and their permutation
+// are built whole; only the block's rows are copied.
+func (n *NoisyLabels) LoadBlock(clients int, seed uint64, lo, hi int) ([]ClientData, error) {
 	if err := n.Validate(clients); err != nil {
 		return nil, err
 	}
+	checkBlock(clients, lo, hi)
 	train, test, err := n.pools(clients, seed)
 	if err != nil {
 		return nil, err
@@ -139,16 +146,18 @@ func (n *NoisyLabels) Load(clients int, seed uint64) ([]ClientData, error) {
 	perm := layout.Perm(train.N)[:need]
 	// Coded images stay coded: gather copies their bytes.
 	take := func(rows []int) *Dataset { return gather([]*Dataset{train}, train.C, rows) }
-	out := make([]ClientData, clients)
-	testSet := test
-	if n.Test > 0 && n.Test < test.N {
-		testSet = gather([]*Dataset{test}, test.C, layout.Perm(test.N)[:n.Test])
-	}
+	out := make([]ClientData, hi-lo)
 	empty := func() *Dataset { return &Dataset{D: train.D, C: train.C} }
-	out[0] = ClientData{Train: empty(), Val: take(perm[:n.Val]), Test: testSet}
-	for c := 1; c < clients; c++ {
-		lo := n.Val + (c-1)*n.Train
-		d := take(perm[lo : lo+n.Train])
+	if inBlock(0, lo, hi) {
+		testSet := test
+		if n.Test > 0 && n.Test < test.N {
+			testSet = gather([]*Dataset{test}, test.C, layout.Perm(test.N)[:n.Test])
+		}
+		out[0] = ClientData{Train: empty(), Val: take(perm[:n.Val]), Test: testSet}
+	}
+	for c := max(lo, 1); c < hi; c++ {
+		first := n.Val + (c-1)*n.Train
+		d := take(perm[first : first+n.Train])
 		r := rng.New(seed, c, rng.PurposeNoise)
 		rho := n.Rho
 		if n.Noise == "non-iid" {
@@ -165,7 +174,7 @@ func (n *NoisyLabels) Load(clients int, seed uint64) ([]ClientData, error) {
 			d.Y[i] = y
 			noisy[i] = true
 		}
-		out[c] = ClientData{Train: d, Val: empty(), Test: empty(), Noisy: noisy}
+		out[c-lo] = ClientData{Train: d, Val: empty(), Test: empty(), Noisy: noisy}
 	}
 	return out, nil
 }

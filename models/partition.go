@@ -301,9 +301,18 @@ func (s PartitionSpec) validate() error {
 // train and test disagree in D or that the data cannot give every client
 // enough examples.
 func Partition(spec PartitionSpec, train, test *Dataset, seed uint64) ([]ClientData, error) {
+	return PartitionBlock(spec, train, test, seed, 0, spec.Clients)
+}
+
+// PartitionBlock is Partition for clients lo … hi−1 only (element k is
+// client lo+k, with the same bits): the subsample, the Dirichlet split and
+// the clusters are drawn whole, on labels and indices, and only the
+// block's rows are copied.
+func PartitionBlock(spec PartitionSpec, train, test *Dataset, seed uint64, lo, hi int) ([]ClientData, error) {
 	if err := spec.validate(); err != nil {
 		return nil, err
 	}
+	checkBlock(spec.Clients, lo, hi)
 	if train == nil {
 		return nil, errors.New("models: Partition: nil train set")
 	}
@@ -337,11 +346,13 @@ func Partition(spec PartitionSpec, train, test *Dataset, seed uint64) ([]ClientD
 		norms = drawNormalizations(spec.Clusters, g)
 	}
 
-	out := make([]ClientData, spec.Clients)
-	for i, local := range clients {
+	out := make([]ClientData, hi-lo)
+	for k := range out {
+		i := lo + k
+		local := clients[i]
 		rows := make([]int, len(local))
-		for k, j := range local {
-			rows[k] = kept[j]
+		for m, j := range local {
+			rows[m] = kept[j]
 		}
 		r := rng.New(seed, i, rng.PurposePartition)
 		tr, va, te := splitRows(rows, spec.TestFrac, spec.TrainFrac, r)
@@ -352,7 +363,7 @@ func Partition(spec PartitionSpec, train, test *Dataset, seed uint64) ([]ClientD
 			nm.apply(cd.Val)
 			nm.apply(cd.Test)
 		}
-		out[i] = cd
+		out[k] = cd
 	}
 	return out, nil
 }

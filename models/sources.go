@@ -88,12 +88,20 @@ func (s *SyntheticData) Examples(clients int) int64 {
 	return int64(clients) * int64(s.Train+s.Val+s.Test)
 }
 
+// BlockExamples implements BlockExampler.
+func (s *SyntheticData) BlockExamples(_, block int) int64 { return s.Examples(block) }
+
 // Files implements Source: none.
 func (*SyntheticData) Files() []string { return nil }
 
 // Load implements Source.
 func (s *SyntheticData) Load(clients int, seed uint64) ([]ClientData, error) {
 	return Synthetic(s.spec(clients), seed)
+}
+
+// LoadBlock implements BlockSource.
+func (s *SyntheticData) LoadBlock(clients int, seed uint64, lo, hi int) ([]ClientData, error) {
+	return SyntheticBlock(s.spec(clients), seed, lo, hi)
 }
 
 // IDXData selects an IDX image data set partitioned among clients
@@ -187,6 +195,13 @@ func (d *IDXData) Missing() []string { return d.source().Missing() }
 
 // Load implements Source.
 func (d *IDXData) Load(clients int, seed uint64) ([]ClientData, error) {
+	return d.LoadBlock(clients, seed, 0, clients)
+}
+
+// LoadBlock implements BlockSource: the files are read and the partition
+// drawn whole; only the block's rows are copied.
+func (d *IDXData) LoadBlock(clients int, seed uint64, lo, hi int) ([]ClientData, error) {
+	checkBlock(clients, lo, hi)
 	src := d.source()
 	train, test, err := src.Load()
 	if err != nil {
@@ -199,14 +214,16 @@ func (d *IDXData) Load(clients int, seed uint64) ([]ClientData, error) {
 	// The shape is fixed before the files are read (validation needs it);
 	// a file set that lacks the highest class still describes C classes.
 	train.C, test.C = c, c
-	data, err := Partition(PartitionSpec{Clients: clients, Fraction: d.Fraction, Alpha: d.Alpha,
-		Clusters: d.Clusters, TestFrac: d.TestFrac, TrainFrac: d.TrainFrac}, train, test, seed)
+	data, err := PartitionBlock(PartitionSpec{Clients: clients, Fraction: d.Fraction, Alpha: d.Alpha,
+		Clusters: d.Clusters, TestFrac: d.TestFrac, TrainFrac: d.TrainFrac}, train, test, seed, lo, hi)
 	if err != nil {
 		return nil, err
 	}
-	for i, cd := range data {
+	// Partition leaves every client at least three examples, which the
+	// split spreads over all three sets: this guards that promise.
+	for k, cd := range data {
 		if cd.Train.N == 0 || cd.Val.N == 0 || cd.Test.N == 0 {
-			return nil, fmt.Errorf("client %d got %d/%d/%d train/val/test examples; use fewer clients or a larger fraction", i, cd.Train.N, cd.Val.N, cd.Test.N)
+			return nil, fmt.Errorf("client %d got %d/%d/%d train/val/test examples; use fewer clients or a larger fraction", lo+k, cd.Train.N, cd.Val.N, cd.Test.N)
 		}
 	}
 	return data, nil

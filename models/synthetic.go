@@ -43,13 +43,15 @@ type ClientData struct {
 	Noisy []bool
 }
 
-// maxSyntheticValues bounds Clients·(Train+Val+Test)·Features, the number of
-// float64 values Synthetic allocates (2 GiB), so that a typo in a scenario
+// maxSyntheticValues bounds clients·(Train+Val+Test)·Features, the number of
+// float64 values Synthetic (or SyntheticBlock, for its block's clients) allocates (2 GiB), so that a typo in a scenario
 // file gives an error instead of an out-of-memory crash.
 const maxSyntheticValues = 1 << 28
 
-// validate reports every field of s that is out of range, joined.
-func (s SyntheticSpec) validate() error {
+// validate reports every field of s that is out of range, joined, and
+// whether generating the data of this many clients would exceed
+// maxSyntheticValues.
+func (s SyntheticSpec) validate(clients int) error {
 	var errs []error
 	atLeast := func(name string, v, lo int) {
 		if v < lo {
@@ -78,9 +80,9 @@ func (s SyntheticSpec) validate() error {
 	finite("Noise", s.Noise, false)
 	if len(errs) == 0 {
 		// Multiply in float64 so that the check itself cannot overflow.
-		total := float64(s.Clients) * (float64(s.Train) + float64(s.Val) + float64(s.Test)) * float64(s.Features)
+		total := float64(clients) * (float64(s.Train) + float64(s.Val) + float64(s.Test)) * float64(s.Features)
 		if total > maxSyntheticValues {
-			errs = append(errs, fmt.Errorf("Clients·(Train+Val+Test)·Features = %.0f values, must be <= %d", total, maxSyntheticValues))
+			errs = append(errs, fmt.Errorf("clients·(Train+Val+Test)·Features = %.0f values, must be <= %d", total, maxSyntheticValues))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -104,9 +106,18 @@ func (s SyntheticSpec) validate() error {
 //
 // It returns an error naming every field of spec that is out of range.
 func Synthetic(spec SyntheticSpec, seed uint64) ([]ClientData, error) {
-	if err := spec.validate(); err != nil {
+	return SyntheticBlock(spec, seed, 0, spec.Clients)
+}
+
+// SyntheticBlock generates the data of clients lo … hi−1 of Synthetic
+// (element k is client lo+k, with the same bits): the class means are
+// drawn whole, and clients outside the block are not generated at all.
+// The bound on the values generated applies to the block.
+func SyntheticBlock(spec SyntheticSpec, seed uint64, lo, hi int) ([]ClientData, error) {
+	if err := spec.validate(hi - lo); err != nil {
 		return nil, err
 	}
+	checkBlock(spec.Clients, lo, hi)
 	C, D := spec.Classes, spec.Features
 	g := rng.New(seed, rng.Global, rng.PurposeData)
 	mu := make([]float64, C*D)
@@ -114,10 +125,11 @@ func Synthetic(spec SyntheticSpec, seed uint64) ([]ClientData, error) {
 		mu[j] = spec.Separation * g.NormFloat64()
 	}
 
-	out := make([]ClientData, spec.Clients)
+	out := make([]ClientData, hi-lo)
 	pi := make([]float64, C)
 	shift := make([]float64, D)
-	for i := range out {
+	for k := range out {
+		i := lo + k
 		r := rng.New(seed, i, rng.PurposeData)
 		dirichlet(pi, spec.Alpha, r)
 		for j := range shift {
@@ -135,9 +147,9 @@ func Synthetic(spec SyntheticSpec, seed uint64) ([]ClientData, error) {
 			}
 			return ds
 		}
-		out[i].Train = gen(spec.Train)
-		out[i].Val = gen(spec.Val)
-		out[i].Test = gen(spec.Test)
+		out[k].Train = gen(spec.Train)
+		out[k].Val = gen(spec.Val)
+		out[k].Test = gen(spec.Test)
 	}
 	return out, nil
 }

@@ -110,6 +110,38 @@ func (p *PushSumPair) Estimates() (pBar, deltaBar []float64) {
 	return pBar, deltaBar
 }
 
+// LinkEstimates is Estimates over the links a client has used: when it
+// keeps its counts per link (above DenseCounts clients), links lists the
+// j, ascending, of either count, and pBar and deltaBar hold their values
+// there (0 for a j of one count only; every j not listed is 0); below,
+// links is nil and the estimates are n-vectors, as Estimates returns
+// them. Each value has the bits of the same entry of Estimates.
+func (p *PushSumPair) LinkEstimates() (links []int, pBar, deltaBar []float64) {
+	if p.pSum.all != nil {
+		pBar, deltaBar = p.Estimates()
+		return nil, pBar, deltaBar
+	}
+	a, b := p.pSum.keys, p.dCount.keys
+	for len(a) > 0 || len(b) > 0 {
+		switch {
+		case len(b) == 0 || (len(a) > 0 && a[0] < b[0]):
+			links, a = append(links, int(a[0])), a[1:]
+		case len(a) == 0 || b[0] < a[0]:
+			links, b = append(links, int(b[0])), b[1:]
+		default:
+			links, a, b = append(links, int(a[0])), a[1:], b[1:]
+		}
+	}
+	pBar, deltaBar = make([]float64, len(links)), make([]float64, len(links))
+	if p.rounds == 0 {
+		return links, pBar, deltaBar
+	}
+	t := float64(p.rounds)
+	p.pSum.gather(pBar, links, t)
+	p.dCount.gather(deltaBar, links, t)
+	return links, pBar, deltaBar
+}
+
 // DenseCounts is the largest n for which a client keeps Alg. 2's counts
 // as dense n-vectors: below it the vectors are small and a complete graph
 // fills them anyway; above it a client keeps one key and one sum per link
@@ -178,6 +210,18 @@ func (s *linkSums) scatter(dst []float64, t float64) {
 	}
 	for k, j := range s.keys {
 		dst[j] = s.sums[k] / t
+	}
+}
+
+// gather writes sum/t of links[k] into dst[k], for links ascending and a
+// superset of the keys of sparse sums; dst is zero elsewhere.
+func (s *linkSums) gather(dst []float64, links []int, t float64) {
+	k := 0
+	for m, j := range s.keys {
+		for links[k] != int(j) {
+			k++
+		}
+		dst[k] = s.sums[m] / t
 	}
 }
 

@@ -1,6 +1,8 @@
 package run
 
 import (
+	"fmt"
+
 	"hgpsim/graph"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
@@ -17,32 +19,70 @@ import (
 type Run struct {
 	Scenario scenarios.Scenario
 	Net      *graph.Network
-	Data     []models.ClientData // by node
+	Data     []models.ClientData // by node; zero outside Hosted
 	Model    models.Bilevel      // prototype; each client holds its own clone
 	X0       []float64           // common initial parameters
 	factory  optim.ClientFactory
 	program  optim.Program
+	// lo and hi bound the nodes whose data and clients were built.
+	lo, hi int
 }
+
+// A BuildOption changes what Build builds.
+type BuildOption func(*buildOptions)
+
+type buildOptions struct {
+	lo, hi int
+	block  bool
+}
+
+// Hosting makes Build build the data and the clients of nodes lo … hi−1
+// only, as a process that hosts just those clients needs: Data holds the
+// zero ClientData for every other node, and Factory refuses them. Client
+// i of such a Run is the client i of a full Build, bit for bit (the
+// sources' LoadBlock promise). The network, the model, the initial
+// parameters and the program are the whole run's.
+//
+// Algorithms with a server (optim.Algorithm.Server) still get every node's
+// data: their plans and their server read all of it. Hosting(0, 0) builds
+// no client's data and reads no data file, for a supervisor whose clients
+// all live in worker processes.
+func Hosting(lo, hi int) BuildOption {
+	return func(o *buildOptions) { o.lo, o.hi, o.block = lo, hi, true }
+}
+
+// Hosted returns the nodes whose clients the Run can build, lo … hi−1.
+func (r *Run) Hosted() (lo, hi int) { return r.lo, r.hi }
 
 // Build turns a validated scenario into a Run. Errors a user can fix
 // (for example a disconnected expected graph or missing data files) are
 // InvalidErrors.
-func Build(sc scenarios.Scenario) (*Run, error) {
+func Build(sc scenarios.Scenario, opts ...BuildOption) (*Run, error) {
+	var o buildOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if err := sc.Validate(); err != nil {
 		return nil, scenarios.Invalid("scenario", "%s", err.Error())
+	}
+	n := sc.Nodes()
+	if !o.block || sc.Algorithm.Params.Server() {
+		o = buildOptions{lo: 0, hi: n}
+	} else if o.lo < 0 || o.hi < o.lo || o.hi > n {
+		return nil, fmt.Errorf("hosting nodes %d … %d of a run of %d nodes", o.lo, o.hi-1, n)
 	}
 	nw, err := scenarios.BuildNetwork(sc)
 	if err != nil {
 		return nil, err
 	}
-	data, err := loadData(sc)
+	data, err := loadData(sc, o.lo, o.hi)
 	if err != nil {
 		return nil, err
 	}
 	model := bilevelModel(sc)
 	x0 := make([]float64, model.DimX())
 	model.Init(x0, rng.New(sc.Seed, rng.Global, rng.PurposeInit))
-	r := &Run{Scenario: sc, Net: nw, Data: data, Model: model, X0: x0}
+	r := &Run{Scenario: sc, Net: nw, Data: data, Model: model, X0: x0, lo: o.lo, hi: o.hi}
 	setup := &optim.Setup{Net: nw, Data: data, Model: model, X0: x0, Seed: sc.Seed,
 		Head: sc.Model.Head.Name, HeadParams: sc.Model.HeadParams(), Sections: &r.Scenario}
 	if sc.Algorithm.Params.Server() {
@@ -56,6 +96,9 @@ func Build(sc scenarios.Scenario) (*Run, error) {
 	r.program = program
 	reinit := map[int]bool{}
 	for _, i := range r.Net.ReinitNodes() {
+		if i < r.lo || i >= r.hi {
+			continue // checked where it is hosted
+		}
 		// Refused before the run: a client that cannot restart would
 		// silently keep its state.
 		c, err := factory(i)
@@ -69,6 +112,9 @@ func Build(sc scenarios.Scenario) (*Run, error) {
 		reinit[i] = true
 	}
 	r.factory = func(i int) (optim.Client, error) {
+		if i < r.lo || i >= r.hi {
+			return nil, fmt.Errorf("run: node %d is not hosted by this build (nodes %d … %d)", i, r.lo, r.hi-1)
+		}
 		c, err := factory(i)
 		if err != nil {
 			return nil, err
@@ -81,6 +127,17 @@ func Build(sc scenarios.Scenario) (*Run, error) {
 		return optim.Resumable(faults.WithFaults(inner, setup.Env(i), r.faults(i)), c, i), nil
 	}
 	return r, nil
+}
+
+// supervisorBuild is the build options of the process that runs a
+// scenario's program: with worker processes, which build their clients'
+// data themselves, it builds none, unless it computes the hyper-gradient
+// oracle, which needs every node's.
+func supervisorBuild(sc scenarios.Scenario) []BuildOption {
+	if len(sc.Runtime.Workers) == 0 || sc.Hypergradient.Oracle {
+		return nil
+	}
+	return []BuildOption{Hosting(0, 0)}
 }
 
 // pooledTest is the test data of every node in one set.
@@ -126,17 +183,36 @@ func bilevelModel(sc scenarios.Scenario) models.Bilevel {
 	return sc.Model.Head.Params.New(func() models.Classifier { return arch.New(features, classes) }, sc.Model.HeadParams())
 }
 
-// loadData builds every client's splits. Missing data files are an input
-// error naming them and how to install them.
-func loadData(sc scenarios.Scenario) ([]models.ClientData, error) {
+// loadData builds the splits of nodes lo … hi−1, by node (the others' are
+// zero). Missing data files are an input error naming them and how to
+// install them; no block reads no file.
+func loadData(sc scenarios.Scenario, lo, hi int) ([]models.ClientData, error) {
+	n := sc.Nodes()
+	if lo == hi {
+		return make([]models.ClientData, n), nil
+	}
 	src := sc.Data.Source.Params
 	if m, ok := src.(interface{ Missing() []string }); ok && len(m.Missing()) > 0 {
-		_, err := src.Load(sc.Nodes(), sc.Seed) // its error names the files and how to install them
+		_, err := src.Load(n, sc.Seed) // its error names the files and how to install them
 		return nil, scenarios.Invalid("scenario", "data: %s", err.Error())
 	}
-	data, err := src.Load(sc.Nodes(), sc.Seed)
+	var block []models.ClientData
+	var err error
+	if lo == 0 && hi == n {
+		block, err = src.Load(n, sc.Seed)
+	} else {
+		block, err = models.LoadBlock(src, n, sc.Seed, lo, hi)
+	}
+	if err == nil && len(block) != hi-lo {
+		err = fmt.Errorf("built the data of %d nodes, not %d", len(block), hi-lo)
+	}
 	if err != nil {
 		return nil, scenarios.Invalid("scenario", "data (%s): %s", sc.Data.Source.Name, err.Error())
 	}
+	if lo == 0 && hi == n {
+		return block, nil
+	}
+	data := make([]models.ClientData, n)
+	copy(data[lo:], block)
 	return data, nil
 }

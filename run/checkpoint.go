@@ -269,7 +269,7 @@ func Resume(ctx context.Context, opt ResumeOptions) (*Summary, error) {
 	if _, err := scenarios.Check(filepath.Join(dir, scenarioFile), sc, scenarios.CheckOptions{MaxMemory: opt.MaxMemory}); err != nil {
 		return nil, err
 	}
-	run, err := Build(sc)
+	run, err := Build(sc, supervisorBuild(sc)...)
 	if err != nil {
 		return nil, err
 	}

@@ -128,7 +128,7 @@ func Execute(ctx context.Context, sc scenarios.Scenario, opt Options) (*Summary,
 	var run *Run
 	if sc.Experiment == nil {
 		var err error
-		if run, err = Build(sc); err != nil {
+		if run, err = Build(sc, supervisorBuild(sc)...); err != nil {
 			return nil, err
 		}
 	}

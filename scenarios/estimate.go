@@ -32,6 +32,22 @@ type Resources struct {
 	// work model is PDBO's (its SGP and hyper-gradient rounds), and another
 	// algorithm's rounds would be counted wrong.
 	NoTime string
+	// Processes splits the memory by process when the clients live in
+	// worker processes (runtime.workers): the supervisor, then a worker
+	// hosting the largest block. Live and PeakBytes are then the larger
+	// process's, which the memory limit applies to. Nil in one process.
+	Processes []ProcessResources
+}
+
+// ProcessResources is the memory of one kind of process of a run over
+// workers.
+type ProcessResources struct {
+	Name    string // "supervisor" or "worker"
+	Count   int    // processes of this kind
+	Clients int64  // clients each hosts (the largest block)
+	Live    []ResourcePart
+	// PeakBytes is twice the live heap, as for one process.
+	PeakBytes int64
 }
 
 // ResourcePart is one term of the memory estimate.
@@ -59,22 +75,24 @@ func (r Resources) LiveBytes() int64 {
 	return s
 }
 
-// String is one line: the peak, its largest parts and the time.
+// String is one line: the peak, its largest parts and the time; over
+// workers, the peak of the supervisor and of each worker.
 func (r Resources) String() string {
-	parts := append([]ResourcePart(nil), r.Live...)
-	sort.SliceStable(parts, func(a, b int) bool { return parts[a].Bytes > parts[b].Bytes })
 	var b strings.Builder
-	fmt.Fprintf(&b, "about %s peak memory (live: ", Bytes(r.PeakBytes))
-	shown := 0
-	for _, p := range parts {
-		if p.Bytes <= 0 || shown == 4 {
-			continue
+	if len(r.Processes) == 0 {
+		fmt.Fprintf(&b, "about %s peak memory (live: ", Bytes(r.PeakBytes))
+		writeParts(&b, r.Live)
+	}
+	for k, p := range r.Processes {
+		if k > 0 {
+			b.WriteString("), ")
 		}
-		if shown > 0 {
-			b.WriteString(", ")
+		if p.Name == "supervisor" {
+			fmt.Fprintf(&b, "about %s peak memory in the supervisor (live: ", Bytes(p.PeakBytes))
+		} else {
+			fmt.Fprintf(&b, "%s in each of %d %ss of up to %d clients (live: ", Bytes(p.PeakBytes), p.Count, p.Name, p.Clients)
 		}
-		fmt.Fprintf(&b, "%s %s", p.Name, Bytes(p.Bytes))
-		shown++
+		writeParts(&b, p.Live)
 	}
 	if r.NoTime != "" {
 		fmt.Fprintf(&b, "); computation not estimated (%s)", r.NoTime)
@@ -112,57 +130,25 @@ func Estimate(sc Scenario) Resources {
 	examples := sc.Data.Source.Params.Examples(sc.Nodes())
 
 	var r Resources
-	add := func(name string, b float64) {
-		r.Live = append(r.Live, ResourcePart{Name: name, Bytes: int64(math.Min(b, math.MaxInt64/4))})
-	}
-	nn := float64(n) * float64(n)
-	sparse := false
-	if sp, ok := sc.Network.Topology.Params.(graph.Sparse); ok {
-		sparse = sp.Sparse()
-	}
-	// δ̄ matrix (dense topologies only), its out-neighbour lists (int and
-	// float per link) and fixed mixing weights; one delivery record per
-	// link in flight.
-	add("network", 8*nn*(1-boolf(sparse))+16*float64(links)+8*nn*boolf(isStatic(sc))+40*float64(links))
-	// Alg. 2 counters: p̄_ij and δ̄_{j→i} sums, two n-vectors per client
-	// up to optim.DenseCounts clients, else a 4-byte key and a sum per
-	// link and counter.
-	if n <= optim.DenseCounts {
-		add("p̄/δ̄ counters", 16*nn)
+	shape := modelShape{dx: dx, workspace: workspace}
+	if w := int64(len(sc.Runtime.Workers)); w > 0 && sc.Experiment == nil {
+		// Contiguous blocks as even as they come: the largest holds
+		// ⌈n/W⌉ clients.
+		block := (n + w - 1) / w
+		sup := memory(sc, shape, process{role: supervisorRole})
+		wk := memory(sc, shape, process{role: workerRole, hosted: block})
+		r.Processes = []ProcessResources{
+			{Name: "supervisor", Count: 1, Live: sup, PeakBytes: 2 * liveBytes(sup)},
+			{Name: "worker", Count: int(w), Clients: block, Live: wk, PeakBytes: 2 * liveBytes(wk)},
+		}
+		r.Live, r.PeakBytes = sup, r.Processes[0].PeakBytes
+		if p := r.Processes[1]; p.PeakBytes > r.PeakBytes {
+			r.Live, r.PeakBytes = p.Live, p.PeakBytes
+		}
 	} else {
-		add("p̄/δ̄ counters", 24*float64(links))
+		r.Live = memory(sc, shape, process{role: oneProcess, hosted: n})
+		r.PeakBytes = 2 * r.LiveBytes()
 	}
-	if sc.Hypergradient.Estimates == "true" || sc.Nodes() <= pdbo.ExactEstimateLimit {
-		add("exact p̄", 8*nn)
-	}
-	if sc.Hypergradient.Estimator != "none" {
-		// The hyper-gradient phase's link weights (p̄, δ̄, coefficients and
-		// what was sent to whom) are n-vectors per client.
-		add("hyper-gradient link weights", 8*4.125*nn)
-	}
-	// Per client: the SGP state (z, x, gradient, ψ, two payloads) and the
-	// estimator's (linearization, u, w, payloads, mixing buffers).
-	perClient := 6.0
-	if sc.Hypergradient.Estimator != "none" {
-		perClient += 14
-	}
-	add("client state", 8*perClient*float64(dx)*float64(n))
-	// What a client holds whatever d: its behaviour, batcher, streams,
-	// buffers and actor; measured as the live heap of 10⁵ softmax
-	// clients (d = 44) on a torus, less the parts above.
-	add("client bookkeeping", clientOverhead*float64(n))
-	add("model workspaces", workspace*float64(n))
-	add("data", float64(examples)*float64(models.ExampleBytes(sc.Data.Source.Params, features)))
-	if sc.Runtime.CheckpointEvery > 0 && sc.Outer.Steps > 0 && !sc.Outer.Restart {
-		// Writing a checkpoint of warm-started clients: every client's
-		// encoded iterate, and the file's buffer holding them again.
-		add("checkpoint", 2*8*float64(dx)*float64(n))
-	}
-	if sc.Hypergradient.Oracle {
-		m := float64(n) * float64(dx)
-		add("dense oracle", 3*8*m*m)
-	}
-	r.PeakBytes = 2 * r.LiveBytes()
 
 	// Work per example: a gradient costs two forward passes for the dense
 	// models (4·d_x) and three for a CNN (its input gradients), a
@@ -215,6 +201,160 @@ func Estimate(sc Scenario) Resources {
 	return r
 }
 
+// modelShape is what the memory model needs of the model: d_x (all
+// ensemble members) and a client's workspace in bytes.
+type modelShape struct {
+	dx        int64
+	workspace float64
+}
+
+// role is a process's part in a run.
+type role int
+
+const (
+	oneProcess     role = iota // everything, in one process
+	supervisorRole             // the program, router and sink of a run over workers
+	workerRole                 // a block of clients of a run over workers
+)
+
+// process is one process of a run: its role and, for one process or a
+// worker, how many clients it hosts.
+type process struct {
+	role   role
+	hosted int64
+}
+
+// memory is the live heap of process p of sc, by part. Every process
+// builds the whole network; a worker builds its block's data and clients
+// only (run.Hosting), the supervisor none of them unless the dense oracle,
+// which it computes, needs every node's data. Algorithms with a server
+// load every node's data everywhere.
+func memory(sc Scenario, m modelShape, p process) []ResourcePart {
+	n := int64(sc.Nodes())
+	features, _ := sc.Shape()
+	links := sc.Network.Topology.Params.LinkCount(sc.Nodes()) + n
+	src := sc.Data.Source.Params
+	var live []ResourcePart
+	add := func(name string, b float64) {
+		live = append(live, ResourcePart{Name: name, Bytes: int64(math.Min(b, math.MaxInt64/4))})
+	}
+	nn := float64(n) * float64(n)
+	sparse := false
+	if sp, ok := sc.Network.Topology.Params.(graph.Sparse); ok {
+		sparse = sp.Sparse()
+	}
+	// share is the part of the clients' per-link state the process holds.
+	hosted := float64(p.hosted)
+	share := hosted / float64(n)
+	router := p.role != workerRole // delivers the round's messages
+	// δ̄ matrix (dense topologies only), its out-neighbour lists (int and
+	// float per link) and fixed mixing weights; one delivery record per
+	// link in flight where the router runs (a worker realizes its
+	// clients' links only).
+	inFlight := 40 * float64(links) * share
+	if router {
+		inFlight = 40 * float64(links)
+	}
+	add("network", 8*nn*(1-boolf(sparse))+16*float64(links)+8*nn*boolf(isStatic(sc))+inFlight)
+	// Alg. 2 counters: p̄_ij and δ̄_{j→i} sums, two n-vectors per client
+	// up to optim.DenseCounts clients, else a 4-byte key and a sum per
+	// link and counter.
+	if n <= optim.DenseCounts {
+		add("p̄/δ̄ counters", 16*float64(n)*hosted)
+	} else {
+		add("p̄/δ̄ counters", 24*float64(links)*share)
+	}
+	// The exact p̄ is built by every process that plans estimates: true,
+	// and by the process that checks the estimates (the sink's).
+	if sc.Hypergradient.Estimates == "true" || (router && sc.Nodes() <= pdbo.ExactEstimateLimit) {
+		add("exact p̄", 8*nn)
+	}
+	if sc.Hypergradient.Estimator != "none" {
+		// The hyper-gradient phase's link weights (p̄, δ̄, their links and
+		// coefficients, what was sent to whom): per link used, in and out,
+		// where the counts are; n-vectors per client up to
+		// optim.DenseCounts clients.
+		if n <= optim.DenseCounts {
+			add("hyper-gradient link weights", 8*4.125*float64(n)*hosted)
+		} else {
+			add("hyper-gradient link weights", 2*56*float64(links)*share)
+		}
+	}
+	// Per client: the SGP state (z, x, gradient, ψ, two payloads) and the
+	// estimator's (linearization, u, w, payloads, mixing buffers).
+	perClient := 6.0
+	if sc.Hypergradient.Estimator != "none" {
+		perClient += 14
+	}
+	add("client state", 8*perClient*float64(m.dx)*hosted)
+	// What a client holds whatever d: its behaviour, batcher, streams,
+	// buffers and actor; measured as the live heap of 10⁵ softmax
+	// clients (d = 44) on a torus, less the parts above.
+	add("client bookkeeping", clientOverhead*hosted)
+	add("model workspaces", m.workspace*hosted)
+	examples := src.Examples(sc.Nodes())
+	switch {
+	case sc.Algorithm.Params.Server():
+	case p.role == workerRole:
+		examples = models.BlockExamples(src, sc.Nodes(), int(p.hosted))
+	case p.role == supervisorRole && !sc.Hypergradient.Oracle:
+		examples = 0
+	}
+	add("data", float64(examples)*float64(models.ExampleBytes(src, features)))
+	if sc.Runtime.CheckpointEvery > 0 && sc.Outer.Steps > 0 && !sc.Outer.Restart {
+		// Writing a checkpoint of warm-started clients: every client's
+		// encoded iterate, and the file's buffer holding them again (a
+		// worker encodes its block's once).
+		if router {
+			add("checkpoint", 2*8*float64(m.dx)*float64(n))
+		} else {
+			add("checkpoint", 8*float64(m.dx)*hosted)
+		}
+	}
+	if sc.Hypergradient.Oracle && router {
+		d := float64(n) * float64(m.dx)
+		add("dense oracle", 3*8*d*d)
+	}
+	if p.role == oneProcess {
+		return live
+	}
+	// A round's payloads cross the supervisor (acks in, steps out, each
+	// vector once per sender and about 40 bytes of headers per delivered
+	// message), decoded and encoded at once; a worker holds its block's.
+	wire := 2 * (2*float64(n)*(8*float64(m.dx)+20) + 40*float64(links))
+	if p.role == supervisorRole {
+		add("round messages", wire)
+		// Per client: its actor's address, mailbox and watchdog entry,
+		// its stats; measured at 10⁵ clients over 4 workers.
+		add("client bookkeeping", supervisorOverhead*float64(n))
+	} else {
+		add("round messages", wire*share)
+	}
+	return live
+}
+
+// liveBytes sums parts.
+func liveBytes(parts []ResourcePart) int64 {
+	return Resources{Live: parts}.LiveBytes()
+}
+
+// writeParts writes the four largest parts.
+func writeParts(b *strings.Builder, live []ResourcePart) {
+	parts := append([]ResourcePart(nil), live...)
+	sort.SliceStable(parts, func(a, b int) bool { return parts[a].Bytes > parts[b].Bytes })
+	shown := 0
+	for _, p := range parts {
+		if p.Bytes <= 0 || shown == 4 {
+			continue
+		}
+		if shown > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(b, "%s %s", p.Name, Bytes(p.Bytes))
+		shown++
+	}
+}
+
 // ownsSection reports whether algorithm a takes its parameters from the
 // scenario's top-level section key.
 func ownsSection(a optim.Algorithm, key string) bool {
@@ -232,6 +372,10 @@ func ownsSection(a optim.Algorithm, key string) bool {
 
 // clientOverhead is the measured heap of one client beyond its vectors.
 const clientOverhead = 6.5 * 1024
+
+// supervisorOverhead is what the supervisor of worker processes holds per
+// client beyond the round's messages.
+const supervisorOverhead = 2 * 1024
 
 func isStatic(sc Scenario) bool {
 	switch sc.Network.Topology.Name {

@@ -2,6 +2,7 @@ package pdbo
 
 import (
 	"fmt"
+	"slices"
 
 	"gonum.org/v1/gonum/floats"
 
@@ -265,10 +266,12 @@ type ExactBackprop struct {
 	sampling Sampling
 	u, v     []float64
 	out      optim.SendBuffers
-	sentW    []float64 // p_ij(δ_i) of this round, 0 where no link
-	sentTo   []bool
-	mixed    []float64
-	uNew, b  []float64
+	// sentTo lists the receivers of this round's push, ascending, and
+	// sentW their weights p_ij(δ_i).
+	sentTo  []int
+	sentW   []float64
+	mixed   []float64
+	uNew, b []float64
 }
 
 // NewExactBackprop returns client lin.ID's exact estimator (PBar and
@@ -277,18 +280,33 @@ func NewExactBackprop(lin Linearization, sampling Sampling) *ExactBackprop {
 	l := newLocal(lin)
 	dx, dl := len(l.cy), len(l.clam)
 	return &ExactBackprop{l: l, sampling: sampling, u: append([]float64(nil), l.cy...), v: make([]float64, dl),
-		sentW:  make([]float64, lin.N),
-		sentTo: make([]bool, lin.N), mixed: make([]float64, dx), uNew: make([]float64, dx), b: make([]float64, dl)}
+		mixed: make([]float64, dx), uNew: make([]float64, dx), b: make([]float64, dl)}
+}
+
+// sent returns the weight this round's push gave receiver j, and whether
+// it pushed to j.
+func (e *ExactBackprop) sent(j int) (float64, bool) {
+	k, ok := slices.BinarySearch(e.sentTo, j)
+	if !ok {
+		return 0, false
+	}
+	return e.sentW[k], true
 }
 
 // Send implements optim.Behaviour, remembering whom it pushed to and with what
 // weight p_ij(δ_i) this round.
 func (e *ExactBackprop) Send(r *optim.Round, out optim.Outbox) error {
-	clear(e.sentW)
-	clear(e.sentTo)
+	e.sentTo, e.sentW = e.sentTo[:0], e.sentW[:0]
 	for k, j := range r.Links {
-		e.sentW[j] = r.Weights[k]
-		e.sentTo[j] = true
+		// A link listed twice keeps its last weight, as an n-vector
+		// indexed by receiver would.
+		at, ok := slices.BinarySearch(e.sentTo, j)
+		if ok {
+			e.sentW[at] = r.Weights[k]
+			continue
+		}
+		e.sentTo = slices.Insert(e.sentTo, at, j)
+		e.sentW = slices.Insert(e.sentW, at, r.Weights[k])
 	}
 	optim.Send(out, r.Links, optim.Payload{Kind: optim.KindDual, Vec: e.out.Fill(e.u)})
 	return nil
@@ -301,13 +319,14 @@ func (e *ExactBackprop) Receive(r *optim.Round, in []optim.Message) error {
 		e.mixed[k] = 0
 	}
 	for _, m := range in {
-		if !e.sentTo[m.From] {
+		w, ok := e.sent(m.From)
+		if !ok {
 			return fmt.Errorf("exact backpropagation needs undirected links: received from client %d without a link %d→%d", m.From, e.l.lin.ID, m.From)
 		}
-		floats.AddScaled(e.mixed, e.sentW[m.From], m.Vec)
+		floats.AddScaled(e.mixed, w, m.Vec)
 	}
-	for j, s := range e.sentTo {
-		if s && !containsFrom(in, j) {
+	for _, j := range e.sentTo {
+		if !containsFrom(in, j) {
 			return fmt.Errorf("exact backpropagation needs undirected links: pushed to client %d but received nothing back", j)
 		}
 	}

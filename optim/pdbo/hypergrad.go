@@ -2,6 +2,7 @@ package pdbo
 
 import (
 	"fmt"
+	"slices"
 
 	"gonum.org/v1/gonum/floats"
 
@@ -58,10 +59,14 @@ type Linearization struct {
 	Lambda   []float64
 	Z        []float64
 	Omega    float64
-	PBar     []float64 // p̄_ij for all j (sender side)
-	DeltaBar []float64 // δ̄_{j→i} for all j (receiver side)
-	Variant  Variant
-	LR       float64 // α of the SGP map being differentiated
+	PBar     []float64 // p̄_ij for all j (sender side), or for the j of Links
+	DeltaBar []float64 // δ̄_{j→i} for all j (receiver side), or for the j of Links
+	// Links, when not nil, lists the j (ascending) that PBar and DeltaBar
+	// hold, every other j being 0: a client of a large sparse network
+	// keeps numbers per link it used, not n-vectors.
+	Links   []int
+	Variant Variant
+	LR      float64 // α of the SGP map being differentiated
 	// WeightFloor is the ε of the SGP run's small-weight guard (0: off):
 	// the map differentiated takes the step Step() = LR·GuardScale(Omega, ε).
 	WeightFloor float64
@@ -75,11 +80,14 @@ func (lin *Linearization) Step() float64 { return lin.LR * GuardScale(lin.Omega,
 
 // local holds what every estimator computes from a Linearization.
 type local struct {
-	lin   Linearization
-	x     []float64 // z/ω
-	cy    []float64 // z-part of ⟨c^y⟩_i = ∂_{z_i} F̄ = ∇ₓF_i / (n ω_i)
-	clam  []float64 // ⟨c^λ⟩_i = ∂_{λ_i} F̄ = ∂_λF_i / n
-	coef  []float64 // receiver coefficients p̄_ij / δ̄_{j→i} of Eq. (12)
+	lin  Linearization
+	x    []float64 // z/ω
+	cy   []float64 // z-part of ⟨c^y⟩_i = ∂_{z_i} F̄ = ∇ₓF_i / (n ω_i)
+	clam []float64 // ⟨c^λ⟩_i = ∂_{λ_i} F̄ = ∂_λF_i / n
+	// The receiver coefficients p̄_ij / δ̄_{j→i} of Eq. (12) that are not
+	// 0: coef[k] for sender from[k], ascending.
+	from  []int
+	coef  []float64
 	hv    []float64 // scratch d_x
 	cross []float64 // scratch d_λ
 	batch *optim.Batcher
@@ -92,23 +100,35 @@ type local struct {
 
 func newLocal(lin Linearization) local {
 	dx, dl := lin.Model.DimX(), lin.Model.DimLambda()
-	if len(lin.Z) != dx || len(lin.Lambda) != dl || len(lin.PBar) != lin.N || len(lin.DeltaBar) != lin.N {
+	links := lin.N
+	if lin.Links != nil {
+		links = len(lin.Links)
+	}
+	if len(lin.Z) != dx || len(lin.Lambda) != dl || len(lin.PBar) != links || len(lin.DeltaBar) != links {
 		panic(fmt.Sprintf("optim: linearization of client %d has inconsistent dimensions", lin.ID))
 	}
 	l := local{lin: lin, x: make([]float64, dx), cy: make([]float64, dx), clam: make([]float64, dl),
-		coef: make([]float64, lin.N), hv: make([]float64, dx), cross: make([]float64, dl)}
+		hv: make([]float64, dx), cross: make([]float64, dl)}
 	floats.ScaleTo(l.x, 1/lin.Omega, lin.Z)
 	lin.Model.OuterGrad(l.cy, l.clam, l.x, lin.Lambda, lin.Outer, nil)
 	n := float64(lin.N)
 	floats.Scale(1/(n*lin.Omega), l.cy)
 	floats.Scale(1/n, l.clam)
-	for j := range l.coef {
+	for k := range links {
+		j := k
+		if lin.Links != nil {
+			j = lin.Links[k]
+		}
 		// A link never seen during SGP has δ̂ = 0; its messages carry no
 		// usable weight, so they are ignored rather than divided by zero.
+		var c float64
 		if j == lin.ID {
-			l.coef[j] = lin.PBar[j]
-		} else if lin.DeltaBar[j] > 0 {
-			l.coef[j] = lin.PBar[j] / lin.DeltaBar[j]
+			c = lin.PBar[k]
+		} else if lin.DeltaBar[k] > 0 {
+			c = lin.PBar[k] / lin.DeltaBar[k]
+		}
+		if c != 0 {
+			l.from, l.coef = append(l.from, j), append(l.coef, c)
 		}
 	}
 	l.batch = optim.NewBatcher(lin.Inner.N, lin.Batch, rng.NewStream(lin.Seed, lin.ID, rng.PurposeHyper))
@@ -194,10 +214,30 @@ func (l *local) bNeedsMessages() bool { return l.lin.Variant == BeforeComm }
 // (0 or 1) names the term buffer, one per vector mixed in a round.
 func (l *local) mixOf(slot int, dst []float64, in []optim.Message, off int) optim.Mix {
 	l.terms[slot] = optim.TermsOf(l.terms[slot], in, off, len(dst), func(m *optim.Message) (float64, bool) {
-		c := l.coef[m.From]
-		return c, c != 0
+		return l.coefOf(m.From)
 	})
 	return optim.Mix{Dst: dst, Terms: l.terms[slot]}
+}
+
+// coefOf returns the coefficient of sender j, and whether it is not 0.
+func (l *local) coefOf(j int) (float64, bool) {
+	k, ok := slices.BinarySearch(l.from, j)
+	if !ok {
+		return 0, false
+	}
+	return l.coef[k], true
+}
+
+// densePBar returns p̄_ij for all j.
+func (lin *Linearization) densePBar() []float64 {
+	if lin.Links == nil {
+		return lin.PBar
+	}
+	p := make([]float64, lin.N)
+	for k, j := range lin.Links {
+		p[j] = lin.PBar[k]
+	}
+	return p
 }
 
 // estimate returns v + ⟨c^λ⟩_i as a fresh slice: every estimator keeps

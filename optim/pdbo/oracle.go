@@ -63,8 +63,9 @@ func expectedJacobians(lins []Linearization) (a, b *mat.Dense, cy, cl *mat.VecDe
 		c := denseCross(lin.Model, l.x, lin.Lambda, lin.Inner)
 		step := lin.Step() // the guarded step where ω_i < ε
 		s := step / lin.Omega
+		pBar := lin.densePBar()
 		for j := 0; j < n; j++ {
-			p := lin.PBar[j]
+			p := pBar[j]
 			blk := a.Slice(i*dx, (i+1)*dx, j*dx, (j+1)*dx).(*mat.Dense)
 			switch {
 			case lin.Variant == BeforeComm: // p̄_ij (I − (α/ω_i) H_i)

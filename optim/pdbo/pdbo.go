@@ -2,6 +2,7 @@ package pdbo
 
 import (
 	"fmt"
+	"slices"
 
 	"hgpsim/models"
 	"hgpsim/optim"
@@ -124,8 +125,7 @@ func (c *Client) Enter(p *optim.PhaseSpec) (optim.Behaviour, error) {
 		}
 		lin := c.sgp.Linearize(c.outer(), c.cfg.HyperLR, c.cfg.HyperBatch, c.cfg.Seed)
 		if c.trueP != nil {
-			lin.PBar = c.trueP
-			copy(lin.DeltaBar, c.trueDelta)
+			lin.Links, lin.PBar, lin.DeltaBar = nil, c.trueP, slices.Clone(c.trueDelta)
 		}
 		e, err := NewEstimator(c.cfg.Estimator, lin, c.cfg)
 		if err != nil {

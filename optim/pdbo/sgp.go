@@ -214,8 +214,8 @@ func (s *SGP) SetOuterData(d *models.Dataset) {
 // differentiated.
 func (s *SGP) Linearize(outer *models.Dataset, lr float64, batch int, seed uint64) Linearization {
 	z, omega := s.State()
-	pBar, deltaBar := s.Estimates()
+	links, pBar, deltaBar := s.ps.LinkEstimates()
 	return Linearization{ID: s.ps.ID, N: s.ps.N(), Model: s.model, Inner: s.data.Train, Outer: outer,
-		Lambda: append([]float64(nil), s.lambda...), Z: z, Omega: omega, PBar: pBar, DeltaBar: deltaBar,
+		Lambda: append([]float64(nil), s.lambda...), Z: z, Omega: omega, Links: links, PBar: pBar, DeltaBar: deltaBar,
 		Variant: s.cfg.Variant, LR: lr, WeightFloor: s.cfg.WeightFloor, Batch: batch, Seed: seed}
 }
