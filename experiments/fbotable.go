@@ -14,6 +14,7 @@ import (
 	"hgpsim/models"
 	"hgpsim/optim"
 	"hgpsim/optim/fbo"
+	"hgpsim/report"
 	"hgpsim/scenarios"
 )
 
@@ -25,7 +26,7 @@ func init() {
 				Taus: []int{1, 5}, Seeds: 3, Rounds: 600, Targets: []float64{0.6, 0.7}, EvalRounds: 30,
 				UploadLoss: []float64{0.1, 0.3}, LossSplits: []string{"iid"}, LossTau: 1,
 				Participation: 0.1, LowerSteps: 5, Beta: 0.003, Alpha: 0.01, Lambda: 0.01, Neumann: 5, Batch: 64,
-				LFedNestNonIID: [2]float64{0.001, 0.005}}
+				LFedNestNonIID: [2]float64{0.001, 0.005}, LowerLocal: 1, FedNestVariant: "deterministic"}
 		})
 }
 
@@ -49,6 +50,9 @@ type FBOTable struct {
 	Neumann        int        `yaml:"neumann" doc:"T of FedNest (deterministic variant) and LFedNest"`
 	Batch          int        `yaml:"batch" doc:"minibatch size (0: full batch)"`
 	LFedNestNonIID [2]float64 `yaml:"lfednest_noniid" doc:"LFedNest's (beta, alpha) on the shards split (App. A.3: 0.001, 0.005)"`
+	LowerLocal     int        `yaml:"lower_local" doc:"local y steps τ_i of One-Round-Lower per inner round, 1 … 10⁴ (the paper states none: 1; the FedNest authors' released code runs local_ep = 5 epochs)"`
+	Redraw         bool       `yaml:"redraw" doc:"the server draws the clients afresh for every inner round, as the released code does (the papers: once per outer iteration)"`
+	FedNestVariant string     `yaml:"fednest_variant" doc:"FedNest's Neumann variant: deterministic (the paper's sum) or released (the released code's accumulation)"`
 }
 
 // Validate implements scenarios.Experiment.
@@ -97,6 +101,8 @@ func (e *FBOTable) Validate(sc *scenarios.Scenario) error {
 		return fmt.Errorf("rounds: must be in [1, 10⁶], got %d", e.Rounds)
 	case e.EvalRounds < 1 || e.EvalRounds > 1_000_000:
 		return fmt.Errorf("eval_rounds: must be in [1, 10⁶], got %d", e.EvalRounds)
+	case e.FedNestVariant != "deterministic" && e.FedNestVariant != "released":
+		return fmt.Errorf("fednest_variant: must be deterministic or released, got %q", e.FedNestVariant)
 	}
 	// Every derived algorithm must validate.
 	for _, m := range e.Methods {
@@ -154,13 +160,13 @@ func (e *FBOTable) algorithm(method, split string, tau int) (registry.Choice[opt
 	}
 	rpi := e.roundsPerIter(method)
 	p := fbo.Params{OuterSteps: (e.Rounds + rpi - 1) / rpi, Participation: e.Participation, LowerSteps: e.LowerSteps,
-		Beta: e.Beta, Alpha: e.Alpha, Lambda: e.Lambda, Tau: tau, LowerLocal: 1, Lower: "svrg", Batch: e.Batch,
-		EvalEvery: max(1, int(math.Round(float64(e.EvalRounds)/float64(rpi))))}
+		Beta: e.Beta, Alpha: e.Alpha, Lambda: e.Lambda, Tau: tau, LowerLocal: e.LowerLocal, Lower: "svrg", Batch: e.Batch,
+		EvalEvery: max(1, int(math.Round(float64(e.EvalRounds)/float64(rpi)))), Redraw: e.Redraw}
 	switch a := ch.Params.(type) {
 	case *fbo.AggITD:
 		a.Params = p
 	case *fbo.FedNest:
-		a.Params, a.Neumann, a.Variant = p, e.Neumann, "deterministic"
+		a.Params, a.Neumann, a.Variant = p, e.Neumann, e.FedNestVariant
 	case *fbo.LFedNest:
 		p.Lower = "sgd"
 		if split == "shards" {
@@ -242,6 +248,9 @@ func (e *FBOTable) Run(ctx context.Context, sc scenarios.Scenario, env scenarios
 	if err := env.WriteFile("table.md", []byte(e.markdown(sum, false))); err != nil {
 		return nil, err
 	}
+	if err := env.WriteFile("claims.md", []byte(e.claims(sum))); err != nil {
+		return nil, err
+	}
 	if len(e.UploadLoss) > 0 {
 		if err := env.WriteFile("loss.md", []byte(e.markdown(sum, true))); err != nil {
 			return nil, err
@@ -296,8 +305,10 @@ type FBOTableCell struct {
 	// Targets[k] (-1: never within the budget).
 	ToTarget [][]int   `json:"rounds_to_target"`
 	Bytes    [][]int64 `json:"bytes_to_target"`
-	Final    []float64 `json:"final_acc"`
-	RPI      int       `json:"rounds_per_outer_iteration"`
+	// Iters[k] are the outer iterations at those rounds (-1: never).
+	Iters [][]int   `json:"iterations_to_target"`
+	Final []float64 `json:"final_acc"`
+	RPI   int       `json:"rounds_per_outer_iteration"`
 }
 
 func (e *FBOTable) summarize(cells []*fboCell) *FBOTableSummary {
@@ -319,6 +330,14 @@ func (e *FBOTable) summarize(cells []*fboCell) *FBOTableSummary {
 			}
 			tc.ToTarget = append(tc.ToTarget, rs)
 			tc.Bytes = append(tc.Bytes, bs)
+			its := make([]int, len(rs))
+			for k, r := range rs {
+				its[k] = -1
+				if r >= 0 {
+					its[k] = r / tc.RPI
+				}
+			}
+			tc.Iters = append(tc.Iters, its)
 		}
 		for _, r := range c.runs {
 			if len(r.acc) > 0 {
@@ -405,4 +424,71 @@ func roundsCell(rs []int) string {
 		s += fmt.Sprintf(" (%d of %d seeds)", len(got), len(rs))
 	}
 	return s
+}
+
+// claims renders the loss-free cells for the claims table: rounds and
+// outer iterations to each target and the final accuracy as mean ± the
+// half-width of the 95 % Student-t interval over the seeds (a target some
+// seed missed is reported as such), and, per split and τ, the ratio of
+// FBO-AggITD's mean rounds to FedNest's.
+func (e *FBOTable) claims(s *FBOTableSummary) string {
+	var b strings.Builder
+	b.WriteString("| method | data | τ |")
+	for _, t := range e.Targets {
+		fmt.Fprintf(&b, " rounds to %g%% | outer its. to %g%% |", 100*t, 100*t)
+	}
+	b.WriteString(" final accuracy (%) |\n|---|---|---|" + strings.Repeat("---|", 2*len(e.Targets)+1) + "\n")
+	means := map[string]float64{}
+	for _, c := range s.Cells {
+		if c.Loss > 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d |", c.Method, c.Split, c.Tau)
+		for k := range e.Targets {
+			r, ok := intervalOf(c.ToTarget[k])
+			it, _ := intervalOf(c.Iters[k])
+			if !ok {
+				b.WriteString(" not reached by every seed | |")
+				continue
+			}
+			fmt.Fprintf(&b, " %.0f ± %.0f | %.1f ± %.1f |", r.Mean, r.Half, it.Mean, it.Half)
+			means[fmt.Sprintf("%s/%s/%d/%d", c.Method, c.Split, c.Tau, k)] = r.Mean
+		}
+		f := report.MeanInterval(c.Final)
+		fmt.Fprintf(&b, " %.2f ± %.2f |\n", 100*f.Mean, 100*f.Half)
+	}
+	b.WriteString("\nRounds of FBO-AggITD over FedNest's (ratio of the means):\n\n| data | τ |")
+	for _, t := range e.Targets {
+		fmt.Fprintf(&b, " to %g%% |", 100*t)
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(e.Targets)) + "\n")
+	for _, sp := range e.Splits {
+		for _, tau := range e.Taus {
+			fmt.Fprintf(&b, "| %s | %d |", sp, tau)
+			for k := range e.Targets {
+				a, okA := means[fmt.Sprintf("fbo-aggitd/%s/%d/%d", sp, tau, k)]
+				f, okF := means[fmt.Sprintf("fednest/%s/%d/%d", sp, tau, k)]
+				if okA && okF {
+					fmt.Fprintf(&b, " %.2f |", a/f)
+				} else {
+					b.WriteString(" – |")
+				}
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// intervalOf is report.MeanInterval of vs, false when some seed never
+// reached the target (-1).
+func intervalOf(vs []int) (report.Interval, bool) {
+	f := make([]float64, len(vs))
+	for k, v := range vs {
+		if v < 0 {
+			return report.Interval{}, false
+		}
+		f[k] = float64(v)
+	}
+	return report.MeanInterval(f), true
 }
