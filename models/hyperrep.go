@@ -348,7 +348,8 @@ func (m *HyperRep) addPenaltyHVP(dst, x, u []float64) {
 	}
 }
 
-// InnerGrad implements Bilevel: ∇ₓg = mean_b (p − e_y) ⊗ [h; 1] + μx.
+// InnerGrad implements Bilevel: ∇ₓg = mean_b (p − e_y) ⊗ [h; 1] + μx (or
+// the norm penalty's gradient).
 func (m *HyperRep) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
 	checkVec("dst", dst, m.DimX())
@@ -402,8 +403,9 @@ func (m *HyperRep) rz(u []float64, nb int) {
 	}
 }
 
-// InnerHVP implements Bilevel: ∇²ₓₓg·u = mean_b R{p} ⊗ [h; 1] + μu with
-// R{z} = U₂h + u_b₂ and R{p} = p ⊙ R{z} − p (pᵀR{z}).
+// InnerHVP implements Bilevel: ∇²ₓₓg·u = mean_b R{p} ⊗ [h; 1] + μu (or the
+// norm penalty's Hessian times u) with R{z} = U₂h + u_b₂ and R{p} = p ⊙ R{z}
+// − p (pᵀR{z}).
 func (m *HyperRep) InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
 	m.check(x, lambda, d)
 	checkVec("dst", dst, m.DimX())

@@ -87,6 +87,6 @@ func (h *hyperRepHead) New(newBase func() Classifier, _ HeadParams) Bilevel {
 
 func init() {
 	Heads.Register("hyper-representation",
-		"Federated hyper-representation (FedNest, FBO-AggITD Sec. 5 and App. A.2): the net's first layers are the outer variable λ (a representation) and its last layers the inner x; g = CE on train + (l2/2)‖x‖² (the model's l2 is μ, on x only), f = CE on validation. With model.kind mlp, λ is the hidden layer (W₁, b₁) and x the output layer (W₂, b₂); with model.kind cnn, x is the last inner_layers dense layers (2: for lenet, dense 84 and dense C) and λ every layer before them. For the federated bilevel algorithms (fednest, lfednest, fbo-aggitd), not pdbo.",
+		"Federated hyper-representation (FedNest, FBO-AggITD Sec. 5 and App. A.2): the net's first layers are the outer variable λ (a representation) and its last layers the inner x; g = CE on train + (l2/2)‖x‖² (the model's l2 is μ, on x only; penalty norm: l2·(‖W₂‖ + ‖b₂‖)), f = CE on validation; mlp only: dropout p on the hidden features in the clients' products. With model.kind mlp, λ is the hidden layer (W₁, b₁) and x the output layer (W₂, b₂); with model.kind cnn, x is the last inner_layers dense layers (2: for lenet, dense 84 and dense C) and λ every layer before them. For the federated bilevel algorithms (fednest, lfednest, fbo-aggitd), not pdbo.",
 		func() Head { return &hyperRepHead{Activation: "relu", Penalty: "squared"} })
 }

@@ -10,7 +10,7 @@ import (
 
 func init() {
 	optim.Algorithms.Register("fednest",
-		"FedNest (Tarzanagh et al. 2022; AID-based, the fbo-aggitd paper's baseline): per outer iteration N lower iterations of two rounds (aggregate q = mean ∇_yG_i, then One-Round-Lower), a round for p₀ = mean ∇_yF_i, T Neumann rounds p_t = mean (I − λ∇²_yyG_i)p_{t−1} (deterministic: p = λΣ_{t=0}^{T} p_t; stochastic: T' ~ U{0 … T−1} rounds and p = λT·p_{T'}), the h round and One-Round-Upper (τ local x steps): 2N+T+3 communication rounds (2N+T'+3 stochastic). Node 0 is the server.",
+		"FedNest (Tarzanagh et al. 2022; AID-based, the fbo-aggitd paper's baseline): per outer iteration N lower iterations of two rounds (aggregate q = mean ∇_yG_i, then One-Round-Lower), a round for p₀ = mean ∇_yF_i, T Neumann rounds p_t = mean (I − λ∇²_yyG_i)p_{t−1} (deterministic: p = λΣ_{t=0}^{T} p_t; stochastic: T' ~ U{0 … T−1} rounds and p = λT·p_{T'}; released: the authors' code's accumulation, client-held terms and an unreset mean over all uploads), the h round and One-Round-Upper (τ local x steps): 2N+T+3 communication rounds (2N+T'+3 stochastic). Node 0 is the server.",
 		func() optim.Algorithm { return &FedNest{Params: defaultParams(), Neumann: 5, Variant: "deterministic"} })
 }
 
