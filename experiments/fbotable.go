@@ -251,6 +251,9 @@ func (e *FBOTable) Run(ctx context.Context, sc scenarios.Scenario, env scenarios
 	if err := env.WriteFile("claims.md", []byte(e.claims(sum))); err != nil {
 		return nil, err
 	}
+	if err := env.WriteFile("iterations.md", []byte(e.perIteration(cells))); err != nil {
+		return nil, err
+	}
 	if len(e.UploadLoss) > 0 {
 		if err := env.WriteFile("loss.md", []byte(e.markdown(sum, true))); err != nil {
 			return nil, err
@@ -525,4 +528,77 @@ func intervalOf(vs []int) (report.Interval, bool) {
 		f[k] = float64(v)
 	}
 	return report.MeanInterval(f), true
+}
+
+// perIterationMax is the last outer iteration iterations.md reports.
+const perIterationMax = 40
+
+// perIteration renders the progress per outer iteration: the test accuracy
+// after iteration k of FedNest and FBO-AggITD (mean ± 95 % half-width over
+// the seeds) and their difference paired by seed, at the iterations both
+// evaluated, for each loss-free split and τ. Equal progress per iteration
+// makes the ratio of rounds to a target the ratio of rounds per iteration.
+func (e *FBOTable) perIteration(cells []*fboCell) string {
+	var b strings.Builder
+	b.WriteString("Test accuracy (%) after outer iteration k, mean ± 95 % half-width over the seeds; the difference FBO-AggITD − FedNest paired by seed.\n")
+	for _, sp := range e.Splits {
+		for _, tau := range e.Taus {
+			var a, f *fboCell
+			for _, c := range cells {
+				if c.Loss == 0 && c.Split == sp && c.Tau == tau {
+					switch c.Method {
+					case "fbo-aggitd":
+						a = c
+					case "fednest":
+						f = c
+					}
+				}
+			}
+			if a == nil || f == nil {
+				continue
+			}
+			accA, accF := e.accAt(a), e.accAt(f)
+			fmt.Fprintf(&b, "\n%s, τ = %d:\n\n| k | FedNest | FBO-AggITD | difference (points) |\n|---|---|---|---|\n", sp, tau)
+			for k := 1; k <= perIterationMax; k++ {
+				va, vf := accA[k], accF[k]
+				if len(va) == 0 || len(va) != len(vf) {
+					continue
+				}
+				d := make([]float64, len(va))
+				for s := range va {
+					d[s] = 100 * (va[s] - vf[s])
+				}
+				ia, iff, id := report.MeanInterval(scale(va, 100)), report.MeanInterval(scale(vf, 100)), report.MeanInterval(d)
+				fmt.Fprintf(&b, "| %d | %.2f ± %.2f | %.2f ± %.2f | %+.2f ± %.2f |\n", k, iff.Mean, iff.Half, ia.Mean, ia.Half, id.Mean, id.Half)
+			}
+		}
+	}
+	return b.String()
+}
+
+// accAt maps an outer iteration to the test accuracies of the cell's runs
+// evaluated after it (every run, or the iteration is left out).
+func (e *FBOTable) accAt(c *fboCell) map[int][]float64 {
+	rpi := e.roundsPerIter(c.Method)
+	out := map[int][]float64{}
+	for _, r := range c.runs {
+		for k, round := range r.rounds {
+			out[round/rpi] = append(out[round/rpi], r.acc[k])
+		}
+	}
+	for k, v := range out {
+		if len(v) != len(c.runs) {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+// scale returns s·v.
+func scale(v []float64, s float64) []float64 {
+	out := make([]float64, len(v))
+	for k, x := range v {
+		out[k] = s * x
+	}
+	return out
 }

@@ -36,7 +36,7 @@ func TestFBOTableOutputs(t *testing.T) {
 	if _, err := run.Execute(context.Background(), sc, run.Options{OutDir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"table.md", "loss.md", "claims.md", "curves.csv", "accuracy.png", "summary.json"} {
+	for _, f := range []string{"table.md", "loss.md", "claims.md", "iterations.md", "curves.csv", "accuracy.png", "summary.json"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
