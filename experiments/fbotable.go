@@ -20,7 +20,7 @@ import (
 
 func init() {
 	scenarios.Experiments.Register("fbo-table",
-		"The fbo-aggitd paper's Table 2 and Fig. 2–3 on the scenario's federated data: every method × split (iid, shards) × τ × seed runs for the same budget of communication rounds; writes curves.csv (test accuracy and bytes against rounds), table.md (rounds to each target accuracy and final accuracy, mean ± standard deviation over seeds), accuracy.png and summary.json; then, beyond the paper, the same methods with each upload lost with probability upload_loss (loss.md).",
+		"The fbo-aggitd paper's Table 2 and Fig. 2–3 on the scenario's federated data: every method × split (iid, shards) × τ × seed runs for the same budget of communication rounds; writes curves.csv (test accuracy and bytes against rounds), table.md (rounds to each target accuracy and final accuracy, mean ± standard deviation over seeds), claims.md (the same and the outer iterations to each target as mean ± 95 % half-width, FBO-AggITD against FedNest paired by seed), iterations.md (test accuracy after each outer iteration), accuracy.png and summary.json; lower_local, redraw and fednest_variant select the authors' released code's choices; then, beyond the paper, the same methods with each upload lost with probability upload_loss (loss.md).",
 		func() scenarios.Experiment {
 			return &FBOTable{Methods: []string{"fednest", "fbo-aggitd", "lfednest"}, Splits: []string{"iid", "shards"},
 				Taus: []int{1, 5}, Seeds: 3, Rounds: 600, Targets: []float64{0.6, 0.7}, EvalRounds: 30,
