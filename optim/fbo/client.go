@@ -34,6 +34,8 @@ type client struct {
 	idxA       []int
 	sameBatch  bool        // One-Round-Upper's correction on the sample of the step (FedNest) or a fresh one (FBO-AggITD)
 	ctr        []float64   // released Neumann: the client's own term c_i
+	ctrIter    int         // and the outer iteration (in the phase) and
+	ctrStep    int         // Neumann round of its last update
 	drop       *rng.Stream // dropout mask keys (nil: the model has no dropout)
 }
 
@@ -70,6 +72,7 @@ func (c *client) Enter(spec *optim.PhaseSpec) (optim.Behaviour, error) {
 	}
 	c.stages = st
 	c.active = -1
+	c.ctrIter = -1
 	return c, nil
 }
 

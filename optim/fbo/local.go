@@ -73,10 +73,13 @@ func (c *client) compute(st stage) (first, second []float64, kind optim.Kind) {
 		p := c.in[:dy]
 		if released(c.method) {
 			// The released code: the client's own term c_i, started at p₀
-			// (the p of the first round), uploaded as p_{t−1} + c_i.
-			if st.t == 1 {
+			// (the p of the first round), uploaded as p_{t−1} + c_i. A
+			// client that missed a round starts c_i from the p it got,
+			// as the code's client does on its first call.
+			if st.t == 1 || c.ctrIter != st.iter || c.ctrStep != st.t-1 {
 				c.ctr = setVec(c.ctr, p)
 			}
+			c.ctrIter, c.ctrStep = st.iter, st.t
 			c.fresh()
 			m.InnerHVP(c.hv, c.y, c.x, c.train, c.gb.Next(), c.ctr)
 			floats.AddScaled(c.ctr, -c.p.Lambda, c.hv)

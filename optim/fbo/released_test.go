@@ -168,3 +168,16 @@ func TestFBORedraw(t *testing.T) {
 		}
 	}
 }
+
+// With lost downloads a client may miss Neumann rounds; the released
+// variant then starts its term from the p it gets, and the run completes
+// with a finite model.
+func TestFedNestReleasedLostDownloads(t *testing.T) {
+	p := fboTestParams(3, 6)
+	p.Participation, p.Batch = 0.5, 4
+	s := fboSetup(t, 8, &graph.Star{Prob: 0.6, ToHub: 0.8}, 0.1)
+	srv := runFBO(t, &FedNest{Params: p, Neumann: 4, Variant: "released"}, s, nil)
+	if !optim.AllFinite(srv.x) || !optim.AllFinite(srv.y) || srv.uploads == 0 {
+		t.Errorf("finite x %v, y %v, %d uploads", optim.AllFinite(srv.x), optim.AllFinite(srv.y), srv.uploads)
+	}
+}
