@@ -14,18 +14,19 @@ import (
 	"hgpsim/models"
 	"hgpsim/optim"
 	"hgpsim/optim/fbo"
+	"hgpsim/report"
 	"hgpsim/scenarios"
 )
 
 func init() {
 	scenarios.Experiments.Register("fbo-table",
-		"The fbo-aggitd paper's Table 2 and Fig. 2–3 on the scenario's federated data: every method × split (iid, shards) × τ × seed runs for the same budget of communication rounds; writes curves.csv (test accuracy and bytes against rounds), table.md (rounds to each target accuracy and final accuracy, mean ± standard deviation over seeds), accuracy.png and summary.json; then, beyond the paper, the same methods with each upload lost with probability upload_loss (loss.md).",
+		"The fbo-aggitd paper's Table 2 and Fig. 2–3 on the scenario's federated data: every method × split (iid, shards) × τ × seed runs for the same budget of communication rounds; writes curves.csv (test accuracy and bytes against rounds), table.md (rounds to each target accuracy and final accuracy, mean ± standard deviation over seeds), claims.md (the same and the outer iterations to each target as mean ± 95 % half-width, FBO-AggITD against FedNest paired by seed), iterations.md (test accuracy after each outer iteration), accuracy.png and summary.json; lower_local, redraw and fednest_variant select the authors' released code's choices; then, beyond the paper, the same methods with each upload lost with probability upload_loss (loss.md).",
 		func() scenarios.Experiment {
 			return &FBOTable{Methods: []string{"fednest", "fbo-aggitd", "lfednest"}, Splits: []string{"iid", "shards"},
 				Taus: []int{1, 5}, Seeds: 3, Rounds: 600, Targets: []float64{0.6, 0.7}, EvalRounds: 30,
 				UploadLoss: []float64{0.1, 0.3}, LossSplits: []string{"iid"}, LossTau: 1,
 				Participation: 0.1, LowerSteps: 5, Beta: 0.003, Alpha: 0.01, Lambda: 0.01, Neumann: 5, Batch: 64,
-				LFedNestNonIID: [2]float64{0.001, 0.005}}
+				LFedNestNonIID: [2]float64{0.001, 0.005}, LowerLocal: 1, FedNestVariant: "deterministic"}
 		})
 }
 
@@ -49,6 +50,9 @@ type FBOTable struct {
 	Neumann        int        `yaml:"neumann" doc:"T of FedNest (deterministic variant) and LFedNest"`
 	Batch          int        `yaml:"batch" doc:"minibatch size (0: full batch)"`
 	LFedNestNonIID [2]float64 `yaml:"lfednest_noniid" doc:"LFedNest's (beta, alpha) on the shards split (App. A.3: 0.001, 0.005)"`
+	LowerLocal     int        `yaml:"lower_local" doc:"local y steps τ_i of One-Round-Lower per inner round, 1 … 10⁴ (the paper states none: 1; the FedNest authors' released code runs local_ep = 5 epochs)"`
+	Redraw         bool       `yaml:"redraw" doc:"the server draws the clients afresh for every inner round, as the released code does (the papers: once per outer iteration)"`
+	FedNestVariant string     `yaml:"fednest_variant" doc:"FedNest's Neumann variant: deterministic (the paper's sum) or released (the released code's accumulation)"`
 }
 
 // Validate implements scenarios.Experiment.
@@ -97,6 +101,8 @@ func (e *FBOTable) Validate(sc *scenarios.Scenario) error {
 		return fmt.Errorf("rounds: must be in [1, 10⁶], got %d", e.Rounds)
 	case e.EvalRounds < 1 || e.EvalRounds > 1_000_000:
 		return fmt.Errorf("eval_rounds: must be in [1, 10⁶], got %d", e.EvalRounds)
+	case e.FedNestVariant != "deterministic" && e.FedNestVariant != "released":
+		return fmt.Errorf("fednest_variant: must be deterministic or released, got %q", e.FedNestVariant)
 	}
 	// Every derived algorithm must validate.
 	for _, m := range e.Methods {
@@ -154,13 +160,13 @@ func (e *FBOTable) algorithm(method, split string, tau int) (registry.Choice[opt
 	}
 	rpi := e.roundsPerIter(method)
 	p := fbo.Params{OuterSteps: (e.Rounds + rpi - 1) / rpi, Participation: e.Participation, LowerSteps: e.LowerSteps,
-		Beta: e.Beta, Alpha: e.Alpha, Lambda: e.Lambda, Tau: tau, LowerLocal: 1, Lower: "svrg", Batch: e.Batch,
-		EvalEvery: max(1, int(math.Round(float64(e.EvalRounds)/float64(rpi))))}
+		Beta: e.Beta, Alpha: e.Alpha, Lambda: e.Lambda, Tau: tau, LowerLocal: e.LowerLocal, Lower: "svrg", Batch: e.Batch,
+		EvalEvery: max(1, int(math.Round(float64(e.EvalRounds)/float64(rpi)))), Redraw: e.Redraw}
 	switch a := ch.Params.(type) {
 	case *fbo.AggITD:
 		a.Params = p
 	case *fbo.FedNest:
-		a.Params, a.Neumann, a.Variant = p, e.Neumann, "deterministic"
+		a.Params, a.Neumann, a.Variant = p, e.Neumann, e.FedNestVariant
 	case *fbo.LFedNest:
 		p.Lower = "sgd"
 		if split == "shards" {
@@ -242,6 +248,12 @@ func (e *FBOTable) Run(ctx context.Context, sc scenarios.Scenario, env scenarios
 	if err := env.WriteFile("table.md", []byte(e.markdown(sum, false))); err != nil {
 		return nil, err
 	}
+	if err := env.WriteFile("claims.md", []byte(e.claims(sum))); err != nil {
+		return nil, err
+	}
+	if err := env.WriteFile("iterations.md", []byte(e.perIteration(cells))); err != nil {
+		return nil, err
+	}
 	if len(e.UploadLoss) > 0 {
 		if err := env.WriteFile("loss.md", []byte(e.markdown(sum, true))); err != nil {
 			return nil, err
@@ -296,8 +308,10 @@ type FBOTableCell struct {
 	// Targets[k] (-1: never within the budget).
 	ToTarget [][]int   `json:"rounds_to_target"`
 	Bytes    [][]int64 `json:"bytes_to_target"`
-	Final    []float64 `json:"final_acc"`
-	RPI      int       `json:"rounds_per_outer_iteration"`
+	// Iters[k] are the outer iterations at those rounds (-1: never).
+	Iters [][]int   `json:"iterations_to_target"`
+	Final []float64 `json:"final_acc"`
+	RPI   int       `json:"rounds_per_outer_iteration"`
 }
 
 func (e *FBOTable) summarize(cells []*fboCell) *FBOTableSummary {
@@ -319,6 +333,14 @@ func (e *FBOTable) summarize(cells []*fboCell) *FBOTableSummary {
 			}
 			tc.ToTarget = append(tc.ToTarget, rs)
 			tc.Bytes = append(tc.Bytes, bs)
+			its := make([]int, len(rs))
+			for k, r := range rs {
+				its[k] = -1
+				if r >= 0 {
+					its[k] = r / tc.RPI
+				}
+			}
+			tc.Iters = append(tc.Iters, its)
 		}
 		for _, r := range c.runs {
 			if len(r.acc) > 0 {
@@ -405,4 +427,178 @@ func roundsCell(rs []int) string {
 		s += fmt.Sprintf(" (%d of %d seeds)", len(got), len(rs))
 	}
 	return s
+}
+
+// claims renders the loss-free cells for the claims table: rounds and
+// outer iterations to each target and the final accuracy as mean ± the
+// half-width of the 95 % Student-t interval over the seeds (a target some
+// seed missed is reported as such), and, per split and τ, FBO-AggITD
+// against FedNest paired by seed.
+func (e *FBOTable) claims(s *FBOTableSummary) string {
+	var b strings.Builder
+	b.WriteString("| method | data | τ |")
+	for _, t := range e.Targets {
+		fmt.Fprintf(&b, " rounds to %g%% | outer its. to %g%% |", 100*t, 100*t)
+	}
+	b.WriteString(" final accuracy (%) |\n|---|---|---|" + strings.Repeat("---|", 2*len(e.Targets)+1) + "\n")
+	means := map[string]float64{}
+	for _, c := range s.Cells {
+		if c.Loss > 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d |", c.Method, c.Split, c.Tau)
+		for k := range e.Targets {
+			r, ok := intervalOf(c.ToTarget[k])
+			it, _ := intervalOf(c.Iters[k])
+			if !ok {
+				b.WriteString(" not reached by every seed | |")
+				continue
+			}
+			fmt.Fprintf(&b, " %.0f ± %.0f | %.1f ± %.1f |", r.Mean, r.Half, it.Mean, it.Half)
+			means[fmt.Sprintf("%s/%s/%d/%d", c.Method, c.Split, c.Tau, k)] = r.Mean
+		}
+		f := report.MeanInterval(c.Final)
+		fmt.Fprintf(&b, " %.2f ± %.2f |\n", 100*f.Mean, 100*f.Half)
+	}
+	b.WriteString("\nFBO-AggITD against FedNest, paired by seed (same data and initial model): the ratio FBO-AggITD / FedNest of their rounds and of their outer iterations to each target, and the difference of final accuracy, mean ± 95 % half-width:\n\n| data | τ |")
+	for _, t := range e.Targets {
+		fmt.Fprintf(&b, " rounds ratio to %g%% | iterations ratio to %g%% |", 100*t, 100*t)
+	}
+	b.WriteString(" final accuracy difference (points) |\n|---|---|" + strings.Repeat("---|", 2*len(e.Targets)+1) + "\n")
+	for _, sp := range e.Splits {
+		for _, tau := range e.Taus {
+			var a, f *FBOTableCell
+			for k := range s.Cells {
+				c := &s.Cells[k]
+				if c.Loss == 0 && c.Split == sp && c.Tau == tau {
+					switch c.Method {
+					case "fbo-aggitd":
+						a = c
+					case "fednest":
+						f = c
+					}
+				}
+			}
+			if a == nil || f == nil {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %d |", sp, tau)
+			for k := range e.Targets {
+				for _, pair := range [][2][]int{{a.ToTarget[k], f.ToTarget[k]}, {a.Iters[k], f.Iters[k]}} {
+					r, ok := pairedRatio(pair[0], pair[1])
+					if !ok {
+						b.WriteString(" – |")
+						continue
+					}
+					fmt.Fprintf(&b, " %.2f ± %.2f |", r.Mean, r.Half)
+				}
+			}
+			var d []float64
+			for k := range min(len(a.Final), len(f.Final)) {
+				d = append(d, 100*(a.Final[k]-f.Final[k]))
+			}
+			di := report.MeanInterval(d)
+			fmt.Fprintf(&b, " %+.2f ± %.2f |\n", di.Mean, di.Half)
+		}
+	}
+	return b.String()
+}
+
+// pairedRatio is report.MeanInterval of num[k]/den[k] over the seeds,
+// false when a seed of either never reached the target.
+func pairedRatio(num, den []int) (report.Interval, bool) {
+	var r []float64
+	for k := range min(len(num), len(den)) {
+		if num[k] <= 0 || den[k] <= 0 {
+			return report.Interval{}, false
+		}
+		r = append(r, float64(num[k])/float64(den[k]))
+	}
+	return report.MeanInterval(r), len(r) > 0
+}
+
+// intervalOf is report.MeanInterval of vs, false when some seed never
+// reached the target (-1).
+func intervalOf(vs []int) (report.Interval, bool) {
+	f := make([]float64, len(vs))
+	for k, v := range vs {
+		if v < 0 {
+			return report.Interval{}, false
+		}
+		f[k] = float64(v)
+	}
+	return report.MeanInterval(f), true
+}
+
+// perIterationMax is the last outer iteration iterations.md reports.
+const perIterationMax = 40
+
+// perIteration renders the progress per outer iteration: the test accuracy
+// after iteration k of FedNest and FBO-AggITD (mean ± 95 % half-width over
+// the seeds) and their difference paired by seed, at the iterations both
+// evaluated, for each loss-free split and τ. Equal progress per iteration
+// makes the ratio of rounds to a target the ratio of rounds per iteration.
+func (e *FBOTable) perIteration(cells []*fboCell) string {
+	var b strings.Builder
+	b.WriteString("Test accuracy (%) after outer iteration k, mean ± 95 % half-width over the seeds; the difference FBO-AggITD − FedNest paired by seed.\n")
+	for _, sp := range e.Splits {
+		for _, tau := range e.Taus {
+			var a, f *fboCell
+			for _, c := range cells {
+				if c.Loss == 0 && c.Split == sp && c.Tau == tau {
+					switch c.Method {
+					case "fbo-aggitd":
+						a = c
+					case "fednest":
+						f = c
+					}
+				}
+			}
+			if a == nil || f == nil {
+				continue
+			}
+			accA, accF := e.accAt(a), e.accAt(f)
+			fmt.Fprintf(&b, "\n%s, τ = %d:\n\n| k | FedNest | FBO-AggITD | difference (points) |\n|---|---|---|---|\n", sp, tau)
+			for k := 1; k <= perIterationMax; k++ {
+				va, vf := accA[k], accF[k]
+				if len(va) == 0 || len(va) != len(vf) {
+					continue
+				}
+				d := make([]float64, len(va))
+				for s := range va {
+					d[s] = 100 * (va[s] - vf[s])
+				}
+				ia, iff, id := report.MeanInterval(scale(va, 100)), report.MeanInterval(scale(vf, 100)), report.MeanInterval(d)
+				fmt.Fprintf(&b, "| %d | %.2f ± %.2f | %.2f ± %.2f | %+.2f ± %.2f |\n", k, iff.Mean, iff.Half, ia.Mean, ia.Half, id.Mean, id.Half)
+			}
+		}
+	}
+	return b.String()
+}
+
+// accAt maps an outer iteration to the test accuracies of the cell's runs
+// evaluated after it (every run, or the iteration is left out).
+func (e *FBOTable) accAt(c *fboCell) map[int][]float64 {
+	rpi := e.roundsPerIter(c.Method)
+	out := map[int][]float64{}
+	for _, r := range c.runs {
+		for k, round := range r.rounds {
+			out[round/rpi] = append(out[round/rpi], r.acc[k])
+		}
+	}
+	for k, v := range out {
+		if len(v) != len(c.runs) {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+// scale returns s·v.
+func scale(v []float64, s float64) []float64 {
+	out := make([]float64, len(v))
+	for k, x := range v {
+		out[k] = s * x
+	}
+	return out
 }

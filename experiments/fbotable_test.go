@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"hgpsim/models"
+	"hgpsim/optim/fbo"
 	"hgpsim/run"
 	"hgpsim/scenarios"
 )
@@ -35,7 +36,7 @@ func TestFBOTableOutputs(t *testing.T) {
 	if _, err := run.Execute(context.Background(), sc, run.Options{OutDir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"table.md", "loss.md", "curves.csv", "accuracy.png", "summary.json"} {
+	for _, f := range []string{"table.md", "loss.md", "claims.md", "iterations.md", "curves.csv", "accuracy.png", "summary.json"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
@@ -60,5 +61,38 @@ func TestFBOTableOutputs(t *testing.T) {
 	md, _ := os.ReadFile(filepath.Join(dir, "table.md"))
 	if !strings.Contains(string(md), "| fbo-aggitd | 13 | shards | 2 |") {
 		t.Errorf("table.md lacks the fbo-aggitd row:\n%s", md)
+	}
+}
+
+// The released code's choices reach the derived algorithms: local steps and
+// redraws for every method, the Neumann variant for FedNest.
+func TestFBOTableReleasedChoices(t *testing.T) {
+	sc, err := scenarios.Load("../scenarios/paper/fbo-table-code.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := sc.Experiment.Params.(*FBOTable)
+	for _, m := range []string{"fednest", "fbo-aggitd"} {
+		ch, err := e.algorithm(m, "iid", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p fbo.Params
+		switch a := ch.Params.(type) {
+		case *fbo.FedNest:
+			if a.Variant != "released" {
+				t.Errorf("fednest: variant %q, want released", a.Variant)
+			}
+			p = a.Params
+		case *fbo.AggITD:
+			p = a.Params
+		}
+		if p.LowerLocal != 25 || !p.Redraw {
+			t.Errorf("%s: lower_local %d, redraw %v; want 25, true", m, p.LowerLocal, p.Redraw)
+		}
+	}
+	e.FedNestVariant = "stochastic"
+	if err := e.Validate(&sc); err == nil {
+		t.Error("fednest_variant stochastic accepted")
 	}
 }

@@ -33,6 +33,11 @@ import (
 // everywhere, which is what the products use (the papers' baseline code
 // does the same through autograd).
 //
+// Two choices of the FedNest authors' released code, not stated in either
+// paper, are options (HyperRepOptions; both off by default): dropout on the
+// hidden features in the training products, and the penalty μ(‖W₂‖ + ‖b₂‖)
+// (a norm per parameter tensor, not squared) in place of (μ/2)‖x‖².
+//
 // A *HyperRep holds scratch and the cache: one goroutine per value, Clone
 // for others. Datasets must stay unchanged once used (they are read-only by
 // contract), since the cache is keyed by their address.
@@ -40,6 +45,11 @@ type HyperRep struct {
 	features, hidden, classes int
 	mu                        float64
 	relu                      bool
+	opt                       HyperRepOptions
+
+	// Dropout mask of the products (masking false: none, as in evaluation).
+	masking bool
+	key     uint64
 
 	cache featureCaches // of the hidden features h (Hidden floats a row)
 
@@ -53,6 +63,39 @@ type HyperRep struct {
 	g2         []float64 // nb×2·Classes: a second gradient in z, or two interleaved
 	gh         []float64 // nb×Hidden: ∂/∂h, then ∂/∂s
 	xu         []float64 // 2·Classes×Hidden: rows of W₂ and U₂, interleaved
+	keep, hu   []float64 // nb×Hidden: dropout factors (0 or 1/(1−p)) and the unmasked features
+}
+
+// HyperRepOptions are HyperRep's choices beyond the papers' text, taken
+// from the FedNest authors' released code; the zero value is the papers'
+// model.
+type HyperRepOptions struct {
+	// Dropout is the probability p, in [0, 1), that a hidden feature is
+	// dropped (set to 0, the others scaled by 1/(1−p)) in a product under
+	// a mask (SetMask). The released code applies PyTorch's dropout (p =
+	// 0.5) to the hidden pre-activation before ReLU, which for ReLU is the
+	// same as dropping the feature; for tanh we drop the feature.
+	Dropout float64
+	// NormPenalty makes the penalty of g μ(‖W₂‖ + ‖b₂‖), the Euclidean norm
+	// of each tensor of the output layer, not squared (the released code's
+	// 0.5·β·Σ‖k‖ with β = 0.1, so μ = 0.05 there), instead of (μ/2)‖x‖².
+	// Its gradient at a zero tensor is taken as 0 (PyTorch's choice). g is
+	// then not strongly convex in x.
+	NormPenalty bool
+}
+
+// Dropout is implemented by Bilevel models that drop hidden features in
+// their training products (HyperRep with a dropout rate).
+type Dropout interface {
+	// DropoutRate is the probability p that a feature is dropped (0: the
+	// model has no dropout).
+	DropoutRate() float64
+	// SetMask makes the following products use the mask of key, until the
+	// next call: position k of the minibatch (row k of a full batch) keeps
+	// hidden unit q when a hash of (key, k, q), uniform in [0, 1), is at
+	// least p. A product under a fixed key is an exact product of one
+	// deterministic function. on = false turns masking off (evaluation).
+	SetMask(key uint64, on bool)
 }
 
 // NewHyperRep returns the hyper-representation model. It panics on sizes
@@ -66,6 +109,39 @@ func NewHyperRep(features, hidden, classes int, mu float64, relu bool) *HyperRep
 	return &HyperRep{features: features, hidden: hidden, classes: classes, mu: mu, relu: relu}
 }
 
+// NewHyperRepWith returns the hyper-representation model with options. It
+// panics where NewHyperRep does and on a dropout rate outside [0, 1).
+func NewHyperRepWith(features, hidden, classes int, mu float64, relu bool, o HyperRepOptions) *HyperRep {
+	if !(o.Dropout >= 0 && o.Dropout < 1) {
+		panic(fmt.Sprintf("models: NewHyperRepWith: dropout %v not in [0, 1)", o.Dropout))
+	}
+	m := NewHyperRep(features, hidden, classes, mu, relu)
+	m.opt = o
+	return m
+}
+
+// DropoutRate implements Dropout.
+func (m *HyperRep) DropoutRate() float64 { return m.opt.Dropout }
+
+// SetMask implements Dropout. It is a no-op without a dropout rate.
+func (m *HyperRep) SetMask(key uint64, on bool) {
+	m.key, m.masking = key, on && m.opt.Dropout > 0
+}
+
+// keepFactor is unit q's dropout factor at batch position k under the
+// current key: 0 or 1/(1−p). The hash is splitmix64's finalizer over the
+// three words, so the mask does not depend on how a batch is chunked.
+func (m *HyperRep) keepFactor(k, q int) float64 {
+	z := m.key ^ (uint64(k)+1)*0x9e3779b97f4a7c15 ^ (uint64(q)+1)*0xc2b2ae3d27d4eb4f
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	if float64(z>>11)/(1<<53) < m.opt.Dropout {
+		return 0
+	}
+	return 1 / (1 - m.opt.Dropout)
+}
+
 // DimX implements Bilevel: the output layer.
 func (m *HyperRep) DimX() int { return m.classes*m.hidden + m.classes }
 
@@ -74,7 +150,7 @@ func (m *HyperRep) DimLambda() int { return m.hidden*m.features + m.hidden }
 
 // Clone implements Bilevel.
 func (m *HyperRep) Clone() Bilevel {
-	return NewHyperRep(m.features, m.hidden, m.classes, m.mu, m.relu)
+	return NewHyperRepWith(m.features, m.hidden, m.classes, m.mu, m.relu, m.opt)
 }
 
 // Init implements Bilevel: W₂ ~ N(0, 1/Hidden), b₂ = 0.
@@ -155,6 +231,18 @@ func (m *HyperRep) chunk(c *featureCache, lambda []float64, d *Dataset, idx []in
 		i := rowIndex(d, idx, lo+b)
 		copy(m.hb[b*H:(b+1)*H], c.h[i*H:(i+1)*H])
 	}
+	if m.masking {
+		m.keep = resize(m.keep, nb*H)
+		m.hu = resize(m.hu, nb*H)
+		copy(m.hu, m.hb)
+		for b := range nb {
+			for q := range H {
+				f := m.keepFactor(lo+b, q)
+				m.keep[b*H+q] = f
+				m.hb[b*H+q] *= f
+			}
+		}
+	}
 	if rows {
 		m.rows = batchRows(&m.a, d, idx, lo, hi)
 	}
@@ -214,16 +302,60 @@ func (m *HyperRep) InnerLoss(x, lambda []float64, d *Dataset, idx []int) float64
 			loss += m.crossEntropy(b, d.Y[rowIndex(d, idx, lo+b)])
 		}
 	}
-	return loss/float64(n) + 0.5*m.mu*sumSquares(x)
+	return loss/float64(n) + m.penalty(x)
 }
 
-// InnerGrad implements Bilevel: ∇ₓg = mean_b (p − e_y) ⊗ [h; 1] + μx.
+// penalty is (μ/2)‖x‖², or μ(‖W₂‖ + ‖b₂‖) under NormPenalty.
+func (m *HyperRep) penalty(x []float64) float64 {
+	if !m.opt.NormPenalty {
+		return 0.5 * m.mu * sumSquares(x)
+	}
+	ch := m.classes * m.hidden
+	return m.mu * (math.Sqrt(sumSquares(x[:ch])) + math.Sqrt(sumSquares(x[ch:])))
+}
+
+// addPenaltyGrad adds the penalty's gradient: μx, or μw/‖w‖ per tensor w.
+func (m *HyperRep) addPenaltyGrad(dst, x []float64) {
+	if !m.opt.NormPenalty {
+		floats.AddScaled(dst, m.mu, x)
+		return
+	}
+	ch := m.classes * m.hidden
+	for _, r := range [][2]int{{0, ch}, {ch, len(x)}} {
+		w := x[r[0]:r[1]]
+		if nw := math.Sqrt(sumSquares(w)); nw > 0 {
+			floats.AddScaled(dst[r[0]:r[1]], m.mu/nw, w)
+		}
+	}
+}
+
+// addPenaltyHVP adds the penalty's Hessian times u: μu, or
+// μ(u/‖w‖ − w(wᵀu)/‖w‖³) per tensor w (0 at w = 0).
+func (m *HyperRep) addPenaltyHVP(dst, x, u []float64) {
+	if !m.opt.NormPenalty {
+		floats.AddScaled(dst, m.mu, u)
+		return
+	}
+	ch := m.classes * m.hidden
+	for _, r := range [][2]int{{0, ch}, {ch, len(x)}} {
+		w, uw, dw := x[r[0]:r[1]], u[r[0]:r[1]], dst[r[0]:r[1]]
+		nw := math.Sqrt(sumSquares(w))
+		if nw == 0 {
+			continue
+		}
+		floats.AddScaled(dw, m.mu/nw, uw)
+		floats.AddScaled(dw, -m.mu*floats.Dot(w, uw)/(nw*nw*nw), w)
+	}
+}
+
+// InnerGrad implements Bilevel: ∇ₓg = mean_b (p − e_y) ⊗ [h; 1] + μx (or
+// the norm penalty's gradient).
 func (m *HyperRep) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
 	checkVec("dst", dst, m.DimX())
 	loss := m.outputGrad(dst, x, lambda, d, idx)
-	floats.AddScaled(dst, m.mu, x)
-	return loss + 0.5*m.mu*sumSquares(x)
+	m.addPenaltyGrad(dst, x)
+	return loss + m.penalty(x)
 }
 
 // outputGrad writes the gradient of the mean cross-entropy in x into dst
@@ -271,8 +403,9 @@ func (m *HyperRep) rz(u []float64, nb int) {
 	}
 }
 
-// InnerHVP implements Bilevel: ∇²ₓₓg·u = mean_b R{p} ⊗ [h; 1] + μu with
-// R{z} = U₂h + u_b₂ and R{p} = p ⊙ R{z} − p (pᵀR{z}).
+// InnerHVP implements Bilevel: ∇²ₓₓg·u = mean_b R{p} ⊗ [h; 1] + μu (or the
+// norm penalty's Hessian times u) with R{z} = U₂h + u_b₂ and R{p} = p ⊙ R{z}
+// − p (pᵀR{z}).
 func (m *HyperRep) InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
 	m.check(x, lambda, d)
 	checkVec("dst", dst, m.DimX())
@@ -295,7 +428,7 @@ func (m *HyperRep) InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, u [
 		gemm.AccTN(C, H, nb, m.g, C, m.hb, H, dst, H)
 		accumulateRows(dst[C*H:], m.g[:nb*C])
 	}
-	floats.AddScaled(dst, m.mu, u)
+	m.addPenaltyHVP(dst, x, u)
 }
 
 // InnerCross implements Bilevel: the gradient in λ of ⟨∇ₓg, u⟩ =
@@ -361,6 +494,13 @@ func (m *HyperRep) backHidden(dst, db1 []float64, nb int, inv float64) {
 	D, H := m.features, m.hidden
 	for b := range nb {
 		h, gs := m.hb[b*H:(b+1)*H], m.gh[b*H:(b+1)*H]
+		if m.masking {
+			// h̃ = keep·σ(s): the factor is keep·σ'(s), σ' from the unmasked h.
+			h = m.hu[b*H : (b+1)*H]
+			for q, f := range m.keep[b*H : (b+1)*H] {
+				gs[q] *= f
+			}
+		}
 		for q := range H {
 			gs[q] = inv * gs[q] * m.dsigma(h[q])
 			if gs[q] != 0 {

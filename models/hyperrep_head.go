@@ -5,8 +5,10 @@ import "fmt"
 // hyperRepHead builds HyperRep from the mlp architecture's shape, or
 // CNNHyperRep from a cnn's layers: the head `hyper-representation`.
 type hyperRepHead struct {
-	Activation  string `yaml:"activation" doc:"mlp: σ of the hidden layer, relu (the papers' baseline) or tanh; a cnn's activations are its layers"`
-	InnerLayers int    `yaml:"inner_layers" doc:"cnn: how many of the last parameterised layers (all dense) form the inner variable x, the layers before them λ; 0: 2, the last two dense layers as FBO-AggITD's LeNet. mlp: 0 or 1 (its output layer)"`
+	Activation  string  `yaml:"activation" doc:"mlp: σ of the hidden layer, relu (the papers' baseline) or tanh; a cnn's activations are its layers"`
+	InnerLayers int     `yaml:"inner_layers" doc:"cnn: how many of the last parameterised layers (all dense) form the inner variable x, the layers before them λ; 0: 2, the last two dense layers as FBO-AggITD's LeNet. mlp: 0 or 1 (its output layer)"`
+	Dropout     float64 `yaml:"dropout" doc:"mlp: probability in [0, 1) that a hidden feature is dropped in the clients' products (the FedNest authors' released code: 0.5; the papers state none), with a mask per product from the client's own stream; 0: none"`
+	Penalty     string  `yaml:"penalty" doc:"mlp: squared ((l2/2)‖x‖², the papers' strongly convex g) or norm (l2·(‖W₂‖ + ‖b₂‖), the released code's non-squared norm per tensor)"`
 }
 
 // Validate checks the head's parameters against the model kind.
@@ -19,9 +21,18 @@ func (h *hyperRepHead) Validate(arch string) error {
 		if h.InnerLayers != 0 && h.InnerLayers != 1 {
 			return fmt.Errorf("inner_layers: an mlp's inner variable is its output layer (inner_layers 0 or 1), got %d", h.InnerLayers)
 		}
+		if !(h.Dropout >= 0 && h.Dropout < 1) {
+			return fmt.Errorf("dropout must be in [0, 1), got %v", h.Dropout)
+		}
+		if h.Penalty != "squared" && h.Penalty != "norm" {
+			return fmt.Errorf("penalty must be squared or norm, got %q", h.Penalty)
+		}
 	case "cnn":
 		if h.Activation != "relu" {
 			return fmt.Errorf("activation applies to model.kind mlp; a cnn's activations are its layers (remove activation: %s)", h.Activation)
+		}
+		if h.Dropout != 0 || h.Penalty != "squared" {
+			return fmt.Errorf("dropout and penalty apply to model.kind mlp (remove them for a cnn)")
 		}
 		if h.InnerLayers < 0 {
 			return fmt.Errorf("inner_layers must be >= 0 (0: %d), got %d", DefaultInnerLayers, h.InnerLayers)
@@ -62,7 +73,8 @@ func (*hyperRepHead) DimLambda(int, HeadParams) int { return 0 }
 func (h *hyperRepHead) New(newBase func() Classifier, _ HeadParams) Bilevel {
 	switch base := newBase().(type) {
 	case *MLP:
-		return NewHyperRep(base.features, base.hidden, base.classes, base.l2, h.Activation != "tanh")
+		return NewHyperRepWith(base.features, base.hidden, base.classes, base.l2, h.Activation != "tanh",
+			HyperRepOptions{Dropout: h.Dropout, NormPenalty: h.Penalty == "norm"})
 	case *CNN:
 		m, err := NewCNNHyperRep(base.in, base.layers, base.classes, h.innerLayers(), base.l2)
 		if err != nil {
@@ -75,6 +87,6 @@ func (h *hyperRepHead) New(newBase func() Classifier, _ HeadParams) Bilevel {
 
 func init() {
 	Heads.Register("hyper-representation",
-		"Federated hyper-representation (FedNest, FBO-AggITD Sec. 5 and App. A.2): the net's first layers are the outer variable λ (a representation) and its last layers the inner x; g = CE on train + (l2/2)‖x‖² (the model's l2 is μ, on x only), f = CE on validation. With model.kind mlp, λ is the hidden layer (W₁, b₁) and x the output layer (W₂, b₂); with model.kind cnn, x is the last inner_layers dense layers (2: for lenet, dense 84 and dense C) and λ every layer before them. For the federated bilevel algorithms (fednest, lfednest, fbo-aggitd), not pdbo.",
-		func() Head { return &hyperRepHead{Activation: "relu"} })
+		"Federated hyper-representation (FedNest, FBO-AggITD Sec. 5 and App. A.2): the net's first layers are the outer variable λ (a representation) and its last layers the inner x; g = CE on train + (l2/2)‖x‖² (the model's l2 is μ, on x only; penalty norm: l2·(‖W₂‖ + ‖b₂‖)), f = CE on validation; mlp only: dropout p on the hidden features in the clients' products. With model.kind mlp, λ is the hidden layer (W₁, b₁) and x the output layer (W₂, b₂); with model.kind cnn, x is the last inner_layers dense layers (2: for lenet, dense 84 and dense C) and λ every layer before them. For the federated bilevel algorithms (fednest, lfednest, fbo-aggitd), not pdbo.",
+		func() Head { return &hyperRepHead{Activation: "relu", Penalty: "squared"} })
 }

@@ -33,7 +33,7 @@ func (a *AggITD) draw(r *rand.Rand) int { return r.IntN(a.LowerSteps + 1) }
 func (a *AggITD) schedule(st []stage, iter, q int) []stage {
 	n := a.LowerSteps
 	for t := 0; t <= n; t++ {
-		st = append(st, stage{kind: stLowerA, iter: iter, first: t == 0, t: t, q: q})
+		st = append(st, stage{kind: stLowerA, iter: iter, first: t == 0 || a.Redraw, t: t, q: q})
 		if t < n {
 			st = append(st, stage{kind: stLowerB, iter: iter, t: t, q: q})
 		}

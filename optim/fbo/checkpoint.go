@@ -106,6 +106,7 @@ type clientState struct {
 	ID         int
 	X, Y       []float64
 	Train, Val optim.BatcherState // minibatch positions on G_i's and F_i's data
+	Mask       []byte             // the dropout key stream (nil: no dropout)
 }
 
 // SaveState implements Stateful.
@@ -118,7 +119,13 @@ func (c *client) SaveState() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return optim.EncodeState(clientState{ID: c.id, X: c.x, Y: c.y, Train: g, Val: f})
+	var mask []byte
+	if c.drop != nil {
+		if mask, err = c.drop.MarshalBinary(); err != nil {
+			return nil, err
+		}
+	}
+	return optim.EncodeState(clientState{ID: c.id, X: c.x, Y: c.y, Train: g, Val: f, Mask: mask})
 }
 
 // LoadState implements Stateful.
@@ -133,6 +140,9 @@ func (c *client) LoadState(b []byte) error {
 	}
 	if err := optim.CheckLens(who, map[string][2]int{"x": {len(st.X), len(c.x)}, "y": {len(st.Y), len(c.y)}}, nil); err != nil {
 		return err
+	}
+	if (st.Mask != nil) != (c.drop != nil) {
+		return fmt.Errorf("%s: a saved state with and a model without dropout, or the reverse", who)
 	}
 	for _, p := range []struct {
 		name string
@@ -153,6 +163,12 @@ func (c *client) LoadState(b []byte) error {
 	if err := c.fb.Load(st.Val); err != nil {
 		_ = c.gb.Load(prev) // leave the client as it was
 		return fmt.Errorf("%s: validation minibatches: %w", who, err)
+	}
+	if c.drop != nil {
+		if err := c.drop.UnmarshalBinary(st.Mask); err != nil {
+			_ = c.gb.Load(prev)
+			return fmt.Errorf("%s: dropout stream: %w", who, err)
+		}
 	}
 	copy(c.x, st.X)
 	copy(c.y, st.Y)

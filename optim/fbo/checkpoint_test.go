@@ -56,12 +56,18 @@ func checkpointAlgorithms() map[string]optim.Algorithm {
 	sgd.Lower = "sgd"
 	lf := p
 	lf.Lower, lf.LowerLocal = "sgd", 2
+	code := p
+	code.Redraw, code.LowerLocal = true, 3
 	return map[string]optim.Algorithm{
 		"fbo-aggitd-svrg":       &AggITD{Params: p},
 		"fbo-aggitd-sgd":        &AggITD{Params: sgd},
 		"fednest-stochastic":    &FedNest{Params: p, Neumann: 3, Variant: "stochastic"},
 		"fednest-deterministic": &FedNest{Params: p, Neumann: 2, Variant: "deterministic"},
 		"lfednest":              &LFedNest{Params: lf, Neumann: 2},
+		// The released code's choices: dropout (mask keys from a client
+		// stream that must be saved), redraws, local steps, its Neumann.
+		"fednest-released-code": withCodeModel{&FedNest{Params: code, Neumann: 2, Variant: "released"}},
+		"fbo-aggitd-code":       withCodeModel{&AggITD{Params: code}},
 	}
 }
 

@@ -32,7 +32,11 @@ type client struct {
 	local      []float64 // LFedNest's local p
 	out        optim.SendBuffers
 	idxA       []int
-	sameBatch  bool // One-Round-Upper's correction on the sample of the step (FedNest) or a fresh one (FBO-AggITD)
+	sameBatch  bool        // One-Round-Upper's correction on the sample of the step (FedNest) or a fresh one (FBO-AggITD)
+	ctr        []float64   // released Neumann: the client's own term c_i
+	ctrIter    int         // and the outer iteration (in the phase) and
+	ctrStep    int         // Neumann round of its last update
+	drop       *rng.Stream // dropout mask keys (nil: the model has no dropout)
 }
 
 func newClient(i int, m scheme, s *optim.Setup, x0 []float64) *client {
@@ -40,12 +44,24 @@ func newClient(i int, m scheme, s *optim.Setup, x0 []float64) *client {
 	pp := m.params()
 	_, same := m.(*FedNest)
 	_, lf := m.(*LFedNest)
-	return &client{id: i, method: m, p: pp, model: s.Model.Clone(), train: s.Data[i].Train, val: s.Data[i].Val,
+	c := &client{id: i, method: m, p: pp, model: s.Model.Clone(), train: s.Data[i].Train, val: s.Data[i].Val,
 		gb: optim.NewBatcher(s.Data[i].Train.N, pp.Batch, rng.NewStream(s.Seed, i, rng.PurposeBatch)),
 		fb: optim.NewBatcher(s.Data[i].Val.N, pp.Batch, rng.NewStream(s.Seed, i, rng.PurposeHyper)),
 		x:  slices.Clone(x0), y: make([]float64, dy), xv: make([]float64, dx), yv: make([]float64, dy),
 		gy: make([]float64, dy), gy0: make([]float64, dy), gx: make([]float64, dx), gx0: make([]float64, dx),
 		hv: make([]float64, dy), tmp: make([]float64, dy), tmpY: make([]float64, dy), active: -1, sameBatch: same || lf}
+	if d, ok := c.model.(models.Dropout); ok && d.DropoutRate() > 0 {
+		c.drop = rng.NewStream(s.Seed, i, rng.PurposeCoin)
+	}
+	return c
+}
+
+// fresh gives the next product a new dropout mask, as a new forward pass in
+// training mode does (no-op without dropout).
+func (c *client) fresh() {
+	if c.drop != nil {
+		c.model.(models.Dropout).SetMask(c.drop.Uint64(), true)
+	}
 }
 
 // Enter implements Client.
@@ -56,6 +72,7 @@ func (c *client) Enter(spec *optim.PhaseSpec) (optim.Behaviour, error) {
 	}
 	c.stages = st
 	c.active = -1
+	c.ctrIter = -1
 	return c, nil
 }
 

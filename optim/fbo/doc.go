@@ -14,7 +14,10 @@
 // server sends to the participating clients S (what they need, e.g. y or an
 // aggregate), in the second the clients of S upload and the server averages
 // what arrived. The clients S (participation·m of them) are drawn by the
-// server once per outer iteration from its own stream. One phase of the
+// server once per outer iteration from its own stream (with redraw, as the
+// FedNest authors' released code does, afresh for every lower round and,
+// for FedNest and LFedNest, once more for the hyper-gradient rounds; each
+// draw's first message carries x). One phase of the
 // program holds eval_every outer iterations; its Args carry the per-
 // iteration draws (AggITD's Q, FedNest's T'), drawn by the program from the
 // server's scheduling stream (seed, node 0, PurposeDraw), so that server and

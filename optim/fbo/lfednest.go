@@ -46,9 +46,9 @@ func (*LFedNest) draw(*rand.Rand) int { return -1 }
 // schedule appends LFedNest's N + 1 rounds.
 func (l *LFedNest) schedule(st []stage, iter, _ int) []stage {
 	for k := range l.LowerSteps {
-		st = append(st, stage{kind: stLowerLocal, iter: iter, first: k == 0, t: k, q: -1})
+		st = append(st, stage{kind: stLowerLocal, iter: iter, first: k == 0 || l.Redraw, t: k, q: -1})
 	}
-	return append(st, stage{kind: stLocalUpper, iter: iter, q: -1})
+	return append(st, stage{kind: stLocalUpper, iter: iter, first: l.Redraw, q: -1})
 }
 
 func (*LFedNest) hyperP([]float64, *server) {}

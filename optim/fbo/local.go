@@ -19,6 +19,7 @@ func (c *client) compute(st stage) (first, second []float64, kind optim.Kind) {
 	case stLowerA:
 		copy(c.y, c.in[:dy])
 		c.idxA = batch(c.idxA, c.gb)
+		c.fresh()
 		m.InnerGrad(c.gy0, c.y, c.x, c.train, c.idxA) // kept for One-Round-Lower's correction
 		switch {
 		case st.q < 0 || st.t < st.q:
@@ -28,6 +29,7 @@ func (c *client) compute(st stage) (first, second []float64, kind optim.Kind) {
 			return c.gy0, c.gy, optim.KindUpdate
 		default:
 			zp := c.in[dy : 2*dy]
+			c.fresh()
 			m.InnerHVP(c.hv, c.y, c.x, c.train, c.gb.Next(), zp)
 			floats.AddScaledTo(c.tmp, zp, -c.p.Lambda, c.hv)
 			return c.gy0, c.tmp, optim.KindUpdate
@@ -40,9 +42,11 @@ func (c *client) compute(st stage) (first, second []float64, kind optim.Kind) {
 			if v > 0 {
 				idx = c.gb.Next()
 			}
+			c.fresh()
 			m.InnerGrad(c.gy, c.yv, c.x, c.train, idx)
 			if c.p.Lower == "svrg" {
 				if v > 0 {
+					c.fresh()
 					m.InnerGrad(c.tmp, c.y, c.x, c.train, idx)
 				} else {
 					copy(c.tmp, c.gy0) // the same sample as ∇G_i(y_v) at v = 0
@@ -56,6 +60,7 @@ func (c *client) compute(st stage) (first, second []float64, kind optim.Kind) {
 	case stLowerLocal:
 		copy(c.yv, c.in[:dy])
 		for range c.p.LowerLocal {
+			c.fresh()
 			m.InnerGrad(c.gy, c.yv, c.x, c.train, c.gb.Next())
 			floats.AddScaled(c.yv, -c.p.Beta, c.gy)
 		}
@@ -66,6 +71,22 @@ func (c *client) compute(st stage) (first, second []float64, kind optim.Kind) {
 		return c.gy, nil, optim.KindUpdate
 	case stNeumann:
 		p := c.in[:dy]
+		if released(c.method) {
+			// The released code: the client's own term c_i, started at p₀
+			// (the p of the first round), uploaded as p_{t−1} + c_i. A
+			// client that missed a round starts c_i from the p it got,
+			// as the code's client does on its first call.
+			if st.t == 1 || c.ctrIter != st.iter || c.ctrStep != st.t-1 {
+				c.ctr = setVec(c.ctr, p)
+			}
+			c.ctrIter, c.ctrStep = st.iter, st.t
+			c.fresh()
+			m.InnerHVP(c.hv, c.y, c.x, c.train, c.gb.Next(), c.ctr)
+			floats.AddScaled(c.ctr, -c.p.Lambda, c.hv)
+			floats.AddTo(c.tmp, p, c.ctr)
+			return c.tmp, nil, optim.KindUpdate
+		}
+		c.fresh()
 		m.InnerHVP(c.hv, c.y, c.x, c.train, c.gb.Next(), p)
 		floats.AddScaledTo(c.tmp, p, -c.p.Lambda, c.hv)
 		return c.tmp, nil, optim.KindUpdate
@@ -91,6 +112,7 @@ func (c *client) gradFy(dst []float64, idx []int) {
 	if !takesNil(c.model) {
 		gx = c.scratchX()
 	}
+	c.fresh()
 	c.model.OuterGrad(dst, gx, c.y, c.x, c.val, idx)
 }
 
@@ -100,6 +122,7 @@ func (c *client) gradFx(dst, x []float64, idx []int) {
 	if !takesNil(c.model) {
 		gy = c.tmpY
 	}
+	c.fresh()
 	c.model.OuterGrad(gy, dst, c.y, x, c.val, idx)
 }
 
@@ -113,6 +136,7 @@ func (c *client) scratchX() []float64 {
 // hyper writes h_i = ∇_xF_i(x, y) − ∇²_xyG_i(x, y)·p into c.gx.
 func (c *client) hyper(p []float64) {
 	c.gradFx(c.gx, c.x, c.fb.Next())
+	c.fresh()
 	c.model.InnerCross(c.gx0, c.y, c.x, c.train, c.gb.Next(), p)
 	floats.Sub(c.gx, c.gx0)
 }
@@ -129,6 +153,7 @@ func (c *client) localP() {
 	c.gradFy(cur, c.fb.Next())
 	copy(c.local, cur)
 	for range lf.Neumann {
+		c.fresh()
 		c.model.InnerHVP(c.hv, c.y, c.x, c.train, c.gb.Next(), cur)
 		floats.AddScaled(cur, -c.p.Lambda, c.hv)
 		floats.Add(c.local, cur)

@@ -20,6 +20,7 @@ type Params struct {
 	Lower         string  `yaml:"lower" doc:"One-Round-Lower type: svrg (FedSVRG, Alg. 2: q_v = ∇G_i(y_v) − ∇G_i(y) + q) or sgd (FedAvg local steps)"`
 	Batch         int     `yaml:"batch" doc:"minibatch size of every stochastic gradient and product, 0 … 1048576 (0: full batch)"`
 	EvalEvery     int     `yaml:"eval_every" doc:"evaluate the global model (server's test data) every k outer iterations and after the last, 1 … 10⁴ (a phase of k iterations)"`
+	Redraw        bool    `yaml:"redraw" doc:"draw S afresh for every lower round (and once more for the hyper-gradient part of FedNest and LFedNest), as the FedNest authors' released code does, instead of once per outer iteration (the papers' Alg. 1–4); each draw sends x"`
 }
 
 // Server reports that the algorithms of the family run node 0 as their
@@ -64,8 +65,8 @@ func (p *Params) Validate(n int) error {
 // validateNeumann checks the Neumann terms T of FedNest and LFedNest.
 func validateNeumann(t int, variant string) error {
 	switch {
-	case variant != "deterministic" && variant != "stochastic":
-		return fmt.Errorf("variant must be deterministic or stochastic, got %q", variant)
+	case variant != "deterministic" && variant != "stochastic" && variant != "released":
+		return fmt.Errorf("variant must be deterministic, stochastic or released, got %q", variant)
 	case t < 0 || t > 10_000:
 		return fmt.Errorf("neumann must be in [0, 10⁴], got %d", t)
 	case variant == "stochastic" && t < 1:

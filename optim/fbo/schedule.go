@@ -29,7 +29,7 @@ const (
 type stage struct {
 	kind  stageKind
 	iter  int  // outer iteration within the phase
-	first bool // the iteration's first round: the down message starts with x
+	first bool // the server draws S (the iteration's first round; with redraw, more): the down message starts with x
 	t     int  // lower iteration (stLowerA, stLowerB, stLowerLocal) or Neumann index
 	q     int  // AggITD's Q for the iteration (-1: not AggITD)
 	last  bool // the iteration's last Neumann round

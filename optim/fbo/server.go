@@ -26,6 +26,9 @@ type server struct {
 	stages    *schedule
 	out       optim.SendBuffers
 	acc       [][]float64 // per part of the upload: running sums
+	got       int         // uploads in the last average
+	relSum    []float64   // released Neumann: sum of every upload of the iteration's Neumann rounds
+	relN      int         // and their number
 }
 
 // Enter implements Client.
@@ -123,7 +126,18 @@ func (s *server) Receive(r *optim.Round, in []optim.Message) error {
 			copy(s.pcur, mean[0])
 		}
 		s.psum = setVec(s.psum, s.pcur)
+		s.relSum, s.relN = setVec(s.relSum, make([]float64, dy)), 0
 	case stNeumann:
+		if released(s.method) {
+			// The released code's list of uploads grows over the rounds:
+			// p_t is the mean of all of them so far.
+			if ok {
+				floats.AddScaled(s.relSum, float64(s.got), mean[0])
+				s.relN += s.got
+				floats.ScaleTo(s.pcur, 1/float64(s.relN), s.relSum)
+			}
+			break
+		}
 		if ok {
 			copy(s.pcur, mean[0])
 		}
@@ -174,6 +188,7 @@ func (s *server) average(in []optim.Message, sizes []int, round int) ([][]float6
 		}
 		got++
 	}
+	s.got = got
 	if got == 0 {
 		return nil, false
 	}
@@ -181,6 +196,13 @@ func (s *server) average(in []optim.Message, sizes []int, round int) ([][]float6
 		floats.Scale(1/float64(got), a)
 	}
 	return acc, true
+}
+
+// released reports whether m is FedNest with the released code's Neumann
+// accumulation.
+func released(m scheme) bool {
+	f, ok := m.(*FedNest)
+	return ok && f.Variant == "released"
 }
 
 // setVec copies src into dst, reallocating when the length differs.
