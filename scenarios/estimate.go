@@ -318,17 +318,24 @@ func memory(sc Scenario, m modelShape, p process) []ResourcePart {
 	if p.role == oneProcess {
 		return live
 	}
-	// A round's payloads cross the supervisor (acks in, steps out, each
-	// vector once per sender and about 40 bytes of headers per delivered
-	// message), decoded and encoded at once; a worker holds its block's.
-	wire := 2 * (2*float64(n)*(8*float64(m.dx)+20) + 40*float64(links))
 	if p.role == supervisorRole {
-		add("round messages", wire)
+		// Payloads go worker to worker: the supervisor holds control
+		// messages, and at an evaluation every client's stats, whose x
+		// (for the consensus distance) is the one part that grows with d.
+		add("evaluation stats", float64(n)*(8*float64(m.dx)+100))
 		// Per client: its actor's address, mailbox and watchdog entry,
 		// its stats; measured at 10⁵ clients over 4 workers.
 		add("client bookkeeping", supervisorOverhead*float64(n))
 	} else {
-		add("round messages", wire*share)
+		// A worker's own payloads (each vector once, about 40 bytes of
+		// headers per delivered message), encoded and decoded, and the
+		// payloads other blocks send it: at most one per link into its
+		// block, at most every other client's, for two rounds (a batch
+		// may arrive a round early).
+		payload := 8*float64(m.dx) + 20
+		own := 2 * (2*hosted*payload + 40*float64(links)*share)
+		in := 2 * min(float64(n)-hosted, float64(links)*share) * payload
+		add("round messages", own+in)
 	}
 	return live
 }

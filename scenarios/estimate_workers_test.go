@@ -17,8 +17,8 @@ func part(live []ResourcePart, name string) int64 {
 }
 
 // Over workers, the estimate is per process: a worker holds its block's
-// data and clients, the supervisor none of them but every round's
-// messages; the limit applies to the larger process.
+// data, clients and messages, the supervisor none of them; the limit
+// applies to the larger process.
 func TestEstimatePerProcess(t *testing.T) {
 	const one = "name: big\nclients: 100000\nnetwork: {kind: sparse-stochastic, support: {kind: torus, rows: 250}}\n" +
 		"data: {kind: synthetic, classes: 4, features: 10, train: 16, val: 4, test: 4}\nsgp: {rounds: 2}\n"
@@ -42,8 +42,16 @@ func TestEstimatePerProcess(t *testing.T) {
 			t.Errorf("the supervisor's %s: %d bytes, want none", name, b)
 		}
 	}
-	if part(sup.Live, "round messages") <= 4*part(wk.Live, "round messages")-1 {
-		t.Errorf("the supervisor's round messages (%d) should be all the workers' (4 × %d)", part(sup.Live, "round messages"), part(wk.Live, "round messages"))
+	// Payloads go worker to worker: the supervisor holds none, only the
+	// stats of an evaluation (every client's x), and a worker its block's.
+	if b := part(sup.Live, "round messages"); b != 0 {
+		t.Errorf("the supervisor's round messages: %d bytes, want none", b)
+	}
+	if got, want := part(sup.Live, "evaluation stats"), int64(100000*(8*44+100)); got != want {
+		t.Errorf("the supervisor's evaluation stats: %d bytes, want n·(8d + 100) = %d", got, want)
+	}
+	if b := part(wk.Live, "round messages"); b == 0 || b > int64(2*2*100000*(8*44+20)) {
+		t.Errorf("a worker's round messages: %d bytes, want more than none and less than a round's payloads twice", b)
 	}
 	if over.PeakBytes != max(sup.PeakBytes, wk.PeakBytes) || wk.PeakBytes >= single.PeakBytes {
 		t.Errorf("peaks: supervisor %d, worker %d, run %d, one process %d", sup.PeakBytes, wk.PeakBytes, over.PeakBytes, single.PeakBytes)
