@@ -70,8 +70,17 @@ func (w *wnEnv) scenario(alg optim.Algorithm, setting int, target, method string
 	spec := *w.data
 	spec.Setting, spec.Target = setting, target
 	d.Data.Source = registry.Choice[models.Source]{Name: w.sc.Data.Source.Name,
-		Params: &nodeShiftImages{spec: spec, train: w.train, test: w.test}}
+		Params: &wnImages{nodeShiftImages{spec: spec, train: w.train, test: w.test}}}
 	return d
+}
+
+// wnImages is nodeShiftImages drawn with every key of the scenario's
+// node-shift data, its label permutation and rotation included.
+type wnImages struct{ nodeShiftImages }
+
+// Load implements models.Source.
+func (d *wnImages) Load(nodes int, seed uint64) ([]models.ClientData, error) {
+	return models.NodeShift(d.spec.Spec(nodes), d.train, d.test, seed)
 }
 
 func (w *wnEnv) run(alg optim.Algorithm, setting int, target, method string, seed uint64) (*wnRun, error) {
