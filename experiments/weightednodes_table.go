@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"hgpsim/report"
 )
 
 // WeightedNodesSummary is summary.json of the experiment.
@@ -22,6 +24,7 @@ type WeightedNodesSummary struct {
 type wnCell struct {
 	Mean  float64 `json:"mean"`
 	Std   float64 `json:"std"`
+	Half  float64 `json:"half95,omitempty"` // 95 % Student-t half-width of the mean; absent for one seed
 	N     int     `json:"n"`
 	Paper float64 `json:"paper"`
 }
@@ -71,7 +74,7 @@ func (e *WeightedNodesExp) summarize(paper *wnPaper, runs []*wnRun, choices map[
 	}
 	var tb strings.Builder
 	for _, target := range e.Targets {
-		fmt.Fprintf(&tb, "\n**%s model** (test accuracy at the best validation accuracy, mean ± std over %d seeds; paper's F-MNIST CNN in brackets)\n\n", strings.ToUpper(target[:1])+target[1:], e.Seeds)
+		fmt.Fprintf(&tb, "\n**%s model** (test accuracy at the best validation accuracy, mean ± 95 %% half-width (Student t) over %d seeds; paper's F-MNIST CNN, mean ± its printed spread over 5 seeds, in brackets)\n\n", strings.ToUpper(target[:1])+target[1:], e.Seeds)
 		tb.WriteString("| method |")
 		for _, s := range e.Settings {
 			fmt.Fprintf(&tb, " Setting %d |", s)
@@ -85,10 +88,17 @@ func (e *WeightedNodesExp) summarize(paper *wnPaper, runs []*wnRun, choices map[
 			fmt.Fprintf(&tb, "| %s |", paper.Labels[m])
 			for _, s := range e.Settings {
 				key := fmt.Sprintf("S%d/%s/%s", s, target, m)
-				mean, std := meanStd(acc[key])
-				ref := paper.Table3[target][m][s-1][0]
-				sum.Cells[key] = wnCell{Mean: mean, Std: std, N: len(acc[key]), Paper: ref}
-				fmt.Fprintf(&tb, " %.4f ± %.4f (%.4f) |", mean, std, ref)
+				_, std := meanStd(acc[key])
+				ci := report.MeanInterval(acc[key])
+				ref := paper.Table3[target][m][s-1]
+				cell := wnCell{Mean: ci.Mean, Std: std, N: ci.N, Paper: ref[0]}
+				if ci.N > 1 {
+					cell.Half = ci.Half
+					fmt.Fprintf(&tb, " %.4f ± %.4f (%.4f ± %.4f) |", ci.Mean, ci.Half, ref[0], ref[1])
+				} else {
+					fmt.Fprintf(&tb, " %.4f (%.4f ± %.4f) |", ci.Mean, ref[0], ref[1])
+				}
+				sum.Cells[key] = cell
 			}
 			tb.WriteString("\n")
 		}
