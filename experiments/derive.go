@@ -103,8 +103,7 @@ func (d *nodeShiftImages) Files() []string          { return nil } // in memory
 // run's setting and target.
 func (d *nodeShiftImages) describedSource() models.Source { return &d.spec }
 func (d *nodeShiftImages) Load(nodes int, seed uint64) ([]models.ClientData, error) {
-	return models.NodeShift(models.NodeShiftSpec{Nodes: nodes, Setting: d.spec.Setting, Majority: d.spec.Target == "majority",
-		Minority: d.spec.Minority, Train: d.spec.Train, Val: d.spec.Val, Test: d.spec.Test}, d.train, d.test, seed)
+	return models.NodeShift(d.spec.Spec(nodes), d.train, d.test, seed)
 }
 
 // writeSummary writes an experiment's summary as summary.json, indented,

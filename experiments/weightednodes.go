@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"time"
 
 	"hgpsim/models"
 	"hgpsim/optim"
@@ -22,7 +21,7 @@ func init() {
 				Methods: append([]string(nil), wnMethods...), Seeds: 5, Outer: 20, Epochs: 5, Batch: 50, Q: 0.02, Cap: 1.0 / 3,
 				LR: []float64{0.05, 0.02, 0.01}, HLR: []float64{5e-4, 2e-4, 1e-4}, Tau: []int{10, 20}, Eta: []float64{0.025, 0.02, 0.015},
 				DittoLambda: []float64{0.05, 0.1, 0.2}, PFedMeLambda: []float64{5, 10, 15}, PFedMeInner: 20, PersonalLR: 0.05,
-				TuneOuter: 5, TuneOn: "each", Bilevel: "projected", Jobs: 1}
+				TuneOuter: 5, TuneOn: "each", Bilevel: "projected", Output: "last", Jobs: 1}
 		})
 }
 
@@ -51,6 +50,8 @@ type WeightedNodesExp struct {
 	TuneOuter    int       `yaml:"tune_outer" doc:"outer iterations of a tuning run (the paper: 5), 1 … outer"`
 	TuneOn       string    `yaml:"tune_on" doc:"each (tune per setting and target on the first seed) or first (tune once on the first setting and target, use everywhere)"`
 	Bilevel      string    `yaml:"bilevel" doc:"the Bi-level outer loop: projected (Alg. 3, the paper's experiments) or aba (Alg. 2)"`
+	Output       string    `yaml:"output" doc:"what Bi-level's Local-SVRG solves return: last (the last averaged iterate) or average (the paper's Alg. 1 line 15; see the weighted-nodes algorithm)"`
+	Mu           float64   `yaml:"mu" doc:"μ in the weights of output: average (0: equal weights)"`
 	Jobs         int       `yaml:"jobs" doc:"runs of one setting and target executed at once, 1 … 64 (the results do not depend on it)"`
 
 	// load, when set (tests), replaces reading the Fashion-MNIST files.
@@ -127,7 +128,7 @@ func (e *WeightedNodesExp) common(outer int, lr float64, tau int) fed.WeightedCo
 
 func (e *WeightedNodesExp) bilevel(outer int, lr, hlr, eta float64, tau int) *nodeweights.WeightedNodes {
 	return &nodeweights.WeightedNodes{WeightedCommon: e.common(outer, lr, tau), SVRGParam: nodeweights.SVRGParam{Q: e.Q},
-		HLR: hlr, Eta: eta, Cap: e.Cap, Method: e.Bilevel}
+		HLR: hlr, Eta: eta, Cap: e.Cap, Method: e.Bilevel, Output: e.Output, Mu: e.Mu}
 }
 
 func (e *WeightedNodesExp) ditto(outer int, lr float64, tau int, lambda float64) *fed.Ditto {
@@ -177,7 +178,6 @@ func (e *WeightedNodesExp) algorithm(method string, c wnChoice) optim.Algorithm 
 
 // Run implements scenarios.Experiment.
 func (e *WeightedNodesExp) Run(ctx context.Context, sc scenarios.Scenario, env scenarios.Env) (any, error) {
-	start := time.Now()
 	paper, err := readWNPaper()
 	if err != nil {
 		return nil, err
@@ -263,7 +263,7 @@ func (e *WeightedNodesExp) Run(ctx context.Context, sc scenarios.Scenario, env s
 			}
 		}
 	}
-	sum := e.summarize(paper, runs, choices, d.Minority, time.Since(start).Seconds())
+	sum := e.summarize(paper, runs, choices, d.Minority)
 	files := map[string]func() ([]byte, error){
 		"table.md":     func() ([]byte, error) { return []byte(sum.Table), nil },
 		"runs.csv":     func() ([]byte, error) { return wnRunsCSV(runs), nil },

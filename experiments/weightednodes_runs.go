@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"hgpsim/graph"
 	"hgpsim/internal/registry"
@@ -25,7 +24,6 @@ type wnRun struct {
 	Syncs   []float64 `json:"-"`
 	Bytes   []int64   `json:"-"`
 	W       [][]float64
-	Seconds float64 `json:"seconds"`
 }
 
 // best is the test accuracy at the first best validation accuracy.
@@ -75,7 +73,6 @@ func (w *wnEnv) scenario(alg optim.Algorithm, setting int, target, method string
 }
 
 func (w *wnEnv) run(alg optim.Algorithm, setting int, target, method string, seed uint64) (*wnRun, error) {
-	start := time.Now()
 	r := &wnRun{Setting: setting, Target: target, Method: method, Seed: seed}
 	var bytesSoFar int64
 	sink := wnSink{f: func(rep *optim.PhaseReport) error {
@@ -102,7 +99,6 @@ func (w *wnEnv) run(alg optim.Algorithm, setting int, target, method string, see
 	if err := execute(w.ctx, w.env, w.scenario(alg, setting, target, method, seed), &sink); err != nil {
 		return nil, err
 	}
-	r.Seconds = time.Since(start).Seconds()
 	return r, nil
 }
 

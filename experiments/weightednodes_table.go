@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"hgpsim/report"
 )
 
 // WeightedNodesSummary is summary.json of the experiment.
@@ -14,7 +16,6 @@ type WeightedNodesSummary struct {
 	Cells   map[string]wnCell     `json:"cells"` // "S1/minority/weighted-nodes"
 	Claims  []string              `json:"claims"`
 	Weights map[string][2]float64 `json:"minority_weight_first_last"` // "S1/minority": Σ minority weights at s = 0 and after the last step (seed mean)
-	Seconds float64               `json:"seconds"`
 	Table   string                `json:"-"`
 	paper   *wnPaper              // the numbers table.md prints beside the measured ones
 }
@@ -22,6 +23,7 @@ type WeightedNodesSummary struct {
 type wnCell struct {
 	Mean  float64 `json:"mean"`
 	Std   float64 `json:"std"`
+	Half  float64 `json:"half95,omitempty"` // 95 % Student-t half-width of the mean; absent for one seed
 	N     int     `json:"n"`
 	Paper float64 `json:"paper"`
 }
@@ -42,8 +44,8 @@ func meanStd(v []float64) (float64, float64) {
 	return m, math.Sqrt(s)
 }
 
-func (e *WeightedNodesExp) summarize(paper *wnPaper, runs []*wnRun, choices map[string]wnChoice, minority int, seconds float64) *WeightedNodesSummary {
-	sum := &WeightedNodesSummary{Chosen: choices, Cells: map[string]wnCell{}, Weights: map[string][2]float64{}, Seconds: seconds, paper: paper}
+func (e *WeightedNodesExp) summarize(paper *wnPaper, runs []*wnRun, choices map[string]wnChoice, minority int) *WeightedNodesSummary {
+	sum := &WeightedNodesSummary{Chosen: choices, Cells: map[string]wnCell{}, Weights: map[string][2]float64{}, paper: paper}
 	acc := map[string][]float64{}
 	minW := map[string][][2]float64{}
 	for _, r := range runs {
@@ -71,7 +73,7 @@ func (e *WeightedNodesExp) summarize(paper *wnPaper, runs []*wnRun, choices map[
 	}
 	var tb strings.Builder
 	for _, target := range e.Targets {
-		fmt.Fprintf(&tb, "\n**%s model** (test accuracy at the best validation accuracy, mean ± std over %d seeds; paper's F-MNIST CNN in brackets)\n\n", strings.ToUpper(target[:1])+target[1:], e.Seeds)
+		fmt.Fprintf(&tb, "\n**%s model** (test accuracy at the best validation accuracy, mean ± 95 %% half-width (Student t) over %d seeds; paper's F-MNIST CNN, mean ± its printed spread over 5 seeds, in brackets)\n\n", strings.ToUpper(target[:1])+target[1:], e.Seeds)
 		tb.WriteString("| method |")
 		for _, s := range e.Settings {
 			fmt.Fprintf(&tb, " Setting %d |", s)
@@ -85,10 +87,17 @@ func (e *WeightedNodesExp) summarize(paper *wnPaper, runs []*wnRun, choices map[
 			fmt.Fprintf(&tb, "| %s |", paper.Labels[m])
 			for _, s := range e.Settings {
 				key := fmt.Sprintf("S%d/%s/%s", s, target, m)
-				mean, std := meanStd(acc[key])
-				ref := paper.Table3[target][m][s-1][0]
-				sum.Cells[key] = wnCell{Mean: mean, Std: std, N: len(acc[key]), Paper: ref}
-				fmt.Fprintf(&tb, " %.4f ± %.4f (%.4f) |", mean, std, ref)
+				_, std := meanStd(acc[key])
+				ci := report.MeanInterval(acc[key])
+				ref := paper.Table3[target][m][s-1]
+				cell := wnCell{Mean: ci.Mean, Std: std, N: ci.N, Paper: ref[0]}
+				if ci.N > 1 {
+					cell.Half = ci.Half
+					fmt.Fprintf(&tb, " %.4f ± %.4f (%.4f ± %.4f) |", ci.Mean, ci.Half, ref[0], ref[1])
+				} else {
+					fmt.Fprintf(&tb, " %.4f (%.4f ± %.4f) |", ci.Mean, ref[0], ref[1])
+				}
+				sum.Cells[key] = cell
 			}
 			tb.WriteString("\n")
 		}
@@ -164,11 +173,11 @@ func (e *WeightedNodesExp) claims(sum *WeightedNodesSummary) []string {
 
 func wnRunsCSV(runs []*wnRun) []byte {
 	var b bytes.Buffer
-	b.WriteString("setting,target,method,seed,best_val_acc,test_acc_at_best,final_test_acc,syncs,bytes,seconds\n")
+	b.WriteString("setting,target,method,seed,best_val_acc,test_acc_at_best,final_test_acc,syncs,bytes\n")
 	for _, r := range runs {
 		v, t := r.best()
-		fmt.Fprintf(&b, "%d,%s,%s,%d,%s,%s,%s,%s,%d,%.2f\n", r.Setting, r.Target, r.Method, r.Seed, ftoa(v), ftoa(t),
-			ftoa(r.Test[len(r.Test)-1]), ftoa(r.Syncs[len(r.Syncs)-1]), r.Bytes[len(r.Bytes)-1], r.Seconds)
+		fmt.Fprintf(&b, "%d,%s,%s,%d,%s,%s,%s,%s,%d\n", r.Setting, r.Target, r.Method, r.Seed, ftoa(v), ftoa(t),
+			ftoa(r.Test[len(r.Test)-1]), ftoa(r.Syncs[len(r.Syncs)-1]), r.Bytes[len(r.Bytes)-1])
 	}
 	return b.Bytes()
 }

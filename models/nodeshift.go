@@ -10,9 +10,10 @@ import (
 
 func init() {
 	Sources.Register("node-shift",
-		"The weighted-nodes paper's Fashion-MNIST experiment (Sec. 5, App. G): node 0 (the center) holds D^valid and D^test drawn from the target p₀, nodes 1 … minority the minority distribution, the others the majority one. Classes are drawn through super-classes C1 {2,4,6}, C2 {0,3}, C3 {1,8}, C4 {5,7,9} with P = (.42, .08, .38, .12) (minority) or (.12, .38, .08, .42) (majority), images with replacement; setting 2 permutes the labels 2→0, 0→1, 1→5, 5→2 of the majority, setting 3 rotates every majority image by 90° (one direction per seed), setting 4 does both. Meant for the weighted-nodes server algorithms: nodes 1 … K have no validation or test data.",
+		"The weighted-nodes paper's Fashion-MNIST experiment (Sec. 5, App. G): node 0 (the center) holds D^valid and D^test drawn from the target p₀, nodes 1 … minority the minority distribution, the others the majority one. Classes are drawn through super-classes C1 {2,4,6}, C2 {0,3}, C3 {1,8}, C4 {5,7,9} with P = (.42, .08, .38, .12) (minority) or (.12, .38, .08, .42) (majority), images with replacement; setting 2 permutes the labels of the majority (permutation; the paper's 2→0, 0→1, 1→5, 5→2 by default), setting 3 rotates every majority image (rotation; 90° by default, one direction per seed), setting 4 does both. Meant for the weighted-nodes server algorithms: nodes 1 … K have no validation or test data.",
 		func() Source {
-			return &NodeShiftData{Setting: 1, Target: "minority", Minority: 5, Train: 4000, Val: 500, Test: 5000}
+			return &NodeShiftData{Setting: 1, Target: "minority", Minority: 5, Train: 4000, Val: 500, Test: 5000,
+				Permutation: PaperPermutation(), Rotation: 90}
 		})
 }
 
@@ -25,6 +26,9 @@ type NodeShiftData struct {
 	Train    int    `yaml:"train" doc:"training examples per node, 1 … 1048576 (the paper: 4000)"`
 	Val      int    `yaml:"val" doc:"validation examples at the center, 1 … 1048576 (the paper: 500)"`
 	Test     int    `yaml:"test" doc:"test examples at the center, 1 … 1048576 (the paper: 5000)"`
+	// Permutation and Rotation are the heterogeneity of settings 2–4.
+	Permutation [][]int `yaml:"permutation" doc:"label changes [from, to] of the majority in settings 2 and 4, a bijection on the classes it names (each in 0 … 9, named once as from and once as to); [] permutes nothing (the paper: [[2, 0], [0, 1], [1, 5], [5, 2]])"`
+	Rotation    int     `yaml:"rotation" doc:"degrees the majority's images turn in settings 3 and 4, in the direction drawn per seed: 90, 180 or 270 (the paper: 90)"`
 }
 
 // NodeShiftSpec is what NodeShift builds.
@@ -36,6 +40,12 @@ type NodeShiftSpec struct {
 	Train    int
 	Val      int
 	Test     int
+	// Perm[c] is the label the majority's class c gets in settings 2 and
+	// 4; a nil Perm is the paper's permutation.
+	Perm []int
+	// Rotation is the turn of settings 3 and 4 in degrees, 90, 180 or
+	// 270; 0 is the paper's 90°. So the zero spec is the paper's data.
+	Rotation int
 }
 
 // Super-classes and their probabilities (App. G.1.1).
@@ -43,9 +53,57 @@ var (
 	nodeShiftSuper    = [4][]int{{2, 4, 6}, {0, 3}, {1, 8}, {5, 7, 9}}
 	nodeShiftMinority = [4]float64{0.42, 0.08, 0.38, 0.12}
 	nodeShiftMajority = [4]float64{0.12, 0.38, 0.08, 0.42}
-	// nodeShiftPerm is the label permutation of settings 2 and 4 (App. G.2).
-	nodeShiftPerm = map[int]int{2: 0, 0: 1, 1: 5, 5: 2}
+	// nodeShiftPerm is the paper's label permutation of settings 2 and 4
+	// for Fashion-MNIST and MNIST (App. G.2), as [from, to] pairs.
+	nodeShiftPerm = [][2]int{{2, 0}, {0, 1}, {1, 5}, {5, 2}}
 )
+
+// PaperPermutation returns the paper's label permutation of the majority
+// (App. G.2: 2→0, 0→1, 1→5, 5→2) as [from, to] pairs.
+func PaperPermutation() [][]int {
+	out := make([][]int, len(nodeShiftPerm))
+	for i, p := range nodeShiftPerm {
+		out[i] = []int{p[0], p[1]}
+	}
+	return out
+}
+
+// PermTable returns the table c ↦ label of the class changes pairs, for
+// classes 0 … classes − 1, or an error unless every pair is [from, to]
+// with both in range and the pairs a bijection on the classes they name:
+// each class named at most once as from and once as to, and the froms
+// the same set as the tos (so that no two classes end with one label).
+func PermTable(pairs [][]int, classes int) ([]int, error) {
+	table := make([]int, classes)
+	for c := range table {
+		table[c] = c
+	}
+	from, to := make([]bool, classes), make([]bool, classes)
+	for i, p := range pairs {
+		if len(p) != 2 {
+			return nil, fmt.Errorf("permutation: entry %d is %v, not a pair [from, to]", i, p)
+		}
+		for _, c := range p {
+			if c < 0 || c >= classes {
+				return nil, fmt.Errorf("permutation: class %d of entry %d is not in 0 … %d", c, i, classes-1)
+			}
+		}
+		if from[p[0]] {
+			return nil, fmt.Errorf("permutation: class %d is changed twice", p[0])
+		}
+		if to[p[1]] {
+			return nil, fmt.Errorf("permutation: two classes become %d", p[1])
+		}
+		from[p[0]], to[p[1]] = true, true
+		table[p[0]] = p[1]
+	}
+	for c := range classes {
+		if from[c] != to[c] {
+			return nil, fmt.Errorf("permutation: class %d is named only as a %s, so the pairs are not a bijection on the classes they name", c, map[bool]string{true: "from", false: "to"}[from[c]])
+		}
+	}
+	return table, nil
+}
 
 func (s NodeShiftSpec) validate() error {
 	k := s.Nodes - 1
@@ -64,7 +122,26 @@ func (s NodeShiftSpec) validate() error {
 			return fmt.Errorf("%s must be in [%d, %d], got %d", c.name, c.lo, c.hi, c.v)
 		}
 	}
+	if s.Perm != nil {
+		if len(s.Perm) != 10 || !isPermutation(s.Perm) {
+			return fmt.Errorf("the label table %v is not a permutation of the 10 classes", s.Perm)
+		}
+	}
+	if s.Rotation < 0 || s.Rotation >= 360 || s.Rotation%90 != 0 {
+		return fmt.Errorf("rotation must be 90, 180 or 270 degrees, got %d", s.Rotation)
+	}
 	return nil
+}
+
+func isPermutation(p []int) bool {
+	seen := make([]bool, len(p))
+	for _, v := range p {
+		if v < 0 || v >= len(p) || seen[v] {
+			return false
+		}
+		seen[v] = true
+	}
+	return true
 }
 
 // NodeShift builds the data of every node from a 28×28, 10-class train and
@@ -98,7 +175,19 @@ func NodeShiftBlock(s NodeShiftSpec, train, test *Dataset, seed uint64, lo, hi i
 			return nil, fmt.Errorf("node-shift: class %d has no image in the train or the test set", c)
 		}
 	}
-	clockwise := rng.New(seed, rng.Global, rng.PurposeLayout).IntN(2) == 0
+	perm := s.Perm
+	if perm == nil {
+		perm, _ = PermTable(PaperPermutation(), 10)
+	}
+	// Quarter turns clockwise; the direction is drawn whatever the angle,
+	// so that the draws do not depend on it.
+	turns := 1
+	if s.Rotation != 0 {
+		turns = s.Rotation / 90
+	}
+	if rng.New(seed, rng.Global, rng.PurposeLayout).IntN(2) != 0 {
+		turns = (4 - turns) % 4
+	}
 	draw := func(src *Dataset, by [][]int, n int, majority bool, r *rand.Rand) *Dataset {
 		p := nodeShiftMinority
 		if majority {
@@ -134,14 +223,12 @@ func NodeShiftBlock(s NodeShiftSpec, train, test *Dataset, seed uint64, lo, hi i
 			case !(majority && (s.Setting == 3 || s.Setting == 4)):
 				out.copyRows(i, src, row, row+1)
 			case src.Coded():
-				rotate28(out.Codes[lo:hi], src.Codes[row*src.D:(row+1)*src.D], clockwise)
+				rotate28(out.Codes[lo:hi], src.Codes[row*src.D:(row+1)*src.D], turns)
 			default:
-				rotate28(out.X[lo:hi], src.Row(row), clockwise)
+				rotate28(out.X[lo:hi], src.Row(row), turns)
 			}
 			if majority && (s.Setting == 2 || s.Setting == 4) {
-				if to, ok := nodeShiftPerm[y]; ok {
-					y = to
-				}
+				y = perm[y]
 			}
 			out.Y[i] = y
 		}
@@ -161,23 +248,38 @@ func NodeShiftBlock(s NodeShiftSpec, train, test *Dataset, seed uint64, lo, hi i
 	return data, nil
 }
 
-// rotate28 writes the 28×28 image src rotated by 90° into dst.
-func rotate28[T uint8 | float64](dst, src []T, clockwise bool) {
+// rotate28 writes the 28×28 image src turned clockwise by turns quarter
+// turns (0 … 3) into dst.
+func rotate28[T uint8 | float64](dst, src []T, turns int) {
 	const n = 28
 	for i := range n {
 		for j := range n {
-			if clockwise {
+			switch turns {
+			case 0:
+				dst[i*n+j] = src[i*n+j]
+			case 1:
 				dst[i*n+j] = src[(n-1-j)*n+i]
-			} else {
+			case 2:
+				dst[i*n+j] = src[(n-1-i)*n+n-1-j]
+			case 3:
 				dst[i*n+j] = src[j*n+n-1-i]
+			default:
+				panic(fmt.Sprintf("models: rotate28 with %d quarter turns", turns))
 			}
 		}
 	}
 }
 
-func (d *NodeShiftData) spec(nodes int) NodeShiftSpec {
+// Spec returns what NodeShift builds for a network of nodes nodes, the
+// center included. A permutation that is not a bijection (an error from
+// Validate) leaves the table nil, which is the paper's.
+func (d *NodeShiftData) Spec(nodes int) NodeShiftSpec {
+	perm, err := PermTable(d.Permutation, 10)
+	if err != nil {
+		perm = nil
+	}
 	return NodeShiftSpec{Nodes: nodes, Setting: d.Setting, Majority: d.Target == "majority",
-		Minority: d.Minority, Train: d.Train, Val: d.Val, Test: d.Test}
+		Minority: d.Minority, Train: d.Train, Val: d.Val, Test: d.Test, Perm: perm, Rotation: d.Rotation}
 }
 
 // Validate implements Source.
@@ -188,7 +290,13 @@ func (d *NodeShiftData) Validate(nodes int) error {
 	if v := float64(nodes) * float64(d.Train) * 784; v > math.MaxInt32*4 {
 		return fmt.Errorf("nodes × train × 784 = %.3g values is too large", v)
 	}
-	return d.spec(nodes).validate()
+	if _, err := PermTable(d.Permutation, 10); err != nil {
+		return err
+	}
+	if d.Rotation != 90 && d.Rotation != 180 && d.Rotation != 270 {
+		return fmt.Errorf("rotation must be 90, 180 or 270 degrees, got %d", d.Rotation)
+	}
+	return d.Spec(nodes).validate()
 }
 
 // Shape implements Source.
@@ -224,5 +332,5 @@ func (d *NodeShiftData) LoadBlock(nodes int, seed uint64, lo, hi int) ([]ClientD
 		return nil, err
 	}
 	train.C, test.C = 10, 10
-	return NodeShiftBlock(d.spec(nodes), train, test, seed, lo, hi)
+	return NodeShiftBlock(d.Spec(nodes), train, test, seed, lo, hi)
 }

@@ -105,13 +105,42 @@ func (p *hvpSum) diff(dst, x, y []float64, idx []int) {
 // svrg is one node's loopless SVRG state (Alg. 1, lines 5–7 and 11): the
 // iterate x, the reference y and the full gradient μ = ∇f_k(y). The
 // reference is refreshed (y ← x before the step) with probability q by the
-// node's own coin.
+// node's own coin. With acc set it also sums the node's part of Alg. 1's
+// output (line 15): Σ v_t x_k^(t) over the steps t of the call that end
+// between two averagings (the averaged iterates are the center's part).
 type svrg struct {
 	f           finiteSum
 	x, y, mu, g []float64
 	lr, q       float64
 	batch       *optim.Batcher
 	coin        *rng.Stream
+	acc         []float64
+	t           int      // steps since reset
+	weight      outputWt // of acc's terms
+}
+
+// outputWt is the weight v_t = (1 − ρ)^(T−t) of the iterate x^(t) in
+// Alg. 1's output x̄^(T) = Σ_t u_t x^(t) / Σ_t u_t, where u_t = (1 −
+// ρ)^−(t+1) and ρ = min{γμ, q/4}: the ratio u_t/u_T, which cannot
+// overflow. ρ = 0 weighs every iterate alike.
+type outputWt struct {
+	rho float64
+	T   int
+}
+
+func (w outputWt) at(t int) float64 {
+	if w.rho == 0 {
+		return 1
+	}
+	return math.Pow(1-w.rho, float64(w.T-t))
+}
+
+// sum is Σ_{t=0}^{T} v_t.
+func (w outputWt) sum() float64 {
+	if w.rho == 0 {
+		return float64(w.T + 1)
+	}
+	return -math.Expm1(float64(w.T+1)*math.Log1p(-w.rho)) / w.rho
 }
 
 func newSVRG(dim int, lr, q float64, batch *optim.Batcher, coin *rng.Stream) *svrg {
@@ -125,11 +154,14 @@ func (s *svrg) reset(f finiteSum, x0 []float64) {
 	copy(s.x, x0)
 	copy(s.y, x0)
 	f.grad(s.mu, s.y, nil)
+	s.t = 0
+	clear(s.acc)
 }
 
-// steps takes n local steps; it fails on a non-finite iterate.
+// steps takes n local steps, the n-th ending at an averaging; it fails on
+// a non-finite iterate.
 func (s *svrg) steps(n int) error {
-	for range n {
+	for i := range n {
 		idx := s.batch.Next()
 		s.f.diff(s.g, s.x, s.y, idx)
 		floats.Add(s.g, s.mu)
@@ -138,6 +170,10 @@ func (s *svrg) steps(n int) error {
 			s.f.grad(s.mu, s.y, nil)
 		}
 		floats.AddScaled(s.x, -s.lr, s.g)
+		s.t++
+		if s.acc != nil && i < n-1 {
+			floats.AddScaled(s.acc, s.weight.at(s.t), s.x)
+		}
 	}
 	if !optim.AllFinite(s.x) {
 		return fmt.Errorf("%w: the Local-SVRG iterate (lower lr)", optim.ErrNonFinite)
@@ -179,11 +215,15 @@ type svrgState struct {
 	F        int
 	Batch    optim.BatcherState
 	Coin     []byte
+	// Acc and T are the output sum and the steps since reset; the
+	// weights of acc's terms are set at every reset.
+	Acc []float64
+	T   int
 }
 
 // save returns s's state; problems are the finite sums s.f may be.
 func (s *svrg) save(problems ...finiteSum) (svrgState, error) {
-	st := svrgState{X: s.x, Y: s.y, Mu: s.mu, LR: math.Float64bits(s.lr)}
+	st := svrgState{X: s.x, Y: s.y, Mu: s.mu, LR: math.Float64bits(s.lr), Acc: s.acc, T: s.t}
 	if s.f != nil {
 		st.F = slices.Index(problems, s.f) + 1
 		if st.F == 0 {
@@ -211,6 +251,14 @@ func (s *svrg) load(st svrgState, problems ...finiteSum) error {
 	if err := sameLen("the Local-SVRG full gradient", st.Mu, s.mu); err != nil {
 		return err
 	}
+	if s.acc != nil {
+		if err := sameLen("Local-SVRG output sum", st.Acc, s.acc); err != nil {
+			return err
+		}
+	}
+	if st.T < 0 {
+		return fmt.Errorf("a saved Local-SVRG call at step %d", st.T)
+	}
 	if st.F < 0 || st.F > len(problems) {
 		return fmt.Errorf("a saved Local-SVRG problem %d of a node with %d", st.F, len(problems))
 	}
@@ -223,6 +271,8 @@ func (s *svrg) load(st svrgState, problems ...finiteSum) error {
 	copy(s.x, st.X)
 	copy(s.y, st.Y)
 	copy(s.mu, st.Mu)
+	copy(s.acc, st.Acc)
+	s.t = st.T
 	s.lr = math.Float64frombits(st.LR)
 	s.f = nil
 	if st.F > 0 {

@@ -2,6 +2,7 @@ package nodeweights
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"gonum.org/v1/gonum/floats"
@@ -16,7 +17,7 @@ func init() {
 		"Federated learning on adaptively weighted nodes (weighted-nodes paper Alg. 2/3): node 0, the center, holds D^valid and learns the node weights w on the capped simplex Δ_K^b. Per outer iteration Local-SVRG (Alg. 1: loopless SVRG, tau local steps between weighted averagings at the center) solves θ(w) = argmin Σ w_k L̂_k, then the h-problem (Σ w_k ∇²L̂_k) h = ∇L̂₀(θ) from h⁰ = ∇L̂₀(θ); the nodes upload ∇L̂_k(θ), the center forms ∇_k F = −∇L̂_k(θ)ᵀh and takes a projected gradient step (method: projected, Alg. 3) or the accelerated ABA step with w_md and w_ag (method: aba, Alg. 2). 4n + 1 runtime rounds per outer iteration (n averagings per solve, two rounds each, and the upload).",
 		func() optim.Algorithm {
 			return &WeightedNodes{WeightedCommon: fed.DefaultWeightedCommon(), SVRGParam: SVRGParam{Q: 0.02},
-				HLR: 0.0005, Eta: 0.02, Cap: 1.0 / 3, Method: "projected"}
+				HLR: 0.0005, Eta: 0.02, Cap: 1.0 / 3, Method: "projected", Output: "last"}
 		})
 }
 
@@ -28,6 +29,8 @@ type WeightedNodes struct {
 	Eta                float64 `yaml:"eta" doc:"outer step η on the weights (the paper: 0.025, 0.02 or 0.015), finite, > 0"`
 	Cap                float64 `yaml:"cap" doc:"cap b of the capped simplex Δ_K^b, in [1/K, 1] (the paper: 1/3)"`
 	Method             string  `yaml:"method" doc:"projected (Alg. 3, the paper's experiments) or aba (Alg. 2, accelerated)"`
+	Output             string  `yaml:"output" doc:"what a Local-SVRG solve returns: last (the last averaged iterate x^(T); empty means last) or average (Alg. 1 line 15: Σ_t u_t x^(t) / Σ_t u_t over the steps t = 0 … T of the weighted average of the nodes' iterates, u_t = (1 − min{γμ, q/4})^−(t+1); one more upload per node and solve)"`
+	Mu                 float64 `yaml:"mu" doc:"strong-convexity modulus μ in the weights u_t of output: average (the l2 rate bounds it below for softmax regression); 0 weighs every iterate alike, finite, >= 0"`
 }
 
 // Validate implements Algorithm.
@@ -46,6 +49,12 @@ func (a *WeightedNodes) Validate(n int) error {
 	}
 	if a.Method != "projected" && a.Method != "aba" {
 		return fmt.Errorf("method must be projected or aba, got %q", a.Method)
+	}
+	if a.Output != "" && a.Output != "last" && a.Output != "average" { // "" is last, the zero value
+		return fmt.Errorf("output must be last or average, got %q", a.Output)
+	}
+	if !(a.Mu >= 0) || math.IsInf(a.Mu, 0) {
+		return fmt.Errorf("mu must be a finite number >= 0, got %v", a.Mu)
 	}
 	if k := n - 1; !(a.Cap <= 1) || float64(k)*a.Cap < 1-1e-12 {
 		return fmt.Errorf("cap must be in [1/K, 1] = [1/%d, 1], got %v", k, a.Cap)
@@ -69,6 +78,9 @@ func (a *WeightedNodes) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program
 				c.w[j] = 1 / float64(k)
 			}
 			c.wAg = slices.Clone(c.w)
+			if a.Output == "average" {
+				c.sum, c.tmp = make([]float64, len(s.X0)), make([]float64, len(s.X0))
+			}
 			return &stepClient{c}, nil
 		}
 		model, data := s.Model.Clone(), s.Data[i].Train
@@ -79,6 +91,9 @@ func (a *WeightedNodes) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program
 			hvp:   &hvpSum{model: model, data: data, theta: make([]float64, dim), g0: make([]float64, dim), tmp: make([]float64, dim)},
 			model: model, data: data}
 		nd.sv = newSVRG(dim, a.LR, a.Q, batch, coin)
+		if a.Output == "average" {
+			nd.sv.acc = make([]float64, dim)
+		}
 		return &stepClient{nd}, nil
 	}
 	return factory, fed.OuterPhases("weighted-nodes", a.Outer, 4*n+1), nil
@@ -95,6 +110,18 @@ type wnCenter struct {
 	missing            int // hyper-gradient uploads lost so far
 	nodes              []int
 	sendX, sendG       optim.SendBuffers // models (θ, h) and ∇L̂₀(θ)
+	// sum is the center's part of a solve's output with output: average,
+	// Σ v_t x̄^(t) over the averagings t = 0, τ, …, T; tmp the nodes' part.
+	sum, tmp []float64
+}
+
+// weights returns the output weights of the θ-solve (or the h-solve).
+func (a *WeightedNodes) weights(n int, h bool) outputWt {
+	lr := a.LR
+	if h {
+		lr = a.HLR
+	}
+	return outputWt{rho: min(lr*a.Mu, a.Q/4), T: n * a.Tau}
 }
 
 func (c *wnCenter) enter(step int) {
@@ -139,11 +166,9 @@ func (c *wnCenter) Receive(r *optim.Round, in []optim.Message) error {
 	c.syncs++
 	switch {
 	case i < 2*n:
-		_, err := fed.WeightedAverage(c.theta, c.use, in, optim.KindModel)
-		return err
+		return c.average(c.theta, i, in, false)
 	case i < 4*n:
-		_, err := fed.WeightedAverage(c.hbar, c.use, in, optim.KindModel)
-		return err
+		return c.average(c.hbar, i-2*n, in, true)
 	}
 	// ∇_k F = −∇L̂_k(θ)ᵀ h (eq. 14); a lost upload gives 0.
 	clear(c.hyper)
@@ -159,6 +184,46 @@ func (c *wnCenter) Receive(r *optim.Round, in []optim.Message) error {
 		return fmt.Errorf("%w: the hyper-gradient of the weights", optim.ErrNonFinite)
 	}
 	return c.update()
+}
+
+// average is the j-th up round of a solve (j even) on x, the θ- or
+// h-iterate: the weighted average of the uploads, and with output:
+// average after the last one Alg. 1's output (line 15) in its place: the
+// center's sum over the averaged iterates plus the weighted average of
+// the nodes' sums over the steps between them, over Σ_t v_t. Without the
+// nodes' sums (all lost) it is the average over the averaged iterates.
+func (c *wnCenter) average(x []float64, j int, in []optim.Message, h bool) error {
+	if c.sum == nil {
+		_, err := fed.WeightedAverage(x, c.use, in, optim.KindModel)
+		return err
+	}
+	wt := c.a.weights(c.n, h)
+	if j == 0 {
+		clear(c.sum)
+		floats.AddScaled(c.sum, wt.at(0), x) // x^(0), where the solve started
+	}
+	if _, err := fed.WeightedAverage(x, c.use, in, optim.KindModel); err != nil {
+		return err
+	}
+	floats.AddScaled(c.sum, wt.at((j/2+1)*c.a.Tau), x)
+	if j != 2*c.n-2 {
+		return nil
+	}
+	got, err := fed.WeightedAverage(c.tmp, c.use, in, optim.KindUpdate)
+	if err != nil {
+		return err
+	}
+	total := wt.sum()
+	if got {
+		floats.Add(c.sum, c.tmp)
+	} else {
+		total = 0
+		for m := range c.n + 1 {
+			total += wt.at(m * c.a.Tau)
+		}
+	}
+	floats.ScaleTo(x, 1/total, c.sum)
+	return nil
 }
 
 // update is line 11 of Alg. 3, or lines 13–14 of Alg. 2.
@@ -227,12 +292,12 @@ func (nd *wnNode) Send(r *optim.Round, out optim.Outbox) error {
 	}
 	switch {
 	case i == 0:
-		nd.sv.lr = nd.a.LR
+		nd.sv.lr, nd.sv.weight = nd.a.LR, nd.a.weights(n, false)
 		nd.sv.reset(nd.loss, nd.theta)
 	case i == 2*n:
 		copy(nd.hvp.theta, nd.theta)
 		copy(nd.hvp.g0, nd.g0)
-		nd.sv.lr = nd.a.HLR
+		nd.sv.lr, nd.sv.weight = nd.a.HLR, nd.a.weights(n, true)
 		nd.sv.reset(nd.hvp, nd.g0)
 	case i == 4*n:
 		nd.model.InnerGrad(nd.gk, nd.theta, nil, nd.data, nil)
@@ -243,6 +308,10 @@ func (nd *wnNode) Send(r *optim.Round, out optim.Outbox) error {
 		return err
 	}
 	optim.Send(out, nd.center[:], optim.Payload{Kind: optim.KindModel, Vec: nd.sendX.Fill(nd.sv.x)})
+	if nd.sv.acc != nil && (i == 2*n-2 || i == 4*n-2) {
+		// The node's part of the solve's output (Alg. 1, line 15).
+		optim.Send(out, nd.center[:], optim.Payload{Kind: optim.KindUpdate, Vec: nd.sendG.Fill(nd.sv.acc)})
+	}
 	return nil
 }
 

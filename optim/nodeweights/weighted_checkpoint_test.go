@@ -18,6 +18,10 @@ func weightedAlgs(outer int) map[string]func() optim.Algorithm {
 		"weighted-nodes": func() optim.Algorithm {
 			return &WeightedNodes{WeightedCommon: common, SVRGParam: SVRGParam{Q: 0.1}, HLR: 0.05, Eta: 0.5, Cap: 0.4, Method: "projected"}
 		},
+		"weighted-nodes-average": func() optim.Algorithm {
+			return &WeightedNodes{WeightedCommon: common, SVRGParam: SVRGParam{Q: 0.1}, HLR: 0.05, Eta: 0.5, Cap: 0.4, Method: "projected",
+				Output: "average", Mu: 0.5}
+		},
 		"aba": func() optim.Algorithm {
 			return &WeightedNodes{WeightedCommon: common, SVRGParam: SVRGParam{Q: 0.1}, HLR: 0.05, Eta: 0.5, Cap: 0.4, Method: "aba"}
 		},

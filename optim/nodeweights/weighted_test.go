@@ -348,3 +348,62 @@ func centerResult(t *testing.T, rep optim.PhaseReport) CenterResult {
 	}
 	return r
 }
+
+// With output: average a solve returns Alg. 1's line 15, Σ_t u_t x^(t) /
+// Σ_t u_t over every step t = 0 … T of the weighted average of the nodes'
+// iterates, u_t = (1 − min{γμ, q/4})^−(t+1); with output: last the
+// last averaged iterate. The reference is a naive loop of local gradient
+// steps (full batches make every SVRG step one, whatever q) with u_t
+// computed as written.
+func TestWeightedOutputAverage(t *testing.T) {
+	const k, tau, lr, q = 3, 3, 0.5, 0.8
+	for _, mu := range []float64{0.3, 10} { // ρ = γμ = 0.15, and ρ = q/4 = 0.2
+		for _, output := range []string{"last", "average"} {
+			s := weightedSetup(t, k, 0.1, nil, nil)
+			alg := &WeightedNodes{WeightedCommon: fed.WeightedCommon{Outer: 1, Epochs: 7, Tau: tau, LR: lr, Batch: 1000},
+				SVRGParam: SVRGParam{Q: q}, HLR: 0.5, Eta: 0.5, Cap: 0.5, Method: "projected", Output: output, Mu: mu}
+			center, _ := runWeighted(t, alg, s)
+			got := center.(*wnCenter).theta
+
+			model, dim := s.Model.Clone(), len(s.X0)
+			steps := 9 // ⌈7 epochs⌉ full-batch steps, rounded up to 3 averagings of τ
+			rho := min(lr*mu, q/4.0)
+			xs := make([][]float64, k)
+			for j := range xs {
+				xs[j] = slices.Clone(s.X0)
+			}
+			g, virt := make([]float64, dim), make([]float64, dim)
+			sum := make([]float64, dim)
+			floats.AddScaled(sum, math.Pow(1-rho, -1), s.X0)
+			total := math.Pow(1-rho, -1)
+			for step := range steps {
+				clear(virt)
+				for j := range xs {
+					model.InnerGrad(g, xs[j], nil, s.Data[j+1].Train, nil)
+					floats.AddScaled(xs[j], -lr, g)
+					floats.AddScaled(virt, 1.0/k, xs[j])
+				}
+				if (step+1)%tau == 0 {
+					for j := range xs {
+						copy(xs[j], virt)
+					}
+				}
+				u := math.Pow(1-rho, -float64(step+2))
+				floats.AddScaled(sum, u, virt)
+				total += u
+			}
+			want := slices.Clone(virt)
+			if output == "average" {
+				floats.ScaleTo(want, 1/total, sum)
+			}
+			if d := floats.Distance(got, want, 2) / floats.Norm(want, 2); d > 1e-12 {
+				t.Errorf("μ %v, output %s: θ is %.3g (relative) from the reference", mu, output, d)
+			}
+			if output == "average" {
+				if d := floats.Distance(got, virt, 2); d < 1e-3 {
+					t.Errorf("μ %v: the average is the last iterate (%.3g apart)", mu, d)
+				}
+			}
+		}
+	}
+}
