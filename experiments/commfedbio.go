@@ -19,7 +19,7 @@ import (
 
 func init() {
 	scenarios.Experiments.Register("comm-fedbio",
-		"The Comm-FedBiO paper's Sec. 6: test accuracy over rounds of every method at one compression rate (Fig. 1: the three Comm-FedBiO variants, FedAvg on the noisy labels, FedAvg-Oracle and Preprocess with the best of its thresholds), the F1 of mislabel detection (label changed, predicted when λ < 0.5) of each variant against the compression rate (Fig. 2), for each noise setting, and the bytes uploaded per round, measured. Its parameters are comm-fedbio's (the template of every run) and the lists below; data must be noisy-labels. Writes curves.csv, f1.csv, bytes.csv, accuracy.png, f1.png and summary.json.",
+		"The Comm-FedBiO paper's Sec. 6: test accuracy over rounds of every method at one compression rate (Fig. 1: the three Comm-FedBiO variants, FedAvg on the noisy labels, FedAvg-Oracle and Preprocess with the best of its thresholds), the F1 of mislabel detection (label changed, predicted when λ < 0.5) of each variant against the compression rate (Fig. 2), for each noise setting, and the bytes uploaded per round, measured. Its parameters are comm-fedbio's (the template of every run) and the lists below; data must be noisy-labels. Every run is repeated for each seed and each label flip; claims.csv gives each method's final and best test accuracy, its accuracy at the round where FedAvg of the same seed peaks, and its F1, as mean and 95 % half-width over the seeds. Writes curves.csv, f1.csv, bytes.csv, claims.csv, accuracy.png, f1.png and summary.json, and with noise_stats noise.csv and noise.png (where the λ-weighted objective lies: λ on the noisy and clean samples, the noisy samples' share of the loss and of the gradient norm).",
 		func() scenarios.Experiment {
 			e := &CommFedBiOExp{Noises: []string{"iid", "non-iid"},
 				Methods:          []string{"iter-topk", "iter-sketch", "non-iter", "fedavg", "fedavg-oracle", "preprocess"},
@@ -606,6 +606,13 @@ func (e *CommFedBiOExp) write(env scenarios.Env, sum *CommFedBiOSummary) error {
 		return err
 	} else if err := env.WriteFile("f1.png", png); err != nil {
 		return err
+	}
+	if e.NoiseStats {
+		if png, err := e.plotNoise(sum); err != nil {
+			return err
+		} else if err := env.WriteFile("noise.png", png); err != nil {
+			return err
+		}
 	}
 	return writeSummary(env, sum)
 }

@@ -165,3 +165,89 @@ func (e *CommFedBiOExp) plotF1(sum *CommFedBiOSummary) ([]byte, error) {
 	}
 	return panels(ps)
 }
+
+// plotNoise draws noise.png (noise_stats): over the rounds, the mean over
+// the seeds of the noisy samples' share of the λ-weighted gradient norm
+// (solid) and of their mean λ (dashed), one colour per method, one panel
+// per noise setting and flip.
+func (e *CommFedBiOExp) plotNoise(sum *CommFedBiOSummary) ([]byte, error) {
+	var runs []*fedBioRun
+	for _, r := range append(append([]*fedBioRun(nil), sum.Curves...), sum.F1...) {
+		if len(r.NoiseAt) > 0 && !slices.Contains(runs, r) {
+			runs = append(runs, r)
+		}
+	}
+	keys, title := fedBioPanels(runs)
+	type series struct {
+		method string
+		rate   float64
+	}
+	var all []series
+	for _, r := range runs {
+		if s := (series{r.Method, r.Rate}); !slices.Contains(all, s) {
+			all = append(all, s)
+		}
+	}
+	var ps []*plot.Plot
+	for _, key := range keys {
+		p := plot.New()
+		p.Title.Text = title(key) + " noise: solid noisy share of ‖∇‖, dashed mean λ on noisy"
+		p.X.Label.Text = "round"
+		p.Y.Min, p.Y.Max = 0, 1
+		for si, s := range all {
+			for _, lam := range []bool{false, true} {
+				sums, n := map[int]float64{}, map[int]int{}
+				var rounds []int
+				count := 0
+				for _, r := range runs {
+					if r.Noise != key[0] || r.Flip != key[1] || r.Method != s.method || r.Rate != s.rate {
+						continue
+					}
+					count++
+					for _, q := range r.NoiseAt {
+						if n[q.Round] == 0 {
+							rounds = append(rounds, q.Round)
+						}
+						v := q.GradShare
+						if lam {
+							v = q.LambdaNoisy
+						}
+						sums[q.Round] += v
+						n[q.Round]++
+					}
+				}
+				slices.Sort(rounds)
+				var xy plotter.XYs
+				for _, at := range rounds {
+					if n[at] == count {
+						xy = append(xy, plotter.XY{X: float64(at), Y: sums[at] / float64(count)})
+					}
+				}
+				if len(xy) == 0 {
+					continue
+				}
+				l, err := plotter.NewLine(xy)
+				if err != nil {
+					return nil, fmt.Errorf("plotting: %w", err)
+				}
+				l.Color = report.Palette[si%len(report.Palette)]
+				l.Width = vg.Points(1.5)
+				if lam {
+					l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+				} else {
+					name := s.method
+					if s.rate > 0 {
+						name += fmt.Sprintf(" ×%g", s.rate)
+					}
+					p.Legend.Add(name, l)
+				}
+				p.Add(l)
+			}
+		}
+		ps = append(ps, p)
+	}
+	if len(ps) == 0 {
+		ps = append(ps, plot.New())
+	}
+	return panels(ps)
+}

@@ -155,6 +155,9 @@ func TestCommFedBiOExperimentSeedsAndNoise(t *testing.T) {
 			}
 		}
 	}
+	if _, err := os.Stat(filepath.Join(out, "noise.png")); err != nil {
+		t.Error(err)
+	}
 	noise := read("noise.csv")
 	// eval_every 2 of 4 rounds: 2 points per run; 3 seeds × 2 flips × 5 runs.
 	if len(noise) != 3*2*5*2 {
