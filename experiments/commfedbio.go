@@ -263,7 +263,6 @@ type fedBioSink struct {
 	traffic optim.Traffic
 	// With noise_stats: the weighted loss and the clients' data.
 	loss  *models.SampleWeighted
-	data  []models.ClientData
 	train []*models.Dataset
 	noisy [][]bool
 }
