@@ -193,3 +193,17 @@ func TestCommFedBiOExperimentValidate(t *testing.T) {
 		}
 	}
 }
+
+// The paper scenarios of the family load and validate (the claims runs'
+// seeds and flips included).
+func TestCommFedBiOPaperScenarios(t *testing.T) {
+	files, err := filepath.Glob("../scenarios/paper/comm-fedbio-*.yaml")
+	if err != nil || len(files) < 4 {
+		t.Fatalf("comm-fedbio paper scenarios: %v, %v", files, err)
+	}
+	for _, f := range files {
+		if _, err := scenarios.Load(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
