@@ -191,7 +191,7 @@ func (e *CommFedBiOExp) plotNoise(sum *CommFedBiOSummary) ([]byte, error) {
 	var ps []*plot.Plot
 	for _, key := range keys {
 		p := plot.New()
-		p.Title.Text = title(key) + " noise: solid noisy share of ‖∇‖, dashed mean λ on noisy"
+		p.Title.Text = title(key) + " noise: solid noisy share of the gradient norm, dashed mean λ on noisy"
 		p.X.Label.Text = "round"
 		p.Y.Min, p.Y.Max = 0, 1
 		for si, s := range all {
