@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -77,16 +78,99 @@ func TestCommFedBiOExperiment(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(outs[0], "bytes.csv"))
 	by, _ := csv.NewReader(strings.NewReader(string(b))).ReadAll()
 	for _, r := range by[1:] {
-		switch r[1] {
+		switch r[3] {
 		case "fedavg-oracle":
-			if r[6] != "1" {
-				t.Errorf("oracle F1 %s, want 1", r[6])
+			if r[8] != "1" {
+				t.Errorf("oracle F1 %s, want 1", r[8])
 			}
 		case "fedavg":
-			if r[6] != "0" || r[4] != "0" {
-				t.Errorf("fedavg F1 %s, hyper bytes %s; want 0, 0", r[6], r[4])
+			if r[8] != "0" || r[6] != "0" {
+				t.Errorf("fedavg F1 %s, hyper bytes %s; want 0, 0", r[8], r[6])
 			}
 		}
+	}
+}
+
+// Seeds, flips and the noise record: a claims row per panel and method
+// with as many seeds as asked, FedAvg's accuracy at its own peak equal to
+// its best, the oracle's λ zero on the noisy samples and one on the clean
+// (so no share of the objective on them), FedAvg's λ one everywhere, a
+// noise.csv row per evaluation, and per-seed rows that differ between
+// seeds.
+func TestCommFedBiOExperimentSeedsAndNoise(t *testing.T) {
+	text := strings.Replace(tinyFedBio, "  noises: [iid, non-iid]", "  noises: [iid]\n  flips: [uniform, pair]\n  seeds: [2, 5, 8]\n  noise_stats: true", 1)
+	text = strings.Replace(text, "  methods: [iter-topk, fedavg, fedavg-oracle, preprocess]", "  methods: [iter-topk, fedavg, fedavg-oracle]", 1)
+	text = strings.Replace(text, "  rates: [2, 4]", "  rates: [2]", 1)
+	path := filepath.Join(t.TempDir(), "seeds.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenarios.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, err := run.Execute(context.Background(), sc, run.Options{OutDir: out}); err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string) []map[string]string {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(strings.NewReader(string(b))).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m []map[string]string
+		for _, r := range rows[1:] {
+			row := map[string]string{}
+			for k, h := range rows[0] {
+				row[h] = r[k]
+			}
+			m = append(m, row)
+		}
+		return m
+	}
+	claims := read("claims.csv")
+	// 2 flips × (3 methods + the variants iter-sketch, non-iter at ×2; iter-topk ×2 is a curve).
+	if len(claims) != 2*(3+2) {
+		t.Errorf("claims.csv: %d rows, want %d", len(claims), 2*(3+2))
+	}
+	for _, c := range claims {
+		if c["seeds"] != "3" || c["final_test_acc_half"] == "" {
+			t.Errorf("claim %s %s: %s seeds, half-width %q", c["flip"], c["method"], c["seeds"], c["final_test_acc_half"])
+		}
+		switch c["method"] {
+		case "fedavg":
+			if c["test_acc_at_fedavg_peak"] != c["best_test_acc"] || c["lambda_noisy"] != "1" || c["lambda_clean"] != "1" {
+				t.Errorf("fedavg %s: at its peak %s, best %s; λ %s / %s", c["flip"], c["test_acc_at_fedavg_peak"], c["best_test_acc"], c["lambda_noisy"], c["lambda_clean"])
+			}
+			if s, err := strconv.ParseFloat(c["noisy_grad_share"], 64); err != nil || !(s > 0 && s < 1) {
+				t.Errorf("fedavg %s: noisy gradient share %q", c["flip"], c["noisy_grad_share"])
+			}
+		case "fedavg-oracle":
+			if c["lambda_noisy"] != "0" || c["lambda_clean"] != "1" || c["noisy_grad_share"] != "0" || c["noisy_loss_share"] != "0" {
+				t.Errorf("oracle %s: λ %s / %s, shares %s %s", c["flip"], c["lambda_noisy"], c["lambda_clean"], c["noisy_loss_share"], c["noisy_grad_share"])
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "noise.png")); err != nil {
+		t.Error(err)
+	}
+	noise := read("noise.csv")
+	// eval_every 2 of 4 rounds: 2 points per run; 3 seeds × 2 flips × 5 runs.
+	if len(noise) != 3*2*5*2 {
+		t.Errorf("noise.csv: %d rows, want %d", len(noise), 3*2*5*2)
+	}
+	perSeed := map[string]string{}
+	for _, r := range read("bytes.csv") {
+		if r["method"] == "iter-topk" && r["flip"] == "pair" {
+			perSeed[r["seed"]] = r["final_test_acc"] + "/" + r["f1"]
+		}
+	}
+	if len(perSeed) != 3 || perSeed["2"] == perSeed["5"] && perSeed["5"] == perSeed["8"] {
+		t.Errorf("per-seed iter-topk rows: %v", perSeed)
 	}
 }
 
@@ -106,6 +190,20 @@ func TestCommFedBiOExperimentValidate(t *testing.T) {
 		}
 		if _, err := scenarios.Load(path); err == nil {
 			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
+// The paper scenarios of the family load and validate (the claims runs'
+// seeds and flips included).
+func TestCommFedBiOPaperScenarios(t *testing.T) {
+	files, err := filepath.Glob("../scenarios/paper/comm-fedbio-*.yaml")
+	if err != nil || len(files) < 4 {
+		t.Fatalf("comm-fedbio paper scenarios: %v, %v", files, err)
+	}
+	for _, f := range files {
+		if _, err := scenarios.Load(f); err != nil {
+			t.Errorf("%s: %v", f, err)
 		}
 	}
 }

@@ -9,9 +9,9 @@ import (
 
 func init() {
 	Sources.Register("noisy-labels",
-		"Comm-FedBiO's noisy-label federation: node 0 is the server, holding a clean validation set of val training images and the test split; nodes 1 … m hold train images each, a fraction ρ of whose labels is replaced by a uniformly random different class (noise iid: ρ = rho on every client; non-iid: ρ_i ~ U[rho_min, rho_max]). The corrupted rows are recorded (the ground truth of mislabel detection). Images from Fashion-MNIST (dir, or the package dataset-fashion-mnist) or, for tests, the synthetic Gaussian mixture.",
+		"Comm-FedBiO's noisy-label federation: node 0 is the server, holding a clean validation set of val training images and the test split; nodes 1 … m hold train images each, a fraction ρ of whose labels is replaced (flip uniform: by a uniformly random different class; pair: class c becomes c+1 mod C) (noise iid: ρ = rho on every client; non-iid: ρ_i ~ U[rho_min, rho_max], as the paper: each client perturbed with a random ratio from [0.2, 0.9]). The corrupted rows are recorded (the ground truth of mislabel detection). Images from Fashion-MNIST (dir, or the package dataset-fashion-mnist) or, for tests, the synthetic Gaussian mixture.",
 		func() Source {
-			return &NoisyLabels{Images: "fashion-mnist", Train: 500, Val: 500, Noise: "iid", Rho: 0.4,
+			return &NoisyLabels{Images: "fashion-mnist", Train: 500, Val: 500, Noise: "iid", Flip: "uniform", Rho: 0.4,
 				RhoMin: 0.2, RhoMax: 0.9, Features: 20, Classes: 5}
 		})
 }
@@ -27,6 +27,7 @@ type NoisyLabels struct {
 	Val      int     `yaml:"val" doc:"clean validation images at the server, 1 … 1048576 (the paper: 500)"`
 	Test     int     `yaml:"test" doc:"test images at the server; 0 means the whole test split (10,000 for Fashion-MNIST; synthetic needs test >= 1)"`
 	Noise    string  `yaml:"noise" doc:"iid (every client ρ = rho) or non-iid (ρ_i ~ U[rho_min, rho_max] per client)"`
+	Flip     string  `yaml:"flip" doc:"how a corrupted label changes: uniform (the default; a uniformly random other class; the paper says only that labels are randomly perturbed) or pair (class c becomes c+1 mod C, the pair-flip noise of the label-noise literature)"`
 	Rho      float64 `yaml:"rho" doc:"iid noise rate, in [0, 1] (the paper: 0.4)"`
 	RhoMin   float64 `yaml:"rho_min" doc:"non-iid: lowest noise rate, in [0, 1] (the paper: 0.2)"`
 	RhoMax   float64 `yaml:"rho_max" doc:"non-iid: highest noise rate, in [rho_min, 1] (the paper: 0.9)"`
@@ -50,6 +51,8 @@ func (n *NoisyLabels) Validate(clients int) error {
 		return fmt.Errorf("test must be in [0, %d], got %d", MaxExamplesPerClient, n.Test)
 	case n.Noise != "iid" && n.Noise != "non-iid":
 		return fmt.Errorf("noise must be iid or non-iid, got %q", n.Noise)
+	case n.Flip != "" && n.Flip != "uniform" && n.Flip != "pair":
+		return fmt.Errorf("flip must be uniform or pair, got %q", n.Flip)
 	case bad(n.Rho) || bad(n.RhoMin) || bad(n.RhoMax):
 		return fmt.Errorf("rho, rho_min, rho_max must be in [0, 1], got %v, %v, %v", n.Rho, n.RhoMin, n.RhoMax)
 	case n.RhoMin > n.RhoMax:
@@ -166,12 +169,16 @@ func (n *NoisyLabels) LoadBlock(clients int, seed uint64, lo, hi int) ([]ClientD
 		flips := int(math.Round(rho * float64(d.N)))
 		noisy := make([]bool, d.N)
 		for _, i := range r.Perm(d.N)[:flips] {
-			// A uniformly random class other than the true one.
-			y := r.IntN(d.C - 1)
-			if y >= d.Y[i] {
-				y++
+			if n.Flip == "pair" {
+				d.Y[i] = (d.Y[i] + 1) % d.C
+			} else {
+				// A uniformly random class other than the true one.
+				y := r.IntN(d.C - 1)
+				if y >= d.Y[i] {
+					y++
+				}
+				d.Y[i] = y
 			}
-			d.Y[i] = y
 			noisy[i] = true
 		}
 		out[c-lo] = ClientData{Train: d, Val: empty(), Test: empty(), Noisy: noisy}
