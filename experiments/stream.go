@@ -20,12 +20,11 @@ import (
 // Left out are what only a driver needs (a phase's Tick, which a run
 // resumed from a checkpoint states where the original continued, its
 // States, Late messages and Delivered input, a report's Late messages;
-// they read back as zero), the clients' parameter views Stats.X, and the
-// Results of a part of a cut phase (Continued) but its last: n vectors of
-// the model's size at every evaluation, or a server's model in its result
-// at every cut, would make the record as large as the run's checkpoints
-// many times over, and no experiment reads them (a cut phase's results
-// are those of its last part). The live sink receives
+// they read back as zero) and the clients' parameter views Stats.X (n
+// vectors of the model's size at every evaluation, which would make the
+// record as large as the run's checkpoints many times over; no
+// experiment reads them). Every part's Results are kept: an experiment
+// may read the server's model at each evaluation. The live sink receives
 // the events decoded from their record, never the driver's own, so a run
 // and its replay feed an experiment exactly the same values.
 const (
@@ -34,7 +33,7 @@ const (
 )
 
 // streamMagic opens a stream file; its number changes with the encoding.
-const streamMagic = "hgpsim sink stream 1\n"
+const streamMagic = "hgpsim sink stream 2\n"
 
 // appendRecord appends the record of one sink call, ev or rep, to b.
 func appendRecord(b []byte, ev *optim.RoundEvent, rep *optim.PhaseReport) []byte {
@@ -64,12 +63,8 @@ func appendRecord(b []byte, ev *optim.RoundEvent, rep *optim.PhaseReport) []byte
 		e.int(s.Total)
 		e.traffic(rep.Traffic)
 		e.stats(rep.Last)
-		results := rep.Results
-		if s.Continued {
-			results = nil // the phase's results are those of its last part
-		}
-		e.len(len(results), results == nil)
-		for _, r := range results {
+		e.len(len(rep.Results), rep.Results == nil)
+		for _, r := range rep.Results {
 			e.bytes(r.Data)
 			e.bytes(r.State)
 			e.str(r.Stateless)
