@@ -63,7 +63,7 @@ type blockRun struct {
 	// receives one number in place of n vectors of the model's size.
 	params map[batchKey][]*wire.PeerParams // worker 0: by sender
 	held   *wire.WorkerAck                 // worker 0: the evaluation's answer
-	own    [][]float64                     // worker 0: its clients' vectors (copies) at the held evaluation
+	own    [][]float64                     // worker 0: its clients' vectors (views) at the held evaluation
 }
 
 // waitingFor is a step that waits for other workers' batches.
@@ -369,11 +369,8 @@ func (h *workerHost) onClientAck(ctx actor.Context, m *clientAck) {
 			out.AddStats(&st)
 		}
 		if b.me == 0 {
-			for k, x := range xs {
-				if x != nil {
-					xs[k] = append([]float64{}, x...)
-				}
-			}
+			// Views, not copies: a client's X stays valid until its next
+			// step, which the supervisor sends only after this answer.
 			b.own = xs
 		} else {
 			params := wire.NewPeerParams(b.run, b.epoch, b.step, b.me, xs)
