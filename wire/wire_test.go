@@ -426,7 +426,7 @@ func TestWorkerAckRoundTrip(t *testing.T) {
 // every bit of the vectors; a message whose lengths do not add up fails.
 func TestPeerParamsRoundTrip(t *testing.T) {
 	g := newGen(17)
-	xs := [][]float64{g.vec(), nil, {}, {g.float(), g.float()}, g.vec(), {math.NaN(), math.Inf(-1), -0.0}}
+	xs := [][]float64{g.vec(), nil, {}, {g.float(), g.float()}, g.vec(), {math.NaN(), math.Inf(-1), math.Copysign(0, -1)}}
 	m := transit(t, NewPeerParams(5, 3, 7, 2, xs))
 	if m.GetRun() != 5 || m.GetEpoch() != 3 || m.GetStep() != 7 || m.GetFrom() != 2 {
 		t.Fatalf("header: %v", m)
