@@ -55,8 +55,12 @@
 // each worker one wire.WorkerStep (the phase at step 0, the tick, whether
 // to evaluate) and gets one wire.WorkerAck back (a digest of the links
 // its clients realized, which the supervisor checks against its own
-// realization; counts of what it filed; stats at evaluations and results
-// after a phase) — bytes that do not depend on the model's size. The
+// realization; counts of what it filed; stats at evaluations, without
+// the parameters; results after a phase) — bytes that do not depend on
+// the model's size but for the results. At an evaluation the other
+// workers send worker 0 their clients' parameters (wire.PeerParams), and
+// worker 0 reports the consensus distance, computed in client order with
+// the bits of one process (optim.ConsensusOf). The
 // payloads go from worker to worker: after a step each worker sends every
 // other worker one wire.PeerBatch with what its clients addressed to that
 // worker's clients, each distinct payload once (empty when there is

@@ -56,6 +56,14 @@ type blockRun struct {
 	filed  optim.Traffic // what was filed for the step running
 	beyond int64         // envelopes of the round opened addressed outside the network
 	sent   [2]int64      // batches and bytes sent to other workers in the step
+
+	// At an evaluation every other worker sends worker 0 its clients'
+	// parameter vectors, and worker 0 holds its answer until it has them
+	// all and has put the consensus distance in it: the supervisor then
+	// receives one number in place of n vectors of the model's size.
+	params map[batchKey][]*wire.PeerParams // worker 0: by sender
+	held   *wire.WorkerAck                 // worker 0: the evaluation's answer
+	own    [][]float64                     // worker 0: its clients' vectors (views) at the held evaluation
 }
 
 // waitingFor is a step that waits for other workers' batches.
@@ -71,7 +79,8 @@ type batchKey struct {
 
 func newBlockRun(run uint64, nw *graph.Network, me int, firsts []int, names []string, waiting *atomic.Pointer[waitingFor]) *blockRun {
 	b := &blockRun{run: run, nw: nw, me: me, firsts: firsts, names: names, router: optim.NewRouter(nw), waiting: waiting,
-		mirrors: make([]*optim.Port, nw.N), batches: map[batchKey][]*wire.PeerBatch{}, step: -1}
+		mirrors: make([]*optim.Port, nw.N), batches: map[batchKey][]*wire.PeerBatch{},
+		params: map[batchKey][]*wire.PeerParams{}, step: -1}
 	b.peers = make([]*actor.PID, len(names))
 	for k, a := range names {
 		if k != me {
@@ -156,6 +165,12 @@ func (b *blockRun) enter(m *wire.WorkerStep) error {
 			delete(b.batches, k)
 		}
 	}
+	for k := range b.params {
+		if k.epoch != m.Epoch {
+			delete(b.params, k)
+		}
+	}
+	b.held, b.own = nil, nil // of a failed phase
 	b.spec, b.epoch = spec, m.Epoch
 	return nil
 }
@@ -347,8 +362,20 @@ func (h *workerHost) onClientAck(ctx actor.Context, m *clientAck) {
 		}
 	}
 	if b.eval {
+		xs := make([][]float64, len(b.acks))
 		for k := range b.acks {
-			out.AddStats(&b.acks[k].stats)
+			st := b.acks[k].stats
+			xs[k], st.X = st.X, nil
+			out.AddStats(&st)
+		}
+		if b.me == 0 {
+			// Views, not copies: a client's X stays valid until its next
+			// step, which the supervisor sends only after this answer.
+			b.own = xs
+		} else {
+			params := wire.NewPeerParams(b.run, b.epoch, b.step, b.me, xs)
+			b.sent[1] += int64(proto.Size(params))
+			ctx.Send(b.peers[0], params)
 		}
 	}
 	var lost optim.Traffic
@@ -371,6 +398,72 @@ func (h *workerHost) onClientAck(ctx actor.Context, m *clientAck) {
 	for k := range b.acks {
 		b.acks[k] = ack{}
 	}
+	if b.eval && b.me == 0 {
+		b.held = out
+		h.tryConsensus(ctx)
+		return
+	}
+	ctx.Send(h.sup, out)
+}
+
+// onParams keeps another worker's parameter vectors until worker 0's
+// clients have evaluated the same step.
+func (h *workerHost) onParams(ctx actor.Context, m *wire.PeerParams) {
+	b := h.block
+	if b == nil || b.me != 0 || m.Run != b.run || m.From <= 0 || int(m.From) >= len(b.peers) {
+		return
+	}
+	if m.Epoch < b.epoch || (m.Epoch == b.epoch && int(m.Step) < b.step) {
+		return // of a phase or round already over (a failed one)
+	}
+	k := batchKey{m.Epoch, int(m.Step)}
+	got := b.params[k]
+	if got == nil {
+		got = make([]*wire.PeerParams, len(b.peers))
+		b.params[k] = got
+	}
+	got[m.From] = m
+	h.tryConsensus(ctx)
+}
+
+// tryConsensus completes worker 0's held answer to an evaluation once
+// every other worker's vectors are in: it computes the consensus distance
+// over all the run's clients in client order, as optim.Summarize does in
+// one process, so the bits are the same.
+func (h *workerHost) tryConsensus(ctx actor.Context) {
+	b := h.block
+	out := b.held
+	if out == nil {
+		return
+	}
+	k := batchKey{b.epoch, b.step}
+	got := b.params[k]
+	for p := 1; p < len(b.peers); p++ {
+		if got == nil || got[p] == nil {
+			return
+		}
+	}
+	delete(b.params, k)
+	b.held = nil
+	stats := make([]optim.Stats, b.nw.N)
+	for i, x := range b.own {
+		stats[b.firsts[0]+i].X = x
+	}
+	b.own = nil
+	for p := 1; p < len(b.peers); p++ {
+		xs, err := got[p].Vectors(b.firsts[p+1] - b.firsts[p])
+		if err != nil {
+			fail := wire.NewWorkerAck(b.run, b.epoch, b.step, b.me)
+			fail.SetError(-1, -1, fmt.Errorf("the parameters from %s: %w", b.peerName(p), err))
+			ctx.Send(h.sup, fail)
+			return
+		}
+		for i, x := range xs {
+			stats[b.firsts[p]+i].X = x
+		}
+	}
+	c := optim.ConsensusOf(stats)
+	out.Consensus, out.XClients = c.Value, int64(c.Clients)
 	ctx.Send(h.sup, out)
 }
 

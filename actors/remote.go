@@ -50,6 +50,9 @@ type remoteRun struct {
 	acked []bool              // by worker: answered the step
 	lost  int64               // late messages lost when the phase ended
 	late  []optim.LateMessage // left by the workers after a cut phase
+	// consensus is worker 0's consensus distance of the step's
+	// evaluation: the stats carry no parameter vectors.
+	consensus optim.ConsensusDistance
 }
 
 // workerLink is one worker as the supervisor sees it.
@@ -503,6 +506,9 @@ func (s *supervisor) takeWorkerAck(w *workerLink, m *wire.WorkerAck) error {
 	clear(stats)
 	if err := m.OptimStats(stats); err != nil {
 		return err
+	}
+	if w.index == 0 {
+		r.consensus = optim.ConsensusDistance{Value: m.Consensus, Clients: int(m.XClients)}
 	}
 	if s.step == s.spec.Rounds {
 		if s.rep.Results == nil {

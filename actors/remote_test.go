@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -147,14 +148,38 @@ func superviseTestRun(addrs []string) int {
 		return 1
 	}
 	for e := range want.events {
-		for i := range want.events[e].Clients {
-			if !sameBits(want.events[e].Clients[i].X, got.events[e].Clients[i].X) {
-				fmt.Fprintf(os.Stderr, "event %d, client %d differs\n", e, i)
-				return 1
-			}
+		if err := sameEvaluation(&want.events[e], &got.events[e]); err != nil {
+			fmt.Fprintf(os.Stderr, "event %d: %v\n", e, err)
+			return 1
 		}
 	}
 	return 0
+}
+
+// sameEvaluation checks that an evaluation over workers has the bits of
+// the same one in process: every client's stats, and the consensus
+// distance, which depends on every coordinate of every client's
+// parameters (the supervisor over workers receives none of them).
+func sameEvaluation(want, got *optim.RoundEvent) error {
+	if len(want.Clients) != len(got.Clients) {
+		return fmt.Errorf("%d clients, in process %d", len(got.Clients), len(want.Clients))
+	}
+	for i := range want.Clients {
+		a, b := want.Clients[i], got.Clients[i]
+		if b.X != nil {
+			return fmt.Errorf("client %d: %d parameters reached the supervisor", i, len(b.X))
+		}
+		a.X = nil
+		if !reflect.DeepEqual(a, b) {
+			return fmt.Errorf("client %d: stats %+v, in process %+v", i, b, a)
+		}
+	}
+	ga, gb := want.Summarize(), got.Summarize()
+	if want.Consensus != nil || got.Consensus == nil || ga.XClients != gb.XClients || ga.XClients == 0 ||
+		math.Float64bits(ga.Consensus) != math.Float64bits(gb.Consensus) {
+		return fmt.Errorf("consensus %v over %d clients, in process %v over %d", gb.Consensus, gb.XClients, ga.Consensus, ga.XClients)
+	}
+	return nil
 }
 
 // startWorkers starts k worker processes, with env added to their
@@ -250,15 +275,14 @@ func TestWorkersMatchInProcess(t *testing.T) {
 			if a.Round != b.Round || a.Traffic != b.Traffic {
 				t.Fatalf("%d workers, event %d: %d/%+v vs %d/%+v", k, e, a.Round, a.Traffic, b.Round, b.Traffic)
 			}
-			for i := range a.Clients {
-				sa, sb := a.Clients[i], b.Clients[i]
-				if !sameBits(sa.X, sb.X) || math.Float64bits(sa.TrainLoss) != math.Float64bits(sb.TrainLoss) ||
-					math.Float64bits(sa.Weight) != math.Float64bits(sb.Weight) || sa.TrainN != sb.TrainN {
-					t.Fatalf("%d workers, event %d, client %d: stats differ", k, e, i)
-				}
+			if err := sameEvaluation(&a, &b); err != nil {
+				t.Fatalf("%d workers, event %d: %v", k, e, err)
 			}
 		}
 		for p := range want.reports {
+			if ca, cb := want.reports[p].last.Consensus, got.reports[p].last.Consensus; math.Float64bits(ca) != math.Float64bits(cb) {
+				t.Fatalf("%d workers, phase %d: the last evaluation's consensus %v, in process %v", k, p, cb, ca)
+			}
 			a, b := want.reports[p].Delivered, got.reports[p].Delivered
 			for i := range a.Count {
 				if !sameBits(a.Count[i], b.Count[i]) || !sameBits(a.WeightSum[i], b.WeightSum[i]) {
@@ -272,23 +296,25 @@ func TestWorkersMatchInProcess(t *testing.T) {
 // TestSupervisorBytesDoNotDependOnD runs the same rounds over two workers
 // with a model of d = 21 and one of d = 1803: the payloads cross between
 // the workers (their bytes grow with d), while what the supervisor sends
-// and receives, but for the stats and results it reports, stays the same
-// but for the varints of the byte counts it is told.
+// and receives, but for the results it reports, stays the same but for
+// the varints of the byte counts it is told; and so do the bytes that
+// evaluations add, though every client reports a parameter vector to the
+// consensus distance.
 func TestSupervisorBytesDoNotDependOnD(t *testing.T) {
 	nw := network(t, testKind, testN)
 	_, addrs := startWorkers(t, 2)
-	measure := func(mode string) *WireTraffic {
+	measure := func(mode string, eval int) *WireTraffic {
 		rt, err := New(nw, nil, Options{RoundTimeout: 10 * time.Second, Workers: addrs, Scenario: []byte(mode)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer rt.Close()
-		if _, err := rt.Execute(context.Background(), sgpPhases(1, 30, 0), &recorder{}); err != nil {
+		if _, err := rt.Execute(context.Background(), sgpPhases(1, 30, eval), &recorder{}); err != nil {
 			t.Fatal(err)
 		}
 		return rt.Wire()
 	}
-	small, wide := measure("test"), measure("wide")
+	small, wide := measure("test", 0), measure("wide", 0)
 	control := func(w *WireTraffic) float64 { return float64(w.StepBytes + w.AckBytes - w.ReportBytes) }
 	t.Logf("d = 21: %+v", small)
 	t.Logf("d = 1803: %+v", wide)
@@ -304,8 +330,17 @@ func TestSupervisorBytesDoNotDependOnD(t *testing.T) {
 	if r := float64(wide.PeerBytes) / float64(small.PeerBytes); r < 20 {
 		t.Errorf("peer bytes grew %.1f times with d 86 times as large: the payloads do not go worker to worker", r)
 	}
-	if wide.ReportBytes <= small.ReportBytes {
-		t.Errorf("report bytes %d at d = 1803, %d at d = 21: the stats carry each client's parameters", wide.ReportBytes, small.ReportBytes)
+	// Five more evaluations (every 5 rounds, and the last): what they add
+	// to the supervisor's bytes does not grow with d. (The varints of the
+	// peer bytes, which now count the vectors sent to worker 0, may take
+	// a byte more in each ack.)
+	smallEval, wideEval := measure("test", 5), measure("wide", 5)
+	all := func(w *WireTraffic) float64 { return float64(w.StepBytes + w.AckBytes) }
+	added := func(with, without *WireTraffic) float64 { return all(with) - all(without) }
+	a, b := added(smallEval, small), added(wideEval, wide)
+	t.Logf("5 evaluations add %v bytes at d = 21, %v at d = 1803", a, b)
+	if a <= 0 || math.Abs(a-b) > float64(2*wide.Acks) {
+		t.Errorf("5 evaluations add %v supervisor bytes at d = 21, %v at d = 1803: the stats carry each client's parameters", a, b)
 	}
 }
 
@@ -469,10 +504,8 @@ func TestWorkersKeepLateMessages(t *testing.T) {
 			if a.Round != b.Round || a.Traffic != b.Traffic {
 				t.Fatalf("%s, event %d: round %d, %+v; want %d, %+v", what, e, b.Round, b.Traffic, a.Round, a.Traffic)
 			}
-			for i := range a.Clients {
-				if !sameBits(a.Clients[i].X, b.Clients[i].X) {
-					t.Fatalf("%s, event %d: client %d differs", what, e, i)
-				}
+			if err := sameEvaluation(&a, &b); err != nil {
+				t.Fatalf("%s, event %d: %v", what, e, err)
 			}
 		}
 		for p := range want.reports {

@@ -62,7 +62,14 @@ func sgpClientsOf(t testing.TB, n, features int, variant pdbo.Variant) ([]*pdbo.
 // recorder keeps a deep copy of every event and every phase report.
 type recorder struct {
 	events  []optim.RoundEvent
-	reports []optim.PhaseReport
+	reports []phaseReport
+}
+
+// phaseReport is a PhaseReport without its stats (valid only during
+// Finished) but with their aggregate.
+type phaseReport struct {
+	optim.PhaseReport
+	last optim.Aggregate
 }
 
 func (r *recorder) Evaluated(ev *optim.RoundEvent) error {
@@ -77,7 +84,7 @@ func (r *recorder) Evaluated(ev *optim.RoundEvent) error {
 }
 
 func (r *recorder) Finished(rep *optim.PhaseReport) error {
-	cp := *rep
+	cp := phaseReport{*rep, rep.SummarizeLast()}
 	cp.Last = nil
 	r.reports = append(r.reports, cp)
 	return nil

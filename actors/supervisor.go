@@ -300,8 +300,13 @@ func (s *supervisor) advance(ctx actor.Context) {
 		}
 		if spec.ShouldEval(s.step - 1) {
 			s.rep.Traffic.Add(s.since)
-			s.rep.Last = s.stats
-			err := s.run.sink.Evaluated(&optim.RoundEvent{Phase: spec.Name, Step: spec.Step, Round: spec.Offset + s.step - 1, Rounds: spec.TotalRounds(), Traffic: s.since, Clients: s.stats})
+			var c *optim.ConsensusDistance
+			if s.remote != nil {
+				v := s.remote.consensus
+				c = &v
+			}
+			s.rep.Last, s.rep.LastConsensus = s.stats, c
+			err := s.run.sink.Evaluated(&optim.RoundEvent{Phase: spec.Name, Step: spec.Step, Round: spec.Offset + s.step - 1, Rounds: spec.TotalRounds(), Traffic: s.since, Clients: s.stats, Consensus: c})
 			s.since = optim.Traffic{}
 			if err != nil {
 				s.fail(ctx, err)

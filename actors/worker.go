@@ -239,6 +239,10 @@ func (h *workerHost) Receive(ctx actor.Context) {
 		if h.block != nil {
 			h.onBatch(ctx, m)
 		}
+	case *wire.PeerParams:
+		if h.block != nil {
+			h.onParams(ctx, m)
+		}
 	case *clientAck:
 		h.onClientAck(ctx, m)
 	case *wire.Release:

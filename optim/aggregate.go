@@ -30,7 +30,30 @@ type Aggregate struct {
 // Summarize aggregates stats in client order (fixed, so deterministic).
 // Means over clients take the clients that evaluated the split (TrainN,
 // ValN, TestN > 0): a server evaluating a global model reports alone.
-func Summarize(stats []Stats) Aggregate {
+func Summarize(stats []Stats) Aggregate { return summarize(stats, nil) }
+
+// ConsensusDistance is sqrt(1/n Σ‖x_i − x̄‖²) over the Clients (n) that
+// report an x: what Summarize computes from the stats' X.
+type ConsensusDistance struct {
+	Value   float64
+	Clients int
+}
+
+// ConsensusOf returns the consensus distance of stats, with the bits
+// Summarize gives it.
+func ConsensusOf(stats []Stats) ConsensusDistance {
+	c := ConsensusDistance{Value: consensus(stats)}
+	for _, s := range stats {
+		if s.X != nil {
+			c.Clients++
+		}
+	}
+	return c
+}
+
+// summarize is Summarize with the consensus distance given (c non-nil)
+// rather than computed from the stats' X.
+func summarize(stats []Stats, c *ConsensusDistance) Aggregate {
 	n := 0
 	var a Aggregate
 	var vw, tw float64
@@ -69,7 +92,11 @@ func Summarize(stats []Stats) Aggregate {
 	}
 	a.TrainClients, a.ValRows, a.TestRows = n, int(vw), int(tw)
 	a.TestAccP = Percentile(accs, 0.1)
-	a.Consensus = consensus(stats)
+	if c != nil {
+		a.Consensus, a.XClients = c.Value, c.Clients
+	} else {
+		a.Consensus = consensus(stats)
+	}
 	return a
 }
 

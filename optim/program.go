@@ -119,7 +119,16 @@ type RoundEvent struct {
 	Rounds  int     // rounds of the phase
 	Traffic Traffic // since the previous event of the same phase
 	Clients []Stats // indexed by client; zero entries for non-observers
+	// Consensus, when set, is the consensus distance of Clients computed
+	// where the parameter vectors live: a driver over worker processes
+	// sends the supervisor Stats without X, whose size would grow with the
+	// model's.
+	Consensus *ConsensusDistance
 }
+
+// Summarize aggregates the event's Clients (Summarize), taking the
+// consensus distance from Consensus when it is set.
+func (ev *RoundEvent) Summarize() Aggregate { return summarize(ev.Clients, ev.Consensus) }
 
 // PhaseReport is what a driver reports when a phase ends.
 type PhaseReport struct {
@@ -128,6 +137,9 @@ type PhaseReport struct {
 	// Last holds the stats of the phase's last evaluated round (nil when
 	// the phase evaluates nothing).
 	Last []Stats
+	// LastConsensus is Last's consensus distance when the driver computed
+	// it where the parameter vectors live (see RoundEvent.Consensus).
+	LastConsensus *ConsensusDistance
 	// Results holds each client's Result (zero for behaviours that report
 	// none).
 	Results []Result
@@ -137,6 +149,9 @@ type PhaseReport struct {
 	// part (a checkpoint between them saves them).
 	Late []LateMessage
 }
+
+// SummarizeLast aggregates Last as RoundEvent.Summarize does.
+func (rep *PhaseReport) SummarizeLast() Aggregate { return summarize(rep.Last, rep.LastConsensus) }
 
 // Program schedules the phases of a run: Alg. 1 of PDBO, the round loops
 // of the federated methods, an experiment. It is a pure state machine,

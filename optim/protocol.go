@@ -154,7 +154,9 @@ type Stats struct {
 	ValN   int `wire:"8"`
 	TestN  int `wire:"9"`
 	// X is the client's debiased parameter vector, a read-only view used for
-	// the consensus distance; valid until the client's next Receive.
+	// the consensus distance; valid until the client's next Receive. Over
+	// worker processes it stays with the workers, and the distance reaches
+	// the sink in RoundEvent.Consensus.
 	X []float64 `wire:"10"`
 	// Hyper is a hyper-gradient estimator's current estimate (a fresh slice).
 	Hyper []float64 `wire:"11"`

@@ -91,7 +91,7 @@ func (s *runSink) Evaluated(ev *optim.RoundEvent) error {
 	if hasEstimates(ev.Clients) {
 		s.mw.hyper(*ev)
 	} else if observed(ev.Clients) {
-		agg = optim.Summarize(ev.Clients)
+		agg = ev.Summarize()
 		s.mw.round(*ev, agg)
 		s.evals = append(s.evals, scenarios.Eval{Phase: ev.Phase, Step: ev.Step, Round: ev.Round, Agg: agg, Traffic: s.traffic})
 	} else {
@@ -138,7 +138,7 @@ func (s *runSink) Finished(rep *optim.PhaseReport) error {
 				return err
 			}
 		}
-		rec := OuterRecord{Step: rep.Spec.Step, Aggregate: optim.Summarize(rep.Last), LambdaNorm: stackedNorm(lambda)}
+		rec := OuterRecord{Step: rep.Spec.Step, Aggregate: rep.SummarizeLast(), LambdaNorm: stackedNorm(lambda)}
 		s.sum.Outer = append(s.sum.Outer, rec)
 		if rep.Delivered != nil {
 			s.sum.Estimates = s.estimateError(rep, pBar, deltaBar)
@@ -158,7 +158,7 @@ func (s *runSink) Finished(rep *optim.PhaseReport) error {
 		s.sum.Outer[len(s.sum.Outer)-1].HypergradientNorm = hs.Norm
 	default:
 		if rep.Last != nil && observed(rep.Last) {
-			s.final = optim.Summarize(rep.Last)
+			s.final = rep.SummarizeLast()
 		}
 	}
 	return nil

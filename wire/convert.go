@@ -433,3 +433,46 @@ func NewBuilt(client int, err error) *Built {
 // Err returns why building failed (nil when it did not), carrying its text
 // only.
 func (m *Built) Err() error { return textError(m.GetError()) }
+
+// NewPeerParams returns worker from's parameter vectors xs (its clients'
+// Stats.X in block order, nil for a client without one) at the evaluation
+// of step.
+func NewPeerParams(run, epoch uint64, step, from int, xs [][]float64) *PeerParams {
+	m := &PeerParams{Run: run, Epoch: epoch, Step: int64(step), From: int64(from), Lens: make([]int64, len(xs))}
+	size := 0
+	for _, x := range xs {
+		size += len(x)
+	}
+	m.Values = make([]float64, 0, size)
+	for k, x := range xs {
+		m.Lens[k] = -1
+		if x != nil {
+			m.Lens[k] = int64(len(x))
+			m.Values = append(m.Values, x...)
+		}
+	}
+	return m
+}
+
+// Vectors returns the vectors NewPeerParams was given (views of Values);
+// it fails unless there are want of them and their lengths add up.
+func (m *PeerParams) Vectors(want int) ([][]float64, error) {
+	if len(m.GetLens()) != want {
+		return nil, fmt.Errorf("the parameters of %d clients, want %d", len(m.GetLens()), want)
+	}
+	xs := make([][]float64, want)
+	v := m.GetValues()
+	for k, n := range m.GetLens() {
+		switch {
+		case n == -1:
+		case n < 0 || n > int64(len(v)):
+			return nil, fmt.Errorf("client %d's parameters: %d values of %d left", k, n, len(v))
+		default:
+			xs[k], v = v[:n:n], v[n:]
+		}
+	}
+	if len(v) != 0 {
+		return nil, fmt.Errorf("%d values beyond the clients' parameters", len(v))
+	}
+	return xs, nil
+}

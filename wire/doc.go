@@ -12,8 +12,10 @@
 // sends each worker one WorkerStep — control only: the phase (at step 0),
 // the tick, whether to evaluate — and each worker answers with one
 // WorkerAck for its block: a digest of the realized links, counts of what
-// it filed, its clients' stats when evaluated and results after a phase's
-// last round, and the text of an error if one failed. The payloads go
+// it filed, its clients' stats when evaluated (without their parameters;
+// worker 0 adds the consensus distance, from the PeerParams the other
+// workers send it) and results after a phase's last round, and the text
+// of an error if one failed. The payloads go
 // from worker to worker: each worker sends every other one PeerBatch per
 // round with what its clients addressed to that worker's clients (the
 // envelopes, each distinct payload once). Workers send Heartbeats while a

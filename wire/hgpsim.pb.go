@@ -378,8 +378,14 @@ type WorkerAck struct {
 	Record []byte `protobuf:"bytes,12,opt,name=record,proto3" json:"record,omitempty"`
 	// After a part that a next one continues: the late messages waiting for
 	// the worker's clients, as in WorkerStep.late, with their payloads.
-	Late          []byte     `protobuf:"bytes,13,opt,name=late,proto3" json:"late,omitempty"`
-	Payloads      []*Payload `protobuf:"bytes,14,rep,name=payloads,proto3" json:"payloads,omitempty"`
+	Late     []byte     `protobuf:"bytes,13,opt,name=late,proto3" json:"late,omitempty"`
+	Payloads []*Payload `protobuf:"bytes,14,rep,name=payloads,proto3" json:"payloads,omitempty"`
+	// At an evaluation, from worker 0 only: the consensus distance of all
+	// the run's clients and how many reported a parameter vector
+	// (optim.ConsensusOf), computed from the vectors the other workers sent
+	// it in PeerParams; the stats above carry none.
+	Consensus     float64 `protobuf:"fixed64,15,opt,name=consensus,proto3" json:"consensus,omitempty"`
+	XClients      int64   `protobuf:"varint,16,opt,name=x_clients,json=xClients,proto3" json:"x_clients,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -512,6 +518,110 @@ func (x *WorkerAck) GetPayloads() []*Payload {
 	return nil
 }
 
+func (x *WorkerAck) GetConsensus() float64 {
+	if x != nil {
+		return x.Consensus
+	}
+	return 0
+}
+
+func (x *WorkerAck) GetXClients() int64 {
+	if x != nil {
+		return x.XClients
+	}
+	return 0
+}
+
+// PeerParams carries a worker's clients' parameter vectors (optim.Stats.X)
+// at an evaluation to worker 0, which computes the consensus distance.
+type PeerParams struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Setup's run, and the epoch and step of the evaluation.
+	Run   uint64 `protobuf:"varint,1,opt,name=run,proto3" json:"run,omitempty"`
+	Epoch uint64 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Step  int64  `protobuf:"varint,3,opt,name=step,proto3" json:"step,omitempty"`
+	// The sending worker's place in the Setup's peers.
+	From int64 `protobuf:"varint,4,opt,name=from,proto3" json:"from,omitempty"`
+	// Each client's vector length in block order, −1 for a client without
+	// one, and the vectors concatenated.
+	Lens          []int64   `protobuf:"varint,5,rep,packed,name=lens,proto3" json:"lens,omitempty"`
+	Values        []float64 `protobuf:"fixed64,6,rep,packed,name=values,proto3" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PeerParams) Reset() {
+	*x = PeerParams{}
+	mi := &file_hgpsim_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PeerParams) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PeerParams) ProtoMessage() {}
+
+func (x *PeerParams) ProtoReflect() protoreflect.Message {
+	mi := &file_hgpsim_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PeerParams.ProtoReflect.Descriptor instead.
+func (*PeerParams) Descriptor() ([]byte, []int) {
+	return file_hgpsim_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *PeerParams) GetRun() uint64 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
+func (x *PeerParams) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *PeerParams) GetStep() int64 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *PeerParams) GetFrom() int64 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *PeerParams) GetLens() []int64 {
+	if x != nil {
+		return x.Lens
+	}
+	return nil
+}
+
+func (x *PeerParams) GetValues() []float64 {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
 // Built tells the supervisor that a client has built its state (from the
 // run's client factory, where the client lives) or failed to.
 type Built struct {
@@ -526,7 +636,7 @@ type Built struct {
 
 func (x *Built) Reset() {
 	*x = Built{}
-	mi := &file_hgpsim_proto_msgTypes[4]
+	mi := &file_hgpsim_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -538,7 +648,7 @@ func (x *Built) String() string {
 func (*Built) ProtoMessage() {}
 
 func (x *Built) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[4]
+	mi := &file_hgpsim_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -551,7 +661,7 @@ func (x *Built) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Built.ProtoReflect.Descriptor instead.
 func (*Built) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{4}
+	return file_hgpsim_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Built) GetClient() int64 {
@@ -605,7 +715,7 @@ type Setup struct {
 
 func (x *Setup) Reset() {
 	*x = Setup{}
-	mi := &file_hgpsim_proto_msgTypes[5]
+	mi := &file_hgpsim_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -617,7 +727,7 @@ func (x *Setup) String() string {
 func (*Setup) ProtoMessage() {}
 
 func (x *Setup) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[5]
+	mi := &file_hgpsim_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -630,7 +740,7 @@ func (x *Setup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Setup.ProtoReflect.Descriptor instead.
 func (*Setup) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{5}
+	return file_hgpsim_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Setup) GetScenario() []byte {
@@ -722,7 +832,7 @@ type Hosted struct {
 
 func (x *Hosted) Reset() {
 	*x = Hosted{}
-	mi := &file_hgpsim_proto_msgTypes[6]
+	mi := &file_hgpsim_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -734,7 +844,7 @@ func (x *Hosted) String() string {
 func (*Hosted) ProtoMessage() {}
 
 func (x *Hosted) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[6]
+	mi := &file_hgpsim_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -747,7 +857,7 @@ func (x *Hosted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hosted.ProtoReflect.Descriptor instead.
 func (*Hosted) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{6}
+	return file_hgpsim_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Hosted) GetRun() uint64 {
@@ -812,7 +922,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_hgpsim_proto_msgTypes[7]
+	mi := &file_hgpsim_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -824,7 +934,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[7]
+	mi := &file_hgpsim_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -837,7 +947,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{7}
+	return file_hgpsim_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Heartbeat) GetRun() uint64 {
@@ -894,7 +1004,7 @@ type Release struct {
 
 func (x *Release) Reset() {
 	*x = Release{}
-	mi := &file_hgpsim_proto_msgTypes[8]
+	mi := &file_hgpsim_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -906,7 +1016,7 @@ func (x *Release) String() string {
 func (*Release) ProtoMessage() {}
 
 func (x *Release) ProtoReflect() protoreflect.Message {
-	mi := &file_hgpsim_proto_msgTypes[8]
+	mi := &file_hgpsim_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -919,7 +1029,7 @@ func (x *Release) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Release.ProtoReflect.Descriptor instead.
 func (*Release) Descriptor() ([]byte, []int) {
-	return file_hgpsim_proto_rawDescGZIP(), []int{8}
+	return file_hgpsim_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Release) GetRun() uint64 {
@@ -958,7 +1068,7 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\x04step\x18\x03 \x01(\x03R\x04step\x12\x12\n" +
 	"\x04from\x18\x04 \x01(\x03R\x04from\x120\n" +
 	"\bpayloads\x18\x05 \x03(\v2\x14.hgpsim.wire.PayloadR\bpayloads\x12\x1a\n" +
-	"\boutboxes\x18\x06 \x03(\fR\boutboxes\"\xfb\x02\n" +
+	"\boutboxes\x18\x06 \x03(\fR\boutboxes\"\xb6\x03\n" +
 	"\tWorkerAck\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\x04R\x03run\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x12\n" +
@@ -975,7 +1085,17 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\atraffic\x18\v \x03(\x03B\x02\x10\x01R\atraffic\x12\x16\n" +
 	"\x06record\x18\f \x01(\fR\x06record\x12\x12\n" +
 	"\x04late\x18\r \x01(\fR\x04late\x120\n" +
-	"\bpayloads\x18\x0e \x03(\v2\x14.hgpsim.wire.PayloadR\bpayloads\"5\n" +
+	"\bpayloads\x18\x0e \x03(\v2\x14.hgpsim.wire.PayloadR\bpayloads\x12\x1c\n" +
+	"\tconsensus\x18\x0f \x01(\x01R\tconsensus\x12\x1b\n" +
+	"\tx_clients\x18\x10 \x01(\x03R\bxClients\"\x90\x01\n" +
+	"\n" +
+	"PeerParams\x12\x10\n" +
+	"\x03run\x18\x01 \x01(\x04R\x03run\x12\x14\n" +
+	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x12\n" +
+	"\x04step\x18\x03 \x01(\x03R\x04step\x12\x12\n" +
+	"\x04from\x18\x04 \x01(\x03R\x04from\x12\x16\n" +
+	"\x04lens\x18\x05 \x03(\x03B\x02\x10\x01R\x04lens\x12\x1a\n" +
+	"\x06values\x18\x06 \x03(\x01B\x02\x10\x01R\x06values\"5\n" +
 	"\x05Built\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\x03R\x06client\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\"\xb0\x02\n" +
@@ -1022,17 +1142,18 @@ func file_hgpsim_proto_rawDescGZIP() []byte {
 	return file_hgpsim_proto_rawDescData
 }
 
-var file_hgpsim_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_hgpsim_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_hgpsim_proto_goTypes = []any{
 	(*Payload)(nil),    // 0: hgpsim.wire.Payload
 	(*WorkerStep)(nil), // 1: hgpsim.wire.WorkerStep
 	(*PeerBatch)(nil),  // 2: hgpsim.wire.PeerBatch
 	(*WorkerAck)(nil),  // 3: hgpsim.wire.WorkerAck
-	(*Built)(nil),      // 4: hgpsim.wire.Built
-	(*Setup)(nil),      // 5: hgpsim.wire.Setup
-	(*Hosted)(nil),     // 6: hgpsim.wire.Hosted
-	(*Heartbeat)(nil),  // 7: hgpsim.wire.Heartbeat
-	(*Release)(nil),    // 8: hgpsim.wire.Release
+	(*PeerParams)(nil), // 4: hgpsim.wire.PeerParams
+	(*Built)(nil),      // 5: hgpsim.wire.Built
+	(*Setup)(nil),      // 6: hgpsim.wire.Setup
+	(*Hosted)(nil),     // 7: hgpsim.wire.Hosted
+	(*Heartbeat)(nil),  // 8: hgpsim.wire.Heartbeat
+	(*Release)(nil),    // 9: hgpsim.wire.Release
 }
 var file_hgpsim_proto_depIdxs = []int32{
 	0, // 0: hgpsim.wire.WorkerStep.payloads:type_name -> hgpsim.wire.Payload
@@ -1057,7 +1178,7 @@ func file_hgpsim_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hgpsim_proto_rawDesc), len(file_hgpsim_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -422,6 +422,39 @@ func TestWorkerAckRoundTrip(t *testing.T) {
 	}
 }
 
+// PeerParams keeps which clients have a vector (nil, empty or not) and
+// every bit of the vectors; a message whose lengths do not add up fails.
+func TestPeerParamsRoundTrip(t *testing.T) {
+	g := newGen(17)
+	xs := [][]float64{g.vec(), nil, {}, {g.float(), g.float()}, g.vec(), {math.NaN(), math.Inf(-1), math.Copysign(0, -1)}}
+	m := transit(t, NewPeerParams(5, 3, 7, 2, xs))
+	if m.GetRun() != 5 || m.GetEpoch() != 3 || m.GetStep() != 7 || m.GetFrom() != 2 {
+		t.Fatalf("header: %v", m)
+	}
+	got, err := m.Vectors(len(xs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range xs {
+		if (xs[k] == nil) != (got[k] == nil) || len(xs[k]) != len(got[k]) {
+			t.Fatalf("client %d: %v, want %v", k, got[k], xs[k])
+		}
+		for i := range xs[k] {
+			if math.Float64bits(xs[k][i]) != math.Float64bits(got[k][i]) {
+				t.Fatalf("client %d, coordinate %d: %v, want %v", k, i, got[k][i], xs[k][i])
+			}
+		}
+	}
+	if _, err := m.Vectors(len(xs) - 1); err == nil {
+		t.Error("the vectors of 6 clients read as 5")
+	}
+	for _, bad := range []*PeerParams{{Lens: []int64{3}, Values: []float64{1, 2}}, {Lens: []int64{1}, Values: []float64{1, 2}}, {Lens: []int64{-2}}} {
+		if _, err := bad.Vectors(1); err == nil {
+			t.Errorf("lengths %v over %d values read", bad.Lens, len(bad.Values))
+		}
+	}
+}
+
 // The delivery record's columns copy back bit for bit, and only the
 // worker's columns are written.
 func TestRecordColumns(t *testing.T) {

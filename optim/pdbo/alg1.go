@@ -57,7 +57,7 @@ func (a *Alg1) Next(done *optim.PhaseReport) (*optim.PhaseSpec, error) {
 		if done.Spec.Continued {
 			return a.sgpPart(done), nil
 		}
-		val := optim.Summarize(done.Last).ValAcc
+		val := done.SummarizeLast().ValAcc
 		if val > a.best {
 			a.best, a.bestStep = val, a.step
 		}
