@@ -66,7 +66,8 @@ type blockRun struct {
 	own    [][]float64                     // worker 0: its clients' vectors (views) at the held evaluation
 }
 
-// waitingFor is a step that waits for other workers' batches.
+// waitingFor is a step that waits for other workers' batches, or worker
+// 0's answer to an evaluation for their parameters.
 type waitingFor struct {
 	since time.Time
 	peers []int
@@ -231,6 +232,7 @@ func (h *workerHost) tryStep(ctx actor.Context) {
 		b.waiting.Store(nil)
 		delete(b.batches, k)
 		if err := b.file(n-1, got); err != nil {
+			b.pending = nil // the run has failed; no batch completes this step
 			h.stepFailed(ctx, m, b.first(), b.spec.Offset+n-1, err)
 			return
 		}
@@ -438,11 +440,24 @@ func (h *workerHost) tryConsensus(ctx actor.Context) {
 	}
 	k := batchKey{b.epoch, b.step}
 	got := b.params[k]
+	var missing []int
 	for p := 1; p < len(b.peers); p++ {
 		if got == nil || got[p] == nil {
-			return
+			missing = append(missing, p)
 		}
 	}
+	if missing != nil {
+		// Every worker sends its parameters before it answers the step,
+		// so the heartbeat's wait lets the supervisor tell a lost message
+		// (round_timeout after the others answered) from a slow one.
+		since := time.Now()
+		if w := b.waiting.Load(); w != nil {
+			since = w.since
+		}
+		b.waiting.Store(&waitingFor{since: since, peers: missing})
+		return
+	}
+	b.waiting.Store(nil)
 	delete(b.params, k)
 	b.held = nil
 	stats := make([]optim.Stats, b.nw.N)

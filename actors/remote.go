@@ -394,7 +394,7 @@ func (r *remoteRun) lostBatch(w *workerLink, timeout time.Duration) error {
 			from = append(from, r.workers[k].String())
 		}
 	}
-	return fmt.Errorf("%v: no batch from %s for %v (round_timeout %v), though it was sent: the network between the workers is down",
+	return fmt.Errorf("%v: no batch (or parameters) from %s for %v (round_timeout %v), though it was sent: the network between the workers is down",
 		w, strings.Join(from, ", "), w.waiting.Round(time.Millisecond), timeout)
 }
 

@@ -433,7 +433,7 @@ func TestLostBatchNamesBothWorkers(t *testing.T) {
 	}
 	w.waiting = 2100 * time.Millisecond
 	err := r.lostBatch(w, 2*time.Second)
-	if want := "worker c:3 (clients 6–8): no batch from worker a:1 (clients 0–2) for 2.1s"; err == nil || !strings.Contains(err.Error(), want) {
+	if want := "worker c:3 (clients 6–8): no batch (or parameters) from worker a:1 (clients 0–2) for 2.1s"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v, want %q", err, want)
 	}
 }

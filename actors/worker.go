@@ -390,8 +390,19 @@ func (h *workerHost) newBlock(m *wire.Setup, nw *graph.Network) (*blockRun, erro
 		}
 	}
 	firsts[len(m.Firsts)] = nw.N
-	if firsts[me] != int(m.Clients[0]) || firsts[me+1] != int(m.Clients[len(m.Clients)-1])+1 {
-		return nil, fmt.Errorf("this worker's clients %d–%d are not its block %d–%d", m.Clients[0], m.Clients[len(m.Clients)-1], firsts[me], firsts[me+1]-1)
+	if m.Firsts[0] != 0 {
+		return nil, fmt.Errorf("the blocks of clients %v do not split [0, %d)", m.Firsts, nw.N)
+	}
+	// The block is every client from its first to its last, in order: a
+	// gap would leave an answer missing forever, a stray id index past
+	// the block's answers.
+	if len(m.Clients) != firsts[me+1]-firsts[me] {
+		return nil, fmt.Errorf("this worker has %d clients, its block %d–%d has %d", len(m.Clients), firsts[me], firsts[me+1]-1, firsts[me+1]-firsts[me])
+	}
+	for k, c := range m.Clients {
+		if c != int64(firsts[me]+k) {
+			return nil, fmt.Errorf("this worker's clients are not its block %d–%d in order: client %d at place %d", firsts[me], firsts[me+1]-1, c, k)
+		}
 	}
 	if h.others != nil {
 		others := map[string]bool{}

@@ -320,9 +320,9 @@ func memory(sc Scenario, m modelShape, p process) []ResourcePart {
 	}
 	if p.role == supervisorRole {
 		// Payloads go worker to worker: the supervisor holds control
-		// messages, and at an evaluation every client's stats, whose x
-		// (for the consensus distance) is the one part that grows with d.
-		add("evaluation stats", float64(n)*(8*float64(m.dx)+100))
+		// messages and, at an evaluation, every client's stats without
+		// its parameters (worker 0 computes the consensus distance).
+		add("evaluation stats", float64(n)*100)
 		// Per client: its actor's address, mailbox and watchdog entry,
 		// its stats; measured at 10⁵ clients over 4 workers.
 		add("client bookkeeping", supervisorOverhead*float64(n))
@@ -336,6 +336,9 @@ func memory(sc Scenario, m modelShape, p process) []ResourcePart {
 		own := 2 * (2*hosted*payload + 40*float64(links)*share)
 		in := 2 * min(float64(n)-hosted, float64(links)*share) * payload
 		add("round messages", own+in)
+		// Worker 0, the largest process, holds every client's parameters
+		// at an evaluation for the consensus distance.
+		add("evaluation parameters (worker 0)", 8*float64(m.dx)*float64(n))
 	}
 	return live
 }

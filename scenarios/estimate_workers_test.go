@@ -47,8 +47,11 @@ func TestEstimatePerProcess(t *testing.T) {
 	if b := part(sup.Live, "round messages"); b != 0 {
 		t.Errorf("the supervisor's round messages: %d bytes, want none", b)
 	}
-	if got, want := part(sup.Live, "evaluation stats"), int64(100000*(8*44+100)); got != want {
-		t.Errorf("the supervisor's evaluation stats: %d bytes, want n·(8d + 100) = %d", got, want)
+	if got, want := part(sup.Live, "evaluation stats"), int64(100000*100); got != want {
+		t.Errorf("the supervisor's evaluation stats: %d bytes, want n·100 = %d (no parameters)", got, want)
+	}
+	if got, want := part(wk.Live, "evaluation parameters (worker 0)"), int64(100000*8*44); got != want {
+		t.Errorf("worker 0's evaluation parameters: %d bytes, want n·8d = %d", got, want)
 	}
 	if b := part(wk.Live, "round messages"); b == 0 || b > int64(2*2*100000*(8*44+20)) {
 		t.Errorf("a worker's round messages: %d bytes, want more than none and less than a round's payloads twice", b)
