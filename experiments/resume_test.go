@@ -227,37 +227,51 @@ func TestExperimentsNeverLoseWork(t *testing.T) {
 					}
 				}
 			}
+			// report: the experiment reads its data files again to describe
+			// its runs, which the test's stand-in images replaced.
+			var missing []string
+			if c.name == "weighted-nodes" {
+				missing = models.FashionMNIST("").Missing()
+			}
 			// report refuses the folder, naming a run that did not finish.
-			_, err := run.RebuildExperiment(ctx, dir)
-			if !scenarios.IsInvalid(err) || !strings.Contains(err.Error(), filepath.Join(dir, run.ExperimentRunsDir)) || !strings.Contains(err.Error(), "did not finish") {
-				t.Errorf("report on unfinished runs: %v, want an error naming a run folder", err)
+			var err error
+			if len(missing) == 0 {
+				_, err = run.RebuildExperiment(ctx, dir)
+				if !scenarios.IsInvalid(err) || !strings.Contains(err.Error(), filepath.Join(dir, run.ExperimentRunsDir)) || !strings.Contains(err.Error(), "did not finish") {
+					t.Errorf("report on unfinished runs: %v, want an error naming a run folder", err)
+				}
 			}
 			if _, err := run.Execute(ctx, c.sc(), run.Options{OutDir: dir}); err != nil {
 				t.Fatal(err)
 			}
 			sameOutputs(t, "runs removed and run again", want, outputs(t, dir))
 
-			// report: the same bytes again, running nothing (its Env has
-			// no driver).
-			for name := range want {
-				if name == "scenario.yaml" {
-					continue
+			if len(missing) == 0 {
+				// report: the same bytes again, running nothing (its Env has
+				// no driver).
+				for name := range want {
+					if name == "scenario.yaml" {
+						continue
+					}
+					if err := os.Remove(filepath.Join(dir, name)); err != nil {
+						t.Fatal(err)
+					}
 				}
-				if err := os.Remove(filepath.Join(dir, name)); err != nil {
+				if _, err := run.RebuildExperiment(ctx, dir); err != nil {
 					t.Fatal(err)
 				}
-			}
-			if _, err := run.RebuildExperiment(ctx, dir); err != nil {
-				t.Fatal(err)
-			}
-			sameOutputs(t, "rebuilt by report", want, outputs(t, dir))
+				sameOutputs(t, "rebuilt by report", want, outputs(t, dir))
 
+			}
 			// A changed scenario is refused, naming the run folder.
 			sc := c.sc()
 			sc.Runtime.CheckpointEvery = 7
 			_, err = run.Execute(ctx, sc, run.Options{OutDir: dir})
 			if !scenarios.IsInvalid(err) || !strings.Contains(err.Error(), filepath.Join(dir, run.ExperimentRunsDir)) {
 				t.Errorf("another scenario in the same folder: %v, want an error naming a run folder", err)
+			}
+			if len(missing) > 0 {
+				t.Skipf("report on weighted-nodes reads the Fashion-MNIST files, missing %v: apt-get install dataset-fashion-mnist", missing)
 			}
 		})
 	}
@@ -269,8 +283,8 @@ func runFoldersIfAny(dir string) []string {
 }
 
 // A stream reads back every field it records, nil and empty slices apart,
-// and leaves out the parameter views and the results of a cut phase's
-// parts but the last.
+// and leaves out the parameter views; the parts of a cut phase keep their
+// results.
 func TestStreamRoundTrip(t *testing.T) {
 	ev := &optim.RoundEvent{Phase: "sgp", Step: 3, Round: -1, Rounds: 7, Traffic: optim.Traffic{Messages: 5, Bytes: 1 << 40, Dropped: 2},
 		Clients: []optim.Stats{{TrainLoss: 0.5, TrainAcc: 1, ValLoss: 2, ValAcc: 3, TestLoss: 4, TestAcc: 5, OuterLoss: 6, TrainN: 7, ValN: 8, TestN: 9,
