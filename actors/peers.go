@@ -190,17 +190,40 @@ func (h *workerHost) onBatch(ctx actor.Context, m *wire.PeerBatch) {
 	if b == nil || m.Run != b.run || m.From < 0 || int(m.From) >= len(b.peers) || int(m.From) == b.me {
 		return
 	}
-	if m.Epoch < b.epoch || (m.Epoch == b.epoch && int(m.Step) < b.step) {
-		return // of a phase or round already over (a failed one)
+	if keepFrom(b, b.batches, m.Epoch, int(m.Step), int(m.From), m) {
+		h.tryStep(ctx)
 	}
-	k := batchKey{m.Epoch, int(m.Step)}
-	got := b.batches[k]
+}
+
+// keepFrom files v, sent by worker from for the given epoch and step, in
+// byStep until its step is complete; false for a message of a phase or
+// round already over (a failed one), which is dropped.
+func keepFrom[T any](b *blockRun, byStep map[batchKey][]T, epoch uint64, step, from int, v T) bool {
+	if epoch < b.epoch || (epoch == b.epoch && step < b.step) {
+		return false
+	}
+	k := batchKey{epoch, step}
+	got := byStep[k]
 	if got == nil {
-		got = make([]*wire.PeerBatch, len(b.peers))
-		b.batches[k] = got
+		got = make([]T, len(b.peers))
+		byStep[k] = got
 	}
-	got[m.From] = m
-	h.tryStep(ctx)
+	got[from] = v
+	return true
+}
+
+// waitFor records for the heartbeat that the worker waits for the other
+// workers missing, since the wait began; nil: it waits for none.
+func (b *blockRun) waitFor(missing []int) {
+	if missing == nil {
+		b.waiting.Store(nil)
+		return
+	}
+	since := time.Now()
+	if w := b.waiting.Load(); w != nil {
+		since = w.since
+	}
+	b.waiting.Store(&waitingFor{since: since, peers: missing})
 }
 
 // tryStep steps the clients once the supervisor has opened the round and
@@ -221,15 +244,10 @@ func (h *workerHost) tryStep(ctx actor.Context) {
 				missing = append(missing, p)
 			}
 		}
+		b.waitFor(missing)
 		if missing != nil {
-			since := time.Now()
-			if w := b.waiting.Load(); w != nil {
-				since = w.since
-			}
-			b.waiting.Store(&waitingFor{since: since, peers: missing})
 			return
 		}
-		b.waiting.Store(nil)
 		delete(b.batches, k)
 		if err := b.file(n-1, got); err != nil {
 			b.pending = nil // the run has failed; no batch completes this step
@@ -415,17 +433,9 @@ func (h *workerHost) onParams(ctx actor.Context, m *wire.PeerParams) {
 	if b == nil || b.me != 0 || m.Run != b.run || m.From <= 0 || int(m.From) >= len(b.peers) {
 		return
 	}
-	if m.Epoch < b.epoch || (m.Epoch == b.epoch && int(m.Step) < b.step) {
-		return // of a phase or round already over (a failed one)
+	if keepFrom(b, b.params, m.Epoch, int(m.Step), int(m.From), m) {
+		h.tryConsensus(ctx)
 	}
-	k := batchKey{m.Epoch, int(m.Step)}
-	got := b.params[k]
-	if got == nil {
-		got = make([]*wire.PeerParams, len(b.peers))
-		b.params[k] = got
-	}
-	got[m.From] = m
-	h.tryConsensus(ctx)
 }
 
 // tryConsensus completes worker 0's held answer to an evaluation once
@@ -446,18 +456,13 @@ func (h *workerHost) tryConsensus(ctx actor.Context) {
 			missing = append(missing, p)
 		}
 	}
+	// Every worker sends its parameters before it answers the step, so
+	// the heartbeat's wait lets the supervisor tell a lost message
+	// (round_timeout after the others answered) from a slow one.
+	b.waitFor(missing)
 	if missing != nil {
-		// Every worker sends its parameters before it answers the step,
-		// so the heartbeat's wait lets the supervisor tell a lost message
-		// (round_timeout after the others answered) from a slow one.
-		since := time.Now()
-		if w := b.waiting.Load(); w != nil {
-			since = w.since
-		}
-		b.waiting.Store(&waitingFor{since: since, peers: missing})
 		return
 	}
-	b.waiting.Store(nil)
 	delete(b.params, k)
 	b.held = nil
 	stats := make([]optim.Stats, b.nw.N)
