@@ -7,20 +7,11 @@
 #   go build -o hgpsim . && scripts/experiment-kill.sh [WORKDIR]
 #
 # Environment: HGPSIM (the binary, default ./hgpsim), KILLS (default 5),
-# SEED (seeds the kill moments; default: random, printed).
+# SEED (seeds the kill moments; default: random, printed); see kill-loop.sh.
 set -euo pipefail
 
-bin=${HGPSIM:-./hgpsim}
-kills=${KILLS:-5}
-seed=${SEED:-$$}
-work=${1:-$(mktemp -d)}
-mkdir -p "$work"
-ref=$work/uninterrupted
-killed=$work/killed
-rm -rf "$ref" "$killed"
-RANDOM=$seed
-shopt -s nullglob
-count() { local f=("$@"); echo "${#f[@]}"; }
+# shellcheck source=scripts/kill-loop.sh
+source "$(dirname "$0")/kill-loop.sh"
 
 # comm-fedbio on synthetic noisy labels: 6 derived runs of 1,500 rounds
 # (a few seconds each), evaluated every 50 rounds, where a run may take a
@@ -50,32 +41,7 @@ experiment:
 YAML
 cmd=(run "$work/experiment.yaml")
 
-start=$(date +%s.%N)
-"$bin" "${cmd[@]}" --out "$ref" >/dev/null 2>"$work/uninterrupted.log"
-wall=$(echo "$(date +%s.%N) - $start" | bc)
-echo "uninterrupted experiment: $(count "$ref"/runs/*/done.json) runs in ${wall%.*} s"
-
-# Kill moments: uniform in [0.5 s, a fifth of the uninterrupted wall
-# time] after each start, so that every attempt gets somewhere and the
-# kills spread over the whole experiment.
-max_ms=$(echo "$wall * 1000 / 5" | bc)
-echo "kill moments seeded with SEED=$seed"
-for k in $(seq 1 "$kills"); do
-	delay_ms=$((500 + (RANDOM * 32768 + RANDOM) % (max_ms > 500 ? max_ms - 500 : 1)))
-	"$bin" "${cmd[@]}" --out "$killed" >/dev/null 2>>"$work/killed.log" &
-	pid=$!
-	sleep "$(echo "scale=3; $delay_ms / 1000" | bc)"
-	if kill -KILL "$pid" 2>/dev/null; then
-		wait "$pid" 2>/dev/null || true
-		done_runs=$(count "$killed"/runs/*/done.json)
-		cps=$(count "$killed"/runs/*/checkpoint.bin)
-		echo "kill $k: SIGKILL after $delay_ms ms: $done_runs runs finished, $cps with a checkpoint"
-	else
-		wait "$pid" || true
-		echo "kill $k: the experiment ended before $delay_ms ms"
-	fi
-done
-"$bin" "${cmd[@]}" --out "$killed" >/dev/null 2>>"$work/killed.log"
+kill_loop experiment 5 'runs/*/done.json' 'runs/*/checkpoint.bin' "${cmd[@]}"
 
 status=0
 compared=0
