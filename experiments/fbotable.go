@@ -467,21 +467,14 @@ func (e *FBOTable) claims(s *FBOTableSummary) string {
 	b.WriteString(" final accuracy difference (points) |\n|---|---|" + strings.Repeat("---|", 2*len(e.Targets)+1) + "\n")
 	for _, sp := range e.Splits {
 		for _, tau := range e.Taus {
-			var a, f *FBOTableCell
-			for k := range s.Cells {
+			ia, iF, ok := fboPair(len(s.Cells), func(k int) (string, string, int, float64) {
 				c := &s.Cells[k]
-				if c.Loss == 0 && c.Split == sp && c.Tau == tau {
-					switch c.Method {
-					case "fbo-aggitd":
-						a = c
-					case "fednest":
-						f = c
-					}
-				}
-			}
-			if a == nil || f == nil {
+				return c.Method, c.Split, c.Tau, c.Loss
+			}, sp, tau)
+			if !ok {
 				continue
 			}
+			a, f := &s.Cells[ia], &s.Cells[iF]
 			fmt.Fprintf(&b, "| %s | %d |", sp, tau)
 			for k := range e.Targets {
 				for _, pair := range [][2][]int{{a.ToTarget[k], f.ToTarget[k]}, {a.Iters[k], f.Iters[k]}} {
@@ -506,6 +499,26 @@ func (e *FBOTable) claims(s *FBOTableSummary) string {
 
 // pairedRatio is report.MeanInterval of num[k]/den[k] over the seeds,
 // false when a seed of either never reached the target.
+// fboPair finds, among n cells described by cell, the last FBO-AggITD and
+// the last FedNest cell of split and tau without upload loss: the pair the
+// paired comparisons are taken over. ok is false unless both exist.
+func fboPair(n int, cell func(k int) (method, split string, tau int, loss float64), split string, tau int) (a, f int, ok bool) {
+	a, f = -1, -1
+	for k := range n {
+		m, sp, t, loss := cell(k)
+		if loss != 0 || sp != split || t != tau {
+			continue
+		}
+		switch m {
+		case "fbo-aggitd":
+			a = k
+		case "fednest":
+			f = k
+		}
+	}
+	return a, f, a >= 0 && f >= 0
+}
+
 func pairedRatio(num, den []int) (report.Interval, bool) {
 	var r []float64
 	for k := range min(len(num), len(den)) {
@@ -543,20 +556,14 @@ func (e *FBOTable) perIteration(cells []*fboCell) string {
 	b.WriteString("Test accuracy (%) after outer iteration k, mean ± 95 % half-width over the seeds; the difference FBO-AggITD − FedNest paired by seed.\n")
 	for _, sp := range e.Splits {
 		for _, tau := range e.Taus {
-			var a, f *fboCell
-			for _, c := range cells {
-				if c.Loss == 0 && c.Split == sp && c.Tau == tau {
-					switch c.Method {
-					case "fbo-aggitd":
-						a = c
-					case "fednest":
-						f = c
-					}
-				}
-			}
-			if a == nil || f == nil {
+			ia, iF, ok := fboPair(len(cells), func(k int) (string, string, int, float64) {
+				c := cells[k]
+				return c.Method, c.Split, c.Tau, c.Loss
+			}, sp, tau)
+			if !ok {
 				continue
 			}
+			a, f := cells[ia], cells[iF]
 			accA, accF := e.accAt(a), e.accAt(f)
 			fmt.Fprintf(&b, "\n%s, τ = %d:\n\n| k | FedNest | FBO-AggITD | difference (points) |\n|---|---|---|---|\n", sp, tau)
 			for k := 1; k <= perIterationMax; k++ {

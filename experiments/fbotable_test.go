@@ -62,6 +62,15 @@ func TestFBOTableOutputs(t *testing.T) {
 	if !strings.Contains(string(md), "| fbo-aggitd | 13 | shards | 2 |") {
 		t.Errorf("table.md lacks the fbo-aggitd row:\n%s", md)
 	}
+	// The paired comparisons find the loss-free FBO-AggITD and FedNest cells.
+	claims, _ := os.ReadFile(filepath.Join(dir, "claims.md"))
+	if !strings.Contains(string(claims), "\n| shards | 2 |") {
+		t.Errorf("claims.md lacks the paired shards, τ = 2 row:\n%s", claims)
+	}
+	iters, _ := os.ReadFile(filepath.Join(dir, "iterations.md"))
+	if !strings.Contains(string(iters), "shards, τ = 2:") {
+		t.Errorf("iterations.md lacks the shards, τ = 2 table:\n%s", iters)
+	}
 }
 
 // The released code's choices reach the derived algorithms: local steps and
