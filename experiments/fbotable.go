@@ -497,8 +497,6 @@ func (e *FBOTable) claims(s *FBOTableSummary) string {
 	return b.String()
 }
 
-// pairedRatio is report.MeanInterval of num[k]/den[k] over the seeds,
-// false when a seed of either never reached the target.
 // fboPair finds, among n cells described by cell, the last FBO-AggITD and
 // the last FedNest cell of split and tau without upload loss: the pair the
 // paired comparisons are taken over. ok is false unless both exist.
@@ -519,6 +517,8 @@ func fboPair(n int, cell func(k int) (method, split string, tau int, loss float6
 	return a, f, a >= 0 && f >= 0
 }
 
+// pairedRatio is report.MeanInterval of num[k]/den[k] over the seeds,
+// false when a seed of either never reached the target.
 func pairedRatio(num, den []int) (report.Interval, bool) {
 	var r []float64
 	for k := range min(len(num), len(den)) {
