@@ -13,9 +13,9 @@ TEXT ·patchRow5(SB), NOSPLIT, $0-32
 loop:
 	MOVQ (BX), AX
 	VMOVUPD (SI)(AX*8), Y0
-	MOVSD 32(SI)(AX*8), X1
+	VMOVSD 32(SI)(AX*8), X1
 	VMOVUPD Y0, (DI)
-	MOVSD X1, 32(DI)
+	VMOVSD X1, 32(DI)
 	ADDQ $8, BX
 	ADDQ $40, DI
 	DECQ CX
@@ -55,8 +55,8 @@ tail:
 	TESTQ DX, DX
 	JZ next
 one:
-	MOVSD (SI)(AX*8), X1
-	MOVSD X1, (DI)(AX*8)
+	VMOVSD (SI)(AX*8), X1
+	VMOVSD X1, (DI)(AX*8)
 	INCQ AX
 	DECQ DX
 	JNZ one
@@ -100,9 +100,9 @@ atail:
 	TESTQ DX, DX
 	JZ anext
 aone:
-	MOVSD (DI)(AX*8), X1
-	ADDSD (SI)(AX*8), X1
-	MOVSD X1, (DI)(AX*8)
+	VMOVSD (DI)(AX*8), X1
+	VADDSD (SI)(AX*8), X1, X1
+	VMOVSD X1, (DI)(AX*8)
 	INCQ AX
 	DECQ DX
 	JNZ aone
