@@ -24,7 +24,7 @@ var layers = []struct {
 	third []string // third-party import-path prefixes this layer brings in
 }{
 	{"internal", []string{"internal/registry", "internal/rng", "internal/fsutil", "internal/testscen",
-		"internal/vec", "internal/gemm", "internal/docgen", "internal/codec"},
+		"internal/vec", "internal/gemm", "internal/docgen", "internal/codec", "internal/cpuid"},
 		[]string{"gonum.org/v1/gonum/", "golang.org/x/sys/"}},
 	{"base", []string{"graph", "models", "models/nn", "compress"}, nil},
 	{"core", []string{"optim"}, nil},
@@ -42,7 +42,7 @@ var layers = []struct {
 
 // sideways lists the imports allowed inside one layer.
 var sideways = map[string][]string{
-	"internal/gemm":     {"internal/vec"},
+	"internal/gemm":     {"internal/vec", "internal/cpuid"},
 	"internal/docgen":   {"internal/registry"},
 	"models":            {"models/nn"},
 	"optim/nodeweights": {"optim/fed"},

@@ -12,6 +12,8 @@ import (
 
 	"hgpsim/actors"
 	"hgpsim/graph"
+	"hgpsim/internal/cpuid"
+	"hgpsim/internal/gemm"
 	"hgpsim/optim"
 )
 
@@ -172,9 +174,12 @@ func median(v []float64) float64 {
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
-// Machine describes the machine and the Go version, for table headers.
+// Machine describes the machine (the processor by name, vendor, family
+// and model), the kernels chosen for it and the Go version, for table
+// headers: a speed holds for one processor and kernel path only.
 func Machine() string {
-	return fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+	return fmt.Sprintf("%s; kernels %s; %s/%s, %d CPUs, %s", cpuid.Get(), gemm.Path(),
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
 }
 
 // PeakRSS returns the process's peak resident set size (VmHWM from

@@ -11,3 +11,12 @@ var (
 
 // kernel is the signature every implementation of every kernel shares.
 type kernel = func(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int)
+
+// path names the kernels in use, for benchmark headers.
+var path = "go (pure-Go loops)"
+
+// Path names the kernels this process uses: "go" (the pure-Go fallback:
+// no AVX2, or HGPSIM_NOAVX2=1), "avx2" (256-bit) or "avx512" (the
+// chain-order kernels on 512-bit registers), with what else they use.
+// Every path gives the same bits.
+func Path() string { return path }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"strings"
 	"testing"
 
 	"hgpsim/internal/vec"
@@ -25,6 +26,36 @@ func TestNoAVX2SelectsPureGo(t *testing.T) {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestNoAVX2SelectsPureGo$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "HGPSIM_NOAVX2=1", "GEMM_DISPATCH_CHILD=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child run: %v\n%s", err, out)
+	}
+}
+
+// TestPathNamesTheChoice checks that Path names the kernels init chose,
+// and that HGPSIM_NOAVX512=1 keeps the chain-order kernels at 256 bits.
+func TestPathNamesTheChoice(t *testing.T) {
+	if os.Getenv("GEMM_DISPATCH_CHILD") == "2" {
+		if zmm || strings.HasPrefix(Path(), "avx512") {
+			t.Fatalf("HGPSIM_NOAVX512=1, yet the 512-bit kernels are chosen (path %q)", Path())
+		}
+		return
+	}
+	switch {
+	case !vec.HasAVX2():
+		if !strings.HasPrefix(Path(), "go") {
+			t.Errorf("pure-Go kernels in use, yet Path is %q", Path())
+		}
+	case zmm:
+		if !strings.HasPrefix(Path(), "avx512") {
+			t.Errorf("512-bit kernels in use, yet Path is %q", Path())
+		}
+	default:
+		if !strings.HasPrefix(Path(), "avx2") {
+			t.Errorf("256-bit kernels in use, yet Path is %q", Path())
+		}
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPathNamesTheChoice$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "HGPSIM_NOAVX512=1", "GEMM_DISPATCH_CHILD=2")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("child run: %v\n%s", err, out)
 	}

@@ -24,7 +24,14 @@ func main() {
 		}
 		acc(p, mr, 4, true)
 	}
-	packNT8(p)
+	for mr := 1; mr <= 6; mr++ {
+		for _, nr := range []int{16, 8} {
+			accZ(p, mr, nr)
+		}
+	}
+	packNT(p, 8)
+	packNT(p, 16)
+	packRows(p, 16)
 	packRows(p, 8)
 	packRows(p, 6)
 	for mr := 1; mr <= 3; mr++ {
@@ -170,6 +177,83 @@ func acc(p func(string, ...any), mr, nr int, masked bool) {
 	p("\tRET")
 }
 
+// accZ writes accKernZ{mr}x{nr}, acc's unmasked kernel on ZMM registers:
+// eight columns a vector, so a row of a tile of 16 (8) columns takes two
+// (one) multiplies and adds a step where acc's takes four (two). The sums
+// are acc's, product by product: each element of C is one chain in
+// increasing p, whatever the vector width.
+func accZ(p func(string, ...any), mr, nr int) {
+	nv := nr / 8
+	name := fmt.Sprintf("accKernZ%dx%d", mr, nr)
+	p("")
+	p("// func %s(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)", name)
+	p("//")
+	p("// Z(r·%d+v) accumulates columns 8v..8v+7 of row r of a tile of C; the", nv)
+	p("// loop takes one p at a time, so each element of C is one chain in")
+	p("// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.")
+	p("TEXT ·%s(SB), NOSPLIT, $0-80", name)
+	p("\tMOVQ nj+0(FP), BX")
+	p("\tMOVQ a+16(FP), SI")
+	p("\tMOVQ rs+24(FP), R10")
+	p("\tSHLQ $3, R10")
+	p("\tMOVQ ks+32(FP), R11")
+	p("\tSHLQ $3, R11")
+	p("\tMOVQ b+40(FP), AX")
+	p("\tMOVQ ldb+48(FP), R12")
+	p("\tSHLQ $3, R12")
+	p("\tMOVQ c+64(FP), DI")
+	p("\tMOVQ ldc+72(FP), R13")
+	p("\tSHLQ $3, R13")
+	p("%s_tile:", name)
+	p("\tMOVQ SI, R8")
+	p("\tMOVQ AX, DX")
+	p("\tMOVQ kc+8(FP), CX")
+	if mr > 3 {
+		p("\tLEAQ (R8)(R10*2), R9")
+		p("\tADDQ R10, R9")
+		p("\tLEAQ (DI)(R13*2), R14")
+		p("\tADDQ R13, R14")
+	}
+	for r := range mr {
+		for v := range nv {
+			p("\tVMOVUPD %s, Z%d", rowAddr(64*v, r, "DI", "R14", "R13"), r*nv+v)
+		}
+	}
+	p("%s_loop:", name)
+	for v := range nv {
+		p("\tVMOVUPD %d(DX), Z%d", 64*v, 12+v)
+	}
+	for r := range mr {
+		p("\tVBROADCASTSD %s, Z14", rowAddr(0, r, "R8", "R9", "R10"))
+		for v := range nv {
+			// A·B with A the first source, as acc's kernels and the
+			// reference loops order it.
+			p("\tVMULPD Z%d, Z14, Z15", 12+v)
+			p("\tVADDPD Z15, Z%d, Z%d", r*nv+v, r*nv+v)
+		}
+	}
+	p("\tADDQ R11, R8")
+	if mr > 3 {
+		p("\tADDQ R11, R9")
+	}
+	p("\tADDQ R12, DX")
+	p("\tDECQ CX")
+	p("\tJNZ %s_loop", name)
+	for r := range mr {
+		for v := range nv {
+			p("\tVMOVUPD Z%d, %s", r*nv+v, rowAddr(64*v, r, "DI", "R14", "R13"))
+		}
+	}
+	p("\tADDQ $%d, DI", 8*nr)
+	p("\tMOVQ bstep+56(FP), DX")
+	p("\tSHLQ $3, DX")
+	p("\tADDQ DX, AX")
+	p("\tDECQ BX")
+	p("\tJNZ %s_tile", name)
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
 // dot writes dotKern{mr}x{nr}: mr × nr outputs of DotNT per tile, for nj
 // tiles side by side (tile t uses rows nr·t… of B and columns nr·t… of C).
 // Lane l of an accumulator is the partial sum s_l of dot order over the
@@ -300,27 +384,30 @@ func dot(p func(string, ...any), mr, nr int, evex bool) {
 	p("\tRET")
 }
 
-// packNT8 writes packNT8, which packs eight rows of Bᵀ (k-contiguous, one
-// leading dimension apart) into a sliver of B: element (p, t) at d[p·8+t].
+// packNT writes packNT{w}, which packs w rows of Bᵀ (k-contiguous, one
+// leading dimension apart) into a sliver of B: element (p, t) at d[p·w+t].
 // It transposes 4 × 4 blocks in registers (two unpacks and a lane swap),
 // where the Go loop moves one element per load and store.
-func packNT8(p func(string, ...any)) {
+func packNT(p func(string, ...any), w int) {
+	name := fmt.Sprintf("packNT%d", w)
 	p("")
-	p("// func packNT8(n4 int, b *float64, ldb int, d *float64)")
+	p("// func %s(n4 int, b *float64, ldb int, d *float64)", name)
 	p("//")
-	p("// Packs columns 0 … 4·n4−1 of rows 0–7 of b. Requires AVX, n4 ≥ 1.")
-	p("TEXT ·packNT8(SB), NOSPLIT, $0-32")
+	p("// Packs columns 0 … 4·n4−1 of rows 0–%d of b. Requires AVX, n4 ≥ 1.", w-1)
+	p("TEXT ·%s(SB), NOSPLIT, $0-32", name)
 	p("\tMOVQ n4+0(FP), CX")
 	p("\tMOVQ b+8(FP), SI")
 	p("\tMOVQ ldb+16(FP), R8")
 	p("\tSHLQ $3, R8")
 	p("\tMOVQ d+24(FP), DI")
-	p("\tLEAQ (SI)(R8*2), R9")
-	p("\tADDQ R8, R9")
-	p("\tLEAQ (R9)(R8*2), R10")
-	p("\tADDQ R8, R10")
+	// Row t is at bases[t/3] + (t%3)·ldb.
+	bases := []string{"SI", "R9", "R10", "R11", "R12", "R13"}[:(w+2)/3]
+	for q := 1; q < len(bases); q++ {
+		p("\tLEAQ (%s)(R8*2), %s", bases[q-1], bases[q])
+		p("\tADDQ R8, %s", bases[q])
+	}
 	row := func(t int) string {
-		base := []string{"SI", "R9", "R10"}[t/3]
+		base := bases[t/3]
 		switch t % 3 {
 		case 0:
 			return fmt.Sprintf("(%s)", base)
@@ -330,8 +417,8 @@ func packNT8(p func(string, ...any)) {
 			return fmt.Sprintf("(%s)(R8*2)", base)
 		}
 	}
-	p("packNT8_loop:")
-	for h := range 2 {
+	p("%s_loop:", name)
+	for h := range w / 4 {
 		for t := range 4 {
 			p("\tVMOVUPD %s, Y%d", row(4*h+t), t)
 		}
@@ -344,22 +431,22 @@ func packNT8(p func(string, ...any)) {
 		p("\tVPERM2F128 $0x31, Y6, Y4, Y2")
 		p("\tVPERM2F128 $0x31, Y7, Y5, Y3")
 		for c := range 4 {
-			p("\tVMOVUPD Y%d, %d(DI)", c, 64*c+32*h)
+			p("\tVMOVUPD Y%d, %d(DI)", c, 8*w*c+32*h)
 		}
 	}
-	p("\tADDQ $32, SI")
-	p("\tADDQ $32, R9")
-	p("\tADDQ $32, R10")
-	p("\tADDQ $256, DI")
+	for _, b := range bases {
+		p("\tADDQ $32, %s", b)
+	}
+	p("\tADDQ $%d, DI", 32*w)
 	p("\tDECQ CX")
-	p("\tJNZ packNT8_loop")
+	p("\tJNZ %s_loop", name)
 	p("\tVZEROUPPER")
 	p("\tRET")
 }
 
 // packRows writes packRows{w}, which copies the first w elements of n rows
 // one leading dimension apart into consecutive rows of w: a k panel of B
-// into a sliver of eight columns, or a sliver of Aᵀ into six rows. Go's
+// into a sliver of 16 or eight columns, or a sliver of Aᵀ into six rows. Go's
 // copy would call memmove for each 48 or 64 bytes.
 func packRows(p func(string, ...any), w int) {
 	name := fmt.Sprintf("packRows%d", w)
@@ -374,17 +461,19 @@ func packRows(p func(string, ...any), w int) {
 	p("\tSHLQ $3, R8")
 	p("\tMOVQ dst+24(FP), DI")
 	p("%s_loop:", name)
-	p("\tVMOVUPD (SI), Y0")
-	if w == 8 {
-		p("\tVMOVUPD 32(SI), Y1")
-	} else {
-		p("\tVMOVUPD 32(SI), X1")
+	for q := 0; q < w; q += 4 {
+		r := "Y"
+		if w-q == 2 {
+			r = "X"
+		}
+		p("\tVMOVUPD %d(SI), %s%d", 8*q, r, q/4)
 	}
-	p("\tVMOVUPD Y0, (DI)")
-	if w == 8 {
-		p("\tVMOVUPD Y1, 32(DI)")
-	} else {
-		p("\tVMOVUPD X1, 32(DI)")
+	for q := 0; q < w; q += 4 {
+		r := "Y"
+		if w-q == 2 {
+			r = "X"
+		}
+		p("\tVMOVUPD %s%d, %d(DI)", r, q/4, 8*q)
 	}
 	p("\tADDQ R8, SI")
 	p("\tADDQ $%d, DI", 8*w)

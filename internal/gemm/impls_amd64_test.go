@@ -16,10 +16,33 @@ func archImpls(name string) []impl {
 		}
 		return ims
 	case "AccNN":
-		return []impl{{"avx2", accNNAVX2}, {"direct", accNNDirect}, {"packed", accNNPacked}}
+		return withZMM([]impl{{"avx2", accNNAVX2}, {"direct", accNNDirect}, {"packed", accNNPacked}})
 	case "AccTN":
-		return []impl{{"avx2", accTNAVX2}, {"direct", accTNDirect}, {"packed", accTNPacked}}
+		return withZMM([]impl{{"avx2", accTNAVX2}, {"direct", accTNDirect}, {"packed", accTNPacked}})
 	default:
-		return []impl{{"avx2", accNTAVX2}}
+		return withZMM([]impl{{"avx2", accNTAVX2}})
+	}
+}
+
+// withZMM runs each chain-order implementation with the 256-bit kernels
+// and, where the CPU has AVX-512F (whole or split), again with the 512-bit
+// ones ("…/zmm"), whichever the process chose.
+func withZMM(ims []impl) []impl {
+	var out []impl
+	for _, im := range ims {
+		out = append(out, impl{im.name, setZMM(false, im.f)})
+		if cpu.X86.HasAVX512F {
+			out = append(out, impl{im.name + "/zmm", setZMM(true, im.f)})
+		}
+	}
+	return out
+}
+
+func setZMM(on bool, k kernel) kernel {
+	return func(m, n, kk int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+		old := zmm
+		zmm = on
+		defer func() { zmm = old }()
+		k(m, n, kk, a, lda, b, ldb, c, ldc)
 	}
 }

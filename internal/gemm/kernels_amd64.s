@@ -1130,6 +1130,780 @@ accKern6xm_loop:
 	VZEROUPPER
 	RET
 
+// func accKernZ1x16(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
+//
+// Z(r·2+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKernZ1x16(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKernZ1x16_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMOVUPD (DI), Z0
+	VMOVUPD 64(DI), Z1
+accKernZ1x16_loop:
+	VMOVUPD 0(DX), Z12
+	VMOVUPD 64(DX), Z13
+	VBROADCASTSD (R8), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z0, Z0
+	VMULPD Z13, Z14, Z15
+	VADDPD Z15, Z1, Z1
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKernZ1x16_loop
+	VMOVUPD Z0, (DI)
+	VMOVUPD Z1, 64(DI)
+	ADDQ $128, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKernZ1x16_tile
+	VZEROUPPER
+	RET
+
+// func accKernZ1x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
+//
+// Z(r·1+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKernZ1x8(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKernZ1x8_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMOVUPD (DI), Z0
+accKernZ1x8_loop:
+	VMOVUPD 0(DX), Z12
+	VBROADCASTSD (R8), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z0, Z0
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKernZ1x8_loop
+	VMOVUPD Z0, (DI)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKernZ1x8_tile
+	VZEROUPPER
+	RET
+
+// func accKernZ2x16(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
+//
+// Z(r·2+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKernZ2x16(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKernZ2x16_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMOVUPD (DI), Z0
+	VMOVUPD 64(DI), Z1
+	VMOVUPD (DI)(R13*1), Z2
+	VMOVUPD 64(DI)(R13*1), Z3
+accKernZ2x16_loop:
+	VMOVUPD 0(DX), Z12
+	VMOVUPD 64(DX), Z13
+	VBROADCASTSD (R8), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z0, Z0
+	VMULPD Z13, Z14, Z15
+	VADDPD Z15, Z1, Z1
+	VBROADCASTSD (R8)(R10*1), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z2, Z2
+	VMULPD Z13, Z14, Z15
+	VADDPD Z15, Z3, Z3
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKernZ2x16_loop
+	VMOVUPD Z0, (DI)
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD Z2, (DI)(R13*1)
+	VMOVUPD Z3, 64(DI)(R13*1)
+	ADDQ $128, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKernZ2x16_tile
+	VZEROUPPER
+	RET
+
+// func accKernZ2x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
+//
+// Z(r·1+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKernZ2x8(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKernZ2x8_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMOVUPD (DI), Z0
+	VMOVUPD (DI)(R13*1), Z1
+accKernZ2x8_loop:
+	VMOVUPD 0(DX), Z12
+	VBROADCASTSD (R8), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z0, Z0
+	VBROADCASTSD (R8)(R10*1), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z1, Z1
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKernZ2x8_loop
+	VMOVUPD Z0, (DI)
+	VMOVUPD Z1, (DI)(R13*1)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKernZ2x8_tile
+	VZEROUPPER
+	RET
+
+// func accKernZ3x16(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
+//
+// Z(r·2+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKernZ3x16(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKernZ3x16_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMOVUPD (DI), Z0
+	VMOVUPD 64(DI), Z1
+	VMOVUPD (DI)(R13*1), Z2
+	VMOVUPD 64(DI)(R13*1), Z3
+	VMOVUPD (DI)(R13*2), Z4
+	VMOVUPD 64(DI)(R13*2), Z5
+accKernZ3x16_loop:
+	VMOVUPD 0(DX), Z12
+	VMOVUPD 64(DX), Z13
+	VBROADCASTSD (R8), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z0, Z0
+	VMULPD Z13, Z14, Z15
+	VADDPD Z15, Z1, Z1
+	VBROADCASTSD (R8)(R10*1), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z2, Z2
+	VMULPD Z13, Z14, Z15
+	VADDPD Z15, Z3, Z3
+	VBROADCASTSD (R8)(R10*2), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z4, Z4
+	VMULPD Z13, Z14, Z15
+	VADDPD Z15, Z5, Z5
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKernZ3x16_loop
+	VMOVUPD Z0, (DI)
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD Z2, (DI)(R13*1)
+	VMOVUPD Z3, 64(DI)(R13*1)
+	VMOVUPD Z4, (DI)(R13*2)
+	VMOVUPD Z5, 64(DI)(R13*2)
+	ADDQ $128, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKernZ3x16_tile
+	VZEROUPPER
+	RET
+
+// func accKernZ3x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
+//
+// Z(r·1+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKernZ3x8(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKernZ3x8_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMOVUPD (DI), Z0
+	VMOVUPD (DI)(R13*1), Z1
+	VMOVUPD (DI)(R13*2), Z2
+accKernZ3x8_loop:
+	VMOVUPD 0(DX), Z12
+	VBROADCASTSD (R8), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z0, Z0
+	VBROADCASTSD (R8)(R10*1), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z1, Z1
+	VBROADCASTSD (R8)(R10*2), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z2, Z2
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKernZ3x8_loop
+	VMOVUPD Z0, (DI)
+	VMOVUPD Z1, (DI)(R13*1)
+	VMOVUPD Z2, (DI)(R13*2)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKernZ3x8_tile
+	VZEROUPPER
+	RET
+
+// func accKernZ4x16(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
+//
+// Z(r·2+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKernZ4x16(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKernZ4x16_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMOVUPD (DI), Z0
+	VMOVUPD 64(DI), Z1
+	VMOVUPD (DI)(R13*1), Z2
+	VMOVUPD 64(DI)(R13*1), Z3
+	VMOVUPD (DI)(R13*2), Z4
+	VMOVUPD 64(DI)(R13*2), Z5
+	VMOVUPD (R14), Z6
+	VMOVUPD 64(R14), Z7
+accKernZ4x16_loop:
+	VMOVUPD 0(DX), Z12
+	VMOVUPD 64(DX), Z13
+	VBROADCASTSD (R8), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z0, Z0
+	VMULPD Z13, Z14, Z15
+	VADDPD Z15, Z1, Z1
+	VBROADCASTSD (R8)(R10*1), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z2, Z2
+	VMULPD Z13, Z14, Z15
+	VADDPD Z15, Z3, Z3
+	VBROADCASTSD (R8)(R10*2), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z4, Z4
+	VMULPD Z13, Z14, Z15
+	VADDPD Z15, Z5, Z5
+	VBROADCASTSD (R9), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z6, Z6
+	VMULPD Z13, Z14, Z15
+	VADDPD Z15, Z7, Z7
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKernZ4x16_loop
+	VMOVUPD Z0, (DI)
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD Z2, (DI)(R13*1)
+	VMOVUPD Z3, 64(DI)(R13*1)
+	VMOVUPD Z4, (DI)(R13*2)
+	VMOVUPD Z5, 64(DI)(R13*2)
+	VMOVUPD Z6, (R14)
+	VMOVUPD Z7, 64(R14)
+	ADDQ $128, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKernZ4x16_tile
+	VZEROUPPER
+	RET
+
+// func accKernZ4x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
+//
+// Z(r·1+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKernZ4x8(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKernZ4x8_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMOVUPD (DI), Z0
+	VMOVUPD (DI)(R13*1), Z1
+	VMOVUPD (DI)(R13*2), Z2
+	VMOVUPD (R14), Z3
+accKernZ4x8_loop:
+	VMOVUPD 0(DX), Z12
+	VBROADCASTSD (R8), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z0, Z0
+	VBROADCASTSD (R8)(R10*1), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z1, Z1
+	VBROADCASTSD (R8)(R10*2), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z2, Z2
+	VBROADCASTSD (R9), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z3, Z3
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKernZ4x8_loop
+	VMOVUPD Z0, (DI)
+	VMOVUPD Z1, (DI)(R13*1)
+	VMOVUPD Z2, (DI)(R13*2)
+	VMOVUPD Z3, (R14)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKernZ4x8_tile
+	VZEROUPPER
+	RET
+
+// func accKernZ5x16(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
+//
+// Z(r·2+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKernZ5x16(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKernZ5x16_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMOVUPD (DI), Z0
+	VMOVUPD 64(DI), Z1
+	VMOVUPD (DI)(R13*1), Z2
+	VMOVUPD 64(DI)(R13*1), Z3
+	VMOVUPD (DI)(R13*2), Z4
+	VMOVUPD 64(DI)(R13*2), Z5
+	VMOVUPD (R14), Z6
+	VMOVUPD 64(R14), Z7
+	VMOVUPD (R14)(R13*1), Z8
+	VMOVUPD 64(R14)(R13*1), Z9
+accKernZ5x16_loop:
+	VMOVUPD 0(DX), Z12
+	VMOVUPD 64(DX), Z13
+	VBROADCASTSD (R8), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z0, Z0
+	VMULPD Z13, Z14, Z15
+	VADDPD Z15, Z1, Z1
+	VBROADCASTSD (R8)(R10*1), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z2, Z2
+	VMULPD Z13, Z14, Z15
+	VADDPD Z15, Z3, Z3
+	VBROADCASTSD (R8)(R10*2), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z4, Z4
+	VMULPD Z13, Z14, Z15
+	VADDPD Z15, Z5, Z5
+	VBROADCASTSD (R9), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z6, Z6
+	VMULPD Z13, Z14, Z15
+	VADDPD Z15, Z7, Z7
+	VBROADCASTSD (R9)(R10*1), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z8, Z8
+	VMULPD Z13, Z14, Z15
+	VADDPD Z15, Z9, Z9
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKernZ5x16_loop
+	VMOVUPD Z0, (DI)
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD Z2, (DI)(R13*1)
+	VMOVUPD Z3, 64(DI)(R13*1)
+	VMOVUPD Z4, (DI)(R13*2)
+	VMOVUPD Z5, 64(DI)(R13*2)
+	VMOVUPD Z6, (R14)
+	VMOVUPD Z7, 64(R14)
+	VMOVUPD Z8, (R14)(R13*1)
+	VMOVUPD Z9, 64(R14)(R13*1)
+	ADDQ $128, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKernZ5x16_tile
+	VZEROUPPER
+	RET
+
+// func accKernZ5x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
+//
+// Z(r·1+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKernZ5x8(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKernZ5x8_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMOVUPD (DI), Z0
+	VMOVUPD (DI)(R13*1), Z1
+	VMOVUPD (DI)(R13*2), Z2
+	VMOVUPD (R14), Z3
+	VMOVUPD (R14)(R13*1), Z4
+accKernZ5x8_loop:
+	VMOVUPD 0(DX), Z12
+	VBROADCASTSD (R8), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z0, Z0
+	VBROADCASTSD (R8)(R10*1), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z1, Z1
+	VBROADCASTSD (R8)(R10*2), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z2, Z2
+	VBROADCASTSD (R9), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z3, Z3
+	VBROADCASTSD (R9)(R10*1), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z4, Z4
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKernZ5x8_loop
+	VMOVUPD Z0, (DI)
+	VMOVUPD Z1, (DI)(R13*1)
+	VMOVUPD Z2, (DI)(R13*2)
+	VMOVUPD Z3, (R14)
+	VMOVUPD Z4, (R14)(R13*1)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKernZ5x8_tile
+	VZEROUPPER
+	RET
+
+// func accKernZ6x16(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
+//
+// Z(r·2+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKernZ6x16(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKernZ6x16_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMOVUPD (DI), Z0
+	VMOVUPD 64(DI), Z1
+	VMOVUPD (DI)(R13*1), Z2
+	VMOVUPD 64(DI)(R13*1), Z3
+	VMOVUPD (DI)(R13*2), Z4
+	VMOVUPD 64(DI)(R13*2), Z5
+	VMOVUPD (R14), Z6
+	VMOVUPD 64(R14), Z7
+	VMOVUPD (R14)(R13*1), Z8
+	VMOVUPD 64(R14)(R13*1), Z9
+	VMOVUPD (R14)(R13*2), Z10
+	VMOVUPD 64(R14)(R13*2), Z11
+accKernZ6x16_loop:
+	VMOVUPD 0(DX), Z12
+	VMOVUPD 64(DX), Z13
+	VBROADCASTSD (R8), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z0, Z0
+	VMULPD Z13, Z14, Z15
+	VADDPD Z15, Z1, Z1
+	VBROADCASTSD (R8)(R10*1), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z2, Z2
+	VMULPD Z13, Z14, Z15
+	VADDPD Z15, Z3, Z3
+	VBROADCASTSD (R8)(R10*2), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z4, Z4
+	VMULPD Z13, Z14, Z15
+	VADDPD Z15, Z5, Z5
+	VBROADCASTSD (R9), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z6, Z6
+	VMULPD Z13, Z14, Z15
+	VADDPD Z15, Z7, Z7
+	VBROADCASTSD (R9)(R10*1), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z8, Z8
+	VMULPD Z13, Z14, Z15
+	VADDPD Z15, Z9, Z9
+	VBROADCASTSD (R9)(R10*2), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z10, Z10
+	VMULPD Z13, Z14, Z15
+	VADDPD Z15, Z11, Z11
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKernZ6x16_loop
+	VMOVUPD Z0, (DI)
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD Z2, (DI)(R13*1)
+	VMOVUPD Z3, 64(DI)(R13*1)
+	VMOVUPD Z4, (DI)(R13*2)
+	VMOVUPD Z5, 64(DI)(R13*2)
+	VMOVUPD Z6, (R14)
+	VMOVUPD Z7, 64(R14)
+	VMOVUPD Z8, (R14)(R13*1)
+	VMOVUPD Z9, 64(R14)(R13*1)
+	VMOVUPD Z10, (R14)(R13*2)
+	VMOVUPD Z11, 64(R14)(R13*2)
+	ADDQ $128, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKernZ6x16_tile
+	VZEROUPPER
+	RET
+
+// func accKernZ6x8(nj, kc int, a *float64, rs, ks int, b *float64, ldb, bstep int, c *float64, ldc int)
+//
+// Z(r·1+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·accKernZ6x8(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $3, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $3, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $3, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $3, R13
+accKernZ6x8_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMOVUPD (DI), Z0
+	VMOVUPD (DI)(R13*1), Z1
+	VMOVUPD (DI)(R13*2), Z2
+	VMOVUPD (R14), Z3
+	VMOVUPD (R14)(R13*1), Z4
+	VMOVUPD (R14)(R13*2), Z5
+accKernZ6x8_loop:
+	VMOVUPD 0(DX), Z12
+	VBROADCASTSD (R8), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z0, Z0
+	VBROADCASTSD (R8)(R10*1), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z1, Z1
+	VBROADCASTSD (R8)(R10*2), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z2, Z2
+	VBROADCASTSD (R9), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z3, Z3
+	VBROADCASTSD (R9)(R10*1), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z4, Z4
+	VBROADCASTSD (R9)(R10*2), Z14
+	VMULPD Z12, Z14, Z15
+	VADDPD Z15, Z5, Z5
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ accKernZ6x8_loop
+	VMOVUPD Z0, (DI)
+	VMOVUPD Z1, (DI)(R13*1)
+	VMOVUPD Z2, (DI)(R13*2)
+	VMOVUPD Z3, (R14)
+	VMOVUPD Z4, (R14)(R13*1)
+	VMOVUPD Z5, (R14)(R13*2)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $3, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ accKernZ6x8_tile
+	VZEROUPPER
+	RET
+
 // func packNT8(n4 int, b *float64, ldb int, d *float64)
 //
 // Packs columns 0 … 4·n4−1 of rows 0–7 of b. Requires AVX, n4 ≥ 1.
@@ -1185,6 +1959,127 @@ packNT8_loop:
 	VZEROUPPER
 	RET
 
+// func packNT16(n4 int, b *float64, ldb int, d *float64)
+//
+// Packs columns 0 … 4·n4−1 of rows 0–15 of b. Requires AVX, n4 ≥ 1.
+TEXT ·packNT16(SB), NOSPLIT, $0-32
+	MOVQ n4+0(FP), CX
+	MOVQ b+8(FP), SI
+	MOVQ ldb+16(FP), R8
+	SHLQ $3, R8
+	MOVQ d+24(FP), DI
+	LEAQ (SI)(R8*2), R9
+	ADDQ R8, R9
+	LEAQ (R9)(R8*2), R10
+	ADDQ R8, R10
+	LEAQ (R10)(R8*2), R11
+	ADDQ R8, R11
+	LEAQ (R11)(R8*2), R12
+	ADDQ R8, R12
+	LEAQ (R12)(R8*2), R13
+	ADDQ R8, R13
+packNT16_loop:
+	VMOVUPD (SI), Y0
+	VMOVUPD (SI)(R8*1), Y1
+	VMOVUPD (SI)(R8*2), Y2
+	VMOVUPD (R9), Y3
+	VUNPCKLPD Y1, Y0, Y4
+	VUNPCKHPD Y1, Y0, Y5
+	VUNPCKLPD Y3, Y2, Y6
+	VUNPCKHPD Y3, Y2, Y7
+	VPERM2F128 $0x20, Y6, Y4, Y0
+	VPERM2F128 $0x20, Y7, Y5, Y1
+	VPERM2F128 $0x31, Y6, Y4, Y2
+	VPERM2F128 $0x31, Y7, Y5, Y3
+	VMOVUPD Y0, 0(DI)
+	VMOVUPD Y1, 128(DI)
+	VMOVUPD Y2, 256(DI)
+	VMOVUPD Y3, 384(DI)
+	VMOVUPD (R9)(R8*1), Y0
+	VMOVUPD (R9)(R8*2), Y1
+	VMOVUPD (R10), Y2
+	VMOVUPD (R10)(R8*1), Y3
+	VUNPCKLPD Y1, Y0, Y4
+	VUNPCKHPD Y1, Y0, Y5
+	VUNPCKLPD Y3, Y2, Y6
+	VUNPCKHPD Y3, Y2, Y7
+	VPERM2F128 $0x20, Y6, Y4, Y0
+	VPERM2F128 $0x20, Y7, Y5, Y1
+	VPERM2F128 $0x31, Y6, Y4, Y2
+	VPERM2F128 $0x31, Y7, Y5, Y3
+	VMOVUPD Y0, 32(DI)
+	VMOVUPD Y1, 160(DI)
+	VMOVUPD Y2, 288(DI)
+	VMOVUPD Y3, 416(DI)
+	VMOVUPD (R10)(R8*2), Y0
+	VMOVUPD (R11), Y1
+	VMOVUPD (R11)(R8*1), Y2
+	VMOVUPD (R11)(R8*2), Y3
+	VUNPCKLPD Y1, Y0, Y4
+	VUNPCKHPD Y1, Y0, Y5
+	VUNPCKLPD Y3, Y2, Y6
+	VUNPCKHPD Y3, Y2, Y7
+	VPERM2F128 $0x20, Y6, Y4, Y0
+	VPERM2F128 $0x20, Y7, Y5, Y1
+	VPERM2F128 $0x31, Y6, Y4, Y2
+	VPERM2F128 $0x31, Y7, Y5, Y3
+	VMOVUPD Y0, 64(DI)
+	VMOVUPD Y1, 192(DI)
+	VMOVUPD Y2, 320(DI)
+	VMOVUPD Y3, 448(DI)
+	VMOVUPD (R12), Y0
+	VMOVUPD (R12)(R8*1), Y1
+	VMOVUPD (R12)(R8*2), Y2
+	VMOVUPD (R13), Y3
+	VUNPCKLPD Y1, Y0, Y4
+	VUNPCKHPD Y1, Y0, Y5
+	VUNPCKLPD Y3, Y2, Y6
+	VUNPCKHPD Y3, Y2, Y7
+	VPERM2F128 $0x20, Y6, Y4, Y0
+	VPERM2F128 $0x20, Y7, Y5, Y1
+	VPERM2F128 $0x31, Y6, Y4, Y2
+	VPERM2F128 $0x31, Y7, Y5, Y3
+	VMOVUPD Y0, 96(DI)
+	VMOVUPD Y1, 224(DI)
+	VMOVUPD Y2, 352(DI)
+	VMOVUPD Y3, 480(DI)
+	ADDQ $32, SI
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $32, R11
+	ADDQ $32, R12
+	ADDQ $32, R13
+	ADDQ $512, DI
+	DECQ CX
+	JNZ packNT16_loop
+	VZEROUPPER
+	RET
+
+// func packRows16(n int, src *float64, lds int, dst *float64)
+//
+// Requires AVX, n ≥ 1.
+TEXT ·packRows16(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ lds+16(FP), R8
+	SHLQ $3, R8
+	MOVQ dst+24(FP), DI
+packRows16_loop:
+	VMOVUPD 0(SI), Y0
+	VMOVUPD 32(SI), Y1
+	VMOVUPD 64(SI), Y2
+	VMOVUPD 96(SI), Y3
+	VMOVUPD Y0, 0(DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	ADDQ R8, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ packRows16_loop
+	VZEROUPPER
+	RET
+
 // func packRows8(n int, src *float64, lds int, dst *float64)
 //
 // Requires AVX, n ≥ 1.
@@ -1195,9 +2090,9 @@ TEXT ·packRows8(SB), NOSPLIT, $0-32
 	SHLQ $3, R8
 	MOVQ dst+24(FP), DI
 packRows8_loop:
-	VMOVUPD (SI), Y0
+	VMOVUPD 0(SI), Y0
 	VMOVUPD 32(SI), Y1
-	VMOVUPD Y0, (DI)
+	VMOVUPD Y0, 0(DI)
 	VMOVUPD Y1, 32(DI)
 	ADDQ R8, SI
 	ADDQ $64, DI
@@ -1216,9 +2111,9 @@ TEXT ·packRows6(SB), NOSPLIT, $0-32
 	SHLQ $3, R8
 	MOVQ dst+24(FP), DI
 packRows6_loop:
-	VMOVUPD (SI), Y0
+	VMOVUPD 0(SI), Y0
 	VMOVUPD 32(SI), X1
-	VMOVUPD Y0, (DI)
+	VMOVUPD Y0, 0(DI)
 	VMOVUPD X1, 32(DI)
 	ADDQ R8, SI
 	ADDQ $48, DI

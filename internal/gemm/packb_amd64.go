@@ -4,8 +4,8 @@ package gemm
 // A(i, p) = a[i·ars+p·aks] and B(p, j) = b[p·bks+j·bjs], with B packed:
 // k panels of kcPack outermost (C keeps its running sums between panels, so
 // every chain still runs in increasing p), then blocks of nbPack columns;
-// each block of a panel of B is copied into contiguous slivers of eight
-// columns (the last one narrower), which every six-row sliver of A then
+// each block of a panel of B is copied into contiguous slivers of the
+// kernels' tile width, 16 or eight columns (the last one narrower), which every six-row sliver of A then
 // sweeps from L2 while its own kcPack × 6 elements stay in L1. With the
 // column blocks outermost, each block would read the whole of A, not just
 // a panel, from memory (measured 0–7 % slower; blocking rows of A to keep
@@ -22,13 +22,17 @@ func accPacked(m, n, k int, a []float64, ars, aks int, b []float64, bks, bjs int
 		return
 	}
 	packA := sliver != nil
+	sw := 8 // sliver width: the kernels' tile width
+	if zmm {
+		sw = 16
+	}
 	for p0 := 0; p0 < k; p0 += kcPack {
 		kb := min(kcPack, k-p0)
 		for j0 := 0; j0 < n; j0 += nbPack {
 			j1 := min(n, j0+nbPack)
-			j8 := j0 + (j1-j0)&^7
+			j8 := j0 + (j1-j0)/sw*sw
 			w := j1 - j8 // width of the last, narrow sliver
-			packB(bblock[:kb*(j1-j0)], kb, j0, j8, w, b[p0*bks:], bks, bjs)
+			packB(bblock[:kb*(j1-j0)], sw, kb, j0, j8, w, b[p0*bks:], bks, bjs)
 			for i := 0; i < m; i += 6 {
 				mr := min(6, m-i)
 				ap, rs, ks := a[i*ars+p0*aks:], ars, aks
@@ -38,16 +42,18 @@ func accPacked(m, n, k int, a []float64, ars, aks int, b []float64, bks, bjs int
 					ap, rs, ks = sliver[:kb*6], 1, 6
 				}
 				if j8 > j0 {
-					accTile(mr, 8, (j8-j0)/8, kb, &ap[0], rs, ks, &bblock[0], 8, 8*kb, &c[i*ldc+j0], ldc)
+					accTile(mr, sw, (j8-j0)/sw, kb, &ap[0], rs, ks, &bblock[0], sw, sw*kb, &c[i*ldc+j0], ldc)
 				}
 				if w == 0 {
 					continue
 				}
 				bw := bblock[(j8-j0)*kb : (j8-j0+w)*kb]
 				q := 0
-				if w >= 4 {
-					accTile(mr, 4, 1, kb, &ap[0], rs, ks, &bw[0], w, 0, &c[i*ldc+j8], ldc)
-					q = 4
+				for _, nr := range [2]int{8, 4} {
+					if w-q >= nr && nr < sw {
+						accTile(mr, nr, 1, kb, &ap[0], rs, ks, &bw[q], w, 0, &c[i*ldc+j8+q], ldc)
+						q += nr
+					}
 				}
 				if q < w {
 					accTail(mr, w-q, kb, &ap[0], rs, ks, &bw[q], w, &c[i*ldc+j8+q], ldc)
@@ -58,29 +64,37 @@ func accPacked(m, n, k int, a []float64, ars, aks int, b []float64, bks, bjs int
 }
 
 // packB copies columns j0 … j8+w−1 of kb rows of B (B(p, j) = b[p·bks+j·bjs])
-// into d: slivers of eight columns, element (p, t) of the sliver at column
-// j at d[(j−j0)·kb + p·8 + t], then the last w columns likewise with rows
-// of w.
-func packB(d []float64, kb, j0, j8, w int, b []float64, bks, bjs int) {
-	for j := j0; j < j8; j += 8 {
-		s := d[(j-j0)*kb : (j-j0+8)*kb]
+// into d: slivers of sw (8 or 16) columns, element (p, t) of the sliver at
+// column j at d[(j−j0)·kb + p·sw + t], then the last w columns likewise
+// with rows of w.
+func packB(d []float64, sw, kb, j0, j8, w int, b []float64, bks, bjs int) {
+	for j := j0; j < j8; j += sw {
+		s := d[(j-j0)*kb : (j-j0+sw)*kb]
 		if bjs == 1 {
-			_, _ = s[kb*8-1], b[(kb-1)*bks+j+7] // bounds of packRows8's copy
-			packRows8(kb, &b[j], bks, &s[0])
+			_, _ = s[kb*sw-1], b[(kb-1)*bks+j+sw-1] // bounds of packRows's copy
+			if sw == 16 {
+				packRows16(kb, &b[j], bks, &s[0])
+			} else {
+				packRows8(kb, &b[j], bks, &s[0])
+			}
 			continue
 		}
 		// Bᵀ: column j of B is a contiguous row of b.
 		p4 := 0
 		if bks == 1 && kb >= 4 {
-			// Bounds: rows j … j+7 of b reach columns 4·(kb/4) ≤ kb.
-			_ = b[(j+7)*bjs+kb-1]
+			// Bounds: rows j … j+sw−1 of b reach columns 4·(kb/4) ≤ kb.
+			_ = b[(j+sw-1)*bjs+kb-1]
 			p4 = kb &^ 3
-			packNT8(p4/4, &b[j*bjs], bjs, &s[0])
+			if sw == 16 {
+				packNT16(p4/4, &b[j*bjs], bjs, &s[0])
+			} else {
+				packNT8(p4/4, &b[j*bjs], bjs, &s[0])
+			}
 		}
-		for t := range 8 {
+		for t := range sw {
 			col := b[(j+t)*bjs : (j+t)*bjs+(kb-1)*bks+1]
 			for p := p4; p < kb; p++ {
-				s[p*8+t] = col[p*bks]
+				s[p*sw+t] = col[p*bks]
 			}
 		}
 	}

@@ -1,0 +1,43 @@
+package cpuid
+
+import (
+	"encoding/binary"
+	"strings"
+)
+
+// cpuid executes CPUID with the given leaf and subleaf.
+//
+//go:noescape
+func cpuid(leaf, subleaf uint32) (eax, ebx, ecx, edx uint32)
+
+func identify() Info {
+	var i Info
+	max, b, c, d := cpuid(0, 0)
+	var v [12]byte
+	binary.LittleEndian.PutUint32(v[0:], b)
+	binary.LittleEndian.PutUint32(v[4:], d)
+	binary.LittleEndian.PutUint32(v[8:], c)
+	i.Vendor = string(v[:])
+	if max >= 1 {
+		a, _, _, _ := cpuid(1, 0)
+		family, model := int(a>>8&0xf), int(a>>4&0xf)
+		if family == 0xf {
+			family += int(a >> 20 & 0xff)
+		}
+		if family == 0x6 || family >= 0xf {
+			model += int(a>>16&0xf) << 4
+		}
+		i.Family, i.Model = family, model
+	}
+	if ext, _, _, _ := cpuid(0x80000000, 0); ext >= 0x80000004 {
+		var name [48]byte
+		for k := range 3 {
+			a, b, c, d := cpuid(0x80000002+uint32(k), 0)
+			for j, r := range [4]uint32{a, b, c, d} {
+				binary.LittleEndian.PutUint32(name[16*k+4*j:], r)
+			}
+		}
+		i.Brand = strings.Join(strings.Fields(strings.TrimRight(string(name[:]), "\x00")), " ")
+	}
+	return i
+}

@@ -1,0 +1,5 @@
+//go:build !amd64
+
+package cpuid
+
+func identify() Info { return Info{} }
