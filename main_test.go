@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"hgpsim/internal/gemm"
 )
 
 func write(t *testing.T, name, body string) string {
@@ -180,6 +182,9 @@ func TestVersion(t *testing.T) {
 	}
 	if !strings.HasPrefix(out.String(), "hgpsim ") || !strings.Contains(out.String(), "revision ") {
 		t.Errorf("version output %q", out.String())
+	}
+	if !strings.Contains(out.String(), "\ncpu: ") || !strings.Contains(out.String(), "\nkernels: "+gemm.Path()+"\n") {
+		t.Errorf("version output %q does not name the CPU and the kernel path", out.String())
 	}
 
 	info := &debug.BuildInfo{GoVersion: "go1.99", Main: debug.Module{Path: "hgpsim", Version: "v1.2.3"},

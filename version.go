@@ -7,12 +7,15 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"hgpsim/internal/cpuid"
+	"hgpsim/internal/gemm"
 )
 
 func newVersionCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the module version and VCS revision",
+		Short: "Print the module version and VCS revision, the CPU and the kernel path chosen for it",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageError{fmt.Sprintf("version takes no arguments, got %q", args[0])}
@@ -22,6 +25,7 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			info, ok := debug.ReadBuildInfo()
 			fmt.Fprintln(stdout, versionLine(info, ok))
+			fmt.Fprintf(stdout, "cpu: %s\nkernels: %s\n", cpuid.Get(), gemm.Path())
 			return nil
 		},
 	}

@@ -26,7 +26,11 @@ selects — the reference BLAS (libblas3, which libtorch depends on) or
 OpenBLAS once libopenblas0-pthread is installed — and that changes its
 times several-fold, so a run on the reference BLAS prints a warning unless
 --reference-blas asked for it; --reference-blas measures against the
-reference BLAS on a machine that has both.
+reference BLAS on a machine that has both. OPENBLAS_CORETYPE and
+OPENBLAS_L2_SIZE are removed from PyTorch's environment (unless
+--keep-openblas-coretype), so that OpenBLAS runs the kernels it picks for
+the processor; the core it runs is printed, and so are the CPU and the
+kernel path hgpsim chose (`hgpsim version`).
 """
 import argparse
 import json
@@ -59,7 +63,11 @@ else:
     path = "unknown"
 own = ctypes.CDLL(path) if path != "unknown" else lib
 marks = ("openblas_get_config", "bli_info_get_version_str", "MKL_Get_Version", "ATL_buildinfo")
-print(path, any(hasattr(own, m) for m in marks))
+core = "-"
+if hasattr(own, "openblas_get_corename"):
+    own.openblas_get_corename.restype = ctypes.c_char_p
+    core = own.openblas_get_corename().decode()
+print(path, any(hasattr(own, m) for m in marks), core)
 """
 
 
@@ -79,10 +87,10 @@ def probe_blas(env):
     of the optimized BLASes' own symbols."""
     p = subprocess.run([sys.executable, "-c", BLAS_PROBE], capture_output=True, text=True, env=env)
     fields = p.stdout.split()
-    if len(fields) != 2:
-        return "unknown (the probe failed)", False
-    path, optimized = fields[0], fields[1] == "True"
-    return path, os.path.basename(os.path.dirname(path)) == "blas" and not optimized
+    if len(fields) != 3:
+        return "unknown (the probe failed)", False, "-"
+    path, optimized, core = fields[0], fields[1] == "True", fields[2]
+    return path, os.path.basename(os.path.dirname(path)) == "blas" and not optimized, core
 
 
 def med(runs, key):
@@ -132,6 +140,10 @@ def main():
     ap.add_argument("--no-nets", action="store_true", help="only the small ops (the nets take minutes per round)")
     ap.add_argument("--net-reps", type=int, default=1,
                     help="timings per net op within one round (each side reports their median)")
+    ap.add_argument("--keep-openblas-coretype", action="store_true",
+                    help="pass OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE on to PyTorch; by default they are removed, so "
+                         "that OpenBLAS runs the kernels it picks for this processor (a machine may set an older core, "
+                         "e.g. Haswell's 256-bit kernels on an AVX-512 processor, which flatters hgpsim)")
     ap.add_argument("--reference-blas", action="store_true",
                     help="run PyTorch on Debian's reference BLAS/LAPACK (libblas3, liblapack3) even when an optimized "
                          "one is the system's choice, by putting their folders first on LD_LIBRARY_PATH")
@@ -141,12 +153,15 @@ def main():
     hg = [a.hgpsim] if a.hgpsim else ["go", "run", "."]
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     torch_env = dict(env)
+    if not a.keep_openblas_coretype:
+        for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+            torch_env.pop(k, None)
     if a.reference_blas:
         ref = [f"{LIB}/blas", f"{LIB}/lapack"]
         if not os.path.exists(f"{LIB}/blas/libblas.so.3"):
             sys.exit("--reference-blas: libblas3 is not installed (apt-get install -y libblas3 liblapack3)")
         torch_env["LD_LIBRARY_PATH"] = ":".join(ref + [env.get("LD_LIBRARY_PATH", "")]).rstrip(":")
-    blas, reference = probe_blas(torch_env)
+    blas, reference, core = probe_blas(torch_env)
     warning = None
     if reference and not a.reference_blas:
         warning = (f"WARNING: PyTorch runs on the REFERENCE BLAS ({blas}), several times slower than an optimized "
@@ -166,8 +181,12 @@ def main():
     which = f"{blas} (reference, --reference-blas)" if a.reference_blas else blas
     if warning:
         print(warning + "\n")
+    if core != "-":
+        which += f" (OpenBLAS core {core})"
     print(f"PyTorch {version}, one thread, BLAS {which}; median of {a.rounds} alternating runs; "
-          f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after ({os.cpu_count()} CPUs)\n")
+          f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after ({os.cpu_count()} CPUs)")
+    vers = subprocess.run(hg + ["version"], capture_output=True, text=True, env=env).stdout.strip().splitlines()
+    print("hgpsim " + "; ".join(line for line in vers if line.startswith(("cpu:", "kernels:"))) + "\n")
     print("| op | shape | hgpsim ms | hgpsim GFLOP/s | PyTorch f64 ms | PyTorch / hgpsim | PyTorch f32 ms |")
     print("|---|---|---:|---:|---:|---:|---:|")
     for op, runs in ours.items():
