@@ -30,9 +30,9 @@ func init() {
 		dotNT = dotNTAVX512
 		path = "avx2, dot in 4×4 tiles (AVX-512VL)"
 	}
-	if cpuid.Get().FullWidth512() && os.Getenv("HGPSIM_NOAVX512") != "1" {
+	if cpuid.Get().FullWidth512() && cpu.X86.HasAVX512VL && os.Getenv("HGPSIM_NOAVX512") != "1" {
 		zmm = true
-		path = "avx512: chain order on 512-bit registers, dot in 4×4 tiles"
+		path = "avx512: 512-bit registers, chain order in 6×16 tiles, dot order in 4×8"
 	}
 }
 
@@ -70,7 +70,85 @@ func dotNTAVX2(m, n, k int, a []float64, lda int, b []float64, ldb int, c []floa
 }
 
 func dotNTAVX512(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	if zmm {
+		dotNTZ(m, n, k, a, lda, b, ldb, c, ldc)
+		return
+	}
 	dotNTTiled(4, m, n, k, a, lda, b, ldb, c, ldc)
+}
+
+// dotNTZ computes DotNT in tiles of four rows and eight columns, two
+// outputs a 512-bit register (dotKernZ); a last odd column runs dot's
+// one-column kernel. The kernels sum each output exactly as dotRef does.
+func dotNTZ(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		for i := range m {
+			clear(c[i*ldc : i*ldc+n])
+		}
+		return
+	}
+	nc := max(8, dotL2/k/8*8)
+	for j0 := 0; j0 < n; j0 += nc {
+		j1 := min(n, j0+nc)
+		nj, rest := (j1-j0)/8, (j1-j0)%8
+		for i := 0; i < m; i += 4 {
+			mr := min(4, m-i)
+			if nj > 0 {
+				dotTileZ(mr, 8, nj, k, &a[i*lda], lda, &b[j0*ldb], ldb, &c[i*ldc+j0], ldc)
+			}
+			j := j0 + nj*8
+			if w := rest &^ 1; w > 0 {
+				dotTileZ(mr, w, 1, k, &a[i*lda], lda, &b[j*ldb], ldb, &c[i*ldc+j], ldc)
+				j += w
+			}
+			if rest&1 == 1 {
+				dotTile(mr, 1, 1, k, &a[i*lda], lda, &b[j*ldb], ldb, &c[i*ldc+j], ldc)
+			}
+		}
+	}
+}
+
+// dotTileZ runs the mr × nr kernel of two outputs a register (nr even).
+func dotTileZ(mr, nr, nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int) {
+	switch mr*16 + nr {
+	case 1*16 + 2:
+		dotKernZ1x2(nj, k, a, lda, b, ldb, c, ldc)
+	case 1*16 + 4:
+		dotKernZ1x4(nj, k, a, lda, b, ldb, c, ldc)
+	case 1*16 + 6:
+		dotKernZ1x6(nj, k, a, lda, b, ldb, c, ldc)
+	case 1*16 + 8:
+		dotKernZ1x8(nj, k, a, lda, b, ldb, c, ldc)
+	case 2*16 + 2:
+		dotKernZ2x2(nj, k, a, lda, b, ldb, c, ldc)
+	case 2*16 + 4:
+		dotKernZ2x4(nj, k, a, lda, b, ldb, c, ldc)
+	case 2*16 + 6:
+		dotKernZ2x6(nj, k, a, lda, b, ldb, c, ldc)
+	case 2*16 + 8:
+		dotKernZ2x8(nj, k, a, lda, b, ldb, c, ldc)
+	case 3*16 + 2:
+		dotKernZ3x2(nj, k, a, lda, b, ldb, c, ldc)
+	case 3*16 + 4:
+		dotKernZ3x4(nj, k, a, lda, b, ldb, c, ldc)
+	case 3*16 + 6:
+		dotKernZ3x6(nj, k, a, lda, b, ldb, c, ldc)
+	case 3*16 + 8:
+		dotKernZ3x8(nj, k, a, lda, b, ldb, c, ldc)
+	case 4*16 + 2:
+		dotKernZ4x2(nj, k, a, lda, b, ldb, c, ldc)
+	case 4*16 + 4:
+		dotKernZ4x4(nj, k, a, lda, b, ldb, c, ldc)
+	case 4*16 + 6:
+		dotKernZ4x6(nj, k, a, lda, b, ldb, c, ldc)
+	case 4*16 + 8:
+		dotKernZ4x8(nj, k, a, lda, b, ldb, c, ldc)
+	default:
+		panic("gemm: no 512-bit dot kernel for this tile")
+	}
 }
 
 // dotNTTiled computes DotNT in t × t tiles (t = 3 with AVX2's sixteen

@@ -12,7 +12,7 @@ func archImpls(name string) []impl {
 	case "DotNT":
 		ims := []impl{{"avx2", dotNTAVX2}}
 		if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL {
-			ims = append(ims, impl{"avx512", dotNTAVX512})
+			ims = append(ims, impl{"avx512", setZMM(false, dotNTAVX512)}, impl{"avx512/zmm", setZMM(true, dotNTAVX512)})
 		}
 		return ims
 	case "AccNN":
