@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"os"
+	"time"
 
 	"golang.org/x/sys/cpu"
 
@@ -30,14 +31,49 @@ func init() {
 		dotNT = dotNTAVX512
 		path = "avx2, dot in 4×4 tiles (AVX-512VL)"
 	}
-	if cpuid.Get().FullWidth512() && cpu.X86.HasAVX512VL && os.Getenv("HGPSIM_NOAVX512") != "1" {
+	if info := cpuid.Get(); info.FullWidth512() && cpu.X86.HasAVX512VL && os.Getenv("HGPSIM_NOAVX512") != "1" &&
+		(info.Vendor != "GenuineIntel" || zmmFaster()) {
 		zmm = true
 		path = "avx512: 512-bit registers, chain order in 6×16 tiles, dot order in 4×8"
 	}
 }
 
-// zmm selects the 512-bit chain-order kernels.
+// zmm selects the 512-bit kernels.
 var zmm bool
+
+// zmmFaster times the 6 × 16 chain kernel on 512-bit registers against two
+// 6 × 8 ones on 256-bit registers over the same in-cache operands and
+// reports whether the wide one won clearly. Intel's server cores have one
+// or two 512-bit FMA units, and CPUID does not say which: with one, a
+// 512-bit multiply and add share a single port and the 256-bit kernels
+// (which also use port 1's FMA unit) are faster. The probe takes about a
+// tenth of a millisecond; either answer gives the same bits.
+func zmmFaster() bool {
+	const kc = 64
+	var a [6 * kc]float64
+	var b [kc * 16]float64
+	var c [6 * 16]float64
+	for i := range a {
+		a[i] = float64(i%7) - 3
+	}
+	for i := range b {
+		b[i] = float64(i%5) - 2
+	}
+	best := func(run func()) time.Duration {
+		d := time.Duration(1 << 62)
+		for range 5 {
+			t0 := time.Now()
+			for range 8 {
+				run()
+			}
+			d = min(d, time.Since(t0))
+		}
+		return d
+	}
+	wide := best(func() { accKernZ6x16(1, kc, &a[0], kc, 1, &b[0], 16, 16, &c[0], 16) })
+	narrow := best(func() { accKern6x8(2, kc, &a[0], kc, 1, &b[0], 16, 8, &c[0], 16) })
+	return wide*10 < narrow*9
+}
 
 // Cache blocking of the AVX2 drivers, chosen by measuring the benchmark
 // shapes interleaved on Zen 4 (32 kB L1, 1 MB L2); the products are within
