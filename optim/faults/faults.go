@@ -13,8 +13,13 @@ type Fault interface {
 	// Validate checks the parameters.
 	Validate() error
 	// Wrap returns b with the fault applied, for the client env.Self in
-	// the phase env.Phase. It is called once per phase; b may be nil (a
-	// phase without rounds), and then Wrap returns nil.
+	// the phase env.Phase. It is called once per phase part (a phase cut
+	// at its evaluations so that it can be checkpointed is entered at
+	// every part) and nothing the wrapper holds is checkpointed, so a
+	// wrapper keeps no state across rounds: it derives what it does from
+	// the round (Round.Index counts the whole phase) and counter-based
+	// draws. b may be nil (a phase without rounds), and then Wrap returns
+	// nil.
 	Wrap(b optim.Behaviour, env optim.Env) optim.Behaviour
 }
 

@@ -27,6 +27,11 @@ func resumeCases() map[string]resumeCase {
 	return map[string]resumeCase{
 		"fedavg":  {&avg, avgSetup},
 		"fedprox": {&FedProx{FedAvg: avg, Mu: 0.3}, avgSetup},
+		// The adaptive server steps at a large η, so that their state
+		// moves the model visibly.
+		"fedadam":    {&FedAdam{SecondMoment{Adaptive{avg, 0.3, 0.9, 1e-3}, 0.99}}, avgSetup},
+		"fedyogi":    {&FedYogi{SecondMoment{Adaptive{avg, 0.3, 0.9, 1e-3}, 0.99}}, avgSetup},
+		"fedadagrad": {&FedAdagrad{Adaptive{avg, 0.3, 0.9, 1e-3}}, avgSetup},
 	}
 }
 

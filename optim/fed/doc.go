@@ -1,6 +1,6 @@
 // Package fed is the federated skeleton of hgpsim and the federated
-// averaging family built on it: FedAvg, FedProx, Ditto, pFedMe and
-// FedAvg-Oracle.
+// averaging family built on it: FedAvg, FedProx, FedAdam, FedYogi,
+// FedAdagrad, Ditto, pFedMe and FedAvg-Oracle.
 //
 // Node 0 is the server, the hub of a star whose links the edge process may
 // drop; nodes 1 … m are its clients. A communication round is two runtime
@@ -14,8 +14,10 @@
 // server's broadcast, double-buffered sends and checkpoint state written
 // once. Sampler draws the participating clients from the server's own
 // stream; SGD is the local trainer of FedAvg with a hook on every local
-// step (FedProx's proximal term); Averaging is the averaging server of the
-// weighted-nodes paper's baselines.
+// step (FedProx's proximal term); ServerStep is the hook on the server's
+// step (FedAdam's Adam step), whose state the step declares on a
+// ServerState and the server checkpoints; Averaging is the averaging
+// server of the weighted-nodes paper's baselines.
 //
 // Every algorithm registers itself in optim.Algorithms from an init
 // function; optim/families links the package.

@@ -37,37 +37,78 @@ func (f *FedAvg) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, error
 // plain SGD): node 0 is the server, the others clients; one phase of 2R
 // runtime rounds.
 func (f *FedAvg) PlanWith(s *optim.Setup, step LocalStep) (optim.ClientFactory, optim.Program, error) {
-	m := s.Net.N - 1
+	return f.PlanSteps(s, step, nil)
+}
+
+// PlanSteps is Plan with a hook on every local step of every client (nil:
+// plain SGD) and one on the server's step (nil: the mean of the uploads
+// replaces the global model).
+func (f *FedAvg) PlanSteps(s *optim.Setup, local LocalStep, server ServerStep) (optim.ClientFactory, optim.Program, error) {
+	if server != nil { // a bad declaration is a planning error
+		st := &ServerState{d: len(s.X0)}
+		if server(st); st.err != nil {
+			return nil, nil, st.err
+		}
+	}
 	factory := func(i int) (optim.Client, error) {
 		if i == 0 {
-			return &optim.Fixed{Behaviour: &Server{Strategy: &Mean{Sampled: Sampled{X: slices.Clone(s.X0),
-				Sampler: NewSampler(s.Seed, m, f.Participation)}, Model: s.Model.Clone(), Test: s.Test}}}, nil
+			return &optim.Fixed{Behaviour: &Server{Strategy: newMean(s, f, server)}}, nil
 		}
-		return &optim.Fixed{Behaviour: &Client{Trainer: NewSGD(s, i, f.LocalSteps, f.LR, f.Batch, step)}}, nil
+		return &optim.Fixed{Behaviour: &Client{Trainer: NewSGD(s, i, f.LocalSteps, f.LR, f.Batch, local)}}, nil
 	}
 	return factory, TrainingPhases("fedavg", f.Rounds, f.EvalEvery), nil
 }
 
 // Mean is FedAvg's strategy: it samples clients, sends them the global
 // model X and replaces X by the plain mean of the uploads that arrived
-// (with none, X stays). It evaluates X on the pooled test data.
+// (with none, X stays), or, with a server step, moves X by the step on
+// the mean update. It evaluates X on the pooled test data.
 type Mean struct {
 	Sampled
 	Model models.Bilevel
 	Test  *models.Dataset
+	// The server step, its declared state and the pseudo-gradient
+	// (scratch); nil without one.
+	step  StepFunc
+	state *ServerState
+	delta []float64
+}
+
+// newMean returns the strategy of f's server, with the server step when
+// it is not nil.
+func newMean(s *optim.Setup, f *FedAvg, server ServerStep) *Mean {
+	g := &Mean{Sampled: Sampled{X: slices.Clone(s.X0), Sampler: NewSampler(s.Seed, s.Net.N-1, f.Participation)},
+		Model: s.Model.Clone(), Test: s.Test}
+	if server != nil {
+		g.state = &ServerState{d: len(s.X0)}
+		g.step = server(g.state)
+		g.delta = make([]float64, len(s.X0))
+	}
+	return g
 }
 
 // Aggregate implements Strategy.
 func (g *Mean) Aggregate(_ *optim.Round, ups []optim.Message) error {
+	dst := g.X
+	if g.step != nil {
+		if len(ups) == 0 {
+			return nil
+		}
+		dst = g.delta
+	}
 	for n, m := range ups {
 		if n == 0 {
-			copy(g.X, m.Vec)
+			copy(dst, m.Vec)
 		} else {
-			floats.Add(g.X, m.Vec)
+			floats.Add(dst, m.Vec)
 		}
 	}
 	if len(ups) > 0 {
-		floats.Scale(1/float64(len(ups)), g.X)
+		floats.Scale(1/float64(len(ups)), dst)
+	}
+	if g.step != nil {
+		floats.Sub(dst, g.X)
+		g.step(g.X, dst)
 	}
 	if !optim.AllFinite(g.X) {
 		return optim.ErrNonFinite
@@ -81,10 +122,12 @@ func (g *Mean) Observe() optim.Stats {
 	return ServerStats(g.Model, g.X, models.ClientData{Test: g.Test})
 }
 
-// meanState is what a Mean carries across rounds.
+// meanState is what a Mean carries across rounds: the global model, the
+// sampler's position and what the server step declared.
 type meanState struct {
 	Kind    string // "fedavg-server", checked on load
 	Sampled SampledState
+	Step    []NamedVec
 }
 
 // SaveState implements optim.Stateful.
@@ -93,7 +136,7 @@ func (g *Mean) SaveState() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return optim.EncodeState(meanState{Kind: "fedavg-server", Sampled: sp})
+	return optim.EncodeState(meanState{Kind: "fedavg-server", Sampled: sp, Step: g.state.save()})
 }
 
 // LoadState implements optim.Stateful.
@@ -106,7 +149,14 @@ func (g *Mean) LoadState(b []byte) error {
 	if st.Kind != "fedavg-server" {
 		return fmt.Errorf("%s: a saved state of a %q", who, st.Kind)
 	}
-	return g.Sampled.Load(who, st.Sampled)
+	if err := g.state.check(who, st.Step); err != nil {
+		return err
+	}
+	if err := g.Sampled.Load(who, st.Sampled); err != nil {
+		return err
+	}
+	g.state.load(st.Step)
+	return nil
 }
 
 // LocalStep is a hook on a local step: it may change the gradient g of the
