@@ -3,6 +3,7 @@ package cpuid
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/cpu"
 )
@@ -58,6 +59,26 @@ func (i Info) String() string {
 	}
 	return s + ")"
 }
+
+// Wide512 reports whether kernels should use 512-bit registers here: the
+// core runs them whole (FullWidth512), AVX-512VL is there too, and, on
+// Intel, a start-up probe finds 512-bit multiplies and adds clearly faster
+// than 256-bit ones — Intel's server cores have one or two 512-bit FMA
+// units and CPUID does not say which; with one, the 256-bit kernels (which
+// also use port 1) are faster. The answer is computed once. Whatever it
+// is, the project's kernels give the same bits.
+func Wide512() bool {
+	wideOnce.Do(func() {
+		i := Get()
+		wide = i.FullWidth512() && i.AVX512VL && (i.Vendor != "GenuineIntel" || probeWide512())
+	})
+	return wide
+}
+
+var (
+	wideOnce sync.Once
+	wide     bool
+)
 
 // Get returns the processor this program runs on.
 func Get() Info {

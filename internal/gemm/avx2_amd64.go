@@ -1,12 +1,8 @@
 package gemm
 
 import (
-	"os"
-	"time"
-
 	"golang.org/x/sys/cpu"
 
-	"hgpsim/internal/cpuid"
 	"hgpsim/internal/vec"
 )
 
@@ -15,12 +11,12 @@ import (
 // The assembly kernels replace the pure-Go ones where the CPU has AVX2 and
 // HGPSIM_NOAVX2=1 is not set (vec's choice); DotNT's 4 × 4 tiles also need
 // AVX-512VL for its 32 vector registers (its instructions stay 256 bits
-// wide). The chain-order kernels run on 512-bit registers where the core
-// executes them whole (Zen 5, Intel; cpuid.FullWidth512): there one
-// instruction does the work of two at the same rate. Zen 4 splits them in
-// two halves, so they would add nothing there. HGPSIM_NOAVX512=1 keeps
-// them at 256 bits, to measure the difference or to rule it out; every
-// path gives the same bits.
+// wide). The kernels run on 512-bit registers where the core executes them
+// whole at the rate of 256-bit ones (cpuid.Wide512: Zen 5, Intel cores with
+// two 512-bit units): there one instruction does the work of two. Zen 4
+// splits them in two halves, so they would add nothing there.
+// HGPSIM_NOAVX512=1 keeps them at 256 bits (vec's choice), to measure the
+// difference or to rule it out; every path gives the same bits.
 func init() {
 	if !vec.HasAVX2() {
 		return
@@ -31,8 +27,7 @@ func init() {
 		dotNT = dotNTAVX512
 		path = "avx2, dot in 4×4 tiles (AVX-512VL)"
 	}
-	if info := cpuid.Get(); info.FullWidth512() && cpu.X86.HasAVX512VL && os.Getenv("HGPSIM_NOAVX512") != "1" &&
-		(info.Vendor != "GenuineIntel" || zmmFaster()) {
+	if vec.HasAVX512() {
 		zmm = true
 		path = "avx512: 512-bit registers, chain order in 6×16 tiles, dot order in 4×8"
 	}
@@ -40,40 +35,6 @@ func init() {
 
 // zmm selects the 512-bit kernels.
 var zmm bool
-
-// zmmFaster times the 6 × 16 chain kernel on 512-bit registers against two
-// 6 × 8 ones on 256-bit registers over the same in-cache operands and
-// reports whether the wide one won clearly. Intel's server cores have one
-// or two 512-bit FMA units, and CPUID does not say which: with one, a
-// 512-bit multiply and add share a single port and the 256-bit kernels
-// (which also use port 1's FMA unit) are faster. The probe takes about a
-// tenth of a millisecond; either answer gives the same bits.
-func zmmFaster() bool {
-	const kc = 64
-	var a [6 * kc]float64
-	var b [kc * 16]float64
-	var c [6 * 16]float64
-	for i := range a {
-		a[i] = float64(i%7) - 3
-	}
-	for i := range b {
-		b[i] = float64(i%5) - 2
-	}
-	best := func(run func()) time.Duration {
-		d := time.Duration(1 << 62)
-		for range 5 {
-			t0 := time.Now()
-			for range 8 {
-				run()
-			}
-			d = min(d, time.Since(t0))
-		}
-		return d
-	}
-	wide := best(func() { accKernZ6x16(1, kc, &a[0], kc, 1, &b[0], 16, 16, &c[0], 16) })
-	narrow := best(func() { accKern6x8(2, kc, &a[0], kc, 1, &b[0], 16, 8, &c[0], 16) })
-	return wide*10 < narrow*9
-}
 
 // Cache blocking of the AVX2 drivers, chosen by measuring the benchmark
 // shapes interleaved on Zen 4 (32 kB L1, 1 MB L2); the products are within

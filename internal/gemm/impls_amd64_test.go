@@ -1,12 +1,6 @@
 package gemm
 
-import (
-	"testing"
-
-	"golang.org/x/sys/cpu"
-
-	"hgpsim/internal/cpuid"
-)
+import "golang.org/x/sys/cpu"
 
 // archImpls lists the assembly implementations of a kernel that this CPU
 // can run, whatever HGPSIM_NOAVX2 says: the tests compare them all.
@@ -50,19 +44,5 @@ func setZMM(on bool, k kernel) kernel {
 		zmm = on
 		defer func() { zmm = old }()
 		k(m, n, kk, a, lda, b, ldb, c, ldc)
-	}
-}
-
-// TestZMMProbe runs the probe Intel cores decide by. On a core that runs
-// 512-bit operations whole on two units (Zen 5) the wide kernel must win.
-func TestZMMProbe(t *testing.T) {
-	if !cpu.X86.HasAVX512F {
-		t.Skip("no AVX-512F")
-	}
-	faster := zmmFaster()
-	t.Logf("512-bit chain kernel clearly faster: %v", faster)
-	if info := cpuid.Get(); info.Vendor == "AuthenticAMD" && info.Family >= 0x1a && !faster && !testing.Short() {
-		// Timing on a shared machine can lose; say so rather than fail.
-		t.Logf("note: on %s the probe did not find the 512-bit kernel faster", info)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"testing"
+
+	"golang.org/x/sys/cpu"
 )
 
 // combineRef is Combine's order contract written out: clear, then one
@@ -61,18 +63,15 @@ func sameBits(a, b float64, exactNaN bool) bool {
 // the groups of 32 and 4), offsets into longer vectors and special values.
 // The AVX2 kernel must even keep AddScaled's NaN payloads.
 func TestCombineIsAddScaled(t *testing.T) {
-	defer func(h bool) { hasAVX2 = h }(hasAVX2)
+	defer func(h, w bool) { hasAVX2, hasAVX512 = h, w }(hasAVX2, hasAVX512)
 	r := rand.New(rand.NewPCG(5, 6))
-	lengths := []int{0, 1, 2, 3, 4, 5, 7, 31, 32, 33, 35, 36, 63, 64, 67, 100, 1023, 1024, 1025, 2999, 3000}
+	lengths := []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 31, 32, 33, 35, 36, 63, 64, 65, 67, 71, 72, 100, 127, 128, 129, 1023, 1024, 1025, 2999, 3000}
 	for range 20 {
 		lengths = append(lengths, r.IntN(3001))
 	}
-	kernels := []bool{false}
-	if hasAVX2 {
-		kernels = append(kernels, true)
-	}
-	for _, avx := range kernels {
-		hasAVX2 = avx
+	for _, kern := range combineKernels() {
+		hasAVX2, hasAVX512 = kern.avx2, kern.avx512
+		avx := kern.avx2
 		for _, n := range lengths {
 			for _, k := range []int{0, 1, 2, 3, 7, 60, 70} {
 				for _, special := range []bool{false, true} {
@@ -86,8 +85,8 @@ func TestCombineIsAddScaled(t *testing.T) {
 					Combine(got, terms, off)
 					for i := range want {
 						if !sameBits(got[i], want[i], avx) {
-							t.Fatalf("AVX2 %v, %d terms, length %d from %d, coordinate %d: %v (%#x), clear-then-AddScaled gives %v (%#x)",
-								avx, k, n, off, i, got[i], math.Float64bits(got[i]), want[i], math.Float64bits(want[i]))
+							t.Fatalf("kernel %s, %d terms, length %d from %d, coordinate %d: %v (%#x), clear-then-AddScaled gives %v (%#x)",
+								kern.name, k, n, off, i, got[i], math.Float64bits(got[i]), want[i], math.Float64bits(want[i]))
 						}
 					}
 				}
@@ -99,11 +98,11 @@ func TestCombineIsAddScaled(t *testing.T) {
 // TestCombineSignedZero checks the +0 start: terms whose products are all
 // −0 sum to +0, as clear-then-AddScaled gives, not to −0.
 func TestCombineSignedZero(t *testing.T) {
-	defer func(h bool) { hasAVX2 = h }(hasAVX2)
+	defer func(h, w bool) { hasAVX2, hasAVX512 = h, w }(hasAVX2, hasAVX512)
 	negZero := math.Copysign(0, -1)
-	for _, avx := range []bool{false, hasAVX2} {
-		hasAVX2 = avx
-		for _, n := range []int{1, 4, 32, 37} {
+	for _, kern := range combineKernels() {
+		hasAVX2, hasAVX512 = kern.avx2, kern.avx512
+		for _, n := range []int{1, 4, 8, 32, 37, 64, 75} {
 			v := make([]float64, n)
 			for i := range v {
 				v[i] = negZero
@@ -112,7 +111,7 @@ func TestCombineSignedZero(t *testing.T) {
 			Combine(got, []Term{{Coef: 1, Vec: v}, {Coef: 2, Vec: v}}, 0)
 			for i, g := range got {
 				if math.Signbit(g) {
-					t.Fatalf("AVX2 %v, length %d, coordinate %d: −0, want +0", avx, n, i)
+					t.Fatalf("kernel %s, length %d, coordinate %d: −0, want +0", kern.name, n, i)
 				}
 			}
 		}
@@ -154,4 +153,23 @@ func BenchmarkCombine(b *testing.B) {
 			}
 		})
 	}
+}
+
+// combineKernel selects one of Combine's implementations.
+type combineKernel struct {
+	name         string
+	avx2, avx512 bool
+}
+
+// combineKernels lists the implementations this CPU can run, whatever the
+// environment chose: pure Go, AVX2, and AVX-512 where the CPU has AVX-512F.
+func combineKernels() []combineKernel {
+	ks := []combineKernel{{name: "go"}}
+	if cpu.X86.HasAVX2 {
+		ks = append(ks, combineKernel{"avx2", true, false})
+	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasAVX512F {
+		ks = append(ks, combineKernel{"avx512", true, true})
+	}
+	return ks
 }

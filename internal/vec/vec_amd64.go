@@ -3,6 +3,8 @@ package vec
 import (
 	"golang.org/x/sys/cpu"
 	"gonum.org/v1/gonum/floats"
+
+	"hgpsim/internal/cpuid"
 )
 
 // hasAVX2 selects the four-lane kernel; the environment variable
@@ -12,6 +14,15 @@ var hasAVX2 = cpu.X86.HasAVX2 && !noAVX2()
 // HasAVX2 reports whether the AVX2 kernels are in use: the CPU has AVX2 and
 // HGPSIM_NOAVX2=1 is not set. Other packages' kernels follow the same choice.
 func HasAVX2() bool { return hasAVX2 }
+
+// hasAVX512 selects the 512-bit kernels: the AVX2 ones are in use, the core
+// runs 512-bit operations whole (cpuid.Wide512) and HGPSIM_NOAVX512=1 is
+// not set.
+var hasAVX512 = hasAVX2 && cpuid.Wide512() && !noAVX512()
+
+// HasAVX512 reports whether the 512-bit kernels are in use. Other packages'
+// kernels follow the same choice; every path gives the same bits.
+func HasAVX512() bool { return hasAVX512 }
 
 // axpyAVX2 sets y[i] += alpha·x[i] with separate VMULPD and VADDPD.
 //

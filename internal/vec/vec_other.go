@@ -8,6 +8,10 @@ import "gonum.org/v1/gonum/floats"
 // architecture.
 func HasAVX2() bool { return false }
 
+// HasAVX512 reports whether the 512-bit kernels are in use: never on this
+// architecture.
+func HasAVX512() bool { return false }
+
 func addScaled(dst []float64, alpha float64, s []float64) { floats.AddScaled(dst, alpha, s) }
 
 func dotRows(dst, m []float64, stride int, a []float64) {
