@@ -3,13 +3,14 @@ package view
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -63,15 +64,12 @@ type Info struct {
 	Rounds uint64 `json:"rounds"`
 	// Done: the run wrote summary.json.
 	Done bool `json:"done"`
-	// Window is the most rounds one request for rounds returns.
+	// Window is the block of rounds the page asks for at once (a request
+	// may ask for up to 512).
 	Window int `json:"window"`
 	// Divergence is summary.json's divergence record, when it has one.
 	Divergence json.RawMessage `json:"divergence,omitempty"`
 }
-
-// maxWindow bounds the rounds a request returns: a long trace is sent in
-// windows, never whole.
-const maxWindow = 512
 
 // runView is a run folder opened for viewing. Its network is built once;
 // graph.Network is safe for concurrent use, so requests share it.
@@ -83,13 +81,19 @@ type runView struct {
 	nw     *graph.Network
 	rowOf  [][]int // rowOf[i][r]: index in Info.Links of the r-th non-self receiver of i
 	recvOf [][]int // the same receivers
+
+	mu     sync.Mutex        // guards blocks and clock
+	blocks map[uint64]*block // computed blocks of rounds, by first round
+	clock  uint64            // counts block uses, for evicting the least recent
+	slots  chan struct{}     // bounds the blocks computed at once, one a core
 }
 
 // openRun reads a run folder: its scenario, network and phases. A
 // scenario that cannot be rebuilt leaves the page without links, not
 // without curves.
 func openRun(root *os.Root, rel, dir, name string) (*runView, error) {
-	rv := &runView{root: root, rel: rel, dir: dir, info: Info{Kind: "run", Name: name, Source: "none", Window: maxWindow}}
+	rv := &runView{root: root, rel: rel, dir: dir, info: Info{Kind: "run", Name: name, Source: "none", Window: blockRounds}, blocks: map[uint64]*block{},
+		slots: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	scPath := filepath.Join(dir, "scenario.yaml")
 	if !rv.has("scenario.yaml") {
 		return nil, fmt.Errorf("%s is not a run folder: no scenario.yaml", name)
@@ -210,6 +214,11 @@ func readFailures(path string) []map[string]any {
 		b, err := yaml.Marshal(f.Params)
 		m := map[string]any{}
 		if err == nil && yaml.Unmarshal(b, &m) == nil {
+			for k, v := range m {
+				if e, ok := v.(map[string]any); ok && len(e) == 0 {
+					delete(m, k) // an embedded struct without fields
+				}
+			}
 			m["kind"] = f.Name
 			out = append(out, m)
 		}
@@ -369,85 +378,4 @@ func layout(n int, groups [][]int, hub int) (xs, ys []float64) {
 		}
 	}
 	return xs, ys
-}
-
-// RoundState is one round's link states, indexing Info.Links: Up and Cut
-// are bit sets (bit k of byte k/8), base64 in JSON; Cut marks the links a
-// partition cuts; Off lists the offline clients; Delay lists [link, rounds]
-// for the up links whose messages arrive late.
-type RoundState struct {
-	Up    []byte   `json:"up"`
-	Cut   []byte   `json:"cut,omitempty"`
-	Off   []int    `json:"off,omitempty"`
-	Delay [][2]int `json:"delay,omitempty"`
-}
-
-// errNoNetwork is returned for rounds of a run whose network could not be
-// rebuilt.
-var errNoNetwork = errors.New("the run's network could not be rebuilt")
-
-// rounds returns the states of rounds [from, from+count).
-func (rv *runView) rounds(from uint64, count int) ([]RoundState, error) {
-	if rv.nw == nil {
-		return nil, errNoNetwork
-	}
-	nw := rv.nw
-	m := len(rv.info.Links)
-	delays := nw.Delays()
-	var partitions []graph.Failure
-	for _, f := range nw.Failures {
-		if _, ok := f.(*graph.Partition); ok {
-			partitions = append(partitions, f)
-		}
-	}
-	out := make([]RoundState, count)
-	var recv []int
-	for r := range out {
-		tick := from + uint64(r)
-		st := RoundState{Up: make([]byte, (m+7)/8)}
-		for i := range nw.N {
-			if nw.Offline(i, tick) {
-				st.Off = append(st.Off, i)
-			}
-			recv = nw.Realize(i, tick, recv)
-			row, js := rv.rowOf[i], rv.recvOf[i]
-			q := 0
-			for _, j := range recv {
-				if j == i {
-					continue
-				}
-				for q < len(js) && js[q] < j {
-					q++
-				}
-				if q == len(js) || js[q] != j {
-					continue // not an expected link (never happens for a Build network)
-				}
-				k := row[q]
-				st.Up[k>>3] |= 1 << (k & 7)
-				if delays {
-					if d := nw.Delay(i, j, tick); d > 0 {
-						st.Delay = append(st.Delay, [2]int{k, d})
-					}
-				}
-			}
-		}
-		if len(partitions) > 0 {
-			cut := make([]byte, (m+7)/8)
-			any := false
-			for k, l := range rv.info.Links {
-				for _, p := range partitions {
-					if p.Cut(nw.Seed, l[0], l[1], tick) {
-						cut[k>>3] |= 1 << (k & 7)
-						any = true
-						break
-					}
-				}
-			}
-			if any {
-				st.Cut = cut
-			}
-		}
-		out[r] = st
-	}
-	return out, nil
 }

@@ -69,6 +69,7 @@ function ready() {
   if (document.body.dataset.renderMs) return;
   performance.mark('hgpsim-rendered');
   document.body.dataset.renderMs = Math.round(performance.now());
+  console.log('hgpsim view: rendered ' + document.body.dataset.renderMs + ' ms after navigation start');
 }
 
 async function main() {

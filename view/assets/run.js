@@ -51,34 +51,50 @@ class Evals {
 }
 const META = new Set(['outer', 'phase', 'round', 'client']);
 
-// Rounds caches windows of link states, fetched on demand.
+// Rounds caches blocks of link states, fetched on demand: a round not
+// cached is fetched alone first, to draw it at once, then its block.
 class Rounds {
-  constructor(run, window) { this.run = run; this.w = window; this.cache = new Map(); this.loading = new Map(); }
-  get(tick) {
-    const c = this.cache.get(Math.floor(tick / this.w));
-    return c ? c[tick % this.w] : undefined;
-  }
-  load(tick) {
-    const w = Math.floor(tick / this.w);
-    if (this.cache.has(w)) return Promise.resolve();
-    if (!this.loading.has(w)) {
-      this.loading.set(w, api('rounds', {run: this.run, from: w * this.w, count: this.w}).then(r => {
-        this.loading.delete(w);
-        const states = r.rounds.map(s => ({up: unb64(s.up), cut: s.cut ? unb64(s.cut) : null, off: new Set(s.off || []),
-          delay: new Map(s.delay || [])}));
-        // A part window of a running run is fetched again once it grew.
-        if (states.length === this.w || this.done) this.cache.set(w, states);
-        else this.partial = {w: w, states: states};
-        if (this.cache.size > 64) this.cache.delete(this.cache.keys().next().value);
-      }));
-    }
-    return this.loading.get(w);
+  constructor(run, block) { this.run = run; this.w = block; this.cache = new Map(); this.loading = new Map(); this.single = new Map(); }
+  static decode(s) {
+    return {up: unb64(s.up), cut: s.cut ? unb64(s.cut) : null, off: new Set(s.off || []), delay: new Map(s.delay || [])};
   }
   getAny(tick) {
-    const s = this.get(tick);
-    if (s) return s;
-    const p = this.partial;
-    if (p && p.w === Math.floor(tick / this.w)) return p.states[tick % this.w];
+    const c = this.cache.get(Math.floor(tick / this.w));
+    if (c && tick % this.w < c.length) return c[tick % this.w];
+    return this.single.get(tick);
+  }
+  async load(tick) {
+    const w = Math.floor(tick / this.w);
+    if (this.cache.has(w) && tick % this.w < this.cache.get(w).length) return;
+    if (!this.loading.has(w) && !this.single.has(tick)) {
+      const r = await api('rounds', {run: this.run, from: tick, count: 1});
+      if (r.rounds.length) {
+        if (this.single.size > 256) this.single.clear();
+        this.single.set(tick, Rounds.decode(r.rounds[0]));
+      }
+    }
+    // The block follows once the page stays in it: scrubbing past
+    // asks for single rounds only.
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => { if (this.want === w) this.loadBlock(w); }, 300);
+    this.want = w;
+  }
+  loadBlock(w) {
+    if (w < 0 || (this.cache.has(w) && this.cache.get(w).length === this.w) || this.loading.has(w)) return this.loading.get(w);
+    const p = api('rounds', {run: this.run, from: w * this.w, count: this.w}).then(r => {
+      this.loading.delete(w);
+      // A part block (the end of a running run) is fetched again once it grew.
+      this.cache.set(w, r.rounds.map(Rounds.decode));
+      if (this.cache.size > 256) this.cache.delete(this.cache.keys().next().value);
+    }, e => { this.loading.delete(w); throw e; });
+    this.loading.set(w, p);
+    return p;
+  }
+  // ahead fetches the blocks after tick's, for playing.
+  ahead(tick) {
+    const w = Math.floor(tick / this.w);
+    this.loadBlock(w + 1);
+    if ((tick % this.w) > this.w / 2) this.loadBlock(w + 2);
   }
 }
 
@@ -170,7 +186,6 @@ async function runPage(run) {
   const curveBox = el('div', {class: 'curves'}, curves);
 
   const rounds = new Rounds(run, info.window);
-  rounds.done = info.done;
   let tick = Math.min(+(params.get('round') || 0), Math.max(0, info.rounds - 1));
   let range = null;
 
@@ -197,7 +212,7 @@ async function runPage(run) {
       ') · outer step ' + ph.step : '');
     label.dataset.round = t;
     slider.value = t;
-    if (!st) { if (info.source !== 'none') rounds.load(t).then(() => { if (tick === t) drawRound(t); }); return false; }
+    if (!st) { if (info.source !== 'none') rounds.load(t).then(() => { if (tick === t && rounds.getAny(t)) drawRound(t); }); return false; }
     svg.dataset.round = t;
     for (let k = 0; k < linkEls.length; k++) {
       const e = linkEls[k], [a, b] = info.links[k];
@@ -260,8 +275,8 @@ async function runPage(run) {
     if (!playing) return;
     if (now - lastStep >= 1000 / +speed.value) {
       if (tick + 1 >= info.rounds) { toggle(); return; }
-      if (rounds.getAny(tick + 1)) { go(tick + 1); lastStep = now; } else rounds.load(tick + 1);
-      if (info.source !== 'none') rounds.load(tick + info.window); // the next window, ahead of time
+      if (rounds.getAny(tick + 1)) { go(tick + 1); lastStep = now; } else rounds.loadBlock(Math.floor((tick + 1) / info.window));
+      if (info.source !== 'none') rounds.ahead(tick);
     }
     requestAnimationFrame(frame);
   }
@@ -277,12 +292,29 @@ async function runPage(run) {
     else if (e.key === ' ') { e.preventDefault(); toggle(); }
   });
 
+  // scrub measures scrubbing (?scrub=N): N jumps to rounds not seen
+  // yet, each fetched and drawn, then N redraws of cached rounds.
+  async function scrub(count) {
+    let fetched = 0, drawn = 0;
+    for (let k = 0; k < count; k++) {
+      const t = Math.floor((k + 0.5) * info.rounds / count), t0 = performance.now();
+      await rounds.load(t); go(t);
+      fetched += performance.now() - t0;
+      const t1 = performance.now();
+      go(t - 1 >= 0 && rounds.getAny(t - 1) ? t - 1 : t);
+      drawn += performance.now() - t1;
+    }
+    console.log('hgpsim view: scrub ' + count + ' jumps: ' + (fetched / count).toFixed(1) + ' ms to fetch and draw a round, ' +
+      (drawn / count).toFixed(1) + ' ms to draw a cached one');
+  }
+
   drawLegend();
   drawCurves(curveBox, evals, info, perBox.checked, tick);
   if (info.source !== 'none' && info.rounds > 0) await rounds.load(tick);
   drawRound(tick);
   ready();
   status(info.done ? 'finished' : 'running');
+  if (params.get('scrub')) await scrub(+params.get('scrub'));
 
   // Follow a running run: new metrics lines from the offset reached,
   // new phases from info.
@@ -297,8 +329,6 @@ async function runPage(run) {
         evals.add(mm.rows);
         evals.place(info.phases);
         slider.max = Math.max(0, info.rounds - 1);
-        rounds.partial = null;
-        rounds.done = info.done;
         drawLegend();
         drawCurves(curveBox, evals, info, perBox.checked, tick);
         drawRound(tick);
