@@ -13,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"hgpsim/run"
+	"hgpsim/scenarios"
 )
 
 // chromiumPath is Debian's chromium, which the browser tests drive
@@ -218,4 +221,50 @@ func TestBrowserPartition(t *testing.T) {
 		t.Fatalf("screenshot %s: %v, bounds %v", shot, err, img.Bounds())
 	}
 	t.Logf("screenshot: %s", shot)
+}
+
+// The page of a run still going follows metrics.jsonl: evaluations
+// written after the page rendered appear without a reload.
+func TestBrowserFollowsRun(t *testing.T) {
+	needChromium(t)
+	sc, err := scenarios.Parse("live.yaml", []byte(strings.Replace(partitionScenario, "sgp: {rounds: 20, batch: 5, eval_every: 4}",
+		"sgp: {rounds: 1000000, batch: 5, eval_every: 200}", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "live")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := run.Execute(ctx, sc, run.Options{OutDir: dir})
+		done <- err
+	}()
+	// Wait for the first evaluations, then open the page.
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		if st, err := os.Stat(filepath.Join(dir, "metrics.jsonl")); err == nil && st.Size() > 0 {
+			break
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatal("the run wrote no metrics in 30 s")
+		}
+	}
+	ts := serve(t, dir, "")
+	dom := chromium(t, ts.URL+"/", "--virtual-time-budget=20000", "--dump-dom")
+	cancel()
+	<-done
+	get := func(attr string) int {
+		m := regexp.MustCompile(attr + `="([0-9]+)"`).FindStringSubmatch(dom)
+		if m == nil {
+			t.Fatalf("no %s in the page:\n%s", attr, dom[strings.Index(dom, "<body"):min(len(dom), strings.Index(dom, "<body")+1500)])
+		}
+		var n int
+		fmt.Sscan(m[1], &n)
+		return n
+	}
+	first, last := get("data-first-evals"), get("data-evals")
+	if last <= first {
+		t.Errorf("the page showed %d evaluations when it rendered and %d at the end: it did not follow the run", first, last)
+	}
+	t.Logf("evaluations: %d at first render, %d later", first, last)
 }

@@ -99,6 +99,7 @@ func openRun(root *os.Root, rel, dir, name string) (*runView, error) {
 		return nil, fmt.Errorf("%s is not a run folder: no scenario.yaml", name)
 	}
 	rv.info.Failures = readFailures(scPath)
+	rv.info.Links, rv.info.Groups, rv.info.X, rv.info.Y = [][2]int{}, [][]int{}, []float64{}, []float64{}
 	if err := rv.buildNetwork(scPath); err != nil {
 		rv.info.NetworkError = err.Error()
 	}
@@ -185,6 +186,9 @@ func (rv *runView) buildNetwork(scPath string) error {
 // finished.
 func (rv *runView) refresh() {
 	ph, exact := rv.readPhases()
+	if ph == nil {
+		ph = []Phase{} // the page reads a list, even before the first phase ends
+	}
 	rv.info.Phases, rv.info.PhasesExact = ph, exact
 	rv.info.Rounds = 0
 	for _, p := range ph {
@@ -207,7 +211,7 @@ func (rv *runView) refresh() {
 func readFailures(path string) []map[string]any {
 	sc, err := scenarios.Load(path)
 	if err != nil {
-		return nil
+		return []map[string]any{}
 	}
 	out := []map[string]any{}
 	for _, f := range sc.Network.Failures {

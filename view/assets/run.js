@@ -313,6 +313,7 @@ async function runPage(run) {
   if (info.source !== 'none' && info.rounds > 0) await rounds.load(tick);
   drawRound(tick);
   ready();
+  document.body.dataset.firstEvals = document.body.dataset.evals = evals.list.length;
   status(info.done ? 'finished' : 'running');
   if (params.get('scrub')) await scrub(+params.get('scrub'));
 
@@ -328,6 +329,7 @@ async function runPage(run) {
         info = Object.assign(info, {phases: inf.phases, rounds: inf.rounds, done: inf.done, divergence: inf.divergence});
         evals.add(mm.rows);
         evals.place(info.phases);
+        document.body.dataset.evals = evals.list.length;
         slider.max = Math.max(0, info.rounds - 1);
         drawLegend();
         drawCurves(curveBox, evals, info, perBox.checked, tick);
