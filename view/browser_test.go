@@ -123,13 +123,13 @@ func checkPartitionPage(t *testing.T, dom string, evaluations int) {
 	if i < 0 {
 		t.Fatal("no train_loss curve")
 	}
-	var points int = -1
-	for _, p := range elements(dom[i:], "polyline", "agg") {
-		points = len(strings.Fields(p["points"]))
-		if fmt.Sprint(points) != p["data-points"] {
-			t.Errorf("polyline has %d points, says %s", points, p["data-points"])
-		}
-		break
+	aggs := elements(dom[i:], "polyline", "agg")
+	if len(aggs) == 0 {
+		t.Fatal("the train_loss curve has no aggregate line")
+	}
+	points := len(strings.Fields(aggs[0]["points"]))
+	if fmt.Sprint(points) != aggs[0]["data-points"] {
+		t.Errorf("polyline has %d points, says %s", points, aggs[0]["data-points"])
 	}
 	if points != evaluations {
 		t.Errorf("the train_loss curve has %d points, metrics.jsonl %d evaluations of it", points, evaluations)

@@ -2,6 +2,7 @@ package view
 
 import (
 	"bufio"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 
 	"go.yaml.in/yaml/v3"
@@ -251,7 +253,58 @@ func (rv *runView) readPhases() ([]Phase, bool) {
 		sort.SliceStable(out, func(a, b int) bool { return out[a].Tick < out[b].Tick })
 		return out, true
 	}
+	if rec := rv.recording(); strings.HasSuffix(rec, ".csv.gz") {
+		if ph := phasesOfRecording(rec); len(ph) > 0 {
+			return ph, true
+		}
+	}
 	return rv.inferPhases(), false
+}
+
+// phasesOfRecording reads the phases off a CSV links recording's
+// comments ("# phase sgp, step 0: from round 0"), each phase lasting
+// until the next one starts and the last until the recording's end
+// ("#! rounds=67").
+func phasesOfRecording(name string) []Phase {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(bufio.NewReaderSize(f, 1<<16))
+	if err != nil {
+		return nil
+	}
+	var out []Phase
+	var end uint64
+	sc := bufio.NewScanner(gz)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] != '#' {
+			continue
+		}
+		var p Phase
+		if n, _ := fmt.Sscanf(string(line), "# phase %s step %d: from round %d", &p.Phase, &p.Step, &p.Tick); n == 3 {
+			p.Phase = strings.TrimSuffix(p.Phase, ",")
+			out = append(out, p)
+		} else if n, _ := fmt.Sscanf(string(line), "#! rounds=%d", &end); n == 1 {
+			continue
+		}
+	}
+	if sc.Err() != nil || end == 0 {
+		return nil
+	}
+	for k := range out {
+		next := end
+		if k+1 < len(out) {
+			next = out[k+1].Tick
+		}
+		if next < out[k].Tick {
+			return nil
+		}
+		out[k].Rounds = int(next - out[k].Tick)
+	}
+	return out
 }
 
 // inferPhases reads the phases off metrics.jsonl's aggregate rows.

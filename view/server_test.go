@@ -190,6 +190,12 @@ func TestRoundsWindows(t *testing.T) {
 	if get(t, ts, "/api/rounds?from=0&count=100000", &rs); len(rs.Rounds) != maxWindow {
 		t.Errorf("a request for all rounds got %d, want a window of %d", len(rs.Rounds), maxWindow)
 	}
+	// A single round (computed as asked) is the same round of a block
+	// (computed and kept).
+	var one roundsJSON
+	if get(t, ts, "/api/rounds?from=10&count=1", &one); len(one.Rounds) != 1 || one.Rounds[0].Cut == nil || !reflect.DeepEqual(one.Rounds[0], rs.Rounds[10]) {
+		t.Errorf("round 10 alone differs from round 10 of the window, or has no cut links")
+	}
 	if get(t, ts, "/api/rounds?from=1100&count=512", &rs); len(rs.Rounds) != 100 || rs.From != 1100 {
 		t.Errorf("the last window: %d rounds from %d, want 100 from 1100", len(rs.Rounds), rs.From)
 	}
@@ -304,4 +310,27 @@ func readAll(r *http.Response) string {
 		b.WriteString(sc.Text())
 	}
 	return b.String()
+}
+
+// Without phases.jsonl, the phases come from a CSV recording's comments,
+// the same; without either, they are inferred from metrics.jsonl and not
+// exact (the outer phase, which evaluates nothing, is missing).
+func TestPhasesWithoutPhasesFile(t *testing.T) {
+	dir := runScenario(t, failuresScenario, true)
+	var want, got, inferred Info
+	get(t, serve(t, dir, ""), "/api/info", &want)
+	if err := os.Remove(filepath.Join(dir, run.PhasesFile)); err != nil {
+		t.Fatal(err)
+	}
+	get(t, serve(t, dir, ""), "/api/info", &got)
+	if !want.PhasesExact || !got.PhasesExact || !reflect.DeepEqual(got.Phases, want.Phases) || got.Rounds != want.Rounds {
+		t.Errorf("from the recording: %+v (%d rounds), want %+v (%d rounds)", got.Phases, got.Rounds, want.Phases, want.Rounds)
+	}
+	if err := os.Remove(filepath.Join(dir, "links.csv.gz")); err != nil {
+		t.Fatal(err)
+	}
+	get(t, serve(t, dir, ""), "/api/info", &inferred)
+	if inferred.PhasesExact || len(inferred.Phases) != len(want.Phases)-1 || inferred.Rounds != want.Rounds-1 {
+		t.Errorf("inferred: %+v, exact %v; want the phases without the outer one", inferred.Phases, inferred.PhasesExact)
+	}
 }

@@ -287,7 +287,7 @@ async function runPage(run) {
   }
   play.addEventListener('click', toggle);
   document.addEventListener('keydown', (e) => {
-    if (e.target.tagName === 'INPUT' && e.target.type !== 'range') return;
+    if (e.target.tagName === 'INPUT' || e.target.tagName === 'SELECT') return; // the slider steps by itself
     if (e.key === 'ArrowRight') go(tick + 1); else if (e.key === 'ArrowLeft') go(tick - 1);
     else if (e.key === ' ') { e.preventDefault(); toggle(); }
   });
