@@ -131,6 +131,9 @@ func checkPartitionPage(t *testing.T, dom string, evaluations int) {
 	if fmt.Sprint(points) != aggs[0]["data-points"] {
 		t.Errorf("polyline has %d points, says %s", points, aggs[0]["data-points"])
 	}
+	if marks := elements(dom[i:], "line", "blowup"); len(marks) == 0 || marks[0]["data-round"] != "9" {
+		t.Errorf("the divergence at round 9 is not marked on the train_loss curve: %v", marks)
+	}
 	if points != evaluations {
 		t.Errorf("the train_loss curve has %d points, metrics.jsonl %d evaluations of it", points, evaluations)
 	}
@@ -173,6 +176,16 @@ func artefacts(t *testing.T) string {
 func TestBrowserPartition(t *testing.T) {
 	needChromium(t)
 	dir := runScenario(t, partitionScenario, false)
+	// A divergence record in summary.json (its entries say phase, outer
+	// step and round) is marked on the curves.
+	sum, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum = append([]byte(`{"divergence": [{"phase": "sgp", "outer": 0, "round": 9, "metric": "train_loss"}], `), sum[1:]...)
+	if err := os.WriteFile(filepath.Join(dir, "summary.json"), sum, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ts := serve(t, dir, "")
 	evals := evaluations(t, dir, "train_loss")
 	if evals != 5 {

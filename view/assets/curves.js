@@ -67,11 +67,32 @@ function drawCurves(box, evals, info, perClient, tick) {
       el('svg:path', {class: 'blowup', d: 'M' + (x - 4) + ',' + (T) + 'l8,8m0,-8l-8,8', 'data-round': t}, svg)
         .appendChild(el('svg:title', {text: key + ' not finite at round ' + t}));
     }
-    const dv = info.divergence;
-    if (dv && typeof dv === 'object') {
-      const t = typeof dv.tick === 'number' ? dv.tick : null;
-      if (t !== null) el('svg:line', {class: 'blowup', x1: xOf(t), x2: xOf(t), y1: T, y2: H - B, 'stroke-dasharray': '3 2'}, svg);
+    for (const d of divergences(info)) {
+      if (d.metric && d.metric !== key) continue;
+      el('svg:line', {class: 'blowup', x1: xOf(d.tick), x2: xOf(d.tick), y1: T, y2: H - B, 'stroke-dasharray': '3 2',
+        'data-round': d.tick}, svg).appendChild(el('svg:title', {text: d.text}));
     }
     el('svg:line', {class: 'cursor', x1: xOf(tick), x2: xOf(tick), y1: T, y2: H - B}, svg);
   }
+}
+
+// divergences finds, in summary.json's divergence record, the entries
+// that say where (a phase, an outer step, a round) and places them at
+// their round; an entry that names a metric marks that metric's chart
+// only.
+function divergences(info) {
+  const out = [];
+  (function walk(v) {
+    if (Array.isArray(v)) { v.forEach(walk); return; }
+    if (!v || typeof v !== 'object') return;
+    if (typeof v.phase === 'string' && typeof v.round === 'number') {
+      const step = typeof v.outer === 'number' ? v.outer : v.step;
+      const p = info.phases.find(p => p.phase === v.phase && (step === undefined || p.step === step) &&
+        v.round >= p.offset && v.round < p.offset + p.rounds);
+      if (p) out.push({tick: p.tick + v.round - p.offset, metric: v.metric || v.key, text: 'divergence: ' + JSON.stringify(v)});
+      return;
+    }
+    Object.values(v).forEach(walk);
+  })(info.divergence);
+  return out;
 }
