@@ -62,7 +62,7 @@ async function sweepPage() {
     for (const r of sw.runs) {
       const tr = el('tr', {}, t);
       const td = el('td', {}, tr);
-      if (offline && !offline.runs[r.dir]) td.textContent = r.name;
+      if ((offline && !offline.runs[r.dir]) || r.status === 'pending') td.textContent = r.name;
       else el('a', {href: pageURL(r.dir), text: r.name, class: 'runlink'}, td);
       el('td', {text: r.method}, tr);
       el('td', {text: r.seed}, tr);
