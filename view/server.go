@@ -2,6 +2,7 @@ package view
 
 import (
 	"bytes"
+	"crypto/subtle"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"mime"
+	"net"
 	"net/http"
 	"os"
 	"path"
@@ -78,8 +80,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "read only", http.StatusMethodNotAllowed)
 		return
 	}
-	if s.token != "" && r.URL.Query().Get("token") != s.token && r.Header.Get("Authorization") != "Bearer "+s.token {
+	if s.token != "" && !s.authorized(r) {
 		http.Error(w, "a token is required", http.StatusUnauthorized)
+		return
+	}
+	if s.token == "" && !loopbackHost(r.Host) {
+		// Without a token the page is for this machine only: a web page
+		// elsewhere that points its own name at 127.0.0.1 (DNS
+		// rebinding) must not read it.
+		http.Error(w, "served for 127.0.0.1 only", http.StatusForbidden)
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -112,6 +121,29 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// authorized reports whether r carries the token, compared in constant
+// time.
+func (s *Server) authorized(r *http.Request) bool {
+	tok := r.URL.Query().Get("token")
+	if h, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		tok = h
+	}
+	return subtle.ConstantTimeCompare([]byte(tok), []byte(s.token)) == 1
+}
+
+// loopbackHost reports whether a request's Host names this machine by
+// a loopback address or localhost.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
 }
 
 // errNotFound is a path the folder does not serve.

@@ -289,6 +289,14 @@ func TestConfinement(t *testing.T) {
 			t.Errorf("%s: status %d, body %q", p, r.StatusCode, body)
 		}
 	}
+	// Without a token, only requests for a loopback host are served.
+	req, _ := http.NewRequest("GET", ts.URL+"/file/plot.png", nil)
+	req.Host = "rebound.example:8080"
+	if r, err := http.DefaultClient.Do(req); err != nil || r.StatusCode != http.StatusForbidden {
+		t.Errorf("a request for another host: %v, %v; want 403", err, r.Status)
+	} else {
+		r.Body.Close()
+	}
 	// With a token, nothing is served without it.
 	tts := serve(t, dir, "s3cret")
 	if code := get(t, tts, "/file/plot.png", nil); code != http.StatusUnauthorized {
