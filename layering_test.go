@@ -37,6 +37,7 @@ var layers = []struct {
 	{"run", []string{"run"}, []string{"github.com/rs/zerolog"}},
 	{"report", []string{"report"}, []string{"gonum.org/v1/plot/"}},
 	{"experiments and bench", []string{"experiments", "bench"}, nil},
+	{"view", []string{"view"}, nil},
 	{"commands", []string{"", "tools/docgen"}, []string{"github.com/spf13/", "github.com/mattn/go-isatty"}},
 }
 

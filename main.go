@@ -130,7 +130,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetHelpCommand(newHelpCmd(root))
 	root.AddCommand(newRunCmd(stderr), newValidateCmd(stdout), newSweepCmd(stdout, stderr),
 		newBenchCmd(stdout, stderr), newListCmd(stdout), newVersionCmd(stdout), newWorkerCmd(stdout, stderr),
-		newResumeCmd(stderr), newReportCmd(stdout))
+		newResumeCmd(stderr), newReportCmd(stdout), newViewCmd(stdout, stderr))
 	return root
 }
 

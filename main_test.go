@@ -208,7 +208,7 @@ func TestHelpCompletion(t *testing.T) {
 	if code := runCLI([]string{"__complete", "help", "v"}, &out, &errb); code != 0 {
 		t.Fatalf("exit code %d; stderr %s", code, errb.String())
 	}
-	if got := out.String(); !strings.HasPrefix(got, "validate\nversion\n:4\n") {
-		t.Errorf("completions %q, want validate, version and no file completion (:4)", got)
+	if got := out.String(); !strings.HasPrefix(got, "validate\nversion\nview\n:4\n") {
+		t.Errorf("completions %q, want validate, version, view and no file completion (:4)", got)
 	}
 }

@@ -181,6 +181,10 @@ func execute(ctx context.Context, run *Run, resolved []byte, f *os.File, mw *met
 	if err != nil {
 		return nil, err
 	}
+	if links.phases, err = openPhaseLog(opt.OutDir, resume != nil); err != nil {
+		return nil, err
+	}
+	defer links.phases.close()
 	cps := &optim.Checkpoints{Program: run.Program(), Every: sc.Runtime.CheckpointEvery}
 	if resume != nil {
 		sink.restore(resume.Sink)

@@ -55,6 +55,8 @@ type linkSink struct {
 	f     *os.File
 	gz    *gzip.Writer
 	path  string
+	// phases, when not nil, lists each phase's rounds (PhasesFile).
+	phases *phaseLog
 }
 
 // newLinkSink wraps s; record, when not empty, names the recording.
@@ -86,6 +88,9 @@ func (l *linkSink) Finished(rep *optim.PhaseReport) error {
 		l.tick = uint64(spec.Tick)
 	}
 	end := l.tick + uint64(spec.Rounds)
+	if err := l.phases.write(spec, l.tick); err != nil {
+		return err
+	}
 	if l.trace != nil && end > l.trace.Rounds() {
 		return fmt.Errorf("phase %s ran to round %d, past the end of the links trace (%d rounds; its end policy is fail)",
 			spec.Name, end-1, l.trace.Rounds())
