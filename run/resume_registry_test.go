@@ -69,6 +69,7 @@ func resumeProblems(t *testing.T, sc scenarios.Scenario) []string {
 		t.Fatal(err)
 	}
 	wantM, wantS := readOutputs(t, ref)
+	wantP := readPhases(t, ref)
 	var problems []string
 	resumed := 0
 	for _, c := range [][2]string{{"sequential", "actors"}, {"actors", "sequential"}} {
@@ -96,6 +97,9 @@ func resumeProblems(t *testing.T, sc scenarios.Scenario) []string {
 		}
 		if !bytes.Equal(gotS, wantS) {
 			problems = append(problems, fmt.Sprintf("stopped %s on %s, resumed on %s: summary.json differs from the uninterrupted run's", where, c[0], c[1]))
+		}
+		if !bytes.Equal(readPhases(t, dir), wantP) {
+			problems = append(problems, fmt.Sprintf("stopped %s on %s, resumed on %s: %s differs from the uninterrupted run's", where, c[0], c[1], PhasesFile))
 		}
 		resumed++
 		t.Logf("stopped %s on %s, resumed on %s: identical", where, c[0], c[1])
@@ -142,4 +146,14 @@ func nextOffset(t *testing.T, dir string) int {
 		t.Fatal(err)
 	}
 	return fc.Optim.Next.Offset
+}
+
+// readPhases returns dir's PhasesFile.
+func readPhases(t *testing.T, dir string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, PhasesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
