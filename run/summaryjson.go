@@ -84,7 +84,7 @@ func measuredOf(a Aggregate) measured {
 	if a.TestRows > 0 {
 		m.TestAcc, m.TestAccP = &a.TestAcc, &a.TestAccP
 	}
-	if a.XClients > 0 {
+	if a.ConsensusMeasured() {
 		m.Consensus = &a.Consensus
 	}
 	return m
@@ -92,9 +92,10 @@ func measuredOf(a Aggregate) measured {
 
 // UnmarshalJSON reads what MarshalJSON wrote. An aggregate value present
 // in the file was measured by at least one client: its count
-// (TrainClients, ValRows, TestRows, XClients) reads as 1, the exact
-// counts not being in summary.json, so that a summary read back and
-// written again keeps its values.
+// (TrainClients, ValRows, TestRows) reads as 1, the exact counts not
+// being in summary.json, so that a summary read back and written again
+// keeps its values; a consensus distance present was over two clients'
+// parameters at least, and XClients reads as 2.
 func (s *Summary) UnmarshalJSON(b []byte) error {
 	var in summaryJSON
 	if err := json.Unmarshal(b, &in); err != nil {
@@ -133,5 +134,8 @@ func (m measured) aggregate() Aggregate {
 	read(&a.TestAcc, m.TestAcc, &a.TestRows)
 	read(&a.TestAccP, m.TestAccP, &a.TestRows)
 	read(&a.Consensus, m.Consensus, &a.XClients)
+	if a.XClients > 0 {
+		a.XClients = 2
+	}
 	return a
 }
