@@ -227,6 +227,13 @@ type ResumeOptions struct {
 	Runtime func(*scenarios.RuntimeSpec)
 }
 
+// removeStaleCheckpoint removes the checkpoint of a completed run (one
+// with summary.json): a run removes it after writing summary.json, and a
+// kill between the two leaves it behind.
+func removeStaleCheckpoint(dir string) {
+	_ = os.Remove(filepath.Join(dir, checkpointFile))
+}
+
 // Resume continues the run whose output folder is opt.OutDir from its last
 // checkpoint: it rebuilds the run from the folder's scenario.yaml, restores
 // every client, the program and the summary's state, truncates
@@ -244,6 +251,7 @@ func Resume(ctx context.Context, opt ResumeOptions) (*Summary, error) {
 	}
 	defer unlock()
 	if _, err := os.Stat(filepath.Join(dir, summaryFile)); err == nil {
+		removeStaleCheckpoint(dir)
 		return nil, scenarios.Invalid(dir, "the run completed (%s exists); there is nothing to resume", summaryFile)
 	}
 	resolved, err := os.ReadFile(filepath.Join(dir, scenarioFile))
