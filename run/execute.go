@@ -226,6 +226,9 @@ func execute(ctx context.Context, run *Run, resolved []byte, f *os.File, mw *met
 	if cps.Skipped != "" && opt.Warn != nil {
 		opt.Warn(fmt.Sprintf("no checkpoints were taken: %s", cps.Skipped))
 	}
+	if h := sum.Hypergradient; h != nil && h.NoOracle != "" && opt.Warn != nil {
+		opt.Warn("no oracle to compare the hyper-gradient with (no oracle_rel_error): " + h.NoOracle)
+	}
 	b, err := MarshalFinite(sum)
 	if err != nil {
 		return nil, fmt.Errorf("encoding summary: %w", err)
@@ -274,6 +277,9 @@ type HypergradientSummary struct {
 	// OracleRelError is ‖d̂ − B̄(I−Ā)⁻¹c^y − c^λ‖ / ‖oracle‖ with the oracle
 	// linearized at the same state and the true p̄; set when oracle: true.
 	OracleRelError *float64 `json:"oracle_rel_error,omitempty"`
+	// NoOracle says why there is no oracle to compare with (I − Ā
+	// singular, or ρ(Ā) ≥ 1: the Neumann series HGP sums diverges).
+	NoOracle string `json:"no_oracle,omitempty"`
 }
 
 // stackedNorm is the 2-norm of the vectors stacked. When the sum of

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"errors"
 	"math"
 
 	"hgpsim/graph"
@@ -233,6 +234,13 @@ func (s *runSink) hypergradient(rep *optim.PhaseReport) (*HypergradientSummary, 
 	}
 	r := s.run
 	oracle, err := s.prog.Oracle(r.Net, s.expectedPushWeights(), r.Model, r.Data, s.states)
+	var missing interface{ Status() string } // pdbo.OracleError: singular or diverges
+	if errors.As(err, &missing) {
+		// No fixed point to compare with: say so rather than an error
+		// against a solve that HGP's diverging sums never approach.
+		hs.NoOracle = err.Error()
+		return hs, nil
+	}
 	if err != nil {
 		return nil, err
 	}
