@@ -110,7 +110,7 @@ func TestWorkerDataRoot(t *testing.T) {
 		{"name: a\nclients: 4\ndata: {kind: fashion-mnist, dir: " + inside + "}\n", ""},
 		{"name: a\nclients: 4\ndata: {kind: fashion-mnist, dir: " + inside + "/../../x}\n", "data.dir: "},
 		{"name: a\nclients: 4\ndata: {kind: fashion-mnist}\n", "data.dir: "}, // the default folder
-		{"name: a\nclients: 4\n", ""},                                       // synthetic data: no file
+		{"name: a\nclients: 4\n", ""}, // synthetic data: no file
 		{"name: a\nclients: 4\nnetwork: {kind: stochastic-directed, links: {kind: trace, file: /etc/passwd}}\n", "network.links.file: /etc/passwd is outside"},
 	} {
 		sc, err := scenarios.Decode("test", []byte(c.body))
