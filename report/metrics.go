@@ -139,6 +139,8 @@ var Metrics = []Metric{
 		Value: estimate(func(e *run.EstimateError) float64 { return e.Delivered.PBarMaxAbs })},
 	{Name: "delta_bar_error_delivered", Log: true, Doc: "δ̄ estimation error against the delivery frequency of the same rounds",
 		Value: estimate(func(e *run.EstimateError) float64 { return e.Delivered.DeltaBarMaxAbs })},
+	{Name: "blowups", Doc: "phases in which a value blew up: a client's training loss more than 10³ times its loss at the phase's first evaluation, a hyper-gradient norm more than 10³ times the run's first, or one not finite (summary.json: blowups)",
+		Value: always(func(s *run.Summary) float64 { return float64(len(s.Blowups)) })},
 	{Name: "messages", Doc: "messages sent, all phases",
 		Value: always(func(s *run.Summary) float64 { return traffic(s, func(m, _, _ int64) int64 { return m }) })},
 	{Name: "bytes", Doc: "payload bytes sent, all phases",

@@ -9,10 +9,11 @@ import (
 	"hgpsim/run"
 )
 
-// zeroIsAValue lists the metrics for which 0 is a measurement: counts, an
+// zeroIsAValue lists the metrics for which 0 is a measurement: counts (of
+// blow-ups too: every evaluation is checked), an
 // outer step, and Alg. 2's errors against the deliveries of the same
 // rounds, exactly 0 when a client's bookkeeping matches what it sent.
-var zeroIsAValue = map[string]bool{"best_step": true, "messages": true, "bytes": true, "dropped": true,
+var zeroIsAValue = map[string]bool{"best_step": true, "messages": true, "bytes": true, "dropped": true, "blowups": true,
 	"p_bar_error_delivered": true, "delta_bar_error_delivered": true}
 
 // TestNoMetricIsAnUnmeasuredZero runs the example of every registered

@@ -51,6 +51,7 @@ type sinkState struct {
 	Final         Aggregate
 	Evals         []scenarios.Eval
 	Cumulative    optim.Traffic
+	Divergence    divergence
 }
 
 type phaseTraffic struct {
@@ -60,7 +61,7 @@ type phaseTraffic struct {
 
 func (s *runSink) state() sinkState {
 	st := sinkState{Outer: s.sum.Outer, Estimates: s.sum.Estimates, Hypergradient: s.sum.Hypergradient,
-		Final: s.final, Evals: s.evals, Cumulative: s.traffic}
+		Final: s.final, Evals: s.evals, Cumulative: s.traffic, Divergence: s.div}
 	for name, t := range s.sum.Traffic {
 		st.Traffic = append(st.Traffic, phaseTraffic{name, t})
 	}
@@ -70,7 +71,7 @@ func (s *runSink) state() sinkState {
 
 func (s *runSink) restore(st sinkState) {
 	s.sum.Outer, s.sum.Estimates, s.sum.Hypergradient = st.Outer, st.Estimates, st.Hypergradient
-	s.final, s.evals, s.traffic = st.Final, st.Evals, st.Cumulative
+	s.final, s.evals, s.traffic, s.div = st.Final, st.Evals, st.Cumulative, st.Divergence
 	for _, t := range st.Traffic {
 		s.sum.Traffic[t.Phase] = t.Traffic
 	}

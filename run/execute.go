@@ -40,6 +40,9 @@ type Summary struct {
 	Best  *OuterRecord  `json:"best,omitempty"`
 	// StoppedEarly is set when outer.patience ended the loop before S.
 	StoppedEarly bool `json:"stopped_early,omitempty"`
+	// Blowups lists the phases in which a value blew up (BlowupGrowth):
+	// a run that diverged says so whatever its headline accuracy.
+	Blowups []Blowup `json:"blowups,omitempty"`
 	// Experiment is an experiment's own summary, set instead of the fields
 	// above (the experiment writes summary.json itself).
 	Experiment any `json:"-"`
@@ -225,6 +228,9 @@ func execute(ctx context.Context, run *Run, resolved []byte, f *os.File, mw *met
 	}
 	if cps.Skipped != "" && opt.Warn != nil {
 		opt.Warn(fmt.Sprintf("no checkpoints were taken: %s", cps.Skipped))
+	}
+	if w := sink.div.warning(); w != "" && opt.Warn != nil {
+		opt.Warn(w)
 	}
 	if h := sum.Hypergradient; h != nil && h.NoOracle != "" && opt.Warn != nil {
 		opt.Warn("no oracle to compare the hyper-gradient with (no oracle_rel_error): " + h.NoOracle)

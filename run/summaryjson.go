@@ -14,7 +14,7 @@ import (
 func (s Summary) MarshalJSON() ([]byte, error) {
 	out := summaryJSON{Name: s.Name, Seed: s.Seed, Clients: s.Clients, Network: s.Network, Driver: s.Driver,
 		Algorithm: s.Algorithm, Rounds: s.Rounds, Final: measuredOf(s.Final), Traffic: s.Traffic,
-		Estimates: s.Estimates, Hypergradient: s.Hypergradient, StoppedEarly: s.StoppedEarly, Wire: s.Wire}
+		Estimates: s.Estimates, Hypergradient: s.Hypergradient, StoppedEarly: s.StoppedEarly, Blowups: s.Blowups, Wire: s.Wire}
 	if s.Outer != nil {
 		out.Outer = make([]outerJSON, len(s.Outer))
 		for k, r := range s.Outer {
@@ -45,6 +45,7 @@ type summaryJSON struct {
 	Outer         []outerJSON              `json:"outer,omitempty"`
 	Best          *outerJSON               `json:"best,omitempty"`
 	StoppedEarly  bool                     `json:"stopped_early,omitempty"`
+	Blowups       []Blowup                 `json:"blowups,omitempty"`
 	Wire          *actors.WireTraffic      `json:"wire,omitempty"`
 }
 
@@ -103,7 +104,7 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 	}
 	*s = Summary{Name: in.Name, Seed: in.Seed, Clients: in.Clients, Network: in.Network, Driver: in.Driver,
 		Algorithm: in.Algorithm, Rounds: in.Rounds, Final: in.Final.aggregate(), Traffic: in.Traffic,
-		Estimates: in.Estimates, Hypergradient: in.Hypergradient, StoppedEarly: in.StoppedEarly, Wire: in.Wire}
+		Estimates: in.Estimates, Hypergradient: in.Hypergradient, StoppedEarly: in.StoppedEarly, Blowups: in.Blowups, Wire: in.Wire}
 	if in.Outer != nil {
 		s.Outer = make([]OuterRecord, len(in.Outer))
 		for k, r := range in.Outer {
