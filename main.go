@@ -251,6 +251,9 @@ func cmdValidate(file string, sets []scenarios.Set, maxMemory int64, stdout io.W
 	if links != "" {
 		fmt.Fprintln(stdout, links)
 	}
+	for _, w := range scenarios.Warnings(sc) {
+		fmt.Fprintln(stdout, "warning: "+w)
+	}
 	for k, f := range sc.Network.Failures {
 		if f.Params.Breaks() {
 			fmt.Fprintf(stdout, "note: network.failures[%d] (%s) can leave the network without strong connectivity for a while (Assumption 2); that is allowed\n", k, f.Name)
