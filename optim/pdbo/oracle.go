@@ -172,18 +172,18 @@ func FixedPointOracle(lins []Linearization) ([][]float64, error) {
 	for _, l := range lins {
 		minOmega = math.Min(minOmega, l.Omega)
 	}
-	radius, estimated := math.NaN(), n > exactRadiusRows
+	estimated := n > exactRadiusRows
+	radius := spectralRadius
 	if estimated {
-		radius = radiusEstimate(a)
-	} else {
-		radius = spectralRadius(a)
+		radius = radiusEstimate
 	}
+	rho := radius(a)
 	var q mat.VecDense
 	if err := q.SolveVec(&ima, cy); err != nil {
-		return nil, &OracleError{Singular: true, Radius: radius, Estimated: estimated, MinOmega: minOmega, Err: err}
+		return nil, &OracleError{Singular: true, Radius: rho, Estimated: estimated, MinOmega: minOmega, Err: err}
 	}
-	if radius >= 1 || math.IsNaN(radius) {
-		return nil, &OracleError{Radius: radius, Estimated: estimated, MinOmega: minOmega}
+	if rho >= 1 {
+		return nil, &OracleError{Radius: rho, Estimated: estimated, MinOmega: minOmega}
 	}
 	return stackedHyper(lins, b, &q, cl), nil
 }
