@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 
+	"hgpsim/internal/registry"
 	"hgpsim/models"
 )
 
@@ -68,11 +69,14 @@ func (r *dataRoot) walk(v reflect.Value, at string) error {
 				continue
 			}
 			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			fv := v.Field(i)
 			where := at
-			if name != "" {
+			choice := reflect.PointerTo(fv.Type()).Implements(reflect.TypeFor[registry.Chooser]())
+			if name != "" && !(name == "kind" && choice) {
+				// A section's kind and its parameters sit side by side
+				// (network.links.file, not network.kind.links.file).
 				where = strings.TrimPrefix(at+"."+name, ".")
 			}
-			fv := v.Field(i)
 			if fv.Kind() == reflect.String && (name == "dir" || name == "file") {
 				p := fv.String()
 				if p == "" && name == "dir" && !synthetic(v) {

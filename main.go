@@ -239,10 +239,20 @@ func cmdValidate(file string, sets []scenarios.Set, maxMemory int64, stdout io.W
 	if err != nil {
 		return err
 	}
+	if links != "" && sc.Experiment == nil {
+		// What only the run's schedule tells (a trace outlived): the
+		// run's own build checks it, without loading data.
+		if _, err := run.Build(sc, run.Hosting(0, 0)); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(stdout, "%s: valid (%d clients, %s network, %s); needs %s\n",
 		file, sc.Clients, sc.Network.Topology.Name, what, res)
 	if links != "" {
 		fmt.Fprintln(stdout, links)
+	}
+	for _, w := range scenarios.Warnings(sc) {
+		fmt.Fprintln(stdout, "warning: "+w)
 	}
 	for k, f := range sc.Network.Failures {
 		if f.Params.Breaks() {

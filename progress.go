@@ -70,7 +70,7 @@ func (p *progressPrinter) event(ev optim.RoundEvent, agg run.Aggregate, total in
 	if agg.TestRows > 0 {
 		e = e.Float64("test_acc", agg.TestAcc)
 	}
-	if agg.XClients > 0 {
+	if agg.ConsensusMeasured() {
 		e = e.Float64("consensus", agg.Consensus)
 	}
 	e.Msg("progress")

@@ -101,22 +101,25 @@ func TestWorkerDataRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	inside := filepath.Join(root, "idx")
+	// An error names the path by the scenario's keys: a section's kind
+	// and its parameters sit side by side.
 	for _, c := range []struct {
 		body string
-		ok   bool
+		key  string // "": inside the root
 	}{
-		{"name: a\nclients: 4\ndata: {kind: fashion-mnist, dir: " + inside + "}\n", true},
-		{"name: a\nclients: 4\ndata: {kind: fashion-mnist, dir: " + inside + "/../../x}\n", false},
-		{"name: a\nclients: 4\ndata: {kind: fashion-mnist}\n", false}, // the default folder
-		{"name: a\nclients: 4\n", true},                               // synthetic data: no file
-		{"name: a\nclients: 4\nnetwork: {kind: stochastic-directed, links: {kind: trace, file: /etc/passwd}}\n", false},
+		{"name: a\nclients: 4\ndata: {kind: fashion-mnist, dir: " + inside + "}\n", ""},
+		{"name: a\nclients: 4\ndata: {kind: fashion-mnist, dir: " + inside + "/../../x}\n", "data.dir: "},
+		{"name: a\nclients: 4\ndata: {kind: fashion-mnist}\n", "data.dir: "}, // the default folder
+		{"name: a\nclients: 4\n", ""}, // synthetic data: no file
+		{"name: a\nclients: 4\nnetwork: {kind: stochastic-directed, links: {kind: trace, file: /etc/passwd}}\n", "network.links.file: /etc/passwd is outside"},
 	} {
 		sc, err := scenarios.Decode("test", []byte(c.body))
 		if err != nil {
 			t.Fatalf("%q: %v", c.body, err)
 		}
-		if err := r.check(sc); (err == nil) != c.ok {
-			t.Errorf("%q: check gave %v, want ok=%v", c.body, err, c.ok)
+		err = r.check(sc)
+		if (err == nil) != (c.key == "") || (err != nil && !strings.HasPrefix(err.Error(), c.key)) {
+			t.Errorf("%q: check gave %v, want an error starting %q", c.body, err, c.key)
 		}
 	}
 }

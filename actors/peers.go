@@ -157,6 +157,17 @@ func (b *blockRun) enter(m *wire.WorkerStep) error {
 		switch {
 		case !m.ContinueRecord:
 			b.rec = optim.NewDeliveryRecord(b.nw.N)
+		case len(m.Record) > 0:
+			// A part resumed from a checkpoint: the record so far comes
+			// with the step, as this worker never ran the parts before.
+			b.rec = optim.NewDeliveryRecord(b.nw.N)
+			first, last, err := wire.ApplyRecordColumns(b.rec, m.Record)
+			if err != nil {
+				return err
+			}
+			if first != b.first() || last != b.last() {
+				return fmt.Errorf("the delivery record of clients %d–%d, for a worker of clients %d–%d", first, last-1, b.first(), b.last()-1)
+			}
 		case b.rec == nil:
 			return errors.New("asked to continue a delivery record this worker does not have")
 		}

@@ -53,6 +53,10 @@ type remoteRun struct {
 	// consensus is worker 0's consensus distance of the step's
 	// evaluation: the stats carry no parameter vectors.
 	consensus optim.ConsensusDistance
+	// kept is the delivery record whose columns the workers keep after a
+	// tracked part that the next part continues; a part that continues
+	// another record (resumed from a checkpoint) sends them its columns.
+	kept *optim.DeliveryRecord
 }
 
 // workerLink is one worker as the supervisor sees it.
@@ -439,6 +443,10 @@ func (s *supervisor) sendRemoteSteps(ctx actor.Context, st *step) {
 		m.Run = r.run
 		if spec != nil {
 			m.ContinueRecord = spec.Track && spec.Delivered != nil
+			if m.ContinueRecord && spec.Delivered != r.kept {
+				// A record the workers never filled (a resumed part).
+				m.Record = wire.NewRecordColumns(spec.Delivered, w.first, w.last)
+			}
 			var late []optim.LateMessage
 			for _, l := range spec.Late {
 				if l.To >= w.first && l.To < w.last {

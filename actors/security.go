@@ -196,8 +196,24 @@ func (s Security) checkAccepted(ctx context.Context, addr string) error {
 		return fmt.Errorf("worker %s refused this supervisor: %s", addr, status.Convert(err).Message())
 	case s.TLS():
 		return fmt.Errorf("worker %s: TLS: %s", addr, status.Convert(err).Message())
+	case speaksTLS(ctx, addr):
+		return fmt.Errorf("worker %s speaks TLS and this supervisor does not: give it the worker's TLS options (--tls-cert, --tls-key and --tls-ca; docs/distributed.md)", addr)
 	default:
 		// Something else answers there: the setup's own check names it.
 		return nil
 	}
+}
+
+// speaksTLS reports whether a TLS server answers at addr: a handshake
+// that completes, or one the server ends with a TLS alert (it asked for a
+// client certificate). Nothing is sent past the handshake.
+func speaksTLS(ctx context.Context, addr string) bool {
+	d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12}} // a probe: nothing is exchanged past the handshake
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err == nil {
+		conn.Close()
+		return true
+	}
+	var alert tls.AlertError
+	return errors.As(err, &alert)
 }

@@ -318,6 +318,7 @@ func (s *supervisor) advance(ctx actor.Context) {
 		switch {
 		case s.remote != nil && spec.Continued:
 			s.rep.Late = s.remoteLate() // the workers keep them for the next part
+			s.remote.kept = s.rep.Delivered
 		case s.remote != nil:
 			s.since.Dropped += s.remote.lost
 		case spec.Continued:

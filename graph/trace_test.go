@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -183,12 +184,24 @@ func TestTraceRejectsBadFiles(t *testing.T) {
 		{"json garbage", `{"round":0,"from":0,"to":1,"up":true}` + "\n{\"round\":1,\"from\":0}\n", ":2: a change needs round, from, to and up"},
 		{"json unknown", `{"round":0,"from":0,"to":1,"up":true,"x":1}` + "\n", ":1: not a links trace object"},
 		{"truncated gzip", string(truncated), "truncated gzip stream"},
+		{"gzip cut in its first line", string(gzbuf.Bytes()[:12]), ": truncated gzip stream"},
+		{"damaged gzip header", "\x1f\x8b\x09\x00garbage, not gzip", ": a damaged gzip header"},
+		{"empty", "", ": no change row and no rounds directive"},
+		{"header only", "round,from,to,up\n", ": no change row and no rounds directive"},
+		{"missing", "", ": no such file or directory"},
+	}
+	// Every trace error reads "FILE: what" or "FILE:LINE: what", the
+	// line counted from 1, and says what in its own words.
+	form := func(path string) *regexp.Regexp {
+		return regexp.MustCompile(`(^|: )` + regexp.QuoteMeta(path) + `(:[1-9][0-9]*)?: [a-z]`)
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "t.csv")
-			if err := os.WriteFile(path, []byte(c.src), 0o644); err != nil {
-				t.Fatal(err)
+			if c.name != "missing" {
+				if err := os.WriteFile(path, []byte(c.src), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			topo := registry.Choose[Topology]("stochastic-directed")
 			topo.Params.(*Stochastic).Process = registry.Choice[LinkProcess]{Name: "trace", Params: &Trace{File: path, End: "fail"}}
@@ -201,6 +214,9 @@ func TestTraceRejectsBadFiles(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), "\n") {
 				t.Errorf("error spans lines: %q", err)
+			}
+			if !form(path).MatchString(err.Error()) || strings.Contains(err.Error(), "gzip:") || strings.Contains(err.Error(), "links trace:") {
+				t.Errorf("error %q does not read FILE[:LINE]: what", err)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"strconv"
@@ -58,7 +59,11 @@ type traceReader struct {
 func openTrace(name string, n int) (*traceReader, error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, fmt.Errorf("links trace: %w", err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path comes first, as in every trace error
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	t := &traceReader{name: name, f: f, n: n, seen: map[int]int{}}
 	br := bufio.NewReaderSize(f, 1<<16)
@@ -66,7 +71,7 @@ func openTrace(name string, n int) (*traceReader, error) {
 		t.gz, err = gzip.NewReader(br)
 		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("%s: not a readable gzip stream: %v", name, err)
+			return nil, fmt.Errorf("%s: a damaged gzip header (the file starts as gzip does)", name)
 		}
 		br = bufio.NewReaderSize(t.gz, 1<<16)
 	}
@@ -88,8 +93,12 @@ func openTrace(name string, n int) (*traceReader, error) {
 // Close releases the file.
 func (t *traceReader) Close() error { return t.f.Close() }
 
-// errorf returns an error at the current line.
+// errorf returns an error at the current line, or of the file before
+// its first line.
 func (t *traceReader) errorf(format string, a ...any) error {
+	if t.line == 0 {
+		return fmt.Errorf("%s: %s", t.name, fmt.Sprintf(format, a...))
+	}
 	return fmt.Errorf("%s:%d: %s", t.name, t.line, fmt.Sprintf(format, a...))
 }
 

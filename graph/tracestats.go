@@ -81,12 +81,12 @@ func ScanTrace(name string, n int, stats bool) (*TraceSummary, error) {
 		s.Clients = max(n, maxID+1)
 	}
 	if s.Clients < 2 {
-		return nil, fmt.Errorf("%s: no links: a trace needs at least one change row", name)
+		return nil, fmt.Errorf("%s: no change row (a trace needs one at least)", name)
 	}
 	s.Rounds = t.rounds
 	if s.Rounds == 0 {
 		if !t.started {
-			return nil, fmt.Errorf("%s: no rounds: a trace needs at least one change row or a rounds directive", name)
+			return nil, fmt.Errorf("%s: no change row and no rounds directive (an empty trace?)", name)
 		}
 		s.Rounds = t.round + 1
 	}

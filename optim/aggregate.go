@@ -27,6 +27,11 @@ type Aggregate struct {
 	TestRows     int `json:"-"`
 }
 
+// ConsensusMeasured reports whether the consensus distance measures
+// anything: it needs the parameters of two clients at least (over one
+// vector, a server's global model, it is 0 by definition).
+func (a Aggregate) ConsensusMeasured() bool { return a.XClients > 1 }
+
 // Summarize aggregates stats in client order (fixed, so deterministic).
 // Means over clients take the clients that evaluated the split (TrainN,
 // ValN, TestN > 0): a server evaluating a global model reports alone.

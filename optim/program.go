@@ -190,6 +190,31 @@ func (NoSink) Finished(*PhaseReport) error { return nil }
 // Phases is a Program that runs fixed phases in order.
 type Phases []PhaseSpec
 
+// Horizon is a Program that knows the communication rounds its schedule
+// spans (the tick after its last round) when nothing stops it early: a
+// run on a links trace that must not outlive it is checked against it
+// before it starts.
+type Horizon interface {
+	Horizon() uint64
+}
+
+// HorizonOf returns the tick after the last round of phases run in order
+// from tick 0.
+func HorizonOf(phases []PhaseSpec) uint64 {
+	var tick, end uint64
+	for _, p := range phases {
+		if p.Tick >= 0 {
+			tick = uint64(p.Tick)
+		}
+		tick += uint64(p.Rounds)
+		end = max(end, tick)
+	}
+	return end
+}
+
+// Horizon implements Horizon.
+func (ps *Phases) Horizon() uint64 { return HorizonOf(*ps) }
+
 // Next implements Program.
 func (ps *Phases) Next(done *PhaseReport) (*PhaseSpec, error) {
 	if len(*ps) == 0 {

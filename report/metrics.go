@@ -19,8 +19,9 @@ type Metric struct {
 	// method without an outer loop has no hyper-gradient).
 	Value func(s *run.Summary) (float64, bool)
 	// PerRound reads the same quantity off one evaluation, for curves
-	// against the round; nil when it is a whole-run number.
-	PerRound func(a optim.Aggregate) float64
+	// against the round, false when the evaluation did not measure it;
+	// nil when it is a whole-run number.
+	PerRound func(a optim.Aggregate) (float64, bool)
 	// Log draws the metric on a log axis when all its values are positive:
 	// errors, distances and weights span orders of magnitude when a
 	// network fails.
@@ -31,22 +32,26 @@ func always(f func(s *run.Summary) float64) func(s *run.Summary) (float64, bool)
 	return func(s *run.Summary) (float64, bool) { return f(s), true }
 }
 
-// maxOverEvals is the largest value of f over a run's evaluations, +Inf if
-// any is not finite (a diverged run), and the final value for a run that
-// reported no evaluation list.
-func maxOverEvals(s *run.Summary, f func(a optim.Aggregate) float64) float64 {
+// maxOverEvals is the largest value of f over the evaluations of a run
+// that measured it (measured), +Inf if any is not finite (a diverged
+// run), and the final value for a run that reported no evaluation list;
+// false when no evaluation measured it.
+func maxOverEvals(s *run.Summary, f func(a optim.Aggregate) float64, measured func(a optim.Aggregate) bool) (float64, bool) {
 	if len(s.Evals) == 0 {
-		return f(s.Final)
+		return f(s.Final), measured(s.Final)
 	}
-	m := math.Inf(-1)
+	m, ok := math.Inf(-1), false
 	for _, e := range s.Evals {
+		if !measured(e.Agg) {
+			continue
+		}
 		v := f(e.Agg)
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return math.Inf(1)
+			return math.Inf(1), true
 		}
-		m = max(m, v)
+		m, ok = max(m, v), true
 	}
-	return m
+	return m, ok
 }
 
 func traffic(s *run.Summary, f func(messages, bytes, dropped int64) int64) float64 {
@@ -62,11 +67,11 @@ func traffic(s *run.Summary, f func(messages, bytes, dropped int64) int64) float
 // training split) is missing, an empty cell, never a 0 to be averaged in.
 var Metrics = []Metric{
 	{Name: "test_acc", Doc: "test accuracy, weighted by local test size, at the headline evaluation (best validation outer step, else final)",
-		Value: func(s *run.Summary) (float64, bool) { h := s.Headline(); return h.TestAcc, h.TestRows > 0 }, PerRound: func(a optim.Aggregate) float64 { return a.TestAcc }},
+		Value: func(s *run.Summary) (float64, bool) { h := s.Headline(); return h.TestAcc, h.TestRows > 0 }, PerRound: func(a optim.Aggregate) (float64, bool) { return a.TestAcc, a.TestRows > 0 }},
 	{Name: "test_acc_p10", Doc: "10th percentile of the clients' test accuracies at the headline evaluation",
-		Value: func(s *run.Summary) (float64, bool) { h := s.Headline(); return h.TestAccP, h.TestRows > 0 }, PerRound: func(a optim.Aggregate) float64 { return a.TestAccP }},
+		Value: func(s *run.Summary) (float64, bool) { h := s.Headline(); return h.TestAccP, h.TestRows > 0 }, PerRound: func(a optim.Aggregate) (float64, bool) { return a.TestAccP, a.TestRows > 0 }},
 	{Name: "val_acc", Doc: "validation accuracy at the headline evaluation",
-		Value: func(s *run.Summary) (float64, bool) { h := s.Headline(); return h.ValAcc, h.ValRows > 0 }, PerRound: func(a optim.Aggregate) float64 { return a.ValAcc }},
+		Value: func(s *run.Summary) (float64, bool) { h := s.Headline(); return h.ValAcc, h.ValRows > 0 }, PerRound: func(a optim.Aggregate) (float64, bool) { return a.ValAcc, a.ValRows > 0 }},
 	{Name: "best_step", Doc: "outer step with the best validation accuracy (runs with an outer loop)",
 		Value: func(s *run.Summary) (float64, bool) {
 			if s.Best == nil {
@@ -75,20 +80,23 @@ var Metrics = []Metric{
 			return float64(s.Best.Step), true
 		}},
 	{Name: "train_loss", Log: true, Doc: "final training loss, mean over clients",
-		Value: func(s *run.Summary) (float64, bool) { return s.Final.TrainLoss, s.Final.TrainClients > 0 }, PerRound: func(a optim.Aggregate) float64 { return a.TrainLoss }},
+		Value: func(s *run.Summary) (float64, bool) { return s.Final.TrainLoss, s.Final.TrainClients > 0 }, PerRound: func(a optim.Aggregate) (float64, bool) { return a.TrainLoss, a.TrainClients > 0 }},
 	{Name: "max_train_loss", Log: true, Doc: "largest training loss over all evaluations (+Inf if one was not finite)",
-		Value: always(func(s *run.Summary) float64 {
-			return maxOverEvals(s, func(a optim.Aggregate) float64 { return a.TrainLoss })
-		})},
-	{Name: "consensus", Log: true, Doc: "final consensus distance sqrt(1/n Σ‖x_i − x̄‖²)",
-		Value: func(s *run.Summary) (float64, bool) { return s.Final.Consensus, s.Final.XClients > 0 }, PerRound: func(a optim.Aggregate) float64 { return a.Consensus }},
+		Value: func(s *run.Summary) (float64, bool) {
+			return maxOverEvals(s, func(a optim.Aggregate) float64 { return a.TrainLoss }, func(a optim.Aggregate) bool { return a.TrainClients > 0 })
+		}},
+	{Name: "consensus", Log: true, Doc: "final consensus distance sqrt(1/n Σ‖x_i − x̄‖²) (runs whose clients hold parameters: none for a server's one model)",
+		Value: func(s *run.Summary) (float64, bool) { return s.Final.Consensus, s.Final.ConsensusMeasured() }, PerRound: func(a optim.Aggregate) (float64, bool) { return a.Consensus, a.XClients > 0 }},
 	{Name: "max_consensus", Log: true, Doc: "largest consensus distance over all evaluations (+Inf if one was not finite)",
-		Value: always(func(s *run.Summary) float64 {
-			return maxOverEvals(s, func(a optim.Aggregate) float64 { return a.Consensus })
-		})},
+		Value: func(s *run.Summary) (float64, bool) {
+			if !s.Final.ConsensusMeasured() {
+				return 0, false // a server's one model (metrics.jsonl holds its 0s)
+			}
+			return maxOverEvals(s, func(a optim.Aggregate) float64 { return a.Consensus }, func(a optim.Aggregate) bool { return a.XClients > 0 })
+		}},
 	{Name: "min_weight", Log: true, Doc: "final smallest push-sum weight min_i ω_i (a gradient step moves x_i by the step size over ω_i)",
 		Value:    func(s *run.Summary) (float64, bool) { return s.Final.MinWeight, s.Final.MinWeight > 0 },
-		PerRound: func(a optim.Aggregate) float64 { return a.MinWeight }},
+		PerRound: func(a optim.Aggregate) (float64, bool) { return a.MinWeight, a.MinWeight > 0 }},
 	{Name: "lowest_weight", Log: true, Doc: "smallest push-sum weight over all evaluations",
 		Value: func(s *run.Summary) (float64, bool) {
 			low := s.Final.MinWeight
@@ -131,6 +139,8 @@ var Metrics = []Metric{
 		Value: estimate(func(e *run.EstimateError) float64 { return e.Delivered.PBarMaxAbs })},
 	{Name: "delta_bar_error_delivered", Log: true, Doc: "δ̄ estimation error against the delivery frequency of the same rounds",
 		Value: estimate(func(e *run.EstimateError) float64 { return e.Delivered.DeltaBarMaxAbs })},
+	{Name: "blowups", Doc: "phases in which a value blew up: a client's training loss more than 10³ times its loss at the phase's first evaluation, a hyper-gradient norm more than 10³ times the run's first, or one not finite (summary.json: blowups)",
+		Value: always(func(s *run.Summary) float64 { return float64(len(s.Blowups)) })},
 	{Name: "messages", Doc: "messages sent, all phases",
 		Value: always(func(s *run.Summary) float64 { return traffic(s, func(m, _, _ int64) int64 { return m }) })},
 	{Name: "bytes", Doc: "payload bytes sent, all phases",

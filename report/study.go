@@ -124,6 +124,18 @@ func (g *group) failed() int {
 	return n
 }
 
+// diverged counts the completed runs that blew up somewhere
+// (run.Summary.Blowups), whatever their headline.
+func (g *group) diverged() int {
+	n := 0
+	for _, r := range g.runs {
+		if r.Err == nil && r.Summary != nil && len(r.Summary.Blowups) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // fixedColumns lead every row of results.csv.
 var fixedColumns = []string{"file", "scenario", "run", "method", "network", "seed"}
 
@@ -301,12 +313,15 @@ func studyMarkdown(groups []*group, keys []string, metrics []Metric) string {
 		if f := g.failed(); f > 0 {
 			runs += fmt.Sprintf(" (%d failed)", f)
 		}
+		if d := g.diverged(); d > 0 {
+			runs += fmt.Sprintf(" (%d diverged)", d)
+		}
 		row = append(row, runs)
 		for _, m := range metrics {
 			row = append(row, formatInterval(m, g.stat(m)))
 		}
 		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 	}
-	b.WriteString("\nCells: mean over the completed runs (replicate seeds) ± the half-width of the 95 % Student-t interval (none with one run). A run whose value is not finite makes the mean not finite. Every metric of every run is in results.csv; every group's mean and interval in study.csv.\n")
+	b.WriteString("\nCells: mean over the completed runs (replicate seeds) ± the half-width of the 95 % Student-t interval (none with one run). A run whose value is not finite makes the mean not finite. A diverged run completed, but a value of it blew up in some phase (its summary.json lists them: blowups); its headline accuracy may come from an outer step before. Every metric of every run is in results.csv; every group's mean and interval in study.csv.\n")
 	return b.String()
 }

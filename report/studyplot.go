@@ -337,12 +337,14 @@ func writeCurvePlot(path string, groups []*group, keys []string, m Metric) error
 			sum, n := 0.0, 0
 			for _, evals := range runs {
 				if i < len(evals) {
-					sum += m.PerRound(evals[i].Agg)
-					n++
+					if v, ok := m.PerRound(evals[i].Agg); ok {
+						sum += v
+						n++
+					}
 				}
 			}
 			y := sum / float64(n)
-			if math.IsNaN(y) || math.IsInf(y, 0) {
+			if n == 0 || math.IsNaN(y) || math.IsInf(y, 0) {
 				continue
 			}
 			s.pts = append(s.pts, plotter.XY{X: xs[i], Y: y})

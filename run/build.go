@@ -94,6 +94,9 @@ func Build(sc scenarios.Scenario, opts ...BuildOption) (*Run, error) {
 	}
 	r.Net = setup.Net // the algorithm may train over another network
 	r.program = program
+	if err := checkTraceHorizon(r.Net, program); err != nil {
+		return nil, err
+	}
 	reinit := map[int]bool{}
 	for _, i := range r.Net.ReinitNodes() {
 		if i < r.lo || i >= r.hi {
@@ -127,6 +130,23 @@ func Build(sc scenarios.Scenario, opts ...BuildOption) (*Run, error) {
 		return optim.Resumable(faults.WithFaults(inner, setup.Env(i), r.faults(i)), c, i), nil
 	}
 	return r, nil
+}
+
+// checkTraceHorizon refuses a run whose schedule outlives the links trace
+// it replays when the trace's end policy is fail: the run would fail at
+// the round the trace ends. A program that may stop early is checked
+// against its whole schedule.
+func checkTraceHorizon(nw *graph.Network, p optim.Program) error {
+	tr, ok := nw.Process.(graph.LinkTrace)
+	h, known := p.(optim.Horizon)
+	if !ok || !known || !tr.FailsPastEnd() {
+		return nil
+	}
+	if end := h.Horizon(); end > tr.Rounds() {
+		return scenarios.Invalid("scenario", "network.links: the run takes %d communication rounds, more than the %d of the links trace %s, whose end policy is fail (use end: loop or hold, a longer trace, or fewer rounds)",
+			end, tr.Rounds(), tr.File())
+	}
+	return nil
 }
 
 // supervisorBuild is the build options of the process that runs a

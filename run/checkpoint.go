@@ -51,6 +51,7 @@ type sinkState struct {
 	Final         Aggregate
 	Evals         []scenarios.Eval
 	Cumulative    optim.Traffic
+	Divergence    divergence
 }
 
 type phaseTraffic struct {
@@ -60,7 +61,7 @@ type phaseTraffic struct {
 
 func (s *runSink) state() sinkState {
 	st := sinkState{Outer: s.sum.Outer, Estimates: s.sum.Estimates, Hypergradient: s.sum.Hypergradient,
-		Final: s.final, Evals: s.evals, Cumulative: s.traffic}
+		Final: s.final, Evals: s.evals, Cumulative: s.traffic, Divergence: s.div}
 	for name, t := range s.sum.Traffic {
 		st.Traffic = append(st.Traffic, phaseTraffic{name, t})
 	}
@@ -70,7 +71,7 @@ func (s *runSink) state() sinkState {
 
 func (s *runSink) restore(st sinkState) {
 	s.sum.Outer, s.sum.Estimates, s.sum.Hypergradient = st.Outer, st.Estimates, st.Hypergradient
-	s.final, s.evals, s.traffic = st.Final, st.Evals, st.Cumulative
+	s.final, s.evals, s.traffic, s.div = st.Final, st.Evals, st.Cumulative, st.Divergence
 	for _, t := range st.Traffic {
 		s.sum.Traffic[t.Phase] = t.Traffic
 	}
@@ -227,6 +228,13 @@ type ResumeOptions struct {
 	Runtime func(*scenarios.RuntimeSpec)
 }
 
+// removeStaleCheckpoint removes the checkpoint of a completed run (one
+// with summary.json): a run removes it after writing summary.json, and a
+// kill between the two leaves it behind.
+func removeStaleCheckpoint(dir string) {
+	_ = os.Remove(filepath.Join(dir, checkpointFile))
+}
+
 // Resume continues the run whose output folder is opt.OutDir from its last
 // checkpoint: it rebuilds the run from the folder's scenario.yaml, restores
 // every client, the program and the summary's state, truncates
@@ -244,6 +252,7 @@ func Resume(ctx context.Context, opt ResumeOptions) (*Summary, error) {
 	}
 	defer unlock()
 	if _, err := os.Stat(filepath.Join(dir, summaryFile)); err == nil {
+		removeStaleCheckpoint(dir)
 		return nil, scenarios.Invalid(dir, "the run completed (%s exists); there is nothing to resume", summaryFile)
 	}
 	resolved, err := os.ReadFile(filepath.Join(dir, scenarioFile))

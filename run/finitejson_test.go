@@ -13,7 +13,7 @@ import (
 // summary of a run whose hyper-gradient overflowed encodes.
 func TestMarshalFinite(t *testing.T) {
 	rel := math.NaN()
-	sum := &Summary{Name: "x", Traffic: map[string]optim.Traffic{}, Final: Aggregate{Consensus: math.Inf(1), TrainLoss: 2, TrainClients: 1, XClients: 1},
+	sum := &Summary{Name: "x", Traffic: map[string]optim.Traffic{}, Final: Aggregate{Consensus: math.Inf(1), TrainLoss: 2, TrainClients: 1, XClients: 2},
 		Hypergradient: &HypergradientSummary{Norm: math.Inf(1), OracleRelError: &rel},
 		Outer:         []OuterRecord{{Step: 0, HypergradientNorm: math.Inf(-1)}, {Step: 1, HypergradientNorm: 3}}}
 	b, err := MarshalFinite(sum)

@@ -177,6 +177,14 @@ func readEvals(path string) ([]scenarios.Eval, error) {
 			json.Unmarshal(raw["round"], &e.Round) != nil {
 			return nil, scenarios.Invalid(path, "an aggregate line without outer, phase and round: %.200s", b)
 		}
+		// A value present was measured: its count reads as 1 (the exact
+		// counts are not in metrics.jsonl), one absent stays unmeasured.
+		for key, c := range map[string]*int{"train_loss": &e.Agg.TrainClients, "val_acc": &e.Agg.ValRows,
+			"test_acc": &e.Agg.TestRows, "consensus": &e.Agg.XClients} {
+			if _, ok := raw[key]; ok {
+				*c = 1
+			}
+		}
 		for key, dst := range map[string]*float64{"train_loss": &e.Agg.TrainLoss, "train_acc": &e.Agg.TrainAcc,
 			"val_acc": &e.Agg.ValAcc, "test_acc": &e.Agg.TestAcc, "test_acc_p10": &e.Agg.TestAccP,
 			"consensus": &e.Agg.Consensus, "min_weight": &e.Agg.MinWeight} {

@@ -104,7 +104,8 @@ func TestRecordAndReplayLinks(t *testing.T) {
 	}
 }
 
-// A run that outlives a trace whose end policy is fail fails, saying so.
+// A run that would outlive a trace whose end policy is fail is refused
+// before its first round, saying so.
 func TestReplayPastTheEndFails(t *testing.T) {
 	sc := parseOK(t, tiny)
 	dir := t.TempDir()
@@ -121,8 +122,11 @@ func TestReplayPastTheEndFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Execute(context.Background(), replay, Options{OutDir: filepath.Join(dir, "out")})
-	if err == nil || !strings.Contains(err.Error(), "past the end of the links trace (3 rounds") {
+	if !scenarios.IsInvalid(err) || !strings.Contains(err.Error(), "more than the 3 of the links trace") {
 		t.Fatalf("got %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out", metricsFile)); !os.IsNotExist(err) {
+		t.Errorf("the refused run wrote %s (%v)", metricsFile, err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"errors"
 	"math"
 
 	"hgpsim/graph"
@@ -57,6 +58,7 @@ type runSink struct {
 	traffic  optim.Traffic  // cumulative
 	states   []optim.Result // each client's state after the last SGP phase (oracle runs)
 	pTrue    [][]float64    // cache of expectedPushWeights
+	div      divergence
 }
 
 // expectedPushWeights returns the exact p̄ of the run's network, computed
@@ -92,6 +94,7 @@ func (s *runSink) Evaluated(ev *optim.RoundEvent) error {
 		s.mw.hyper(*ev)
 	} else if observed(ev.Clients) {
 		agg = ev.Summarize()
+		s.div.evaluated(ev)
 		s.mw.round(*ev, agg)
 		s.evals = append(s.evals, scenarios.Eval{Phase: ev.Phase, Step: ev.Step, Round: ev.Round, Agg: agg, Traffic: s.traffic})
 	} else {
@@ -156,6 +159,7 @@ func (s *runSink) Finished(rep *optim.PhaseReport) error {
 		}
 		s.sum.Hypergradient = hs
 		s.sum.Outer[len(s.sum.Outer)-1].HypergradientNorm = hs.Norm
+		s.div.hypergradient(rep.Spec.Step, rep.Spec.TotalRounds(), hs.Norm)
 	default:
 		if rep.Last != nil && observed(rep.Last) {
 			s.final = rep.SummarizeLast()
@@ -169,6 +173,7 @@ func (s *runSink) Finished(rep *optim.PhaseReport) error {
 func (s *runSink) summary() (*Summary, error) {
 	sum := s.sum
 	sum.Evals = s.evals
+	sum.Blowups = s.div.Blowups
 	if s.prog == nil {
 		sum.Final = s.final
 		return sum, nil
@@ -179,10 +184,20 @@ func (s *runSink) summary() (*Summary, error) {
 		sum.Outer = nil
 		return sum, nil
 	}
-	best := 0
+	// The best step is one whose SGP phase did not blow up (its model's
+	// accuracy is not to be trusted), unless every one did.
+	best := -1
 	for k, r := range sum.Outer {
-		if r.ValAcc > sum.Outer[best].ValAcc {
+		if !s.div.blownUpStep(r.Step) && (best < 0 || r.ValAcc > sum.Outer[best].ValAcc) {
 			best = k
+		}
+	}
+	if best < 0 {
+		best = 0
+		for k, r := range sum.Outer {
+			if r.ValAcc > sum.Outer[best].ValAcc {
+				best = k
+			}
 		}
 	}
 	b := sum.Outer[best]
@@ -233,6 +248,13 @@ func (s *runSink) hypergradient(rep *optim.PhaseReport) (*HypergradientSummary, 
 	}
 	r := s.run
 	oracle, err := s.prog.Oracle(r.Net, s.expectedPushWeights(), r.Model, r.Data, s.states)
+	var missing interface{ Status() string } // pdbo.OracleError: singular or diverges
+	if errors.As(err, &missing) {
+		// No fixed point to compare with: say so rather than an error
+		// against a solve that HGP's diverging sums never approach.
+		hs.NoOracle = err.Error()
+		return hs, nil
+	}
 	if err != nil {
 		return nil, err
 	}

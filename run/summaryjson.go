@@ -14,7 +14,7 @@ import (
 func (s Summary) MarshalJSON() ([]byte, error) {
 	out := summaryJSON{Name: s.Name, Seed: s.Seed, Clients: s.Clients, Network: s.Network, Driver: s.Driver,
 		Algorithm: s.Algorithm, Rounds: s.Rounds, Final: measuredOf(s.Final), Traffic: s.Traffic,
-		Estimates: s.Estimates, Hypergradient: s.Hypergradient, StoppedEarly: s.StoppedEarly, Wire: s.Wire}
+		Estimates: s.Estimates, Hypergradient: s.Hypergradient, StoppedEarly: s.StoppedEarly, Blowups: s.Blowups, Wire: s.Wire}
 	if s.Outer != nil {
 		out.Outer = make([]outerJSON, len(s.Outer))
 		for k, r := range s.Outer {
@@ -45,6 +45,7 @@ type summaryJSON struct {
 	Outer         []outerJSON              `json:"outer,omitempty"`
 	Best          *outerJSON               `json:"best,omitempty"`
 	StoppedEarly  bool                     `json:"stopped_early,omitempty"`
+	Blowups       []Blowup                 `json:"blowups,omitempty"`
 	Wire          *actors.WireTraffic      `json:"wire,omitempty"`
 }
 
@@ -84,7 +85,7 @@ func measuredOf(a Aggregate) measured {
 	if a.TestRows > 0 {
 		m.TestAcc, m.TestAccP = &a.TestAcc, &a.TestAccP
 	}
-	if a.XClients > 0 {
+	if a.ConsensusMeasured() {
 		m.Consensus = &a.Consensus
 	}
 	return m
@@ -92,9 +93,10 @@ func measuredOf(a Aggregate) measured {
 
 // UnmarshalJSON reads what MarshalJSON wrote. An aggregate value present
 // in the file was measured by at least one client: its count
-// (TrainClients, ValRows, TestRows, XClients) reads as 1, the exact
-// counts not being in summary.json, so that a summary read back and
-// written again keeps its values.
+// (TrainClients, ValRows, TestRows) reads as 1, the exact counts not
+// being in summary.json, so that a summary read back and written again
+// keeps its values; a consensus distance present was over two clients'
+// parameters at least, and XClients reads as 2.
 func (s *Summary) UnmarshalJSON(b []byte) error {
 	var in summaryJSON
 	if err := json.Unmarshal(b, &in); err != nil {
@@ -102,7 +104,7 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 	}
 	*s = Summary{Name: in.Name, Seed: in.Seed, Clients: in.Clients, Network: in.Network, Driver: in.Driver,
 		Algorithm: in.Algorithm, Rounds: in.Rounds, Final: in.Final.aggregate(), Traffic: in.Traffic,
-		Estimates: in.Estimates, Hypergradient: in.Hypergradient, StoppedEarly: in.StoppedEarly, Wire: in.Wire}
+		Estimates: in.Estimates, Hypergradient: in.Hypergradient, StoppedEarly: in.StoppedEarly, Blowups: in.Blowups, Wire: in.Wire}
 	if in.Outer != nil {
 		s.Outer = make([]OuterRecord, len(in.Outer))
 		for k, r := range in.Outer {
@@ -133,5 +135,8 @@ func (m measured) aggregate() Aggregate {
 	read(&a.TestAcc, m.TestAcc, &a.TestRows)
 	read(&a.TestAccP, m.TestAccP, &a.TestRows)
 	read(&a.Consensus, m.Consensus, &a.XClients)
+	if a.XClients > 0 {
+		a.XClients = 2
+	}
 	return a
 }

@@ -319,6 +319,7 @@ func inspectJob(j SweepJob, owner string) (jobState, error) {
 		return jobFresh, scenarios.Invalid(path, "holds another scenario than this %s's run %s (the command or a scenario file changed); give the %s another --out, or remove the folder", owner, sc.Name, owner)
 	}
 	if _, err := os.Stat(filepath.Join(j.OutDir, summaryFile)); err == nil {
+		removeStaleCheckpoint(j.OutDir)
 		return jobDone, nil
 	}
 	if _, err := os.Stat(filepath.Join(j.OutDir, checkpointFile)); err == nil {

@@ -60,8 +60,9 @@ func TestGridJoinedKeys(t *testing.T) {
 
 // A sweep given the same jobs and folders keeps the runs that completed,
 // resumes those with a checkpoint and runs the rest; every run's outputs
-// are those of a sweep that never stopped. A folder of another scenario
-// is refused before anything runs.
+// are those of a sweep that never stopped, and a completed run keeps no
+// checkpoint (one killed between summary.json and removing it). A folder
+// of another scenario is refused before anything runs.
 func TestSweepContinues(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.yaml")
 	src := "name: s\nclients: 4\nmethod: pdbo-da\nnetwork:\n  kind: stochastic-directed\ndata:\n  classes: 3\n  features: 4\n  train: 40\n  val: 20\n  test: 20\n" +
@@ -101,6 +102,13 @@ func TestSweepContinues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stale, err := os.ReadFile(filepath.Join(jobs[1].OutDir, checkpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(jobs[0].OutDir, checkpointFile), stale, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	res, err := Sweep(context.Background(), jobs, 2, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -122,6 +130,21 @@ func TestSweepContinues(t *testing.T) {
 	}
 	if after, err := os.Stat(filepath.Join(jobs[0].OutDir, summaryFile)); err != nil || !after.ModTime().Equal(before.ModTime()) {
 		t.Error("the completed run was run again")
+	}
+	for k := range jobs {
+		if _, err := os.Stat(filepath.Join(jobs[k].OutDir, checkpointFile)); !os.IsNotExist(err) {
+			t.Errorf("run %d completed and kept %s (%v)", k, checkpointFile, err)
+		}
+	}
+	// Resume of a completed run refuses, and removes a stale checkpoint.
+	if err := os.WriteFile(filepath.Join(jobs[0].OutDir, checkpointFile), stale, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Resume(context.Background(), ResumeOptions{Options: Options{OutDir: jobs[0].OutDir}}); !scenarios.IsInvalid(err) || !strings.Contains(err.Error(), "nothing to resume") {
+		t.Errorf("resuming a completed run: %v, want nothing to resume", err)
+	}
+	if _, err := os.Stat(filepath.Join(jobs[0].OutDir, checkpointFile)); !os.IsNotExist(err) {
+		t.Errorf("resume left a completed run's %s (%v)", checkpointFile, err)
 	}
 	err = CheckSweepFolders(plan(dir, "sgp.rounds=50"))
 	if err == nil || !scenarios.IsInvalid(err) || !strings.Contains(err.Error(), filepath.Join(jobs[0].OutDir, scenarioFile)) {

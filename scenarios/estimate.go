@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"hgpsim/graph"
+	"hgpsim/internal/registry"
 	"hgpsim/models"
 	"hgpsim/optim"
 	"hgpsim/optim/pdbo"
@@ -476,8 +477,17 @@ func ParseBytes(s string) (int64, error) {
 }
 
 // networkCheckNeedsBuild reports whether validation must build the network
-// to check Assumptions 2 and 6.
+// to check what building it checks: Assumptions 2 and 6, and every link's
+// δ̄ against a link process that cannot realize every one (graph.Build
+// asks its ValidateLink, as a run does).
 func networkCheckNeedsBuild(sc Scenario) bool {
+	if l, ok := sc.Network.Topology.Params.(interface {
+		Links() registry.Choice[graph.LinkProcess]
+	}); ok {
+		if _, checks := l.Links().Params.(interface{ ValidateLink(p float64) error }); checks {
+			return true
+		}
+	}
 	c, ok := sc.Network.Topology.Params.(graph.ConnectedByConstruction)
 	return !ok || !c.ConnectedByConstruction()
 }

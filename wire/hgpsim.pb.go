@@ -144,8 +144,12 @@ type WorkerStep struct {
 	// At step 0 of a tracked part that continues the delivery record of the
 	// parts before it (the worker keeps its columns of that record).
 	ContinueRecord bool `protobuf:"varint,11,opt,name=continue_record,json=continueRecord,proto3" json:"continue_record,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// With continue_record, when the worker does not keep that record (a
+	// part resumed from a checkpoint): its columns of it, as the ack's
+	// record field holds them.
+	Record        []byte `protobuf:"bytes,12,opt,name=record,proto3" json:"record,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WorkerStep) Reset() {
@@ -246,6 +250,13 @@ func (x *WorkerStep) GetContinueRecord() bool {
 		return x.ContinueRecord
 	}
 	return false
+}
+
+func (x *WorkerStep) GetRecord() []byte {
+	if x != nil {
+		return x.Record
+	}
+	return nil
 }
 
 // PeerBatch is what one worker's clients addressed, in one round, to the
@@ -1047,7 +1058,7 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\aPayload\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\rR\x04kind\x12\x14\n" +
 	"\x03vec\x18\x02 \x03(\x01B\x02\x10\x01R\x03vec\x12\x12\n" +
-	"\x04mass\x18\x03 \x01(\x01R\x04mass\"\x9d\x02\n" +
+	"\x04mass\x18\x03 \x01(\x01R\x04mass\"\xb5\x02\n" +
 	"\n" +
 	"WorkerStep\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x12\n" +
@@ -1060,7 +1071,8 @@ const file_hgpsim_proto_rawDesc = "" +
 	"\x03run\x18\t \x01(\x04R\x03run\x12\x12\n" +
 	"\x04late\x18\n" +
 	" \x01(\fR\x04late\x12'\n" +
-	"\x0fcontinue_record\x18\v \x01(\bR\x0econtinueRecordB\a\n" +
+	"\x0fcontinue_record\x18\v \x01(\bR\x0econtinueRecord\x12\x16\n" +
+	"\x06record\x18\f \x01(\fR\x06recordB\a\n" +
 	"\x05_specJ\x04\b\b\x10\t\"\xa9\x01\n" +
 	"\tPeerBatch\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\x04R\x03run\x12\x14\n" +

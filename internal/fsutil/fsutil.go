@@ -4,13 +4,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // WriteAtomic writes b to path through a temporary file in the same folder
 // and a rename, so a reader sees either the old file or the whole new one.
-// The file is 0644: outputs are meant to be shared.
+// The file is 0644: outputs are meant to be shared. The temporary file,
+// .NAME.tmpPID-N, names the writing process: a write killed before its
+// rename leaves it behind, and the next write of path removes it once that
+// process is gone.
 func WriteAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	removeLeftovers(path)
+	tmp, err := os.CreateTemp(filepath.Dir(path), tempPrefix(path)+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -33,6 +39,32 @@ func WriteAtomic(path string, b []byte) error {
 		d.Close()
 	}
 	return nil
+}
+
+// tempPrefix is the start of the names of path's temporary files.
+func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp" }
+
+// removeLeftovers removes the temporary files of path that processes no
+// longer running left (killed during WriteAtomic); those of a running
+// process, this one included, may be another write under way.
+func removeLeftovers(path string) {
+	dir, prefix := filepath.Dir(path), tempPrefix(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok {
+			continue
+		}
+		pid, _, ok := strings.Cut(rest, "-")
+		n, err := strconv.Atoi(pid)
+		if !ok || err != nil || n <= 0 || n == os.Getpid() || running(n) {
+			continue
+		}
+		_ = os.Remove(filepath.Join(dir, e.Name()))
+	}
 }
 
 func firstErr(errs ...error) error {

@@ -80,6 +80,23 @@ func (a *Alg1) Next(done *optim.PhaseReport) (*optim.PhaseSpec, error) {
 	return nil, nil
 }
 
+// Horizon implements optim.Horizon: Next's schedule without Patience.
+func (a *Alg1) Horizon() uint64 {
+	var ticks uint64
+	for s := 0; s <= a.Steps; s++ {
+		ticks += uint64(a.SGPRounds)
+		if !a.Hyper || (s == a.Steps && a.Steps > 0) {
+			continue
+		}
+		ticks += uint64(a.HyperRounds)
+		if a.Steps == 0 {
+			break
+		}
+		ticks++ // the outer phase's round
+	}
+	return ticks
+}
+
 func (a *Alg1) nextStep() *optim.PhaseSpec {
 	if a.step >= a.Steps {
 		return nil

@@ -138,10 +138,17 @@ type hyperProblem struct {
 // the network's true p̄ and δ̄.
 func newHyperProblem(t testing.TB, spec netSpec, n int, variant Variant, lr float64, seed uint64) *hyperProblem {
 	t.Helper()
+	return newHyperProblemDim(t, spec, n, 4, variant, lr, seed)
+}
+
+// newHyperProblemDim is newHyperProblem with quadratics of d dimensions
+// (Ā has n·d rows).
+func newHyperProblemDim(t testing.TB, spec netSpec, n, d int, variant Variant, lr float64, seed uint64) *hyperProblem {
+	t.Helper()
 	nw := buildNet(t, spec, n, seed)
 	pBar := nw.ExpectedPushWeights()
 	r := rand.New(rand.NewPCG(seed, 99))
-	const d, k = 4, 3
+	const k = 3
 	lins := make([]Linearization, n)
 	for i := range lins {
 		z := make([]float64, d)
