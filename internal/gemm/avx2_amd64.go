@@ -243,6 +243,12 @@ func accAVX2(m, n, k int, a []float64, rs, ks int, b []float64, ldb int, c []flo
 					mr := min(6, i1-i)
 					s := block[(i-i0)*kb : (i-i0+mr)*kb]
 					ap := a[i*rs+p0*ks:]
+					if mr == 6 && rs == 1 {
+						// Aᵀ: the six values of one p are contiguous.
+						_, _ = s[kb*6-1], ap[(kb-1)*ks+5] // bounds of packRows6's copy
+						packRows6(kb, &ap[0], ks, &s[0])
+						continue
+					}
 					for p := range kb {
 						for r := range mr {
 							s[p*mr+r] = ap[r*rs+p*ks]
