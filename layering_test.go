@@ -38,7 +38,7 @@ var layers = []struct {
 	{"report", []string{"report"}, []string{"gonum.org/v1/plot/"}},
 	{"experiments and bench", []string{"experiments", "bench"}, nil},
 	{"view", []string{"view"}, nil},
-	{"commands", []string{"", "tools/docgen"}, []string{"github.com/spf13/", "github.com/mattn/go-isatty"}},
+	{"commands", []string{"", "tools/docgen", "tools/gemmgen"}, []string{"github.com/spf13/", "github.com/mattn/go-isatty"}},
 }
 
 // sideways lists the imports allowed inside one layer.

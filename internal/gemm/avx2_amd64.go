@@ -6,7 +6,7 @@ import (
 	"hgpsim/internal/vec"
 )
 
-//go:generate go run gen.go
+//go:generate go run ../../tools/gemmgen
 
 // The assembly kernels replace the pure-Go ones where the CPU has AVX2 and
 // HGPSIM_NOAVX2=1 is not set (vec's choice); DotNT's 4 × 4 tiles also need

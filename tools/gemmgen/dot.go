@@ -1,0 +1,267 @@
+package main
+
+import "fmt"
+
+// dot writes dotKern{mr}x{nr}: mr × nr outputs of DotNT per tile, for nj
+// tiles side by side (tile t uses rows nr·t… of B and columns nr·t… of C).
+// Lane l of an accumulator is the partial sum s_l of dot order over the
+// whole blocks of four; after the loop each output takes its one to three
+// remaining products into s_0 in order and is combined as (s_0 + s_2) +
+// (s_1 + s_3), the sequence dot4AVX2 in internal/vec uses. A and B are
+// k-contiguous rows (strides lda, ldb in elements). With evex set the
+// kernel is named dotKernX and keeps A, B and the product in the sixteen
+// more YMM registers of AVX-512VL, which leaves room for a 4 × 4 tile.
+func dot(p func(string, ...any), mr, nr int, evex bool) {
+	name := fmt.Sprintf("dotKern%dx%d", mr, nr)
+	areg, breg, tmp := 9, 12, 13
+	need := "AVX2"
+	if evex {
+		name = fmt.Sprintf("dotKernX%dx%d", mr, nr)
+		areg, breg, tmp = 16, 20, 21
+		need = "AVX-512F and AVX-512VL"
+	}
+	nout := mr * nr
+	p("")
+	p("// func %s(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)", name)
+	p("//")
+	p("// Y(r·%d+c) accumulates output (r, c). Requires %s, nj ≥ 1, k ≥ 1.", nr, need)
+	p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
+	p("\tMOVQ nj+0(FP), BX")
+	p("\tMOVQ a+16(FP), SI")
+	p("\tMOVQ lda+24(FP), R10")
+	p("\tSHLQ $3, R10")
+	p("\tMOVQ b+32(FP), AX")
+	p("\tMOVQ ldb+40(FP), R11")
+	p("\tSHLQ $3, R11")
+	p("\tMOVQ c+48(FP), DI")
+	p("\tMOVQ ldc+56(FP), R13")
+	p("\tSHLQ $3, R13")
+	p("%s_tile:", name)
+	p("\tMOVQ SI, R8")
+	p("\tMOVQ AX, DX")
+	if mr > 3 {
+		p("\tLEAQ (R8)(R10*2), R9")
+		p("\tADDQ R10, R9")
+		p("\tLEAQ (DI)(R13*2), R14")
+		p("\tADDQ R13, R14")
+	}
+	if nr > 3 {
+		p("\tLEAQ (DX)(R11*2), R12")
+		p("\tADDQ R11, R12")
+	}
+	for i := range nout {
+		p("\tVXORPD Y%d, Y%d, Y%d", i, i, i)
+	}
+	p("\tMOVQ k+8(FP), CX")
+	p("\tSHRQ $2, CX")
+	p("\tJZ %s_tail", name)
+	p("%s_loop:", name)
+	for r := range mr {
+		p("\tVMOVUPD %s, Y%d", rowAddr(0, r, "R8", "R9", "R10"), areg+r)
+	}
+	for c := range nr {
+		p("\tVMOVUPD %s, Y%d", rowAddr(0, c, "DX", "R12", "R11"), breg)
+		for r := range mr {
+			// Intel order tmp = A·B, as in the reference loop.
+			p("\tVMULPD Y%d, Y%d, Y%d", breg, areg+r, tmp)
+			p("\tVADDPD Y%d, Y%d, Y%d", tmp, r*nr+c, r*nr+c)
+		}
+	}
+	p("\tADDQ $32, R8")
+	if mr > 3 {
+		p("\tADDQ $32, R9")
+	}
+	p("\tADDQ $32, DX")
+	if nr > 3 {
+		p("\tADDQ $32, R12")
+	}
+	p("\tDECQ CX")
+	p("\tJNZ %s_loop", name)
+	p("%s_tail:", name)
+	// The finish needs two scratch registers below Y16 (VEX encodings);
+	// a 4 × 4 tile parks its last two sums in Y30, Y31 meanwhile.
+	home := make([]int, nout)
+	for o := range home {
+		home[o] = o
+	}
+	if nout > 14 {
+		for o := 14; o < nout; o++ {
+			p("\tVMOVAPD Y%d, Y%d", o, 16+o)
+			home[o] = 16 + o
+		}
+	}
+	p("\tMOVQ k+8(FP), CX")
+	p("\tANDQ $3, CX")
+	for o := range nout {
+		r, c := o/nr, o%nr
+		q := home[o]
+		if q >= 16 {
+			// Outputs 0 and 1 are stored by now: reuse their registers.
+			p("\tVMOVAPD Y%d, Y%d", q, o-14)
+			q = o - 14
+		}
+		p("\tVEXTRACTF128 $1, Y%d, X14", q)
+		for e := range 3 {
+			p("\tCMPQ CX, $%d", e+1)
+			p("\tJLT %s_comb%d", name, o)
+			p("\tVMOVSD %s, X15", rowAddr(8*e, r, "R8", "R9", "R10"))
+			p("\tVMULSD %s, X15, X15", rowAddr(8*e, c, "DX", "R12", "R11"))
+			p("\tVADDSD X15, X%d, X%d", q, q)
+		}
+		p("%s_comb%d:", name, o)
+		p("\tVADDPD X14, X%d, X%d", q, q)
+		p("\tVUNPCKHPD X%d, X%d, X14", q, q)
+		p("\tVADDSD X14, X%d, X%d", q, q)
+		p("\tVMOVSD X%d, %s", q, rowAddr(8*c, r, "DI", "R14", "R13"))
+	}
+	p("\tADDQ $%d, DI", 8*nr)
+	switch nr {
+	case 1:
+		p("\tADDQ R11, AX")
+	case 2:
+		p("\tLEAQ (AX)(R11*2), AX")
+	case 3:
+		p("\tLEAQ (AX)(R11*2), AX")
+		p("\tADDQ R11, AX")
+	case 4:
+		p("\tLEAQ (AX)(R11*4), AX")
+	}
+	p("\tDECQ BX")
+	p("\tJNZ %s_tile", name)
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+// rowAddr8 returns the address of row r < 9 of a matrix whose rows 0–2
+// start at bases[0] + r·stride, rows 3–5 at bases[1] + (r−3)·stride and
+// rows 6–8 at bases[2] + (r−6)·stride.
+func rowAddr8(off, r int, bases [3]string, stride string) string {
+	if r >= 6 {
+		return rowAddr(off, r-6, bases[2], bases[2], stride)
+	}
+	return rowAddr(off, r, bases[0], bases[1], stride)
+}
+
+// dotZ writes dotKernZ{mr}x{2·np}: dot's kernel with two outputs a ZMM
+// register, (r, 2q) in the lower four lanes of Z(r·np+q) and (r, 2q+1) in
+// the upper four. Each four-lane half holds dot order's partial sums s_0…s_3
+// exactly as dot's YMM accumulators do (row r of A's four values broadcast
+// to both halves, rows 2q and 2q+1 of B side by side), so one multiply and
+// one add serve two outputs and the bits are dot's. The finish parks the
+// sums in Z16–Z31 and runs dot's sequence on each half in VEX registers.
+func dotZ(p func(string, ...any), mr, np int) {
+	nr := 2 * np
+	name := fmt.Sprintf("dotKernZ%dx%d", mr, nr)
+	nacc := mr * np
+	const areg, breg, tmp = 16, 20, 21
+	bb := [3]string{"DX", "R12", "SI"}
+	p("")
+	p("// func %s(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)", name)
+	p("//")
+	p("// Z(r·%d+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires", np)
+	p("// AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.")
+	p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
+	p("\tMOVQ nj+0(FP), BX")
+	p("\tMOVQ lda+24(FP), R10")
+	p("\tSHLQ $3, R10")
+	p("\tMOVQ b+32(FP), AX")
+	p("\tMOVQ ldb+40(FP), R11")
+	p("\tSHLQ $3, R11")
+	p("\tMOVQ c+48(FP), DI")
+	p("\tMOVQ ldc+56(FP), R13")
+	p("\tSHLQ $3, R13")
+	p("%s_tile:", name)
+	p("\tMOVQ a+16(FP), R8")
+	p("\tMOVQ AX, DX")
+	if mr > 3 {
+		p("\tLEAQ (R8)(R10*2), R9")
+		p("\tADDQ R10, R9")
+		p("\tLEAQ (DI)(R13*2), R14")
+		p("\tADDQ R13, R14")
+	}
+	if nr > 3 {
+		p("\tLEAQ (DX)(R11*2), R12")
+		p("\tADDQ R11, R12")
+	}
+	if nr > 6 {
+		p("\tLEAQ (R12)(R11*2), SI")
+		p("\tADDQ R11, SI")
+	}
+	for i := range nacc {
+		p("\tVXORPD Z%d, Z%d, Z%d", i, i, i)
+	}
+	p("\tMOVQ k+8(FP), CX")
+	p("\tSHRQ $2, CX")
+	p("\tJZ %s_tail", name)
+	p("%s_loop:", name)
+	for r := range mr {
+		p("\tVBROADCASTF64X4 %s, Z%d", rowAddr(0, r, "R8", "R9", "R10"), areg+r)
+	}
+	for q := range np {
+		p("\tVMOVUPD %s, Y%d", rowAddr8(0, 2*q, bb, "R11"), breg)
+		p("\tVINSERTF64X4 $1, %s, Z%d, Z%d", rowAddr8(0, 2*q+1, bb, "R11"), breg, breg)
+		for r := range mr {
+			// Intel order tmp = A·B, as in dot's kernels.
+			p("\tVMULPD Z%d, Z%d, Z%d", breg, areg+r, tmp)
+			p("\tVADDPD Z%d, Z%d, Z%d", tmp, r*np+q, r*np+q)
+		}
+	}
+	p("\tADDQ $32, R8")
+	if mr > 3 {
+		p("\tADDQ $32, R9")
+	}
+	for i, b := range bb {
+		if i == 0 || i == 1 && nr > 3 || i == 2 && nr > 6 {
+			p("\tADDQ $32, %s", b)
+		}
+	}
+	p("\tDECQ CX")
+	p("\tJNZ %s_loop", name)
+	p("%s_tail:", name)
+	for i := range nacc {
+		p("\tVMOVAPD Z%d, Z%d", i, 16+i)
+	}
+	p("\tMOVQ k+8(FP), CX")
+	p("\tANDQ $3, CX")
+	for i := range nacc {
+		r, q := i/np, i%np
+		for h := range 2 {
+			c := 2*q + h
+			o := fmt.Sprintf("%s_r%dc%d", name, r, c)
+			if h == 0 {
+				p("\tVMOVAPD Y%d, Y0", 16+i)
+			} else {
+				p("\tVEXTRACTF64X4 $1, Z%d, Y0", 16+i)
+			}
+			p("\tVEXTRACTF128 $1, Y0, X14")
+			for e := range 3 {
+				p("\tCMPQ CX, $%d", e+1)
+				p("\tJLT %s", o)
+				p("\tVMOVSD %s, X15", rowAddr(8*e, r, "R8", "R9", "R10"))
+				p("\tVMULSD %s, X15, X15", rowAddr8(8*e, c, bb, "R11"))
+				p("\tVADDSD X15, X0, X0")
+			}
+			p("%s:", o)
+			p("\tVADDPD X14, X0, X0")
+			p("\tVUNPCKHPD X0, X0, X14")
+			p("\tVADDSD X14, X0, X0")
+			p("\tVMOVSD X0, %s", rowAddr(8*c, r, "DI", "R14", "R13"))
+		}
+	}
+	p("\tADDQ $%d, DI", 8*nr)
+	switch nr {
+	case 2:
+		p("\tLEAQ (AX)(R11*2), AX")
+	case 4:
+		p("\tLEAQ (AX)(R11*4), AX")
+	case 6:
+		p("\tLEAQ (AX)(R11*4), AX")
+		p("\tLEAQ (AX)(R11*2), AX")
+	case 8:
+		p("\tLEAQ (AX)(R11*8), AX")
+	}
+	p("\tDECQ BX")
+	p("\tJNZ %s_tile", name)
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
