@@ -2,12 +2,11 @@ package main
 
 import (
 	"fmt"
+	"hgpsim/datasets"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
-
-	"hgpsim/models"
 )
 
 // dataRoot confines the files a worker reads to one folder: every path a
@@ -76,7 +75,7 @@ func (r *dataRoot) walk(v reflect.Value, at string) error {
 			if fv.Kind() == reflect.String && (name == "dir" || name == "file") {
 				p := fv.String()
 				if p == "" && name == "dir" && !synthetic(v) {
-					p = models.FashionMNISTDir
+					p = datasets.FashionMNISTDir
 				}
 				if p == "" {
 					continue

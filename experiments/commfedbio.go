@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 
+	"hgpsim/datasets"
 	"hgpsim/models"
 	"hgpsim/optim"
 	"hgpsim/optim/fedbio"
@@ -53,7 +54,7 @@ var fedBioMethods = []string{"iter", "iter-topk", "iter-sketch", "non-iter", "fe
 
 // Validate implements scenarios.Experiment.
 func (e *CommFedBiOExp) Validate(sc *scenarios.Scenario) error {
-	if _, ok := sc.Data.Source.Params.(*models.NoisyLabels); !ok {
+	if _, ok := sc.Data.Source.Params.(*datasets.NoisyLabels); !ok {
 		return fmt.Errorf("data: comm-fedbio needs data kind noisy-labels, got %s", sc.Data.Source.Name)
 	}
 	if err := e.CommFedBiO.Validate(sc.Clients + 1); err != nil {
@@ -111,8 +112,8 @@ func (e *CommFedBiOExp) Validate(sc *scenarios.Scenario) error {
 // forward-backward pass per sample of every local step and HVP.
 func (e *CommFedBiOExp) Estimate(sc *scenarios.Scenario) scenarios.Resources {
 	f, c := sc.Shape()
-	src, _ := sc.Data.Source.Params.(*models.NoisyLabels)
-	r := scenarios.Resources{Live: []scenarios.ResourcePart{{Name: "data", Bytes: sc.Data.Source.Params.Examples(sc.Clients+1) * models.ExampleBytes(sc.Data.Source.Params, f)}}}
+	src, _ := sc.Data.Source.Params.(*datasets.NoisyLabels)
+	r := scenarios.Resources{Live: []scenarios.ResourcePart{{Name: "data", Bytes: sc.Data.Source.Params.Examples(sc.Clients+1) * datasets.ExampleBytes(sc.Data.Source.Params, f)}}}
 	r.PeakBytes = 2 * r.LiveBytes()
 	d := float64(f*128 + 128 + 128*c + c)
 	perRound := float64(sc.Clients) * (float64(e.LocalSteps*max(e.Batch, 1))*6*d + float64(e.Iterations*max(e.HVPBatch, 1))*12*d)
@@ -221,7 +222,7 @@ func (e *CommFedBiOExp) seeds(sc *scenarios.Scenario) []uint64 {
 }
 
 // flips returns the label flips of the panels.
-func (e *CommFedBiOExp) flips(src *models.NoisyLabels) []string {
+func (e *CommFedBiOExp) flips(src *datasets.NoisyLabels) []string {
 	if len(e.Flips) > 0 {
 		return e.Flips
 	}
@@ -263,7 +264,7 @@ type fedBioSink struct {
 	traffic optim.Traffic
 	// With noise_stats: the weighted loss and the clients' data.
 	loss  *models.SampleWeighted
-	train []*models.Dataset
+	train []*datasets.Dataset
 	noisy [][]bool
 }
 
@@ -310,7 +311,7 @@ func (s *fedBioSink) Finished(rep *optim.PhaseReport) error {
 
 // one runs a method on the loaded data of a noise setting: the scenario
 // with the method's algorithm and those data.
-func (e *CommFedBiOExp) one(ctx context.Context, sc scenarios.Scenario, env scenarios.Env, data []models.ClientData, p fedBioPanel, method string, rate, threshold float64, rounds int) (*fedBioRun, error) {
+func (e *CommFedBiOExp) one(ctx context.Context, sc scenarios.Scenario, env scenarios.Env, data []datasets.ClientData, p fedBioPanel, method string, rate, threshold float64, rounds int) (*fedBioRun, error) {
 	kind, alg := e.algorithm(method, rate, threshold, rounds)
 	name := fmt.Sprintf("%s-%s-%s-x%s-th%s-rounds%d-seed%d", p.noise, p.flip, method, strconv.FormatFloat(rate, 'f', -1, 64), strconv.FormatFloat(threshold, 'f', -1, 64), rounds, p.seed)
 	d := withData(derive(sc, name, p.seed, kind, alg), data)
@@ -322,7 +323,7 @@ func (e *CommFedBiOExp) one(ctx context.Context, sc scenarios.Scenario, env scen
 	if e.NoiseStats {
 		f, c := sc.Shape()
 		sink.loss = models.NewSampleWeighted(sc.Model.Arch.Params.New(f, c))
-		sink.train = make([]*models.Dataset, len(data))
+		sink.train = make([]*datasets.Dataset, len(data))
 		sink.noisy = make([][]bool, len(data))
 		for i := 1; i < len(data); i++ {
 			sink.train[i], sink.noisy[i] = data[i].Train, data[i].Noisy
@@ -367,7 +368,7 @@ func (p fedBioPanel) String() string { return p.noise + " " + p.flip }
 
 // Run implements scenarios.Experiment.
 func (e *CommFedBiOExp) Run(ctx context.Context, sc scenarios.Scenario, env scenarios.Env) (any, error) {
-	base := sc.Data.Source.Params.(*models.NoisyLabels)
+	base := sc.Data.Source.Params.(*datasets.NoisyLabels)
 	sum := &CommFedBiOSummary{}
 	f1Rounds := e.F1Rounds
 	if f1Rounds == 0 {
@@ -404,7 +405,7 @@ func (e *CommFedBiOExp) Run(ctx context.Context, sc scenarios.Scenario, env scen
 }
 
 // panel runs every method and variant of one panel of one seed.
-func (e *CommFedBiOExp) panel(ctx context.Context, sc scenarios.Scenario, env scenarios.Env, base *models.NoisyLabels, p fedBioPanel, f1Rounds int, sum *CommFedBiOSummary, progress func(string)) error {
+func (e *CommFedBiOExp) panel(ctx context.Context, sc scenarios.Scenario, env scenarios.Env, base *datasets.NoisyLabels, p fedBioPanel, f1Rounds int, sum *CommFedBiOSummary, progress func(string)) error {
 	src := *base
 	src.Noise, src.Flip = p.noise, p.flip
 	data, err := src.Load(sc.Clients+1, p.seed)

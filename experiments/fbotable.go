@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"hgpsim/datasets"
 	"hgpsim/graph"
 	"hgpsim/internal/registry"
 	"hgpsim/models"
@@ -57,7 +58,7 @@ type FBOTable struct {
 
 // Validate implements scenarios.Experiment.
 func (e *FBOTable) Validate(sc *scenarios.Scenario) error {
-	if _, ok := sc.Data.Source.Params.(*models.FederatedData); !ok {
+	if _, ok := sc.Data.Source.Params.(*datasets.FederatedData); !ok {
 		return fmt.Errorf("data: fbo-table needs data kind federated, got %s", sc.Data.Source.Name)
 	}
 	if sc.Network.Topology.Name != "star" {
@@ -279,9 +280,9 @@ func (e *FBOTable) scenario(sc scenarios.Scenario, c *fboCell, seed uint64) (sce
 		return sc, err
 	}
 	d := derive(sc, fmt.Sprintf("%s-%s-tau%d-loss%s-seed%d", c.Method, c.Split, c.Tau, strconv.FormatFloat(c.Loss, 'f', -1, 64), seed), seed, a.Name, a.Params)
-	fd := *sc.Data.Source.Params.(*models.FederatedData)
+	fd := *sc.Data.Source.Params.(*datasets.FederatedData)
 	fd.Split = c.Split
-	d.Data.Source = registry.Choice[models.Source]{Name: sc.Data.Source.Name, Params: &fd}
+	d.Data.Source = registry.Choice[datasets.Source]{Name: sc.Data.Source.Name, Params: &fd}
 	st := *sc.Network.Topology.Params.(*graph.Star)
 	if c.Loss > 0 {
 		st.ToHub = 1 - c.Loss

@@ -4,6 +4,7 @@ import (
 	"iter"
 	"math"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/gemm"
 	"hgpsim/internal/vec"
 )
@@ -301,7 +302,7 @@ func chunks(n int) iter.Seq2[int, int] {
 // idx) as a contiguous (hi−lo)×D matrix: a view of d.X when idx is nil and
 // d is float64, otherwise the rows gathered (and decoded, if d is coded)
 // into *buf, which grows as needed.
-func batchRows(buf *[]float64, d *Dataset, idx []int, lo, hi int) []float64 {
+func batchRows(buf *[]float64, d *datasets.Dataset, idx []int, lo, hi int) []float64 {
 	if idx == nil {
 		if !d.Coded() {
 			return d.X[lo*d.D : hi*d.D]
@@ -332,7 +333,7 @@ func (s *classifierScratch) grow(nb, C int) {
 }
 
 // meanCrossEntropy is (1/|b|) Σ_b −log softmax(z_b)_{y_b} over the batch.
-func meanCrossEntropy(m Classifier, s *classifierScratch, x []float64, d *Dataset, idx []int) float64 {
+func meanCrossEntropy(m Classifier, s *classifierScratch, x []float64, d *datasets.Dataset, idx []int) float64 {
 	_, C := m.shape()
 	n := batchSize(d, idx)
 	var loss float64
@@ -344,7 +345,7 @@ func meanCrossEntropy(m Classifier, s *classifierScratch, x []float64, d *Datase
 			y := label(d, rowIndex(d, idx, lo+b), C)
 			z := s.z[b*C : (b+1)*C]
 			// −log softmax(z)_y = lse(z) − z_y.
-			loss += logSumExp(z) - z[y]
+			loss += vec.LogSumExp(z) - z[y]
 		}
 	}
 	return loss / float64(n)
@@ -352,7 +353,7 @@ func meanCrossEntropy(m Classifier, s *classifierScratch, x []float64, d *Datase
 
 // classifierAccuracy is the fraction of batch rows whose largest logit is
 // the label.
-func classifierAccuracy(m Classifier, s *classifierScratch, x []float64, d *Dataset, idx []int) float64 {
+func classifierAccuracy(m Classifier, s *classifierScratch, x []float64, d *datasets.Dataset, idx []int) float64 {
 	_, C := m.shape()
 	n := batchSize(d, idx)
 	correct := 0
@@ -368,7 +369,7 @@ func classifierAccuracy(m Classifier, s *classifierScratch, x []float64, d *Data
 // classifierGrad writes ∇f(x) into dst and returns f(x): per row
 // ∂CE/∂z = p − e_y with p = softmax(z), scaled by 1/n once, backpropagated
 // chunk by chunk.
-func classifierGrad(m Classifier, s *classifierScratch, dst, x []float64, d *Dataset, idx []int) float64 {
+func classifierGrad(m Classifier, s *classifierScratch, dst, x []float64, d *datasets.Dataset, idx []int) float64 {
 	_, C := m.shape()
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
@@ -381,7 +382,7 @@ func classifierGrad(m Classifier, s *classifierScratch, dst, x []float64, d *Dat
 		for b := range nb {
 			y := label(d, rowIndex(d, idx, lo+b), C)
 			z, gb := s.z[b*C:(b+1)*C], s.g[b*C:(b+1)*C]
-			lse := logSumExp(z)
+			lse := vec.LogSumExp(z)
 			loss += lse - z[y]
 			for j := range C {
 				g := math.Exp(z[j] - lse)
@@ -404,7 +405,7 @@ func classifierGrad(m Classifier, s *classifierScratch, dst, x []float64, d *Dat
 //	R{z} = (∂z/∂x)·u,  R{p} = p ⊙ R{z} − p (pᵀR{z}),
 //
 // and backpropagates g_z = (p − e_y)/n with R{g_z} = R{p}/n.
-func classifierHVP(m Classifier, s *classifierScratch, dst, x []float64, d *Dataset, idx []int, u []float64) {
+func classifierHVP(m Classifier, s *classifierScratch, dst, x []float64, d *datasets.Dataset, idx []int, u []float64) {
 	_, C := m.shape()
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
@@ -418,7 +419,7 @@ func classifierHVP(m Classifier, s *classifierScratch, dst, x []float64, d *Data
 			y := label(d, rowIndex(d, idx, lo+b), C)
 			p, rz := s.z[b*C:(b+1)*C], s.v[b*C:(b+1)*C]
 			gb, rgb := s.g[b*C:(b+1)*C], s.r[b*C:(b+1)*C]
-			lse := logSumExp(p)
+			lse := vec.LogSumExp(p)
 			var sum float64
 			for j := range C {
 				p[j] = math.Exp(p[j] - lse)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"hgpsim/datasets"
 	"hgpsim/models/nn"
 )
 
@@ -60,26 +61,26 @@ func (m *CNN) Init(dst []float64, r *rand.Rand) {
 	m.net.Init(dst, r)
 }
 
-func (m *CNN) check(x []float64, d *Dataset) {
+func (m *CNN) check(x []float64, d *datasets.Dataset) {
 	checkVec("x", x, m.Dim())
 	checkData(d, m.features, m.classes)
 }
 
 // Loss returns f(x) on the batch.
-func (m *CNN) Loss(x []float64, d *Dataset, idx []int) float64 {
+func (m *CNN) Loss(x []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, d)
 	return meanCrossEntropy(m, &m.s, x, d, idx) + 0.5*m.l2*sumSquares(x)
 }
 
 // Grad writes ∇f(x) into dst and returns f(x).
-func (m *CNN) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
+func (m *CNN) Grad(dst, x []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, d)
 	checkVec("dst", dst, m.Dim())
 	return classifierGrad(m, &m.s, dst, x, d, idx)
 }
 
 // HVP writes ∇²f(x)·u into dst.
-func (m *CNN) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
+func (m *CNN) HVP(dst, x []float64, d *datasets.Dataset, idx []int, u []float64) {
 	m.check(x, d)
 	checkVec("dst", dst, m.Dim())
 	checkVec("u", u, m.Dim())
@@ -87,7 +88,7 @@ func (m *CNN) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
 }
 
 // Accuracy returns the fraction of rows whose largest logit is the label.
-func (m *CNN) Accuracy(x []float64, d *Dataset, idx []int) float64 {
+func (m *CNN) Accuracy(x []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, d)
 	return classifierAccuracy(m, &m.s, x, d, idx)
 }

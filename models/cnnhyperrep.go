@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/vec"
 	"hgpsim/models/nn"
 )
@@ -177,7 +178,7 @@ var (
 	_ LambdaInitializer = (*CNNHyperRep)(nil)
 )
 
-func (m *CNNHyperRep) check(x, lambda []float64, d *Dataset) {
+func (m *CNNHyperRep) check(x, lambda []float64, d *datasets.Dataset) {
 	checkArgs(m, x, lambda, d, m.features, m.classes)
 }
 
@@ -188,7 +189,7 @@ func (m *CNNHyperRep) check(x, lambda []float64, d *Dataset) {
 // ends up holding every row of the chunk: a row's features do not depend
 // on the other rows of its batch (nn computes each sample's outputs in a
 // fixed order), so the cache holds the same bits whichever call filled it.
-func (m *CNNHyperRep) chunk(c *featureCache, lambda []float64, d *Dataset, idx []int, lo, hi int, full bool) int {
+func (m *CNNHyperRep) chunk(c *featureCache, lambda []float64, d *datasets.Dataset, idx []int, lo, hi int, full bool) int {
 	F, C := m.feat, m.classes
 	nb := hi - lo
 	for b := range nb {
@@ -233,13 +234,13 @@ func (m *CNNHyperRep) logits(x []float64, nb int) {
 
 // softmaxGrad turns the logits of the chunk into probabilities, writes
 // G = inv·(p − e_y) into m.g and returns the chunk's summed cross-entropy.
-func (m *CNNHyperRep) softmaxGrad(d *Dataset, idx []int, lo, nb int, inv float64) float64 {
+func (m *CNNHyperRep) softmaxGrad(d *datasets.Dataset, idx []int, lo, nb int, inv float64) float64 {
 	C := m.classes
 	var loss float64
 	for b := range nb {
 		y := d.Y[rowIndex(d, idx, lo+b)]
 		z, g := m.z[b*C:(b+1)*C], m.g[b*C:(b+1)*C]
-		lse := logSumExp(z)
+		lse := vec.LogSumExp(z)
 		loss += lse - z[y]
 		for j := range C {
 			z[j] = math.Exp(z[j] - lse)
@@ -270,7 +271,7 @@ func (m *CNNHyperRep) rGrad(nb int, inv float64) {
 }
 
 // InnerLoss implements Bilevel: g.
-func (m *CNNHyperRep) InnerLoss(x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *CNNHyperRep) InnerLoss(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
 	c := m.cache.of(lambda, d, m.feat)
 	n := batchSize(d, idx)
@@ -281,14 +282,14 @@ func (m *CNNHyperRep) InnerLoss(x, lambda []float64, d *Dataset, idx []int) floa
 		m.logits(x, nb)
 		for b := range nb {
 			z := m.z[b*C : (b+1)*C]
-			loss += logSumExp(z) - z[d.Y[rowIndex(d, idx, lo+b)]]
+			loss += vec.LogSumExp(z) - z[d.Y[rowIndex(d, idx, lo+b)]]
 		}
 	}
 	return loss/float64(n) + 0.5*m.mu*sumSquares(x)
 }
 
 // InnerGrad implements Bilevel: ∇ₓg, by the tail alone.
-func (m *CNNHyperRep) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *CNNHyperRep) InnerGrad(dst, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
 	checkVec("dst", dst, m.DimX())
 	c := m.cache.of(lambda, d, m.feat)
@@ -307,7 +308,7 @@ func (m *CNNHyperRep) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int)
 }
 
 // InnerHVP implements Bilevel: ∇²ₓₓg·u, by the tail alone.
-func (m *CNNHyperRep) InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
+func (m *CNNHyperRep) InnerHVP(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
 	m.check(x, lambda, d)
 	checkVec("dst", dst, m.DimX())
 	checkVec("u", u, m.DimX())
@@ -329,7 +330,7 @@ func (m *CNNHyperRep) InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, 
 
 // InnerCross implements Bilevel: the gradient in λ of ⟨∇ₓg, u⟩, the
 // body's VJP of its gradient in h (μ‖x‖² does not depend on λ).
-func (m *CNNHyperRep) InnerCross(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
+func (m *CNNHyperRep) InnerCross(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
 	m.check(x, lambda, d)
 	checkVec("dst", dst, m.DimLambda())
 	checkVec("u", u, m.DimX())
@@ -359,7 +360,7 @@ func (*CNNHyperRep) OuterGradTakesNil() {}
 // OuterGrad implements Bilevel: f = mean CE, ∂ₓf by the tail and ∂_λf by
 // the body's VJP of the tail's gradient in h. dstX or dstLambda may be nil
 // when that part is not wanted.
-func (m *CNNHyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *CNNHyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
 	if dstX != nil {
 		checkVec("dstX", dstX, m.DimX())
@@ -396,7 +397,7 @@ func (m *CNNHyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset
 }
 
 // Accuracy implements Bilevel.
-func (m *CNNHyperRep) Accuracy(x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *CNNHyperRep) Accuracy(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
 	c := m.cache.of(lambda, d, m.feat)
 	n := batchSize(d, idx)

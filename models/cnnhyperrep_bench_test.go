@@ -29,19 +29,19 @@ func BenchmarkCNNHyperRepProducts(b *testing.B) {
 		b.Fatal(err)
 	}
 	r := testRand(b, 0)
-	data := randomData(r, 4*batch, in.Size(), classes)
+	ds := randomData(r, 4*batch, in.Size(), classes)
 	x, lambda := make([]float64, m.DimX()), make([]float64, m.DimLambda())
 	m.Init(x, r)
 	m.InitLambda(lambda, r)
 	p := append(append([]float64(nil), lambda...), x...)
 	u := randomVec(r, len(x), 1)
 	dx, dl, dp := make([]float64, len(x)), make([]float64, len(lambda)), make([]float64, len(p))
-	idx := randomBatch(r, data, batch)
+	idx := randomBatch(r, ds, batch)
 	runOps(b, "", []benchOp{
-		{"InnerGrad", func() { m.InnerGrad(dx, x, lambda, data, idx) }},
-		{"InnerHVP", func() { m.InnerHVP(dx, x, lambda, data, idx, u) }},
-		{"FullGrad", func() { full.Grad(dp, p, data, idx) }},
-		{"InnerCross", func() { m.InnerCross(dl, x, lambda, data, idx, u) }},
-		{"OuterGrad", func() { m.OuterGrad(dx, dl, x, lambda, data, idx) }},
+		{"InnerGrad", func() { m.InnerGrad(dx, x, lambda, ds, idx) }},
+		{"InnerHVP", func() { m.InnerHVP(dx, x, lambda, ds, idx, u) }},
+		{"FullGrad", func() { full.Grad(dp, p, ds, idx) }},
+		{"InnerCross", func() { m.InnerCross(dl, x, lambda, ds, idx, u) }},
+		{"OuterGrad", func() { m.OuterGrad(dx, dl, x, lambda, ds, idx) }},
 	})
 }

@@ -1,4 +1,5 @@
-// Package models holds the differentiable models and the data of hgpsim.
+// Package models holds the differentiable models of hgpsim; their data
+// (package datasets) is a read-only Dataset of rows they are given.
 //
 // # Parameters are flat slices
 //
@@ -43,18 +44,10 @@
 // Dimension mismatches (a parameter vector of the wrong length, a Dataset
 // with the wrong number of features or classes, an out-of-range index or
 // label, an empty batch) are programmer errors and panic with a message that
-// names them. Problems a user can cause, such as an invalid SyntheticSpec,
+// names them. Problems a user can cause, such as an invalid model spec,
 // are returned as errors.
 //
-// # Synthetic data
-//
-// Synthetic builds heterogeneous client data without any download: a Gaussian
-// mixture with shared class means, per-client Dirichlet label skew and
-// per-client feature shift. Each client's data comes from its own stream of
-// package rng, so it is reproducible bit for bit and independent of the
-// number of clients. Pool concatenates client datasets into the pooled
-// reference problem.
-//
-// It may import internal packages, models/nn and gonum; never graph, optim
-// or anything above them.
+// It may import internal packages, models/nn, datasets and gonum; never
+// graph, optim or anything above them. It reads no file: loading and
+// splitting data is package datasets' job.
 package models

@@ -1,12 +1,15 @@
 package models
 
-import "slices"
+import (
+	"hgpsim/datasets"
+	"slices"
+)
 
 // featureCache holds the features of a dataset's rows for the λ of one
 // generation of its featureCaches (row i valid when done[i] equals the
 // generation).
 type featureCache struct {
-	d    *Dataset
+	d    *datasets.Dataset
 	h    []float64
 	done []uint64
 }
@@ -28,7 +31,7 @@ type featureCaches struct {
 
 // of returns the cache of d (width floats a row) for λ, starting a new
 // generation when λ changed.
-func (f *featureCaches) of(lambda []float64, d *Dataset, width int) *featureCache {
+func (f *featureCaches) of(lambda []float64, d *datasets.Dataset, width int) *featureCache {
 	if !slices.Equal(f.lam, lambda) {
 		f.lam = append(f.lam[:0], lambda...)
 		f.gen++
@@ -55,7 +58,7 @@ func (f *featureCaches) mark(c *featureCache, i int) { c.done[i] = f.gen }
 // misses appends to dst the rows at positions lo…hi−1 of idx whose features
 // c lacks, marking them as held by the time the caller computes them: a
 // row repeated in the batch is listed, and computed, once.
-func (f *featureCaches) misses(dst []int, c *featureCache, d *Dataset, idx []int, lo, hi int) []int {
+func (f *featureCaches) misses(dst []int, c *featureCache, d *datasets.Dataset, idx []int, lo, hi int) []int {
 	for p := lo; p < hi; p++ {
 		if i := rowIndex(d, idx, p); !f.has(c, i) {
 			f.mark(c, i)

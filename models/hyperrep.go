@@ -7,7 +7,9 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/gemm"
+	"hgpsim/internal/vec"
 )
 
 // HyperRep is the federated hyper-representation problem of FedNest
@@ -190,7 +192,7 @@ var (
 	_ LambdaInitializer = (*HyperRep)(nil)
 )
 
-func (m *HyperRep) check(x, lambda []float64, d *Dataset) {
+func (m *HyperRep) check(x, lambda []float64, d *datasets.Dataset) {
 	checkArgs(m, x, lambda, d, m.features, m.classes)
 }
 
@@ -200,7 +202,7 @@ func (m *HyperRep) check(x, lambda []float64, d *Dataset) {
 // form's vec.DotRows summed it — and leaves the rows' features h_b in the
 // rows of m.hb and their labels checked. With rows, it also sets m.rows to
 // the rows' inputs a_b, for the products in λ.
-func (m *HyperRep) chunk(c *featureCache, lambda []float64, d *Dataset, idx []int, lo, hi int, rows bool) int {
+func (m *HyperRep) chunk(c *featureCache, lambda []float64, d *datasets.Dataset, idx []int, lo, hi int, rows bool) int {
 	H, D, C := m.hidden, m.features, m.classes
 	nb := hi - lo
 	for b := range nb {
@@ -275,7 +277,7 @@ func (m *HyperRep) probs(x []float64, nb int) {
 	addToRows(m.z[:nb*C], x[C*H:])
 	for b := range nb {
 		z, p := m.z[b*C:(b+1)*C], m.p[b*C:(b+1)*C]
-		lse := logSumExp(z)
+		lse := vec.LogSumExp(z)
 		for j := range C {
 			p[j] = math.Exp(z[j] - lse)
 		}
@@ -290,7 +292,7 @@ func (m *HyperRep) crossEntropy(b, y int) float64 {
 }
 
 // InnerLoss implements Bilevel: g.
-func (m *HyperRep) InnerLoss(x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *HyperRep) InnerLoss(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
 	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
@@ -350,7 +352,7 @@ func (m *HyperRep) addPenaltyHVP(dst, x, u []float64) {
 
 // InnerGrad implements Bilevel: ∇ₓg = mean_b (p − e_y) ⊗ [h; 1] + μx (or
 // the norm penalty's gradient).
-func (m *HyperRep) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *HyperRep) InnerGrad(dst, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
 	checkVec("dst", dst, m.DimX())
 	loss := m.outputGrad(dst, x, lambda, d, idx)
@@ -360,7 +362,7 @@ func (m *HyperRep) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int) fl
 
 // outputGrad writes the gradient of the mean cross-entropy in x into dst
 // and returns the mean cross-entropy.
-func (m *HyperRep) outputGrad(dst, x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *HyperRep) outputGrad(dst, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	H, C := m.hidden, m.classes
 	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
@@ -406,7 +408,7 @@ func (m *HyperRep) rz(u []float64, nb int) {
 // InnerHVP implements Bilevel: ∇²ₓₓg·u = mean_b R{p} ⊗ [h; 1] + μu (or the
 // norm penalty's Hessian times u) with R{z} = U₂h + u_b₂ and R{p} = p ⊙ R{z}
 // − p (pᵀR{z}).
-func (m *HyperRep) InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
+func (m *HyperRep) InnerHVP(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
 	m.check(x, lambda, d)
 	checkVec("dst", dst, m.DimX())
 	checkVec("u", u, m.DimX())
@@ -439,7 +441,7 @@ func (m *HyperRep) InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, u [
 //
 // The row form added R{p}_j W₂_j and then (p − e_y)_j U₂_j for each j in
 // turn; the product interleaves the pairs along k the same way.
-func (m *HyperRep) InnerCross(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
+func (m *HyperRep) InnerCross(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
 	m.check(x, lambda, d)
 	checkVec("dst", dst, m.DimLambda())
 	checkVec("u", u, m.DimX())
@@ -517,7 +519,7 @@ func (*HyperRep) OuterGradTakesNil() {}
 // OuterGrad implements Bilevel: f = mean CE, ∂ₓf as InnerGrad without μ,
 // ∂_λf by backpropagation into the hidden layer. dstX or dstLambda may be
 // nil when that part is not wanted.
-func (m *HyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *HyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
 	if dstX != nil {
 		checkVec("dstX", dstX, m.DimX())
@@ -561,7 +563,7 @@ func (m *HyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset, i
 }
 
 // Accuracy implements Bilevel.
-func (m *HyperRep) Accuracy(x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *HyperRep) Accuracy(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
 	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)

@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"hgpsim/datasets"
 	"math"
 	"math/rand/v2"
 
@@ -54,7 +55,7 @@ func (m *Logistic) Init(dst []float64, r *rand.Rand) {
 	}
 }
 
-func (m *Logistic) check(x []float64, d *Dataset) {
+func (m *Logistic) check(x []float64, d *datasets.Dataset) {
 	checkVec("x", x, m.Dim())
 	checkData(d, m.features, 2)
 }
@@ -80,7 +81,7 @@ func sigmoid(z float64) float64 {
 
 // chunk binds the batch rows lo…hi−1 and sizes the scratch for them:
 // s.z holds one margin per row, s.v and s.g one more value each.
-func (m *Logistic) chunk(d *Dataset, idx []int, lo, hi int) int {
+func (m *Logistic) chunk(d *datasets.Dataset, idx []int, lo, hi int) int {
 	nb := hi - lo
 	m.bindRows(batchRows(&m.s.a, d, idx, lo, hi), nb)
 	m.s.grow(nb, 1)
@@ -88,7 +89,7 @@ func (m *Logistic) chunk(d *Dataset, idx []int, lo, hi int) int {
 }
 
 // Loss returns f(x) on the batch.
-func (m *Logistic) Loss(x []float64, d *Dataset, idx []int) float64 {
+func (m *Logistic) Loss(x []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, d)
 	n := batchSize(d, idx)
 	var loss float64
@@ -105,7 +106,7 @@ func (m *Logistic) Loss(x []float64, d *Dataset, idx []int) float64 {
 
 // Grad writes ∇f(x) into dst and returns f(x). Per row the gradient is
 // (σ(z) − y)·[a; 1].
-func (m *Logistic) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
+func (m *Logistic) Grad(dst, x []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, d)
 	checkVec("dst", dst, m.Dim())
 	n := batchSize(d, idx)
@@ -128,7 +129,7 @@ func (m *Logistic) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
 
 // HVP writes dst = ∇²f(x)·u. Per row the Hessian is σ(1−σ)·[a; 1][a; 1]ᵀ,
 // applied without forming it: σ(1−σ)·([a; 1]ᵀu)·[a; 1].
-func (m *Logistic) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
+func (m *Logistic) HVP(dst, x []float64, d *datasets.Dataset, idx []int, u []float64) {
 	m.check(x, d)
 	checkVec("dst", dst, m.Dim())
 	checkVec("u", u, m.Dim())
@@ -150,7 +151,7 @@ func (m *Logistic) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
 }
 
 // Accuracy returns the fraction of rows where z > 0 exactly when y = 1.
-func (m *Logistic) Accuracy(x []float64, d *Dataset, idx []int) float64 {
+func (m *Logistic) Accuracy(x []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, d)
 	n := batchSize(d, idx)
 	correct := 0

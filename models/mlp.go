@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"hgpsim/datasets"
 	"math"
 	"math/rand/v2"
 )
@@ -77,13 +78,13 @@ func (m *MLP) Init(dst []float64, r *rand.Rand) {
 	}
 }
 
-func (m *MLP) check(x []float64, d *Dataset) {
+func (m *MLP) check(x []float64, d *datasets.Dataset) {
 	checkVec("x", x, m.Dim())
 	checkData(d, m.features, m.classes)
 }
 
 // Loss returns f(x) on the batch.
-func (m *MLP) Loss(x []float64, d *Dataset, idx []int) float64 {
+func (m *MLP) Loss(x []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, d)
 	return meanCrossEntropy(m, &m.s, x, d, idx) + 0.5*m.l2*sumSquares(x)
 }
@@ -92,7 +93,7 @@ func (m *MLP) Loss(x []float64, d *Dataset, idx []int) float64 {
 //
 //	g_z = p − e_y,  ∂W₂ = g_z hᵀ,  ∂b₂ = g_z,
 //	g_h = W₂ᵀg_z,  g_s = g_h ⊙ (1 − h²),  ∂W₁ = g_s aᵀ,  ∂b₁ = g_s.
-func (m *MLP) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
+func (m *MLP) Grad(dst, x []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, d)
 	checkVec("dst", dst, m.Dim())
 	return classifierGrad(m, &m.s, dst, x, d, idx)
@@ -111,7 +112,7 @@ func (m *MLP) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
 //	R{g_h} = U₂ᵀg_z + W₂ᵀR{g_z},
 //	R{g_s} = R{g_h} ⊙ (1 − h²) − 2 g_h ⊙ h ⊙ R{h},
 //	R{∂W₁} = R{g_s} aᵀ,  R{∂b₁} = R{g_s}.
-func (m *MLP) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
+func (m *MLP) HVP(dst, x []float64, d *datasets.Dataset, idx []int, u []float64) {
 	m.check(x, d)
 	checkVec("dst", dst, m.Dim())
 	checkVec("u", u, m.Dim())
@@ -119,7 +120,7 @@ func (m *MLP) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
 }
 
 // Accuracy returns the fraction of rows whose largest logit is the label.
-func (m *MLP) Accuracy(x []float64, d *Dataset, idx []int) float64 {
+func (m *MLP) Accuracy(x []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, d)
 	return classifierAccuracy(m, &m.s, x, d, idx)
 }

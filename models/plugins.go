@@ -70,31 +70,6 @@ func nonNegativeRate(name string, v float64) error {
 	return nil
 }
 
-// Source is a data kind of the scenario's `data` section: its parameters
-// and how to give every client its train, validation and test data. See
-// Sources.
-type Source interface {
-	// Validate checks the parameters for this many clients, without
-	// reading any file.
-	Validate(clients int) error
-	// Shape returns the number of features and classes the data will have,
-	// known without reading any file.
-	Shape() (features, classes int)
-	// Examples returns an upper bound on the number of examples the run
-	// holds over all clients, for the resource estimate.
-	Examples(clients int) int64
-	// Files lists the files Load reads (none for generated data), and
-	// Missing those of them that do not exist, so that validation can
-	// skip them and a run can refuse early.
-	Files() []string
-	// Load builds every client's data. Missing files are an error naming
-	// them and how to install them.
-	Load(clients int, seed uint64) ([]ClientData, error)
-}
-
-// Sources holds the data kinds, selected by `data.kind`.
-var Sources = registry.New[Source]("data", "kind")
-
 // MaxParams bounds the parameters of one model (800 MB per vector).
 const MaxParams = 100_000_000
 

@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/vec"
 )
 
@@ -194,7 +195,7 @@ func (m *refMLP) rowVJPR(dst, x, a, u, g, rg []float64) {
 
 // meanCrossEntropy is (1/|b|) Σ_b −log softmax(z_b)_{y_b} over the batch,
 // with the logits from m.rowLogits written into the scratch z (length C).
-func refMeanCrossEntropy(m refClassifier, z, x []float64, d *Dataset, idx []int) float64 {
+func refMeanCrossEntropy(m refClassifier, z, x []float64, d *datasets.Dataset, idx []int) float64 {
 	_, classes := m.shape()
 	n := batchSize(d, idx)
 	var loss float64
@@ -203,14 +204,14 @@ func refMeanCrossEntropy(m refClassifier, z, x []float64, d *Dataset, idx []int)
 		y := label(d, i, classes)
 		m.rowLogits(z, x, d.Row(i))
 		// −log softmax(z)_y = lse(z) − z_y.
-		loss += logSumExp(z) - z[y]
+		loss += vec.LogSumExp(z) - z[y]
 	}
 	return loss / float64(n)
 }
 
 // classifierAccuracy is the fraction of batch rows whose largest logit (from
 // m.rowLogits, written into the scratch z) is the label.
-func refClassifierAccuracy(m refClassifier, z, x []float64, d *Dataset, idx []int) float64 {
+func refClassifierAccuracy(m refClassifier, z, x []float64, d *datasets.Dataset, idx []int) float64 {
 	_, classes := m.shape()
 	n := batchSize(d, idx)
 	correct := 0

@@ -1,5 +1,7 @@
 package models
 
+import "hgpsim/datasets"
+
 // SecondOrder is implemented by models with exact Hessian-vector products.
 //
 // Hyper-gradient methods need ∇²f(x)·u many times per outer step; finite
@@ -13,7 +15,7 @@ type SecondOrder interface {
 
 	// HVP writes dst = ∇²f(x)·u on the rows of d selected by idx,
 	// regularizer included. It does not allocate. dst must not alias x or u.
-	HVP(dst, x []float64, d *Dataset, idx []int, u []float64)
+	HVP(dst, x []float64, d *datasets.Dataset, idx []int, u []float64)
 }
 
 // Every model of the package is second order.
@@ -29,7 +31,7 @@ var (
 //	R{z} = U a + u_c,  R{p} = p ⊙ R{z} − p (pᵀR{z})
 //
 // (the softmax Jacobian diag(p) − ppᵀ applied to R{z}).
-func (m *Softmax) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
+func (m *Softmax) HVP(dst, x []float64, d *datasets.Dataset, idx []int, u []float64) {
 	m.check(x, d)
 	checkVec("dst", dst, m.Dim())
 	checkVec("u", u, m.Dim())

@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"hgpsim/datasets"
 	"math"
 	"math/rand/v2"
 )
@@ -68,13 +69,13 @@ func (m *Softmax) Init(dst []float64, r *rand.Rand) {
 }
 
 // check panics on any argument that does not fit the model.
-func (m *Softmax) check(x []float64, d *Dataset) {
+func (m *Softmax) check(x []float64, d *datasets.Dataset) {
 	checkVec("x", x, m.Dim())
 	checkData(d, m.features, m.classes)
 }
 
 // Loss returns f(x) on the batch.
-func (m *Softmax) Loss(x []float64, d *Dataset, idx []int) float64 {
+func (m *Softmax) Loss(x []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, d)
 	return meanCrossEntropy(m, &m.s, x, d, idx) + 0.5*m.l2*sumSquares(x)
 }
@@ -83,14 +84,14 @@ func (m *Softmax) Loss(x []float64, d *Dataset, idx []int) float64 {
 // returns. Per row, ∂CE/∂z = p − e_y with p = softmax(z), so the row adds
 // (p − e_y) aᵀ to the W block and p − e_y to the c block; over the batch
 // the W block is the matrix product Gᵀ A.
-func (m *Softmax) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
+func (m *Softmax) Grad(dst, x []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, d)
 	checkVec("dst", dst, m.Dim())
 	return classifierGrad(m, &m.s, dst, x, d, idx)
 }
 
 // Accuracy returns the fraction of rows whose largest logit is the label.
-func (m *Softmax) Accuracy(x []float64, d *Dataset, idx []int) float64 {
+func (m *Softmax) Accuracy(x []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, d)
 	return classifierAccuracy(m, &m.s, x, d, idx)
 }
