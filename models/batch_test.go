@@ -76,7 +76,7 @@ func TestBatchModelsMatchRowCode(t *testing.T) {
 	pairs := []pair{
 		{"softmax", NewSoftmax(batchD, batchC, 1e-3), newRefSoftmax(NewSoftmax(batchD, batchC, 1e-3)), batchC},
 		{"mlp", NewMLP(batchD, batchH, batchC, 1e-3), newRefMLP(NewMLP(batchD, batchH, batchC, 1e-3)), batchC},
-		{"logistic", NewLogistic(batchD, 1e-3), &refLogistic{NewLogistic(batchD, 1e-3)}, 2},
+		{"logistic", NewLogistic(batchD, 1e-3), newRefLogistic(NewLogistic(batchD, 1e-3)), 2},
 	}
 	for _, p := range pairs {
 		d := batchData(t, 1, batchN, batchD, p.classes)

@@ -273,12 +273,10 @@ func classifierCases(t *testing.T) []modelCase {
 // cross-entropy alone.
 func unregularized(m Classifier) Classifier {
 	switch m := m.(type) {
-	case *Softmax:
-		return NewSoftmax(m.features, m.classes, 0)
-	case *Logistic:
-		return NewLogistic(m.features, 0)
-	case *MLP:
-		return NewMLP(m.features, m.hidden, m.classes, 0)
+	case *Net:
+		c := m.Clone().(*Net)
+		c.l2 = 0
+		return c
 	}
 	panic("unregularized: unknown model")
 }

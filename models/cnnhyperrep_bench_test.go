@@ -24,7 +24,7 @@ func BenchmarkCNNHyperRepProducts(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	full, err := NewCNN(in, layers, classes, 1e-3)
+	full, err := NewNet(in, layers, classes, 1e-3)
 	if err != nil {
 		b.Fatal(err)
 	}

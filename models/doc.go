@@ -6,16 +6,20 @@
 // A model's parameters are one []float64 of length Dim(), owned by the
 // caller. Optimizers, push-sum mixing and messages all work on that flat
 // vector and never need to know the model's structure; each model documents
-// its layout (for Softmax: the weight matrix row-major, then the biases).
+// its layout (for softmax regression: the weight matrix row-major, then the biases).
 //
 // # Models
 //
-// Softmax (multinomial logistic regression) and Logistic (binary) are
-// strongly convex, as the lower level of the bilevel problem assumes; MLP
-// (one tanh hidden layer) is the non-convex model for experiments beyond
-// that assumption. All three implement SecondOrder: exact Hessian-vector
-// products, analytic for the linear models and by Pearlmutter's R-operator
-// for the MLP, tested against finite differences of Grad.
+// Every model is a network of package nn plus a loss head (Net): softmax
+// regression, logistic regression and the one-hidden-layer tanh MLP are nn
+// presets, a cnn is a preset of the papers' nets or a layer list. Softmax
+// and logistic regression are strongly convex, as the lower level of the
+// bilevel problem assumes; the MLP and the cnns are the non-convex models
+// for experiments beyond that assumption. All are SecondOrder: exact
+// Hessian-vector products by Pearlmutter's R-operator through the net,
+// tested against finite differences of Grad. The heads (label weights,
+// ensembles, MTL&DA, the hyper-representation) and the per-sample
+// weighted loss wrap any of them.
 //
 // # Losses are means
 //

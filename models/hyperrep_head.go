@@ -71,11 +71,11 @@ func (h *hyperRepHead) ValidateModel(arch Architecture, features, classes int) e
 func (*hyperRepHead) DimLambda(int, HeadParams) int { return 0 }
 
 func (h *hyperRepHead) New(newBase func() Classifier, _ HeadParams) Bilevel {
-	switch base := newBase().(type) {
-	case *MLP:
-		return NewHyperRepWith(base.features, base.hidden, base.classes, base.l2, h.Activation != "tanh",
-			HyperRepOptions{Dropout: h.Dropout, NormPenalty: h.Penalty == "norm"})
-	case *CNN:
+	if base, ok := newBase().(*Net); ok && !base.binary {
+		if base.hidden > 0 {
+			return NewHyperRepWith(base.features, base.hidden, base.classes, base.l2, h.Activation != "tanh",
+				HyperRepOptions{Dropout: h.Dropout, NormPenalty: h.Penalty == "norm"})
+		}
 		m, err := NewCNNHyperRep(base.in, base.layers, base.classes, h.innerLayers(), base.l2)
 		if err != nil {
 			panic("models: head hyper-representation on a cnn it did not validate: " + err.Error())

@@ -92,12 +92,10 @@ func TestBatchIsMeanOfRows(t *testing.T) {
 // by the test (models do not expose their regularizer).
 func rowCE(m Model, x []float64, d *datasets.Dataset, i int) float64 {
 	switch m := m.(type) {
-	case *Softmax:
-		return NewSoftmax(m.features, m.classes, 0).Loss(x, d, []int{i})
-	case *Logistic:
-		return NewLogistic(m.features, 0).Loss(x, d, []int{i})
-	case *MLP:
-		return NewMLP(m.features, m.hidden, m.classes, 0).Loss(x, d, []int{i})
+	case *Net:
+		c := m.Clone().(*Net)
+		c.l2 = 0
+		return c.Loss(x, d, []int{i})
 	}
 	panic("rowCE: unknown model")
 }

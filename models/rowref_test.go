@@ -24,30 +24,52 @@ type refClassifier interface {
 	rowVJPR(dst, x, a, u, g, rg []float64)
 }
 
-// The reference models wrap the new ones for their shape and parameters
-// and add the per-row scratch the row code kept.
+// The reference models take the shape and parameters of the models they
+// check and add the per-row scratch the row code kept.
 type refSoftmax struct {
-	*Softmax
-	z, rz []float64
+	features, classes int
+	l2                float64
+	z, rz             []float64
 }
 
-type refLogistic struct{ *Logistic }
+type refLogistic struct {
+	features int
+	l2       float64
+}
 
 type refMLP struct {
-	*MLP
-	h, gh, rh, rgh []float64
-	z, rz          []float64
+	features, hidden, classes int
+	l2                        float64
+	h, gh, rh, rgh            []float64
+	z, rz                     []float64
 }
 
-func newRefSoftmax(m *Softmax) *refSoftmax {
-	return &refSoftmax{Softmax: m, z: make([]float64, m.classes), rz: make([]float64, m.classes)}
+func newRefSoftmax(m *Net) *refSoftmax {
+	return &refSoftmax{features: m.features, classes: m.classes, l2: m.l2,
+		z: make([]float64, m.classes), rz: make([]float64, m.classes)}
 }
 
-func newRefMLP(m *MLP) *refMLP {
+func newRefLogistic(m *Net) *refLogistic { return &refLogistic{features: m.features, l2: m.l2} }
+
+func newRefMLP(m *Net) *refMLP {
 	H, C := m.hidden, m.classes
-	return &refMLP{MLP: m, h: make([]float64, H), gh: make([]float64, H), rh: make([]float64, H),
+	return &refMLP{features: m.features, hidden: H, classes: C, l2: m.l2,
+		h: make([]float64, H), gh: make([]float64, H), rh: make([]float64, H),
 		rgh: make([]float64, H), z: make([]float64, C), rz: make([]float64, C)}
 }
+
+func (m *refSoftmax) Dim() int           { return m.classes*m.features + m.classes }
+func (m *refSoftmax) shape() (int, int)  { return m.features, m.classes }
+func (m *refSoftmax) l2Rate() float64    { return m.l2 }
+func (m *refLogistic) Dim() int          { return m.features + 1 }
+func (m *refLogistic) shape() (int, int) { return m.features, 2 }
+func (m *refLogistic) l2Rate() float64   { return m.l2 }
+func (m *refMLP) offB1() int             { return m.hidden * m.features }
+func (m *refMLP) offW2() int             { return m.offB1() + m.hidden }
+func (m *refMLP) offB2() int             { return m.offW2() + m.classes*m.hidden }
+func (m *refMLP) Dim() int               { return m.offB2() + m.classes }
+func (m *refMLP) shape() (int, int)      { return m.features, m.classes }
+func (m *refMLP) l2Rate() float64        { return m.l2 }
 
 // newRefMixture builds the reference mixture over the given reference
 // bases (not cloned), as newMixture did.
@@ -223,4 +245,19 @@ func refClassifierAccuracy(m refClassifier, z, x []float64, d *datasets.Dataset,
 		}
 	}
 	return float64(correct) / float64(n)
+}
+
+func (m *refSoftmax) check(x []float64, d *datasets.Dataset) {
+	checkVec("x", x, m.Dim())
+	checkData(d, m.features, m.classes)
+}
+
+func (m *refLogistic) check(x []float64, d *datasets.Dataset) {
+	checkVec("x", x, m.Dim())
+	checkData(d, m.features, 2)
+}
+
+func (m *refMLP) check(x []float64, d *datasets.Dataset) {
+	checkVec("x", x, m.Dim())
+	checkData(d, m.features, m.classes)
 }
