@@ -22,7 +22,7 @@ func smallHyperLayers(relu bool) []nn.Spec {
 }
 
 // smallHyperRep is CNNHyperRep on smallHyperLayers with k inner layers.
-func smallHyperRep(relu bool, k int, mu float64) *CNNHyperRep {
+func smallHyperRep(relu bool, k int, mu float64) *HyperRep {
 	m, err := NewCNNHyperRep(nn.Shape{C: 1, H: 5, W: 5}, smallHyperLayers(relu), 3, k, mu)
 	if err != nil {
 		panic(err)
@@ -136,7 +136,7 @@ func TestCNNHyperRepCache(t *testing.T) {
 		loss, acc, outer float64
 		g, hv, cr, ol    []float64
 	}
-	eval := func(m *CNNHyperRep, lam []float64) result {
+	eval := func(m *HyperRep, lam []float64) result {
 		var res result
 		res.g = make([]float64, m.DimX())
 		res.hv = make([]float64, m.DimX())
@@ -156,7 +156,7 @@ func TestCNNHyperRepCache(t *testing.T) {
 			t.Errorf("%s: the cached model differs from a fresh one", what)
 		}
 	}
-	fresh := func(lam []float64) result { return eval(m.Clone().(*CNNHyperRep), lam) }
+	fresh := func(lam []float64) result { return eval(m.Clone().(*HyperRep), lam) }
 
 	// Warm the cache on other batches, then the batch of the test.
 	m.InnerLoss(x, lam, train, nil)
