@@ -38,8 +38,8 @@ func bilevelCases() []bilevelCase {
 		{"LabelWeights/CNN", LabelWeights(smallCNN(0.01), 0.3), ds(16, 4)},
 		{"Ensemble/CNN+Softmax", Ensemble([]Classifier{smallCNN(0.01), NewSoftmax(16, 4, 0.1)}, 0.3), ds(16, 4)},
 		{"MTLDA/CNN×2", MTLDA([]Classifier{smallCNN(0.01), smallCNN(0.02)}, 0.3, 0.7), ds(16, 4)},
-		{"CNNHyperRep/2", smallHyperRep(false, 2, 0.05), ds(25, 3)},
-		{"CNNHyperRep/1", smallHyperRep(false, 1, 0.05), ds(25, 3)},
+		{"HyperRep cut/2", smallHyperRep(false, 2, 0.05), ds(25, 3)},
+		{"HyperRep cut/1", smallHyperRep(false, 1, 0.05), ds(25, 3)},
 	}
 }
 

@@ -19,9 +19,9 @@ type featureCache struct {
 const maxFeatureCaches = 4
 
 // featureCaches keeps the λ-dependent features of the rows of the last few
-// datasets a model saw: the features of HyperRep and CNNHyperRep depend on
-// λ and the row only, so a batch reuses the rows an earlier batch computed
-// until λ changes. Datasets are keyed by address, so they must stay
+// datasets a model saw: the features of HyperRep depend on λ and the row
+// only, so a batch reuses the rows an earlier batch computed until λ
+// changes. Datasets are keyed by address, so they must stay
 // unchanged once used.
 type featureCaches struct {
 	lam  []float64 // the λ of the current generation

@@ -278,11 +278,7 @@ func (m *HyperRep) Init(dst []float64, r *rand.Rand) {
 		m.tail.Init(dst, r)
 		return
 	}
-	clear(dst)
-	s := 1 / math.Sqrt(float64(m.feat))
-	for i := range dst[:m.classes*m.feat] {
-		dst[i] = s * r.NormFloat64()
-	}
+	normalWeights(dst, m.classes*m.feat, 1/math.Sqrt(float64(m.feat)), r)
 }
 
 // InitLambda implements LambdaInitializer. The MLP's W₁ ~ N(0, g/Features)
@@ -295,13 +291,18 @@ func (m *HyperRep) InitLambda(dst []float64, r *rand.Rand) {
 		m.body.Init(dst, r)
 		return
 	}
-	clear(dst)
 	g := 1.0
 	if m.relu {
 		g = 2
 	}
-	s := math.Sqrt(g / float64(m.features))
-	for i := range dst[:m.feat*m.features] {
+	normalWeights(dst, m.feat*m.features, math.Sqrt(g/float64(m.features)), r)
+}
+
+// normalWeights draws the first k parameters of dst (a dense layer's
+// weights) from N(0, s²) and sets the rest (its bias) to 0.
+func normalWeights(dst []float64, k int, s float64, r *rand.Rand) {
+	clear(dst)
+	for i := range dst[:k] {
 		dst[i] = s * r.NormFloat64()
 	}
 }

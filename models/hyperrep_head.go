@@ -3,7 +3,7 @@ package models
 import "fmt"
 
 // hyperRepHead builds HyperRep from the mlp architecture's shape, or
-// CNNHyperRep from a cnn's layers: the head `hyper-representation`.
+// a cut of a cnn's layers: the head `hyper-representation`.
 type hyperRepHead struct {
 	Activation  string  `yaml:"activation" doc:"mlp: σ of the hidden layer, relu (the papers' baseline) or tanh; a cnn's activations are its layers"`
 	InnerLayers int     `yaml:"inner_layers" doc:"cnn: how many of the last parameterised layers (all dense) form the inner variable x, the layers before them λ; 0: 2, the last two dense layers as FBO-AggITD's LeNet. mlp: 0 or 1 (its output layer)"`

@@ -60,11 +60,29 @@ func (m *HyperRep) rGrad(nb int, inv float64) {
 	}
 }
 
+// tangents runs the chunk of rows lo…hi−1 forward (chunk) and along u:
+// the probabilities in m.z, R{z} in m.v, G in m.g and R{G} in m.rg. It
+// returns the chunk's rows.
+func (m *HyperRep) tangents(c *featureCache, x, lambda []float64, d *datasets.Dataset, idx []int, lo, hi int, full bool, u []float64, inv float64) int {
+	nb := m.chunk(c, lambda, d, idx, lo, hi, full)
+	m.logits(x, nb)
+	m.tail.JVP(m.v[:nb*m.classes], x, u)
+	m.softmaxGrad(0, d, idx, lo, nb, inv)
+	m.rGrad(nb, inv)
+	return nb
+}
+
+// begin checks the arguments every product shares and returns the cache
+// of d for λ, the batch's rows and 1/n.
+func (m *HyperRep) begin(x, lambda []float64, d *datasets.Dataset, idx []int) (*featureCache, int, float64) {
+	m.check(x, lambda, d)
+	n := batchSize(d, idx)
+	return m.cache.of(lambda, d, m.feat), n, 1 / float64(n)
+}
+
 // InnerLoss implements Bilevel: g.
 func (m *HyperRep) InnerLoss(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
-	m.check(x, lambda, d)
-	c := m.cache.of(lambda, d, m.feat)
-	n := batchSize(d, idx)
+	c, n, _ := m.begin(x, lambda, d, idx)
 	C := m.classes
 	var loss float64
 	for lo, hi := range chunks(n) {
@@ -80,11 +98,8 @@ func (m *HyperRep) InnerLoss(x, lambda []float64, d *datasets.Dataset, idx []int
 
 // InnerGrad implements Bilevel: ∇ₓg, by the tail alone.
 func (m *HyperRep) InnerGrad(dst, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
-	m.check(x, lambda, d)
 	checkVec("dst", dst, m.DimX())
-	c := m.cache.of(lambda, d, m.feat)
-	n := batchSize(d, idx)
-	inv := 1 / float64(n)
+	c, n, inv := m.begin(x, lambda, d, idx)
 	clear(dst)
 	var loss float64
 	for lo, hi := range chunks(n) {
@@ -99,20 +114,13 @@ func (m *HyperRep) InnerGrad(dst, x, lambda []float64, d *datasets.Dataset, idx 
 
 // InnerHVP implements Bilevel: ∇²ₓₓg·u, by the tail alone.
 func (m *HyperRep) InnerHVP(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
-	m.check(x, lambda, d)
 	checkVec("dst", dst, m.DimX())
 	checkVec("u", u, m.DimX())
-	c := m.cache.of(lambda, d, m.feat)
-	n := batchSize(d, idx)
-	inv := 1 / float64(n)
+	c, n, inv := m.begin(x, lambda, d, idx)
 	C := m.classes
 	clear(dst)
 	for lo, hi := range chunks(n) {
-		nb := m.chunk(c, lambda, d, idx, lo, hi, false)
-		m.logits(x, nb)
-		m.tail.JVP(m.v[:nb*C], x, u)
-		m.softmaxGrad(0, d, idx, lo, nb, inv)
-		m.rGrad(nb, inv)
+		nb := m.tangents(c, x, lambda, d, idx, lo, hi, false, u, inv)
 		m.tail.VJPR(dst, x, u, m.g[:nb*C], m.rg[:nb*C])
 	}
 	m.addPenaltyHVP(dst, x, u)
@@ -121,12 +129,9 @@ func (m *HyperRep) InnerHVP(dst, x, lambda []float64, d *datasets.Dataset, idx [
 // InnerCross implements Bilevel: the gradient in λ of ⟨∇ₓg, u⟩, the
 // body's VJP of its gradient in h (the penalty does not depend on λ).
 func (m *HyperRep) InnerCross(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
-	m.check(x, lambda, d)
 	checkVec("dst", dst, m.DimLambda())
 	checkVec("u", u, m.DimX())
-	c := m.cache.of(lambda, d, m.feat)
-	n := batchSize(d, idx)
-	inv := 1 / float64(n)
+	c, n, inv := m.begin(x, lambda, d, idx)
 	C, F := m.classes, m.feat
 	m.discardTail = resize(m.discardTail, m.DimX())
 	if m.mlp {
@@ -134,14 +139,10 @@ func (m *HyperRep) InnerCross(dst, x, lambda []float64, d *datasets.Dataset, idx
 	}
 	clear(dst)
 	for lo, hi := range chunks(n) {
-		nb := m.chunk(c, lambda, d, idx, lo, hi, true)
-		m.logits(x, nb)
-		m.tail.JVP(m.v[:nb*C], x, u)
-		m.softmaxGrad(0, d, idx, lo, nb, inv)
+		nb := m.tangents(c, x, lambda, d, idx, lo, hi, true, u, inv)
 		if m.mlp {
 			m.crossFeaturesMLP(nb)
 		} else {
-			m.rGrad(nb, inv)
 			// The tail's parameter part is ∇²ₓₓg·u, not wanted here; it
 			// is cleared so that it cannot grow over many calls.
 			clear(m.discardTail)
@@ -213,18 +214,8 @@ func (*HyperRep) OuterGradTakesNil() {}
 // the body's VJP of the tail's gradient in h. dstX or dstLambda may be nil
 // when that part is not wanted.
 func (m *HyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
-	m.check(x, lambda, d)
-	if dstX != nil {
-		checkVec("dstX", dstX, m.DimX())
-		clear(dstX)
-	}
-	if dstLambda != nil {
-		checkVec("dstLambda", dstLambda, m.DimLambda())
-		clear(dstLambda)
-	}
-	c := m.cache.of(lambda, d, m.feat)
-	n := batchSize(d, idx)
-	inv := 1 / float64(n)
+	clearOuter(m, dstX, dstLambda)
+	c, n, inv := m.begin(x, lambda, d, idx)
 	C, F := m.classes, m.feat
 	m.discardTail = resize(m.discardTail, m.DimX())
 	var loss float64
@@ -259,9 +250,7 @@ func (m *HyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *datasets.D
 
 // Accuracy implements Bilevel.
 func (m *HyperRep) Accuracy(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
-	m.check(x, lambda, d)
-	c := m.cache.of(lambda, d, m.feat)
-	n := batchSize(d, idx)
+	c, n, _ := m.begin(x, lambda, d, idx)
 	C := m.classes
 	right := 0
 	for lo, hi := range chunks(n) {

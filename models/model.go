@@ -68,6 +68,19 @@ func checkArgs(m bilevelDims, x, lambda []float64, d *datasets.Dataset, features
 	checkData(d, features, classes)
 }
 
+// clearOuter checks and clears OuterGrad's destinations, either of which
+// may be nil for models that take nil (PartialOuter).
+func clearOuter(m bilevelDims, dstX, dstLambda []float64) {
+	if dstX != nil {
+		checkVec("dstX", dstX, m.DimX())
+		clear(dstX)
+	}
+	if dstLambda != nil {
+		checkVec("dstLambda", dstLambda, m.DimLambda())
+		clear(dstLambda)
+	}
+}
+
 // checkData panics unless d is well formed and matches a model with the given
 // number of features and classes.
 func checkData(d *datasets.Dataset, features, classes int) {

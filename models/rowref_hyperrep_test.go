@@ -226,14 +226,7 @@ func (m *refHyperRep) backHidden(dst, db1, h, a []float64, inv float64) {
 // nil when that part is not wanted.
 func (m *refHyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
-	if dstX != nil {
-		checkVec("dstX", dstX, m.DimX())
-		clear(dstX)
-	}
-	if dstLambda != nil {
-		checkVec("dstLambda", dstLambda, m.DimLambda())
-		clear(dstLambda)
-	}
+	clearOuter(m, dstX, dstLambda)
 	H, C, D := m.hidden, m.classes, m.features
 	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)

@@ -6,14 +6,14 @@ import (
 	"hgpsim/models/nn"
 )
 
-// BenchmarkCNNHyperRepProducts measures the products of the
+// BenchmarkCutHyperRepProducts measures the products of the
 // hyper-representation problem on LeNet (3×32×32, 10 classes, batch 64,
 // the last two dense layers inner): the lower level (InnerGrad, InnerHVP:
 // the dense tail on cached features) against the whole net's gradient
 // (FullGrad, what the lower level would cost without the split), and the
 // products in λ (InnerCross, OuterGrad), which run the body forward and
 // backward.
-func BenchmarkCNNHyperRepProducts(b *testing.B) {
+func BenchmarkCutHyperRepProducts(b *testing.B) {
 	const classes, batch = 10, 64
 	in := nn.Shape{C: 3, H: 32, W: 32}
 	layers, err := nn.Preset("lenet", in, classes)
