@@ -8,9 +8,9 @@ package datasets
 func (d *IDXData) Example() string {
 	switch d.name {
 	case "mnist":
-		return "datasets: {kind: mnist, dir: /srv/data/mnist}\n"
+		return "data: {kind: mnist, dir: /srv/data/mnist}\n"
 	case "emnist":
-		return "datasets: {kind: emnist, dir: /srv/data/emnist, split: digits}\n"
+		return "data: {kind: emnist, dir: /srv/data/emnist, split: digits}\n"
 	}
 	return ""
 }

@@ -49,27 +49,6 @@ type Classifier interface {
 	batchVJPR(dst, x, u, G, RG []float64)
 }
 
-// addToRows adds v to every row of M (len(v) columns).
-func addToRows(M, v []float64) {
-	for b := 0; b < len(M); b += len(v) {
-		row := M[b : b+len(v)]
-		for j := range row {
-			row[j] += v[j]
-		}
-	}
-}
-
-// accumulateRows adds the rows of M (len(dst) columns) to dst, in row
-// order.
-func accumulateRows(dst, M []float64) {
-	for b := 0; b < len(M); b += len(dst) {
-		row := M[b : b+len(dst)]
-		for j := range dst {
-			dst[j] += row[j]
-		}
-	}
-}
-
 // batchChunk bounds the rows a model multiplies at once: larger batches
 // run in chunks of this many rows, in order, so every output still receives
 // its rows' contributions in batch order. Each model value keeps a chunk of
