@@ -7,8 +7,8 @@ import (
 	"reflect"
 	"strings"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/registry"
-	"hgpsim/models"
 )
 
 // dataRoot confines the files a worker reads to one folder: every path a
@@ -80,7 +80,7 @@ func (r *dataRoot) walk(v reflect.Value, at string) error {
 			if fv.Kind() == reflect.String && (name == "dir" || name == "file") {
 				p := fv.String()
 				if p == "" && name == "dir" && !synthetic(v) {
-					p = models.FashionMNISTDir
+					p = datasets.FashionMNISTDir
 				}
 				if p == "" {
 					continue

@@ -26,7 +26,7 @@ var layers = []struct {
 	{"internal", []string{"internal/registry", "internal/rng", "internal/fsutil", "internal/testscen",
 		"internal/vec", "internal/gemm", "internal/docgen", "internal/codec", "internal/cpuid"},
 		[]string{"gonum.org/v1/gonum/", "golang.org/x/sys/"}},
-	{"base", []string{"graph", "models", "models/nn", "compress"}, nil},
+	{"base", []string{"graph", "datasets", "models", "models/nn", "compress"}, nil},
 	{"core", []string{"optim"}, nil},
 	{"families", []string{"optim/pdbo", "optim/fed", "optim/fbo", "optim/fedbio", "optim/nodeweights",
 		"optim/faults", "optim/optimtest"}, nil},
@@ -46,7 +46,7 @@ var sideways = map[string][]string{
 	"internal/gemm":     {"internal/vec"},
 	"internal/vec":      {"internal/cpuid"},
 	"internal/docgen":   {"internal/registry"},
-	"models":            {"models/nn"},
+	"models":            {"models/nn", "datasets"},
 	"optim/nodeweights": {"optim/fed"},
 	"actors":            {"wire"},
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"hgpsim/datasets"
 	"hgpsim/graph"
 	"hgpsim/internal/registry"
 	"hgpsim/internal/rng"
@@ -40,7 +41,7 @@ func sgpClients(t testing.TB, n int, variant pdbo.Variant) ([]*pdbo.SGP, []optim
 // 3·features + 3 parameters.
 func sgpClientsOf(t testing.TB, n, features int, variant pdbo.Variant) ([]*pdbo.SGP, []optim.Behaviour) {
 	t.Helper()
-	data, err := models.Synthetic(models.SyntheticSpec{Clients: n, Classes: 3, Features: features,
+	data, err := datasets.Synthetic(datasets.SyntheticSpec{Clients: n, Classes: 3, Features: features,
 		Train: 40, Val: 10, Test: 10, Alpha: 0.5, Separation: 0.7, Shift: 1, Noise: 1}, 9)
 	if err != nil {
 		t.Fatal(err)

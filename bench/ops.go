@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
@@ -115,8 +116,8 @@ func vrhgpRound(r *rand.Rand) (Op, error) {
 	}}, nil
 }
 
-func randomDataset(r *rand.Rand, n, features, classes int) *models.Dataset {
-	d := &models.Dataset{N: n, D: features, C: classes, X: make([]float64, n*features), Y: make([]int, n)}
+func randomDataset(r *rand.Rand, n, features, classes int) *datasets.Dataset {
+	d := &datasets.Dataset{N: n, D: features, C: classes, X: make([]float64, n*features), Y: make([]int, n)}
 	for i := range d.X {
 		d.X[i] = r.Float64()
 	}

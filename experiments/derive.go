@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"io"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/registry"
-	"hgpsim/models"
 	"hgpsim/optim"
 	"hgpsim/run"
 	"hgpsim/scenarios"
@@ -60,14 +60,14 @@ func execute(ctx context.Context, env scenarios.Env, sc scenarios.Scenario, sink
 // the runs of one setting share it instead of reading the files again. It
 // validates and describes itself as the source it was loaded from.
 type loaded struct {
-	src  models.Source
-	data []models.ClientData
+	src  datasets.Source
+	data []datasets.ClientData
 }
 
 // withData returns sc's data section replaced by data, loaded from sc's
 // source for sc's nodes and seed.
-func withData(sc scenarios.Scenario, data []models.ClientData) scenarios.Scenario {
-	sc.Data.Source = registry.Choice[models.Source]{Name: sc.Data.Source.Name, Params: &loaded{src: sc.Data.Source.Params, data: data}}
+func withData(sc scenarios.Scenario, data []datasets.ClientData) scenarios.Scenario {
+	sc.Data.Source = registry.Choice[datasets.Source]{Name: sc.Data.Source.Name, Params: &loaded{src: sc.Data.Source.Params, data: data}}
 	return sc
 }
 
@@ -78,8 +78,8 @@ func (l *loaded) Files() []string          { return nil } // in memory
 
 // describedSource implements describedSource: the source, loaded for the
 // run's nodes and seed.
-func (l *loaded) describedSource() models.Source { return l.src }
-func (l *loaded) Load(nodes int, _ uint64) ([]models.ClientData, error) {
+func (l *loaded) describedSource() datasets.Source { return l.src }
+func (l *loaded) Load(nodes int, _ uint64) ([]datasets.ClientData, error) {
 	if nodes != len(l.data) {
 		return nil, fmt.Errorf("the data were loaded for %d nodes, the run has %d", len(l.data), nodes)
 	}
@@ -88,10 +88,10 @@ func (l *loaded) Load(nodes int, _ uint64) ([]models.ClientData, error) {
 
 // nodeShiftImages is node-shift data drawn from Fashion-MNIST images an
 // experiment already holds (read once for all its runs, or a test's
-// stand-in), with the draws of models.NodeShiftData for each run's seed.
+// stand-in), with the draws of datasets.NodeShiftData for each run's seed.
 type nodeShiftImages struct {
-	spec        models.NodeShiftData
-	train, test *models.Dataset
+	spec        datasets.NodeShiftData
+	train, test *datasets.Dataset
 }
 
 func (d *nodeShiftImages) Validate(nodes int) error { return d.spec.Validate(nodes) }
@@ -101,9 +101,9 @@ func (d *nodeShiftImages) Files() []string          { return nil } // in memory
 
 // describedSource implements describedSource: node-shift data with the
 // run's setting and target.
-func (d *nodeShiftImages) describedSource() models.Source { return &d.spec }
-func (d *nodeShiftImages) Load(nodes int, seed uint64) ([]models.ClientData, error) {
-	return models.NodeShift(d.spec.Spec(nodes), d.train, d.test, seed)
+func (d *nodeShiftImages) describedSource() datasets.Source { return &d.spec }
+func (d *nodeShiftImages) Load(nodes int, seed uint64) ([]datasets.ClientData, error) {
+	return datasets.NodeShift(d.spec.Spec(nodes), d.train, d.test, seed)
 }
 
 // writeSummary writes an experiment's summary as summary.json, indented,

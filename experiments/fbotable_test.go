@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"hgpsim/models"
+	"hgpsim/datasets"
 	"hgpsim/optim/fbo"
 	"hgpsim/run"
 	"hgpsim/scenarios"
@@ -18,8 +18,8 @@ import (
 // loss table, its curves and its plot; the rounds per outer iteration are
 // the methods' 2N+T+3, 2N+3 and N+1.
 func TestFBOTableOutputs(t *testing.T) {
-	if m := models.FashionMNIST("").Missing(); len(m) > 0 {
-		t.Skipf("Fashion-MNIST not installed (missing %v); apt-get install %s", m, models.FashionMNISTPackage)
+	if m := datasets.FashionMNIST("").Missing(); len(m) > 0 {
+		t.Skipf("Fashion-MNIST not installed (missing %v); apt-get install %s", m, datasets.FashionMNISTPackage)
 	}
 	sc, err := scenarios.Load("../scenarios/paper/fbo-table.yaml")
 	if err != nil {
@@ -30,7 +30,7 @@ func TestFBOTableOutputs(t *testing.T) {
 	e.UploadLoss, e.LossSplits = []float64{0.5}, []string{"shards"}
 	e.LossTau = 2
 	sc.Clients = 10
-	fd := sc.Data.Source.Params.(*models.FederatedData)
+	fd := sc.Data.Source.Params.(*datasets.FederatedData)
 	fd.PerClient, fd.TestFrac = 20, 0.02
 	dir := t.TempDir()
 	if _, err := run.Execute(context.Background(), sc, run.Options{OutDir: dir}); err != nil {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"hgpsim/datasets"
 	"hgpsim/graph"
-	"hgpsim/models"
 	"hgpsim/scenarios"
 )
 
@@ -59,15 +59,15 @@ func (h *HGPError) Validate(sc *scenarios.Scenario) error {
 	if err := h.validate(); err != nil {
 		return err
 	}
-	if _, ok := sc.Data.Source.Params.(*models.SyntheticData); !ok {
+	if _, ok := sc.Data.Source.Params.(*datasets.SyntheticData); !ok {
 		switch sc.Data.Source.Name {
 		case "fashion-mnist", "mnist":
 		default:
 			return fmt.Errorf("data: hgp-error takes synthetic, fashion-mnist or mnist data, got %s", sc.Data.Source.Name)
 		}
 		for _, v := range []int{h.Train, h.Val, h.Test} {
-			if v < 1 || v > models.MaxExamplesPerClient {
-				return fmt.Errorf("train, val, test: examples per client must be in [1, %d], got %d, %d, %d", models.MaxExamplesPerClient, h.Train, h.Val, h.Test)
+			if v < 1 || v > datasets.MaxExamplesPerClient {
+				return fmt.Errorf("train, val, test: examples per client must be in [1, %d], got %d, %d, %d", datasets.MaxExamplesPerClient, h.Train, h.Val, h.Test)
 			}
 		}
 	}
@@ -81,7 +81,7 @@ func (h *HGPError) Estimate(sc *scenarios.Scenario) scenarios.Resources {
 	m := 2 * n
 	r := scenarios.Resources{Live: []scenarios.ResourcePart{{Name: "network", Bytes: int64(40 * n * n)},
 		{Name: "dense oracles", Bytes: int64(2 * 3 * 8 * m * m)}}}
-	if _, ok := sc.Data.Source.Params.(*models.SyntheticData); !ok {
+	if _, ok := sc.Data.Source.Params.(*datasets.SyntheticData); !ok {
 		r.Live = append(r.Live, scenarios.ResourcePart{Name: "data", Bytes: 70000 * 785 * 8})
 	}
 	r.PeakBytes = 2 * r.LiveBytes()

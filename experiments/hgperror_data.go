@@ -3,6 +3,7 @@ package experiments
 import (
 	"fmt"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/registry"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
@@ -14,13 +15,13 @@ import (
 // with data.kind fashion-mnist or mnist, as in the paper with MNIST, the
 // mean pixel of two classes (h.Classes) of the real images, relabelled 0/1
 // and split among clients at random.
-func oneDimSource(src registry.Choice[models.Source], h *HGPError) registry.Choice[models.Source] {
-	if sd, ok := src.Params.(*models.SyntheticData); ok {
+func oneDimSource(src registry.Choice[datasets.Source], h *HGPError) registry.Choice[datasets.Source] {
+	if sd, ok := src.Params.(*datasets.SyntheticData); ok {
 		d := *sd
 		d.Classes, d.Features = 2, 1
-		return registry.Choice[models.Source]{Name: src.Name, Params: &d}
+		return registry.Choice[datasets.Source]{Name: src.Name, Params: &d}
 	}
-	return registry.Choice[models.Source]{Name: src.Name, Params: &meanPixel{Images: src.Params.(*models.IDXData),
+	return registry.Choice[datasets.Source]{Name: src.Name, Params: &meanPixel{Images: src.Params.(*datasets.IDXData),
 		MNIST: src.Name == "mnist", Classes: h.Classes, Train: h.Train, Val: h.Val, Test: h.Test}}
 }
 
@@ -28,9 +29,9 @@ func oneDimSource(src registry.Choice[models.Source], h *HGPError) registry.Choi
 // feature: a data source only this experiment builds.
 // Its fields are what a run folder's scenario.yaml says of it.
 type meanPixel struct {
-	Images  *models.IDXData `yaml:"images"`
-	MNIST   bool            `yaml:"mnist"` // MNIST's files, else Fashion-MNIST's
-	Classes [2]int          `yaml:"classes"`
+	Images  *datasets.IDXData `yaml:"images"`
+	MNIST   bool              `yaml:"mnist"` // MNIST's files, else Fashion-MNIST's
+	Classes [2]int            `yaml:"classes"`
 	// Examples per client.
 	Train int `yaml:"train"`
 	Val   int `yaml:"val"`
@@ -39,8 +40,8 @@ type meanPixel struct {
 
 func (m *meanPixel) Validate(int) error {
 	for _, v := range []int{m.Train, m.Val, m.Test} {
-		if v < 1 || v > models.MaxExamplesPerClient {
-			return fmt.Errorf("examples per client must be in [1, %d], got %d, %d, %d", models.MaxExamplesPerClient, m.Train, m.Val, m.Test)
+		if v < 1 || v > datasets.MaxExamplesPerClient {
+			return fmt.Errorf("examples per client must be in [1, %d], got %d, %d, %d", datasets.MaxExamplesPerClient, m.Train, m.Val, m.Test)
 		}
 	}
 	return nil
@@ -53,10 +54,10 @@ func (m *meanPixel) Files() []string          { return m.Images.Files() }
 // Missing returns the image files that do not exist.
 func (m *meanPixel) Missing() []string { return m.Images.Missing() }
 
-func (m *meanPixel) Load(n int, seed uint64) ([]models.ClientData, error) {
-	src := models.FashionMNIST(m.Images.Dir)
+func (m *meanPixel) Load(n int, seed uint64) ([]datasets.ClientData, error) {
+	src := datasets.FashionMNIST(m.Images.Dir)
 	if m.MNIST {
-		src = models.MNIST(m.Images.Dir)
+		src = datasets.MNIST(m.Images.Dir)
 	}
 	train, _, err := src.Load()
 	if err != nil {
@@ -75,8 +76,8 @@ func (m *meanPixel) Load(n int, seed uint64) ([]models.ClientData, error) {
 	if len(rows) < n*per {
 		return nil, fmt.Errorf("classes %v have %d images, %d clients need %d", pair, len(rows), n, n*per)
 	}
-	take := func(rs []int) *models.Dataset {
-		d := &models.Dataset{X: make([]float64, len(rs)), Y: make([]int, len(rs)), N: len(rs), D: 1, C: 2}
+	take := func(rs []int) *datasets.Dataset {
+		d := &datasets.Dataset{X: make([]float64, len(rs)), Y: make([]int, len(rs)), N: len(rs), D: 1, C: 2}
 		for k, row := range rs {
 			s := 0.0
 			for _, v := range train.Row(row) {
@@ -89,10 +90,10 @@ func (m *meanPixel) Load(n int, seed uint64) ([]models.ClientData, error) {
 		}
 		return d
 	}
-	out := make([]models.ClientData, n)
+	out := make([]datasets.ClientData, n)
 	for i := range out {
 		rs := rows[i*per : (i+1)*per]
-		out[i] = models.ClientData{Train: take(rs[:m.Train]),
+		out[i] = datasets.ClientData{Train: take(rs[:m.Train]),
 			Val:  take(rs[m.Train : m.Train+m.Val]),
 			Test: take(rs[m.Train+m.Val:])}
 	}

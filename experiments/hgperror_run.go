@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"hgpsim/datasets"
 	"hgpsim/graph"
 	"hgpsim/internal/registry"
 	"hgpsim/internal/rng"
@@ -168,7 +169,7 @@ func (a *hgpErrorAlg) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, 
 type hgpErrorProgram struct {
 	a        *hgpErrorAlg
 	net      *graph.Network
-	data     []models.ClientData
+	data     []datasets.ClientData
 	x0       []float64
 	seed     uint64
 	clients  []*pdbo.SGP

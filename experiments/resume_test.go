@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"hgpsim/datasets"
 	"hgpsim/graph"
-	"hgpsim/models"
 	"hgpsim/optim"
 	"hgpsim/run"
 	"hgpsim/scenarios"
@@ -129,7 +129,7 @@ func runFolders(t *testing.T, dir string) []string {
 func TestExperimentsNeverLoseWork(t *testing.T) {
 	// A stand-in loader that leaves TestWeightedNodesExperiment's count of
 	// loads alone.
-	fake := func() (train, test *models.Dataset, err error) {
+	fake := func() (train, test *datasets.Dataset, err error) {
 		train, test, err = fakeFashion()
 		fakeLoads--
 		return
@@ -231,7 +231,7 @@ func TestExperimentsNeverLoseWork(t *testing.T) {
 			// its runs, which the test's stand-in images replaced.
 			var missing []string
 			if c.name == "weighted-nodes" {
-				missing = models.FashionMNIST("").Missing()
+				missing = datasets.FashionMNIST("").Missing()
 			}
 			// report refuses the folder, naming a run that did not finish.
 			var err error

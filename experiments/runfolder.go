@@ -15,9 +15,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/fsutil"
 	"hgpsim/internal/registry"
-	"hgpsim/models"
 	"hgpsim/optim"
 	"hgpsim/run"
 	"hgpsim/scenarios"
@@ -71,7 +71,7 @@ type runCheckpoint struct {
 // describedSource is implemented by the data sources an experiment holds
 // in memory: a run folder's scenario.yaml names the registered source
 // they were made from, with its parameters.
-type describedSource interface{ describedSource() models.Source }
+type describedSource interface{ describedSource() datasets.Source }
 
 // resolvedScenario renders a derived scenario as its run folder keeps it.
 func resolvedScenario(sc scenarios.Scenario) ([]byte, error) {
@@ -79,7 +79,7 @@ func resolvedScenario(sc scenarios.Scenario) ([]byte, error) {
 		return nil, scenarios.Invalid("scenario", "%s", err.Error())
 	}
 	if d, ok := sc.Data.Source.Params.(describedSource); ok {
-		sc.Data.Source = registry.Choice[models.Source]{Name: sc.Data.Source.Name, Params: d.describedSource()}
+		sc.Data.Source = registry.Choice[datasets.Source]{Name: sc.Data.Source.Name, Params: d.describedSource()}
 	}
 	return scenarios.Marshal(sc)
 }

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"hgpsim/models"
+	"hgpsim/datasets"
 	"hgpsim/optim"
 	"hgpsim/optim/fed"
 	"hgpsim/optim/nodeweights"
@@ -55,12 +55,12 @@ type WeightedNodesExp struct {
 	Jobs         int       `yaml:"jobs" doc:"runs of one setting and target executed at once, 1 … 64 (the results do not depend on it)"`
 
 	// load, when set (tests), replaces reading the Fashion-MNIST files.
-	load func() (train, test *models.Dataset, err error)
+	load func() (train, test *datasets.Dataset, err error)
 }
 
 // Validate implements scenarios.Experiment.
 func (e *WeightedNodesExp) Validate(sc *scenarios.Scenario) error {
-	if _, ok := sc.Data.Source.Params.(*models.NodeShiftData); !ok {
+	if _, ok := sc.Data.Source.Params.(*datasets.NodeShiftData); !ok {
 		return fmt.Errorf("data: weighted-nodes takes node-shift data, got %s", sc.Data.Source.Name)
 	}
 	switch {
@@ -144,7 +144,7 @@ func (e *WeightedNodesExp) pfedme(outer int, lr float64, tau int, lambda float64
 // run's data and about eight method-runs' worth of Local-SVRG work per
 // seed, setting and target, plus the tuning.
 func (e *WeightedNodesExp) Estimate(sc *scenarios.Scenario) scenarios.Resources {
-	d, _ := sc.Data.Source.Params.(*models.NodeShiftData)
+	d, _ := sc.Data.Source.Params.(*datasets.NodeShiftData)
 	k := float64(sc.Clients)
 	var ntrain float64 = 4000
 	if d != nil {
@@ -182,8 +182,8 @@ func (e *WeightedNodesExp) Run(ctx context.Context, sc scenarios.Scenario, env s
 	if err != nil {
 		return nil, err
 	}
-	d := sc.Data.Source.Params.(*models.NodeShiftData)
-	load := models.FashionMNIST(d.Dir).Load
+	d := sc.Data.Source.Params.(*datasets.NodeShiftData)
+	load := datasets.FashionMNIST(d.Dir).Load
 	if e.load != nil {
 		load = e.load
 	}

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"slices"
 
+	"hgpsim/datasets"
 	"hgpsim/graph"
 	"hgpsim/internal/registry"
-	"hgpsim/models"
 	"hgpsim/optim"
 	"hgpsim/optim/nodeweights"
 	"hgpsim/scenarios"
@@ -55,8 +55,8 @@ type wnEnv struct {
 	ctx         context.Context
 	sc          scenarios.Scenario
 	env         scenarios.Env
-	train, test *models.Dataset
-	data        *models.NodeShiftData
+	train, test *datasets.Dataset
+	data        *datasets.NodeShiftData
 }
 
 // scenario is the training scenario of one run: the algorithm on the
@@ -67,7 +67,7 @@ func (w *wnEnv) scenario(alg optim.Algorithm, setting int, target, method string
 	d.Network.Topology = registry.Choice[graph.Topology]{Name: "star", Params: &graph.Star{Prob: 1}}
 	spec := *w.data
 	spec.Setting, spec.Target = setting, target
-	d.Data.Source = registry.Choice[models.Source]{Name: w.sc.Data.Source.Name,
+	d.Data.Source = registry.Choice[datasets.Source]{Name: w.sc.Data.Source.Name,
 		Params: &nodeShiftImages{spec: spec, train: w.train, test: w.test}}
 	return d
 }

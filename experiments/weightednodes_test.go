@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"hgpsim/models"
+	"hgpsim/datasets"
 	"hgpsim/run"
 	"hgpsim/scenarios"
 )
@@ -20,11 +20,11 @@ var fakeLoads int
 // fakeFashion is a stand-in for the Fashion-MNIST files: n 28×28 images
 // per set whose pixels are a class pattern plus noise, so that the
 // experiment runs in seconds (and under the race detector) without them.
-func fakeFashion() (train, test *models.Dataset, err error) {
+func fakeFashion() (train, test *datasets.Dataset, err error) {
 	fakeLoads++
 	r := rand.New(rand.NewPCG(9, 9))
-	mk := func(n int) *models.Dataset {
-		d := &models.Dataset{X: make([]float64, n*784), Y: make([]int, n), N: n, D: 784, C: 10}
+	mk := func(n int) *datasets.Dataset {
+		d := &datasets.Dataset{X: make([]float64, n*784), Y: make([]int, n), N: n, D: 784, C: 10}
 		for i := range n {
 			c := i % 10
 			d.Y[i] = c
@@ -50,7 +50,7 @@ func tinyWeightedNodes(t *testing.T) scenarios.Scenario {
 	e.Settings, e.Targets, e.Seeds, e.Outer, e.TuneOuter = []int{4}, []string{"minority"}, 1, 2, 1
 	e.LR, e.Eta, e.DittoLambda, e.PFedMeLambda, e.PFedMeInner = []float64{0.05}, []float64{0.02, 0.5}, []float64{0.1}, []float64{15}, 2
 	e.load = fakeFashion
-	d := sc.Data.Source.Params.(*models.NodeShiftData)
+	d := sc.Data.Source.Params.(*datasets.NodeShiftData)
 	d.Train, d.Val, d.Test = 60, 40, 100
 	return sc
 }
@@ -102,7 +102,7 @@ func TestWeightedNodesExperiment(t *testing.T) {
 func TestWeightedNodesMissingFiles(t *testing.T) {
 	sc := tinyWeightedNodes(t)
 	sc.Experiment.Params.(*WeightedNodesExp).load = nil
-	sc.Data.Source.Params.(*models.NodeShiftData).Dir = t.TempDir()
+	sc.Data.Source.Params.(*datasets.NodeShiftData).Dir = t.TempDir()
 	_, err := run.Execute(context.Background(), sc, run.Options{OutDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("got %v, want an error naming the missing files", err)
@@ -121,7 +121,7 @@ func TestWeightedNodesValidate(t *testing.T) {
 		{func(sc *scenarios.Scenario, e *WeightedNodesExp) { e.Jobs = 0 }, "jobs"},
 		{func(sc *scenarios.Scenario, e *WeightedNodesExp) { e.Cap = 0.01 }, "cap"},
 		{func(sc *scenarios.Scenario, e *WeightedNodesExp) { e.LR = []float64{-1} }, "lr"},
-		{func(sc *scenarios.Scenario, e *WeightedNodesExp) { sc.Data.Source.Params = &models.SyntheticData{} }, "node-shift"},
+		{func(sc *scenarios.Scenario, e *WeightedNodesExp) { sc.Data.Source.Params = &datasets.SyntheticData{} }, "node-shift"},
 	} {
 		sc, err := scenarios.Load("../scenarios/paper/weighted-nodes-fmnist.yaml")
 		if err != nil {
@@ -140,8 +140,8 @@ func TestWeightedNodesValidate(t *testing.T) {
 func TestWeightedNodesChosenHeterogeneity(t *testing.T) {
 	sc := tinyWeightedNodes(t)
 	train, test, _ := fakeFashion()
-	d := *sc.Data.Source.Params.(*models.NodeShiftData)
-	load := func(d models.NodeShiftData, setting int) []models.ClientData {
+	d := *sc.Data.Source.Params.(*datasets.NodeShiftData)
+	load := func(d datasets.NodeShiftData, setting int) []datasets.ClientData {
 		w := &wnEnv{sc: sc, train: train, test: test, data: &d}
 		src := w.scenario(nil, setting, "minority", "local-train", 1).Data.Source.Params
 		data, err := src.Load(sc.Clients+1, 1)
@@ -154,7 +154,7 @@ func TestWeightedNodesChosenHeterogeneity(t *testing.T) {
 	d.Permutation, d.Rotation = [][]int{{3, 7}, {7, 3}}, 180
 	chosen := load(d, 4)
 	d.Setting, d.Target = 4, "minority"
-	want, err := models.NodeShift(d.Spec(sc.Clients+1), train, test, 1)
+	want, err := datasets.NodeShift(d.Spec(sc.Clients+1), train, test, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

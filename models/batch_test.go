@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"hgpsim/datasets"
 	"math"
 	"testing"
 )
@@ -37,7 +38,7 @@ func sameBit(t *testing.T, what string, got, want float64) {
 
 // batchData returns n rows shaped like Fashion-MNIST: about 40% exact
 // zeros (background pixels), the rest N(0, 1).
-func batchData(t *testing.T, salt uint64, n, d, c int) *Dataset {
+func batchData(t *testing.T, salt uint64, n, d, c int) *datasets.Dataset {
 	r := testRand(t, salt)
 	ds := randomData(r, n, d, c)
 	for i := range ds.X {
@@ -51,7 +52,7 @@ func batchData(t *testing.T, salt uint64, n, d, c int) *Dataset {
 // compareBatches returns the minibatches every comparison runs on: a random
 // batch of 128 (with repeats), a single row, and the full dataset (nil,
 // more rows than one chunk).
-func compareBatches(t *testing.T, d *Dataset) map[string][]int {
+func compareBatches(t *testing.T, d *datasets.Dataset) map[string][]int {
 	r := testRand(t, 99)
 	idx := make([]int, batchB)
 	for i := range idx {
@@ -65,17 +66,17 @@ func TestBatchModelsMatchRowCode(t *testing.T) {
 		name string
 		got  SecondOrder
 		want interface {
-			Loss(x []float64, d *Dataset, idx []int) float64
-			Grad(dst, x []float64, d *Dataset, idx []int) float64
-			HVP(dst, x []float64, d *Dataset, idx []int, u []float64)
-			Accuracy(x []float64, d *Dataset, idx []int) float64
+			Loss(x []float64, d *datasets.Dataset, idx []int) float64
+			Grad(dst, x []float64, d *datasets.Dataset, idx []int) float64
+			HVP(dst, x []float64, d *datasets.Dataset, idx []int, u []float64)
+			Accuracy(x []float64, d *datasets.Dataset, idx []int) float64
 		}
 		classes int
 	}
 	pairs := []pair{
 		{"softmax", NewSoftmax(batchD, batchC, 1e-3), newRefSoftmax(NewSoftmax(batchD, batchC, 1e-3)), batchC},
 		{"mlp", NewMLP(batchD, batchH, batchC, 1e-3), newRefMLP(NewMLP(batchD, batchH, batchC, 1e-3)), batchC},
-		{"logistic", NewLogistic(batchD, 1e-3), &refLogistic{NewLogistic(batchD, 1e-3)}, 2},
+		{"logistic", NewLogistic(batchD, 1e-3), newRefLogistic(NewLogistic(batchD, 1e-3)), 2},
 	}
 	for _, p := range pairs {
 		d := batchData(t, 1, batchN, batchD, p.classes)

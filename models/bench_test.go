@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"hgpsim/datasets"
 	"testing"
 )
 
@@ -9,14 +10,14 @@ func BenchmarkSoftmaxGrad(b *testing.B) {
 	for _, c := range []struct{ d, k, batch int }{{20, 5, 32}, {784, 10, 128}} {
 		b.Run(fmt.Sprintf("D%d_C%d_B%d", c.d, c.k, c.batch), func(b *testing.B) {
 			r := testRand(b, 0)
-			data := randomData(r, 4*c.batch, c.d, c.k)
+			ds := randomData(r, 4*c.batch, c.d, c.k)
 			m := NewSoftmax(c.d, c.k, 1e-3)
 			x := randomVec(r, m.Dim(), 0.1)
 			g := make([]float64, m.Dim())
-			idx := randomBatch(r, data, c.batch)
+			idx := randomBatch(r, ds, c.batch)
 			b.ReportAllocs()
 			for b.Loop() {
-				m.Grad(g, x, data, idx)
+				m.Grad(g, x, ds, idx)
 			}
 		})
 	}
@@ -25,46 +26,46 @@ func BenchmarkSoftmaxGrad(b *testing.B) {
 func BenchmarkMLPHVP(b *testing.B) {
 	const features, hidden, classes, batch = 784, 64, 10, 128
 	r := testRand(b, 0)
-	data := randomData(r, 4*batch, features, classes)
+	ds := randomData(r, 4*batch, features, classes)
 	m := NewMLP(features, hidden, classes, 1e-3)
 	x := make([]float64, m.Dim())
 	m.Init(x, r)
 	u := randomVec(r, m.Dim(), 1)
 	hu := make([]float64, m.Dim())
-	idx := randomBatch(r, data, batch)
+	idx := randomBatch(r, ds, batch)
 	b.ReportAllocs()
 	for b.Loop() {
-		m.HVP(hu, x, data, idx, u)
+		m.HVP(hu, x, ds, idx, u)
 	}
 }
 
 func BenchmarkMLPGrad(b *testing.B) {
 	const features, hidden, classes, batch = 784, 64, 10, 128
 	r := testRand(b, 0)
-	data := randomData(r, 4*batch, features, classes)
+	ds := randomData(r, 4*batch, features, classes)
 	m := NewMLP(features, hidden, classes, 1e-3)
 	x := make([]float64, m.Dim())
 	m.Init(x, r)
 	g := make([]float64, m.Dim())
-	idx := randomBatch(r, data, batch)
+	idx := randomBatch(r, ds, batch)
 	b.ReportAllocs()
 	for b.Loop() {
-		m.Grad(g, x, data, idx)
+		m.Grad(g, x, ds, idx)
 	}
 }
 
 func BenchmarkSoftmaxHVP(b *testing.B) {
 	const features, classes, batch = 784, 10, 128
 	r := testRand(b, 0)
-	data := randomData(r, 4*batch, features, classes)
+	ds := randomData(r, 4*batch, features, classes)
 	m := NewSoftmax(features, classes, 1e-3)
 	x := randomVec(r, m.Dim(), 0.1)
 	u := randomVec(r, m.Dim(), 1)
 	hu := make([]float64, m.Dim())
-	idx := randomBatch(r, data, batch)
+	idx := randomBatch(r, ds, batch)
 	b.ReportAllocs()
 	for b.Loop() {
-		m.HVP(hu, x, data, idx, u)
+		m.HVP(hu, x, ds, idx, u)
 	}
 }
 
@@ -86,13 +87,13 @@ var (
 
 // benchProduct times f, one call per op, on a minibatch of s.batch rows
 // drawn from 4·s.batch random rows.
-func benchProduct(b *testing.B, s hvpSize, classes int, f func(data *Dataset, idx []int)) {
+func benchProduct(b *testing.B, s hvpSize, classes int, f func(ds *datasets.Dataset, idx []int)) {
 	r := testRand(b, 0)
-	data := randomData(r, 4*s.batch, s.d, classes)
-	idx := randomBatch(r, data, s.batch)
+	ds := randomData(r, 4*s.batch, s.d, classes)
+	idx := randomBatch(r, ds, s.batch)
 	b.ReportAllocs()
 	for b.Loop() {
-		f(data, idx)
+		f(ds, idx)
 	}
 }
 
@@ -121,14 +122,14 @@ func BenchmarkHVP(b *testing.B) {
 			c.m.Init(x, r)
 			u := randomVec(r, len(x), 1)
 			hu := make([]float64, len(x))
-			benchProduct(b, c.s, c.s.c, func(data *Dataset, idx []int) { c.m.HVP(hu, x, data, idx, u) })
+			benchProduct(b, c.s, c.s.c, func(ds *datasets.Dataset, idx []int) { c.m.HVP(hu, x, ds, idx, u) })
 		})
 	}
 	for _, c := range softmaxHeads() {
 		b.Run(c.name+"/"+c.s.String(), func(b *testing.B) {
 			x, lambda, u := headPoint(b, c.b)
 			hu := make([]float64, len(x))
-			benchProduct(b, c.s, c.s.c, func(data *Dataset, idx []int) { c.b.InnerHVP(hu, x, lambda, data, idx, u) })
+			benchProduct(b, c.s, c.s.c, func(ds *datasets.Dataset, idx []int) { c.b.InnerHVP(hu, x, lambda, ds, idx, u) })
 		})
 	}
 }
@@ -142,7 +143,7 @@ func BenchmarkCross(b *testing.B) {
 		b.Run(c.name+"/"+c.s.String(), func(b *testing.B) {
 			x, lambda, u := headPoint(b, c.b)
 			dl := make([]float64, len(lambda))
-			benchProduct(b, c.s, c.s.c, func(data *Dataset, idx []int) { c.b.InnerCross(dl, x, lambda, data, idx, u) })
+			benchProduct(b, c.s, c.s.c, func(ds *datasets.Dataset, idx []int) { c.b.InnerCross(dl, x, lambda, ds, idx, u) })
 		})
 	}
 }

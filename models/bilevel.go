@@ -1,6 +1,9 @@
 package models
 
-import "math/rand/v2"
+import (
+	"hgpsim/datasets"
+	"math/rand/v2"
+)
 
 // Bilevel is one client's pair of costs in PDBO: the inner cost f(x, λ)
 // minimized jointly by all clients, and the outer cost F(x, λ) the client's
@@ -18,20 +21,20 @@ type Bilevel interface {
 	Init(dst []float64, r *rand.Rand)
 
 	// InnerLoss returns f(x, λ) on the batch.
-	InnerLoss(x, lambda []float64, d *Dataset, idx []int) float64
+	InnerLoss(x, lambda []float64, d *datasets.Dataset, idx []int) float64
 	// InnerGrad writes ∇ₓf(x, λ) into dst and returns f.
-	InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int) float64
+	InnerGrad(dst, x, lambda []float64, d *datasets.Dataset, idx []int) float64
 	// InnerHVP writes (∂ₓ∇ₓf)·u into dst (d_x).
-	InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, u []float64)
+	InnerHVP(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64)
 	// InnerCross writes (∂_λ∇ₓf)ᵀu into dst (d_λ): the gradient in λ of
 	// ⟨∇ₓf(x, λ), u⟩.
-	InnerCross(dst, x, lambda []float64, d *Dataset, idx []int, u []float64)
+	InnerCross(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64)
 
 	// OuterGrad writes ∂ₓF into dstX and ∂_λF into dstLambda and returns F.
-	OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset, idx []int) float64
+	OuterGrad(dstX, dstLambda, x, lambda []float64, d *datasets.Dataset, idx []int) float64
 
 	// Accuracy is the fraction of correctly predicted rows under (x, λ).
-	Accuracy(x, lambda []float64, d *Dataset, idx []int) float64
+	Accuracy(x, lambda []float64, d *datasets.Dataset, idx []int) float64
 
 	Clone() Bilevel
 }

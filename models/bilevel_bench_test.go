@@ -1,6 +1,7 @@
 package models
 
 import (
+	"hgpsim/datasets"
 	"math/rand/v2"
 	"testing"
 )
@@ -24,7 +25,7 @@ func runOps(b *testing.B, prefix string, ops []benchOp) {
 }
 
 // randomBatch draws n row indices of d from r, with repetition.
-func randomBatch(r *rand.Rand, d *Dataset, n int) []int {
+func randomBatch(r *rand.Rand, d *datasets.Dataset, n int) []int {
 	idx := make([]int, n)
 	for i := range idx {
 		idx[i] = r.IntN(d.N)
@@ -46,17 +47,17 @@ func BenchmarkBilevelMLP(b *testing.B) {
 		{"Ensemble3", Ensemble([]Classifier{mlp(), mlp(), mlp()}, 0.01)},
 	} {
 		r := testRand(b, 0)
-		data := randomData(r, 4*batch, features, classes)
+		ds := randomData(r, 4*batch, features, classes)
 		x := make([]float64, c.b.DimX())
 		c.b.Init(x, r)
 		lambda := randomVec(r, c.b.DimLambda(), 1)
 		u := randomVec(r, len(x), 1)
 		dst, dl := make([]float64, len(x)), make([]float64, len(lambda))
-		idx := randomBatch(r, data, batch)
+		idx := randomBatch(r, ds, batch)
 		runOps(b, c.name+"/", []benchOp{
-			{"InnerGrad", func() { c.b.InnerGrad(dst, x, lambda, data, idx) }},
-			{"InnerHVP", func() { c.b.InnerHVP(dst, x, lambda, data, idx, u) }},
-			{"InnerCross", func() { c.b.InnerCross(dl, x, lambda, data, idx, u) }},
+			{"InnerGrad", func() { c.b.InnerGrad(dst, x, lambda, ds, idx) }},
+			{"InnerHVP", func() { c.b.InnerHVP(dst, x, lambda, ds, idx, u) }},
+			{"InnerCross", func() { c.b.InnerCross(dl, x, lambda, ds, idx, u) }},
 		})
 	}
 }
@@ -72,23 +73,23 @@ func BenchmarkHyperRound(b *testing.B) {
 	sm := func() Classifier { return NewSoftmax(features, classes, 1e-3) }
 	m := MTLDA([]Classifier{sm(), sm(), sm()}, 0.01, 5e-4)
 	r := testRand(b, 0)
-	data := randomData(r, rows, features, classes)
+	ds := randomData(r, rows, features, classes)
 	x := make([]float64, m.DimX())
 	m.Init(x, r)
 	lambda := randomVec(r, m.DimLambda(), 1)
 	u := randomVec(r, len(x), 1)
 	hv, cross := make([]float64, len(x)), make([]float64, len(lambda))
 	lz := m.(Linearizer)
-	kept := lz.Linearize(x, lambda, data, nil)
+	kept := lz.Linearize(x, lambda, ds, nil)
 	for _, op := range []struct {
 		name string
 		f    func()
 	}{
 		{"separate", func() {
-			m.InnerHVP(hv, x, lambda, data, nil, u)
-			m.InnerCross(cross, x, lambda, data, nil, u)
+			m.InnerHVP(hv, x, lambda, ds, nil, u)
+			m.InnerCross(cross, x, lambda, ds, nil, u)
 		}},
-		{"fused", func() { lz.Linearize(x, lambda, data, nil).Products(hv, cross, u) }},
+		{"fused", func() { lz.Linearize(x, lambda, ds, nil).Products(hv, cross, u) }},
 		{"fused-kept", func() { kept.Products(hv, cross, u) }},
 	} {
 		b.Run(op.name, func(b *testing.B) {

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"hgpsim/datasets"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -12,33 +13,33 @@ import (
 type bilevelCase struct {
 	name string
 	b    Bilevel
-	data func(r *rand.Rand, n int) *Dataset
+	ds   func(r *rand.Rand, n int) *datasets.Dataset
 }
 
 // bilevelCases returns every Bilevel construction of the package, small
 // enough for coordinate-wise finite differences.
 func bilevelCases() []bilevelCase {
-	data := func(d, c int) func(r *rand.Rand, n int) *Dataset {
-		return func(r *rand.Rand, n int) *Dataset { return randomData(r, n, d, c) }
+	ds := func(d, c int) func(r *rand.Rand, n int) *datasets.Dataset {
+		return func(r *rand.Rand, n int) *datasets.Dataset { return randomData(r, n, d, c) }
 	}
 	return []bilevelCase{
-		{"Plain/Softmax", Plain(NewSoftmax(7, 4, 0.1)), data(7, 4)},
-		{"Plain/Logistic", Plain(NewLogistic(6, 0.1)), data(6, 2)},
-		{"Plain/MLP", Plain(NewMLP(7, 5, 4, 0.01)), data(7, 4)},
-		{"LabelWeights/Softmax", LabelWeights(NewSoftmax(7, 4, 0.1), 0.3), data(7, 4)},
-		{"LabelWeights/Logistic", LabelWeights(NewLogistic(6, 0.1), 0.3), data(6, 2)},
-		{"LabelWeights/MLP", LabelWeights(NewMLP(7, 5, 4, 0.01), 0.3), data(7, 4)},
-		{"Ensemble/Softmax+MLP+MLP", Ensemble([]Classifier{NewSoftmax(7, 4, 0.1), NewMLP(7, 5, 4, 0.01), NewMLP(7, 3, 4, 0.02)}, 0.3), data(7, 4)},
-		{"Ensemble/Logistic×2", Ensemble([]Classifier{NewLogistic(6, 0.1), NewLogistic(6, 0.05)}, 0.3), data(6, 2)},
-		{"Ensemble/MLP×1", Ensemble([]Classifier{NewMLP(7, 5, 4, 0.01)}, 0.3), data(7, 4)},
-		{"MTLDA/Softmax+MLP", MTLDA([]Classifier{NewSoftmax(7, 4, 0.1), NewMLP(7, 5, 4, 0.01)}, 0.3, 0.7), data(7, 4)},
-		{"MTLDA/Logistic×3", MTLDA([]Classifier{NewLogistic(6, 0.1), NewLogistic(6, 0.1), NewLogistic(6, 0.1)}, 0.3, 0.7), data(6, 2)},
-		{"Plain/CNN", Plain(smallCNN(0.01)), data(16, 4)},
-		{"LabelWeights/CNN", LabelWeights(smallCNN(0.01), 0.3), data(16, 4)},
-		{"Ensemble/CNN+Softmax", Ensemble([]Classifier{smallCNN(0.01), NewSoftmax(16, 4, 0.1)}, 0.3), data(16, 4)},
-		{"MTLDA/CNN×2", MTLDA([]Classifier{smallCNN(0.01), smallCNN(0.02)}, 0.3, 0.7), data(16, 4)},
-		{"CNNHyperRep/2", smallHyperRep(false, 2, 0.05), data(25, 3)},
-		{"CNNHyperRep/1", smallHyperRep(false, 1, 0.05), data(25, 3)},
+		{"Plain/Softmax", Plain(NewSoftmax(7, 4, 0.1)), ds(7, 4)},
+		{"Plain/Logistic", Plain(NewLogistic(6, 0.1)), ds(6, 2)},
+		{"Plain/MLP", Plain(NewMLP(7, 5, 4, 0.01)), ds(7, 4)},
+		{"LabelWeights/Softmax", LabelWeights(NewSoftmax(7, 4, 0.1), 0.3), ds(7, 4)},
+		{"LabelWeights/Logistic", LabelWeights(NewLogistic(6, 0.1), 0.3), ds(6, 2)},
+		{"LabelWeights/MLP", LabelWeights(NewMLP(7, 5, 4, 0.01), 0.3), ds(7, 4)},
+		{"Ensemble/Softmax+MLP+MLP", Ensemble([]Classifier{NewSoftmax(7, 4, 0.1), NewMLP(7, 5, 4, 0.01), NewMLP(7, 3, 4, 0.02)}, 0.3), ds(7, 4)},
+		{"Ensemble/Logistic×2", Ensemble([]Classifier{NewLogistic(6, 0.1), NewLogistic(6, 0.05)}, 0.3), ds(6, 2)},
+		{"Ensemble/MLP×1", Ensemble([]Classifier{NewMLP(7, 5, 4, 0.01)}, 0.3), ds(7, 4)},
+		{"MTLDA/Softmax+MLP", MTLDA([]Classifier{NewSoftmax(7, 4, 0.1), NewMLP(7, 5, 4, 0.01)}, 0.3, 0.7), ds(7, 4)},
+		{"MTLDA/Logistic×3", MTLDA([]Classifier{NewLogistic(6, 0.1), NewLogistic(6, 0.1), NewLogistic(6, 0.1)}, 0.3, 0.7), ds(6, 2)},
+		{"Plain/CNN", Plain(smallCNN(0.01)), ds(16, 4)},
+		{"LabelWeights/CNN", LabelWeights(smallCNN(0.01), 0.3), ds(16, 4)},
+		{"Ensemble/CNN+Softmax", Ensemble([]Classifier{smallCNN(0.01), NewSoftmax(16, 4, 0.1)}, 0.3), ds(16, 4)},
+		{"MTLDA/CNN×2", MTLDA([]Classifier{smallCNN(0.01), smallCNN(0.02)}, 0.3, 0.7), ds(16, 4)},
+		{"HyperRep cut/2", smallHyperRep(false, 2, 0.05), ds(25, 3)},
+		{"HyperRep cut/1", smallHyperRep(false, 1, 0.05), ds(25, 3)},
 	}
 }
 
@@ -47,7 +48,7 @@ func bilevelCases() []bilevelCase {
 const fdStep = 1e-5
 
 // fdInnerGrad returns the finite-difference gradient in x of InnerLoss.
-func fdInnerGrad(b Bilevel, x, lambda []float64, d *Dataset, idx []int) []float64 {
+func fdInnerGrad(b Bilevel, x, lambda []float64, d *datasets.Dataset, idx []int) []float64 {
 	g := make([]float64, len(x))
 	xp := append([]float64(nil), x...)
 	for i := range x {
@@ -62,7 +63,7 @@ func fdInnerGrad(b Bilevel, x, lambda []float64, d *Dataset, idx []int) []float6
 }
 
 // fdInnerHVP returns the finite difference of InnerGrad along u.
-func fdInnerHVP(b Bilevel, x, lambda []float64, d *Dataset, idx []int, u []float64) []float64 {
+func fdInnerHVP(b Bilevel, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) []float64 {
 	xp := make([]float64, len(x))
 	xm := make([]float64, len(x))
 	for i := range x {
@@ -81,7 +82,7 @@ func fdInnerHVP(b Bilevel, x, lambda []float64, d *Dataset, idx []int, u []float
 
 // fdInnerCross returns the finite-difference gradient in λ of
 // ⟨InnerGrad(x, λ), u⟩.
-func fdInnerCross(b Bilevel, x, lambda []float64, d *Dataset, idx []int, u []float64) []float64 {
+func fdInnerCross(b Bilevel, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) []float64 {
 	g := make([]float64, len(x))
 	at := func(l []float64) float64 {
 		b.InnerGrad(g, x, l, d, idx)
@@ -101,12 +102,12 @@ func fdInnerCross(b Bilevel, x, lambda []float64, d *Dataset, idx []int, u []flo
 }
 
 // outerValue returns F(x, λ), the value OuterGrad returns.
-func outerValue(b Bilevel, x, lambda []float64, d *Dataset, idx []int) float64 {
+func outerValue(b Bilevel, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	return b.OuterGrad(make([]float64, b.DimX()), make([]float64, b.DimLambda()), x, lambda, d, idx)
 }
 
 // fdOuterGrad returns the finite-difference gradients of F in x and in λ.
-func fdOuterGrad(b Bilevel, x, lambda []float64, d *Dataset, idx []int) (gx, gl []float64) {
+func fdOuterGrad(b Bilevel, x, lambda []float64, d *datasets.Dataset, idx []int) (gx, gl []float64) {
 	fd := func(v []float64, f func() float64) []float64 {
 		g := make([]float64, len(v))
 		for i := range v {
@@ -140,7 +141,7 @@ func TestBilevelMatchesFiniteDifferences(t *testing.T) {
 	for ci, tc := range bilevelCases() {
 		b := tc.b
 		r := testRand(t, 500+uint64(ci))
-		d := tc.data(r, 23)
+		d := tc.ds(r, 23)
 		nx, nl := b.DimX(), b.DimLambda()
 		var worst float64
 		for bname, idx := range batches(d.N) {
@@ -180,7 +181,7 @@ func TestBilevelDoesNotAllocate(t *testing.T) {
 	for ci, tc := range bilevelCases() {
 		b := tc.b
 		r := testRand(t, 600+uint64(ci))
-		d := tc.data(r, 40)
+		d := tc.ds(r, 40)
 		nx, nl := b.DimX(), b.DimLambda()
 		x, lambda, u := randomVec(r, nx, 1), randomVec(r, nl, 1), randomVec(r, nx, 1)
 		gx, gl := make([]float64, nx), make([]float64, nl)
@@ -205,7 +206,7 @@ func TestBilevelCloneAgrees(t *testing.T) {
 	for ci, tc := range bilevelCases() {
 		b, c := tc.b, tc.b.Clone()
 		r := testRand(t, 700+uint64(ci))
-		d := tc.data(r, 15)
+		d := tc.ds(r, 15)
 		if c.DimX() != b.DimX() || c.DimLambda() != b.DimLambda() {
 			t.Fatalf("%s: clone has dims (%d, %d), want (%d, %d)", tc.name, c.DimX(), c.DimLambda(), b.DimX(), b.DimLambda())
 		}
@@ -224,7 +225,7 @@ func TestPlainIsTheWrappedModel(t *testing.T) {
 		m := tc.model.(SecondOrder)
 		b := Plain(m)
 		r := testRand(t, 800+uint64(ci))
-		d := tc.data(r, 19)
+		d := tc.ds(r, 19)
 		idx := []int{4, 1, 1, 7}
 		x, u := randomVec(r, m.Dim(), 1), randomVec(r, m.Dim(), 1)
 		if b.DimX() != m.Dim() || b.DimLambda() != 0 {
@@ -272,12 +273,10 @@ func classifierCases(t *testing.T) []modelCase {
 // cross-entropy alone.
 func unregularized(m Classifier) Classifier {
 	switch m := m.(type) {
-	case *Softmax:
-		return NewSoftmax(m.features, m.classes, 0)
-	case *Logistic:
-		return NewLogistic(m.features, 0)
-	case *MLP:
-		return NewMLP(m.features, m.hidden, m.classes, 0)
+	case *Net:
+		c := m.Clone().(*Net)
+		c.l2 = 0
+		return c
 	}
 	panic("unregularized: unknown model")
 }
@@ -299,7 +298,7 @@ func agreeVal(t *testing.T, what string, got, want float64) {
 // checkIsBase checks that b at lambda is the single-level problem of m:
 // the inner cost is m's loss, the outer cost m's mean cross-entropy plus
 // outerL2λ, and f does not depend on λ.
-func checkIsBase(t *testing.T, name string, b Bilevel, m Classifier, lambda []float64, outerL2 float64, d *Dataset, r *rand.Rand) {
+func checkIsBase(t *testing.T, name string, b Bilevel, m Classifier, lambda []float64, outerL2 float64, d *datasets.Dataset, r *rand.Rand) {
 	t.Helper()
 	idx := []int{2, 0, 0, 9, 5}
 	n := m.Dim()
@@ -333,7 +332,7 @@ func TestLabelWeightsAtZeroIsTheModel(t *testing.T) {
 		_, C := m.shape()
 		b := LabelWeights(m, 0.25)
 		r := testRand(t, 900+uint64(ci))
-		checkIsBase(t, "LabelWeights/"+tc.name, b, m, make([]float64, C), 0.25, tc.data(r, 19), r)
+		checkIsBase(t, "LabelWeights/"+tc.name, b, m, make([]float64, C), 0.25, tc.ds(r, 19), r)
 	}
 }
 
@@ -343,7 +342,7 @@ func TestLabelWeightsWeighRows(t *testing.T) {
 		_, C := m.shape()
 		b := LabelWeights(m, 0.25)
 		r := testRand(t, 1000+uint64(ci))
-		d := tc.data(r, 19)
+		d := tc.ds(r, 19)
 		x, lambda := randomVec(r, m.Dim(), 1), randomVec(r, C, 1)
 		idx := []int{3, 1, 4, 1, 5, 9, 2, 6}
 		// w = C·softmax(λ), computed independently of the package.
@@ -367,7 +366,7 @@ func TestEnsembleOfOneIsTheModel(t *testing.T) {
 		m := tc.model.(Classifier)
 		b := Ensemble([]Classifier{m}, 0.25)
 		r := testRand(t, 1100+uint64(ci))
-		d := tc.data(r, 19)
+		d := tc.ds(r, 19)
 		lambda := []float64{1.7}
 		checkIsBase(t, "Ensemble/"+tc.name, b, m, lambda, 0.25, d, r)
 		cross := []float64{1}
@@ -385,7 +384,7 @@ func TestEnsembleOfCopies(t *testing.T) {
 		const K = 3
 		b := Ensemble([]Classifier{m, m, m}, 0.25)
 		r := testRand(t, 1200+uint64(ci))
-		d := tc.data(r, 19)
+		d := tc.ds(r, 19)
 		x1 := randomVec(r, m.Dim(), 1)
 		var x []float64
 		for range K {

@@ -3,106 +3,12 @@ package models
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"slices"
 	"strings"
 
 	"hgpsim/models/nn"
 )
 
-// CNN is a convolutional network of package nn as a Classifier: the mean
-// softmax cross-entropy of the net's logits plus (L2/2)‖x‖². Its rows are
-// the samples flattened channel by channel (NCHW), as the image sources
-// store them. Every head and the per-sample weighted loss run on it through
-// the batch primitives, which forward to the net's Logits, JVP, VJP and
-// VJPR (exact, forward-over-reverse).
-//
-// A *CNN holds the net's workspaces: one goroutine at a time, Clone for
-// others.
-type CNN struct {
-	net               *nn.Net
-	in                nn.Shape
-	layers            []nn.Spec // as given, for heads that split the net (CNNHyperRep)
-	features, classes int
-	l2                float64
-	s                 classifierScratch
-}
-
-var _ Classifier = (*CNN)(nil)
-
-// NewCNN returns the network of the given layers on inputs of shape in. It
-// returns an error for a stack New of package nn refuses, or when in does
-// not hold features values.
-func NewCNN(in nn.Shape, layers []nn.Spec, classes int, l2 float64) (*CNN, error) {
-	if in.Size() < 1 {
-		return nil, fmt.Errorf("input shape %v is empty", in)
-	}
-	checkL2("NewCNN", l2)
-	net, err := nn.New(in, layers, classes)
-	if err != nil {
-		return nil, err
-	}
-	return &CNN{net: net, in: in, layers: slices.Clone(layers), features: in.Size(), classes: classes, l2: l2}, nil
-}
-
-// Dim returns the number of parameters.
-func (m *CNN) Dim() int { return m.net.Dim() }
-
-// Clone returns a CNN with the same net and its own workspaces.
-func (m *CNN) Clone() Model {
-	return &CNN{net: m.net.Clone(), in: m.in, layers: m.layers, features: m.features, classes: m.classes, l2: m.l2}
-}
-
-// Init draws the parameters as PyTorch's default initialization does (see
-// nn.Net.Init).
-func (m *CNN) Init(dst []float64, r *rand.Rand) {
-	checkVec("dst", dst, m.Dim())
-	m.net.Init(dst, r)
-}
-
-func (m *CNN) check(x []float64, d *Dataset) {
-	checkVec("x", x, m.Dim())
-	checkData(d, m.features, m.classes)
-}
-
-// Loss returns f(x) on the batch.
-func (m *CNN) Loss(x []float64, d *Dataset, idx []int) float64 {
-	m.check(x, d)
-	return meanCrossEntropy(m, &m.s, x, d, idx) + 0.5*m.l2*sumSquares(x)
-}
-
-// Grad writes ∇f(x) into dst and returns f(x).
-func (m *CNN) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
-	m.check(x, d)
-	checkVec("dst", dst, m.Dim())
-	return classifierGrad(m, &m.s, dst, x, d, idx)
-}
-
-// HVP writes ∇²f(x)·u into dst.
-func (m *CNN) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
-	m.check(x, d)
-	checkVec("dst", dst, m.Dim())
-	checkVec("u", u, m.Dim())
-	classifierHVP(m, &m.s, dst, x, d, idx, u)
-}
-
-// Accuracy returns the fraction of rows whose largest logit is the label.
-func (m *CNN) Accuracy(x []float64, d *Dataset, idx []int) float64 {
-	m.check(x, d)
-	return classifierAccuracy(m, &m.s, x, d, idx)
-}
-
-func (m *CNN) shape() (int, int) { return m.features, m.classes }
-func (m *CNN) l2Rate() float64   { return m.l2 }
-
-func (m *CNN) batchLogits(Z, x, A []float64, n int) {
-	m.net.Logits(Z[:n*m.classes], x, A[:n*m.features], n)
-}
-func (m *CNN) batchJVP(V, x, u []float64)           { m.net.JVP(V, x, u) }
-func (m *CNN) batchVJP(dst, x, G []float64)         { m.net.VJP(dst, x, G) }
-func (m *CNN) batchVJPR(dst, x, u, G, RG []float64) { m.net.VJPR(dst, x, u, G, RG) }
-
-// CNNSpec selects CNN: a preset of package nn or a layer list.
+// CNNSpec selects a Net: a preset of package nn or a layer list.
 type CNNSpec struct {
 	L2     float64     `yaml:"l2" doc:"L2 rate on all parameters, finite, >= 0"`
 	Preset string      `yaml:"preset" doc:"a paper's net: fedem-cnn, fedbio-4conv, node-weighting or lenet (docs/scenarios.md); empty with layers"`
@@ -252,7 +158,7 @@ func (s *CNNSpec) New(features, classes int) Classifier {
 	if err != nil {
 		panic(fmt.Sprintf("models: CNNSpec.New on an invalid spec: %v", err))
 	}
-	m, err := NewCNN(in, ls, classes, s.L2)
+	m, err := NewNet(in, ls, classes, s.L2)
 	if err != nil {
 		panic(fmt.Sprintf("models: CNNSpec.New: %v", err))
 	}

@@ -11,8 +11,8 @@ import (
 // smallCNN is a convolutional classifier on 1×4×4 rows with 4 classes,
 // smooth (tanh, average pooling) so that finite differences apply
 // everywhere: conv 2 3×3 → 2×2×2, tanh, average pool 2 → 2×1×1, dense 4.
-func smallCNN(l2 float64) *CNN {
-	m, err := NewCNN(nn.Shape{C: 1, H: 4, W: 4},
+func smallCNN(l2 float64) *Net {
+	m, err := NewNet(nn.Shape{C: 1, H: 4, W: 4},
 		[]nn.Spec{nn.Conv2D(2, 3, 1, 0), nn.Tanh(), nn.AvgPool2D(2, 2), nn.Flatten(), nn.Dense(4)}, 4, l2)
 	if err != nil {
 		panic(err)

@@ -1,20 +1,25 @@
-// Package models holds the differentiable models and the data of hgpsim.
+// Package models holds the differentiable models of hgpsim; their data
+// (package datasets) is a read-only Dataset of rows they are given.
 //
 // # Parameters are flat slices
 //
 // A model's parameters are one []float64 of length Dim(), owned by the
 // caller. Optimizers, push-sum mixing and messages all work on that flat
 // vector and never need to know the model's structure; each model documents
-// its layout (for Softmax: the weight matrix row-major, then the biases).
+// its layout (for softmax regression: the weight matrix row-major, then the biases).
 //
 // # Models
 //
-// Softmax (multinomial logistic regression) and Logistic (binary) are
-// strongly convex, as the lower level of the bilevel problem assumes; MLP
-// (one tanh hidden layer) is the non-convex model for experiments beyond
-// that assumption. All three implement SecondOrder: exact Hessian-vector
-// products, analytic for the linear models and by Pearlmutter's R-operator
-// for the MLP, tested against finite differences of Grad.
+// Every model is a network of package nn plus a loss head (Net): softmax
+// regression, logistic regression and the one-hidden-layer tanh MLP are nn
+// presets, a cnn is a preset of the papers' nets or a layer list. Softmax
+// and logistic regression are strongly convex, as the lower level of the
+// bilevel problem assumes; the MLP and the cnns are the non-convex models
+// for experiments beyond that assumption. All are SecondOrder: exact
+// Hessian-vector products by Pearlmutter's R-operator through the net,
+// tested against finite differences of Grad. The heads (label weights,
+// ensembles, MTL&DA, the hyper-representation) and the per-sample
+// weighted loss wrap any of them.
 //
 // # Losses are means
 //
@@ -43,18 +48,10 @@
 // Dimension mismatches (a parameter vector of the wrong length, a Dataset
 // with the wrong number of features or classes, an out-of-range index or
 // label, an empty batch) are programmer errors and panic with a message that
-// names them. Problems a user can cause, such as an invalid SyntheticSpec,
+// names them. Problems a user can cause, such as an invalid model spec,
 // are returned as errors.
 //
-// # Synthetic data
-//
-// Synthetic builds heterogeneous client data without any download: a Gaussian
-// mixture with shared class means, per-client Dirichlet label skew and
-// per-client feature shift. Each client's data comes from its own stream of
-// package rng, so it is reproducible bit for bit and independent of the
-// number of clients. Pool concatenates client datasets into the pooled
-// reference problem.
-//
-// It may import internal packages, models/nn and gonum; never graph, optim
-// or anything above them.
+// It may import internal packages, models/nn, datasets and gonum; never
+// graph, optim or anything above them. It reads no file: loading and
+// splitting data is package datasets' job.
 package models

@@ -1,12 +1,15 @@
 package models
 
-import "slices"
+import (
+	"hgpsim/datasets"
+	"slices"
+)
 
 // featureCache holds the features of a dataset's rows for the λ of one
 // generation of its featureCaches (row i valid when done[i] equals the
 // generation).
 type featureCache struct {
-	d    *Dataset
+	d    *datasets.Dataset
 	h    []float64
 	done []uint64
 }
@@ -16,9 +19,9 @@ type featureCache struct {
 const maxFeatureCaches = 4
 
 // featureCaches keeps the λ-dependent features of the rows of the last few
-// datasets a model saw: the features of HyperRep and CNNHyperRep depend on
-// λ and the row only, so a batch reuses the rows an earlier batch computed
-// until λ changes. Datasets are keyed by address, so they must stay
+// datasets a model saw: the features of HyperRep depend on λ and the row
+// only, so a batch reuses the rows an earlier batch computed until λ
+// changes. Datasets are keyed by address, so they must stay
 // unchanged once used.
 type featureCaches struct {
 	lam  []float64 // the λ of the current generation
@@ -28,7 +31,7 @@ type featureCaches struct {
 
 // of returns the cache of d (width floats a row) for λ, starting a new
 // generation when λ changed.
-func (f *featureCaches) of(lambda []float64, d *Dataset, width int) *featureCache {
+func (f *featureCaches) of(lambda []float64, d *datasets.Dataset, width int) *featureCache {
 	if !slices.Equal(f.lam, lambda) {
 		f.lam = append(f.lam[:0], lambda...)
 		f.gen++
@@ -55,7 +58,7 @@ func (f *featureCaches) mark(c *featureCache, i int) { c.done[i] = f.gen }
 // misses appends to dst the rows at positions lo…hi−1 of idx whose features
 // c lacks, marking them as held by the time the caller computes them: a
 // row repeated in the batch is listed, and computed, once.
-func (f *featureCaches) misses(dst []int, c *featureCache, d *Dataset, idx []int, lo, hi int) []int {
+func (f *featureCaches) misses(dst []int, c *featureCache, d *datasets.Dataset, idx []int, lo, hi int) []int {
 	for p := lo; p < hi; p++ {
 		if i := rowIndex(d, idx, p); !f.has(c, i) {
 			f.mark(c, i)

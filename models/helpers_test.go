@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/rng"
 )
 
@@ -15,8 +16,8 @@ func testRand(t testing.TB, salt uint64) *rand.Rand {
 }
 
 // randomData returns n rows of N(0, 1) features with uniform labels in [0, c).
-func randomData(r *rand.Rand, n, d, c int) *Dataset {
-	ds := &Dataset{X: make([]float64, n*d), Y: make([]int, n), N: n, D: d, C: c}
+func randomData(r *rand.Rand, n, d, c int) *datasets.Dataset {
+	ds := &datasets.Dataset{X: make([]float64, n*d), Y: make([]int, n), N: n, D: d, C: c}
 	for i := range ds.X {
 		ds.X[i] = r.NormFloat64()
 	}
@@ -54,7 +55,7 @@ func relErr(a, b []float64) float64 {
 }
 
 // fdGrad returns the central finite-difference gradient of m.Loss at x.
-func fdGrad(m Model, x []float64, d *Dataset, idx []int) []float64 {
+func fdGrad(m Model, x []float64, d *datasets.Dataset, idx []int) []float64 {
 	const h = 1e-5
 	g := make([]float64, len(x))
 	xp := append([]float64(nil), x...)
@@ -73,7 +74,7 @@ func fdGrad(m Model, x []float64, d *Dataset, idx []int) []float64 {
 type modelCase struct {
 	name  string
 	model Model
-	data  func(r *rand.Rand, n int) *Dataset
+	ds    func(r *rand.Rand, n int) *datasets.Dataset
 }
 
 // modelCases returns every model of the package, small enough for
@@ -83,17 +84,17 @@ func modelCases() []modelCase {
 		{
 			name:  "Softmax",
 			model: NewSoftmax(7, 4, 0.1),
-			data:  func(r *rand.Rand, n int) *Dataset { return randomData(r, n, 7, 4) },
+			ds:    func(r *rand.Rand, n int) *datasets.Dataset { return randomData(r, n, 7, 4) },
 		},
 		{
 			name:  "Logistic",
 			model: NewLogistic(6, 0.1),
-			data:  func(r *rand.Rand, n int) *Dataset { return randomData(r, n, 6, 2) },
+			ds:    func(r *rand.Rand, n int) *datasets.Dataset { return randomData(r, n, 6, 2) },
 		},
 		{
 			name:  "MLP",
 			model: NewMLP(7, 5, 4, 0.01),
-			data:  func(r *rand.Rand, n int) *Dataset { return randomData(r, n, 7, 4) },
+			ds:    func(r *rand.Rand, n int) *datasets.Dataset { return randomData(r, n, 7, 4) },
 		},
 	}
 }

@@ -11,17 +11,17 @@ func BenchmarkHyperRepProducts(b *testing.B) {
 	const features, hidden, classes, batch = 784, 200, 10, 128
 	m := NewHyperRep(features, hidden, classes, 0.01, true)
 	r := testRand(b, 0)
-	data := randomData(r, 4*batch, features, classes)
+	ds := randomData(r, 4*batch, features, classes)
 	x, lambda := make([]float64, m.DimX()), make([]float64, m.DimLambda())
 	m.Init(x, r)
 	m.InitLambda(lambda, r)
 	u := randomVec(r, len(x), 1)
 	dx, dl := make([]float64, len(x)), make([]float64, len(lambda))
-	idx := randomBatch(r, data, batch)
+	idx := randomBatch(r, ds, batch)
 	runOps(b, "", []benchOp{
-		{"InnerGrad", func() { m.InnerGrad(dx, x, lambda, data, idx) }},
-		{"InnerHVP", func() { m.InnerHVP(dx, x, lambda, data, idx, u) }},
-		{"InnerCross", func() { m.InnerCross(dl, x, lambda, data, idx, u) }},
-		{"OuterGrad", func() { m.OuterGrad(dx, dl, x, lambda, data, idx) }},
+		{"InnerGrad", func() { m.InnerGrad(dx, x, lambda, ds, idx) }},
+		{"InnerHVP", func() { m.InnerHVP(dx, x, lambda, ds, idx, u) }},
+		{"InnerCross", func() { m.InnerCross(dl, x, lambda, ds, idx, u) }},
+		{"OuterGrad", func() { m.OuterGrad(dx, dl, x, lambda, ds, idx) }},
 	})
 }

@@ -3,7 +3,7 @@ package models
 import "fmt"
 
 // hyperRepHead builds HyperRep from the mlp architecture's shape, or
-// CNNHyperRep from a cnn's layers: the head `hyper-representation`.
+// a cut of a cnn's layers: the head `hyper-representation`.
 type hyperRepHead struct {
 	Activation  string  `yaml:"activation" doc:"mlp: σ of the hidden layer, relu (the papers' baseline) or tanh; a cnn's activations are its layers"`
 	InnerLayers int     `yaml:"inner_layers" doc:"cnn: how many of the last parameterised layers (all dense) form the inner variable x, the layers before them λ; 0: 2, the last two dense layers as FBO-AggITD's LeNet. mlp: 0 or 1 (its output layer)"`
@@ -71,11 +71,11 @@ func (h *hyperRepHead) ValidateModel(arch Architecture, features, classes int) e
 func (*hyperRepHead) DimLambda(int, HeadParams) int { return 0 }
 
 func (h *hyperRepHead) New(newBase func() Classifier, _ HeadParams) Bilevel {
-	switch base := newBase().(type) {
-	case *MLP:
-		return NewHyperRepWith(base.features, base.hidden, base.classes, base.l2, h.Activation != "tanh",
-			HyperRepOptions{Dropout: h.Dropout, NormPenalty: h.Penalty == "norm"})
-	case *CNN:
+	if base, ok := newBase().(*Net); ok && !base.binary {
+		if base.hidden > 0 {
+			return NewHyperRepWith(base.features, base.hidden, base.classes, base.l2, h.Activation != "tanh",
+				HyperRepOptions{Dropout: h.Dropout, NormPenalty: h.Penalty == "norm"})
+		}
 		m, err := NewCNNHyperRep(base.in, base.layers, base.classes, h.innerLayers(), base.l2)
 		if err != nil {
 			panic("models: head hyper-representation on a cnn it did not validate: " + err.Error())

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"hgpsim/internal/vec"
 	"math"
 	"testing"
 
@@ -166,7 +167,7 @@ func TestHyperRepDropoutMask(t *testing.T) {
 				z[c] += x[c*H+q] * h
 			}
 		}
-		naive += logSumExp(z) - z[d.Y[k]]
+		naive += vec.LogSumExp(z) - z[d.Y[k]]
 	}
 	naive = naive/float64(n) + 0.005*sumSquares(x)
 	if got := m.InnerLoss(x, lam, d, nil); math.Abs(got-naive) > 1e-12*math.Abs(naive) {

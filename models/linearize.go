@@ -1,5 +1,7 @@
 package models
 
+import "hgpsim/datasets"
+
 // Linearizer is implemented by bilevel models whose second-order products
 // at a fixed (x, λ, batch) can share work. Hyper-gradient estimators apply
 // the Hessian-vector product and the cross product to the same vector, and
@@ -14,7 +16,7 @@ type Linearizer interface {
 	// goroutine that owns the model, and the next Linearize of the same
 	// model invalidates it (which lets a per-round minibatch reuse the
 	// buffers); other calls on the model in between are fine.
-	Linearize(x, lambda []float64, d *Dataset, idx []int) Linearized
+	Linearize(x, lambda []float64, d *datasets.Dataset, idx []int) Linearized
 }
 
 // Linearized applies a model's second-order products at a fixed point.
@@ -76,7 +78,7 @@ func (c *forwardCache) load(m *mixture, lo, nb int) {
 type mixtureLinearized struct {
 	m         *mixture
 	x, lambda []float64
-	d         *Dataset
+	d         *datasets.Dataset
 	idx       []int
 	cache     *forwardCache // nil: recompute the forward pass every call
 	spare     forwardCache  // the buffers cache points to, kept across Linearize
@@ -86,7 +88,7 @@ var _ Linearizer = (*mixture)(nil)
 
 // Linearize implements Linearizer. The forward pass is cached when every
 // base has linear logits and the batch is small enough.
-func (m *mixture) Linearize(x, lambda []float64, d *Dataset, idx []int) Linearized {
+func (m *mixture) Linearize(x, lambda []float64, d *datasets.Dataset, idx []int) Linearized {
 	l := &m.lin
 	*l = mixtureLinearized{m: m, x: x, lambda: lambda, d: d, idx: idx, spare: l.spare}
 	for _, b := range m.bases {

@@ -26,7 +26,7 @@ func TestLinearizedMatchesProducts(t *testing.T) {
 		}
 		linearizers++
 		r := testRand(t, 900+uint64(ci))
-		d := tc.data(r, 19)
+		d := tc.ds(r, 19)
 		nx, nl := tc.b.DimX(), tc.b.DimLambda()
 		ref := tc.b.Clone()
 		for bname, idx := range batches(d.N) {

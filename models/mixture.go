@@ -2,6 +2,8 @@ package models
 
 import (
 	"fmt"
+	"hgpsim/datasets"
+	"hgpsim/internal/vec"
 	"math"
 	"math/rand/v2"
 
@@ -122,7 +124,7 @@ type mixture struct {
 	// single chunk call after call, and decoding it again each time was a
 	// tenth of a gradient. A Dataset's codes do not change once built.
 	aCodes       *uint8
-	aLevels      *Levels
+	aLevels      *datasets.Levels
 	aLo, aHi, aD int
 }
 
@@ -194,7 +196,7 @@ func (m *mixture) Clone() Bilevel {
 
 // start checks the arguments every method shares, sets the λ-dependent
 // weights and returns the batch size.
-func (m *mixture) start(x, lambda []float64, d *Dataset, idx []int) int {
+func (m *mixture) start(x, lambda []float64, d *datasets.Dataset, idx []int) int {
 	checkLen("x", x, m.DimX())
 	checkLen("lambda", lambda, m.DimLambda())
 	checkData(d, m.features, m.classes)
@@ -217,7 +219,7 @@ func (m *mixture) start(x, lambda []float64, d *Dataset, idx []int) int {
 
 // logSoftmax writes z − lse(z) into dst.
 func logSoftmax(dst, z []float64) {
-	lse := logSumExp(z)
+	lse := vec.LogSumExp(z)
 	for i, v := range z {
 		dst[i] = v - lse
 	}
@@ -225,7 +227,7 @@ func logSoftmax(dst, z []float64) {
 
 // chunk prepares the batch rows lo…hi−1: it sizes the scratch, checks
 // the rows' labels into m.y and returns the rows' features (nb×D) and nb.
-func (m *mixture) chunk(d *Dataset, idx []int, lo, hi int) ([]float64, int) {
+func (m *mixture) chunk(d *datasets.Dataset, idx []int, lo, hi int) ([]float64, int) {
 	nb := hi - lo
 	K, C := len(m.bases), m.classes
 	for k := range K {
@@ -274,7 +276,7 @@ func (m *mixture) forward(x, A []float64, nb int) {
 		logp, r := m.logp[b*K:(b+1)*K], m.r[b*K:(b+1)*K]
 		for k := range K {
 			z, q := rowOf(m.z[k], b, C), rowOf(m.q[k], b, C)
-			lse := logSumExp(z)
+			lse := vec.LogSumExp(z)
 			for j, zj := range z {
 				q[j] = math.Exp(zj - lse)
 			}
@@ -288,7 +290,7 @@ func (m *mixture) forward(x, A []float64, nb int) {
 		for k := range r {
 			r[k] = m.logPi[k] + logp[k]
 		}
-		logP := logSumExp(r)
+		logP := vec.LogSumExp(r)
 		for k, l := range r {
 			r[k] = math.Exp(l - logP)
 		}

@@ -1,12 +1,16 @@
 package models
 
-import "gonum.org/v1/gonum/floats"
+import (
+	"hgpsim/datasets"
+
+	"gonum.org/v1/gonum/floats"
+)
 
 // The mixture's Bilevel methods: costs, gradients and the exact products,
 // on the forward and backward passes of mixture.go.
 
 // InnerLoss returns f(x, λ).
-func (m *mixture) InnerLoss(x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *mixture) InnerLoss(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	n := m.start(x, lambda, d, idx)
 	var loss float64
 	for lo, hi := range chunks(n) {
@@ -21,7 +25,7 @@ func (m *mixture) InnerLoss(x, lambda []float64, d *Dataset, idx []int) float64 
 
 // InnerGrad writes ∇ₓf into dst and returns f, with the value InnerLoss
 // returns.
-func (m *mixture) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *mixture) InnerGrad(dst, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	n := m.start(x, lambda, d, idx)
 	checkLen("dst", dst, m.DimX())
 	inv := 1 / float64(n)
@@ -41,7 +45,7 @@ func (m *mixture) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int) flo
 // InnerHVP writes (∂ₓ∇ₓf)·u into dst: per base, batchVJPR of the rows'
 // g_k = (w/n) r_k (q_k − e_y) and
 // R{g_k} = (w/n) [r_k (s_k − s̄)(q_k − e_y) + r_k R{q_k}].
-func (m *mixture) InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
+func (m *mixture) InnerHVP(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
 	checkLen("dst", dst, m.DimX())
 	m.products(dst, nil, x, lambda, d, idx, u, nil)
 }
@@ -49,7 +53,7 @@ func (m *mixture) InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, u []
 // InnerCross writes (∂_λ∇ₓf)ᵀu into dst: the λ^K block
 // −(1/n) Σ_b w_{y_b} r_b ⊙ (s_b − s̄_b) and the λ^C block
 // Σ_c (∂w_c/∂λ^C)ᵀ S_c with S_c = −(1/n) Σ_{b: y_b = c} s̄_b.
-func (m *mixture) InnerCross(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
+func (m *mixture) InnerCross(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
 	checkLen("dst", dst, m.DimLambda())
 	m.products(nil, dst, x, lambda, d, idx, u, nil)
 }
@@ -58,7 +62,7 @@ func (m *mixture) InnerCross(dst, x, lambda []float64, d *Dataset, idx []int, u 
 // destination is skipped) from one forward and one R-pass per row. With a
 // cache, the forward pass of the batch is read from (or, on the cache's
 // first use, written to) the cache instead of being recomputed.
-func (m *mixture) products(hv, cross, x, lambda []float64, d *Dataset, idx []int, u []float64, c *forwardCache) {
+func (m *mixture) products(hv, cross, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64, c *forwardCache) {
 	n := m.start(x, lambda, d, idx)
 	checkLen("u", u, m.DimX())
 	inv := 1 / float64(n)
@@ -140,7 +144,7 @@ func (m *mixture) products(hv, cross, x, lambda []float64, d *Dataset, idx []int
 // OuterGrad writes ∂ₓF into dstX and ∂_λF into dstLambda and returns F:
 // ∂ₓF backpropagates the unweighted mixture cross-entropy, the λ^K block is
 // (1/n) Σ_b (π − r_b) + μ_K λ^K and the λ^C block μ_C λ^C.
-func (m *mixture) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *mixture) OuterGrad(dstX, dstLambda, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	n := m.start(x, lambda, d, idx)
 	checkLen("dstX", dstX, m.DimX())
 	checkLen("dstLambda", dstLambda, m.DimLambda())
@@ -172,7 +176,7 @@ func (m *mixture) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset, id
 // Accuracy returns the fraction of rows whose arg-max of the mixture
 // P(· | a) = Σ_k π_k q_k is the label; with one base, the arg-max of its
 // logits, exactly as the base model's Accuracy.
-func (m *mixture) Accuracy(x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *mixture) Accuracy(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	n := m.start(x, lambda, d, idx)
 	C := m.classes
 	correct := 0

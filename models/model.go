@@ -2,7 +2,7 @@ package models
 
 import (
 	"fmt"
-	"math"
+	"hgpsim/datasets"
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/floats"
@@ -31,16 +31,16 @@ type Model interface {
 	Init(dst []float64, r *rand.Rand)
 
 	// Loss returns f(x) on the rows of d selected by idx.
-	Loss(x []float64, d *Dataset, idx []int) float64
+	Loss(x []float64, d *datasets.Dataset, idx []int) float64
 
 	// Grad writes ∇f(x) into dst and returns f(x). It does not allocate.
 	// dst must not alias x.
-	Grad(dst, x []float64, d *Dataset, idx []int) float64
+	Grad(dst, x []float64, d *datasets.Dataset, idx []int) float64
 
 	// Accuracy returns the fraction of selected rows whose predicted class
 	// (the arg-max of the model's output, lowest index on ties) equals the
 	// label.
-	Accuracy(x []float64, d *Dataset, idx []int) float64
+	Accuracy(x []float64, d *datasets.Dataset, idx []int) float64
 
 	// Clone returns a Model with the same architecture and regularization
 	// and its own scratch buffers.
@@ -62,16 +62,29 @@ type bilevelDims interface {
 
 // checkArgs panics unless x and lambda have m's lengths and d has the
 // given features and classes: the argument checks of every Bilevel method.
-func checkArgs(m bilevelDims, x, lambda []float64, d *Dataset, features, classes int) {
+func checkArgs(m bilevelDims, x, lambda []float64, d *datasets.Dataset, features, classes int) {
 	checkVec("x", x, m.DimX())
 	checkVec("lambda", lambda, m.DimLambda())
 	checkData(d, features, classes)
 }
 
+// clearOuter checks and clears OuterGrad's destinations, either of which
+// may be nil for models that take nil (PartialOuter).
+func clearOuter(m bilevelDims, dstX, dstLambda []float64) {
+	if dstX != nil {
+		checkVec("dstX", dstX, m.DimX())
+		clear(dstX)
+	}
+	if dstLambda != nil {
+		checkVec("dstLambda", dstLambda, m.DimLambda())
+		clear(dstLambda)
+	}
+}
+
 // checkData panics unless d is well formed and matches a model with the given
 // number of features and classes.
-func checkData(d *Dataset, features, classes int) {
-	d.checkShape()
+func checkData(d *datasets.Dataset, features, classes int) {
+	d.CheckShape()
 	if d.D != features || d.C != classes {
 		panic(fmt.Sprintf("models: Dataset has D=%d, C=%d; model wants D=%d, C=%d",
 			d.D, d.C, features, classes))
@@ -80,33 +93,12 @@ func checkData(d *Dataset, features, classes int) {
 
 // label returns Y[i] after checking it is a valid class, so that a corrupt
 // label panics with its row instead of indexing past the logits.
-func label(d *Dataset, i, classes int) int {
+func label(d *datasets.Dataset, i, classes int) int {
 	y := d.Y[i]
 	if y < 0 || y >= classes {
 		panic(fmt.Sprintf("models: label Y[%d]=%d out of range [0, %d)", i, y, classes))
 	}
 	return y
-}
-
-// logSumExp returns log Σ exp(z_j), shifted by max z so that no exp
-// overflows and the largest term is exactly 1 (so the sum is never 0).
-func logSumExp(z []float64) float64 {
-	m := z[0]
-	for _, v := range z[1:] {
-		if v > m {
-			m = v
-		}
-	}
-	if math.IsInf(m, 0) {
-		// All -Inf, or a +Inf logit: the shift would give NaN from Inf-Inf;
-		// the mathematical limit is m itself.
-		return m
-	}
-	var s float64
-	for _, v := range z {
-		s += math.Exp(v - m)
-	}
-	return m + math.Log(s)
 }
 
 // argmax returns the index of the largest element, the lowest on ties.
@@ -122,7 +114,7 @@ func argmax(z []float64) int {
 
 // hits counts the rows b < nb of a chunk whose largest logit in z (nb×C)
 // is their label; the chunk starts at position lo of idx.
-func hits(z []float64, C int, d *Dataset, idx []int, lo, nb int) int {
+func hits(z []float64, C int, d *datasets.Dataset, idx []int, lo, nb int) int {
 	n := 0
 	for b := range nb {
 		if argmax(z[b*C:(b+1)*C]) == label(d, rowIndex(d, idx, lo+b), C) {
@@ -135,4 +127,30 @@ func hits(z []float64, C int, d *Dataset, idx []int, lo, nb int) int {
 // sumSquares returns ‖x‖².
 func sumSquares(x []float64) float64 {
 	return floats.Dot(x, x)
+}
+
+// batchSize returns how many rows idx selects from d (all rows when idx is
+// nil) and panics on an empty batch: a mean over no examples is undefined,
+// and silently returning only the regularizer would hide a sampling bug.
+func batchSize(d *datasets.Dataset, idx []int) int {
+	n := len(idx)
+	if idx == nil {
+		n = d.N
+	}
+	if n == 0 {
+		panic("models: empty minibatch")
+	}
+	return n
+}
+
+// rowIndex returns the k-th row selected by idx, checking it against d.
+func rowIndex(d *datasets.Dataset, idx []int, k int) int {
+	if idx == nil {
+		return k
+	}
+	i := idx[k]
+	if i < 0 || i >= d.N {
+		panic(fmt.Sprintf("models: minibatch index %d out of range [0, %d)", i, d.N))
+	}
+	return i
 }

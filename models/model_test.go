@@ -1,6 +1,7 @@
 package models
 
 import (
+	"hgpsim/datasets"
 	"math"
 	"slices"
 	"strings"
@@ -20,7 +21,7 @@ func batches(n int) map[string][]int {
 func TestGradMatchesFiniteDifferences(t *testing.T) {
 	for ci, tc := range modelCases() {
 		r := testRand(t, uint64(ci))
-		d := tc.data(r, 23)
+		d := tc.ds(r, 23)
 		var worst float64
 		for bname, idx := range batches(d.N) {
 			for trial := range 3 {
@@ -45,7 +46,7 @@ func TestGradMatchesFiniteDifferences(t *testing.T) {
 func TestNilBatchMeansAllRows(t *testing.T) {
 	for ci, tc := range modelCases() {
 		r := testRand(t, uint64(ci))
-		d := tc.data(r, 17)
+		d := tc.ds(r, 17)
 		all := make([]int, d.N)
 		for i := range all {
 			all[i] = i
@@ -72,7 +73,7 @@ func TestBatchIsMeanOfRows(t *testing.T) {
 	// losses minus theirs: checks the 1/|batch| scaling, not just the shape.
 	for ci, tc := range modelCases() {
 		r := testRand(t, uint64(ci))
-		d := tc.data(r, 9)
+		d := tc.ds(r, 9)
 		x := randomVec(r, tc.model.Dim(), 1)
 		reg := tc.model.Loss(x, d, []int{0}) - rowCE(tc.model, x, d, 0)
 		idx := []int{2, 4, 4, 8}
@@ -89,14 +90,12 @@ func TestBatchIsMeanOfRows(t *testing.T) {
 
 // rowCE returns the unregularized loss of row i, from a zero-L2 clone built
 // by the test (models do not expose their regularizer).
-func rowCE(m Model, x []float64, d *Dataset, i int) float64 {
+func rowCE(m Model, x []float64, d *datasets.Dataset, i int) float64 {
 	switch m := m.(type) {
-	case *Softmax:
-		return NewSoftmax(m.features, m.classes, 0).Loss(x, d, []int{i})
-	case *Logistic:
-		return NewLogistic(m.features, 0).Loss(x, d, []int{i})
-	case *MLP:
-		return NewMLP(m.features, m.hidden, m.classes, 0).Loss(x, d, []int{i})
+	case *Net:
+		c := m.Clone().(*Net)
+		c.l2 = 0
+		return c.Loss(x, d, []int{i})
 	}
 	panic("rowCE: unknown model")
 }
@@ -104,7 +103,7 @@ func rowCE(m Model, x []float64, d *Dataset, i int) float64 {
 func TestGradDoesNotAllocate(t *testing.T) {
 	for ci, tc := range modelCases() {
 		r := testRand(t, uint64(ci))
-		d := tc.data(r, 40)
+		d := tc.ds(r, 40)
 		x := randomVec(r, tc.model.Dim(), 1)
 		g := make([]float64, len(x))
 		for bname, idx := range batches(d.N) {
@@ -127,7 +126,7 @@ func TestCloneIsIndependent(t *testing.T) {
 	// no scratch.
 	for ci, tc := range modelCases() {
 		r := testRand(t, uint64(ci))
-		d := tc.data(r, 31)
+		d := tc.ds(r, 31)
 		x := randomVec(r, tc.model.Dim(), 1)
 		want := make([]float64, len(x))
 		wantF := tc.model.Grad(want, x, d, nil)
@@ -196,13 +195,13 @@ func TestDimensionMismatchPanics(t *testing.T) {
 	for ci, tc := range modelCases() {
 		r := testRand(t, uint64(ci))
 		m := tc.model
-		d := tc.data(r, 5)
+		d := tc.ds(r, 5)
 		x := make([]float64, m.Dim())
 		g := make([]float64, m.Dim())
 		mustPanic(t, tc.name+" short x", "len(x)", func() { m.Loss(x[1:], d, nil) })
 		mustPanic(t, tc.name+" short dst", "len(dst)", func() { m.Grad(g[1:], x, d, nil) })
 		mustPanic(t, tc.name+" short Init dst", "len(dst)", func() { m.Init(g[1:], r) })
-		wrongD := &Dataset{X: make([]float64, 5*(d.D+1)), Y: make([]int, 5), N: 5, D: d.D + 1, C: d.C}
+		wrongD := &datasets.Dataset{X: make([]float64, 5*(d.D+1)), Y: make([]int, 5), N: 5, D: d.D + 1, C: d.C}
 		mustPanic(t, tc.name+" wrong D", "model wants", func() { m.Grad(g, x, wrongD, nil) })
 		broken := *d
 		broken.N++
@@ -234,7 +233,7 @@ func TestSoftmaxHugeLogitsStayFinite(t *testing.T) {
 	// and gradient finite and the loss equal to the margin by which the
 	// label loses.
 	m := NewSoftmax(1, 2, 0)
-	d := &Dataset{X: []float64{1}, Y: []int{0}, N: 1, D: 1, C: 2}
+	d := &datasets.Dataset{X: []float64{1}, Y: []int{0}, N: 1, D: 1, C: 2}
 	x := []float64{-1e4, 1e4, 0, 0} // z = (−1e4, 1e4)
 	g := make([]float64, 4)
 	f := m.Grad(g, x, d, nil)
@@ -252,7 +251,7 @@ func TestSoftmaxRegularizerCoversBias(t *testing.T) {
 	// x is exactly L2·x for W, and L2·x + (p − ȳ) for c; at c = 0 the softmax
 	// is uniform and matches the balanced labels, so ∇f = L2·x everywhere.
 	m := NewSoftmax(2, 2, 0.5)
-	d := &Dataset{X: make([]float64, 4), Y: []int{0, 1}, N: 2, D: 2, C: 2}
+	d := &datasets.Dataset{X: make([]float64, 4), Y: []int{0, 1}, N: 2, D: 2, C: 2}
 	x := []float64{1, 2, 3, 4, 0, 0}
 	g := make([]float64, 6)
 	m.Grad(g, x, d, nil)
@@ -268,7 +267,7 @@ func TestSoftmaxRegularizerCoversBias(t *testing.T) {
 }
 
 func TestSoftmaxLearnsSeparableData(t *testing.T) {
-	data, err := Synthetic(SyntheticSpec{
+	ds, err := datasets.Synthetic(datasets.SyntheticSpec{
 		Clients: 2, Classes: 4, Features: 10,
 		Train: 200, Val: 10, Test: 200,
 		Alpha: 100, Separation: 3, Shift: 0, Noise: 1,
@@ -276,8 +275,8 @@ func TestSoftmaxLearnsSeparableData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	train := Pool(data[0].Train, data[1].Train)
-	test := Pool(data[0].Test, data[1].Test)
+	train := datasets.Pool(ds[0].Train, ds[1].Train)
+	test := datasets.Pool(ds[0].Test, ds[1].Test)
 	m := NewSoftmax(10, 4, 1e-3)
 	x := make([]float64, m.Dim())
 	g := make([]float64, m.Dim())

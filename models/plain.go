@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"hgpsim/datasets"
 	"math/rand/v2"
 )
 
@@ -40,23 +41,23 @@ func (p *plain) DimLambda() int { return 0 }
 
 func (p *plain) Init(dst []float64, r *rand.Rand) { p.m.Init(dst, r) }
 
-func (p *plain) InnerLoss(x, lambda []float64, d *Dataset, idx []int) float64 {
+func (p *plain) InnerLoss(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	checkLen("lambda", lambda, 0)
 	return p.m.Loss(x, d, idx)
 }
 
-func (p *plain) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int) float64 {
+func (p *plain) InnerGrad(dst, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	checkLen("lambda", lambda, 0)
 	return p.m.Grad(dst, x, d, idx)
 }
 
-func (p *plain) InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
+func (p *plain) InnerHVP(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
 	checkLen("lambda", lambda, 0)
 	p.m.HVP(dst, x, d, idx, u)
 }
 
 // InnerCross checks its arguments and writes nothing: f does not depend on λ.
-func (p *plain) InnerCross(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
+func (p *plain) InnerCross(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
 	checkLen("dst", dst, 0)
 	checkLen("lambda", lambda, 0)
 	checkVec("x", x, p.m.Dim())
@@ -68,13 +69,13 @@ func (p *plain) InnerCross(dst, x, lambda []float64, d *Dataset, idx []int, u []
 	batchSize(d, idx)
 }
 
-func (p *plain) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset, idx []int) float64 {
+func (p *plain) OuterGrad(dstX, dstLambda, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	checkLen("dstLambda", dstLambda, 0)
 	checkLen("lambda", lambda, 0)
 	return p.m.Grad(dstX, x, d, idx)
 }
 
-func (p *plain) Accuracy(x, lambda []float64, d *Dataset, idx []int) float64 {
+func (p *plain) Accuracy(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	checkLen("lambda", lambda, 0)
 	return p.m.Accuracy(x, d, idx)
 }

@@ -70,31 +70,6 @@ func nonNegativeRate(name string, v float64) error {
 	return nil
 }
 
-// Source is a data kind of the scenario's `data` section: its parameters
-// and how to give every client its train, validation and test data. See
-// Sources.
-type Source interface {
-	// Validate checks the parameters for this many clients, without
-	// reading any file.
-	Validate(clients int) error
-	// Shape returns the number of features and classes the data will have,
-	// known without reading any file.
-	Shape() (features, classes int)
-	// Examples returns an upper bound on the number of examples the run
-	// holds over all clients, for the resource estimate.
-	Examples(clients int) int64
-	// Files lists the files Load reads (none for generated data), and
-	// Missing those of them that do not exist, so that validation can
-	// skip them and a run can refuse early.
-	Files() []string
-	// Load builds every client's data. Missing files are an error naming
-	// them and how to install them.
-	Load(clients int, seed uint64) ([]ClientData, error)
-}
-
-// Sources holds the data kinds, selected by `data.kind`.
-var Sources = registry.New[Source]("data", "kind")
-
 // MaxParams bounds the parameters of one model (800 MB per vector).
 const MaxParams = 100_000_000
 
@@ -110,20 +85,20 @@ func checkDim(dim int64) error {
 
 func init() {
 	Architectures.Register("softmax",
-		"Multinomial logistic regression (softmax regression) with weights and biases; strongly convex with l2 > 0 (the lower-level assumption).",
+		"Multinomial logistic regression (softmax regression): the nn preset dense C with the softmax cross-entropy; strongly convex with l2 > 0 (the lower-level assumption).",
 		func() Architecture { return &SoftmaxSpec{L2: 1e-3} })
 	Architectures.Register("logistic",
-		"Binary logistic regression (needs two classes), strongly convex with l2 > 0.",
+		"Binary logistic regression (needs two classes): the nn preset dense 1 with the binary cross-entropy softplus(z) − y·z; strongly convex with l2 > 0.",
 		func() Architecture { return &LogisticSpec{L2: 1e-3} })
 	Architectures.Register("mlp",
-		"One-hidden-layer tanh perceptron: the non-convex model, beyond the papers' lower-level assumptions. Products exact by Pearlmutter's R-operator.",
+		"One-hidden-layer tanh perceptron: the nn preset dense hidden, tanh, dense C with the softmax cross-entropy; the non-convex model, beyond the papers' lower-level assumptions. Products exact by the R-operator.",
 		func() Architecture { return &MLPSpec{L2: 1e-3, Hidden: 32} })
 	Architectures.Register("cnn",
 		"Convolutional network on image rows (NCHW): a preset of the papers' nets (fedem-cnn, fedbio-4conv, node-weighting, lenet) or a layer list; gradients and products exact by the R-operator.",
 		func() Architecture { return &CNNSpec{L2: 1e-3} })
 }
 
-// SoftmaxSpec selects Softmax.
+// SoftmaxSpec selects NewSoftmax.
 type SoftmaxSpec struct {
 	L2 float64 `yaml:"l2" doc:"L2 rate on all parameters, finite, >= 0: f = mean cross-entropy + (l2/2)‖x‖²"`
 }
@@ -146,7 +121,7 @@ func (s *SoftmaxSpec) New(features, classes int) Classifier {
 	return NewSoftmax(features, classes, s.L2)
 }
 
-// LogisticSpec selects Logistic.
+// LogisticSpec selects NewLogistic.
 type LogisticSpec struct {
 	L2 float64 `yaml:"l2" doc:"L2 rate on all parameters, finite, >= 0"`
 }
@@ -168,7 +143,7 @@ func (*LogisticSpec) Dim(features, _ int) int64 { return int64(features) + 1 }
 // New implements Architecture.
 func (s *LogisticSpec) New(features, _ int) Classifier { return NewLogistic(features, s.L2) }
 
-// MLPSpec selects MLP.
+// MLPSpec selects NewMLP.
 type MLPSpec struct {
 	L2     float64 `yaml:"l2" doc:"L2 rate on all parameters, finite, >= 0"`
 	Hidden int     `yaml:"hidden" doc:"hidden units, 1 … 65536"`

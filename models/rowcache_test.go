@@ -1,6 +1,7 @@
 package models
 
 import (
+	"hgpsim/datasets"
 	"math"
 	"testing"
 )
@@ -24,7 +25,7 @@ func TestMixtureReusesDecodedRowsOnlyForTheSameRows(t *testing.T) {
 	}
 	u := randomVec(r, m.DimX(), 1)
 	lz := m.(Linearizer)
-	for step, d := range []*Dataset{small, small, other, small, big, big, small, other, other, small} {
+	for step, d := range []*datasets.Dataset{small, small, other, small, big, big, small, other, other, small} {
 		fresh := m.Clone()
 		batches := [][]int{nil}
 		if step == 3 {

@@ -5,6 +5,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/vec"
 )
 
@@ -21,7 +22,7 @@ func (m *refSoftmax) logits(x, a []float64) {
 }
 
 // Loss returns f(x) on the batch.
-func (m *refSoftmax) Loss(x []float64, d *Dataset, idx []int) float64 {
+func (m *refSoftmax) Loss(x []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, d)
 	return refMeanCrossEntropy(m, m.z, x, d, idx) + 0.5*m.l2*sumSquares(x)
 }
@@ -29,7 +30,7 @@ func (m *refSoftmax) Loss(x []float64, d *Dataset, idx []int) float64 {
 // Grad writes ∇f(x) into dst and returns f(x), with the same value Loss
 // returns. Per row, ∂CE/∂z = p − e_y with p = softmax(z), so the row adds
 // (p − e_y) aᵀ to the W block and p − e_y to the c block.
-func (m *refSoftmax) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
+func (m *refSoftmax) Grad(dst, x []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, d)
 	checkVec("dst", dst, m.Dim())
 	D, C := m.features, m.classes
@@ -43,7 +44,7 @@ func (m *refSoftmax) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
 		y := label(d, i, C)
 		a := d.Row(i)
 		m.logits(x, a)
-		lse := logSumExp(m.z)
+		lse := vec.LogSumExp(m.z)
 		loss += lse - m.z[y]
 		for j := range C {
 			g := math.Exp(m.z[j] - lse)
@@ -60,7 +61,7 @@ func (m *refSoftmax) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
 }
 
 // Accuracy returns the fraction of rows whose largest logit is the label.
-func (m *refSoftmax) Accuracy(x []float64, d *Dataset, idx []int) float64 {
+func (m *refSoftmax) Accuracy(x []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, d)
 	return refClassifierAccuracy(m, m.z, x, d, idx)
 }
@@ -71,7 +72,7 @@ func (m *refSoftmax) Accuracy(x []float64, d *Dataset, idx []int) float64 {
 //	R{z} = U a + u_c,  R{p} = p ⊙ R{z} − p (pᵀR{z})
 //
 // (the softmax Jacobian diag(p) − ppᵀ applied to R{z}).
-func (m *refSoftmax) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
+func (m *refSoftmax) HVP(dst, x []float64, d *datasets.Dataset, idx []int, u []float64) {
 	m.check(x, d)
 	checkVec("dst", dst, m.Dim())
 	checkVec("u", u, m.Dim())
@@ -87,7 +88,7 @@ func (m *refSoftmax) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
 		label(d, i, C) // the Hessian does not depend on y, but a bad label is still a bug
 		a := d.Row(i)
 		m.logits(x, a)
-		lse := logSumExp(p)
+		lse := vec.LogSumExp(p)
 		var s float64
 		vec.DotRows(rz[:C], u, D, a)
 		for j := range C {
@@ -125,7 +126,7 @@ func (m *refMLP) outputs(dst, x, v []float64) {
 }
 
 // Loss returns f(x) on the batch.
-func (m *refMLP) Loss(x []float64, d *Dataset, idx []int) float64 {
+func (m *refMLP) Loss(x []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, d)
 	return refMeanCrossEntropy(m, m.z, x, d, idx) + 0.5*m.l2*sumSquares(x)
 }
@@ -134,7 +135,7 @@ func (m *refMLP) Loss(x []float64, d *Dataset, idx []int) float64 {
 //
 //	g_z = p − e_y,  ∂W₂ = g_z hᵀ,  ∂b₂ = g_z,
 //	g_h = W₂ᵀg_z,  g_s = g_h ⊙ (1 − h²),  ∂W₁ = g_s aᵀ,  ∂b₁ = g_s.
-func (m *refMLP) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
+func (m *refMLP) Grad(dst, x []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, d)
 	checkVec("dst", dst, m.Dim())
 	D, H, C := m.features, m.hidden, m.classes
@@ -150,7 +151,7 @@ func (m *refMLP) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
 		y := label(d, i, C)
 		a := d.Row(i)
 		m.forward(x, a)
-		lse := logSumExp(m.z)
+		lse := vec.LogSumExp(m.z)
 		loss += lse - m.z[y]
 		clear(gh)
 		for j := range C {
@@ -186,7 +187,7 @@ func (m *refMLP) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
 //	R{g_h} = U₂ᵀg_z + W₂ᵀR{g_z},
 //	R{g_s} = R{g_h} ⊙ (1 − h²) − 2 g_h ⊙ h ⊙ R{h},
 //	R{∂W₁} = R{g_s} aᵀ,  R{∂b₁} = R{g_s}.
-func (m *refMLP) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
+func (m *refMLP) HVP(dst, x []float64, d *datasets.Dataset, idx []int, u []float64) {
 	m.check(x, d)
 	checkVec("dst", dst, m.Dim())
 	checkVec("u", u, m.Dim())
@@ -214,7 +215,7 @@ func (m *refMLP) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
 		for j := range C {
 			rz[j] += floats.Dot(w2[j*H:(j+1)*H], rh)
 		}
-		lse := logSumExp(p)
+		lse := vec.LogSumExp(p)
 		var s float64
 		for j := range C {
 			p[j] = math.Exp(p[j] - lse)
@@ -250,7 +251,7 @@ func (m *refMLP) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
 }
 
 // Accuracy returns the fraction of rows whose largest logit is the label.
-func (m *refMLP) Accuracy(x []float64, d *Dataset, idx []int) float64 {
+func (m *refMLP) Accuracy(x []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, d)
 	return refClassifierAccuracy(m, m.z, x, d, idx)
 }
@@ -261,7 +262,7 @@ func (m *refLogistic) margin(x, a []float64) float64 {
 }
 
 // Loss returns f(x) on the batch.
-func (m *refLogistic) Loss(x []float64, d *Dataset, idx []int) float64 {
+func (m *refLogistic) Loss(x []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, d)
 	n := batchSize(d, idx)
 	var loss float64
@@ -276,7 +277,7 @@ func (m *refLogistic) Loss(x []float64, d *Dataset, idx []int) float64 {
 
 // Grad writes ∇f(x) into dst and returns f(x). Per row the gradient is
 // (σ(z) − y)·[a; 1].
-func (m *refLogistic) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
+func (m *refLogistic) Grad(dst, x []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, d)
 	checkVec("dst", dst, m.Dim())
 	n := batchSize(d, idx)
@@ -300,7 +301,7 @@ func (m *refLogistic) Grad(dst, x []float64, d *Dataset, idx []int) float64 {
 
 // HVP writes dst = ∇²f(x)·u. Per row the Hessian is σ(1−σ)·[a; 1][a; 1]ᵀ,
 // applied without forming it: σ(1−σ)·([a; 1]ᵀu)·[a; 1].
-func (m *refLogistic) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) {
+func (m *refLogistic) HVP(dst, x []float64, d *datasets.Dataset, idx []int, u []float64) {
 	m.check(x, d)
 	checkVec("dst", dst, m.Dim())
 	checkVec("u", u, m.Dim())
@@ -321,7 +322,7 @@ func (m *refLogistic) HVP(dst, x []float64, d *Dataset, idx []int, u []float64) 
 }
 
 // Accuracy returns the fraction of rows where z > 0 exactly when y = 1.
-func (m *refLogistic) Accuracy(x []float64, d *Dataset, idx []int) float64 {
+func (m *refLogistic) Accuracy(x []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, d)
 	n := batchSize(d, idx)
 	correct := 0

@@ -5,6 +5,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/vec"
 )
 
@@ -32,7 +33,7 @@ func (m *refHyperRep) DimX() int { return m.classes*m.hidden + m.classes }
 // DimLambda implements Bilevel: the hidden layer.
 func (m *refHyperRep) DimLambda() int { return m.hidden*m.features + m.hidden }
 
-func (m *refHyperRep) check(x, lambda []float64, d *Dataset) {
+func (m *refHyperRep) check(x, lambda []float64, d *datasets.Dataset) {
 	checkArgs(m, x, lambda, d, m.features, m.classes)
 }
 
@@ -77,7 +78,7 @@ func (m *refHyperRep) probs(x, h []float64, y int) float64 {
 	for j := range m.classes {
 		m.z[j] = floats.Dot(x[j*H:(j+1)*H], h) + b2[j]
 	}
-	lse := logSumExp(m.z)
+	lse := vec.LogSumExp(m.z)
 	for j := range m.classes {
 		m.p[j] = math.Exp(m.z[j] - lse)
 	}
@@ -85,7 +86,7 @@ func (m *refHyperRep) probs(x, h []float64, y int) float64 {
 }
 
 // InnerLoss implements Bilevel: g.
-func (m *refHyperRep) InnerLoss(x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *refHyperRep) InnerLoss(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
 	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
@@ -98,7 +99,7 @@ func (m *refHyperRep) InnerLoss(x, lambda []float64, d *Dataset, idx []int) floa
 }
 
 // InnerGrad implements Bilevel: ∇ₓg = mean_b (p − e_y) ⊗ [h; 1] + μx.
-func (m *refHyperRep) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *refHyperRep) InnerGrad(dst, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
 	checkVec("dst", dst, m.DimX())
 	loss := m.outputGrad(dst, x, lambda, d, idx)
@@ -108,7 +109,7 @@ func (m *refHyperRep) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int)
 
 // outputGrad writes the gradient of the mean cross-entropy in x into dst
 // and returns the mean cross-entropy.
-func (m *refHyperRep) outputGrad(dst, x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *refHyperRep) outputGrad(dst, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	H, C := m.hidden, m.classes
 	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
@@ -136,7 +137,7 @@ func (m *refHyperRep) outputGrad(dst, x, lambda []float64, d *Dataset, idx []int
 
 // InnerHVP implements Bilevel: ∇²ₓₓg·u = mean_b R{p} ⊗ [h; 1] + μu with
 // R{z} = U₂h + u_b₂ and R{p} = p ⊙ R{z} − p (pᵀR{z}).
-func (m *refHyperRep) InnerHVP(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
+func (m *refHyperRep) InnerHVP(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
 	m.check(x, lambda, d)
 	checkVec("dst", dst, m.DimX())
 	checkVec("u", u, m.DimX())
@@ -177,7 +178,7 @@ func (m *refHyperRep) rz(u, h []float64) float64 {
 //
 //	∂/∂h = W₂ᵀR{p} + U₂ᵀ(p − e_y),  ∂/∂s = σ'(s) ⊙ ∂/∂h,
 //	∂W₁ = (∂/∂s) aᵀ,  ∂b₁ = ∂/∂s.
-func (m *refHyperRep) InnerCross(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
+func (m *refHyperRep) InnerCross(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
 	m.check(x, lambda, d)
 	checkVec("dst", dst, m.DimLambda())
 	checkVec("u", u, m.DimX())
@@ -223,16 +224,9 @@ func (m *refHyperRep) backHidden(dst, db1, h, a []float64, inv float64) {
 // OuterGrad implements Bilevel: f = mean CE, ∂ₓf as InnerGrad without μ,
 // ∂_λf by backpropagation into the hidden layer. dstX or dstLambda may be
 // nil when that part is not wanted.
-func (m *refHyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *refHyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
-	if dstX != nil {
-		checkVec("dstX", dstX, m.DimX())
-		clear(dstX)
-	}
-	if dstLambda != nil {
-		checkVec("dstLambda", dstLambda, m.DimLambda())
-		clear(dstLambda)
-	}
+	clearOuter(m, dstX, dstLambda)
 	H, C, D := m.hidden, m.classes, m.features
 	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)
@@ -263,7 +257,7 @@ func (m *refHyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset
 }
 
 // Accuracy implements Bilevel.
-func (m *refHyperRep) Accuracy(x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *refHyperRep) Accuracy(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	m.check(x, lambda, d)
 	c := m.cache.of(lambda, d, m.hidden)
 	n := batchSize(d, idx)

@@ -1,6 +1,8 @@
 package models
 
 import (
+	"hgpsim/datasets"
+	"hgpsim/internal/vec"
 	"math"
 
 	"gonum.org/v1/gonum/floats"
@@ -54,7 +56,7 @@ func (m *refMixture) xk(x []float64, k int) []float64 { return x[m.off[k]:m.off[
 
 // start checks the arguments every method shares, sets the λ-dependent
 // weights and returns the batch size.
-func (m *refMixture) start(x, lambda []float64, d *Dataset, idx []int) int {
+func (m *refMixture) start(x, lambda []float64, d *datasets.Dataset, idx []int) int {
 	checkLen("x", x, m.DimX())
 	checkLen("lambda", lambda, m.DimLambda())
 	checkData(d, m.features, m.classes)
@@ -81,7 +83,7 @@ func (m *refMixture) row(x, a []float64, y int) float64 {
 	for k, b := range m.bases {
 		z, q := m.z[k], m.q[k]
 		b.rowLogits(z, m.xk(x, k), a)
-		lse := logSumExp(z)
+		lse := vec.LogSumExp(z)
 		for j, zj := range z {
 			q[j] = math.Exp(zj - lse)
 		}
@@ -94,7 +96,7 @@ func (m *refMixture) row(x, a []float64, y int) float64 {
 	for k := range m.r {
 		m.r[k] = m.logPi[k] + m.logp[k]
 	}
-	logP := logSumExp(m.r)
+	logP := vec.LogSumExp(m.r)
 	for k, l := range m.r {
 		m.r[k] = math.Exp(l - logP)
 	}
@@ -142,7 +144,7 @@ func (m *refMixture) regularize(dst, x, v []float64) float64 {
 }
 
 // InnerLoss returns f(x, λ).
-func (m *refMixture) InnerLoss(x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *refMixture) InnerLoss(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	n := m.start(x, lambda, d, idx)
 	var loss float64
 	for k := range n {
@@ -155,7 +157,7 @@ func (m *refMixture) InnerLoss(x, lambda []float64, d *Dataset, idx []int) float
 
 // InnerGrad writes ∇ₓf into dst and returns f, with the value InnerLoss
 // returns.
-func (m *refMixture) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *refMixture) InnerGrad(dst, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	n := m.start(x, lambda, d, idx)
 	checkLen("dst", dst, m.DimX())
 	inv := 1 / float64(n)
@@ -175,7 +177,7 @@ func (m *refMixture) InnerGrad(dst, x, lambda []float64, d *Dataset, idx []int) 
 // destination is skipped) from one forward and one R-pass per row. With a
 // cache, the forward pass of row k is read from (or, on the cache's first
 // use, written to) the cache instead of being recomputed.
-func (m *refMixture) products(hv, cross, x, lambda []float64, d *Dataset, idx []int, u []float64) {
+func (m *refMixture) products(hv, cross, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
 	n := m.start(x, lambda, d, idx)
 	checkLen("u", u, m.DimX())
 	inv := 1 / float64(n)
@@ -237,7 +239,7 @@ func (m *refMixture) products(hv, cross, x, lambda []float64, d *Dataset, idx []
 // OuterGrad writes ∂ₓF into dstX and ∂_λF into dstLambda and returns F:
 // ∂ₓF backpropagates the unweighted mixture cross-entropy, the λ^K block is
 // (1/n) Σ_b (π − r_b) + μ_K λ^K and the λ^C block μ_C λ^C.
-func (m *refMixture) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *refMixture) OuterGrad(dstX, dstLambda, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	n := m.start(x, lambda, d, idx)
 	checkLen("dstX", dstX, m.DimX())
 	checkLen("dstLambda", dstLambda, m.DimLambda())
@@ -267,7 +269,7 @@ func (m *refMixture) OuterGrad(dstX, dstLambda, x, lambda []float64, d *Dataset,
 // Accuracy returns the fraction of rows whose arg-max of the mixture
 // P(· | a) = Σ_k π_k q_k is the label; with one base, the arg-max of its
 // logits, exactly as the base model's Accuracy.
-func (m *refMixture) Accuracy(x, lambda []float64, d *Dataset, idx []int) float64 {
+func (m *refMixture) Accuracy(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	n := m.start(x, lambda, d, idx)
 	correct := 0
 	for k := range n {

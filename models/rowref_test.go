@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/vec"
 )
 
@@ -23,30 +24,52 @@ type refClassifier interface {
 	rowVJPR(dst, x, a, u, g, rg []float64)
 }
 
-// The reference models wrap the new ones for their shape and parameters
-// and add the per-row scratch the row code kept.
+// The reference models take the shape and parameters of the models they
+// check and add the per-row scratch the row code kept.
 type refSoftmax struct {
-	*Softmax
-	z, rz []float64
+	features, classes int
+	l2                float64
+	z, rz             []float64
 }
 
-type refLogistic struct{ *Logistic }
+type refLogistic struct {
+	features int
+	l2       float64
+}
 
 type refMLP struct {
-	*MLP
-	h, gh, rh, rgh []float64
-	z, rz          []float64
+	features, hidden, classes int
+	l2                        float64
+	h, gh, rh, rgh            []float64
+	z, rz                     []float64
 }
 
-func newRefSoftmax(m *Softmax) *refSoftmax {
-	return &refSoftmax{Softmax: m, z: make([]float64, m.classes), rz: make([]float64, m.classes)}
+func newRefSoftmax(m *Net) *refSoftmax {
+	return &refSoftmax{features: m.features, classes: m.classes, l2: m.l2,
+		z: make([]float64, m.classes), rz: make([]float64, m.classes)}
 }
 
-func newRefMLP(m *MLP) *refMLP {
+func newRefLogistic(m *Net) *refLogistic { return &refLogistic{features: m.features, l2: m.l2} }
+
+func newRefMLP(m *Net) *refMLP {
 	H, C := m.hidden, m.classes
-	return &refMLP{MLP: m, h: make([]float64, H), gh: make([]float64, H), rh: make([]float64, H),
+	return &refMLP{features: m.features, hidden: H, classes: C, l2: m.l2,
+		h: make([]float64, H), gh: make([]float64, H), rh: make([]float64, H),
 		rgh: make([]float64, H), z: make([]float64, C), rz: make([]float64, C)}
 }
+
+func (m *refSoftmax) Dim() int           { return m.classes*m.features + m.classes }
+func (m *refSoftmax) shape() (int, int)  { return m.features, m.classes }
+func (m *refSoftmax) l2Rate() float64    { return m.l2 }
+func (m *refLogistic) Dim() int          { return m.features + 1 }
+func (m *refLogistic) shape() (int, int) { return m.features, 2 }
+func (m *refLogistic) l2Rate() float64   { return m.l2 }
+func (m *refMLP) offB1() int             { return m.hidden * m.features }
+func (m *refMLP) offW2() int             { return m.offB1() + m.hidden }
+func (m *refMLP) offB2() int             { return m.offW2() + m.classes*m.hidden }
+func (m *refMLP) Dim() int               { return m.offB2() + m.classes }
+func (m *refMLP) shape() (int, int)      { return m.features, m.classes }
+func (m *refMLP) l2Rate() float64        { return m.l2 }
 
 // newRefMixture builds the reference mixture over the given reference
 // bases (not cloned), as newMixture did.
@@ -194,7 +217,7 @@ func (m *refMLP) rowVJPR(dst, x, a, u, g, rg []float64) {
 
 // meanCrossEntropy is (1/|b|) Σ_b −log softmax(z_b)_{y_b} over the batch,
 // with the logits from m.rowLogits written into the scratch z (length C).
-func refMeanCrossEntropy(m refClassifier, z, x []float64, d *Dataset, idx []int) float64 {
+func refMeanCrossEntropy(m refClassifier, z, x []float64, d *datasets.Dataset, idx []int) float64 {
 	_, classes := m.shape()
 	n := batchSize(d, idx)
 	var loss float64
@@ -203,14 +226,14 @@ func refMeanCrossEntropy(m refClassifier, z, x []float64, d *Dataset, idx []int)
 		y := label(d, i, classes)
 		m.rowLogits(z, x, d.Row(i))
 		// −log softmax(z)_y = lse(z) − z_y.
-		loss += logSumExp(z) - z[y]
+		loss += vec.LogSumExp(z) - z[y]
 	}
 	return loss / float64(n)
 }
 
 // classifierAccuracy is the fraction of batch rows whose largest logit (from
 // m.rowLogits, written into the scratch z) is the label.
-func refClassifierAccuracy(m refClassifier, z, x []float64, d *Dataset, idx []int) float64 {
+func refClassifierAccuracy(m refClassifier, z, x []float64, d *datasets.Dataset, idx []int) float64 {
 	_, classes := m.shape()
 	n := batchSize(d, idx)
 	correct := 0
@@ -222,4 +245,19 @@ func refClassifierAccuracy(m refClassifier, z, x []float64, d *Dataset, idx []in
 		}
 	}
 	return float64(correct) / float64(n)
+}
+
+func (m *refSoftmax) check(x []float64, d *datasets.Dataset) {
+	checkVec("x", x, m.Dim())
+	checkData(d, m.features, m.classes)
+}
+
+func (m *refLogistic) check(x []float64, d *datasets.Dataset) {
+	checkVec("x", x, m.Dim())
+	checkData(d, m.features, 2)
+}
+
+func (m *refMLP) check(x []float64, d *datasets.Dataset) {
+	checkVec("x", x, m.Dim())
+	checkData(d, m.features, m.classes)
 }

@@ -1,6 +1,8 @@
 package models
 
 import (
+	"hgpsim/datasets"
+	"hgpsim/internal/vec"
 	"math"
 
 	"gonum.org/v1/gonum/floats"
@@ -29,7 +31,7 @@ type refWeighted struct {
 // probs turns the logits in z into probabilities in g, minus e_y, and
 // returns the row's cross-entropy.
 func (w *refWeighted) probs(y int) float64 {
-	lse := logSumExp(w.z)
+	lse := vec.LogSumExp(w.z)
 	for j := range w.cls {
 		w.g[j] = math.Exp(w.z[j] - lse)
 	}
@@ -39,7 +41,7 @@ func (w *refWeighted) probs(y int) float64 {
 }
 
 // Loss returns g(x; λ) on the batch.
-func (w *refWeighted) Loss(x, lambda []float64, d *Dataset, idx []int) float64 {
+func (w *refWeighted) Loss(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 
 	n := batchSize(d, idx)
 	var loss float64
@@ -47,13 +49,13 @@ func (w *refWeighted) Loss(x, lambda []float64, d *Dataset, idx []int) float64 {
 		i := rowIndex(d, idx, k)
 		y := label(d, i, w.cls)
 		w.c.rowLogits(w.z, x, d.Row(i))
-		loss += weightOf(lambda, i) * (logSumExp(w.z) - w.z[y])
+		loss += weightOf(lambda, i) * (vec.LogSumExp(w.z) - w.z[y])
 	}
 	return loss/float64(n) + 0.5*w.c.l2Rate()*sumSquares(x)
 }
 
 // Grad writes ∇ₓg(x; λ) into dst and returns g. dst must not alias x.
-func (w *refWeighted) Grad(dst, x, lambda []float64, d *Dataset, idx []int) float64 {
+func (w *refWeighted) Grad(dst, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 
 	checkVec("dst", dst, w.c.Dim())
 	n := batchSize(d, idx)
@@ -78,7 +80,7 @@ func (w *refWeighted) Grad(dst, x, lambda []float64, d *Dataset, idx []int) floa
 }
 
 // HVP writes dst = ∇²ₓg(x; λ)·u. dst must not alias x or u.
-func (w *refWeighted) HVP(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
+func (w *refWeighted) HVP(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
 
 	checkVec("dst", dst, w.c.Dim())
 	checkVec("u", u, w.c.Dim())
@@ -122,7 +124,7 @@ func (w *refWeighted) HVP(dst, x, lambda []float64, d *Dataset, idx []int, u []f
 // SampleDirectional writes dst[k] = ⟨∇ℓ(x; s_i), u⟩ for the k-th selected
 // row i (no regularizer, no weight): the forward R-operator of the row's
 // cross-entropy, (p − e_y)ᵀ R{z}. It costs two forward passes per row.
-func (w *refWeighted) SampleDirectional(dst, x []float64, d *Dataset, idx []int, u []float64) {
+func (w *refWeighted) SampleDirectional(dst, x []float64, d *datasets.Dataset, idx []int, u []float64) {
 
 	checkVec("u", u, w.c.Dim())
 	n := batchSize(d, idx)
@@ -139,7 +141,7 @@ func (w *refWeighted) SampleDirectional(dst, x []float64, d *Dataset, idx []int,
 
 // SampleGrad writes ∇ℓ(x; s_i) of row i into dst (no regularizer) and
 // returns ℓ.
-func (w *refWeighted) SampleGrad(dst, x []float64, d *Dataset, i int) float64 {
+func (w *refWeighted) SampleGrad(dst, x []float64, d *datasets.Dataset, i int) float64 {
 
 	checkVec("dst", dst, w.c.Dim())
 	clear(dst)

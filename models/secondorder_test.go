@@ -1,6 +1,7 @@
 package models
 
 import (
+	"hgpsim/datasets"
 	"math"
 	"testing"
 )
@@ -17,7 +18,7 @@ func secondOrderCases(t *testing.T) []modelCase {
 }
 
 // fdHVP returns the central finite difference of Grad along u.
-func fdHVP(m Model, x []float64, d *Dataset, idx []int, u []float64) []float64 {
+func fdHVP(m Model, x []float64, d *datasets.Dataset, idx []int, u []float64) []float64 {
 	const h = 1e-5
 	xp := make([]float64, len(x))
 	xm := make([]float64, len(x))
@@ -39,7 +40,7 @@ func TestHVPMatchesFiniteDifferences(t *testing.T) {
 	for ci, tc := range secondOrderCases(t) {
 		m := tc.model.(SecondOrder)
 		r := testRand(t, 100+uint64(ci))
-		d := tc.data(r, 23)
+		d := tc.ds(r, 23)
 		var worst float64
 		for bname, idx := range batches(d.N) {
 			for trial := range 3 {
@@ -78,7 +79,7 @@ func TestHVPSymmetric(t *testing.T) {
 	for ci, tc := range secondOrderCases(t) {
 		m := tc.model.(SecondOrder)
 		r := testRand(t, 200+uint64(ci))
-		d := tc.data(r, 19)
+		d := tc.ds(r, 19)
 		for bname, idx := range batches(d.N) {
 			for range 5 {
 				x := randomVec(r, m.Dim(), 1)
@@ -115,14 +116,14 @@ func TestConvexModelsStronglyConvex(t *testing.T) {
 		name string
 		m    SecondOrder
 		l2   float64
-		d    *Dataset
+		d    *datasets.Dataset
 	}{
-		{"Softmax", NewSoftmax(3, 3, 0.25), 0.25, &Dataset{X: make([]float64, 6), Y: []int{0, 1}, N: 2, D: 3, C: 3}},
-		{"Logistic", NewLogistic(3, 0.25), 0.25, &Dataset{X: make([]float64, 6), Y: []int{0, 1}, N: 2, D: 3, C: 2}},
+		{"Softmax", NewSoftmax(3, 3, 0.25), 0.25, &datasets.Dataset{X: make([]float64, 6), Y: []int{0, 1}, N: 2, D: 3, C: 3}},
+		{"Logistic", NewLogistic(3, 0.25), 0.25, &datasets.Dataset{X: make([]float64, 6), Y: []int{0, 1}, N: 2, D: 3, C: 2}},
 	}
 	for ci, tc := range cases {
 		r := testRand(t, 300+uint64(ci))
-		x := randomVec(r, tc.m.Dim(), 30) // far out: saturated, data curvature ≈ 0
+		x := randomVec(r, tc.m.Dim(), 30) // far out: saturated, ds curvature ≈ 0
 		hu := make([]float64, tc.m.Dim())
 		for range 20 {
 			u := randomVec(r, tc.m.Dim(), 1)
@@ -138,7 +139,7 @@ func TestHVPDoesNotAllocate(t *testing.T) {
 	for ci, tc := range secondOrderCases(t) {
 		m := tc.model.(SecondOrder)
 		r := testRand(t, uint64(ci))
-		d := tc.data(r, 40)
+		d := tc.ds(r, 40)
 		x := randomVec(r, m.Dim(), 1)
 		u := randomVec(r, m.Dim(), 1)
 		hu := make([]float64, m.Dim())
@@ -153,7 +154,7 @@ func TestHVPDoesNotAllocate(t *testing.T) {
 func TestHVPPanics(t *testing.T) {
 	for ci, tc := range secondOrderCases(t) {
 		m := tc.model.(SecondOrder)
-		d := tc.data(testRand(t, uint64(ci)), 4)
+		d := tc.ds(testRand(t, uint64(ci)), 4)
 		x := make([]float64, m.Dim())
 		mustPanic(t, tc.name+" short u", "len(u)", func() { m.HVP(make([]float64, m.Dim()), x, d, nil, x[1:]) })
 		mustPanic(t, tc.name+" short dst", "len(dst)", func() { m.HVP(x[1:], x, d, nil, x) })
@@ -162,10 +163,10 @@ func TestHVPPanics(t *testing.T) {
 
 func TestLogisticLabelsAreBinary(t *testing.T) {
 	m := NewLogistic(2, 0)
-	d := &Dataset{X: make([]float64, 2), Y: []int{0}, N: 1, D: 2, C: 3}
+	d := &datasets.Dataset{X: make([]float64, 2), Y: []int{0}, N: 1, D: 2, C: 3}
 	mustPanic(t, "C=3", "C=2", func() { m.Loss(make([]float64, 3), d, nil) })
 	// The loss at z = ±40 must be the exact margin, not log(0) or Inf.
-	d = &Dataset{X: []float64{1, 0}, Y: []int{0}, N: 1, D: 2, C: 2}
+	d = &datasets.Dataset{X: []float64{1, 0}, Y: []int{0}, N: 1, D: 2, C: 2}
 	x := []float64{800, 0, 0}
 	if f := m.Loss(x, d, nil); f != 800 {
 		t.Errorf("loss of a wrong confident prediction: %v, want 800", f)

@@ -1,6 +1,8 @@
 package models
 
 import (
+	"hgpsim/datasets"
+	"hgpsim/internal/vec"
 	"math"
 	"math/rand/v2"
 
@@ -57,7 +59,7 @@ func (w *SampleWeighted) L2() float64 { return w.c.l2Rate() }
 func (w *SampleWeighted) Init(dst []float64, r *rand.Rand) { w.c.Init(dst, r) }
 
 // Accuracy is the classifier's accuracy on the batch.
-func (w *SampleWeighted) Accuracy(x []float64, d *Dataset, idx []int) float64 {
+func (w *SampleWeighted) Accuracy(x []float64, d *datasets.Dataset, idx []int) float64 {
 	return w.c.Accuracy(x, d, idx)
 }
 
@@ -71,7 +73,7 @@ func weightOf(lambda []float64, i int) float64 {
 // probs turns the logits in z into probabilities in g, minus e_y, and
 // returns the row's cross-entropy.
 func (w *SampleWeighted) probs(z, g []float64, y int) float64 {
-	lse := logSumExp(z)
+	lse := vec.LogSumExp(z)
 	for j := range w.cls {
 		g[j] = math.Exp(z[j] - lse)
 	}
@@ -80,7 +82,7 @@ func (w *SampleWeighted) probs(z, g []float64, y int) float64 {
 	return loss
 }
 
-func (w *SampleWeighted) check(x []float64, d *Dataset, lambda []float64) {
+func (w *SampleWeighted) check(x []float64, d *datasets.Dataset, lambda []float64) {
 	checkVec("x", x, w.Dim())
 	checkData(d, w.features, w.cls)
 	if lambda != nil && len(lambda) != d.N {
@@ -89,7 +91,7 @@ func (w *SampleWeighted) check(x []float64, d *Dataset, lambda []float64) {
 }
 
 // Loss returns g(x; λ) on the batch.
-func (w *SampleWeighted) Loss(x, lambda []float64, d *Dataset, idx []int) float64 {
+func (w *SampleWeighted) Loss(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	w.check(x, d, lambda)
 	C := w.cls
 	n := batchSize(d, idx)
@@ -102,7 +104,7 @@ func (w *SampleWeighted) Loss(x, lambda []float64, d *Dataset, idx []int) float6
 			i := rowIndex(d, idx, lo+b)
 			y := label(d, i, C)
 			z := w.s.z[b*C : (b+1)*C]
-			loss += weightOf(lambda, i) * (logSumExp(z) - z[y])
+			loss += weightOf(lambda, i) * (vec.LogSumExp(z) - z[y])
 		}
 	}
 	return loss/float64(n) + 0.5*w.L2()*sumSquares(x)
@@ -114,7 +116,7 @@ func (w *SampleWeighted) Loss(x, lambda []float64, d *Dataset, idx []int) float6
 // the backpropagation, as the row loop this replaced skipped them: a zero
 // row of G would still add NaN wherever it meets an infinite or NaN value
 // (0·∞).
-func (w *SampleWeighted) Grad(dst, x, lambda []float64, d *Dataset, idx []int) float64 {
+func (w *SampleWeighted) Grad(dst, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	w.check(x, d, lambda)
 	checkVec("dst", dst, w.Dim())
 	C := w.cls
@@ -162,7 +164,7 @@ func (w *SampleWeighted) Grad(dst, x, lambda []float64, d *Dataset, idx []int) f
 
 // HVP writes dst = ∇²ₓg(x; λ)·u. dst must not alias x or u. Rows of
 // weight 0 are skipped.
-func (w *SampleWeighted) HVP(dst, x, lambda []float64, d *Dataset, idx []int, u []float64) {
+func (w *SampleWeighted) HVP(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
 	w.check(x, d, lambda)
 	checkVec("dst", dst, w.Dim())
 	checkVec("u", u, w.Dim())
@@ -219,7 +221,7 @@ func (w *SampleWeighted) HVP(dst, x, lambda []float64, d *Dataset, idx []int, u 
 // SampleDirectional writes dst[k] = ⟨∇ℓ(x; s_i), u⟩ for the k-th selected
 // row i (no regularizer, no weight): the forward R-operator of the row's
 // cross-entropy, (p − e_y)ᵀ R{z}. It costs two forward passes per row.
-func (w *SampleWeighted) SampleDirectional(dst, x []float64, d *Dataset, idx []int, u []float64) {
+func (w *SampleWeighted) SampleDirectional(dst, x []float64, d *datasets.Dataset, idx []int, u []float64) {
 	w.check(x, d, nil)
 	checkVec("u", u, w.Dim())
 	C := w.cls
@@ -241,7 +243,7 @@ func (w *SampleWeighted) SampleDirectional(dst, x []float64, d *Dataset, idx []i
 
 // SampleGrad writes ∇ℓ(x; s_i) of row i into dst (no regularizer) and
 // returns ℓ.
-func (w *SampleWeighted) SampleGrad(dst, x []float64, d *Dataset, i int) float64 {
+func (w *SampleWeighted) SampleGrad(dst, x []float64, d *datasets.Dataset, i int) float64 {
 	w.check(x, d, nil)
 	checkVec("dst", dst, w.Dim())
 	clear(dst)
@@ -254,9 +256,9 @@ func (w *SampleWeighted) SampleGrad(dst, x []float64, d *Dataset, i int) float64
 }
 
 // Probability returns the model's probability of row i's label.
-func (w *SampleWeighted) Probability(x []float64, d *Dataset, i int) float64 {
+func (w *SampleWeighted) Probability(x []float64, d *datasets.Dataset, i int) float64 {
 	y := label(d, i, w.cls)
 	w.s.grow(1, w.cls)
 	w.c.batchLogits(w.s.z, x, batchRows(&w.s.a, d, nil, i, i+1), 1)
-	return math.Exp(w.s.z[y] - logSumExp(w.s.z))
+	return math.Exp(w.s.z[y] - vec.LogSumExp(w.s.z))
 }

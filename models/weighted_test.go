@@ -15,7 +15,7 @@ import (
 // λ ≡ 1 against the plain model.
 func TestSampleWeightedDerivatives(t *testing.T) {
 	r := testRand(t, 41)
-	cnn, err := NewCNN(nn.Shape{C: 1, H: 1, W: 5}, []nn.Spec{nn.Conv2D(2, 1, 1, 0), nn.Softplus(), nn.Dense(3)}, 3, 1e-3)
+	cnn, err := NewNet(nn.Shape{C: 1, H: 1, W: 5}, []nn.Spec{nn.Conv2D(2, 1, 1, 0), nn.Softplus(), nn.Dense(3)}, 3, 1e-3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"hgpsim/datasets"
 	"hgpsim/graph"
 	"hgpsim/internal/registry"
 	"hgpsim/models"
@@ -30,14 +31,14 @@ var Algorithms = registry.New[Algorithm]("algorithm", "kind")
 // Setup is what a run has built for an algorithm.
 type Setup struct {
 	Net  *graph.Network
-	Data []models.ClientData // by node; the server's (node 0) too
+	Data []datasets.ClientData // by node; the server's (node 0) too
 	// Model is the prototype; every client takes its own Clone.
 	Model models.Bilevel
 	X0    []float64 // common initial parameters (shared, read-only)
 	Seed  uint64
 	// Test pools the test data of every node, for evaluations of a global
 	// model by a server (an oracle measurement, not part of the algorithm).
-	Test *models.Dataset
+	Test *datasets.Dataset
 	// Head names the model's head (a models.Heads kind) and HeadParams are
 	// its parameters, for algorithms that treat parts of λ apart.
 	Head       string

@@ -2,9 +2,8 @@ package optim
 
 import (
 	"fmt"
+	"hgpsim/datasets"
 	"math"
-
-	"hgpsim/models"
 )
 
 // FederatedTraining holds the training parameters of the server-based
@@ -43,7 +42,7 @@ func (t *FederatedTraining) Validate(n int) error {
 // Evaluate returns the rows of d and the loss and accuracy eval gives on
 // it, or zeros when d is nil or empty, for the split's fields of Stats (a
 // split without rows is left out of the means across clients).
-func Evaluate(d *models.Dataset, eval func(d *models.Dataset) (loss, acc float64)) (n int, loss, acc float64) {
+func Evaluate(d *datasets.Dataset, eval func(d *datasets.Dataset) (loss, acc float64)) (n int, loss, acc float64) {
 	if d == nil || d.N == 0 {
 		return 0, 0, 0
 	}

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/registry"
-	"hgpsim/models"
 )
 
 // The bounds are the widest the families had before they shared the
@@ -71,8 +71,8 @@ func TestFederatedTrainingInlineParams(t *testing.T) {
 // passes through what eval reports on one with rows.
 func TestEvaluate(t *testing.T) {
 	calls := 0
-	eval := func(d *models.Dataset) (float64, float64) { calls++; return float64(d.N) / 2, 0.25 }
-	for _, d := range []*models.Dataset{nil, {}} {
+	eval := func(d *datasets.Dataset) (float64, float64) { calls++; return float64(d.N) / 2, 0.25 }
+	for _, d := range []*datasets.Dataset{nil, {}} {
 		if n, l, a := Evaluate(d, eval); n != 0 || l != 0 || a != 0 {
 			t.Errorf("empty split: got (%d, %v, %v), want zeros", n, l, a)
 		}
@@ -80,7 +80,7 @@ func TestEvaluate(t *testing.T) {
 	if calls != 0 {
 		t.Fatalf("eval called %d times on empty splits", calls)
 	}
-	if n, l, a := Evaluate(&models.Dataset{N: 6}, eval); n != 6 || l != 3 || a != 0.25 || calls != 1 {
+	if n, l, a := Evaluate(&datasets.Dataset{N: 6}, eval); n != 6 || l != 3 || a != 0.25 || calls != 1 {
 		t.Errorf("got (%d, %v, %v) after %d calls, want (6, 3, 0.25) after 1", n, l, a, calls)
 	}
 }

@@ -10,14 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/plugintest"
-	"hgpsim/models"
 	"hgpsim/scenarios"
 )
 
 // sameDataset reports how a and b differ, bit for bit ("" when they do
 // not).
-func sameDataset(a, b *models.Dataset) string {
+func sameDataset(a, b *datasets.Dataset) string {
 	switch {
 	case a == nil || b == nil:
 		if a != b {
@@ -51,10 +51,10 @@ func sameDataset(a, b *models.Dataset) string {
 }
 
 // sameClientData reports how a and b differ ("" when they do not).
-func sameClientData(a, b models.ClientData) string {
+func sameClientData(a, b datasets.ClientData) string {
 	for _, p := range []struct {
 		name string
-		a, b *models.Dataset
+		a, b *datasets.Dataset
 	}{{"train", a.Train, b.Train}, {"val", a.Val, b.Val}, {"test", a.Test, b.Test}} {
 		if d := sameDataset(p.a, p.b); d != "" {
 			return p.name + ": " + d
@@ -70,13 +70,13 @@ func sameClientData(a, b models.ClientData) string {
 // emnist have no standard folder) at links to the Fashion-MNIST files
 // under the names it expects, when it has a Dir field; the images are
 // then Fashion-MNIST's, which is all a test of the partition needs.
-func withFashionFiles(t *testing.T, src models.Source) bool {
+func withFashionFiles(t *testing.T, src datasets.Source) bool {
 	t.Helper()
 	m, ok := src.(interface{ Missing() []string })
 	if !ok || len(m.Missing()) == 0 {
 		return true
 	}
-	if len(models.FashionMNIST("").Missing()) > 0 {
+	if len(datasets.FashionMNIST("").Missing()) > 0 {
 		return false
 	}
 	dir := reflect.ValueOf(src).Elem().FieldByName("Dir")
@@ -85,7 +85,7 @@ func withFashionFiles(t *testing.T, src models.Source) bool {
 	}
 	tmp := t.TempDir()
 	dir.SetString(tmp)
-	fashion := models.FashionMNIST("")
+	fashion := datasets.FashionMNIST("")
 	for _, f := range src.Files() {
 		base := filepath.Base(f)
 		var from string
@@ -110,11 +110,11 @@ func withFashionFiles(t *testing.T, src models.Source) bool {
 // bits as the full load: a worker that hosts the block trains on the data
 // the in-process run would. The kinds come from the registry, so a new
 // source is checked here without editing this test (one without
-// LoadBlock passes through models.LoadBlock's full load).
+// LoadBlock passes through datasets.LoadBlock's full load).
 func TestEverySourceLoadsBlocks(t *testing.T) {
-	for _, kind := range models.Sources.Kinds() {
+	for _, kind := range datasets.Sources.Kinds() {
 		t.Run(kind, func(t *testing.T) {
-			sc, text, err := plugintest.Scenario(models.Sources, kind)
+			sc, text, err := plugintest.Scenario(datasets.Sources, kind)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, text)
 			}
@@ -132,7 +132,7 @@ func TestEverySourceLoadsBlocks(t *testing.T) {
 			}
 			blocks := [][2]int{{0, 1}, {1, n - 1}, {n - 1, n}, {n / 2, n / 2}}
 			for _, b := range blocks {
-				got, err := models.LoadBlock(src, n, sc.Seed, b[0], b[1])
+				got, err := datasets.LoadBlock(src, n, sc.Seed, b[0], b[1])
 				if err != nil {
 					t.Fatalf("block %v: %v", b, err)
 				}

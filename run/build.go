@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 
+	"hgpsim/datasets"
 	"hgpsim/graph"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
@@ -19,9 +20,9 @@ import (
 type Run struct {
 	Scenario scenarios.Scenario
 	Net      *graph.Network
-	Data     []models.ClientData // by node; zero outside Hosted
-	Model    models.Bilevel      // prototype; each client holds its own clone
-	X0       []float64           // common initial parameters
+	Data     []datasets.ClientData // by node; zero outside Hosted
+	Model    models.Bilevel        // prototype; each client holds its own clone
+	X0       []float64             // common initial parameters
 	factory  optim.ClientFactory
 	program  optim.Program
 	// lo and hi bound the nodes whose data and clients were built.
@@ -161,8 +162,8 @@ func supervisorBuild(sc scenarios.Scenario) []BuildOption {
 }
 
 // pooledTest is the test data of every node in one set.
-func pooledTest(data []models.ClientData) *models.Dataset {
-	parts := make([]*models.Dataset, 0, len(data))
+func pooledTest(data []datasets.ClientData) *datasets.Dataset {
+	parts := make([]*datasets.Dataset, 0, len(data))
 	for _, d := range data {
 		if d.Test != nil && d.Test.N > 0 {
 			parts = append(parts, d.Test)
@@ -171,7 +172,7 @@ func pooledTest(data []models.ClientData) *models.Dataset {
 	if len(parts) == 0 {
 		return nil
 	}
-	return models.Pool(parts...)
+	return datasets.Pool(parts...)
 }
 
 // Factory returns the function that builds client i of the run (the
@@ -206,22 +207,22 @@ func bilevelModel(sc scenarios.Scenario) models.Bilevel {
 // loadData builds the splits of nodes lo … hi−1, by node (the others' are
 // zero). Missing data files are an input error naming them and how to
 // install them; no block reads no file.
-func loadData(sc scenarios.Scenario, lo, hi int) ([]models.ClientData, error) {
+func loadData(sc scenarios.Scenario, lo, hi int) ([]datasets.ClientData, error) {
 	n := sc.Nodes()
 	if lo == hi {
-		return make([]models.ClientData, n), nil
+		return make([]datasets.ClientData, n), nil
 	}
 	src := sc.Data.Source.Params
 	if m, ok := src.(interface{ Missing() []string }); ok && len(m.Missing()) > 0 {
 		_, err := src.Load(n, sc.Seed) // its error names the files and how to install them
 		return nil, scenarios.Invalid("scenario", "data: %s", err.Error())
 	}
-	var block []models.ClientData
+	var block []datasets.ClientData
 	var err error
 	if lo == 0 && hi == n {
 		block, err = src.Load(n, sc.Seed)
 	} else {
-		block, err = models.LoadBlock(src, n, sc.Seed, lo, hi)
+		block, err = datasets.LoadBlock(src, n, sc.Seed, lo, hi)
 	}
 	if err == nil && len(block) != hi-lo {
 		err = fmt.Errorf("built the data of %d nodes, not %d", len(block), hi-lo)
@@ -232,7 +233,7 @@ func loadData(sc scenarios.Scenario, lo, hi int) ([]models.ClientData, error) {
 	if lo == 0 && hi == n {
 		return block, nil
 	}
-	data := make([]models.ClientData, n)
+	data := make([]datasets.ClientData, n)
 	copy(data[lo:], block)
 	return data, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"hgpsim/datasets"
 	"hgpsim/graph"
 	"hgpsim/internal/registry"
 	"hgpsim/models"
@@ -297,11 +298,11 @@ func memory(sc Scenario, m modelShape, p process) []ResourcePart {
 	switch {
 	case sc.Algorithm.Params.Server():
 	case p.role == workerRole:
-		examples = models.BlockExamples(src, sc.Nodes(), int(p.hosted))
+		examples = datasets.BlockExamples(src, sc.Nodes(), int(p.hosted))
 	case p.role == supervisorRole && !sc.Hypergradient.Oracle:
 		examples = 0
 	}
-	add("data", float64(examples)*float64(models.ExampleBytes(src, features)))
+	add("data", float64(examples)*float64(datasets.ExampleBytes(src, features)))
 	if sc.Runtime.CheckpointEvery > 0 && sc.Outer.Steps > 0 && !sc.Outer.Restart {
 		// Writing a checkpoint of warm-started clients: every client's
 		// encoded iterate, and the file's buffer holding them again (a

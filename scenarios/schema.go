@@ -3,6 +3,7 @@ package scenarios
 import (
 	"time"
 
+	"hgpsim/datasets"
 	"hgpsim/graph"
 	"hgpsim/internal/registry"
 	"hgpsim/models"
@@ -50,9 +51,9 @@ type NetworkSpec struct {
 	Failures []registry.Choice[graph.Failure] `yaml:"failures,omitempty"`
 }
 
-// DataSpec selects the data (a models.Sources kind) with its parameters.
+// DataSpec selects the data (a datasets.Sources kind) with its parameters.
 type DataSpec struct {
-	Source registry.Choice[models.Source] `yaml:"kind"`
+	Source registry.Choice[datasets.Source] `yaml:"kind"`
 }
 
 // ModelSpec selects the inner model (a models.Architectures kind) and how
@@ -130,7 +131,7 @@ func Default() Scenario {
 		Clients:   20,
 		Algorithm: registry.Choose[optim.Algorithm]("pdbo"),
 		Network:   NetworkSpec{Topology: registry.Choose[graph.Topology]("stochastic-directed")},
-		Data:      DataSpec{Source: registry.Choose[models.Source]("synthetic")},
+		Data:      DataSpec{Source: registry.Choose[datasets.Source]("synthetic")},
 		Model: ModelSpec{Arch: registry.Choose[models.Architecture]("softmax"), Head: registry.Choose[models.Head]("none"),
 			K: 3, OuterL2: 0.01, OuterL2Labels: 5e-4},
 		Hypergradient: pdbo.DefaultHypergradient(),

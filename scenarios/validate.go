@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"hgpsim/datasets"
 	"hgpsim/graph"
 	"hgpsim/internal/registry"
 	"hgpsim/models"
@@ -235,7 +236,7 @@ func (sc *Scenario) validateAlgorithm() error {
 		}
 	}
 	_, trainsLambda := a.Params.(interface{ TrainsLambda() bool })
-	if _, ok := sc.Data.Source.Params.(*models.FederatedData); ok && !a.Params.Server() {
+	if _, ok := sc.Data.Source.Params.(*datasets.FederatedData); ok && !a.Params.Server() {
 		return fmt.Errorf("data.kind: federated gives node 0 (a server) the test data only; it needs a server algorithm, not %s", a.Name)
 	}
 	if h, ok := a.Params.(interface{ ValidateHead(head string) error }); ok {

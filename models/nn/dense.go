@@ -12,9 +12,11 @@ import (
 // over the whole batch.
 type dense struct {
 	ni, no int
+	rows   bool      // Spec.RowOrder: the tangent sums of a loop over samples
 	tmp    []float64 // n × Out: the second product of rforward
 	gyT    []float64 // 2 × Out × n: gY and R{gY} transposed (wide layers)
 	gxT    []float64 // In × n: an input gradient transposed (wide layers)
+	ord    *rowOrderScratch
 }
 
 // wideOut is the fewest outputs of a dense layer whose backward products
@@ -25,13 +27,20 @@ func newDense(sp Spec, in Shape) (layer, error) {
 	if sp.Out < 1 || sp.Out > MaxActivation {
 		return nil, fmt.Errorf("%d outputs: must be in [1, %d]", sp.Out, MaxActivation)
 	}
-	return &dense{ni: in.Size(), no: sp.Out}, nil
+	l := &dense{ni: in.Size(), no: sp.Out, rows: sp.RowOrder}
+	if l.rows {
+		l.ord = &rowOrderScratch{}
+	}
+	return l, nil
 }
 
 func (l *dense) out() Shape   { return Shape{l.no, 1, 1} }
 func (l *dense) params() int  { return l.no*l.ni + l.no }
 func (l *dense) flops() int64 { return 2 * int64(l.no) * int64(l.ni) }
 func (l *dense) memory(n int) int64 {
+	if l.rows {
+		return 8 * (int64(n)*(3*int64(l.no)+2*int64(l.ni)+2*int64(l.no)) + 2*int64(l.no)*int64(l.ni))
+	}
 	if l.wide() {
 		return 8 * int64(n) * (3*int64(l.no) + int64(l.ni))
 	}
@@ -45,10 +54,16 @@ func (l *dense) reserve(n int) {
 			l.gyT = make([]float64, 2*n*l.no)
 			l.gxT = make([]float64, n*l.ni)
 		}
+		if l.rows {
+			l.ord.reserve(n, l.ni, l.no)
+		}
 	}
 }
 
-func (l *dense) wide() bool { return l.no >= wideOut }
+// wide reports whether the backward products take gY transposed. A
+// row-order layer never does: its products are those of the row loop's
+// matrix form, as recorded.
+func (l *dense) wide() bool { return l.no >= wideOut && !l.rows }
 
 // transposed returns gᵀ (Out × n) for a wide layer, in slot s (0 or 1) of
 // l.gyT, and g itself otherwise: the backward products take what this
@@ -171,6 +186,9 @@ func (l *dense) rforward(ry, rx, x, _, w, u []float64, n int) {
 	wt, ut, ub := w[:l.no*l.ni], u[:l.no*l.ni], u[l.no*l.ni:]
 	ry = ry[:n*l.no]
 	gemm.DotNT(n, l.no, l.ni, x, l.ni, ut, l.ni, ry, l.no)
+	if l.rows {
+		addRows(ry, ub, n)
+	}
 	if rx != nil {
 		tmp := l.tmp[:n*l.no]
 		gemm.DotNT(n, l.no, l.ni, rx, l.ni, wt, l.ni, tmp, l.no)
@@ -178,12 +196,18 @@ func (l *dense) rforward(ry, rx, x, _, w, u []float64, n int) {
 			ry[i] += t
 		}
 	}
-	addRows(ry, ub, n)
+	if !l.rows {
+		addRows(ry, ub, n)
+	}
 }
 
 // rbackward: R{gW} = R{gY}ᵀX + gYᵀR{X}, R{gb} = R{gY}ᵀ1,
 // R{gX} = R{gY}·W + gY·U.
 func (l *dense) rbackward(gx, rgx, rgw, gy, rgy, x, rx, _, _, w, u []float64, n int) {
+	if l.rows {
+		l.rbackwardRows(gx, rgx, rgw, gy, rgy, x, rx, w, u, n)
+		return
+	}
 	wt, ut := w[:l.no*l.ni], u[:l.no*l.ni]
 	rgwt := rgw[:l.no*l.ni]
 	rg := l.transposed(rgy, n, 1)

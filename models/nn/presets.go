@@ -106,3 +106,21 @@ func Preset(name string, in Shape, classes int) ([]Spec, error) {
 	}
 	return layers, nil
 }
+
+// The presets of the models the package's first version wrote by hand:
+// the MLP's output layer sums its tangents in row order (Spec.RowOrder),
+// which gives the bits of the runs recorded with it.
+
+// SoftmaxRegression returns the layers of multinomial logistic regression:
+// one dense layer of classes outputs.
+func SoftmaxRegression(classes int) []Spec { return []Spec{Dense(classes)} }
+
+// LogisticRegression returns the layers of binary logistic regression: one
+// dense layer of one output, the margin z = wᵀa + c.
+func LogisticRegression() []Spec { return []Spec{Dense(1)} }
+
+// TanhMLP returns the layers of the one-hidden-layer tanh perceptron:
+// dense hidden, tanh, dense classes.
+func TanhMLP(hidden, classes int) []Spec {
+	return []Spec{Dense(hidden), Tanh(), DenseRowOrder(classes)}
+}

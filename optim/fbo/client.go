@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
@@ -15,9 +16,9 @@ type client struct {
 	method scheme
 	p      *Params
 	model  models.Bilevel
-	train  *models.Dataset // G_i
-	val    *models.Dataset // F_i
-	gb, fb *optim.Batcher  // minibatches of G_i and F_i
+	train  *datasets.Dataset // G_i
+	val    *datasets.Dataset // F_i
+	gb, fb *optim.Batcher    // minibatches of G_i and F_i
 	stages *schedule
 
 	x, y       []float64 // the iteration's outer point and current inner point

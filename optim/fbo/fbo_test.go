@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"hgpsim/datasets"
 	"hgpsim/graph"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
@@ -18,7 +19,7 @@ import (
 // a tiny tanh hyper-representation model.
 func fboSetup(t *testing.T, m int, star *graph.Star, mu float64) *optim.Setup {
 	t.Helper()
-	data, err := models.Synthetic(models.SyntheticSpec{Clients: m + 1, Classes: 3, Features: 4,
+	data, err := datasets.Synthetic(datasets.SyntheticSpec{Clients: m + 1, Classes: 3, Features: 4,
 		Train: 12, Val: 6, Test: 10, Alpha: 0.5, Separation: 1, Shift: 0.5, Noise: 1}, 5)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
@@ -22,7 +23,7 @@ type server struct {
 	r         *rng.Stream
 	chosen    []int
 	model     models.Bilevel
-	test      *models.Dataset
+	test      *datasets.Dataset
 	stages    *schedule
 	out       optim.SendBuffers
 	acc       [][]float64 // per part of the upload: running sums
@@ -217,7 +218,7 @@ func setVec(dst, src []float64) []float64 {
 // Observe implements Observer: the global (y, x) on the server's test data.
 func (s *server) Observe() optim.Stats {
 	st := optim.Stats{X: s.x}
-	st.TestN, st.TestLoss, st.TestAcc = optim.Evaluate(s.test, func(d *models.Dataset) (float64, float64) {
+	st.TestN, st.TestLoss, st.TestAcc = optim.Evaluate(s.test, func(d *datasets.Dataset) (float64, float64) {
 		return s.model.InnerLoss(s.y, s.x, d, nil), s.model.Accuracy(s.y, s.x, d, nil)
 	})
 	return st

@@ -5,6 +5,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"hgpsim/datasets"
 	"hgpsim/models"
 	"hgpsim/optim"
 )
@@ -19,7 +20,7 @@ type Averaging struct {
 	// Rounds is the number of rounds of a phase, for OnAverage's last.
 	Rounds int
 	Model  models.Bilevel
-	Data   models.ClientData // the center's: D^valid and D^test
+	Data   datasets.ClientData // the center's: D^valid and D^test
 	// OnSend runs when the center sends X; OnAverage after it averaged
 	// (last: in the phase's last round).
 	OnSend    func() error
@@ -165,8 +166,8 @@ func WeightedAverage(dst []float64, w []float64, in []optim.Message, kind optim.
 }
 
 // ServerStats evaluates x on the server's validation and test data.
-func ServerStats(model models.Bilevel, x []float64, d models.ClientData) optim.Stats {
-	eval := func(d *models.Dataset) (float64, float64) {
+func ServerStats(model models.Bilevel, x []float64, d datasets.ClientData) optim.Stats {
+	eval := func(d *datasets.Dataset) (float64, float64) {
 		return model.InnerLoss(x, nil, d, nil), model.Accuracy(x, nil, d, nil)
 	}
 	st := optim.Stats{X: x}

@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
@@ -66,7 +67,7 @@ func (f *FedAvg) PlanSteps(s *optim.Setup, local LocalStep, server ServerStep) (
 type Mean struct {
 	Sampled
 	Model models.Bilevel
-	Test  *models.Dataset
+	Test  *datasets.Dataset
 	// The server step, its declared state and the pseudo-gradient
 	// (scratch); nil without one.
 	step  StepFunc
@@ -119,7 +120,7 @@ func (g *Mean) Aggregate(_ *optim.Round, ups []optim.Message) error {
 // Observe implements optim.Observer: the global model on the pooled test
 // data.
 func (g *Mean) Observe() optim.Stats {
-	return ServerStats(g.Model, g.X, models.ClientData{Test: g.Test})
+	return ServerStats(g.Model, g.X, datasets.ClientData{Test: g.Test})
 }
 
 // meanState is what a Mean carries across rounds: the global model, the
@@ -170,7 +171,7 @@ type LocalStep func(g, x, global []float64)
 type SGD struct {
 	id              int
 	model           models.Bilevel
-	data            *models.Dataset
+	data            *datasets.Dataset
 	steps           int
 	lr              float64
 	hook            LocalStep

@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"hgpsim/datasets"
 	"hgpsim/graph"
 	"hgpsim/internal/registry"
 	"hgpsim/internal/rng"
@@ -28,7 +29,7 @@ func starOf(t *testing.T, m int, star *graph.Star, seed uint64) *graph.Network {
 func fedAvgSetup(t *testing.T, m int, star *graph.Star) *optim.Setup {
 	t.Helper()
 	nw := starOf(t, m, star, 7)
-	data, err := models.Synthetic(models.SyntheticSpec{Clients: m + 1, Classes: 3, Features: 4,
+	data, err := datasets.Synthetic(datasets.SyntheticSpec{Clients: m + 1, Classes: 3, Features: 4,
 		Train: 30, Val: 5, Test: 10, Alpha: 0.5, Separation: 1, Shift: 0.5, Noise: 1}, 7)
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +37,7 @@ func fedAvgSetup(t *testing.T, m int, star *graph.Star) *optim.Setup {
 	model := models.Plain(models.NewSoftmax(4, 3, 0.01))
 	x0 := make([]float64, model.DimX())
 	model.Init(x0, rng.New(7, rng.Global, rng.PurposeInit))
-	return &optim.Setup{Net: nw, Data: data, Model: model, X0: x0, Seed: 7, Test: models.Pool(data[0].Test, data[1].Test)}
+	return &optim.Setup{Net: nw, Data: data, Model: model, X0: x0, Seed: 7, Test: datasets.Pool(data[0].Test, data[1].Test)}
 }
 
 // runFedAvg runs f on s and returns the server's final global model.

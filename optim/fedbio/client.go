@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
@@ -17,7 +18,7 @@ type client struct {
 	h      *hyperPlan
 	id     int
 	loss   *models.SampleWeighted
-	data   *models.Dataset
+	data   *datasets.Dataset
 	noisy  []bool
 	lambda []float64
 	active []int // rows the local minibatches are drawn from

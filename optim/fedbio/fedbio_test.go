@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"hgpsim/compress"
+	"hgpsim/datasets"
 	"hgpsim/graph"
 	"hgpsim/models"
 	"hgpsim/optim"
@@ -20,7 +21,7 @@ import (
 // fedBioSetup is a server and m clients with noisy synthetic data.
 func fedBioSetup(t *testing.T, m int, star *graph.Star, noise string) *optim.Setup {
 	t.Helper()
-	src := &models.NoisyLabels{Images: "synthetic", Train: 40, Val: 30, Test: 50, Noise: noise, Rho: 0.4,
+	src := &datasets.NoisyLabels{Images: "synthetic", Train: 40, Val: 30, Test: 50, Noise: noise, Rho: 0.4,
 		RhoMin: 0.2, RhoMax: 0.9, Features: 4, Classes: 3}
 	data, err := src.Load(m+1, 5)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"hgpsim/datasets"
 	"hgpsim/models"
 )
 
@@ -13,7 +14,7 @@ import (
 // λ is nil (all 1) and an empty one; and the oracle's λ (0 on the noisy
 // samples) puts nothing on them.
 func TestMeasureNoise(t *testing.T) {
-	src := &models.NoisyLabels{Images: "synthetic", Train: 37, Val: 10, Test: 5, Noise: "non-iid", Flip: "pair",
+	src := &datasets.NoisyLabels{Images: "synthetic", Train: 37, Val: 10, Test: 5, Noise: "non-iid", Flip: "pair",
 		RhoMin: 0.2, RhoMax: 0.9, Features: 5, Classes: 4}
 	cd, err := src.Load(4, 9)
 	if err != nil {
@@ -27,7 +28,7 @@ func TestMeasureNoise(t *testing.T) {
 	for k := range x {
 		x[k] += 0.3 * r.NormFloat64()
 	}
-	data := make([]*models.Dataset, len(cd))
+	data := make([]*datasets.Dataset, len(cd))
 	noisy := make([][]bool, len(cd))
 	lambda := make([][]float64, len(cd))
 	for i := range cd {

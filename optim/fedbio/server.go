@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
@@ -16,7 +17,7 @@ type server struct {
 	p            *plan
 	h            *hyperPlan
 	loss         *models.SampleWeighted
-	val, test    *models.Dataset
+	val, test    *datasets.Dataset
 	m, sample    int
 	sizes        []float64
 	r            *rng.Stream
@@ -237,7 +238,7 @@ func (s *server) sendBenchmark(out optim.Outbox) error {
 // Observe implements Observer: the global model on the server's test and
 // validation sets.
 func (s *server) Observe() optim.Stats {
-	eval := func(d *models.Dataset) (float64, float64) {
+	eval := func(d *datasets.Dataset) (float64, float64) {
 		return s.loss.Loss(s.x, nil, d, nil), s.loss.Accuracy(s.x, d, nil)
 	}
 	st := optim.Stats{X: s.x}

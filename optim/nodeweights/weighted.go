@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
@@ -64,7 +65,7 @@ type finiteSum interface {
 // included.
 type lossSum struct {
 	model models.Bilevel
-	data  *models.Dataset
+	data  *datasets.Dataset
 	tmp   []float64
 }
 
@@ -85,7 +86,7 @@ func (p *lossSum) diff(dst, x, y []float64, idx []int) {
 // difference one HVP of x − y.
 type hvpSum struct {
 	model     models.Bilevel
-	data      *models.Dataset
+	data      *datasets.Dataset
 	theta, g0 []float64
 	tmp       []float64
 }

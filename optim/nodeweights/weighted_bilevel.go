@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"hgpsim/datasets"
 	"hgpsim/models"
 	"hgpsim/optim"
 	"hgpsim/optim/fed"
@@ -104,7 +105,7 @@ type wnCenter struct {
 	a                  *WeightedNodes
 	k, n, step, syncs  int
 	model              models.Bilevel
-	data               models.ClientData
+	data               datasets.ClientData
 	theta, hbar, g0    []float64
 	w, wAg, use, hyper []float64
 	missing            int // hyper-gradient uploads lost so far
@@ -277,7 +278,7 @@ type wnNode struct {
 	loss          *lossSum
 	hvp           *hvpSum
 	model         models.Bilevel
-	data          *models.Dataset
+	data          *datasets.Dataset
 	theta, g0, gk []float64
 	center        [1]int
 	sendX, sendG  optim.SendBuffers // models and the gradient upload

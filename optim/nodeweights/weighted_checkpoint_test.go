@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"hgpsim/datasets"
 	"hgpsim/models"
 	"hgpsim/optim"
 	"hgpsim/optim/fed"
@@ -119,12 +120,12 @@ func TestWeightedLoadStateRejectsMisfits(t *testing.T) {
 	const k = 3
 	// Six features instead of four (another |θ|) and 50 training rows
 	// instead of 40 (other minibatch orders).
-	wide, err := models.Synthetic(models.SyntheticSpec{Clients: k + 1, Classes: 3, Features: 6,
+	wide, err := datasets.Synthetic(datasets.SyntheticSpec{Clients: k + 1, Classes: 3, Features: 6,
 		Train: 40, Val: 30, Test: 30, Alpha: 0.5, Separation: 1, Shift: 1, Noise: 1}, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	more, err := models.Synthetic(models.SyntheticSpec{Clients: k + 1, Classes: 3, Features: 4,
+	more, err := datasets.Synthetic(datasets.SyntheticSpec{Clients: k + 1, Classes: 3, Features: 4,
 		Train: 50, Val: 35, Test: 30, Alpha: 0.5, Separation: 1, Shift: 1, Noise: 1}, 5)
 	if err != nil {
 		t.Fatal(err)

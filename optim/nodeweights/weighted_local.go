@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
@@ -56,7 +57,7 @@ type localCenter struct {
 	sv    *svrg
 	steps int
 	model models.Bilevel
-	data  models.ClientData
+	data  datasets.ClientData
 }
 
 func (*localCenter) enter(int)                                   {}

@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"hgpsim/datasets"
 	"hgpsim/graph"
 	"hgpsim/internal/registry"
 	"hgpsim/internal/rng"
@@ -19,14 +20,14 @@ import (
 
 // weightedSetup is a star of k nodes around a center, softmax regression
 // with L2 l2 on synthetic data.
-func weightedSetup(t *testing.T, k int, l2 float64, model models.Bilevel, data []models.ClientData) *optim.Setup {
+func weightedSetup(t *testing.T, k int, l2 float64, model models.Bilevel, data []datasets.ClientData) *optim.Setup {
 	t.Helper()
 	nw, err := graph.Build(registry.Choice[graph.Topology]{Name: "star", Params: &graph.Star{Prob: 1}}, k+1, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if data == nil {
-		data, err = models.Synthetic(models.SyntheticSpec{Clients: k + 1, Classes: 3, Features: 4,
+		data, err = datasets.Synthetic(datasets.SyntheticSpec{Clients: k + 1, Classes: 3, Features: 4,
 			Train: 40, Val: 30, Test: 30, Alpha: 0.5, Separation: 1, Shift: 1, Noise: 1}, 5)
 		if err != nil {
 			t.Fatal(err)
@@ -68,7 +69,7 @@ func (s *reportSink) Finished(r *optim.PhaseReport) error { s.f(r); return nil }
 
 // solveWeighted returns argmin Σ w_k L̂_k by full-batch gradient descent
 // (strongly convex: to machine precision).
-func solveWeighted(model models.Bilevel, data []models.ClientData, w, x0 []float64, lr float64, iters int) []float64 {
+func solveWeighted(model models.Bilevel, data []datasets.ClientData, w, x0 []float64, lr float64, iters int) []float64 {
 	x, g, sum := slices.Clone(x0), make([]float64, len(x0)), make([]float64, len(x0))
 	for range iters {
 		clear(sum)
@@ -135,12 +136,12 @@ func TestWeightedHypergradient(t *testing.T) {
 // l(θ; a, y) = ½(aᵀθ − y)², for App. B.
 type linreg struct{ d int }
 
-func (m linreg) DimX() int                                                     { return m.d }
-func (m linreg) DimLambda() int                                                { return 0 }
-func (m linreg) Init(dst []float64, r *rand.Rand)                              { clear(dst) }
-func (m linreg) Clone() models.Bilevel                                         { return m }
-func (m linreg) Accuracy(x, _ []float64, d *models.Dataset, idx []int) float64 { return 0 }
-func (m linreg) rowsOf(d *models.Dataset, idx []int) []int {
+func (m linreg) DimX() int                                                       { return m.d }
+func (m linreg) DimLambda() int                                                  { return 0 }
+func (m linreg) Init(dst []float64, r *rand.Rand)                                { clear(dst) }
+func (m linreg) Clone() models.Bilevel                                           { return m }
+func (m linreg) Accuracy(x, _ []float64, d *datasets.Dataset, idx []int) float64 { return 0 }
+func (m linreg) rowsOf(d *datasets.Dataset, idx []int) []int {
 	if idx != nil {
 		return idx
 	}
@@ -150,7 +151,7 @@ func (m linreg) rowsOf(d *models.Dataset, idx []int) []int {
 	}
 	return out
 }
-func (m linreg) InnerLoss(x, _ []float64, d *models.Dataset, idx []int) float64 {
+func (m linreg) InnerLoss(x, _ []float64, d *datasets.Dataset, idx []int) float64 {
 	var l float64
 	rows := m.rowsOf(d, idx)
 	for _, i := range rows {
@@ -160,7 +161,7 @@ func (m linreg) InnerLoss(x, _ []float64, d *models.Dataset, idx []int) float64 
 	}
 	return l / float64(len(rows))
 }
-func (m linreg) InnerGrad(dst, x, _ []float64, d *models.Dataset, idx []int) float64 {
+func (m linreg) InnerGrad(dst, x, _ []float64, d *datasets.Dataset, idx []int) float64 {
 	clear(dst)
 	rows := m.rowsOf(d, idx)
 	var l float64
@@ -172,7 +173,7 @@ func (m linreg) InnerGrad(dst, x, _ []float64, d *models.Dataset, idx []int) flo
 	}
 	return l / float64(len(rows))
 }
-func (m linreg) InnerHVP(dst, x, _ []float64, d *models.Dataset, idx []int, u []float64) {
+func (m linreg) InnerHVP(dst, x, _ []float64, d *datasets.Dataset, idx []int, u []float64) {
 	clear(dst)
 	rows := m.rowsOf(d, idx)
 	for _, i := range rows {
@@ -180,8 +181,8 @@ func (m linreg) InnerHVP(dst, x, _ []float64, d *models.Dataset, idx []int, u []
 		floats.AddScaled(dst, floats.Dot(r[:m.d], u)/float64(len(rows)), r[:m.d])
 	}
 }
-func (m linreg) InnerCross(dst, x, _ []float64, d *models.Dataset, idx []int, u []float64) {}
-func (m linreg) OuterGrad(dstX, _, x, _ []float64, d *models.Dataset, idx []int) float64 {
+func (m linreg) InnerCross(dst, x, _ []float64, d *datasets.Dataset, idx []int, u []float64) {}
+func (m linreg) OuterGrad(dstX, _, x, _ []float64, d *datasets.Dataset, idx []int) float64 {
 	return m.InnerGrad(dstX, x, nil, d, idx)
 }
 
@@ -198,15 +199,15 @@ func TestWeightedLinearRegression(t *testing.T) {
 		a[i] = r.NormFloat64()
 	}
 	stars := make([][]float64, k+1)
-	data := make([]models.ClientData, k+1)
+	data := make([]datasets.ClientData, k+1)
 	for j := range stars {
 		stars[j] = []float64{r.NormFloat64(), r.NormFloat64(), r.NormFloat64()}
-		ds := &models.Dataset{X: make([]float64, n*(d+1)), Y: make([]int, n), N: n, D: d + 1, C: 1}
+		ds := &datasets.Dataset{X: make([]float64, n*(d+1)), Y: make([]int, n), N: n, D: d + 1, C: 1}
 		for i := range n {
 			copy(ds.X[i*(d+1):], a[i*d:(i+1)*d])
 			ds.X[i*(d+1)+d] = floats.Dot(a[i*d:(i+1)*d], stars[j])
 		}
-		data[j] = models.ClientData{Train: ds, Val: ds, Test: ds}
+		data[j] = datasets.ClientData{Train: ds, Val: ds, Test: ds}
 	}
 	// θ₀* near the hull of nodes 1 and 2: F is smallest on their weights.
 	for c := range d {

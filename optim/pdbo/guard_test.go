@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"hgpsim/datasets"
 	"hgpsim/models"
 	"hgpsim/optim"
 )
@@ -90,7 +91,7 @@ func TestGuardedSGPSettlesAtGuardedFixedPoint(t *testing.T) {
 		cs := make([]*SGP, n)
 		b := make([]optim.Behaviour, n)
 		for i, l := range p.lins {
-			cs[i] = NewSGPBilevel(i, n, l.Model, l.Lambda, models.ClientData{Train: noData}, x0, cfg, 1)
+			cs[i] = NewSGPBilevel(i, n, l.Model, l.Lambda, datasets.ClientData{Train: noData}, x0, cfg, 1)
 			b[i] = cs[i]
 		}
 		if err := runOnce(t, p.nw, "sgp", rounds, b); err != nil {
@@ -216,7 +217,7 @@ func TestWeightFloorBelowEveryWeightIsThePlainMethod(t *testing.T) {
 		cs := make([]*SGP, n)
 		b := make([]optim.Behaviour, n)
 		for i := range cs {
-			cs[i] = NewSGPBilevel(i, n, ms[i], lams[i], models.ClientData{Train: noData}, x0, cfg, 1)
+			cs[i] = NewSGPBilevel(i, n, ms[i], lams[i], datasets.ClientData{Train: noData}, x0, cfg, 1)
 			b[i] = cs[i]
 		}
 		td := newTestDriver(t, nw)

@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"hgpsim/datasets"
 	"hgpsim/graph"
 	"hgpsim/models"
 	"hgpsim/optim"
@@ -63,7 +64,7 @@ func (m *quadratic) DimX() int                        { return len(m.a) }
 func (m *quadratic) DimLambda() int                   { return len(m.e[0]) }
 func (m *quadratic) Init(dst []float64, r *rand.Rand) { clear(dst) }
 func (m *quadratic) Clone() models.Bilevel            { return m }
-func (m *quadratic) Accuracy(x, l []float64, d *models.Dataset, idx []int) float64 {
+func (m *quadratic) Accuracy(x, l []float64, d *datasets.Dataset, idx []int) float64 {
 	return 0
 }
 
@@ -84,24 +85,24 @@ func (m *quadratic) mulQ(dst, u []float64) {
 	}
 }
 
-func (m *quadratic) InnerLoss(x, lambda []float64, d *models.Dataset, idx []int) float64 {
+func (m *quadratic) InnerLoss(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	r := m.resid(x, lambda)
 	qr := make([]float64, len(r))
 	m.mulQ(qr, r)
 	return 0.5 * floats.Dot(r, qr)
 }
 
-func (m *quadratic) InnerGrad(dst, x, lambda []float64, d *models.Dataset, idx []int) float64 {
+func (m *quadratic) InnerGrad(dst, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	r := m.resid(x, lambda)
 	m.mulQ(dst, r)
 	return 0.5 * floats.Dot(r, dst)
 }
 
-func (m *quadratic) InnerHVP(dst, x, lambda []float64, d *models.Dataset, idx []int, u []float64) {
+func (m *quadratic) InnerHVP(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
 	m.mulQ(dst, u)
 }
 
-func (m *quadratic) InnerCross(dst, x, lambda []float64, d *models.Dataset, idx []int, u []float64) {
+func (m *quadratic) InnerCross(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
 	qu := make([]float64, len(u))
 	m.mulQ(qu, u)
 	for j := range dst {
@@ -112,7 +113,7 @@ func (m *quadratic) InnerCross(dst, x, lambda []float64, d *models.Dataset, idx 
 	}
 }
 
-func (m *quadratic) OuterGrad(dx, dl, x, lambda []float64, d *models.Dataset, idx []int) float64 {
+func (m *quadratic) OuterGrad(dx, dl, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	f := 0.0
 	for i := range dx {
 		dx[i] = x[i] - m.b[i]
@@ -126,7 +127,7 @@ func (m *quadratic) OuterGrad(dx, dl, x, lambda []float64, d *models.Dataset, id
 }
 
 // dummy data: the quadratic ignores it, but batchers need a size.
-var noData = &models.Dataset{N: 1, D: 1, C: 2, X: []float64{0}, Y: []int{0}}
+var noData = &datasets.Dataset{N: 1, D: 1, C: 2, X: []float64{0}, Y: []int{0}}
 
 type hyperProblem struct {
 	nw   *graph.Network

@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
@@ -54,8 +55,8 @@ func (s Sampling) Rounds(m int) int {
 type Linearization struct {
 	ID, N    int
 	Model    models.Bilevel // this client's own value
-	Inner    *models.Dataset
-	Outer    *models.Dataset // data of F_i
+	Inner    *datasets.Dataset
+	Outer    *datasets.Dataset // data of F_i
 	Lambda   []float64
 	Z        []float64
 	Omega    float64

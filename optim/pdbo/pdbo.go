@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"hgpsim/datasets"
 	"hgpsim/models"
 	"hgpsim/optim"
 )
@@ -48,7 +49,7 @@ type Client struct {
 	id    int
 	cfg   *Config
 	model models.Bilevel
-	data  models.ClientData
+	data  datasets.ClientData
 	x0    []float64 // shared, read-only
 	// trueP and trueDelta, when not nil, replace the counted p̄_i· and
 	// δ̄_{·→i} in the linearization (estimates: true).
@@ -71,7 +72,7 @@ type Client struct {
 
 // NewClient returns client id. model must be the client's own value
 // (models.Bilevel.Clone); x0 is shared and never written.
-func NewClient(id int, cfg *Config, model models.Bilevel, data models.ClientData, x0 []float64) *Client {
+func NewClient(id int, cfg *Config, model models.Bilevel, data datasets.ClientData, x0 []float64) *Client {
 	c := &Client{id: id, cfg: cfg, model: model, data: data, x0: x0,
 		lambda: make([]float64, model.DimLambda())} // λ⁽⁰⁾ = 0, as in the paper
 	if cfg.NewOptimizer != nil {
@@ -87,7 +88,7 @@ func (c *Client) UseTrueEstimates(pBar, deltaBar []float64) {
 	c.trueP, c.trueDelta = pBar, deltaBar
 }
 
-func (c *Client) outer() *models.Dataset {
+func (c *Client) outer() *datasets.Dataset {
 	if c.cfg.OuterVal {
 		return c.data.Val
 	}

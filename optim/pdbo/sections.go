@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"hgpsim/models"
+	"hgpsim/datasets"
 	"hgpsim/optim"
 )
 
@@ -21,7 +21,7 @@ const (
 	MaxRounds     = 10_000_000 // sgp.rounds
 	MaxM          = 1_000_000  // hypergradient.m
 	MaxOuterSteps = 100_000    // outer.steps
-	MaxBatch      = models.MaxExamplesPerClient
+	MaxBatch      = datasets.MaxExamplesPerClient
 )
 
 // ExactEstimateLimit bounds the client count for which runs compare the

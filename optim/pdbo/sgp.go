@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
@@ -70,11 +71,11 @@ type SGP struct {
 	cfg    SGPConfig
 	model  models.Bilevel
 	lambda []float64
-	data   models.ClientData
+	data   datasets.ClientData
 
 	grad  []float64 // ∇f(x⁽ᵗ⁾) of this round, read again after mixing with Eq. (4b)
 	alpha float64   // α_t of this round, times the guard's factor
-	outer *models.Dataset
+	outer *datasets.Dataset
 	gx    []float64 // scratch for ∂ₓF in Observe, which leaves grad alone
 	gl    []float64 // scratch for ∂_λF in Observe
 	batch *optim.Batcher
@@ -84,7 +85,7 @@ type SGP struct {
 // hyperparameters) from x0 (copied) with ω = 1. The model must be this
 // client's own (see models.Model.Clone) and have exact second-order
 // products.
-func NewSGP(id, n int, model models.Model, data models.ClientData, x0 []float64, cfg SGPConfig, seed uint64) *SGP {
+func NewSGP(id, n int, model models.Model, data datasets.ClientData, x0 []float64, cfg SGPConfig, seed uint64) *SGP {
 	so, ok := model.(models.SecondOrder)
 	if !ok {
 		panic(fmt.Sprintf("optim: model %T does not implement models.SecondOrder", model))
@@ -94,7 +95,7 @@ func NewSGP(id, n int, model models.Model, data models.ClientData, x0 []float64,
 
 // NewSGPBilevel returns client id of n minimizing its inner cost
 // f_i(·, λ_i) for fixed hyperparameters lambda (copied).
-func NewSGPBilevel(id, n int, model models.Bilevel, lambda []float64, data models.ClientData, x0 []float64, cfg SGPConfig, seed uint64) *SGP {
+func NewSGPBilevel(id, n int, model models.Bilevel, lambda []float64, data datasets.ClientData, x0 []float64, cfg SGPConfig, seed uint64) *SGP {
 	d := model.DimX()
 	if len(x0) != d || len(lambda) != model.DimLambda() {
 		panic(fmt.Sprintf("optim: len(x0) = %d, len(λ) = %d for a model with d_x = %d, d_λ = %d", len(x0), len(lambda), d, model.DimLambda()))
@@ -202,7 +203,7 @@ func (s *SGP) Observe() optim.Stats {
 }
 
 // SetOuterData makes Observe report the outer cost F_i on d.
-func (s *SGP) SetOuterData(d *models.Dataset) {
+func (s *SGP) SetOuterData(d *datasets.Dataset) {
 	s.outer = d
 	s.gx = make([]float64, len(s.grad))
 	s.gl = make([]float64, len(s.lambda))
@@ -212,7 +213,7 @@ func (s *SGP) SetOuterData(d *models.Dataset) {
 // hyper-gradient estimation: its (z, ω), λ, data and its Alg. 2 estimates.
 // outer is the data of F_i; lr is the step size of the map being
 // differentiated.
-func (s *SGP) Linearize(outer *models.Dataset, lr float64, batch int, seed uint64) Linearization {
+func (s *SGP) Linearize(outer *datasets.Dataset, lr float64, batch int, seed uint64) Linearization {
 	z, omega := s.State()
 	links, pBar, deltaBar := s.ps.LinkEstimates()
 	return Linearization{ID: s.ps.ID, N: s.ps.N(), Model: s.model, Inner: s.data.Train, Outer: outer,

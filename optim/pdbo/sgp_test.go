@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"hgpsim/datasets"
 	"hgpsim/internal/rng"
 	"hgpsim/models"
 	"hgpsim/optim"
@@ -18,9 +19,9 @@ var paperNetworks = []netSpec{
 	net("fully-connected"), net("static-undirected"), net("stochastic-undirected"), net("stochastic-directed"),
 }
 
-func smallData(t testing.TB, n int, seed uint64) []models.ClientData {
+func smallData(t testing.TB, n int, seed uint64) []datasets.ClientData {
 	t.Helper()
-	data, err := models.Synthetic(models.SyntheticSpec{Clients: n, Classes: 3, Features: 4,
+	data, err := datasets.Synthetic(datasets.SyntheticSpec{Clients: n, Classes: 3, Features: 4,
 		Train: 30, Val: 10, Test: 10, Alpha: 0.5, Separation: 1, Shift: 1, Noise: 1}, seed)
 	if err != nil {
 		t.Fatal(err)
@@ -31,13 +32,13 @@ func smallData(t testing.TB, n int, seed uint64) []models.ClientData {
 // pooledMinimizer solves min_x mean over the union of the clients' training
 // data (equal client sizes make it (1/n)Σ f_i) by plain full-batch gradient
 // descent: an independent reference that shares no code with SGP.
-func pooledMinimizer(t testing.TB, m models.Model, data []models.ClientData) []float64 {
+func pooledMinimizer(t testing.TB, m models.Model, data []datasets.ClientData) []float64 {
 	t.Helper()
-	parts := make([]*models.Dataset, len(data))
+	parts := make([]*datasets.Dataset, len(data))
 	for i, d := range data {
 		parts[i] = d.Train
 	}
-	pool := models.Pool(parts...)
+	pool := datasets.Pool(parts...)
 	x := make([]float64, m.Dim())
 	g := make([]float64, m.Dim())
 	for it := 0; it < 200000; it++ {

@@ -21,8 +21,8 @@ func smallHyperLayers(relu bool) []nn.Spec {
 		nn.Dense(5), nn.Softplus(), nn.Dense(4), nn.Tanh(), nn.Dense(3)}
 }
 
-// smallHyperRep is CNNHyperRep on smallHyperLayers with k inner layers.
-func smallHyperRep(relu bool, k int, mu float64) *CNNHyperRep {
+// smallHyperRep is the HyperRep of smallHyperLayers with k inner layers.
+func smallHyperRep(relu bool, k int, mu float64) *HyperRep {
 	m, err := NewCNNHyperRep(nn.Shape{C: 1, H: 5, W: 5}, smallHyperLayers(relu), 3, k, mu)
 	if err != nil {
 		panic(err)
@@ -30,11 +30,11 @@ func smallHyperRep(relu bool, k int, mu float64) *CNNHyperRep {
 	return m
 }
 
-// TestCNNHyperRepMatchesFullNet checks, on a ReLU net with max pooling
+// TestCutHyperRepMatchesFullNet checks, on a ReLU net with max pooling
 // (where finite differences do not apply at the kinks), that every product
 // is the corresponding block of the whole net's gradient and
 // Hessian-vector product, the net's parameters being (λ, x).
-func TestCNNHyperRepMatchesFullNet(t *testing.T) {
+func TestCutHyperRepMatchesFullNet(t *testing.T) {
 	const mu = 0.03
 	in := nn.Shape{C: 1, H: 5, W: 5}
 	// k = 3 leaves the body ending in the flatten after the max pool.
@@ -118,10 +118,10 @@ func fullAccuracy(net *nn.Net, p, A []float64, labels []int) float64 {
 	return float64(right) / float64(len(labels))
 }
 
-// TestCNNHyperRepCache checks that the feature cache gives the bits a fresh
+// TestCutHyperRepCache checks that the feature cache gives the bits a fresh
 // value computes: after λ changes (a new slice or the same one written in
 // place), across datasets, and whichever batches filled it.
-func TestCNNHyperRepCache(t *testing.T) {
+func TestCutHyperRepCache(t *testing.T) {
 	r := testRand(t, 820)
 	m := smallHyperRep(true, 2, 0.01)
 	train, val := randomData(r, 90, 25, 3), randomData(r, 30, 25, 3)
@@ -136,7 +136,7 @@ func TestCNNHyperRepCache(t *testing.T) {
 		loss, acc, outer float64
 		g, hv, cr, ol    []float64
 	}
-	eval := func(m *CNNHyperRep, lam []float64) result {
+	eval := func(m *HyperRep, lam []float64) result {
 		var res result
 		res.g = make([]float64, m.DimX())
 		res.hv = make([]float64, m.DimX())
@@ -156,7 +156,7 @@ func TestCNNHyperRepCache(t *testing.T) {
 			t.Errorf("%s: the cached model differs from a fresh one", what)
 		}
 	}
-	fresh := func(lam []float64) result { return eval(m.Clone().(*CNNHyperRep), lam) }
+	fresh := func(lam []float64) result { return eval(m.Clone().(*HyperRep), lam) }
 
 	// Warm the cache on other batches, then the batch of the test.
 	m.InnerLoss(x, lam, train, nil)

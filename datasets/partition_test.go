@@ -1,4 +1,4 @@
-package models
+package datasets
 
 import (
 	"math"
@@ -224,7 +224,7 @@ func TestSplitClient(t *testing.T) {
 		}
 		var all []int
 		for _, part := range []*Dataset{cd.Train, cd.Val, cd.Test} {
-			part.checkShape()
+			part.CheckShape()
 			checkRowsOf(t, part, d)
 			if !slices.IsSorted(origin(part)) {
 				t.Errorf("m=%d: split rows not in source order", tc.m)

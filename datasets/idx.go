@@ -1,4 +1,4 @@
-package models
+package datasets
 
 import (
 	"bufio"
@@ -95,7 +95,7 @@ func loadIDX(open openFunc, imagesPath, labelsPath string) (*Dataset, error) {
 		return nil, err
 	}
 	if len(y) != n {
-		return nil, fmt.Errorf("models: %s has %d images but %s has %d labels", imagesPath, n, labelsPath, len(y))
+		return nil, fmt.Errorf("datasets: %s has %d images but %s has %d labels", imagesPath, n, labelsPath, len(y))
 	}
 	c := 2
 	for _, l := range y {
@@ -117,7 +117,7 @@ type idxFile struct {
 func openIDX(open openFunc, path string) (*idxFile, error) {
 	f, size, err := open(path)
 	if err != nil {
-		return nil, fmt.Errorf("models: %w", err) // *PathError names the file
+		return nil, fmt.Errorf("datasets: %w", err) // *PathError names the file
 	}
 	file := &idxFile{c: f, path: path, size: size}
 	br := bufio.NewReaderSize(f, 1<<16)
@@ -138,16 +138,16 @@ func openIDX(open openFunc, path string) (*idxFile, error) {
 func (f *idxFile) Close() error { return f.c.Close() }
 
 func (f *idxFile) errorf(format string, args ...any) error {
-	return fmt.Errorf("models: %s: %w", f.path, fmt.Errorf(format, args...))
+	return fmt.Errorf("datasets: %s: %w", f.path, fmt.Errorf(format, args...))
 }
 
 // wrap turns a read error into one naming the file, calling a premature end
 // of the data what it is.
 func (f *idxFile) wrap(what string, err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("models: %s: truncated: file ends inside %s", f.path, what)
+		return fmt.Errorf("datasets: %s: truncated: file ends inside %s", f.path, what)
 	}
-	return fmt.Errorf("models: %s: reading %s: %w", f.path, what, err)
+	return fmt.Errorf("datasets: %s: reading %s: %w", f.path, what, err)
 }
 
 // header reads the magic and the dimensions, checking the magic against want.
@@ -400,7 +400,7 @@ func (s IDXSource) Missing() []string {
 // that installs them) before anything is read.
 func (s IDXSource) Load() (train, test *Dataset, err error) {
 	if miss := s.Missing(); len(miss) > 0 {
-		msg := fmt.Sprintf("models: %s: missing %d of 4 files: %s", s.displayName(), len(miss), strings.Join(miss, ", "))
+		msg := fmt.Sprintf("datasets: %s: missing %d of 4 files: %s", s.displayName(), len(miss), strings.Join(miss, ", "))
 		if s.Name == "Fashion-MNIST" && filepath.Clean(s.Dir) == FashionMNISTDir {
 			msg += "; install them with: apt-get install " + FashionMNISTPackage
 		}
@@ -414,7 +414,7 @@ func (s IDXSource) Load() (train, test *Dataset, err error) {
 		return nil, nil, err
 	}
 	if train.D != test.D {
-		return nil, nil, fmt.Errorf("models: %s: train images have %d pixels, test images %d", s.displayName(), train.D, test.D)
+		return nil, nil, fmt.Errorf("datasets: %s: train images have %d pixels, test images %d", s.displayName(), train.D, test.D)
 	}
 	// Both sets describe the same classes even if one lacks the highest.
 	c := max(train.C, test.C)

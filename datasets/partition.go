@@ -1,4 +1,4 @@
-package models
+package datasets
 
 import (
 	"errors"
@@ -45,9 +45,9 @@ const minClusterStd = 0.05
 //
 // Labels are visited in increasing order, each consuming draws from r.
 func Subsample(d *Dataset, frac float64, r *rand.Rand) *Dataset {
-	d.checkShape()
+	d.CheckShape()
 	if !(frac > 0 && frac <= 1) {
-		panic(fmt.Sprintf("models: Subsample fraction %v, must be in (0, 1]", frac))
+		panic(fmt.Sprintf("datasets: Subsample fraction %v, must be in (0, 1]", frac))
 	}
 	return gather([]*Dataset{d}, d.C, stratifiedSample(d.Y, d.C, frac, r))
 }
@@ -67,12 +67,12 @@ func Subsample(d *Dataset, frac float64, r *rand.Rand) *Dataset {
 // The result holds each client's row indices into d, in increasing order;
 // every row of d belongs to exactly one client.
 func DirichletPartition(d *Dataset, n int, alpha float64, r *rand.Rand) ([][]int, error) {
-	d.checkShape()
+	d.CheckShape()
 	switch {
 	case n < 1:
-		return nil, fmt.Errorf("models: Dirichlet partition into n = %d clients, must be >= 1", n)
+		return nil, fmt.Errorf("datasets: Dirichlet partition into n = %d clients, must be >= 1", n)
 	case math.IsNaN(alpha) || math.IsInf(alpha, 0) || alpha <= 0:
-		return nil, fmt.Errorf("models: Dirichlet partition with α = %v, must be finite and > 0", alpha)
+		return nil, fmt.Errorf("datasets: Dirichlet partition with α = %v, must be finite and > 0", alpha)
 	}
 	return dirichletSplit(d.Y, d.C, n, alpha, r)
 }
@@ -80,7 +80,7 @@ func DirichletPartition(d *Dataset, n int, alpha float64, r *rand.Rand) ([][]int
 // dirichletSplit is DirichletPartition on the labels y alone.
 func dirichletSplit(y []int, c, n int, alpha float64, r *rand.Rand) ([][]int, error) {
 	if n > len(y)/minClientExamples { // len(y) < 3n, without overflow
-		return nil, fmt.Errorf("models: Dirichlet partition into n = %d clients needs at least %d examples (%d per client), have %d",
+		return nil, fmt.Errorf("datasets: Dirichlet partition into n = %d clients needs at least %d examples (%d per client), have %d",
 			n, minClientExamples*n, minClientExamples, len(y))
 	}
 	byLabel := groupByLabel(y, c)
@@ -118,7 +118,7 @@ func dirichletSplit(y []int, c, n int, alpha float64, r *rand.Rand) ([][]int, er
 			return clients, nil
 		}
 	}
-	return nil, fmt.Errorf("models: Dirichlet partition of %d examples into n = %d clients with α = %v: "+
+	return nil, fmt.Errorf("datasets: Dirichlet partition of %d examples into n = %d clients with α = %v: "+
 		"after %d draws some client still had fewer than %d examples; use fewer clients, a larger α or more data",
 		len(y), n, alpha, maxDirichletDraws, minClientExamples)
 }
@@ -177,9 +177,9 @@ func (nm Normalization) apply(d *Dataset) {
 // fresh, transformed Dataset per client (rows in the order given) and the
 // clusters' parameters, drawn from r in cluster order (Mean, then Std).
 func ClusterNormalize(d *Dataset, clients [][]int, clusters int, r *rand.Rand) ([]*Dataset, []Normalization, error) {
-	d.checkShape()
+	d.CheckShape()
 	if clusters < 1 || clusters > len(clients) {
-		return nil, nil, fmt.Errorf("models: %d clusters for %d clients, must be in [1, %d]", clusters, len(clients), len(clients))
+		return nil, nil, fmt.Errorf("datasets: %d clusters for %d clients, must be in [1, %d]", clusters, len(clients), len(clients))
 	}
 	norms := drawNormalizations(clusters, r)
 	out := make([]*Dataset, len(clients))
@@ -206,9 +206,9 @@ func ClusterNormalize(d *Dataset, clients [][]int, clusters int, r *rand.Rand) (
 // error and panics. The rows of each split keep their order in d. r is used
 // for one shuffle of the rows.
 func SplitClient(d *Dataset, rows []int, testFrac, trainToVal float64, r *rand.Rand) ClientData {
-	d.checkShape()
+	d.CheckShape()
 	if !(testFrac > 0 && testFrac < 1) || !(trainToVal > 0 && trainToVal < 1) {
-		panic(fmt.Sprintf("models: SplitClient with testFrac = %v, trainToVal = %v; both must be in (0, 1)", testFrac, trainToVal))
+		panic(fmt.Sprintf("datasets: SplitClient with testFrac = %v, trainToVal = %v; both must be in (0, 1)", testFrac, trainToVal))
 	}
 	if rows == nil {
 		rows = make([]int, d.N)
@@ -278,7 +278,7 @@ func (s PartitionSpec) validate() error {
 		errs = append(errs, fmt.Errorf("TrainFrac = %v, must be in (0, 1)", s.TrainFrac))
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("models: invalid PartitionSpec: %w", err)
+		return fmt.Errorf("datasets: invalid PartitionSpec: %w", err)
 	}
 	return nil
 }
@@ -314,19 +314,19 @@ func PartitionBlock(spec PartitionSpec, train, test *Dataset, seed uint64, lo, h
 	}
 	checkBlock(spec.Clients, lo, hi)
 	if train == nil {
-		return nil, errors.New("models: Partition: nil train set")
+		return nil, errors.New("datasets: Partition: nil train set")
 	}
 	parts := []*Dataset{train}
 	if test != nil {
 		if test.D != train.D {
-			return nil, fmt.Errorf("models: Partition: train set has D = %d features, test set D = %d", train.D, test.D)
+			return nil, fmt.Errorf("datasets: Partition: train set has D = %d features, test set D = %d", train.D, test.D)
 		}
 		parts = append(parts, test)
 	}
 	c := 0
 	var y []int // labels of the pool, train rows first
 	for _, p := range parts {
-		p.checkShape()
+		p.CheckShape()
 		c = max(c, p.C)
 		y = append(y, p.Y...)
 	}
@@ -374,7 +374,7 @@ func groupByLabel(y []int, c int) [][]int {
 	out := make([][]int, c)
 	for i, l := range y {
 		if l < 0 || l >= c {
-			panic(fmt.Sprintf("models: label %d of row %d outside [0, %d)", l, i, c))
+			panic(fmt.Sprintf("datasets: label %d of row %d outside [0, %d)", l, i, c))
 		}
 		out[l] = append(out[l], i)
 	}
@@ -411,7 +411,7 @@ func gather(parts []*Dataset, c int, rows []int) *Dataset {
 			p++
 		}
 		if i < 0 || p == len(parts) {
-			panic(fmt.Sprintf("models: row %d out of range", i))
+			panic(fmt.Sprintf("datasets: row %d out of range", i))
 		}
 		out.copyRows(k, parts[p], j, j+1)
 		out.Y[k] = parts[p].Y[j]

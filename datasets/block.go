@@ -1,4 +1,4 @@
-package models
+package datasets
 
 import "fmt"
 
@@ -34,7 +34,7 @@ func LoadBlock(src Source, nodes int, seed uint64, lo, hi int) ([]ClientData, er
 		return nil, err
 	}
 	if len(all) != nodes {
-		return nil, fmt.Errorf("models: the source built %d nodes' data for %d nodes", len(all), nodes)
+		return nil, fmt.Errorf("datasets: the source built %d nodes' data for %d nodes", len(all), nodes)
 	}
 	return append([]ClientData(nil), all[lo:hi]...), nil
 }
@@ -42,7 +42,7 @@ func LoadBlock(src Source, nodes int, seed uint64, lo, hi int) ([]ClientData, er
 // checkBlock panics unless 0 <= lo <= hi <= nodes.
 func checkBlock(nodes, lo, hi int) {
 	if lo < 0 || hi < lo || hi > nodes {
-		panic(fmt.Sprintf("models: block of nodes [%d, %d) outside [0, %d)", lo, hi, nodes))
+		panic(fmt.Sprintf("datasets: block of nodes [%d, %d) outside [0, %d)", lo, hi, nodes))
 	}
 }
 

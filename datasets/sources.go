@@ -1,9 +1,11 @@
-package models
+package datasets
 
 import (
 	"fmt"
 	"math"
 	"slices"
+
+	"hgpsim/internal/registry"
 )
 
 // Bounds of the data parameters a scenario can name.
@@ -12,6 +14,31 @@ const (
 	MaxFeatures          = 1 << 20
 	MaxExamplesPerClient = 1 << 20
 )
+
+// Source is a data kind of the scenario's `data` section: its parameters
+// and how to give every client its train, validation and test data. See
+// Sources.
+type Source interface {
+	// Validate checks the parameters for this many clients, without
+	// reading any file.
+	Validate(clients int) error
+	// Shape returns the number of features and classes the data will have,
+	// known without reading any file.
+	Shape() (features, classes int)
+	// Examples returns an upper bound on the number of examples the run
+	// holds over all clients, for the resource estimate.
+	Examples(clients int) int64
+	// Files lists the files Load reads (none for generated data), and
+	// Missing those of them that do not exist, so that validation can
+	// skip them and a run can refuse early.
+	Files() []string
+	// Load builds every client's data. Missing files are an error naming
+	// them and how to install them.
+	Load(clients int, seed uint64) ([]ClientData, error)
+}
+
+// Sources holds the data kinds, selected by `data.kind`.
+var Sources = registry.New[Source]("data", "kind")
 
 func init() {
 	Sources.Register("synthetic",
@@ -209,7 +236,7 @@ func (d *IDXData) LoadBlock(clients int, seed uint64, lo, hi int) ([]ClientData,
 	}
 	f, c := d.Shape()
 	if train.D != f || train.C > c {
-		return nil, fmt.Errorf("models: %s files have %d features and %d classes, expected %d and at most %d", d.name, train.D, train.C, f, c)
+		return nil, fmt.Errorf("datasets: %s files have %d features and %d classes, expected %d and at most %d", d.name, train.D, train.C, f, c)
 	}
 	// The shape is fixed before the files are read (validation needs it);
 	// a file set that lacks the highest class still describes C classes.

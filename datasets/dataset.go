@@ -1,4 +1,4 @@
-package models
+package datasets
 
 import (
 	"fmt"
@@ -46,7 +46,7 @@ func (d *Dataset) Coded() bool { return d.Levels != nil }
 // Gather instead.
 func (d *Dataset) Row(i int) []float64 {
 	if i < 0 || i >= d.N {
-		panic(fmt.Sprintf("models: row %d out of range [0, %d)", i, d.N))
+		panic(fmt.Sprintf("datasets: row %d out of range [0, %d)", i, d.N))
 	}
 	lo, hi := i*d.D, (i+1)*d.D
 	if d.Levels == nil {
@@ -122,33 +122,33 @@ func (d *Dataset) transform(f func(v float64) float64) {
 	d.Levels = &l
 }
 
-// checkShape panics when the fields of d contradict each other. It is O(1)
+// CheckShape panics when the fields of d contradict each other. It is O(1)
 // and runs on every model call, so a hand-built Dataset with a wrong N or D
 // fails loudly instead of reading the wrong rows.
-func (d *Dataset) checkShape() {
+func (d *Dataset) CheckShape() {
 	if d == nil {
-		panic("models: nil Dataset")
+		panic("datasets: nil Dataset")
 	}
 	if d.N < 0 || d.D < 0 {
-		panic(fmt.Sprintf("models: Dataset with N=%d, D=%d", d.N, d.D))
+		panic(fmt.Sprintf("datasets: Dataset with N=%d, D=%d", d.N, d.D))
 	}
 	if d.Levels != nil {
 		if d.X != nil {
-			panic("models: coded Dataset with a non-nil X")
+			panic("datasets: coded Dataset with a non-nil X")
 		}
 		if len(d.Codes) != d.N*d.D {
-			panic(fmt.Sprintf("models: Dataset has len(Codes)=%d, want N*D=%d*%d=%d", len(d.Codes), d.N, d.D, d.N*d.D))
+			panic(fmt.Sprintf("datasets: Dataset has len(Codes)=%d, want N*D=%d*%d=%d", len(d.Codes), d.N, d.D, d.N*d.D))
 		}
 	} else {
 		if d.Codes != nil {
-			panic("models: Dataset with Codes but no Levels")
+			panic("datasets: Dataset with Codes but no Levels")
 		}
 		if len(d.X) != d.N*d.D {
-			panic(fmt.Sprintf("models: Dataset has len(X)=%d, want N*D=%d*%d=%d", len(d.X), d.N, d.D, d.N*d.D))
+			panic(fmt.Sprintf("datasets: Dataset has len(X)=%d, want N*D=%d*%d=%d", len(d.X), d.N, d.D, d.N*d.D))
 		}
 	}
 	if len(d.Y) != d.N {
-		panic(fmt.Sprintf("models: Dataset has len(Y)=%d, want N=%d", len(d.Y), d.N))
+		panic(fmt.Sprintf("datasets: Dataset has len(Y)=%d, want N=%d", len(d.Y), d.N))
 	}
 }
 
@@ -165,9 +165,9 @@ func Pool(parts ...*Dataset) *Dataset {
 	}
 	n := 0
 	for k, p := range parts {
-		p.checkShape()
+		p.CheckShape()
 		if p.D != parts[0].D || p.C != parts[0].C {
-			panic(fmt.Sprintf("models: Pool: part %d has D=%d, C=%d; part 0 has D=%d, C=%d",
+			panic(fmt.Sprintf("datasets: Pool: part %d has D=%d, C=%d; part 0 has D=%d, C=%d",
 				k, p.D, p.C, parts[0].D, parts[0].C))
 		}
 		n += p.N
@@ -219,44 +219,18 @@ func (d *Dataset) copyRows(at int, src *Dataset, lo, hi int) {
 	}
 }
 
-// batchSize returns how many rows idx selects from d (all rows when idx is
-// nil) and panics on an empty batch: a mean over no examples is undefined,
-// and silently returning only the regularizer would hide a sampling bug.
-func batchSize(d *Dataset, idx []int) int {
-	n := len(idx)
-	if idx == nil {
-		n = d.N
-	}
-	if n == 0 {
-		panic("models: empty minibatch")
-	}
-	return n
-}
-
-// rowIndex returns the k-th row selected by idx, checking it against d.
-func rowIndex(d *Dataset, idx []int, k int) int {
-	if idx == nil {
-		return k
-	}
-	i := idx[k]
-	if i < 0 || i >= d.N {
-		panic(fmt.Sprintf("models: minibatch index %d out of range [0, %d)", i, d.N))
-	}
-	return i
-}
-
 // Gather writes the features of the rows idx, in order, into dst (a
 // len(idx)×D matrix), decoding coded rows, so that a minibatch can be
 // multiplied as one matrix. It panics when len(dst) != len(idx)·D or an
 // index is out of range.
 func (d *Dataset) Gather(dst []float64, idx []int) {
 	if len(dst) != len(idx)*d.D {
-		panic(fmt.Sprintf("models: Gather of %d rows of %d into %d elements", len(idx), d.D, len(dst)))
+		panic(fmt.Sprintf("datasets: Gather of %d rows of %d into %d elements", len(idx), d.D, len(dst)))
 	}
 	D := d.D
 	for k, i := range idx {
 		if i < 0 || i >= d.N {
-			panic(fmt.Sprintf("models: minibatch index %d out of range [0, %d)", i, d.N))
+			panic(fmt.Sprintf("datasets: minibatch index %d out of range [0, %d)", i, d.N))
 		}
 		if d.Levels != nil {
 			d.Levels.decode(dst[k*D:(k+1)*D], d.Codes[i*D:(i+1)*D])
@@ -271,10 +245,10 @@ func (d *Dataset) Gather(dst []float64, idx []int) {
 // [0, N] or len(dst) != (hi−lo)·D.
 func (d *Dataset) GatherRange(dst []float64, lo, hi int) {
 	if lo < 0 || hi > d.N || lo > hi {
-		panic(fmt.Sprintf("models: rows %d…%d out of range [0, %d)", lo, hi, d.N))
+		panic(fmt.Sprintf("datasets: rows %d…%d out of range [0, %d)", lo, hi, d.N))
 	}
 	if len(dst) != (hi-lo)*d.D {
-		panic(fmt.Sprintf("models: GatherRange of %d rows of %d into %d elements", hi-lo, d.D, len(dst)))
+		panic(fmt.Sprintf("datasets: GatherRange of %d rows of %d into %d elements", hi-lo, d.D, len(dst)))
 	}
 	if d.Levels != nil {
 		d.Levels.decode(dst, d.Codes[lo*d.D:hi*d.D])

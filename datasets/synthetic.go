@@ -1,4 +1,4 @@
-package models
+package datasets
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"hgpsim/internal/rng"
+	"hgpsim/internal/vec"
 )
 
 // SyntheticSpec describes heterogeneous synthetic classification data: a
@@ -86,7 +87,7 @@ func (s SyntheticSpec) validate(clients int) error {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("models: invalid SyntheticSpec: %w", err)
+		return fmt.Errorf("datasets: invalid SyntheticSpec: %w", err)
 	}
 	return nil
 }
@@ -163,7 +164,7 @@ func dirichlet(dst []float64, alpha float64, r *rand.Rand) {
 	for j := range dst {
 		dst[j] = logGamma(alpha, r)
 	}
-	lse := logSumExp(dst)
+	lse := vec.LogSumExp(dst)
 	for j := range dst {
 		dst[j] = math.Exp(dst[j] - lse)
 	}

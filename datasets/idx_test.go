@@ -1,4 +1,4 @@
-package models
+package datasets
 
 import (
 	"bytes"
@@ -341,7 +341,7 @@ func TestFashionMNIST(t *testing.T) {
 		if d.N != s.n || d.D != 784 || d.C != 10 {
 			t.Errorf("%s: N=%d D=%d C=%d, want %d, 784, 10", s.name, d.N, d.D, d.C, s.n)
 		}
-		d.checkShape()
+		d.CheckShape()
 		x := d.Floats()
 		lo, hi := slices.Min(x), slices.Max(x)
 		if lo != 0 || hi != 1 {

@@ -1,4 +1,4 @@
-package models
+package datasets
 
 import (
 	"fmt"
@@ -264,7 +264,7 @@ func rotate28[T uint8 | float64](dst, src []T, turns int) {
 			case 3:
 				dst[i*n+j] = src[j*n+n-1-i]
 			default:
-				panic(fmt.Sprintf("models: rotate28 with %d quarter turns", turns))
+				panic(fmt.Sprintf("datasets: rotate28 with %d quarter turns", turns))
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package models
+package datasets
 
 import (
 	"encoding/binary"
@@ -208,7 +208,7 @@ func TestSyntheticShiftAndMeans(t *testing.T) {
 		}
 		return out
 	}
-	if d0, d1 := diff(0), diff(1); relErr(d0, d1) > 1e-12 || sumSquares(d0) == 0 {
+	if d0, d1 := diff(0), diff(1); relDiff(d0, d1) > 1e-12 || norm2(d0) == 0 {
 		t.Errorf("client shift differs between labels: %v vs %v", d0, d1)
 	}
 }

@@ -1,4 +1,4 @@
-package models
+package datasets
 
 import (
 	"fmt"
@@ -93,7 +93,7 @@ func (f *FederatedData) LoadBlock(nodes int, seed uint64, lo, hi int) ([]ClientD
 		return nil, err
 	}
 	if train.D != 28*28 || train.C > 10 {
-		return nil, fmt.Errorf("models: %s files have %d features and %d classes, expected 784 and at most 10", f.Base, train.D, train.C)
+		return nil, fmt.Errorf("datasets: %s files have %d features and %d classes, expected 784 and at most 10", f.Base, train.D, train.C)
 	}
 	train.C, test.C = 10, 10
 	if f.Normalize {
@@ -115,11 +115,11 @@ func FederatedSplit(train, test *Dataset, m int, shards bool, perShard, perClien
 // every draw is made, in the same order, and only the block's rows are
 // copied.
 func federatedSplit(train, test *Dataset, m int, shards bool, perShard, perClient int, valFrac, testFrac float64, r *rand.Rand, lo, hi int) ([]ClientData, error) {
-	train.checkShape()
-	test.checkShape()
+	train.CheckShape()
+	test.CheckShape()
 	keep := m * perClient
 	if m < 1 || perClient < 2 || keep > train.N {
-		return nil, fmt.Errorf("models: %d clients × %d images do not fit the %d training images", m, perClient, train.N)
+		return nil, fmt.Errorf("datasets: %d clients × %d images do not fit the %d training images", m, perClient, train.N)
 	}
 	checkBlock(m+1, lo, hi)
 	// rows index the pool (the kept rows of train, in order) and pool
@@ -158,7 +158,7 @@ func federatedSplit(train, test *Dataset, m int, shards bool, perShard, perClien
 	empty := func() *Dataset { return newLike([]*Dataset{train}, 0, train.C) }
 	ts := test
 	if testFrac < 1 {
-		test.checkShape()
+		test.CheckShape()
 		kept := stratifiedSample(test.Y, test.C, testFrac, r) // drawn even when the server is not in the block
 		if inBlock(0, lo, hi) {
 			ts = gather([]*Dataset{test}, test.C, kept)
@@ -176,7 +176,7 @@ func federatedSplit(train, test *Dataset, m int, shards bool, perShard, perClien
 	}
 	for k, p := range parts {
 		if len(p) < 2 {
-			return nil, fmt.Errorf("models: client %d got %d images; use fewer clients or more per_client", k+1, len(p))
+			return nil, fmt.Errorf("datasets: client %d got %d images; use fewer clients or more per_client", k+1, len(p))
 		}
 		r.Shuffle(len(p), func(a, b int) { p[a], p[b] = p[b], p[a] })
 		if !inBlock(k+1, lo, hi) {
