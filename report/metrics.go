@@ -86,13 +86,10 @@ var Metrics = []Metric{
 			return maxOverEvals(s, func(a optim.Aggregate) float64 { return a.TrainLoss }, func(a optim.Aggregate) bool { return a.TrainClients > 0 })
 		}},
 	{Name: "consensus", Log: true, Doc: "final consensus distance sqrt(1/n Σ‖x_i − x̄‖²) (runs whose clients hold parameters: none for a server's one model)",
-		Value: func(s *run.Summary) (float64, bool) { return s.Final.Consensus, s.Final.ConsensusMeasured() }, PerRound: func(a optim.Aggregate) (float64, bool) { return a.Consensus, a.XClients > 0 }},
+		Value: func(s *run.Summary) (float64, bool) { return s.Final.Consensus, s.Final.ConsensusMeasured() }, PerRound: func(a optim.Aggregate) (float64, bool) { return a.Consensus, a.ConsensusMeasured() }},
 	{Name: "max_consensus", Log: true, Doc: "largest consensus distance over all evaluations (+Inf if one was not finite)",
 		Value: func(s *run.Summary) (float64, bool) {
-			if !s.Final.ConsensusMeasured() {
-				return 0, false // a server's one model (metrics.jsonl holds its 0s)
-			}
-			return maxOverEvals(s, func(a optim.Aggregate) float64 { return a.Consensus }, func(a optim.Aggregate) bool { return a.XClients > 0 })
+			return maxOverEvals(s, func(a optim.Aggregate) float64 { return a.Consensus }, optim.Aggregate.ConsensusMeasured)
 		}},
 	{Name: "min_weight", Log: true, Doc: "final smallest push-sum weight min_i ω_i (a gradient step moves x_i by the step size over ω_i)",
 		Value:    func(s *run.Summary) (float64, bool) { return s.Final.MinWeight, s.Final.MinWeight > 0 },

@@ -178,12 +178,16 @@ func readEvals(path string) ([]scenarios.Eval, error) {
 			return nil, scenarios.Invalid(path, "an aggregate line without outer, phase and round: %.200s", b)
 		}
 		// A value present was measured: its count reads as 1 (the exact
-		// counts are not in metrics.jsonl), one absent stays unmeasured.
+		// counts are not in metrics.jsonl; a consensus distance, as 2, the
+		// fewest clients one is measured over), one absent stays unmeasured.
 		for key, c := range map[string]*int{"train_loss": &e.Agg.TrainClients, "val_acc": &e.Agg.ValRows,
-			"test_acc": &e.Agg.TestRows, "consensus": &e.Agg.XClients} {
+			"test_acc": &e.Agg.TestRows} {
 			if _, ok := raw[key]; ok {
 				*c = 1
 			}
+		}
+		if _, ok := raw["consensus"]; ok {
+			e.Agg.XClients = 2
 		}
 		for key, dst := range map[string]*float64{"train_loss": &e.Agg.TrainLoss, "train_acc": &e.Agg.TrainAcc,
 			"val_acc": &e.Agg.ValAcc, "test_acc": &e.Agg.TestAcc, "test_acc_p10": &e.Agg.TestAccP,

@@ -96,7 +96,7 @@ func (m *metricsWriter) round(ev optim.RoundEvent, agg Aggregate) {
 		num(e, "test_acc", agg.TestAcc)
 		num(e, "test_acc_p10", agg.TestAccP)
 	}
-	if agg.XClients > 0 {
+	if agg.ConsensusMeasured() {
 		num(e, "consensus", agg.Consensus)
 	}
 	if agg.MinWeight > 0 {
