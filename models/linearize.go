@@ -32,10 +32,20 @@ type Linearized interface {
 const maxCachedFloats = 1 << 20
 
 // statelessRows marks classifiers whose batchJVP, batchVJP and batchVJPR
-// need nothing of batchLogits but the rows themselves (linear logits), so
-// that a mixture of them can replay a cached forward pass: bindRows
-// records the rows without computing the logits.
-type statelessRows interface{ bindRows(A []float64, n int) }
+// may need nothing of batchLogits but the rows themselves (linear logits),
+// so that a mixture of them can replay a cached forward pass: linearRows
+// reports whether this one does, and bindRows then records the rows
+// without computing the logits.
+type statelessRows interface {
+	linearRows() bool
+	bindRows(A []float64, n int)
+}
+
+// bindsRows reports whether c can replay its forward pass from the rows.
+func bindsRows(c any) bool {
+	s, ok := c.(statelessRows)
+	return ok && s.linearRows()
+}
 
 // forwardCache keeps, per batch row, what mixture.forward computes: the
 // probabilities q (K×C), log p_k(y) and responsibilities r (K each).
@@ -92,7 +102,7 @@ func (m *mixture) Linearize(x, lambda []float64, d *datasets.Dataset, idx []int)
 	l := &m.lin
 	*l = mixtureLinearized{m: m, x: x, lambda: lambda, d: d, idx: idx, spare: l.spare}
 	for _, b := range m.bases {
-		if _, ok := b.(statelessRows); !ok {
+		if !bindsRows(b) {
 			return l
 		}
 	}

@@ -255,6 +255,19 @@ func (m *Net) batchLogits(Z, x, A []float64, n int) {
 	pairs(Z, m.t)
 }
 
+// linearRows implements statelessRows: one dense layer (softmax and
+// logistic regression) reads nothing of its forward pass but the rows.
+func (m *Net) linearRows() bool { return m.net.Stateless() }
+
+// bindRows implements statelessRows.
+func (m *Net) bindRows(A []float64, n int) {
+	m.n = n
+	if m.binary {
+		m.t = resize(m.t, n)
+	}
+	m.net.Bind(A[:n*m.features], n)
+}
+
 func (m *Net) batchJVP(V, x, u []float64) {
 	if !m.binary {
 		m.net.JVP(V[:m.n*m.classes], x, u)

@@ -150,8 +150,8 @@ func (w *SampleWeighted) Grad(dst, x, lambda []float64, d *datasets.Dataset, idx
 			// needs its forward pass on them again.
 			w.s.a = resize(w.s.a, len(w.keep)*w.features)
 			d.Gather(w.s.a, w.keep)
-			if s, ok := w.c.(statelessRows); ok {
-				s.bindRows(w.s.a, len(w.keep))
+			if bindsRows(w.c) {
+				w.c.(statelessRows).bindRows(w.s.a, len(w.keep))
 			} else {
 				w.c.batchLogits(w.s.z, x, w.s.a, len(w.keep))
 			}

@@ -181,6 +181,32 @@ func (net *Net) Logits(Z, x, A []float64, n int) {
 	copy(Z, net.acts[len(net.acts)-1])
 }
 
+// Stateless reports whether JVP, VJP and VJPR need nothing of Logits but
+// its input rows: a net of one dense layer, whose passes read only the
+// input and the parameters. Such a net can replay a cached forward pass
+// with Bind.
+func (net *Net) Stateless() bool {
+	if len(net.info.layers) != 1 {
+		return false
+	}
+	_, ok := net.info.layers[0].(*dense)
+	return ok
+}
+
+// Bind records the n samples of A as the input of the last Logits without
+// computing the logits; JVP, VJP and VJPR then act on them as after
+// Logits. It panics unless the net is Stateless.
+func (net *Net) Bind(A []float64, n int) {
+	if !net.Stateless() {
+		panic("nn: Bind on a net whose passes need its forward pass")
+	}
+	if n < 1 || len(A) != n*net.info.in.Size() {
+		panic(fmt.Sprintf("nn: Bind of %d values as %d samples × %v", len(A), n, net.info.in))
+	}
+	net.reserve(n)
+	net.n, net.a, net.jvpDone, net.gValid = n, A, false, false
+}
+
 func (net *Net) needLogits(what string) {
 	if net.n == 0 {
 		panic("nn: " + what + " before Logits")
