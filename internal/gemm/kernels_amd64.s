@@ -2127,7 +2127,6 @@ packRows6_loop:
 // Y(r·1+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
 TEXT ·dotKern1x1(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
-	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
 	MOVQ b+32(FP), AX
@@ -2137,7 +2136,7 @@ TEXT ·dotKern1x1(SB), NOSPLIT, $0-64
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
 dotKern1x1_tile:
-	MOVQ SI, R8
+	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	VXORPD Y0, Y0, Y0
 	MOVQ k+8(FP), CX
@@ -2188,7 +2187,6 @@ dotKern1x1_comb0:
 // Y(r·2+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
 TEXT ·dotKern1x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
-	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
 	MOVQ b+32(FP), AX
@@ -2198,7 +2196,7 @@ TEXT ·dotKern1x2(SB), NOSPLIT, $0-64
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
 dotKern1x2_tile:
-	MOVQ SI, R8
+	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
@@ -2274,7 +2272,6 @@ dotKern1x2_comb1:
 // Y(r·3+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
 TEXT ·dotKern1x3(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
-	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
 	MOVQ b+32(FP), AX
@@ -2284,7 +2281,7 @@ TEXT ·dotKern1x3(SB), NOSPLIT, $0-64
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
 dotKern1x3_tile:
-	MOVQ SI, R8
+	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
@@ -2374,8 +2371,8 @@ dotKern1x3_comb2:
 	VADDSD X14, X2, X2
 	VMOVSD X2, 16(DI)
 	ADDQ $24, DI
-	LEAQ (AX)(R11*2), AX
 	ADDQ R11, AX
+	LEAQ (AX)(R11*2), AX
 	DECQ BX
 	JNZ dotKern1x3_tile
 	VZEROUPPER
@@ -2386,7 +2383,6 @@ dotKern1x3_comb2:
 // Y(r·1+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
 TEXT ·dotKern2x1(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
-	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
 	MOVQ b+32(FP), AX
@@ -2396,7 +2392,7 @@ TEXT ·dotKern2x1(SB), NOSPLIT, $0-64
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
 dotKern2x1_tile:
-	MOVQ SI, R8
+	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
@@ -2472,7 +2468,6 @@ dotKern2x1_comb1:
 // Y(r·2+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
 TEXT ·dotKern2x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
-	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
 	MOVQ b+32(FP), AX
@@ -2482,7 +2477,7 @@ TEXT ·dotKern2x2(SB), NOSPLIT, $0-64
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
 dotKern2x2_tile:
-	MOVQ SI, R8
+	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
@@ -2607,7 +2602,6 @@ dotKern2x2_comb3:
 // Y(r·3+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
 TEXT ·dotKern2x3(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
-	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
 	MOVQ b+32(FP), AX
@@ -2617,7 +2611,7 @@ TEXT ·dotKern2x3(SB), NOSPLIT, $0-64
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
 dotKern2x3_tile:
-	MOVQ SI, R8
+	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
@@ -2780,8 +2774,8 @@ dotKern2x3_comb5:
 	VADDSD X14, X5, X5
 	VMOVSD X5, 16(DI)(R13*1)
 	ADDQ $24, DI
-	LEAQ (AX)(R11*2), AX
 	ADDQ R11, AX
+	LEAQ (AX)(R11*2), AX
 	DECQ BX
 	JNZ dotKern2x3_tile
 	VZEROUPPER
@@ -2792,7 +2786,6 @@ dotKern2x3_comb5:
 // Y(r·1+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
 TEXT ·dotKern3x1(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
-	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
 	MOVQ b+32(FP), AX
@@ -2802,7 +2795,7 @@ TEXT ·dotKern3x1(SB), NOSPLIT, $0-64
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
 dotKern3x1_tile:
-	MOVQ SI, R8
+	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
@@ -2903,7 +2896,6 @@ dotKern3x1_comb2:
 // Y(r·2+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
 TEXT ·dotKern3x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
-	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
 	MOVQ b+32(FP), AX
@@ -2913,7 +2905,7 @@ TEXT ·dotKern3x2(SB), NOSPLIT, $0-64
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
 dotKern3x2_tile:
-	MOVQ SI, R8
+	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
@@ -3087,7 +3079,6 @@ dotKern3x2_comb5:
 // Y(r·3+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
 TEXT ·dotKern3x3(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
-	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
 	MOVQ b+32(FP), AX
@@ -3097,7 +3088,7 @@ TEXT ·dotKern3x3(SB), NOSPLIT, $0-64
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
 dotKern3x3_tile:
-	MOVQ SI, R8
+	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
@@ -3333,8 +3324,8 @@ dotKern3x3_comb8:
 	VADDSD X14, X8, X8
 	VMOVSD X8, 16(DI)(R13*2)
 	ADDQ $24, DI
-	LEAQ (AX)(R11*2), AX
 	ADDQ R11, AX
+	LEAQ (AX)(R11*2), AX
 	DECQ BX
 	JNZ dotKern3x3_tile
 	VZEROUPPER
@@ -3345,7 +3336,6 @@ dotKern3x3_comb8:
 // Y(r·4+c) accumulates output (r, c). Requires AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
 TEXT ·dotKernX1x4(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
-	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
 	MOVQ b+32(FP), AX
@@ -3355,7 +3345,7 @@ TEXT ·dotKernX1x4(SB), NOSPLIT, $0-64
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
 dotKernX1x4_tile:
-	MOVQ SI, R8
+	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
@@ -3484,7 +3474,6 @@ dotKernX1x4_comb3:
 // Y(r·4+c) accumulates output (r, c). Requires AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
 TEXT ·dotKernX2x4(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
-	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
 	MOVQ b+32(FP), AX
@@ -3494,7 +3483,7 @@ TEXT ·dotKernX2x4(SB), NOSPLIT, $0-64
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
 dotKernX2x4_tile:
-	MOVQ SI, R8
+	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
@@ -3720,7 +3709,6 @@ dotKernX2x4_comb7:
 // Y(r·4+c) accumulates output (r, c). Requires AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
 TEXT ·dotKernX3x4(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
-	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
 	MOVQ b+32(FP), AX
@@ -3730,7 +3718,7 @@ TEXT ·dotKernX3x4(SB), NOSPLIT, $0-64
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
 dotKernX3x4_tile:
-	MOVQ SI, R8
+	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
@@ -4053,7 +4041,6 @@ dotKernX3x4_comb11:
 // Y(r·1+c) accumulates output (r, c). Requires AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
 TEXT ·dotKernX4x1(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
-	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
 	MOVQ b+32(FP), AX
@@ -4063,7 +4050,7 @@ TEXT ·dotKernX4x1(SB), NOSPLIT, $0-64
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
 dotKernX4x1_tile:
-	MOVQ SI, R8
+	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (R8)(R10*2), R9
 	ADDQ R10, R9
@@ -4194,7 +4181,6 @@ dotKernX4x1_comb3:
 // Y(r·2+c) accumulates output (r, c). Requires AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
 TEXT ·dotKernX4x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
-	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
 	MOVQ b+32(FP), AX
@@ -4204,7 +4190,7 @@ TEXT ·dotKernX4x2(SB), NOSPLIT, $0-64
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
 dotKernX4x2_tile:
-	MOVQ SI, R8
+	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (R8)(R10*2), R9
 	ADDQ R10, R9
@@ -4432,7 +4418,6 @@ dotKernX4x2_comb7:
 // Y(r·3+c) accumulates output (r, c). Requires AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
 TEXT ·dotKernX4x3(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
-	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
 	MOVQ b+32(FP), AX
@@ -4442,7 +4427,7 @@ TEXT ·dotKernX4x3(SB), NOSPLIT, $0-64
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
 dotKernX4x3_tile:
-	MOVQ SI, R8
+	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (R8)(R10*2), R9
 	ADDQ R10, R9
@@ -4756,8 +4741,8 @@ dotKernX4x3_comb11:
 	VADDSD X14, X11, X11
 	VMOVSD X11, 16(R14)
 	ADDQ $24, DI
-	LEAQ (AX)(R11*2), AX
 	ADDQ R11, AX
+	LEAQ (AX)(R11*2), AX
 	DECQ BX
 	JNZ dotKernX4x3_tile
 	VZEROUPPER
@@ -4768,7 +4753,6 @@ dotKernX4x3_comb11:
 // Y(r·4+c) accumulates output (r, c). Requires AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
 TEXT ·dotKernX4x4(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
-	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
 	MOVQ b+32(FP), AX
@@ -4778,7 +4762,7 @@ TEXT ·dotKernX4x4(SB), NOSPLIT, $0-64
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
 dotKernX4x4_tile:
-	MOVQ SI, R8
+	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (R8)(R10*2), R9
 	ADDQ R10, R9
@@ -5610,8 +5594,8 @@ dotKernZ1x6_r0c5:
 	VADDSD X14, X0, X0
 	VMOVSD X0, 40(DI)
 	ADDQ $48, DI
-	LEAQ (AX)(R11*4), AX
 	LEAQ (AX)(R11*2), AX
+	LEAQ (AX)(R11*4), AX
 	DECQ BX
 	JNZ dotKernZ1x6_tile
 	VZEROUPPER
@@ -6558,8 +6542,8 @@ dotKernZ2x6_r1c5:
 	VADDSD X14, X0, X0
 	VMOVSD X0, 40(DI)(R13*1)
 	ADDQ $48, DI
-	LEAQ (AX)(R11*4), AX
 	LEAQ (AX)(R11*2), AX
+	LEAQ (AX)(R11*4), AX
 	DECQ BX
 	JNZ dotKernZ2x6_tile
 	VZEROUPPER
@@ -7990,8 +7974,8 @@ dotKernZ3x6_r2c5:
 	VADDSD X14, X0, X0
 	VMOVSD X0, 40(DI)(R13*2)
 	ADDQ $48, DI
-	LEAQ (AX)(R11*4), AX
 	LEAQ (AX)(R11*2), AX
+	LEAQ (AX)(R11*4), AX
 	DECQ BX
 	JNZ dotKernZ3x6_tile
 	VZEROUPPER
@@ -9921,8 +9905,8 @@ dotKernZ4x6_r3c5:
 	VADDSD X14, X0, X0
 	VMOVSD X0, 40(R14)
 	ADDQ $48, DI
-	LEAQ (AX)(R11*4), AX
 	LEAQ (AX)(R11*2), AX
+	LEAQ (AX)(R11*4), AX
 	DECQ BX
 	JNZ dotKernZ4x6_tile
 	VZEROUPPER

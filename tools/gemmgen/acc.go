@@ -40,28 +40,7 @@ func acc(p func(string, ...any), mr, nr int, masked bool) {
 		p("\tMOVQ mask+80(FP), DX")
 		p("\tVMOVDQU (DX), Y13")
 	}
-	p("\tMOVQ nj+0(FP), BX")
-	p("\tMOVQ a+16(FP), SI")
-	p("\tMOVQ rs+24(FP), R10")
-	p("\tSHLQ $3, R10")
-	p("\tMOVQ ks+32(FP), R11")
-	p("\tSHLQ $3, R11")
-	p("\tMOVQ b+40(FP), AX")
-	p("\tMOVQ ldb+48(FP), R12")
-	p("\tSHLQ $3, R12")
-	p("\tMOVQ c+64(FP), DI")
-	p("\tMOVQ ldc+72(FP), R13")
-	p("\tSHLQ $3, R13")
-	p("%s_tile:", name)
-	p("\tMOVQ SI, R8")
-	p("\tMOVQ AX, DX")
-	p("\tMOVQ kc+8(FP), CX")
-	if mr > 3 {
-		p("\tLEAQ (R8)(R10*2), R9")
-		p("\tADDQ R10, R9")
-		p("\tLEAQ (DI)(R13*2), R14")
-		p("\tADDQ R13, R14")
-	}
+	accEntry(p, name, mr)
 	for r := range mr {
 		for v := range nv {
 			load(rowAddr(32*v, r, "DI", "R14", "R13"), r*nv+v)
@@ -80,13 +59,7 @@ func acc(p func(string, ...any), mr, nr int, masked bool) {
 			p("\tVADDPD Y15, Y%d, Y%d", r*nv+v, r*nv+v)
 		}
 	}
-	p("\tADDQ R11, R8")
-	if mr > 3 {
-		p("\tADDQ R11, R9")
-	}
-	p("\tADDQ R12, DX")
-	p("\tDECQ CX")
-	p("\tJNZ %s_loop", name)
+	accAdvance(p, name, mr)
 	for r := range mr {
 		for v := range nv {
 			if masked {
@@ -96,14 +69,7 @@ func acc(p func(string, ...any), mr, nr int, masked bool) {
 			}
 		}
 	}
-	p("\tADDQ $%d, DI", 8*nr)
-	p("\tMOVQ bstep+56(FP), DX")
-	p("\tSHLQ $3, DX")
-	p("\tADDQ DX, AX")
-	p("\tDECQ BX")
-	p("\tJNZ %s_tile", name)
-	p("\tVZEROUPPER")
-	p("\tRET")
+	accExit(p, name, nr)
 }
 
 // accZ writes accKernZ{mr}x{nr}, acc's unmasked kernel on ZMM registers:
@@ -121,6 +87,38 @@ func accZ(p func(string, ...any), mr, nr int) {
 	p("// loop takes one p at a time, so each element of C is one chain in")
 	p("// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.")
 	p("TEXT ·%s(SB), NOSPLIT, $0-80", name)
+	accEntry(p, name, mr)
+	for r := range mr {
+		for v := range nv {
+			p("\tVMOVUPD %s, Z%d", rowAddr(64*v, r, "DI", "R14", "R13"), r*nv+v)
+		}
+	}
+	p("%s_loop:", name)
+	for v := range nv {
+		p("\tVMOVUPD %d(DX), Z%d", 64*v, 12+v)
+	}
+	for r := range mr {
+		p("\tVBROADCASTSD %s, Z14", rowAddr(0, r, "R8", "R9", "R10"))
+		for v := range nv {
+			// A·B with A the first source, as acc's kernels and the
+			// reference loops order it.
+			p("\tVMULPD Z%d, Z14, Z15", 12+v)
+			p("\tVADDPD Z15, Z%d, Z%d", r*nv+v, r*nv+v)
+		}
+	}
+	accAdvance(p, name, mr)
+	for r := range mr {
+		for v := range nv {
+			p("\tVMOVUPD Z%d, %s", r*nv+v, rowAddr(64*v, r, "DI", "R14", "R13"))
+		}
+	}
+	accExit(p, name, nr)
+}
+
+// accEntry loads the arguments shared by acc's and accZ's kernels (strides
+// in bytes) and opens the tile loop: R8 and R9 walk rows 0–2 and 3–5 of
+// A, DX the rows of B, DI and R14 rows 0–2 and 3–5 of C, CX counts p.
+func accEntry(p func(string, ...any), name string, mr int) {
 	p("\tMOVQ nj+0(FP), BX")
 	p("\tMOVQ a+16(FP), SI")
 	p("\tMOVQ rs+24(FP), R10")
@@ -143,24 +141,10 @@ func accZ(p func(string, ...any), mr, nr int) {
 		p("\tLEAQ (DI)(R13*2), R14")
 		p("\tADDQ R13, R14")
 	}
-	for r := range mr {
-		for v := range nv {
-			p("\tVMOVUPD %s, Z%d", rowAddr(64*v, r, "DI", "R14", "R13"), r*nv+v)
-		}
-	}
-	p("%s_loop:", name)
-	for v := range nv {
-		p("\tVMOVUPD %d(DX), Z%d", 64*v, 12+v)
-	}
-	for r := range mr {
-		p("\tVBROADCASTSD %s, Z14", rowAddr(0, r, "R8", "R9", "R10"))
-		for v := range nv {
-			// A·B with A the first source, as acc's kernels and the
-			// reference loops order it.
-			p("\tVMULPD Z%d, Z14, Z15", 12+v)
-			p("\tVADDPD Z15, Z%d, Z%d", r*nv+v, r*nv+v)
-		}
-	}
+}
+
+// accAdvance moves A and B to the next p and closes the p loop.
+func accAdvance(p func(string, ...any), name string, mr int) {
 	p("\tADDQ R11, R8")
 	if mr > 3 {
 		p("\tADDQ R11, R9")
@@ -168,11 +152,11 @@ func accZ(p func(string, ...any), mr, nr int) {
 	p("\tADDQ R12, DX")
 	p("\tDECQ CX")
 	p("\tJNZ %s_loop", name)
-	for r := range mr {
-		for v := range nv {
-			p("\tVMOVUPD Z%d, %s", r*nv+v, rowAddr(64*v, r, "DI", "R14", "R13"))
-		}
-	}
+}
+
+// accExit moves C and B to the next tile, closes the tile loop and
+// returns.
+func accExit(p func(string, ...any), name string, nr int) {
 	p("\tADDQ $%d, DI", 8*nr)
 	p("\tMOVQ bstep+56(FP), DX")
 	p("\tSHLQ $3, DX")

@@ -26,29 +26,7 @@ func dot(p func(string, ...any), mr, nr int, evex bool) {
 	p("//")
 	p("// Y(r·%d+c) accumulates output (r, c). Requires %s, nj ≥ 1, k ≥ 1.", nr, need)
 	p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
-	p("\tMOVQ nj+0(FP), BX")
-	p("\tMOVQ a+16(FP), SI")
-	p("\tMOVQ lda+24(FP), R10")
-	p("\tSHLQ $3, R10")
-	p("\tMOVQ b+32(FP), AX")
-	p("\tMOVQ ldb+40(FP), R11")
-	p("\tSHLQ $3, R11")
-	p("\tMOVQ c+48(FP), DI")
-	p("\tMOVQ ldc+56(FP), R13")
-	p("\tSHLQ $3, R13")
-	p("%s_tile:", name)
-	p("\tMOVQ SI, R8")
-	p("\tMOVQ AX, DX")
-	if mr > 3 {
-		p("\tLEAQ (R8)(R10*2), R9")
-		p("\tADDQ R10, R9")
-		p("\tLEAQ (DI)(R13*2), R14")
-		p("\tADDQ R13, R14")
-	}
-	if nr > 3 {
-		p("\tLEAQ (DX)(R11*2), R12")
-		p("\tADDQ R11, R12")
-	}
+	dotEntry(p, name, mr, nr)
 	for i := range nout {
 		p("\tVXORPD Y%d, Y%d, Y%d", i, i, i)
 	}
@@ -100,36 +78,9 @@ func dot(p func(string, ...any), mr, nr int, evex bool) {
 			p("\tVMOVAPD Y%d, Y%d", q, o-14)
 			q = o - 14
 		}
-		p("\tVEXTRACTF128 $1, Y%d, X14", q)
-		for e := range 3 {
-			p("\tCMPQ CX, $%d", e+1)
-			p("\tJLT %s_comb%d", name, o)
-			p("\tVMOVSD %s, X15", rowAddr(8*e, r, "R8", "R9", "R10"))
-			p("\tVMULSD %s, X15, X15", rowAddr(8*e, c, "DX", "R12", "R11"))
-			p("\tVADDSD X15, X%d, X%d", q, q)
-		}
-		p("%s_comb%d:", name, o)
-		p("\tVADDPD X14, X%d, X%d", q, q)
-		p("\tVUNPCKHPD X%d, X%d, X14", q, q)
-		p("\tVADDSD X14, X%d, X%d", q, q)
-		p("\tVMOVSD X%d, %s", q, rowAddr(8*c, r, "DI", "R14", "R13"))
+		dotFinish(p, fmt.Sprintf("%s_comb%d", name, o), q, r, c)
 	}
-	p("\tADDQ $%d, DI", 8*nr)
-	switch nr {
-	case 1:
-		p("\tADDQ R11, AX")
-	case 2:
-		p("\tLEAQ (AX)(R11*2), AX")
-	case 3:
-		p("\tLEAQ (AX)(R11*2), AX")
-		p("\tADDQ R11, AX")
-	case 4:
-		p("\tLEAQ (AX)(R11*4), AX")
-	}
-	p("\tDECQ BX")
-	p("\tJNZ %s_tile", name)
-	p("\tVZEROUPPER")
-	p("\tRET")
+	dotExit(p, name, nr)
 }
 
 // rowAddr8 returns the address of row r < 9 of a matrix whose rows 0–2
@@ -154,13 +105,73 @@ func dotZ(p func(string, ...any), mr, np int) {
 	name := fmt.Sprintf("dotKernZ%dx%d", mr, nr)
 	nacc := mr * np
 	const areg, breg, tmp = 16, 20, 21
-	bb := [3]string{"DX", "R12", "SI"}
 	p("")
 	p("// func %s(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)", name)
 	p("//")
 	p("// Z(r·%d+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires", np)
 	p("// AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.")
 	p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
+	dotEntry(p, name, mr, nr)
+	for i := range nacc {
+		p("\tVXORPD Z%d, Z%d, Z%d", i, i, i)
+	}
+	p("\tMOVQ k+8(FP), CX")
+	p("\tSHRQ $2, CX")
+	p("\tJZ %s_tail", name)
+	p("%s_loop:", name)
+	for r := range mr {
+		p("\tVBROADCASTF64X4 %s, Z%d", rowAddr(0, r, "R8", "R9", "R10"), areg+r)
+	}
+	for q := range np {
+		p("\tVMOVUPD %s, Y%d", rowAddr8(0, 2*q, dotB, "R11"), breg)
+		p("\tVINSERTF64X4 $1, %s, Z%d, Z%d", rowAddr8(0, 2*q+1, dotB, "R11"), breg, breg)
+		for r := range mr {
+			// Intel order tmp = A·B, as in dot's kernels.
+			p("\tVMULPD Z%d, Z%d, Z%d", breg, areg+r, tmp)
+			p("\tVADDPD Z%d, Z%d, Z%d", tmp, r*np+q, r*np+q)
+		}
+	}
+	p("\tADDQ $32, R8")
+	if mr > 3 {
+		p("\tADDQ $32, R9")
+	}
+	for i, b := range dotB {
+		if i == 0 || i == 1 && nr > 3 || i == 2 && nr > 6 {
+			p("\tADDQ $32, %s", b)
+		}
+	}
+	p("\tDECQ CX")
+	p("\tJNZ %s_loop", name)
+	p("%s_tail:", name)
+	for i := range nacc {
+		p("\tVMOVAPD Z%d, Z%d", i, 16+i)
+	}
+	p("\tMOVQ k+8(FP), CX")
+	p("\tANDQ $3, CX")
+	for i := range nacc {
+		r, q := i/np, i%np
+		for h := range 2 {
+			c := 2*q + h
+			o := fmt.Sprintf("%s_r%dc%d", name, r, c)
+			if h == 0 {
+				p("\tVMOVAPD Y%d, Y0", 16+i)
+			} else {
+				p("\tVEXTRACTF64X4 $1, Z%d, Y0", 16+i)
+			}
+			dotFinish(p, o, 0, r, c)
+		}
+	}
+	dotExit(p, name, nr)
+}
+
+// dotB holds the bases of rows 0–2, 3–5 and 6–8 of B in the dot kernels.
+var dotB = [3]string{"DX", "R12", "SI"}
+
+// dotEntry loads the arguments shared by dot's and dotZ's kernels (strides
+// in bytes) and opens the tile loop: R8 and R9 walk rows 0–2 and 3–5 of
+// A, DX, R12 and SI rows 0–2, 3–5 and 6–8 of B, DI and R14 rows 0–2 and
+// 3–5 of C.
+func dotEntry(p func(string, ...any), name string, mr, nr int) {
 	p("\tMOVQ nj+0(FP), BX")
 	p("\tMOVQ lda+24(FP), R10")
 	p("\tSHLQ $3, R10")
@@ -187,78 +198,40 @@ func dotZ(p func(string, ...any), mr, np int) {
 		p("\tLEAQ (R12)(R11*2), SI")
 		p("\tADDQ R11, SI")
 	}
-	for i := range nacc {
-		p("\tVXORPD Z%d, Z%d, Z%d", i, i, i)
+}
+
+// dotFinish ends output (r, c), whose four partial sums are in Yq (q <
+// 16, a VEX register): the one to three remaining products go into s_0 in
+// order (CX holds k mod 4), then (s_0 + s_2) + (s_1 + s_3) is stored. X14
+// and X15 are scratch; label marks the combination.
+func dotFinish(p func(string, ...any), label string, q, r, c int) {
+	p("\tVEXTRACTF128 $1, Y%d, X14", q)
+	for e := range 3 {
+		p("\tCMPQ CX, $%d", e+1)
+		p("\tJLT %s", label)
+		p("\tVMOVSD %s, X15", rowAddr(8*e, r, "R8", "R9", "R10"))
+		p("\tVMULSD %s, X15, X15", rowAddr8(8*e, c, dotB, "R11"))
+		p("\tVADDSD X15, X%d, X%d", q, q)
 	}
-	p("\tMOVQ k+8(FP), CX")
-	p("\tSHRQ $2, CX")
-	p("\tJZ %s_tail", name)
-	p("%s_loop:", name)
-	for r := range mr {
-		p("\tVBROADCASTF64X4 %s, Z%d", rowAddr(0, r, "R8", "R9", "R10"), areg+r)
-	}
-	for q := range np {
-		p("\tVMOVUPD %s, Y%d", rowAddr8(0, 2*q, bb, "R11"), breg)
-		p("\tVINSERTF64X4 $1, %s, Z%d, Z%d", rowAddr8(0, 2*q+1, bb, "R11"), breg, breg)
-		for r := range mr {
-			// Intel order tmp = A·B, as in dot's kernels.
-			p("\tVMULPD Z%d, Z%d, Z%d", breg, areg+r, tmp)
-			p("\tVADDPD Z%d, Z%d, Z%d", tmp, r*np+q, r*np+q)
-		}
-	}
-	p("\tADDQ $32, R8")
-	if mr > 3 {
-		p("\tADDQ $32, R9")
-	}
-	for i, b := range bb {
-		if i == 0 || i == 1 && nr > 3 || i == 2 && nr > 6 {
-			p("\tADDQ $32, %s", b)
-		}
-	}
-	p("\tDECQ CX")
-	p("\tJNZ %s_loop", name)
-	p("%s_tail:", name)
-	for i := range nacc {
-		p("\tVMOVAPD Z%d, Z%d", i, 16+i)
-	}
-	p("\tMOVQ k+8(FP), CX")
-	p("\tANDQ $3, CX")
-	for i := range nacc {
-		r, q := i/np, i%np
-		for h := range 2 {
-			c := 2*q + h
-			o := fmt.Sprintf("%s_r%dc%d", name, r, c)
-			if h == 0 {
-				p("\tVMOVAPD Y%d, Y0", 16+i)
-			} else {
-				p("\tVEXTRACTF64X4 $1, Z%d, Y0", 16+i)
-			}
-			p("\tVEXTRACTF128 $1, Y0, X14")
-			for e := range 3 {
-				p("\tCMPQ CX, $%d", e+1)
-				p("\tJLT %s", o)
-				p("\tVMOVSD %s, X15", rowAddr(8*e, r, "R8", "R9", "R10"))
-				p("\tVMULSD %s, X15, X15", rowAddr8(8*e, c, bb, "R11"))
-				p("\tVADDSD X15, X0, X0")
-			}
-			p("%s:", o)
-			p("\tVADDPD X14, X0, X0")
-			p("\tVUNPCKHPD X0, X0, X14")
-			p("\tVADDSD X14, X0, X0")
-			p("\tVMOVSD X0, %s", rowAddr(8*c, r, "DI", "R14", "R13"))
-		}
-	}
+	p("%s:", label)
+	p("\tVADDPD X14, X%d, X%d", q, q)
+	p("\tVUNPCKHPD X%d, X%d, X14", q, q)
+	p("\tVADDSD X14, X%d, X%d", q, q)
+	p("\tVMOVSD X%d, %s", q, rowAddr(8*c, r, "DI", "R14", "R13"))
+}
+
+// dotExit moves C and B to the next tile of nr columns (nr ≤ 8), closes
+// the tile loop and returns.
+func dotExit(p func(string, ...any), name string, nr int) {
 	p("\tADDQ $%d, DI", 8*nr)
-	switch nr {
-	case 2:
-		p("\tLEAQ (AX)(R11*2), AX")
-	case 4:
-		p("\tLEAQ (AX)(R11*4), AX")
-	case 6:
-		p("\tLEAQ (AX)(R11*4), AX")
-		p("\tLEAQ (AX)(R11*2), AX")
-	case 8:
-		p("\tLEAQ (AX)(R11*8), AX")
+	for left := nr; left > 0; {
+		step := min(left&-left, 8) // the largest LEAQ scale dividing left
+		if step == 1 {
+			p("\tADDQ R11, AX")
+		} else {
+			p("\tLEAQ (AX)(R11*%d), AX", step)
+		}
+		left -= step
 	}
 	p("\tDECQ BX")
 	p("\tJNZ %s_tile", name)
