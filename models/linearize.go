@@ -125,5 +125,6 @@ func (l *mixtureLinearized) Products(hv, cross, u []float64) {
 	if cross != nil {
 		checkLen("cross", cross, l.m.DimLambda())
 	}
+	defer l.m.hold()()
 	l.m.products(hv, cross, l.x, l.lambda, l.d, l.idx, u, l.cache)
 }
