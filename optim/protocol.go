@@ -90,6 +90,12 @@ type Round struct {
 	// lost its state: it restarts from its initial state before it sends
 	// (see Reinitializer).
 	Reinit bool
+	// Lockstep is set by a driver that runs rounds one after the other:
+	// every receiver is done with a round's payloads before the next round
+	// begins (a delayed message is a copy). A behaviour may then write,
+	// from this round's Premix on, into the payload it sent in the round
+	// before, instead of keeping it one round more.
+	Lockstep bool
 }
 
 // Outbox is how a behaviour sends in one round; Push and Send below are

@@ -47,8 +47,20 @@ func NewPushSumPair(id, n int, z0 []float64) PushSumPair {
 // NextPayload returns the buffer to fill for this round's message.
 func (p *PushSumPair) NextPayload() []float64 {
 	p.flip ^= 1
+	p.grow()
 	return p.out[p.flip]
 }
+
+// grow makes the payload buffer of this round after Shed.
+func (p *PushSumPair) grow() {
+	if p.out[p.flip] == nil {
+		p.out[p.flip] = make([]float64, len(p.X))
+	}
+}
+
+// Shed drops the payload buffers, which the next round makes again: a
+// pair that sends no more this phase keeps only z and x.
+func (p *PushSumPair) Shed() { p.out = [2][]float64{} }
 
 // PayloadZ returns z as this round's payload without copying it: z and
 // the buffer NextPayload would return swap places, so the payload is the
@@ -57,6 +69,7 @@ func (p *PushSumPair) NextPayload() []float64 {
 // rewrites them, so nothing may read z between PayloadZ and Mixed.
 func (p *PushSumPair) PayloadZ() []float64 {
 	p.flip ^= 1
+	p.grow()
 	p.Z, p.out[p.flip] = p.out[p.flip], p.Z
 	return p.out[p.flip]
 }

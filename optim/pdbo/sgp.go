@@ -79,6 +79,7 @@ type SGP struct {
 	gx    []float64 // scratch for ∂ₓF in Observe, which leaves grad alone
 	gl    []float64 // scratch for ∂_λF in Observe
 	batch *optim.Batcher
+	shedZ bool // z was dropped (shed): no more rounds
 }
 
 // NewSGP returns client id of n training a plain model (no
@@ -215,8 +216,30 @@ func (s *SGP) SetOuterData(d *datasets.Dataset) {
 // differentiated.
 func (s *SGP) Linearize(outer *datasets.Dataset, lr float64, batch int, seed uint64) Linearization {
 	z, omega := s.State()
+	lin := s.linearize(outer, lr, batch, seed)
+	lin.Z, lin.Omega = z, omega
+	return lin
+}
+
+func (s *SGP) linearize(outer *datasets.Dataset, lr float64, batch int, seed uint64) Linearization {
 	links, pBar, deltaBar := s.ps.LinkEstimates()
 	return Linearization{ID: s.ps.ID, N: s.ps.N(), Model: s.model, Inner: s.data.Train, Outer: outer,
-		Lambda: append([]float64(nil), s.lambda...), Z: z, Omega: omega, Links: links, PBar: pBar, DeltaBar: deltaBar,
+		Lambda: append([]float64(nil), s.lambda...), Omega: s.ps.Omega, Links: links, PBar: pBar, DeltaBar: deltaBar,
 		Variant: s.cfg.Variant, LR: lr, WeightFloor: s.cfg.WeightFloor, Batch: batch, Seed: seed}
 }
+
+// linearizeShared is Linearize for an SGP that runs no more rounds: the
+// linearization shares x (and z, until the estimator is built) instead of
+// copying z, and the SGP drops what only its rounds need (the payload
+// buffers, the gradient, Observe's scratch); shed then drops z too, which
+// leaves x and ω, all a warm start and a later linearization read.
+func (s *SGP) linearizeShared(outer *datasets.Dataset, lr float64, batch int, seed uint64) Linearization {
+	lin := s.linearize(outer, lr, batch, seed)
+	lin.Z, lin.X = s.ps.Z, s.ps.X
+	s.ps.Shed()
+	s.grad, s.gx = nil, nil
+	return lin
+}
+
+// shed drops z after linearizeShared; the SGP can then not run rounds.
+func (s *SGP) shed() { s.ps.Z, s.shedZ = nil, true }
