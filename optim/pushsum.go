@@ -58,6 +58,10 @@ func (p *PushSumPair) grow() {
 	}
 }
 
+// Vectors returns the vectors the pair holds: z, x and the payload
+// buffers made so far (nil where none is), for memory accounting.
+func (p *PushSumPair) Vectors() [][]float64 { return [][]float64{p.Z, p.X, p.out[0], p.out[1]} }
+
 // Shed drops the payload buffers, which the next round makes again: a
 // pair that sends no more this phase keeps only z and x.
 func (p *PushSumPair) Shed() { p.out = [2][]float64{} }
