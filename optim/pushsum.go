@@ -62,9 +62,14 @@ func (p *PushSumPair) grow() {
 // buffers made so far (nil where none is), for memory accounting.
 func (p *PushSumPair) Vectors() [][]float64 { return [][]float64{p.Z, p.X, p.out[0], p.out[1]} }
 
-// Shed drops the payload buffers, which the next round makes again: a
-// pair that sends no more this phase keeps only z and x.
-func (p *PushSumPair) Shed() { p.out = [2][]float64{} }
+// Shed drops the payload buffers, which the next round makes again, and
+// the premix's references to the last round's payloads: a pair that sends
+// no more this phase keeps only z and x alive.
+func (p *PushSumPair) Shed() {
+	p.out = [2][]float64{}
+	clear(p.terms[:cap(p.terms)])
+	p.terms, p.mixes = p.terms[:0], [1]Mix{}
+}
 
 // PayloadZ returns z as this round's payload without copying it: z and
 // the buffer NextPayload would return swap places, so the payload is the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -282,18 +283,17 @@ func memory(sc Scenario, m modelShape, p process) []ResourcePart {
 			add("hyper-gradient link weights", 2*56*float64(links)*share)
 		}
 	}
-	// Per client: the SGP state (z, x, gradient, ψ, two payloads) and the
-	// estimator's (linearization, u, w, payloads, mixing buffers).
-	perClient := 6.0
-	if sc.Hypergradient.Estimator != "none" {
-		perClient += 14
-	}
-	add("client state", 8*perClient*float64(m.dx)*hosted)
+	// Per client: the d_x-vectors of the phase that holds the most
+	// (docs/scale.md lists them), and the initial point all share.
+	add("client state", 8*(clientVectors(sc)*hosted+1)*float64(m.dx))
 	// What a client holds whatever d: its behaviour, batcher, streams,
 	// buffers and actor; measured as the live heap of 10⁵ softmax
 	// clients (d = 44) on a torus, less the parts above.
 	add("client bookkeeping", clientOverhead*hosted)
-	add("model workspaces", m.workspace*hosted)
+	// A call's model workspaces and its scratch vector are taken from
+	// pools and returned: one set per call running at once.
+	calls := callsAtOnce(sc, p.hosted)
+	add("model workspaces", (m.workspace+8*float64(m.dx))*calls)
 	examples := src.Examples(sc.Nodes())
 	switch {
 	case sc.Algorithm.Params.Server():
@@ -343,6 +343,34 @@ func memory(sc Scenario, m modelShape, p process) []ResourcePart {
 		add("evaluation parameters (worker 0)", 8*float64(m.dx)*float64(n))
 	}
 	return live
+}
+
+// clientVectors is the most d_x-vectors a client holds at once: an SGP
+// phase's z, x, two payloads, the gradient and the outer gradient's
+// scratch; VR-HGP's x (shared with the SGP), c^y and two [u; w] under the
+// sequential driver, three under the actor runtime; HGP's and exact
+// backpropagation's x, c^y, u, its next value, the mix, two payloads and
+// H·u.
+func clientVectors(sc Scenario) float64 {
+	switch sc.Hypergradient.Estimator {
+	case "vr-hgp":
+		if sc.Runtime.DriverName() != "sequential" {
+			return 8
+		}
+	case "hgp", "exact":
+		return 8
+	}
+	return 6
+}
+
+// callsAtOnce is how many clients' calls run at once in a process hosting
+// hosted clients: the sequential driver's goroutines, or the cores.
+func callsAtOnce(sc Scenario, hosted int64) float64 {
+	p := int64(runtime.GOMAXPROCS(0))
+	if sc.Runtime.DriverName() == "sequential" && sc.Runtime.Parallel > 0 {
+		p = int64(sc.Runtime.Parallel)
+	}
+	return float64(max(min(p, hosted), 1))
 }
 
 // liveBytes sums parts.

@@ -416,3 +416,8 @@ func (e *ExactBackprop) Observe() optim.Stats { return optim.Stats{Hyper: e.Esti
 
 // Observe implements optim.Observer: the current estimate.
 func (h *LocalHypergradient) Observe() optim.Stats { return optim.Stats{Hyper: h.Estimate()} }
+
+func (h *HGP) release()                { h.l.release() }
+func (h *VRHGP) release()              { h.l.release() }
+func (e *ExactBackprop) release()      { e.l.release() }
+func (h *LocalHypergradient) release() { h.l.release() }

@@ -292,3 +292,14 @@ func getScratch(d int) []float64 {
 }
 
 func putScratch(v []float64) { scratch.Put(&v) }
+
+// release drops the model's references to the linearization point, once
+// the estimator is done.
+func (l *local) release() {
+	for _, at := range []models.Linearized{l.at, l.full} {
+		if at != nil {
+			at.Release()
+		}
+	}
+	l.at, l.full = nil, nil
+}

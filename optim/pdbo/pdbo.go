@@ -127,17 +127,14 @@ func (c *Client) Enter(p *optim.PhaseSpec) (optim.Behaviour, error) {
 		// The SGP runs no more rounds: the estimator shares its x, and
 		// the client keeps x and ω of the SGP state (for a warm start),
 		// unless a checkpoint may still save the whole state.
-		lin := c.sgp.linearizeShared(c.outer(), c.cfg.HyperLR, c.cfg.HyperBatch, c.cfg.Seed)
+		c.est = nil // the last estimator's vectors go before the new ones come
+		lin := c.sgp.linearizeShared(c.outer(), c.cfg.HyperLR, c.cfg.HyperBatch, c.cfg.Seed, !c.cut)
 		if c.trueP != nil {
 			lin.Links, lin.PBar, lin.DeltaBar = nil, c.trueP, slices.Clone(c.trueDelta)
 		}
-		c.est = nil // the last estimator's vectors go before the new ones come
 		e, err := NewEstimator(c.cfg.Estimator, lin, c.cfg)
 		if err != nil {
 			return nil, err
-		}
-		if !c.cut {
-			c.sgp.shed()
 		}
 		c.est = e
 		return hyperPhase{e}, nil
@@ -296,7 +293,11 @@ func freeze(e HyperEstimator) HyperEstimator {
 	if f, ok := e.(frozenEstimate); ok {
 		return f
 	}
-	return frozenEstimate{est: e.Estimate()}
+	f := frozenEstimate{est: e.Estimate()}
+	if r, ok := e.(interface{ release() }); ok {
+		r.release()
+	}
+	return f
 }
 
 // Send implements optim.Behaviour: nothing travels.

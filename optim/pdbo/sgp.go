@@ -229,17 +229,23 @@ func (s *SGP) linearize(outer *datasets.Dataset, lr float64, batch int, seed uin
 }
 
 // linearizeShared is Linearize for an SGP that runs no more rounds: the
-// linearization shares x (and z, until the estimator is built) instead of
-// copying z, and the SGP drops what only its rounds need (the payload
-// buffers, the gradient, Observe's scratch); shed then drops z too, which
-// leaves x and ω, all a warm start and a later linearization read.
-func (s *SGP) linearizeShared(outer *datasets.Dataset, lr float64, batch int, seed uint64) Linearization {
+// linearization shares x (or z, where x does not have the bits z·(1/ω)
+// has) instead of copying z, and the SGP drops what only its rounds need
+// (the payload buffers, the gradient, Observe's scratch) and, with shed,
+// z, which leaves x and ω, all a warm start and a later linearization
+// read; the SGP can then not run rounds.
+func (s *SGP) linearizeShared(outer *datasets.Dataset, lr float64, batch int, seed uint64, shed bool) Linearization {
 	lin := s.linearize(outer, lr, batch, seed)
 	lin.Z, lin.X = s.ps.Z, s.ps.X
+	if s.ps.Z != nil && sharedX(lin) == nil {
+		lin.X = nil
+		shed = false
+	}
 	s.ps.Shed()
 	s.grad, s.gx = nil, nil
+	if shed {
+		lin.Z = nil
+		s.ps.Z, s.shedZ = nil, true
+	}
 	return lin
 }
-
-// shed drops z after linearizeShared; the SGP can then not run rounds.
-func (s *SGP) shed() { s.ps.Z, s.shedZ = nil, true }
