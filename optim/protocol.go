@@ -256,6 +256,7 @@ func (p *Port) Open(phase string, index int, tick uint64) *Round {
 	p.round.Reinit = len(p.net.Failures) > 0 && !p.round.Offline && p.net.Reinitializes(p.self, tick)
 	p.round.Links = p.net.Realize(p.self, tick, p.round.Links)
 	p.round.Weights = p.net.PushWeights(p.self, p.round.Links, p.round.Weights)
+	clear(p.out) // the last round's payloads are not kept alive by the port
 	p.out = p.out[:0]
 	return &p.round
 }

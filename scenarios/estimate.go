@@ -23,10 +23,17 @@ import (
 type Resources struct {
 	// Live is the estimated live heap in bytes, by part.
 	Live []ResourcePart
-	// PeakBytes is the process's expected peak memory: twice the live heap,
-	// since Go's collector lets the heap grow to twice what survived the
-	// last cycle (GOGC = 100).
+	// PeakBytes is the process's expected peak memory. In one process
+	// (hgpsim run and resume) it is HeapLimit and the runtime's own
+	// memory; in processes without a limit twice the live heap, since Go's
+	// collector lets the heap grow to twice what survived the last cycle
+	// (GOGC = 100).
 	PeakBytes int64
+	// HeapLimit is the soft memory limit hgpsim run and resume give the Go
+	// runtime (unless GOMEMLIMIT is set), so that the heap stays near the
+	// live heap instead of doubling: the live heap and a quarter more.
+	// 0 for runs over workers.
+	HeapLimit int64
 	// Flops counts the floating-point work of the whole run, and Seconds
 	// turns it into time on one core at AssumedFlops.
 	Flops   float64
@@ -150,7 +157,9 @@ func Estimate(sc Scenario) Resources {
 		}
 	} else {
 		r.Live = memory(sc, shape, process{role: oneProcess, hosted: n})
-		r.PeakBytes = 2 * r.LiveBytes()
+		live := r.LiveBytes()
+		r.HeapLimit = live + max(live/4, heapSlack)
+		r.PeakBytes = r.HeapLimit + runtimeOverhead
 	}
 
 	// Work per example: a gradient costs two forward passes for the dense
@@ -284,8 +293,9 @@ func memory(sc Scenario, m modelShape, p process) []ResourcePart {
 		}
 	}
 	// Per client: the d_x-vectors of the phase that holds the most
-	// (docs/scale.md lists them), and the initial point all share.
-	add("client state", 8*(clientVectors(sc)*hosted+1)*float64(m.dx))
+	// (docs/scale.md lists them); and the initial point the clients share.
+	add("client state", 8*clientVectors(sc)*hosted*float64(m.dx))
+	add("initial point", 8*min(hosted, 1)*float64(m.dx))
 	// What a client holds whatever d: its behaviour, batcher, streams,
 	// buffers and actor; measured as the live heap of 10⁵ softmax
 	// clients (d = 44) on a torus, less the parts above.
@@ -409,6 +419,14 @@ func ownsSection(a optim.Algorithm, key string) bool {
 	}
 	return false
 }
+
+// heapSlack is the least room a memory limit leaves above the estimated
+// live heap, and runtimeOverhead what the process holds beyond its heap
+// (the binary, stacks, the runtime's structures).
+const (
+	heapSlack       = 256 << 20
+	runtimeOverhead = 64 << 20
+)
 
 // clientOverhead is the measured heap of one client beyond its vectors.
 const clientOverhead = 6.5 * 1024
