@@ -35,7 +35,8 @@ type Resources struct {
 	// 0 for runs over workers.
 	HeapLimit int64
 	// Flops counts the floating-point work of the whole run, and Seconds
-	// turns it into time on one core at AssumedFlops.
+	// turns it into time on one core at the rates of its operations
+	// (estimate_work.go).
 	Flops   float64
 	Seconds float64
 	// NoTime, when set, says why the computation is not estimated: the
@@ -66,14 +67,11 @@ type ResourcePart struct {
 	Bytes int64
 }
 
-// AssumedFlops is the single-core rate behind Resources.Seconds. It was
-// 5e9, calibrated with the personalization runs of docs/results.md; the
-// kernels (blocked mixing, fused products, AVX2) doubled the
-// rate of those runs' operations, and the paper-scale run
-// (scenarios/paper/scale-n100-stod.yaml) used 27 min of CPU where 1e10
-// predicts 74 min: the model counts mixing at memory speed, which blocked
-// mixing no longer pays. It errs on the safe side; not recalibrated on
-// the smaller runs.
+// AssumedFlops is the single-core rate of what the work model does not
+// measure: PDBO's mixing (memory-bound) and the experiments' estimates.
+// It was 5e9, calibrated with the personalization runs of
+// docs/results.md; the kernels doubled the rate of those runs'
+// operations. It errs on the safe side.
 const AssumedFlops = 1e10
 
 // LiveBytes sums the parts.
@@ -159,53 +157,10 @@ func Estimate(sc Scenario) Resources {
 		r.Live = memory(sc, shape, process{role: oneProcess, hosted: n})
 		live := r.LiveBytes()
 		r.HeapLimit = live + max(live/4, heapSlack)
-		r.PeakBytes = r.HeapLimit + runtimeOverhead
+		r.PeakBytes = min(2*live, r.HeapLimit) + runtimeOverhead
 	}
 
-	// Work per example: a gradient costs two forward passes for the dense
-	// models (4·d_x) and three for a CNN (its input gradients), a
-	// Hessian-vector plus cross product four (eight for a CNN); mixing
-	// costs 2·d_x per link; every evaluation passes over all of a client's
-	// data.
-	batch := float64(sc.SGP.Batch)
-	perClientExamples := float64(examples) / float64(n)
-	if batch <= 0 || batch > perClientExamples {
-		batch = perClientExamples
-	}
-	fdx, fn, fl := float64(dx), float64(n), float64(links)
-	gradCost, productCost := 2*fwd, 4*fwd
-	if _, ok := sc.Model.Arch.Params.(models.Coster); ok {
-		gradCost, productCost = 3*fwd, 8*fwd
-	}
-	sgpRound := fn*batch*gradCost + fl*2*fdx
-	evals := 1.0
-	if sc.SGP.EvalEvery > 0 {
-		evals += float64(sc.SGP.Rounds / sc.SGP.EvalEvery)
-	}
-	sgp := float64(sc.SGP.Rounds)*sgpRound + evals*float64(examples)*fwd
-	var hyper float64
-	if sc.Hypergradient.Estimator != "none" {
-		hb := float64(sc.Hypergradient.Batch)
-		if hb <= 0 || hb > perClientExamples {
-			hb = perClientExamples
-		}
-		products := 1.0
-		if sc.Hypergradient.Estimator == "vr-hgp" {
-			products = 2
-		}
-		rounds := float64(sc.Hypergradient.M)
-		if sc.Hypergradient.Sampling == "alternate" {
-			rounds *= 2
-		}
-		hyper = rounds * products * (fn*hb*productCost + fl*2*fdx)
-	}
-	steps := float64(sc.Outer.Steps)
-	r.Flops = (steps+1)*sgp + math.Max(steps, 1)*hyper
-	if sc.Hypergradient.Oracle {
-		m := fn * fdx
-		r.Flops += m * m * m
-	}
-	r.Seconds = r.Flops / AssumedFlops
+	r.Flops, r.Seconds = work(sc, fwd, float64(dx), float64(examples), float64(links))
 	if !ownsSection(sc.Algorithm.Params, "sgp") {
 		r.Flops, r.Seconds = 0, 0
 		r.NoTime = "the work model counts PDBO's rounds, not algorithm " + sc.Algorithm.Name + "'s"
@@ -328,7 +283,7 @@ func memory(sc Scenario, m modelShape, p process) []ResourcePart {
 		add("dense oracle", 3*8*d*d)
 	}
 	if p.role == oneProcess {
-		return live
+		return keptData(sc, live, features)
 	}
 	if p.role == supervisorRole {
 		// Payloads go worker to worker: the supervisor holds control
@@ -380,7 +335,7 @@ func callsAtOnce(sc Scenario, hosted int64) float64 {
 	if sc.Runtime.DriverName() == "sequential" && sc.Runtime.Parallel > 0 {
 		p = int64(sc.Runtime.Parallel)
 	}
-	return float64(max(min(p, hosted), 1))
+	return float64(min(p, hosted))
 }
 
 // liveBytes sums parts.
@@ -424,8 +379,8 @@ func ownsSection(a optim.Algorithm, key string) bool {
 // live heap, and runtimeOverhead what the process holds beyond its heap
 // (the binary, stacks, the runtime's structures).
 const (
-	heapSlack       = 256 << 20
-	runtimeOverhead = 64 << 20
+	heapSlack       = 24 << 20
+	runtimeOverhead = 32 << 20
 )
 
 // clientOverhead is the measured heap of one client beyond its vectors.
