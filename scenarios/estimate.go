@@ -30,9 +30,10 @@ type Resources struct {
 	// (GOGC = 100).
 	PeakBytes int64
 	// HeapLimit is the soft memory limit hgpsim run and resume give the Go
-	// runtime (unless GOMEMLIMIT is set), so that the heap stays near the
-	// live heap instead of doubling: the live heap and a quarter more.
-	// 0 for runs over workers.
+	// runtime (unless GOMEMLIMIT is set; a sweep gives --jobs times its
+	// largest run's), so that the heap stays near the live heap instead
+	// of doubling: the live heap and a quarter more. 0 for runs over
+	// workers.
 	HeapLimit int64
 	// Flops counts the floating-point work of the whole run, and Seconds
 	// turns it into time on one core at the rates of its operations
