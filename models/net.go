@@ -24,8 +24,8 @@ import (
 // batch primitives, which forward to the net's Logits, JVP, VJP and VJPR
 // (exact, forward-over-reverse).
 //
-// A *Net holds the net's workspaces: one goroutine at a time, Clone for
-// others.
+// A *Net holds scratch and, during a call, a workspace from the pool its
+// clones share (see workPool): one goroutine at a time, Clone for others.
 type Net struct {
 	// proto describes the net; net is the workspace of the current call
 	// sequence (nil between calls), from pool, which the clones share.
