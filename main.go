@@ -364,9 +364,11 @@ func cmdRun(file string, f runFlags, seedSet, workersSet bool, stderr io.Writer)
 		sc.Runtime.Workers, sc.Runtime.Driver = f.workers, "actors"
 	}
 	// Refuse what cannot fit before anything is written or logged.
-	if _, err := scenarios.Check(file, sc, scenarios.CheckOptions{MaxMemory: f.mem.bytes}); err != nil {
+	res, err := scenarios.Check(file, sc, scenarios.CheckOptions{MaxMemory: f.mem.bytes})
+	if err != nil {
 		return err
 	}
+	boundHeap(res)
 	sec, err := f.security.security()
 	if err != nil {
 		return err

@@ -101,6 +101,8 @@ func cmdResume(dir string, f resumeFlags, flags changedFlags, stderr io.Writer) 
 	outer := true
 	if sc, err := scenarios.Load(filepath.Join(dir, "scenario.yaml")); err == nil {
 		outer = sc.Outer.Steps > 0 // as hgpsim run decides it
+		runtime(&sc.Runtime)
+		boundHeap(scenarios.Estimate(sc))
 	}
 	log := newConsoleLog(stderr)
 	return supervise(log, stderr, dir, outer, true, f.cpuprofile, func() {

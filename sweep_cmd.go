@@ -132,6 +132,7 @@ func cmdSweep(files []string, f sweepFlags, stdout, stderr io.Writer) error {
 	if err := run.CheckSweepFolders(jobList); err != nil {
 		return err
 	}
+	boundHeap(sweepResources(jobList, f.jobs))
 	sec, err := f.security.security()
 	if err != nil {
 		return err

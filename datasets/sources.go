@@ -214,6 +214,15 @@ func (d *IDXData) Examples(int) int64 {
 	return 70000
 }
 
+// Splits returns about how many examples the clients keep in all, for
+// training, validation and test: the fraction of Examples, split as the
+// partition splits it; for the time estimate.
+func (d *IDXData) Splits(clients int) (train, val, test int64) {
+	kept := float64(d.Examples(clients)) * d.Fraction
+	tr := (kept - kept*d.TestFrac) * d.TrainFrac
+	return int64(tr), int64(kept - kept*d.TestFrac - tr), int64(kept * d.TestFrac)
+}
+
 // Files implements Source.
 func (d *IDXData) Files() []string { return d.source().paths() }
 

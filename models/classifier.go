@@ -47,6 +47,11 @@ type Classifier interface {
 	// derivative along u of batchVJP(x, G) when G changes at the rate RG.
 	// It needs batchLogits and then batchJVP(u) of the same x.
 	batchVJPR(dst, x, u, G, RG []float64)
+	// hold keeps the workspace the batch passes take until the matching
+	// unhold (see workPool): callers that interleave passes hold around
+	// them.
+	hold()
+	unhold()
 }
 
 // batchChunk bounds the rows a model multiplies at once: larger batches

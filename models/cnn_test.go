@@ -67,7 +67,7 @@ func TestCNNMatchesFiniteDifferences(t *testing.T) {
 func TestCNNIsTheNet(t *testing.T) {
 	r := testRand(t, 72)
 	m := smallCNN(0.03)
-	net := m.net.Clone()
+	net := m.proto.Clone()
 	d := randomData(r, batchChunk+37, 16, 4)
 	x, u := randomVec(r, m.Dim(), 1), randomVec(r, m.Dim(), 1)
 	got, want := make([]float64, m.Dim()), make([]float64, m.Dim())

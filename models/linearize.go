@@ -25,6 +25,10 @@ type Linearized interface {
 	// (d_λ); a nil destination is skipped. The values are bit-identical to
 	// InnerHVP and InnerCross at the fixed point.
 	Products(hv, cross, u []float64)
+	// Release drops the references to the fixed point (x, λ, the data),
+	// which the model would otherwise keep alive until its next
+	// Linearize; the Linearized must not be used after it.
+	Release()
 }
 
 // maxCachedFloats bounds the forward cache of one Linearized (8 MiB); a
@@ -135,5 +139,8 @@ func (l *mixtureLinearized) Products(hv, cross, u []float64) {
 	if cross != nil {
 		checkLen("cross", cross, l.m.DimLambda())
 	}
+	defer l.m.hold()()
 	l.m.products(hv, cross, l.x, l.lambda, l.d, l.idx, u, l.cache)
 }
+
+func (l *mixtureLinearized) Release() { l.x, l.lambda, l.d, l.idx, l.cache = nil, nil, nil, nil, nil }

@@ -37,7 +37,7 @@ func sigmoid(z float64) float64 {
 func (m *Net) margins(x []float64, d *datasets.Dataset, idx []int, lo, hi int) int {
 	nb := hi - lo
 	m.s.grow(nb, 1)
-	m.net.Logits(m.s.z[:nb], x, batchRows(&m.s.a, d, idx, lo, hi), nb)
+	m.ws().Logits(m.s.z[:nb], x, batchRows(&m.s.a, d, idx, lo, hi), nb)
 	return nb
 }
 
@@ -67,7 +67,7 @@ func (m *Net) logisticGrad(dst, x []float64, d *datasets.Dataset, idx []int) flo
 			loss += softplus(z) - y*z
 			m.s.g[b] = inv * (sigmoid(z) - y)
 		}
-		m.net.VJP(dst, x, m.s.g[:nb])
+		m.ws().VJP(dst, x, m.s.g[:nb])
 	}
 	floats.AddScaled(dst, m.l2, x)
 	return loss/float64(n) + 0.5*m.l2*sumSquares(x)
@@ -81,13 +81,13 @@ func (m *Net) logisticHVP(dst, x []float64, d *datasets.Dataset, idx []int, u []
 	clear(dst)
 	for lo, hi := range chunks(n) {
 		nb := m.margins(x, d, idx, lo, hi)
-		m.net.JVP(m.s.v[:nb], x, u)
+		m.ws().JVP(m.s.v[:nb], x, u)
 		for b := range nb {
 			label(d, rowIndex(d, idx, lo+b), 2)
 			s := sigmoid(m.s.z[b])
 			m.s.g[b] = inv * s * (1 - s) * m.s.v[b]
 		}
-		m.net.VJP(dst, x, m.s.g[:nb])
+		m.ws().VJP(dst, x, m.s.g[:nb])
 	}
 	floats.AddScaled(dst, m.l2, u)
 }

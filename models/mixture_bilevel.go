@@ -11,6 +11,7 @@ import (
 
 // InnerLoss returns f(x, λ).
 func (m *mixture) InnerLoss(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
+	defer m.hold()()
 	n := m.start(x, lambda, d, idx)
 	var loss float64
 	for lo, hi := range chunks(n) {
@@ -26,6 +27,7 @@ func (m *mixture) InnerLoss(x, lambda []float64, d *datasets.Dataset, idx []int)
 // InnerGrad writes ∇ₓf into dst and returns f, with the value InnerLoss
 // returns.
 func (m *mixture) InnerGrad(dst, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
+	defer m.hold()()
 	n := m.start(x, lambda, d, idx)
 	checkLen("dst", dst, m.DimX())
 	inv := 1 / float64(n)
@@ -46,6 +48,7 @@ func (m *mixture) InnerGrad(dst, x, lambda []float64, d *datasets.Dataset, idx [
 // g_k = (w/n) r_k (q_k − e_y) and
 // R{g_k} = (w/n) [r_k (s_k − s̄)(q_k − e_y) + r_k R{q_k}].
 func (m *mixture) InnerHVP(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
+	defer m.hold()()
 	checkLen("dst", dst, m.DimX())
 	m.products(dst, nil, x, lambda, d, idx, u, nil)
 }
@@ -54,6 +57,7 @@ func (m *mixture) InnerHVP(dst, x, lambda []float64, d *datasets.Dataset, idx []
 // −(1/n) Σ_b w_{y_b} r_b ⊙ (s_b − s̄_b) and the λ^C block
 // Σ_c (∂w_c/∂λ^C)ᵀ S_c with S_c = −(1/n) Σ_{b: y_b = c} s̄_b.
 func (m *mixture) InnerCross(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
+	defer m.hold()()
 	checkLen("dst", dst, m.DimLambda())
 	m.products(nil, dst, x, lambda, d, idx, u, nil)
 }
@@ -145,6 +149,7 @@ func (m *mixture) products(hv, cross, x, lambda []float64, d *datasets.Dataset, 
 // ∂ₓF backpropagates the unweighted mixture cross-entropy, the λ^K block is
 // (1/n) Σ_b (π − r_b) + μ_K λ^K and the λ^C block μ_C λ^C.
 func (m *mixture) OuterGrad(dstX, dstLambda, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
+	defer m.hold()()
 	n := m.start(x, lambda, d, idx)
 	checkLen("dstX", dstX, m.DimX())
 	checkLen("dstLambda", dstLambda, m.DimLambda())
@@ -177,6 +182,7 @@ func (m *mixture) OuterGrad(dstX, dstLambda, x, lambda []float64, d *datasets.Da
 // P(· | a) = Σ_k π_k q_k is the label; with one base, the arg-max of its
 // logits, exactly as the base model's Accuracy.
 func (m *mixture) Accuracy(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
+	defer m.hold()()
 	n := m.start(x, lambda, d, idx)
 	C := m.classes
 	correct := 0

@@ -24,10 +24,14 @@ import (
 // batch primitives, which forward to the net's Logits, JVP, VJP and VJPR
 // (exact, forward-over-reverse).
 //
-// A *Net holds the net's workspaces: one goroutine at a time, Clone for
-// others.
+// A *Net holds scratch and, during a call, a workspace from the pool its
+// clones share (see workPool): one goroutine at a time, Clone for others.
 type Net struct {
-	net               *nn.Net
+	// proto describes the net; net is the workspace of the current call
+	// sequence (nil between calls), from pool, which the clones share.
+	proto, net        *nn.Net
+	pool              *workPool
+	held              int
 	in                nn.Shape
 	layers            []nn.Spec // as given, for heads that split the net (HyperRep)
 	features, classes int
@@ -58,7 +62,7 @@ func NewNet(in nn.Shape, layers []nn.Spec, classes int, l2 float64) (*Net, error
 	if err != nil {
 		return nil, err
 	}
-	return &Net{net: net, in: in, layers: slices.Clone(layers), features: in.Size(), classes: classes, l2: l2}, nil
+	return &Net{proto: net, pool: &workPool{proto: net}, in: in, layers: slices.Clone(layers), features: in.Size(), classes: classes, l2: l2}, nil
 }
 
 // mustPreset builds a preset whose arguments were checked.
@@ -169,13 +173,13 @@ func (m *Net) fanInNormal(dst []float64, r *rand.Rand) {
 }
 
 // Dim returns the number of parameters.
-func (m *Net) Dim() int { return m.net.Dim() }
+func (m *Net) Dim() int { return m.proto.Dim() }
 
-// Clone returns a Net with the same layers, head and L2 and its own
-// workspaces.
+// Clone returns a Net with the same layers, head and L2, its own scratch
+// and the workspaces of m's pool.
 func (m *Net) Clone() Model {
 	c := *m
-	c.net = m.net.Clone()
+	c.net, c.held = nil, 0
 	c.s, c.t, c.n = classifierScratch{}, nil, 0
 	if m.hidden > 0 {
 		c.init = c.fanInNormal
@@ -191,7 +195,7 @@ func (m *Net) Init(dst []float64, r *rand.Rand) {
 		m.init(dst, r)
 		return
 	}
-	m.net.Init(dst, r)
+	m.proto.Init(dst, r)
 }
 
 func (m *Net) check(x []float64, d *datasets.Dataset) {
@@ -201,6 +205,8 @@ func (m *Net) check(x []float64, d *datasets.Dataset) {
 
 // Loss returns f(x) on the batch.
 func (m *Net) Loss(x []float64, d *datasets.Dataset, idx []int) float64 {
+	m.hold()
+	defer m.unhold()
 	m.check(x, d)
 	if m.binary {
 		return m.logisticLoss(x, d, idx)
@@ -211,6 +217,8 @@ func (m *Net) Loss(x []float64, d *datasets.Dataset, idx []int) float64 {
 // Grad writes ∇f(x) into dst and returns f(x), with the same value Loss
 // returns.
 func (m *Net) Grad(dst, x []float64, d *datasets.Dataset, idx []int) float64 {
+	m.hold()
+	defer m.unhold()
 	m.check(x, d)
 	checkVec("dst", dst, m.Dim())
 	if m.binary {
@@ -221,6 +229,8 @@ func (m *Net) Grad(dst, x []float64, d *datasets.Dataset, idx []int) float64 {
 
 // HVP writes ∇²f(x)·u into dst, by the R-operator through the net.
 func (m *Net) HVP(dst, x []float64, d *datasets.Dataset, idx []int, u []float64) {
+	m.hold()
+	defer m.unhold()
 	m.check(x, d)
 	checkVec("dst", dst, m.Dim())
 	checkVec("u", u, m.Dim())
@@ -234,6 +244,8 @@ func (m *Net) HVP(dst, x []float64, d *datasets.Dataset, idx []int, u []float64)
 // Accuracy returns the fraction of rows whose largest logit is the label
 // (for the binary head: z > 0 exactly when y = 1).
 func (m *Net) Accuracy(x []float64, d *datasets.Dataset, idx []int) float64 {
+	m.hold()
+	defer m.unhold()
 	m.check(x, d)
 	if m.binary {
 		return m.logisticAccuracy(x, d, idx)
@@ -247,11 +259,11 @@ func (m *Net) l2Rate() float64   { return m.l2 }
 func (m *Net) batchLogits(Z, x, A []float64, n int) {
 	m.n = n
 	if !m.binary {
-		m.net.Logits(Z[:n*m.classes], x, A[:n*m.features], n)
+		m.ws().Logits(Z[:n*m.classes], x, A[:n*m.features], n)
 		return
 	}
 	m.t = resize(m.t, n)
-	m.net.Logits(m.t, x, A[:n*m.features], n)
+	m.ws().Logits(m.t, x, A[:n*m.features], n)
 	pairs(Z, m.t)
 }
 
@@ -270,10 +282,10 @@ func (m *Net) bindRows(A []float64, n int) {
 
 func (m *Net) batchJVP(V, x, u []float64) {
 	if !m.binary {
-		m.net.JVP(V[:m.n*m.classes], x, u)
+		m.ws().JVP(V[:m.n*m.classes], x, u)
 		return
 	}
-	m.net.JVP(m.t[:m.n], x, u)
+	m.ws().JVP(m.t[:m.n], x, u)
 	pairs(V, m.t[:m.n])
 }
 
@@ -281,20 +293,20 @@ func (m *Net) batchJVP(V, x, u []float64) {
 // G_b0 never reaches dst.
 func (m *Net) batchVJP(dst, x, G []float64) {
 	if !m.binary {
-		m.net.VJP(dst, x, G)
+		m.ws().VJP(dst, x, G)
 		return
 	}
 	for b := range m.n {
 		m.t[b] = G[2*b+1]
 	}
-	m.net.VJP(dst, x, m.t[:m.n])
+	m.ws().VJP(dst, x, m.t[:m.n])
 }
 
 // batchVJPR: the binary head's net is linear in x, so this is the VJP of
 // RG.
 func (m *Net) batchVJPR(dst, x, u, G, RG []float64) {
 	if !m.binary {
-		m.net.VJPR(dst, x, u, G, RG)
+		m.ws().VJPR(dst, x, u, G, RG)
 		return
 	}
 	m.batchVJP(dst, x, RG)

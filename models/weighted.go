@@ -60,6 +60,8 @@ func (w *SampleWeighted) Init(dst []float64, r *rand.Rand) { w.c.Init(dst, r) }
 
 // Accuracy is the classifier's accuracy on the batch.
 func (w *SampleWeighted) Accuracy(x []float64, d *datasets.Dataset, idx []int) float64 {
+	w.c.hold()
+	defer w.c.unhold()
 	return w.c.Accuracy(x, d, idx)
 }
 
@@ -92,6 +94,8 @@ func (w *SampleWeighted) check(x []float64, d *datasets.Dataset, lambda []float6
 
 // Loss returns g(x; λ) on the batch.
 func (w *SampleWeighted) Loss(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
+	w.c.hold()
+	defer w.c.unhold()
 	w.check(x, d, lambda)
 	C := w.cls
 	n := batchSize(d, idx)
@@ -117,6 +121,8 @@ func (w *SampleWeighted) Loss(x, lambda []float64, d *datasets.Dataset, idx []in
 // row of G would still add NaN wherever it meets an infinite or NaN value
 // (0·∞).
 func (w *SampleWeighted) Grad(dst, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
+	w.c.hold()
+	defer w.c.unhold()
 	w.check(x, d, lambda)
 	checkVec("dst", dst, w.Dim())
 	C := w.cls
@@ -165,6 +171,8 @@ func (w *SampleWeighted) Grad(dst, x, lambda []float64, d *datasets.Dataset, idx
 // HVP writes dst = ∇²ₓg(x; λ)·u. dst must not alias x or u. Rows of
 // weight 0 are skipped.
 func (w *SampleWeighted) HVP(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
+	w.c.hold()
+	defer w.c.unhold()
 	w.check(x, d, lambda)
 	checkVec("dst", dst, w.Dim())
 	checkVec("u", u, w.Dim())
@@ -222,6 +230,8 @@ func (w *SampleWeighted) HVP(dst, x, lambda []float64, d *datasets.Dataset, idx 
 // row i (no regularizer, no weight): the forward R-operator of the row's
 // cross-entropy, (p − e_y)ᵀ R{z}. It costs two forward passes per row.
 func (w *SampleWeighted) SampleDirectional(dst, x []float64, d *datasets.Dataset, idx []int, u []float64) {
+	w.c.hold()
+	defer w.c.unhold()
 	w.check(x, d, nil)
 	checkVec("u", u, w.Dim())
 	C := w.cls
@@ -244,6 +254,8 @@ func (w *SampleWeighted) SampleDirectional(dst, x []float64, d *datasets.Dataset
 // SampleGrad writes ∇ℓ(x; s_i) of row i into dst (no regularizer) and
 // returns ℓ.
 func (w *SampleWeighted) SampleGrad(dst, x []float64, d *datasets.Dataset, i int) float64 {
+	w.c.hold()
+	defer w.c.unhold()
 	w.check(x, d, nil)
 	checkVec("dst", dst, w.Dim())
 	clear(dst)
@@ -257,6 +269,8 @@ func (w *SampleWeighted) SampleGrad(dst, x []float64, d *datasets.Dataset, i int
 
 // Probability returns the model's probability of row i's label.
 func (w *SampleWeighted) Probability(x []float64, d *datasets.Dataset, i int) float64 {
+	w.c.hold()
+	defer w.c.unhold()
 	y := label(d, i, w.cls)
 	w.s.grow(1, w.cls)
 	w.c.batchLogits(w.s.z, x, batchRows(&w.s.a, d, nil, i, i+1), 1)

@@ -90,6 +90,12 @@ type Round struct {
 	// lost its state: it restarts from its initial state before it sends
 	// (see Reinitializer).
 	Reinit bool
+	// Lockstep is set by a driver that runs rounds one after the other:
+	// every receiver is done with a round's payloads before the next round
+	// begins (a delayed message is a copy). A behaviour may then write,
+	// from this round's Premix on, into the payload it sent in the round
+	// before, instead of keeping it one round more.
+	Lockstep bool
 }
 
 // Outbox is how a behaviour sends in one round; Push and Send below are
@@ -250,6 +256,7 @@ func (p *Port) Open(phase string, index int, tick uint64) *Round {
 	p.round.Reinit = len(p.net.Failures) > 0 && !p.round.Offline && p.net.Reinitializes(p.self, tick)
 	p.round.Links = p.net.Realize(p.self, tick, p.round.Links)
 	p.round.Weights = p.net.PushWeights(p.self, p.round.Links, p.round.Weights)
+	clear(p.out) // the last round's payloads are not kept alive by the port
 	p.out = p.out[:0]
 	return &p.round
 }

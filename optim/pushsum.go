@@ -47,7 +47,28 @@ func NewPushSumPair(id, n int, z0 []float64) PushSumPair {
 // NextPayload returns the buffer to fill for this round's message.
 func (p *PushSumPair) NextPayload() []float64 {
 	p.flip ^= 1
+	p.grow()
 	return p.out[p.flip]
+}
+
+// grow makes the payload buffer of this round after Shed.
+func (p *PushSumPair) grow() {
+	if p.out[p.flip] == nil {
+		p.out[p.flip] = make([]float64, len(p.X))
+	}
+}
+
+// Vectors returns the vectors the pair holds: z, x and the payload
+// buffers made so far (nil where none is), for memory accounting.
+func (p *PushSumPair) Vectors() [][]float64 { return [][]float64{p.Z, p.X, p.out[0], p.out[1]} }
+
+// Shed drops the payload buffers, which the next round makes again, and
+// the premix's references to the last round's payloads: a pair that sends
+// no more this phase keeps only z and x alive.
+func (p *PushSumPair) Shed() {
+	p.out = [2][]float64{}
+	clear(p.terms[:cap(p.terms)])
+	p.terms, p.mixes = p.terms[:0], [1]Mix{}
 }
 
 // PayloadZ returns z as this round's payload without copying it: z and
@@ -57,6 +78,7 @@ func (p *PushSumPair) NextPayload() []float64 {
 // rewrites them, so nothing may read z between PayloadZ and Mixed.
 func (p *PushSumPair) PayloadZ() []float64 {
 	p.flip ^= 1
+	p.grow()
 	p.Z, p.out[p.flip] = p.out[p.flip], p.Z
 	return p.out[p.flip]
 }

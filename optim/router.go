@@ -71,6 +71,9 @@ func (r *Router) Open(tick uint64, last bool, rec *DeliveryRecord) {
 // those a failure process delays, and counting the traffic. rec, when not
 // nil, records the pushed weights (sender side) and the arrivals.
 func (r *Router) Deliver(from int, p *Port, t *Traffic, rec *DeliveryRecord) {
+	// A payload sent to several receivers is stored once, and so is its
+	// copy for those a failure process delays.
+	var src, held []float64
 	for i := range p.out {
 		e := &p.out[i]
 		if e.To < 0 || e.To >= len(r.inbox) || !p.Up(e.To) {
@@ -86,7 +89,12 @@ func (r *Router) Deliver(from int, p *Port, t *Traffic, rec *DeliveryRecord) {
 			rec.WeightSum[from][e.To] += e.Weight
 		}
 		if d := r.net.Delay(from, e.To, p.tick); d > 0 && !r.last {
-			msg.Vec = append([]float64(nil), msg.Vec...)
+			if len(src) != len(msg.Vec) || len(src) > 0 && &src[0] != &msg.Vec[0] {
+				src, held = msg.Vec, append([]float64(nil), msg.Vec...)
+			}
+			if msg.Vec = held; len(src) == 0 {
+				msg.Vec = nil
+			}
 			r.late = append(r.late, LateMessage{Due: p.tick + uint64(d), To: e.To, Pushed: e.Pushed, Msg: msg})
 			continue
 		}

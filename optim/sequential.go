@@ -200,6 +200,7 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 		s.at.round, s.at.call = spec.Offset+r, "Send"
 		err := s.eachClient(func(i int) error {
 			round := s.ports[i].Open(spec.Name, spec.Offset+r, s.tick)
+			round.Lockstep = true
 			if b := s.beh[i]; b != nil && !round.Offline {
 				if err := b.Send(round, s.ports[i]); err != nil {
 					return &ClientError{Client: i, Phase: spec.Name, Round: spec.Offset + r, Err: err}

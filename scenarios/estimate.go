@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,12 +23,21 @@ import (
 type Resources struct {
 	// Live is the estimated live heap in bytes, by part.
 	Live []ResourcePart
-	// PeakBytes is the process's expected peak memory: twice the live heap,
-	// since Go's collector lets the heap grow to twice what survived the
-	// last cycle (GOGC = 100).
+	// PeakBytes is the process's expected peak memory. In one process
+	// (hgpsim run and resume) it is HeapLimit and the runtime's own
+	// memory; in processes without a limit twice the live heap, since Go's
+	// collector lets the heap grow to twice what survived the last cycle
+	// (GOGC = 100).
 	PeakBytes int64
+	// HeapLimit is the soft memory limit hgpsim run and resume give the Go
+	// runtime (unless GOMEMLIMIT is set; a sweep gives --jobs times its
+	// largest run's), so that the heap stays near the live heap instead
+	// of doubling: the live heap and a quarter more. 0 for runs over
+	// workers.
+	HeapLimit int64
 	// Flops counts the floating-point work of the whole run, and Seconds
-	// turns it into time on one core at AssumedFlops.
+	// turns it into time on one core at the rates of its operations
+	// (estimate_work.go).
 	Flops   float64
 	Seconds float64
 	// NoTime, when set, says why the computation is not estimated: the
@@ -58,14 +68,11 @@ type ResourcePart struct {
 	Bytes int64
 }
 
-// AssumedFlops is the single-core rate behind Resources.Seconds. It was
-// 5e9, calibrated with the personalization runs of docs/results.md; the
-// kernels (blocked mixing, fused products, AVX2) doubled the
-// rate of those runs' operations, and the paper-scale run
-// (scenarios/paper/scale-n100-stod.yaml) used 27 min of CPU where 1e10
-// predicts 74 min: the model counts mixing at memory speed, which blocked
-// mixing no longer pays. It errs on the safe side; not recalibrated on
-// the smaller runs.
+// AssumedFlops is the single-core rate of what the work model does not
+// measure: PDBO's mixing (memory-bound) and the experiments' estimates.
+// It was 5e9, calibrated with the personalization runs of
+// docs/results.md; the kernels doubled the rate of those runs'
+// operations. It errs on the safe side.
 const AssumedFlops = 1e10
 
 // LiveBytes sums the parts.
@@ -149,53 +156,12 @@ func Estimate(sc Scenario) Resources {
 		}
 	} else {
 		r.Live = memory(sc, shape, process{role: oneProcess, hosted: n})
-		r.PeakBytes = 2 * r.LiveBytes()
+		live := r.LiveBytes()
+		r.HeapLimit = live + max(live/4, heapSlack)
+		r.PeakBytes = min(2*live, r.HeapLimit) + runtimeOverhead
 	}
 
-	// Work per example: a gradient costs two forward passes for the dense
-	// models (4·d_x) and three for a CNN (its input gradients), a
-	// Hessian-vector plus cross product four (eight for a CNN); mixing
-	// costs 2·d_x per link; every evaluation passes over all of a client's
-	// data.
-	batch := float64(sc.SGP.Batch)
-	perClientExamples := float64(examples) / float64(n)
-	if batch <= 0 || batch > perClientExamples {
-		batch = perClientExamples
-	}
-	fdx, fn, fl := float64(dx), float64(n), float64(links)
-	gradCost, productCost := 2*fwd, 4*fwd
-	if _, ok := sc.Model.Arch.Params.(models.Coster); ok {
-		gradCost, productCost = 3*fwd, 8*fwd
-	}
-	sgpRound := fn*batch*gradCost + fl*2*fdx
-	evals := 1.0
-	if sc.SGP.EvalEvery > 0 {
-		evals += float64(sc.SGP.Rounds / sc.SGP.EvalEvery)
-	}
-	sgp := float64(sc.SGP.Rounds)*sgpRound + evals*float64(examples)*fwd
-	var hyper float64
-	if sc.Hypergradient.Estimator != "none" {
-		hb := float64(sc.Hypergradient.Batch)
-		if hb <= 0 || hb > perClientExamples {
-			hb = perClientExamples
-		}
-		products := 1.0
-		if sc.Hypergradient.Estimator == "vr-hgp" {
-			products = 2
-		}
-		rounds := float64(sc.Hypergradient.M)
-		if sc.Hypergradient.Sampling == "alternate" {
-			rounds *= 2
-		}
-		hyper = rounds * products * (fn*hb*productCost + fl*2*fdx)
-	}
-	steps := float64(sc.Outer.Steps)
-	r.Flops = (steps+1)*sgp + math.Max(steps, 1)*hyper
-	if sc.Hypergradient.Oracle {
-		m := fn * fdx
-		r.Flops += m * m * m
-	}
-	r.Seconds = r.Flops / AssumedFlops
+	r.Flops, r.Seconds = work(sc, fwd, float64(dx), float64(examples), float64(links))
 	if !ownsSection(sc.Algorithm.Params, "sgp") {
 		r.Flops, r.Seconds = 0, 0
 		r.NoTime = "the work model counts PDBO's rounds, not algorithm " + sc.Algorithm.Name + "'s"
@@ -282,18 +248,18 @@ func memory(sc Scenario, m modelShape, p process) []ResourcePart {
 			add("hyper-gradient link weights", 2*56*float64(links)*share)
 		}
 	}
-	// Per client: the SGP state (z, x, gradient, ψ, two payloads) and the
-	// estimator's (linearization, u, w, payloads, mixing buffers).
-	perClient := 6.0
-	if sc.Hypergradient.Estimator != "none" {
-		perClient += 14
-	}
-	add("client state", 8*perClient*float64(m.dx)*hosted)
+	// Per client: the d_x-vectors of the phase that holds the most
+	// (docs/scale.md lists them); and the initial point the clients share.
+	add("client state", 8*clientVectors(sc)*hosted*float64(m.dx))
+	add("initial point", 8*min(hosted, 1)*float64(m.dx))
 	// What a client holds whatever d: its behaviour, batcher, streams,
 	// buffers and actor; measured as the live heap of 10⁵ softmax
 	// clients (d = 44) on a torus, less the parts above.
 	add("client bookkeeping", clientOverhead*hosted)
-	add("model workspaces", m.workspace*hosted)
+	// A call's model workspaces and its scratch vector are taken from
+	// pools and returned: one set per call running at once.
+	calls := callsAtOnce(sc, p.hosted)
+	add("model workspaces", (m.workspace+8*float64(m.dx))*calls)
 	examples := src.Examples(sc.Nodes())
 	switch {
 	case sc.Algorithm.Params.Server():
@@ -318,7 +284,7 @@ func memory(sc Scenario, m modelShape, p process) []ResourcePart {
 		add("dense oracle", 3*8*d*d)
 	}
 	if p.role == oneProcess {
-		return live
+		return keptData(sc, live, features)
 	}
 	if p.role == supervisorRole {
 		// Payloads go worker to worker: the supervisor holds control
@@ -343,6 +309,34 @@ func memory(sc Scenario, m modelShape, p process) []ResourcePart {
 		add("evaluation parameters (worker 0)", 8*float64(m.dx)*float64(n))
 	}
 	return live
+}
+
+// clientVectors is the most d_x-vectors a client holds at once: an SGP
+// phase's z, x, two payloads, the gradient and the outer gradient's
+// scratch; VR-HGP's x (shared with the SGP), c^y and two [u; w] under the
+// sequential driver, three under the actor runtime; HGP's and exact
+// backpropagation's x, c^y, u, its next value, the mix, two payloads and
+// H·u.
+func clientVectors(sc Scenario) float64 {
+	switch sc.Hypergradient.Estimator {
+	case "vr-hgp":
+		if sc.Runtime.DriverName() != "sequential" {
+			return 8
+		}
+	case "hgp", "exact":
+		return 8
+	}
+	return 6
+}
+
+// callsAtOnce is how many clients' calls run at once in a process hosting
+// hosted clients: the sequential driver's goroutines, or the cores.
+func callsAtOnce(sc Scenario, hosted int64) float64 {
+	p := int64(runtime.GOMAXPROCS(0))
+	if sc.Runtime.DriverName() == "sequential" && sc.Runtime.Parallel > 0 {
+		p = int64(sc.Runtime.Parallel)
+	}
+	return float64(min(p, hosted))
 }
 
 // liveBytes sums parts.
@@ -381,6 +375,14 @@ func ownsSection(a optim.Algorithm, key string) bool {
 	}
 	return false
 }
+
+// heapSlack is the least room a memory limit leaves above the estimated
+// live heap, and runtimeOverhead what the process holds beyond its heap
+// (the binary, stacks, the runtime's structures).
+const (
+	heapSlack       = 24 << 20
+	runtimeOverhead = 32 << 20
+)
 
 // clientOverhead is the measured heap of one client beyond its vectors.
 const clientOverhead = 6.5 * 1024

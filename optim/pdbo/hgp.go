@@ -106,6 +106,13 @@ func (h *HGP) Estimate() []float64 {
 // VRHGP is the variance-reduced HGP of Sec. 4.2 in App. B's general form
 // (Alg. 5 with line 22 reading w_j, as App. B does; only then is α = 1,
 // β = 0 exactly HGP). Clients push [u; w].
+//
+// It holds four d_x-vectors of its own under a lock-step driver (three
+// more with the linearization's x and c^y): the [u; w] it sent, and the
+// next [u; w], into which the round's mixes are written and then updated
+// in place. Under a driver whose receivers may read a payload one round
+// late it keeps a third [u; w], so that it only ever writes the one sent
+// two updates ago. H·u and H·w take a scratch vector for the call only.
 type VRHGP struct {
 	l           local
 	sampling    Sampling
@@ -113,15 +120,12 @@ type VRHGP struct {
 	// damped: v⁽⁰⁾ = ⟨c^λ⟩_i and the estimate is v⁽ᴹ⁾ (NewVRHGPDamped).
 	damped bool
 	v      []float64
-	// [u; w] lives in ring[cur] and is sent as it is; the next [u; w] is
-	// written into the following buffer, the one sent two updates ago,
-	// which no receiver reads any more.
+	// [u; w] lives in ring[cur] and is sent as it is; the round's mixes go
+	// into ring[next], where the next [u; w] is then computed.
 	ring       [3][]float64
-	cur        int
+	cur, next  int
 	u, w       []float64 // the halves of ring[cur]
-	uNew, wNew []float64 // the halves of the next buffer
-	mixU, mixW []float64
-	aw         []float64
+	mixU, mixW []float64 // the halves of ring[next]
 	bu, bw     []float64
 }
 
@@ -134,8 +138,7 @@ func NewVRHGP(lin Linearization, alpha, beta float64, sampling Sampling) *VRHGP 
 	dx, dl := len(l.cy), len(l.clam)
 	mk := func(n int) []float64 { return make([]float64, n) }
 	h := &VRHGP{l: l, sampling: sampling, alpha: alpha, beta: beta, v: mk(dl),
-		ring: [3][]float64{mk(2 * dx), mk(2 * dx), mk(2 * dx)}, mixU: mk(dx), mixW: mk(dx),
-		aw: mk(dx), bu: mk(dl), bw: mk(dl)}
+		ring: [3][]float64{mk(2 * dx), mk(2 * dx)}, bu: mk(dl), bw: mk(dl)}
 	h.turn(0)
 	copy(h.u, l.cy)
 	copy(h.w, l.cy)
@@ -160,9 +163,27 @@ func NewVRHGPDamped(lin Linearization, alpha, beta float64, sampling Sampling) *
 func (h *VRHGP) turn(cur int) {
 	d := len(h.l.cy)
 	h.cur = cur
-	next := h.ring[(cur+1)%len(h.ring)]
 	h.u, h.w = h.ring[cur][:d:d], h.ring[cur][d:]
-	h.uNew, h.wNew = next[:d:d], next[d:]
+}
+
+// target picks the buffer the round's mixes and the next [u; w] go into:
+// under a lock-step driver the one sent in the round before, otherwise
+// the one sent two updates ago (a third buffer, made at the first such
+// round).
+func (h *VRHGP) target(r *optim.Round) {
+	d := len(h.l.cy)
+	size := 3
+	if r.Lockstep {
+		size = 2
+	}
+	h.next = (h.cur + 1) % size
+	if h.next == h.cur { // cur = 2 after rounds of another driver
+		h.next = 0
+	}
+	if h.ring[h.next] == nil {
+		h.ring[h.next] = make([]float64, 2*d)
+	}
+	h.mixU, h.mixW = h.ring[h.next][:d:d], h.ring[h.next][d:]
 }
 
 // Send implements optim.Behaviour: [u_i⁽ᵐ⁾; w_i⁽ᵐ⁾].
@@ -182,7 +203,8 @@ func (h *VRHGP) Receive(r *optim.Round, in []optim.Message) error {
 }
 
 // Premix implements optim.Premixer: the debiased mixes of the received u_j and w_j.
-func (h *VRHGP) Premix(_ *optim.Round, in []optim.Message) []optim.Mix {
+func (h *VRHGP) Premix(r *optim.Round, in []optim.Message) []optim.Mix {
+	h.target(r)
 	d := len(h.u)
 	h.l.mixes[0] = h.l.mixOf(0, h.mixU, in, 0)
 	h.l.mixes[1] = h.l.mixOf(1, h.mixW, in, d)
@@ -211,36 +233,43 @@ func (h *VRHGP) ReceiveMixed(r *optim.Round, in []optim.Message) error {
 }
 
 // receiveA is ReceiveMixed in a round that updates u and w: the same
-// arithmetic, with Âu, Âw and the updates of u and w done in one pass over
-// the vectors (they are out of cache at n ≥ 100) rather than four; aw
-// holds H_i w.
+// arithmetic, with the updates of u and w each done in one pass over the
+// vectors (they are out of cache at n ≥ 100), in place of the mixes:
+//
+//	u ← Âu = mix(u) + c·H u;  w ← β(Âw + c^y) + (1−β)(w + u_new),
+//
+// each product rounded on its own as floats.AddScaledTo rounds it. H u and
+// then H w go through one scratch vector.
 func (h *VRHGP) receiveA(doB bool) error {
-	h.l.products(h.l.hv, when(doB, h.bu), h.mixU, h.u)
-	h.l.products(h.aw, when(doB, h.bw), h.mixW, h.w)
+	hv := getScratch(len(h.w))
+	defer putScratch(hv)
+	h.l.products(hv, when(doB, h.bu), h.mixU, h.u)
+	c := h.l.stepA()
+	w, cy := h.w, h.l.cy[:len(h.w)]
+	hu, un := hv[:len(w)], h.mixU[:len(w)]
+	// The bad sums stay 0 while every coordinate is finite (x − x is NaN
+	// for ±Inf and NaN).
+	var badU, badW float64
+	for k := range un {
+		v := un[k] + float64(c*hu[k])
+		un[k] = v
+		badU += v - v
+	}
+	h.l.products(hv, when(doB, h.bw), h.mixW, h.w)
 	if doB {
 		// v ← α(v + B̂u) + (1−α) B̂w
 		for k := range h.v {
 			h.v[k] = h.alpha*(h.v[k]+h.bu[k]) + (1-h.alpha)*h.bw[k]
 		}
 	}
-	c := h.l.stepA()
-	hu, hw, mu, mw, cy, w := h.l.hv, h.aw, h.mixU, h.mixW, h.l.cy, h.w
-	uNew, wNew := h.uNew[:len(w)], h.wNew[:len(w)]
-	hu, hw, mu, mw, cy = hu[:len(w)], hw[:len(w)], mu[:len(w)], mw[:len(w)], cy[:len(w)]
-	// The bad sums stay 0 while every coordinate is finite (x − x is NaN
-	// for ±Inf and NaN).
-	var badU, badW float64
-	for k := range w {
-		// u ← Âu = mix(u) + c·H u;  w ← β(Âw + c^y) + (1−β)(w + u_new),
-		// each product rounded on its own as floats.AddScaledTo rounds it.
-		un := mu[k] + float64(c*hu[k])
-		aw := mw[k] + float64(c*hw[k])
-		wn := h.beta*(aw+cy[k]) + (1-h.beta)*(w[k]+un)
-		uNew[k], wNew[k] = un, wn
-		badU += un - un
-		badW += wn - wn
+	hw, wn := hv[:len(w)], h.mixW[:len(w)]
+	for k := range wn {
+		aw := wn[k] + float64(c*hw[k])
+		v := h.beta*(aw+cy[k]) + (1-h.beta)*(w[k]+un[k])
+		wn[k] = v
+		badW += v - v
 	}
-	h.turn((h.cur + 1) % len(h.ring))
+	h.turn(h.next)
 	if badU != 0 || badW != 0 || !optim.AllFinite(h.v) {
 		return optim.ErrNonFinite
 	}
@@ -387,3 +416,8 @@ func (e *ExactBackprop) Observe() optim.Stats { return optim.Stats{Hyper: e.Esti
 
 // Observe implements optim.Observer: the current estimate.
 func (h *LocalHypergradient) Observe() optim.Stats { return optim.Stats{Hyper: h.Estimate()} }
+
+func (h *HGP) release()                { h.l.release() }
+func (h *VRHGP) release()              { h.l.release() }
+func (e *ExactBackprop) release()      { e.l.release() }
+func (h *LocalHypergradient) release() { h.l.release() }

@@ -2,7 +2,9 @@ package pdbo
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/floats"
 
@@ -53,13 +55,18 @@ func (s Sampling) Rounds(m int) int {
 // its state y_i = (z_i, ω_i) after SGP, its hyperparameters, its data and the
 // Alg. 2 estimates. The SGP map is linearized at y_i with step size LR.
 type Linearization struct {
-	ID, N    int
-	Model    models.Bilevel // this client's own value
-	Inner    *datasets.Dataset
-	Outer    *datasets.Dataset // data of F_i
-	Lambda   []float64
-	Z        []float64
-	Omega    float64
+	ID, N  int
+	Model  models.Bilevel // this client's own value
+	Inner  *datasets.Dataset
+	Outer  *datasets.Dataset // data of F_i
+	Lambda []float64
+	Z      []float64
+	Omega  float64
+	// X, when not nil, is z/ω already computed (read-only, and not
+	// changed while the estimator lives): the estimator shares it rather
+	// than forming its own, where it has the bits z·(1/ω) has. Z may then
+	// be nil.
+	X        []float64
 	PBar     []float64 // p̄_ij for all j (sender side), or for the j of Links
 	DeltaBar []float64 // δ̄_{j→i} for all j (receiver side), or for the j of Links
 	// Links, when not nil, lists the j (ascending) that PBar and DeltaBar
@@ -89,7 +96,7 @@ type local struct {
 	// 0: coef[k] for sender from[k], ascending.
 	from  []int
 	coef  []float64
-	hv    []float64 // scratch d_x
+	hv    []float64 // scratch d_x of apply, made at its first use
 	cross []float64 // scratch d_λ
 	batch *optim.Batcher
 	idx   []int             // this round's batch (nil: full), set by fix
@@ -105,12 +112,16 @@ func newLocal(lin Linearization) local {
 	if lin.Links != nil {
 		links = len(lin.Links)
 	}
-	if len(lin.Z) != dx || len(lin.Lambda) != dl || len(lin.PBar) != links || len(lin.DeltaBar) != links {
+	if (len(lin.Z) != dx && (lin.Z != nil || len(lin.X) != dx)) || len(lin.Lambda) != dl || len(lin.PBar) != links || len(lin.DeltaBar) != links {
 		panic(fmt.Sprintf("optim: linearization of client %d has inconsistent dimensions", lin.ID))
 	}
-	l := local{lin: lin, x: make([]float64, dx), cy: make([]float64, dx), clam: make([]float64, dl),
-		hv: make([]float64, dx), cross: make([]float64, dl)}
-	floats.ScaleTo(l.x, 1/lin.Omega, lin.Z)
+	l := local{lin: lin, x: sharedX(lin), cy: make([]float64, dx), clam: make([]float64, dl),
+		cross: make([]float64, dl)}
+	if l.x == nil {
+		l.x = make([]float64, dx)
+		floats.ScaleTo(l.x, 1/lin.Omega, lin.Z)
+	}
+	l.lin.Z = nil // not read again: the estimator does not keep it alive
 	lin.Model.OuterGrad(l.cy, l.clam, l.x, lin.Lambda, lin.Outer, nil)
 	n := float64(lin.N)
 	floats.Scale(1/(n*lin.Omega), l.cy)
@@ -172,6 +183,9 @@ func (l *local) fix(idx []int) {
 func (l *local) apply(dstA, dstB, mixed, self []float64) {
 	var hv []float64
 	if dstA != nil {
+		if l.hv == nil {
+			l.hv = make([]float64, len(l.cy))
+		}
 		hv = l.hv
 	}
 	l.products(hv, dstB, mixed, self)
@@ -245,4 +259,47 @@ func (lin *Linearization) densePBar() []float64 {
 // v⁽⁰⁾ = 0 and adds ⟨c^λ⟩_i at the end (App. B).
 func (l *local) estimate(v []float64) []float64 {
 	return floats.AddTo(make([]float64, len(v)), v, l.clam)
+}
+
+// sharedX returns lin.X when the estimator may use it as its x: when it
+// holds z·(1/ω) bit for bit (or z is not given). Otherwise nil.
+func sharedX(lin Linearization) []float64 {
+	if lin.X == nil || lin.Z == nil {
+		return lin.X
+	}
+	if len(lin.X) != len(lin.Z) {
+		return nil
+	}
+	inv := 1 / lin.Omega
+	for k, z := range lin.Z {
+		if math.Float64bits(lin.X[k]) != math.Float64bits(z*inv) {
+			return nil
+		}
+	}
+	return lin.X
+}
+
+// scratch holds d_x-vectors that one call of an estimator needs and none
+// keeps: a run holds as many as calls run at once, not one per client.
+var scratch sync.Pool
+
+// getScratch returns a vector of length d with arbitrary contents.
+func getScratch(d int) []float64 {
+	if p, ok := scratch.Get().(*[]float64); ok && cap(*p) >= d {
+		return (*p)[:d]
+	}
+	return make([]float64, d)
+}
+
+func putScratch(v []float64) { scratch.Put(&v) }
+
+// release drops the model's references to the linearization point, once
+// the estimator is done.
+func (l *local) release() {
+	for _, at := range []models.Linearized{l.at, l.full} {
+		if at != nil {
+			at.Release()
+		}
+	}
+	l.at, l.full = nil, nil
 }

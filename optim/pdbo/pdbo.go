@@ -104,7 +104,7 @@ func (c *Client) Enter(p *optim.PhaseSpec) (optim.Behaviour, error) {
 			return nil, err
 		}
 		if p.Offset > 0 { // a later part of a cut phase continues the state
-			if c.sgp == nil {
+			if c.sgp == nil || c.sgp.shedZ {
 				return nil, fmt.Errorf("SGP rounds from %d need the part of the phase before them", p.Offset)
 			}
 			c.cut = p.Continued
@@ -124,7 +124,11 @@ func (c *Client) Enter(p *optim.PhaseSpec) (optim.Behaviour, error) {
 		if c.sgp == nil {
 			return nil, fmt.Errorf("a hyper-gradient phase needs an SGP phase before it")
 		}
-		lin := c.sgp.Linearize(c.outer(), c.cfg.HyperLR, c.cfg.HyperBatch, c.cfg.Seed)
+		// The SGP runs no more rounds: the estimator shares its x, and
+		// the client keeps x and ω of the SGP state (for a warm start),
+		// unless a checkpoint may still save the whole state.
+		c.est = nil // the last estimator's vectors go before the new ones come
+		lin := c.sgp.linearizeShared(c.outer(), c.cfg.HyperLR, c.cfg.HyperBatch, c.cfg.Seed, !c.cut)
 		if c.trueP != nil {
 			lin.Links, lin.PBar, lin.DeltaBar = nil, c.trueP, slices.Clone(c.trueDelta)
 		}
@@ -141,6 +145,7 @@ func (c *Client) Enter(p *optim.PhaseSpec) (optim.Behaviour, error) {
 		if c.est == nil || c.opt == nil {
 			return nil, fmt.Errorf("an outer step needs a hyper-gradient estimate and an optimizer")
 		}
+		c.est = freeze(c.est)
 		return &OuterStep{Lambda: c.lambda, Est: c.est, Opt: c.opt, Step: p.Step}, nil
 	}
 	return nil, fmt.Errorf("PDBO has no phase %q", p.Name)
@@ -279,3 +284,27 @@ func (c *Client) LoadState(b []byte) error {
 	}
 	return nil
 }
+
+// frozenEstimate is a finished estimator's estimate without its vectors,
+// which the outer step and the phases after it do not read.
+type frozenEstimate struct{ est []float64 }
+
+func freeze(e HyperEstimator) HyperEstimator {
+	if f, ok := e.(frozenEstimate); ok {
+		return f
+	}
+	f := frozenEstimate{est: e.Estimate()}
+	if r, ok := e.(interface{ release() }); ok {
+		r.release()
+	}
+	return f
+}
+
+// Send implements optim.Behaviour: nothing travels.
+func (frozenEstimate) Send(*optim.Round, optim.Outbox) error { return nil }
+
+// Receive implements optim.Behaviour.
+func (frozenEstimate) Receive(*optim.Round, []optim.Message) error { return nil }
+
+// Estimate implements HyperEstimator.
+func (f frozenEstimate) Estimate() []float64 { return slices.Clone(f.est) }

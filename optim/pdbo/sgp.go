@@ -79,6 +79,7 @@ type SGP struct {
 	gx    []float64 // scratch for ∂ₓF in Observe, which leaves grad alone
 	gl    []float64 // scratch for ∂_λF in Observe
 	batch *optim.Batcher
+	shedZ bool // z was dropped (shed): no more rounds
 }
 
 // NewSGP returns client id of n training a plain model (no
@@ -215,8 +216,36 @@ func (s *SGP) SetOuterData(d *datasets.Dataset) {
 // differentiated.
 func (s *SGP) Linearize(outer *datasets.Dataset, lr float64, batch int, seed uint64) Linearization {
 	z, omega := s.State()
+	lin := s.linearize(outer, lr, batch, seed)
+	lin.Z, lin.Omega = z, omega
+	return lin
+}
+
+func (s *SGP) linearize(outer *datasets.Dataset, lr float64, batch int, seed uint64) Linearization {
 	links, pBar, deltaBar := s.ps.LinkEstimates()
 	return Linearization{ID: s.ps.ID, N: s.ps.N(), Model: s.model, Inner: s.data.Train, Outer: outer,
-		Lambda: append([]float64(nil), s.lambda...), Z: z, Omega: omega, Links: links, PBar: pBar, DeltaBar: deltaBar,
+		Lambda: append([]float64(nil), s.lambda...), Omega: s.ps.Omega, Links: links, PBar: pBar, DeltaBar: deltaBar,
 		Variant: s.cfg.Variant, LR: lr, WeightFloor: s.cfg.WeightFloor, Batch: batch, Seed: seed}
+}
+
+// linearizeShared is Linearize for an SGP that runs no more rounds: the
+// linearization shares x (or z, where x does not have the bits z·(1/ω)
+// has) instead of copying z, and the SGP drops what only its rounds need
+// (the payload buffers, the gradient, Observe's scratch) and, with shed,
+// z, which leaves x and ω, all a warm start and a later linearization
+// read; the SGP can then not run rounds.
+func (s *SGP) linearizeShared(outer *datasets.Dataset, lr float64, batch int, seed uint64, shed bool) Linearization {
+	lin := s.linearize(outer, lr, batch, seed)
+	lin.Z, lin.X = s.ps.Z, s.ps.X
+	if s.ps.Z != nil && sharedX(lin) == nil {
+		lin.X = nil
+		shed = false
+	}
+	s.ps.Shed()
+	s.grad, s.gx = nil, nil
+	if shed {
+		lin.Z = nil
+		s.ps.Z, s.shedZ = nil, true
+	}
+	return lin
 }
