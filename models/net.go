@@ -269,7 +269,7 @@ func (m *Net) batchLogits(Z, x, A []float64, n int) {
 
 // linearRows implements statelessRows: one dense layer (softmax and
 // logistic regression) reads nothing of its forward pass but the rows.
-func (m *Net) linearRows() bool { return m.net.Stateless() }
+func (m *Net) linearRows() bool { return m.proto.Stateless() }
 
 // bindRows implements statelessRows.
 func (m *Net) bindRows(A []float64, n int) {
@@ -277,7 +277,7 @@ func (m *Net) bindRows(A []float64, n int) {
 	if m.binary {
 		m.t = resize(m.t, n)
 	}
-	m.net.Bind(A[:n*m.features], n)
+	m.ws().Bind(A[:n*m.features], n)
 }
 
 func (m *Net) batchJVP(V, x, u []float64) {
