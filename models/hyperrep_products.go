@@ -6,6 +6,7 @@ import (
 	"hgpsim/datasets"
 	"hgpsim/internal/gemm"
 	"hgpsim/internal/vec"
+	"hgpsim/models/nn"
 )
 
 // logits runs the tail on the chunk's features into m.z.
@@ -48,16 +49,7 @@ func (m *HyperRep) softmaxGrad(loss float64, d *datasets.Dataset, idx []int, lo,
 // probabilities in m.z and R{z} in m.v.
 func (m *HyperRep) rGrad(nb int, inv float64) {
 	C := m.classes
-	for b := range nb {
-		p, rz, rg := m.z[b*C:(b+1)*C], m.v[b*C:(b+1)*C], m.rg[b*C:(b+1)*C]
-		var s float64
-		for j := range C {
-			s += p[j] * rz[j]
-		}
-		for j := range C {
-			rg[j] = inv * p[j] * (rz[j] - s)
-		}
-	}
+	nn.SoftmaxRGrad(m.rg[:nb*C], m.z[:nb*C], m.v[:nb*C], C, inv)
 }
 
 // tangents runs the chunk of rows lo…hi−1 forward (chunk) and along u:

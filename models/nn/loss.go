@@ -52,17 +52,7 @@ func (net *Net) HVP(dst, x, A []float64, labels []int, l2 float64, u []float64) 
 	c := net.info.classes
 	net.softmaxGrad(labels, n)
 	net.JVP(net.rz[:n*c], x, u)
-	inv := 1 / float64(n)
-	for b := range n {
-		p, rz, rg := net.p[b*c:(b+1)*c], net.rz[b*c:(b+1)*c], net.rgz[b*c:(b+1)*c]
-		var s float64
-		for j := range c {
-			s += p[j] * rz[j]
-		}
-		for j := range c {
-			rg[j] = inv * p[j] * (rz[j] - s)
-		}
-	}
+	SoftmaxRGrad(net.rgz[:n*c], net.p[:n*c], net.rz[:n*c], c, 1/float64(n))
 	clear(dst)
 	net.VJPR(dst, x, u, net.gz[:n*c], net.rgz[:n*c])
 	for i, v := range u {
@@ -127,4 +117,21 @@ func sumSquares(x []float64) float64 {
 		s += v * v
 	}
 	return s
+}
+
+// SoftmaxRGrad writes, for each row b of c classes, RG_b = inv·(p_b ⊙ RZ_b −
+// p_b (p_bᵀRZ_b)): the derivative along u of the softmax cross-entropy's
+// gradient inv·(p_b − e_y) with respect to the logits, given the
+// probabilities P and the logits' derivative RZ along u (rows of c).
+func SoftmaxRGrad(RG, P, RZ []float64, c int, inv float64) {
+	for b := range len(P) / c {
+		p, rz, rg := P[b*c:(b+1)*c], RZ[b*c:(b+1)*c], RG[b*c:(b+1)*c]
+		var s float64
+		for j := range c {
+			s += p[j] * rz[j]
+		}
+		for j := range c {
+			rg[j] = inv * p[j] * (rz[j] - s)
+		}
+	}
 }
