@@ -377,10 +377,11 @@ func ownsSection(a optim.Algorithm, key string) bool {
 }
 
 // heapSlack is the least room a memory limit leaves above the estimated
-// live heap, and runtimeOverhead what the process holds beyond its heap
+// live heap (with 24 MiB the collector of the Table-1 setting, 114 MiB
+// estimated live, ran almost without pause: 632 s of CPU against 498 s), and runtimeOverhead what the process holds beyond its heap
 // (the binary, stacks, the runtime's structures).
 const (
-	heapSlack       = 24 << 20
+	heapSlack       = 256 << 20
 	runtimeOverhead = 32 << 20
 )
 
