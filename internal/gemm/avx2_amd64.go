@@ -63,49 +63,17 @@ const (
 )
 
 func dotNTAVX2(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	dotNTTiled(3, m, n, k, a, lda, b, ldb, c, ldc)
+	dotNTTiled(3, 3, 1, dotTile, m, n, k, a, lda, b, ldb, c, ldc)
 }
 
+// dotNTAVX512 runs 4 × 4 tiles of YMM registers or, with zmm, 4 × 8 tiles
+// of two outputs a ZMM register (dotTileZ).
 func dotNTAVX512(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
 	if zmm {
-		dotNTZ(m, n, k, a, lda, b, ldb, c, ldc)
+		dotNTTiled(4, 8, 2, dotTileZ, m, n, k, a, lda, b, ldb, c, ldc)
 		return
 	}
-	dotNTTiled(4, m, n, k, a, lda, b, ldb, c, ldc)
-}
-
-// dotNTZ computes DotNT in tiles of four rows and eight columns, two
-// outputs a 512-bit register (dotKernZ); a last odd column runs dot's
-// one-column kernel. The kernels sum each output exactly as dotRef does.
-func dotNTZ(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	if m == 0 || n == 0 {
-		return
-	}
-	if k == 0 {
-		for i := range m {
-			clear(c[i*ldc : i*ldc+n])
-		}
-		return
-	}
-	nc := max(8, dotL2/k/8*8)
-	for j0 := 0; j0 < n; j0 += nc {
-		j1 := min(n, j0+nc)
-		nj, rest := (j1-j0)/8, (j1-j0)%8
-		for i := 0; i < m; i += 4 {
-			mr := min(4, m-i)
-			if nj > 0 {
-				dotTileZ(mr, 8, nj, k, &a[i*lda], lda, &b[j0*ldb], ldb, &c[i*ldc+j0], ldc)
-			}
-			j := j0 + nj*8
-			if w := rest &^ 1; w > 0 {
-				dotTileZ(mr, w, 1, k, &a[i*lda], lda, &b[j*ldb], ldb, &c[i*ldc+j], ldc)
-				j += w
-			}
-			if rest&1 == 1 {
-				dotTile(mr, 1, 1, k, &a[i*lda], lda, &b[j*ldb], ldb, &c[i*ldc+j], ldc)
-			}
-		}
-	}
+	dotNTTiled(4, 4, 1, dotTile, m, n, k, a, lda, b, ldb, c, ldc)
 }
 
 // dotTileZ runs the mr × nr kernel of two outputs a register (nr even).
@@ -148,10 +116,13 @@ func dotTileZ(mr, nr, nj, k int, a *float64, lda int, b *float64, ldb int, c *fl
 	}
 }
 
-// dotNTTiled computes DotNT in t × t tiles (t = 3 with AVX2's sixteen
-// registers, 4 with AVX-512VL's 32), a row of tiles per kernel call; the
-// kernels sum each output exactly as dotRef does.
-func dotNTTiled(t, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+// dotNTTiled computes DotNT in tm × tn tiles, a row of tiles per kernel
+// call of tile (3 × 3 with AVX2's sixteen registers, 4 × 4 with
+// AVX-512VL's 32, 4 × 8 on ZMM registers), and the last tn − 1 columns or
+// fewer in one narrower tile; a tile that holds outputs in pairs (pairs =
+// 2) takes an even width, and a column left over runs dot's one-column
+// kernel. The kernels sum each output exactly as dotRef does.
+func dotNTTiled(tm, tn, pairs int, tile dotTiler, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
@@ -161,22 +132,29 @@ func dotNTTiled(t, m, n, k int, a []float64, lda int, b []float64, ldb int, c []
 		}
 		return
 	}
-	nc := max(t, dotL2/k/t*t)
+	nc := max(tn, dotL2/k/tn*tn)
 	for j0 := 0; j0 < n; j0 += nc {
 		j1 := min(n, j0+nc)
-		nj, rest := (j1-j0)/t, (j1-j0)%t
-		for i := 0; i < m; i += t {
-			mr := min(t, m-i)
+		nj, rest := (j1-j0)/tn, (j1-j0)%tn
+		for i := 0; i < m; i += tm {
+			mr := min(tm, m-i)
 			if nj > 0 {
-				dotTile(mr, t, nj, k, &a[i*lda], lda, &b[j0*ldb], ldb, &c[i*ldc+j0], ldc)
+				tile(mr, tn, nj, k, &a[i*lda], lda, &b[j0*ldb], ldb, &c[i*ldc+j0], ldc)
 			}
-			if rest > 0 {
-				j := j0 + nj*t
-				dotTile(mr, rest, 1, k, &a[i*lda], lda, &b[j*ldb], ldb, &c[i*ldc+j], ldc)
+			j := j0 + nj*tn
+			if w := rest &^ (pairs - 1); w > 0 {
+				tile(mr, w, 1, k, &a[i*lda], lda, &b[j*ldb], ldb, &c[i*ldc+j], ldc)
+				j += w
+			}
+			if j < j1 {
+				dotTile(mr, 1, 1, k, &a[i*lda], lda, &b[j*ldb], ldb, &c[i*ldc+j], ldc)
 			}
 		}
 	}
 }
+
+// dotTiler runs an mr × nr tile kernel on nj tiles side by side.
+type dotTiler func(mr, nr, nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
 // dotTile runs the mr × nr kernel; tiles with a side of 4 need AVX-512VL.
 func dotTile(mr, nr, nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int) {
