@@ -7,7 +7,7 @@ package gemm
 // dotNTGo computes DotNT one output at a time with dotRef's loop: register
 // blocks of two or four outputs (eight or sixteen partial sums) measured
 // slower, as the Go compiler spills their sums to the stack.
-func dotNTGo(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+func dotNTGo[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
 	if k == 0 {
 		// A and B are empty and their slices may be too.
 		for i := range m {
@@ -29,7 +29,7 @@ func dotNTGo(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float6
 // columns of C stay in registers over the whole of k, eight chains at once
 // where the reference loop of AccNT runs one. AccNN and AccTN, whose B has
 // contiguous rows, have the faster accRowsGo.
-func accGo(m, n, k int, a []float64, ars, aks int, b []float64, bks, bjs int, c []float64, ldc int) {
+func accGo[F Float](m, n, k int, a []F, ars, aks int, b []F, bks, bjs int, c []F, ldc int) {
 	if k == 0 {
 		return
 	}
@@ -45,14 +45,14 @@ func accGo(m, n, k int, a []float64, ars, aks int, b []float64, bks, bjs int, c 
 				x0, x1 := a[i*ars+p*aks], a[(i+1)*ars+p*aks]
 				o := p*bks + j*bjs
 				y0, y1, y2, y3 := b[o], b[o+bjs], b[o+2*bjs], b[o+3*bjs]
-				c00 += float64(x0 * y0)
-				c01 += float64(x0 * y1)
-				c02 += float64(x0 * y2)
-				c03 += float64(x0 * y3)
-				c10 += float64(x1 * y0)
-				c11 += float64(x1 * y1)
-				c12 += float64(x1 * y2)
-				c13 += float64(x1 * y3)
+				c00 += F(x0 * y0)
+				c01 += F(x0 * y1)
+				c02 += F(x0 * y2)
+				c03 += F(x0 * y3)
+				c10 += F(x1 * y0)
+				c11 += F(x1 * y1)
+				c12 += F(x1 * y2)
+				c13 += F(x1 * y3)
 			}
 			c0[j], c0[j+1], c0[j+2], c0[j+3] = c00, c01, c02, c03
 			c1[j], c1[j+1], c1[j+2], c1[j+3] = c10, c11, c12, c13
@@ -72,9 +72,9 @@ func accGo(m, n, k int, a []float64, ars, aks int, b []float64, bks, bjs int, c 
 
 // chain returns s + x[0]·y[0] + x[xs]·y[ys] + … over k terms, added in
 // order, each product rounded first.
-func chain(s float64, k int, x []float64, xs int, y []float64, ys int) float64 {
+func chain[F Float](s F, k int, x []F, xs int, y []F, ys int) F {
 	for p := range k {
-		s += float64(x[p*xs] * y[p*ys])
+		s += F(x[p*xs] * y[p*ys])
 	}
 	return s
 }
@@ -83,7 +83,7 @@ func chain(s float64, k int, x []float64, xs int, y []float64, ys int) float64 {
 // A(i, p) = a[i·ars+p·aks], for B with contiguous rows: each row of B is
 // loaded once for four rows of C, whose elements each take one product
 // per p — the reference loop's order, with a quarter of its loads of B.
-func accRowsGo(m, n, k int, a []float64, ars, aks int, b []float64, ldb int, c []float64, ldc int) {
+func accRowsGo[F Float](m, n, k int, a []F, ars, aks int, b []F, ldb int, c []F, ldc int) {
 	i := 0
 	for ; i+4 <= m; i += 4 {
 		c0 := c[i*ldc : i*ldc+n]
@@ -96,10 +96,10 @@ func accRowsGo(m, n, k int, a []float64, ars, aks int, b []float64, ldb int, c [
 			bp := b[p*ldb : p*ldb+n]
 			c0, c1, c2, c3 := c0[:len(bp)], c1[:len(bp)], c2[:len(bp)], c3[:len(bp)]
 			for j, y := range bp {
-				c0[j] += float64(x0 * y)
-				c1[j] += float64(x1 * y)
-				c2[j] += float64(x2 * y)
-				c3[j] += float64(x3 * y)
+				c0[j] += F(x0 * y)
+				c1[j] += F(x1 * y)
+				c2[j] += F(x2 * y)
+				c3[j] += F(x3 * y)
 			}
 		}
 	}
@@ -110,20 +110,20 @@ func accRowsGo(m, n, k int, a []float64, ars, aks int, b []float64, ldb int, c [
 			bp := b[p*ldb : p*ldb+n]
 			ci := ci[:len(bp)]
 			for j, y := range bp {
-				ci[j] += float64(x * y)
+				ci[j] += F(x * y)
 			}
 		}
 	}
 }
 
-func accNNGo(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+func accNNGo[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
 	accRowsGo(m, n, k, a, lda, 1, b, ldb, c, ldc)
 }
 
-func accTNGo(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+func accTNGo[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
 	accRowsGo(m, n, k, a, 1, lda, b, ldb, c, ldc)
 }
 
-func accNTGo(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+func accNTGo[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
 	accGo(m, n, k, a, lda, 1, b, 1, ldb, c, ldc)
 }

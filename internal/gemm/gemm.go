@@ -1,59 +1,83 @@
 package gemm
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Float is an element type of the kernels: float64, in which every
+// recorded result was computed, or float32. The orders of the package doc
+// hold in both, each product and sum rounded to F.
+type Float interface{ float32 | float64 }
+
+// run calls the kernel for F: k64 for float64, k32 for float32. The
+// kernels take their own element type; the slices are reinterpreted, not
+// copied, because F is exactly that type.
+func run[F Float](k64 kernel, k32 kernel32, m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
+	if unsafe.Sizeof(F(0)) == 8 {
+		k64(m, n, k, reslice[float64](a), lda, reslice[float64](b), ldb, reslice[float64](c), ldc)
+		return
+	}
+	k32(m, n, k, reslice[float32](a), lda, reslice[float32](b), ldb, reslice[float32](c), ldc)
+}
+
+// reslice views s as a slice of T, which must have F's size.
+func reslice[T, F Float](s []F) []T {
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
 
 // DotNT sets c[i·ldc+j] = Σ_k a[i·lda+k]·b[j·ldb+k] for i < m, j < n, in
 // dot order (package doc): each output is exactly floats.Dot of row i of a
 // and row j of b.
-func DotNT(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+func DotNT[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
 	checkShape("DotNT a", m, k, a, lda)
 	checkShape("DotNT b", n, k, b, ldb)
 	checkShape("DotNT c", m, n, c, ldc)
 	if m == 0 || n == 0 {
 		return // C is empty; its slice may be too.
 	}
-	dotNT(m, n, k, a, lda, b, ldb, c, ldc)
+	run(dotNT, dotNT32, m, n, k, a, lda, b, ldb, c, ldc)
 }
 
 // AccNN adds Σ_k a[i·lda+k]·b[k·ldb+j] to c[i·ldc+j] for i < m, j < n, in
 // chain order (package doc): C += A·B.
-func AccNN(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+func AccNN[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
 	checkShape("AccNN a", m, k, a, lda)
 	checkShape("AccNN b", k, n, b, ldb)
 	checkShape("AccNN c", m, n, c, ldc)
 	if m == 0 || n == 0 || k == 0 {
 		return // nothing to add; empty operands' slices may be too.
 	}
-	accNN(m, n, k, a, lda, b, ldb, c, ldc)
+	run(accNN, accNN32, m, n, k, a, lda, b, ldb, c, ldc)
 }
 
 // AccTN adds Σ_k a[k·lda+i]·b[k·ldb+j] to c[i·ldc+j] for i < m, j < n, in
 // chain order: C += Aᵀ·B with A stored k × m.
-func AccTN(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+func AccTN[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
 	checkShape("AccTN a", k, m, a, lda)
 	checkShape("AccTN b", k, n, b, ldb)
 	checkShape("AccTN c", m, n, c, ldc)
 	if m == 0 || n == 0 || k == 0 {
 		return // nothing to add; empty operands' slices may be too.
 	}
-	accTN(m, n, k, a, lda, b, ldb, c, ldc)
+	run(accTN, accTN32, m, n, k, a, lda, b, ldb, c, ldc)
 }
 
 // AccNT adds Σ_k a[i·lda+k]·b[j·ldb+k] to c[i·ldc+j] for i < m, j < n, in
 // chain order: C += A·Bᵀ with B stored n × k.
-func AccNT(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+func AccNT[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
 	checkShape("AccNT a", m, k, a, lda)
 	checkShape("AccNT b", n, k, b, ldb)
 	checkShape("AccNT c", m, n, c, ldc)
 	if m == 0 || n == 0 || k == 0 {
 		return // nothing to add; empty operands' slices may be too.
 	}
-	accNT(m, n, k, a, lda, b, ldb, c, ldc)
+	run(accNT, accNT32, m, n, k, a, lda, b, ldb, c, ldc)
 }
 
 // checkShape panics unless s holds a rows × cols matrix with leading
 // dimension ld.
-func checkShape(what string, rows, cols int, s []float64, ld int) {
+func checkShape[F Float](what string, rows, cols int, s []F, ld int) {
 	if rows < 0 || cols < 0 {
 		panic(fmt.Sprintf("gemm: %s has negative dimensions %d × %d", what, rows, cols))
 	}

@@ -35,10 +35,10 @@ func kn(m, n, k int) (int, int) { return k, n }
 func nk(m, n, k int) (int, int) { return n, k }
 
 var kinds = []kind{
-	{"DotNT", dotNTRef, append([]impl{{"go", dotNTGo}}, archImpls("DotNT")...), DotNT, mk, nk, true},
-	{"AccNN", accNNRef, append([]impl{{"go", accNNGo}}, archImpls("AccNN")...), AccNN, mk, kn, false},
-	{"AccTN", accTNRef, append([]impl{{"go", accTNGo}}, archImpls("AccTN")...), AccTN, km, kn, false},
-	{"AccNT", accNTRef, append([]impl{{"go", accNTGo}}, archImpls("AccNT")...), AccNT, mk, nk, false},
+	{"DotNT", dotNTRef[float64], append([]impl{{"go", dotNTGo[float64]}}, archImpls("DotNT")...), DotNT[float64], mk, nk, true},
+	{"AccNN", accNNRef[float64], append([]impl{{"go", accNNGo[float64]}}, archImpls("AccNN")...), AccNN[float64], mk, kn, false},
+	{"AccTN", accTNRef[float64], append([]impl{{"go", accTNGo[float64]}}, archImpls("AccTN")...), AccTN[float64], km, kn, false},
+	{"AccNT", accNTRef[float64], append([]impl{{"go", accNTGo[float64]}}, archImpls("AccNT")...), AccNT[float64], mk, nk, false},
 }
 
 // filler draws matrix elements: normals scaled over 60 decades, and, when

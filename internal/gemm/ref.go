@@ -2,27 +2,27 @@ package gemm
 
 // The reference kernels: the orders of the package doc written as plain
 // loops. They define the results every faster kernel must reproduce bit for
-// bit. float64(x*y) forbids the compiler to fuse a product into the
+// bit. F(x*y) (float64 or float32) forbids the compiler to fuse a product into the
 // following addition (the Go spec allows fusion otherwise).
 
 // dotRef returns Σ a[i]·b[i] in dot order.
-func dotRef(a, b []float64) float64 {
-	var s0, s1, s2, s3 float64
+func dotRef[F Float](a, b []F) F {
+	var s0, s1, s2, s3 F
 	n := len(a)
 	i := 0
 	for ; i+4 <= n; i += 4 {
-		s0 += float64(a[i] * b[i])
-		s1 += float64(a[i+1] * b[i+1])
-		s2 += float64(a[i+2] * b[i+2])
-		s3 += float64(a[i+3] * b[i+3])
+		s0 += F(a[i] * b[i])
+		s1 += F(a[i+1] * b[i+1])
+		s2 += F(a[i+2] * b[i+2])
+		s3 += F(a[i+3] * b[i+3])
 	}
 	for ; i < n; i++ {
-		s0 += float64(a[i] * b[i])
+		s0 += F(a[i] * b[i])
 	}
 	return (s0 + s2) + (s1 + s3)
 }
 
-func dotNTRef(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+func dotNTRef[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
 	for i := range m {
 		ai := a[i*lda : i*lda+k]
 		for j := range n {
@@ -31,38 +31,38 @@ func dotNTRef(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float
 	}
 }
 
-func accNNRef(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+func accNNRef[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
 	for i := range m {
 		ci := c[i*ldc : i*ldc+n]
 		for p := range k {
 			aip := a[i*lda+p]
 			bp := b[p*ldb : p*ldb+n]
 			for j := range ci {
-				ci[j] += float64(aip * bp[j])
+				ci[j] += F(aip * bp[j])
 			}
 		}
 	}
 }
 
-func accTNRef(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+func accTNRef[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
 	for i := range m {
 		ci := c[i*ldc : i*ldc+n]
 		for p := range k {
 			api := a[p*lda+i]
 			bp := b[p*ldb : p*ldb+n]
 			for j := range ci {
-				ci[j] += float64(api * bp[j])
+				ci[j] += F(api * bp[j])
 			}
 		}
 	}
 }
 
-func accNTRef(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+func accNTRef[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
 	for i := range m {
 		for j := range n {
 			s := c[i*ldc+j]
 			for p := range k {
-				s += float64(a[i*lda+p] * b[j*ldb+p])
+				s += F(a[i*lda+p] * b[j*ldb+p])
 			}
 			c[i*ldc+j] = s
 		}
