@@ -58,7 +58,39 @@ func TestSweepResources(t *testing.T) {
 	}
 	over := big
 	over.Runtime.Workers = []string{"a:1", "b:2"}
-	if got := sweepResources([]run.SweepJob{{Scenario: small}, {Scenario: over}}, 1).HeapLimit; got != 0 {
-		t.Errorf("a run over workers: limit %d, want none", got)
+	sup := scenarios.Estimate(over).Processes[0]
+	if got, want := sweepResources([]run.SweepJob{{Scenario: over}}, 1).HeapLimit, sup.HeapLimit; got != want || want <= 0 {
+		t.Errorf("a run over workers: limit %d, want its supervisor's %d", got, want)
+	}
+}
+
+// A worker bounds its heap at the estimate of a worker hosting the
+// largest block, which is less than one process hosting every client.
+func TestBoundWorkerHeap(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(old)
+	t.Setenv("GOMEMLIMIT", "")
+	os.Unsetenv("GOMEMLIMIT")
+	sc, err := scenarios.Load("scenarios/paper/personalization-cnn-stod.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := scenarios.Estimate(sc)
+	sc.Runtime.Workers = []string{"a:1", "b:2", "c:3", "d:4"}
+	over := scenarios.Estimate(sc)
+	wk := over.Processes[1]
+	if wk.Name != "worker" || wk.HeapLimit >= one.HeapLimit || wk.PeakBytes > wk.HeapLimit+64<<20 {
+		t.Fatalf("worker %q: limit %d, peak %d; one process's limit %d: want a worker's limit below one process's, and its peak near its limit",
+			wk.Name, wk.HeapLimit, wk.PeakBytes, one.HeapLimit)
+	}
+	debug.SetMemoryLimit(math.MaxInt64)
+	boundWorkerHeap(over)
+	if got := debug.SetMemoryLimit(-1); got != wk.HeapLimit {
+		t.Errorf("memory limit %d, want the worker estimate's %d", got, wk.HeapLimit)
+	}
+	debug.SetMemoryLimit(math.MaxInt64)
+	boundWorkerHeap(one)
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("one process's estimate set a worker limit of %d", got)
 	}
 }

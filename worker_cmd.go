@@ -69,6 +69,7 @@ func buildFromScenario(root *dataRoot) actors.BuildFunc {
 				return nil, nil, fmt.Errorf("refused: %w", err)
 			}
 		}
+		boundWorkerHeap(scenarios.Estimate(sc))
 		return buildRun(sc, clients)
 	}
 }

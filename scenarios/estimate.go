@@ -32,8 +32,8 @@ type Resources struct {
 	// HeapLimit is the soft memory limit hgpsim run and resume give the Go
 	// runtime (unless GOMEMLIMIT is set; a sweep gives --jobs times its
 	// largest run's), so that the heap stays near the live heap instead
-	// of doubling: the live heap and a quarter more. 0 for runs over
-	// workers.
+	// of doubling: the live heap and a quarter more (at least heapSlack).
+	// Over workers it is the supervisor's (Processes has each kind's).
 	HeapLimit int64
 	// Flops counts the floating-point work of the whole run, and Seconds
 	// turns it into time on one core at the rates of its operations
@@ -58,7 +58,11 @@ type ProcessResources struct {
 	Count   int    // processes of this kind
 	Clients int64  // clients each hosts (the largest block)
 	Live    []ResourcePart
-	// PeakBytes is twice the live heap, as for one process.
+	// HeapLimit is the soft memory limit the process gives the Go
+	// runtime: the worker when the supervisor's Setup arrives (unless
+	// GOMEMLIMIT is set), and the supervisor as hgpsim run does.
+	HeapLimit int64
+	// PeakBytes is the process's expected peak under that limit.
 	PeakBytes int64
 }
 
@@ -147,18 +151,16 @@ func Estimate(sc Scenario) Resources {
 		sup := memory(sc, shape, process{role: supervisorRole})
 		wk := memory(sc, shape, process{role: workerRole, hosted: block})
 		r.Processes = []ProcessResources{
-			{Name: "supervisor", Count: 1, Live: sup, PeakBytes: 2 * liveBytes(sup)},
-			{Name: "worker", Count: int(w), Clients: block, Live: wk, PeakBytes: 2 * liveBytes(wk)},
+			bounded(ProcessResources{Name: "supervisor", Count: 1, Live: sup}),
+			bounded(ProcessResources{Name: "worker", Count: int(w), Clients: block, Live: wk}),
 		}
-		r.Live, r.PeakBytes = sup, r.Processes[0].PeakBytes
+		r.Live, r.PeakBytes, r.HeapLimit = sup, r.Processes[0].PeakBytes, r.Processes[0].HeapLimit
 		if p := r.Processes[1]; p.PeakBytes > r.PeakBytes {
 			r.Live, r.PeakBytes = p.Live, p.PeakBytes
 		}
 	} else {
 		r.Live = memory(sc, shape, process{role: oneProcess, hosted: n})
-		live := r.LiveBytes()
-		r.HeapLimit = live + max(live/4, heapSlack)
-		r.PeakBytes = min(2*live, r.HeapLimit) + runtimeOverhead
+		r.HeapLimit, r.PeakBytes = heapBound(r.LiveBytes())
 	}
 
 	r.Flops, r.Seconds = work(sc, fwd, float64(dx), float64(examples), float64(links))
@@ -167,6 +169,20 @@ func Estimate(sc Scenario) Resources {
 		r.NoTime = "the work model counts PDBO's rounds, not algorithm " + sc.Algorithm.Name + "'s"
 	}
 	return r
+}
+
+// heapBound returns the soft memory limit for a process whose live heap
+// is live, and the process's peak under it: the collector holds the heap
+// near the limit instead of letting it double.
+func heapBound(live int64) (limit, peak int64) {
+	limit = live + max(live/4, heapSlack)
+	return limit, min(2*live, limit) + runtimeOverhead
+}
+
+// bounded fills p's HeapLimit and PeakBytes from its live heap.
+func bounded(p ProcessResources) ProcessResources {
+	p.HeapLimit, p.PeakBytes = heapBound(liveBytes(p.Live))
+	return p
 }
 
 // modelShape is what the memory model needs of the model: d_x (all
