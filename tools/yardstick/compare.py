@@ -15,8 +15,11 @@ nets, the first hgpsim run also dumps each net's parameters, data and
 results (--dump), and torch_nets.py rebuilds the nets from that dump and
 checks that PyTorch computes the same loss, gradient and HVP (relative
 error ≤ 1e-9) before timing them; a net that disagrees is reported and
-left out. hgpsim's GFLOP/s count 3 forward passes per gradient and 8 per
-HVP (bench/nets.go); PyTorch's float32 time is there for context.
+left out; it checks hgpsim's float32 gradient and HVP the same way,
+against PyTorch's float64 ones at the point rounded to float32 (relative
+error ≤ 1e-4). hgpsim's GFLOP/s count 3 forward passes per gradient and
+8 per HVP (bench/nets.go). The float32 ratio compares hgpsim float32 with
+PyTorch float32, where both sides report one (the nets).
 
 The two sides alternate --rounds times (hgpsim, torch, torch, hgpsim, ...)
 and the median per op is reported, so that a slow spell of a shared machine
@@ -187,14 +190,15 @@ def main():
           f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after ({os.cpu_count()} CPUs)")
     vers = subprocess.run(hg + ["version"], capture_output=True, text=True, env=env).stdout.strip().splitlines()
     print("hgpsim " + "; ".join(line for line in vers if line.startswith(("cpu:", "kernels:"))) + "\n")
-    print("| op | shape | hgpsim ms | hgpsim GFLOP/s | PyTorch f64 ms | PyTorch / hgpsim | PyTorch f32 ms |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print("| op | shape | hgpsim f64 ms | hgpsim GFLOP/s | PyTorch f64 ms | f64: PyTorch / hgpsim | "
+          "hgpsim f32 ms | PyTorch f32 ms | f32: PyTorch / hgpsim |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for op, runs in ours.items():
-        m = med(runs, "ms")
+        m, m32 = med(runs, "ms"), med(runs, "ms_f32")
         t = med(theirs.get(op, []), "ms")
         t32 = med(theirs.get(op, []), "ms_f32")
         print(f"| {op} | {shapes[op]} | {m:.3f} | {cell(med(runs, 'gflops'), '.1f')} | {cell(t, '.3f')} | "
-              f"{cell(t / m, '.2f')} | {cell(t32, '.3f')} |")
+              f"{cell(t / m, '.2f')} | {cell(m32, '.3f')} | {cell(t32, '.3f')} | {cell(t32 / m32, '.2f')} |")
     missing = sorted(op for op in ours if op not in theirs)
     if missing:
         print(f"\nNo PyTorch time (disagreement or failure, see above): {', '.join(missing)}")
@@ -206,6 +210,16 @@ def main():
     if errs:
         print("\nPyTorch float64 against hgpsim, largest relative error of loss, gradient and HVP: " +
               ", ".join(f"{net} {e:.1e}" for net, e in errs.items()))
+    errs32 = {}
+    for op, runs in theirs.items():
+        if "grad_err_f32" in runs[0]:
+            o = runs[0]
+            errs32[op.rsplit("-", 1)[0]] = (max(o["loss_err_f32"], o["grad_err_f32"], o["hvp_err_f32"]),
+                                            max(o["grad_err_torch_f32"], o["hvp_err_torch_f32"]))
+    if errs32:
+        print("\nfloat32 against PyTorch float64 at the point rounded to float32, largest relative error of "
+              "gradient and HVP, hgpsim / PyTorch float32 (hgpsim's must be ≤ 1e-4): " +
+              ", ".join(f"{net} {h:.1e} / {p:.1e}" for net, (h, p) in errs32.items()))
 
 
 if __name__ == "__main__":

@@ -11,13 +11,17 @@ weight then bias, layer by layer), loads the same x, and
 1. checks that PyTorch's loss, gradient and HVP agree with hgpsim's
    (relative error ≤ 1e-9 of the largest entry); a net that disagrees is
    reported and not timed;
-2. times the gradient (autograd) and the HVP (double backward) in float64
-   and, for context, in float32, one thread each.
+2. when the dump has hgpsim's float32 results (grad.f32, hvp.f32 and
+   loss_f32), checks them against PyTorch's float64 values at the same
+   point rounded to float32 (relative error ≤ TOL32 = 1e-4), and reports
+   PyTorch's own float32 error against that reference beside it;
+3. times the gradient (autograd) and the HVP (double backward) in float64
+   and in float32, one thread each.
 
 It prints one JSON object per op: {"op": NAME-grad | NAME-hvp, "ms": float64
 time, "ms_f32": float32 time, "gflops": float64 GFLOP/s counted as hgpsim
 counts them (3 forward passes per gradient, 8 per HVP), "rel_err": the
-largest of the three agreement errors}; with --check only the errors, one
+largest of the three agreement errors, and the float32 errors of step 2}; with --check only the errors, one
 object per net. compare.py runs both sides and prints the ratios.
 
 Usage: /usr/bin/python3 tools/yardstick/torch_nets.py DIR [--reps 3] [--only NAME,...] [--check]
@@ -160,6 +164,41 @@ def rel_err(ours, theirs):
     return float(np.max(np.abs(ours - theirs))) / scale
 
 
+# The float32 check: hgpsim's float32 gradient and HVP against PyTorch's
+# float64 ones at the same point rounded to float32, relative to the
+# largest entry. float32's unit roundoff is 6e-8; the products' sums run
+# over up to a few thousand terms per output and the HVP's backward pass
+# through several layers, so 1e-4 leaves a margin of a few hundred ulps
+# for that growth while a wrong index or a dropped term (errors of order
+# 1) still fails. PyTorch's own float32 error against the same reference
+# is reported beside hgpsim's for scale.
+TOL32 = 1e-4
+
+
+def check32(folder, spec, x, a, y, u):
+    """Returns hgpsim's and PyTorch's float32 errors ({} when the dump has
+    no float32 results); exits the net's check with an error line when
+    hgpsim's exceed TOL32."""
+    g32 = os.path.join(folder, "grad.f32")
+    if not os.path.exists(g32):
+        return {}
+    r = lambda v: v.astype(np.float32).astype(np.float64)
+    net = build(spec).double()
+    load_params(net, r(x))
+    a64, u64 = torch.from_numpy(r(a.numpy())), torch.from_numpy(r(u.numpy()))
+    loss, grad, hvp = ops(net, a64, y, u64, spec["l2"])
+    ref = {"grad": grad().detach().numpy(), "hvp": hvp().detach().numpy()}
+    net32 = build(spec).float()
+    load_params(net32, x.astype(np.float32))
+    _, grad32, hvp32 = ops(net32, a.float(), y, u.float(), spec["l2"])
+    theirs = {"grad": grad32().detach().double().numpy(), "hvp": hvp32().detach().double().numpy()}
+    out = {"loss_err_f32": abs(float(loss()) - spec["loss_f32"]) / max(abs(float(loss())), 1e-300)}
+    for op in ("grad", "hvp"):
+        out[f"{op}_err_f32"] = rel_err(read(os.path.join(folder, f"{op}.f32"), "<f4").astype(np.float64), ref[op])
+        out[f"{op}_err_torch_f32"] = rel_err(theirs[op], ref[op])
+    return out
+
+
 def one(folder, reps, budget, check_only):
     with open(os.path.join(folder, "spec.json")) as f:
         spec = json.load(f)
@@ -189,6 +228,13 @@ def one(folder, reps, budget, check_only):
         print(json.dumps({"op": name, "rel_err": err, **errs}))
         sys.stdout.flush()
         return True
+    errs32 = check32(folder, spec, x, a, y, u)
+    err32 = max([v for k, v in errs32.items() if "torch" not in k], default=0.0)
+    if not err32 <= TOL32:
+        print(json.dumps({"op": name, "error": f"float32 values disagree with PyTorch float64 at the rounded point: "
+                                              f"relative error {err32:.3g} > {TOL32:g}", **errs32}))
+        sys.stdout.flush()
+        return False
     t64 = {"grad": timed(grad, reps, budget), "hvp": timed(hvp, reps, budget)}
     net32 = build(spec).float()
     load_params(net32, x.astype(np.float32))
@@ -199,7 +245,8 @@ def one(folder, reps, budget, check_only):
     work = {"grad": 3 * spec["flops_forward"] * n, "hvp": 8 * spec["flops_forward"] * n}
     for op in ("grad", "hvp"):
         print(json.dumps({"op": f"{name}-{op}", "ms": 1e3 * t64[op], "ms_f32": 1e3 * t32[op],
-                          "gflops": work[op] / t64[op] / 1e9, "rel_err": err, "torch": torch.__version__}))
+                          "gflops": work[op] / t64[op] / 1e9, "rel_err": err, "torch": torch.__version__,
+                          **errs32}))
         sys.stdout.flush()
     return True
 
