@@ -95,7 +95,9 @@ func serveTestWorker() int {
 			nw.Failures = append(nw.Failures, testDelay)
 		}
 		if mode == "panic" || mode == "hang" || mode == "slow" { // a faulty client 3
-			bs[3] = &faulty{Behaviour: bs[3], round: 5, mode: mode}
+			// A worker's hung client sleeps past the test (the worker is
+			// killed at its end), so detection never races its waking.
+			bs[3] = &faulty{Behaviour: bs[3], round: 5, mode: mode, hang: time.Minute}
 		}
 		factory, _ := optim.FixedClients(bs)
 		return nw, factory, nil
@@ -666,7 +668,11 @@ func TestRemoteClientFailures(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			timeout := 300 * time.Millisecond // the slow call takes 1 s
 			if mode == "hang" {
-				timeout = 200 * time.Millisecond // hung after 2 s, long before its 5 s end
+				// Hung after 10 × 500 ms. The other worker, idle meanwhile,
+				// must be heard from every 500 ms: at 200 ms a loaded
+				// machine (load 7 on 2 cores) once delayed its heartbeat
+				// 226 ms and the run blamed it instead.
+				timeout = 500 * time.Millisecond
 			}
 			rt, err := New(nw, nil, Options{RoundTimeout: timeout, Workers: addrs, Scenario: []byte(mode)})
 			if err != nil {

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -210,6 +211,7 @@ type faulty struct {
 	optim.Behaviour
 	round int
 	mode  string
+	hang  time.Duration // how long "hang" sleeps; 5 s when 0
 }
 
 func (f *faulty) Send(r *optim.Round, out optim.Outbox) error {
@@ -217,7 +219,7 @@ func (f *faulty) Send(r *optim.Round, out optim.Outbox) error {
 		panic("boom")
 	}
 	if r.Index == f.round && f.mode == "hang" {
-		time.Sleep(5 * time.Second)
+		time.Sleep(cmp.Or(f.hang, 5*time.Second))
 	}
 	if r.Index == f.round && f.mode == "slow" {
 		time.Sleep(time.Second) // computing, longer than the round timeout
