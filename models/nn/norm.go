@@ -99,11 +99,7 @@ func (l *groupNorm) forward(y, x, w []float64, n int) {
 		for k := range l.m / l.plane {
 			g, bt := gamma[c0+k], beta[c0+k]
 			p := k * l.plane
-			xp, yp := xq[p:p+l.plane], yq[p:p+l.plane]
-			for i, t := range xp {
-				t = float64((t - mu) * s)
-				yp[i] = g*t + bt
-			}
+			outRun(yq[p:p+l.plane], xq[p:p+l.plane], mu, s, g, bt)
 		}
 	}
 }
@@ -153,10 +149,7 @@ func (l *groupNorm) backward(gx, gw, gy, x, _, w []float64, n int) {
 			gw[c+c0+k] += sb
 		}
 		mh, mxh := sh*inv, sxh*inv
-		xq = xq[:len(h)]
-		for i, v := range h {
-			h[i] = s * (v - mh - float64((xq[i]-mu)*s)*mxh)
-		}
+		projRun(h, xq, mu, s, mh, mxh)
 	}
 }
 
@@ -204,12 +197,7 @@ func (l *groupNorm) rforward(ry, rx, x, _, w, u []float64, n int) {
 			for k := range l.m / l.plane {
 				p := k * l.plane
 				g, gu, bu := gamma[c0+k], ug[c0+k], ub[c0+k]
-				xp, rp, yp := xh[p:p+l.plane], rxh[p:p+l.plane], ryq[p:p+l.plane]
-				for i, t := range rxq[p : p+l.plane] {
-					r := s * (t - mr - xp[i]*a)
-					rp[i] = r
-					yp[i] = g*r + gu*xp[i] + bu
-				}
+				tangentRun(rxh[p:p+l.plane], ryq[p:p+l.plane], rxq[p:p+l.plane], xh[p:p+l.plane], s, mr, a, g, gu, bu)
 			}
 		}
 	}
@@ -300,12 +288,7 @@ func (l *groupNorm) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []float64,
 		s := l.s[q]
 		mh, mxh, mrxh, mrh, mxrh := sh*inv, sxh*inv, srxh*inv, srh*inv, sxrh*inv
 		sa := s * l.a[q]
-		xh, rxh, rh = xh[:len(h)], rxh[:len(h)], rh[:len(h)]
-		for i, hv := range h {
-			g := s * (hv - mh - xh[i]*mxh)
-			rh[i] = s*(rh[i]-mrh-xh[i]*mxrh) - sa*g - s*(rxh[i]*mxh+xh[i]*mrxh)
-			h[i] = g
-		}
+		rprojRun(h, rh, xh, rxh, s, mh, mxh, mrxh, mrh, mxrh, sa)
 	}
 }
 
