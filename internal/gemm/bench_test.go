@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 )
 
@@ -66,42 +67,54 @@ var benchShapes = []struct {
 	{"AccNT", 1936, 576, 64},
 }
 
-// benchCase is one kernel on one shape: its operands and every way to
-// compute it (the reference loop, this package's implementations, gonum).
+// benchCase is one kernel on one shape: its operands bound into a call
+// per way to compute it (the reference loop, this package's
+// implementations, gonum).
 type benchCase struct {
-	name    string
-	m, n, k int
-	flops   float64
-	impls   []impl
-	run     func(kernel)
+	name  string
+	flops float64
+	impls []benchImpl
 }
 
+type benchImpl struct {
+	name string
+	run  func()
+}
+
+// benchCases returns the float64 cases, then the float32 ones (named
+// "f32/…").
 func benchCases() []benchCase {
+	return append(benchCasesOf[float64](""), benchCasesOf[float32]("f32/")...)
+}
+
+func benchCasesOf[F Float](prefix string) []benchCase {
 	r := rand.New(rand.NewPCG(1, 1))
 	var cases []benchCase
 	for _, s := range benchShapes {
-		var kd kind
-		for _, x := range kinds {
+		var kd kind[F]
+		for _, x := range kindsOf[F]() {
 			if x.name == s.kernel {
 				kd = x
 			}
 		}
-		f := filler{r, false}
+		f := filler[F]{r, false}
 		ar, ac := kd.aShape(s.m, s.n, s.k)
 		br, bc := kd.bShape(s.m, s.n, s.k)
 		a, lda := f.matrix(ar, ac, 0)
 		bm, ldb := f.matrix(br, bc, 0)
 		c, ldc := f.matrix(s.m, s.n, 0)
 		clear(c)
-		impls := append([]impl{{"ref", kd.ref}}, kd.impls...)
-		impls = append(impls, impl{"gonum", gonumGemm(kd.name)})
+		impls := append([]impl[F]{{"ref", kd.ref}}, kd.impls...)
+		impls = append(impls, impl[F]{"gonum", gonumGemm[F](kd.name)})
 		m, n, k := s.m, s.n, s.k
-		cases = append(cases, benchCase{
-			name: fmt.Sprintf("%s/%dx%dx%d", s.kernel, m, n, k), m: m, n: n, k: k,
+		cs := benchCase{
+			name:  fmt.Sprintf("%s%s/%dx%dx%d", prefix, s.kernel, m, n, k),
 			flops: 2 * float64(m) * float64(n) * float64(k),
-			impls: impls,
-			run:   func(f kernel) { f(m, n, k, a, lda, bm, ldb, c, ldc) },
-		})
+		}
+		for _, im := range impls {
+			cs.impls = append(cs.impls, benchImpl{im.name, func() { im.f(m, n, k, a, lda, bm, ldb, c, ldc) }})
+		}
+		cases = append(cases, cs)
 	}
 	return cases
 }
@@ -114,7 +127,7 @@ func BenchmarkKernels(b *testing.B) {
 		for _, im := range bc.impls {
 			b.Run(bc.name+"/"+im.name, func(b *testing.B) {
 				for b.Loop() {
-					bc.run(im.f)
+					im.run()
 				}
 				b.ReportMetric(bc.flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
@@ -130,7 +143,7 @@ func BenchmarkInterleaved(b *testing.B) {
 	var vs []variant
 	for _, bc := range benchCases() {
 		for _, im := range bc.impls {
-			vs = append(vs, variant{bc.name + "/" + im.name, bc.flops, func() { bc.run(im.f) }})
+			vs = append(vs, variant{bc.name + "/" + im.name, bc.flops, im.run})
 		}
 	}
 	interleave(b, vs)
@@ -166,9 +179,9 @@ func interleave(b *testing.B, variants []variant) {
 	}
 }
 
-// gonumGemm returns the kernel computed by blas64.Gemm (its own summation
-// order: the speed comparison only).
-func gonumGemm(name string) kernel {
+// gonumGemm returns the kernel computed by blas64.Gemm or, in float32,
+// blas32.Gemm (their own summation order: the speed comparison only).
+func gonumGemm[F Float](name string) kernelOf[F] {
 	ta, tb, beta := blas.NoTrans, blas.NoTrans, 1.0
 	switch name {
 	case "DotNT":
@@ -178,7 +191,7 @@ func gonumGemm(name string) kernel {
 	case "AccNT":
 		tb = blas.Trans
 	}
-	return func(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	return func(m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
 		ar, ac := m, k
 		if ta == blas.Trans {
 			ar, ac = k, m
@@ -187,9 +200,17 @@ func gonumGemm(name string) kernel {
 		if tb == blas.Trans {
 			br, bc = n, k
 		}
-		blas64.Gemm(ta, tb, 1,
-			blas64.General{Rows: ar, Cols: ac, Stride: lda, Data: a},
-			blas64.General{Rows: br, Cols: bc, Stride: ldb, Data: b},
-			beta, blas64.General{Rows: m, Cols: n, Stride: ldc, Data: c})
+		switch a := any(a).(type) {
+		case []float64:
+			blas64.Gemm(ta, tb, 1,
+				blas64.General{Rows: ar, Cols: ac, Stride: lda, Data: a},
+				blas64.General{Rows: br, Cols: bc, Stride: ldb, Data: any(b).([]float64)},
+				beta, blas64.General{Rows: m, Cols: n, Stride: ldc, Data: any(c).([]float64)})
+		case []float32:
+			blas32.Gemm(ta, tb, 1,
+				blas32.General{Rows: ar, Cols: ac, Stride: lda, Data: a},
+				blas32.General{Rows: br, Cols: bc, Stride: ldb, Data: any(b).([]float32)},
+				float32(beta), blas32.General{Rows: m, Cols: n, Stride: ldc, Data: any(c).([]float32)})
+		}
 	}
 }
