@@ -156,4 +156,3 @@ func dotTile(mr, nr, nj, k int, a *float64, lda int, b *float64, ldb int, c *flo
 		panic("gemm: no dot kernel for this tile")
 	}
 }
-

@@ -29,6 +29,7 @@ func (e elem) lanesLog() int { return 5 - e.shift }
 func (e elem) name(format string, args ...any) string {
 	return e.prefix + fmt.Sprintf(format, args...)
 }
+
 // rowAddr returns the address of row r of a matrix whose rows 0–2 start at
 // base0 + r·stride and rows 3–5 at base3 + (r−3)·stride.
 func rowAddr(off, r int, base0, base3, stride string) string {

@@ -95,8 +95,8 @@ func packNT32(p func(string, ...any), w int) {
 			p("\tVMOVUPS %s, Y%d", rowAddr8(0, t, [3]string{"SI", "R9", "R10"}, "R8"), t)
 		}
 		for t := 0; t < 8; t += 2 {
-			p("\tVUNPCKLPS Y%d, Y%d, Y%d", t+1, t, 8+t)  // r_t[0] r_t+1[0] r_t[1] r_t+1[1] in each half
-			p("\tVUNPCKHPS Y%d, Y%d, Y%d", t+1, t, 9+t)  // … [2], [3]
+			p("\tVUNPCKLPS Y%d, Y%d, Y%d", t+1, t, 8+t) // r_t[0] r_t+1[0] r_t[1] r_t+1[1] in each half
+			p("\tVUNPCKHPS Y%d, Y%d, Y%d", t+1, t, 9+t) // … [2], [3]
 		}
 		for t := 0; t < 8; t += 4 {
 			p("\tVSHUFPS $0x44, Y%d, Y%d, Y%d", 10+t, 8+t, t) // column 0 (4) of four rows
