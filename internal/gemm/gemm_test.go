@@ -49,10 +49,7 @@ func kindsOf[F Float]() []kind[F] {
 	}
 }
 
-var (
-	kinds   = kindsOf[float64]()
-	kinds32 = kindsOf[float32]()
-)
+var kinds = kindsOf[float64]()
 
 // bothTypes runs a test in float64 and in float32, each as a subtest.
 func bothTypes(t *testing.T, f64 func(*testing.T), f32 func(*testing.T)) {
