@@ -2,21 +2,30 @@ package gemm
 
 import "unsafe"
 
-// dotNTAVX2 runs 3 × 3 tiles of YMM registers, one output a register (in
-// float32 each register holds the eight partial sums of float32's dot
-// order, so the tiles are float64's).
+// dotNTAVX2 runs 3 × 3 tiles of YMM registers, one output a register; in
+// float32 2 × 3 tiles, an output's sixteen partial sums in two registers.
 func dotNTAVX2[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
+	if lanes[F]() == 8 {
+		dotNTTiled(2, 3, 1, dotTileF[F], m, n, k, a, lda, b, ldb, c, ldc)
+		return
+	}
 	dotNTTiled(3, 3, 1, dotTileF[F], m, n, k, a, lda, b, ldb, c, ldc)
 }
 
 // dotNTAVX512 runs 4 × 4 tiles of YMM registers or, with zmm, 4 × 8 tiles
-// of two outputs a ZMM register (dotTileZ).
+// of two outputs a ZMM register (dotTileZ). In float32 it runs 4 × 4
+// tiles of one output a ZMM register with zmm, dotNTAVX2's tiles without.
 func dotNTAVX512[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
-	if zmm {
+	switch {
+	case zmm && lanes[F]() == 8:
+		dotNTTiled(4, 4, 1, dotTileZF[F], m, n, k, a, lda, b, ldb, c, ldc)
+	case zmm:
 		dotNTTiled(4, 8, 2, dotTileZF[F], m, n, k, a, lda, b, ldb, c, ldc)
-		return
+	case lanes[F]() == 8:
+		dotNTAVX2(m, n, k, a, lda, b, ldb, c, ldc)
+	default:
+		dotNTTiled(4, 4, 1, dotTileF[F], m, n, k, a, lda, b, ldb, c, ldc)
 	}
-	dotNTTiled(4, 4, 1, dotTileF[F], m, n, k, a, lda, b, ldb, c, ldc)
 }
 
 // dotTileF runs dotTile's mr × nr kernel in F.
@@ -28,7 +37,8 @@ func dotTileF[F Float](mr, nr, nj, k int, a *F, lda int, b *F, ldb int, c *F, ld
 	dotTile(mr, nr, nj, k, as[float64](a), lda, as[float64](b), ldb, as[float64](c), ldc)
 }
 
-// dotTileZF runs dotTileZ's mr × nr kernel (nr even) in F.
+// dotTileZF runs dotTileZ's mr × nr kernel (nr even) or, in float32,
+// sdotTileZ's.
 func dotTileZF[F Float](mr, nr, nj, k int, a *F, lda int, b *F, ldb int, c *F, ldc int) {
 	if lanes[F]() == 8 {
 		sdotTileZ(mr, nr, nj, k, as[float32](a), lda, as[float32](b), ldb, as[float32](c), ldc)

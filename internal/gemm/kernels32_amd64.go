@@ -120,9 +120,6 @@ func sdotKern1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32
 func sdotKern1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernX1x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
-
-//go:noescape
 func sdotKern2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
@@ -132,79 +129,52 @@ func sdotKern2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32
 func sdotKern2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernX2x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
-
-//go:noescape
-func sdotKern3x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
-
-//go:noescape
-func sdotKern3x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
-
-//go:noescape
-func sdotKern3x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
-
-//go:noescape
-func sdotKernX3x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
-
-//go:noescape
-func sdotKernX4x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
-
-//go:noescape
-func sdotKernX4x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
-
-//go:noescape
-func sdotKernX4x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
-
-//go:noescape
-func sdotKernX4x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+func sdotKernZ1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
 func sdotKernZ1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
+func sdotKernZ1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
 func sdotKernZ1x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernZ1x6(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
-
-//go:noescape
-func sdotKernZ1x8(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+func sdotKernZ2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
 func sdotKernZ2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
+func sdotKernZ2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
 func sdotKernZ2x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernZ2x6(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
-
-//go:noescape
-func sdotKernZ2x8(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+func sdotKernZ3x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
 func sdotKernZ3x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
+func sdotKernZ3x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
 func sdotKernZ3x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernZ3x6(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
-
-//go:noescape
-func sdotKernZ3x8(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+func sdotKernZ4x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
 func sdotKernZ4x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
+func sdotKernZ4x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
 func sdotKernZ4x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
-
-//go:noescape
-func sdotKernZ4x6(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
-
-//go:noescape
-func sdotKernZ4x8(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 // saccTile is accTile in float32: nr = 32 (only with zmm), 16 or 8.
 func saccTile(mr, nr, nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int) {
@@ -295,8 +265,8 @@ func saccTail(mr, w, kc int, a *float32, rs, ks int, b *float32, ldb int, c *flo
 	}
 }
 
-// sdotTile runs the mr × nr float32 dot-order kernel on YMM registers;
-// tiles with a side of 4 need AVX-512VL.
+// sdotTile runs the mr × nr float32 dot-order kernel on YMM registers
+// (mr ≤ 2, nr ≤ 3).
 func sdotTile(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {
 	switch mr*8 + nr {
 	case 1*8 + 1:
@@ -305,73 +275,53 @@ func sdotTile(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *fl
 		sdotKern1x2(nj, k, a, lda, b, ldb, c, ldc)
 	case 1*8 + 3:
 		sdotKern1x3(nj, k, a, lda, b, ldb, c, ldc)
-	case 1*8 + 4:
-		sdotKernX1x4(nj, k, a, lda, b, ldb, c, ldc)
 	case 2*8 + 1:
 		sdotKern2x1(nj, k, a, lda, b, ldb, c, ldc)
 	case 2*8 + 2:
 		sdotKern2x2(nj, k, a, lda, b, ldb, c, ldc)
 	case 2*8 + 3:
 		sdotKern2x3(nj, k, a, lda, b, ldb, c, ldc)
-	case 2*8 + 4:
-		sdotKernX2x4(nj, k, a, lda, b, ldb, c, ldc)
-	case 3*8 + 1:
-		sdotKern3x1(nj, k, a, lda, b, ldb, c, ldc)
-	case 3*8 + 2:
-		sdotKern3x2(nj, k, a, lda, b, ldb, c, ldc)
-	case 3*8 + 3:
-		sdotKern3x3(nj, k, a, lda, b, ldb, c, ldc)
-	case 3*8 + 4:
-		sdotKernX3x4(nj, k, a, lda, b, ldb, c, ldc)
-	case 4*8 + 1:
-		sdotKernX4x1(nj, k, a, lda, b, ldb, c, ldc)
-	case 4*8 + 2:
-		sdotKernX4x2(nj, k, a, lda, b, ldb, c, ldc)
-	case 4*8 + 3:
-		sdotKernX4x3(nj, k, a, lda, b, ldb, c, ldc)
-	case 4*8 + 4:
-		sdotKernX4x4(nj, k, a, lda, b, ldb, c, ldc)
 	default:
 		panic("gemm: no float32 dot kernel for this tile")
 	}
 }
 
-// sdotTileZ runs the mr × nr float32 dot-order kernel of two outputs a
-// ZMM register (nr even).
+// sdotTileZ runs the mr × nr float32 dot-order kernel on ZMM registers
+// (mr, nr ≤ 4).
 func sdotTileZ(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {
-	switch mr*16 + nr {
-	case 1*16 + 2:
+	switch mr*8 + nr {
+	case 1*8 + 1:
+		sdotKernZ1x1(nj, k, a, lda, b, ldb, c, ldc)
+	case 1*8 + 2:
 		sdotKernZ1x2(nj, k, a, lda, b, ldb, c, ldc)
-	case 1*16 + 4:
+	case 1*8 + 3:
+		sdotKernZ1x3(nj, k, a, lda, b, ldb, c, ldc)
+	case 1*8 + 4:
 		sdotKernZ1x4(nj, k, a, lda, b, ldb, c, ldc)
-	case 1*16 + 6:
-		sdotKernZ1x6(nj, k, a, lda, b, ldb, c, ldc)
-	case 1*16 + 8:
-		sdotKernZ1x8(nj, k, a, lda, b, ldb, c, ldc)
-	case 2*16 + 2:
+	case 2*8 + 1:
+		sdotKernZ2x1(nj, k, a, lda, b, ldb, c, ldc)
+	case 2*8 + 2:
 		sdotKernZ2x2(nj, k, a, lda, b, ldb, c, ldc)
-	case 2*16 + 4:
+	case 2*8 + 3:
+		sdotKernZ2x3(nj, k, a, lda, b, ldb, c, ldc)
+	case 2*8 + 4:
 		sdotKernZ2x4(nj, k, a, lda, b, ldb, c, ldc)
-	case 2*16 + 6:
-		sdotKernZ2x6(nj, k, a, lda, b, ldb, c, ldc)
-	case 2*16 + 8:
-		sdotKernZ2x8(nj, k, a, lda, b, ldb, c, ldc)
-	case 3*16 + 2:
+	case 3*8 + 1:
+		sdotKernZ3x1(nj, k, a, lda, b, ldb, c, ldc)
+	case 3*8 + 2:
 		sdotKernZ3x2(nj, k, a, lda, b, ldb, c, ldc)
-	case 3*16 + 4:
+	case 3*8 + 3:
+		sdotKernZ3x3(nj, k, a, lda, b, ldb, c, ldc)
+	case 3*8 + 4:
 		sdotKernZ3x4(nj, k, a, lda, b, ldb, c, ldc)
-	case 3*16 + 6:
-		sdotKernZ3x6(nj, k, a, lda, b, ldb, c, ldc)
-	case 3*16 + 8:
-		sdotKernZ3x8(nj, k, a, lda, b, ldb, c, ldc)
-	case 4*16 + 2:
+	case 4*8 + 1:
+		sdotKernZ4x1(nj, k, a, lda, b, ldb, c, ldc)
+	case 4*8 + 2:
 		sdotKernZ4x2(nj, k, a, lda, b, ldb, c, ldc)
-	case 4*16 + 4:
+	case 4*8 + 3:
+		sdotKernZ4x3(nj, k, a, lda, b, ldb, c, ldc)
+	case 4*8 + 4:
 		sdotKernZ4x4(nj, k, a, lda, b, ldb, c, ldc)
-	case 4*16 + 6:
-		sdotKernZ4x6(nj, k, a, lda, b, ldb, c, ldc)
-	case 4*16 + 8:
-		sdotKernZ4x8(nj, k, a, lda, b, ldb, c, ldc)
 	default:
 		panic("gemm: no float32 dot kernel for this tile")
 	}

@@ -8,10 +8,10 @@ import "unsafe"
 // following addition (the Go spec allows fusion otherwise).
 
 // dotRef returns Σ a[i]·b[i] in dot order: float64's four partial sums,
-// or float32's eight (dot8Ref).
+// or float32's sixteen (dot16Ref).
 func dotRef[F Float](a, b []F) F {
 	if unsafe.Sizeof(F(0)) == 4 {
-		return dot8Ref(a, b)
+		return dot16Ref(a, b)
 	}
 	var s0, s1, s2, s3 F
 	n := len(a)
@@ -28,28 +28,28 @@ func dotRef[F Float](a, b []F) F {
 	return (s0 + s2) + (s1 + s3)
 }
 
-// dot8Ref returns Σ a[i]·b[i] in float32's dot order: eight partial sums
-// s_l over k ≡ l (mod 8), the remainder added to s_0, then
-// ((s_0 + s_4) + (s_2 + s_6)) + ((s_1 + s_5) + (s_3 + s_7)).
-func dot8Ref[F Float](a, b []F) F {
-	var s0, s1, s2, s3, s4, s5, s6, s7 F
+// dot16Ref returns Σ a[i]·b[i] in float32's dot order: sixteen partial
+// sums s_l over i ≡ l (mod 16), the remainder added to s_0, then
+// t_l = s_l + s_{l+8} and ((t_0 + t_4) + (t_2 + t_6)) + ((t_1 + t_5) +
+// (t_3 + t_7)).
+func dot16Ref[F Float](a, b []F) F {
+	var s [16]F
 	n := len(a)
 	i := 0
-	for ; i+8 <= n; i += 8 {
-		x, y := a[i:i+8], b[i:i+8]
-		s0 += F(x[0] * y[0])
-		s1 += F(x[1] * y[1])
-		s2 += F(x[2] * y[2])
-		s3 += F(x[3] * y[3])
-		s4 += F(x[4] * y[4])
-		s5 += F(x[5] * y[5])
-		s6 += F(x[6] * y[6])
-		s7 += F(x[7] * y[7])
+	for ; i+16 <= n; i += 16 {
+		x, y := a[i:i+16], b[i:i+16]
+		for l := range s {
+			s[l] += F(x[l] * y[l])
+		}
 	}
 	for ; i < n; i++ {
-		s0 += F(a[i] * b[i])
+		s[0] += F(a[i] * b[i])
 	}
-	return ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7))
+	var t [8]F
+	for l := range t {
+		t[l] = s[l] + s[l+8]
+	}
+	return ((t[0] + t[4]) + (t[2] + t[6])) + ((t[1] + t[5]) + (t[3] + t[7]))
 }
 
 func dotNTRef[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {

@@ -41,19 +41,19 @@ func main() {
 	packRows(p, f64, 6)
 	for mr := 1; mr <= 3; mr++ {
 		for nr := 1; nr <= 3; nr++ {
-			dot(p, f64, mr, nr, false)
+			dot(p, mr, nr, false)
 		}
 	}
 	for mr := 1; mr <= 4; mr++ {
 		for nr := 1; nr <= 4; nr++ {
 			if mr == 4 || nr == 4 {
-				dot(p, f64, mr, nr, true)
+				dot(p, mr, nr, true)
 			}
 		}
 	}
 	for mr := 1; mr <= 4; mr++ {
 		for np := 1; np <= 4; np++ {
-			dotZ(p, f64, mr, np)
+			dotZ(p, mr, np)
 		}
 	}
 	float32Kernels(p)
@@ -91,14 +91,14 @@ func float32Kernels(p func(string, ...any)) {
 	packRows(p, f32, 32)
 	packRows(p, f32, 16)
 	packRows(p, f32, 6)
-	for mr := 1; mr <= 4; mr++ {
-		for nr := 1; nr <= 4; nr++ {
-			dot(p, f32, mr, nr, mr == 4 || nr == 4)
+	for mr := 1; mr <= 2; mr++ {
+		for nr := 1; nr <= 3; nr++ {
+			dot16(p, mr, nr, false)
 		}
 	}
 	for mr := 1; mr <= 4; mr++ {
-		for np := 1; np <= 4; np++ {
-			dotZ(p, f32, mr, np)
+		for nr := 1; nr <= 4; nr++ {
+			dot16(p, mr, nr, true)
 		}
 	}
 }
@@ -135,19 +135,13 @@ func float32Decls() string {
 	for _, w := range []int{32, 16, 6} {
 		decl(fmt.Sprintf("spackRows%d", w), "(n int, src *float32, lds int, dst *float32)")
 	}
-	dotName := func(mr, nr int) string {
-		if mr == 4 || nr == 4 {
-			return f32.name("dotKernX%dx%d", mr, nr)
+	for mr := 1; mr <= 2; mr++ {
+		for nr := 1; nr <= 3; nr++ {
+			decl(f32.name("dotKern%dx%d", mr, nr), dotSig)
 		}
-		return f32.name("dotKern%dx%d", mr, nr)
 	}
 	for mr := 1; mr <= 4; mr++ {
 		for nr := 1; nr <= 4; nr++ {
-			decl(dotName(mr, nr), dotSig)
-		}
-	}
-	for mr := 1; mr <= 4; mr++ {
-		for nr := 2; nr <= 8; nr += 2 {
 			decl(f32.name("dotKernZ%dx%d", mr, nr), dotSig)
 		}
 	}
@@ -198,14 +192,14 @@ func float32Decls() string {
 	p("}")
 	p("}")
 	p("")
-	p("// sdotTile runs the mr × nr float32 dot-order kernel on YMM registers;")
-	p("// tiles with a side of 4 need AVX-512VL.")
+	p("// sdotTile runs the mr × nr float32 dot-order kernel on YMM registers")
+	p("// (mr ≤ 2, nr ≤ 3).")
 	p("func sdotTile(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {")
 	p("switch mr*8 + nr {")
-	for mr := 1; mr <= 4; mr++ {
-		for nr := 1; nr <= 4; nr++ {
+	for mr := 1; mr <= 2; mr++ {
+		for nr := 1; nr <= 3; nr++ {
 			p("case %d*8 + %d:", mr, nr)
-			p("%s(nj, k, a, lda, b, ldb, c, ldc)", dotName(mr, nr))
+			p("%s(nj, k, a, lda, b, ldb, c, ldc)", f32.name("dotKern%dx%d", mr, nr))
 		}
 	}
 	p("default:")
@@ -213,13 +207,13 @@ func float32Decls() string {
 	p("}")
 	p("}")
 	p("")
-	p("// sdotTileZ runs the mr × nr float32 dot-order kernel of two outputs a")
-	p("// ZMM register (nr even).")
+	p("// sdotTileZ runs the mr × nr float32 dot-order kernel on ZMM registers")
+	p("// (mr, nr ≤ 4).")
 	p("func sdotTileZ(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {")
-	p("switch mr*16 + nr {")
+	p("switch mr*8 + nr {")
 	for mr := 1; mr <= 4; mr++ {
-		for nr := 2; nr <= 8; nr += 2 {
-			p("case %d*16 + %d:", mr, nr)
+		for nr := 1; nr <= 4; nr++ {
+			p("case %d*8 + %d:", mr, nr)
 			p("%s(nj, k, a, lda, b, ldb, c, ldc)", f32.name("dotKernZ%dx%d", mr, nr))
 		}
 	}
