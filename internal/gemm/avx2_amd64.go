@@ -143,9 +143,12 @@ func accAVX2[F Float](m, n, k int, a []F, rs, ks int, b []F, ldb int, c []F, ldc
 // elements long (unpacked, their vector loads straddle cache lines: +20 %
 // at 64 × 121 × 576). AccTN packs from 24 rows: its unpacked path packs
 // blocks of Aᵀ anyway and runs 15–40 % slower; with 10–20 rows and wide B
-// the unpacked path is 10–15 % faster.
-func packNN(m, n, k, ldb int) bool {
-	return m >= 96 && k >= 64 || m >= 24 && k >= 128 && (n > ncAcc || ldb%4 != 0)
+// the unpacked path is 10–15 % faster. In float32 (L = 8) only the first
+// rule holds: on Zen 5's 512-bit tiles the unpacked path ran 10–17 %
+// faster at 64 × 121 × 576 and 200 × 121 × 300, and as fast at
+// 128 × 784 × 64 and 1936 × 64 × 576.
+func packNN(m, n, k, ldb, L int) bool {
+	return m >= 96 && k >= 64 || L == 4 && m >= 24 && k >= 128 && (n > ncAcc || ldb%4 != 0)
 }
 
 func packTN(m, k int) bool {
@@ -155,7 +158,7 @@ func packTN(m, k int) bool {
 }
 
 func accNNAVX2[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
-	if packNN(m, n, k, ldb) {
+	if packNN(m, n, k, ldb, lanes[F]()) {
 		accNNPacked(m, n, k, a, lda, b, ldb, c, ldc)
 		return
 	}

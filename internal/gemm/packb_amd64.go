@@ -92,6 +92,13 @@ func packB[F Float](d []F, sw, kb, j0, j8, w int, b []F, bks, bjs int) {
 		}
 	}
 	s := d[(j8-j0)*kb : (j8-j0+w)*kb]
+	if bjs == 1 && w >= 8 {
+		// Rows of B: a copy a row beats w strided loads and stores.
+		for p := range kb {
+			copy(s[p*w:(p+1)*w], b[p*bks+j8:p*bks+j8+w])
+		}
+		return
+	}
 	for t := range w {
 		for p := range kb {
 			s[p*w+t] = b[p*bks+(j8+t)*bjs]
