@@ -14,7 +14,8 @@ func dotNTAVX2[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc 
 
 // dotNTAVX512 runs 4 × 4 tiles of YMM registers or, with zmm, 4 × 8 tiles
 // of two outputs a ZMM register (dotTileZ). In float32 it runs 4 × 4
-// tiles of one output a ZMM register with zmm, dotNTAVX2's tiles without.
+// tiles of one output a ZMM register with zmm, 4 × 3 tiles of two YMM
+// registers an output without.
 func dotNTAVX512[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
 	switch {
 	case zmm && lanes[F]() == 8:
@@ -22,7 +23,7 @@ func dotNTAVX512[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ld
 	case zmm:
 		dotNTTiled(4, 8, 2, dotTileZF[F], m, n, k, a, lda, b, ldb, c, ldc)
 	case lanes[F]() == 8:
-		dotNTAVX2(m, n, k, a, lda, b, ldb, c, ldc)
+		dotNTTiled(4, 3, 1, sdotTileXF[F], m, n, k, a, lda, b, ldb, c, ldc)
 	default:
 		dotNTTiled(4, 4, 1, dotTileF[F], m, n, k, a, lda, b, ldb, c, ldc)
 	}
@@ -35,6 +36,11 @@ func dotTileF[F Float](mr, nr, nj, k int, a *F, lda int, b *F, ldb int, c *F, ld
 		return
 	}
 	dotTile(mr, nr, nj, k, as[float64](a), lda, as[float64](b), ldb, as[float64](c), ldc)
+}
+
+// sdotTileXF runs sdotTileX's mr × nr kernel; F must be float32.
+func sdotTileXF[F Float](mr, nr, nj, k int, a *F, lda int, b *F, ldb int, c *F, ldc int) {
+	sdotTileX(mr, nr, nj, k, as[float32](a), lda, as[float32](b), ldb, as[float32](c), ldc)
 }
 
 // dotTileZF runs dotTileZ's mr × nr kernel (nr even) or, in float32,

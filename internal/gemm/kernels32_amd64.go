@@ -129,6 +129,42 @@ func sdotKern2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32
 func sdotKern2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
+func sdotKernX1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sdotKernX1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sdotKernX1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sdotKernX2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sdotKernX2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sdotKernX2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sdotKernX3x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sdotKernX3x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sdotKernX3x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sdotKernX4x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sdotKernX4x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sdotKernX4x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
 func sdotKernZ1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
@@ -281,6 +317,39 @@ func sdotTile(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *fl
 		sdotKern2x2(nj, k, a, lda, b, ldb, c, ldc)
 	case 2*8 + 3:
 		sdotKern2x3(nj, k, a, lda, b, ldb, c, ldc)
+	default:
+		panic("gemm: no float32 dot kernel for this tile")
+	}
+}
+
+// sdotTileX runs the mr × nr float32 dot-order kernel on the 32 YMM
+// registers of AVX-512VL (mr ≤ 4, nr ≤ 3).
+func sdotTileX(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {
+	switch mr*8 + nr {
+	case 1*8 + 1:
+		sdotKernX1x1(nj, k, a, lda, b, ldb, c, ldc)
+	case 1*8 + 2:
+		sdotKernX1x2(nj, k, a, lda, b, ldb, c, ldc)
+	case 1*8 + 3:
+		sdotKernX1x3(nj, k, a, lda, b, ldb, c, ldc)
+	case 2*8 + 1:
+		sdotKernX2x1(nj, k, a, lda, b, ldb, c, ldc)
+	case 2*8 + 2:
+		sdotKernX2x2(nj, k, a, lda, b, ldb, c, ldc)
+	case 2*8 + 3:
+		sdotKernX2x3(nj, k, a, lda, b, ldb, c, ldc)
+	case 3*8 + 1:
+		sdotKernX3x1(nj, k, a, lda, b, ldb, c, ldc)
+	case 3*8 + 2:
+		sdotKernX3x2(nj, k, a, lda, b, ldb, c, ldc)
+	case 3*8 + 3:
+		sdotKernX3x3(nj, k, a, lda, b, ldb, c, ldc)
+	case 4*8 + 1:
+		sdotKernX4x1(nj, k, a, lda, b, ldb, c, ldc)
+	case 4*8 + 2:
+		sdotKernX4x2(nj, k, a, lda, b, ldb, c, ldc)
+	case 4*8 + 3:
+		sdotKernX4x3(nj, k, a, lda, b, ldb, c, ldc)
 	default:
 		panic("gemm: no float32 dot kernel for this tile")
 	}

@@ -2,8 +2,7 @@ package main
 
 import "fmt"
 
-// dot16 writes sdotKern{mr}x{nr} (z false: YMM registers, AVX2) or
-// sdotKernZ{mr}x{nr} (z true: ZMM registers, AVX-512F): mr × nr outputs of
+// dot16 writes sdotKern{variant}{mr}x{nr}: mr × nr outputs of
 // float32's DotNT per tile, for nj tiles side by side, in float32's dot
 // order: sixteen partial sums s_l over k ≡ l (mod 16) of the whole blocks
 // of sixteen, the one to fifteen remaining products added to s_0 in order,
@@ -11,13 +10,16 @@ import "fmt"
 // (t_3 + t_7)). An output's sums fill one ZMM register, or two YMM ones
 // (s_0…s_7 and s_8…s_15), so every load is a plain vector load of a row
 // of A or B, as in the chain-order kernels: no lane shuffles in the loop.
-func dot16(p func(string, ...any), mr, nr int, z bool) {
-	rpo, vr, need := 2, "Y", "AVX2"
-	name := f32.name("dotKern%dx%d", mr, nr)
+// The variants: "" on YMM registers (AVX2; up to six outputs, their sums
+// in Y0–Y11), "X" on the 32 YMM registers of AVX-512VL (up to twelve, in
+// Y0–Y23) and "Z" on ZMM registers (AVX-512F; up to sixteen, in Z0–Z15).
+func dot16(p func(string, ...any), variant string, mr, nr int) {
+	z := variant == "Z"
+	rpo, vr, need := 2, "Y", map[string]string{"": "AVX2", "X": "AVX-512F and AVX-512VL"}[variant]
 	if z {
 		rpo, vr, need = 1, "Z", "AVX-512F"
-		name = f32.name("dotKernZ%dx%d", mr, nr)
 	}
+	name := f32.name("dotKern%s%dx%d", variant, mr, nr)
 	nout := mr * nr
 	nacc := nout * rpo
 	acc := func(o, h int) int { return o*rpo + h }
@@ -70,8 +72,27 @@ func dot16(p func(string, ...any), mr, nr int, z bool) {
 	p("\tDECQ CX")
 	p("\tJNZ %s_loop", name)
 	p("%s_tail:", name)
+	// The finish runs in VEX registers (below 16) and needs three of them
+	// for scratch, Y12, X14 and X15 on YMM: outputs 6 and 7 move out of
+	// Y12–Y15 first (to Y24–Y27, free after the loop), and every output
+	// from the seventh on is moved into the registers of an output
+	// already stored. On ZMM the sums are parked in Z16–Z31 and each
+	// output's halves brought to Y0 and Y1.
+	home := func(o, h int) int { return acc(o, h) }
+	if !z && nout > 6 {
+		for o := 6; o < min(nout, 8); o++ {
+			for h := range 2 {
+				p("\tVMOVAPS Y%d, Y%d", acc(o, h), 12+acc(o, h))
+			}
+		}
+		home = func(o, h int) int {
+			if o < 8 {
+				return 12 + acc(o, h)
+			}
+			return acc(o, h)
+		}
+	}
 	if z {
-		// The finish runs in VEX registers: park the sums in Z16–Z31.
 		for o := range nout {
 			p("\tVMOVAPS Z%d, Z%d", o, 16+o)
 		}
@@ -79,10 +100,15 @@ func dot16(p func(string, ...any), mr, nr int, z bool) {
 	for o := range nout {
 		r, c := o/nr, o%nr
 		lo, hi, t := acc(o, 0), acc(o, 1), 12
-		if z {
+		switch {
+		case z:
 			lo, hi, t = 0, 1, 2
 			p("\tVMOVAPS Y%d, Y0", 16+o)
 			p("\tVEXTRACTF64X4 $1, Z%d, Y1", 16+o)
+		case o >= 6:
+			lo, hi = acc(o-6, 0), acc(o-6, 1)
+			p("\tVMOVAPS Y%d, Y%d", home(o, 0), lo)
+			p("\tVMOVAPS Y%d, Y%d", home(o, 1), hi)
 		}
 		dot16Finish(p, fmt.Sprintf("%s_r%dc%d", name, r, c), lo, hi, t, r, c)
 	}

@@ -93,12 +93,17 @@ func float32Kernels(p func(string, ...any)) {
 	packRows(p, f32, 6)
 	for mr := 1; mr <= 2; mr++ {
 		for nr := 1; nr <= 3; nr++ {
-			dot16(p, mr, nr, false)
+			dot16(p, "", mr, nr)
+		}
+	}
+	for mr := 1; mr <= 4; mr++ {
+		for nr := 1; nr <= 3; nr++ {
+			dot16(p, "X", mr, nr)
 		}
 	}
 	for mr := 1; mr <= 4; mr++ {
 		for nr := 1; nr <= 4; nr++ {
-			dot16(p, mr, nr, true)
+			dot16(p, "Z", mr, nr)
 		}
 	}
 }
@@ -138,6 +143,11 @@ func float32Decls() string {
 	for mr := 1; mr <= 2; mr++ {
 		for nr := 1; nr <= 3; nr++ {
 			decl(f32.name("dotKern%dx%d", mr, nr), dotSig)
+		}
+	}
+	for mr := 1; mr <= 4; mr++ {
+		for nr := 1; nr <= 3; nr++ {
+			decl(f32.name("dotKernX%dx%d", mr, nr), dotSig)
 		}
 	}
 	for mr := 1; mr <= 4; mr++ {
@@ -200,6 +210,21 @@ func float32Decls() string {
 		for nr := 1; nr <= 3; nr++ {
 			p("case %d*8 + %d:", mr, nr)
 			p("%s(nj, k, a, lda, b, ldb, c, ldc)", f32.name("dotKern%dx%d", mr, nr))
+		}
+	}
+	p("default:")
+	p("panic(\"gemm: no float32 dot kernel for this tile\")")
+	p("}")
+	p("}")
+	p("")
+	p("// sdotTileX runs the mr × nr float32 dot-order kernel on the 32 YMM")
+	p("// registers of AVX-512VL (mr ≤ 4, nr ≤ 3).")
+	p("func sdotTileX(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {")
+	p("switch mr*8 + nr {")
+	for mr := 1; mr <= 4; mr++ {
+		for nr := 1; nr <= 3; nr++ {
+			p("case %d*8 + %d:", mr, nr)
+			p("%s(nj, k, a, lda, b, ldb, c, ldc)", f32.name("dotKernX%dx%d", mr, nr))
 		}
 	}
 	p("default:")
