@@ -22,9 +22,6 @@ var (
 // lanes is the number of elements in a YMM register.
 func (e elem) lanes() int { return 32 / e.size }
 
-// lanesLog is log2(lanes).
-func (e elem) lanesLog() int { return 5 - e.shift }
-
 // name prefixes a kernel's name with the type's prefix.
 func (e elem) name(format string, args ...any) string {
 	return e.prefix + fmt.Sprintf(format, args...)
