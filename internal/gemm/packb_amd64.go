@@ -5,7 +5,8 @@ package gemm
 // k panels of kcPack outermost (C keeps its running sums between panels, so
 // every chain still runs in increasing p), then blocks of nbPack columns;
 // each block of a panel of B is copied into contiguous slivers of the
-// kernels' tile width, 16 or eight columns (the last one narrower), which every six-row sliver of A then
+// kernels' tile width (16 or eight columns in float64, 32 or 16 in
+// float32; the last one narrower), which every six-row sliver of A then
 // sweeps from L2 while its own kcPack × 6 elements stay in L1. With the
 // column blocks outermost, each block would read the whole of A, not just
 // a panel, from memory (measured 0–7 % slower; blocking rows of A to keep
@@ -65,7 +66,7 @@ func accPacked[F Float](m, n, k int, a []F, ars, aks int, b []F, bks, bjs int, c
 }
 
 // packB copies columns j0 … j8+w−1 of kb rows of B (B(p, j) = b[p·bks+j·bjs])
-// into d: slivers of sw (8 or 16) columns, element (p, t) of the sliver at
+// into d: slivers of sw (two or four YMM widths) columns, element (p, t) of the sliver at
 // column j at d[(j−j0)·kb + p·sw + t], then the last w columns likewise
 // with rows of w.
 func packB[F Float](d []F, sw, kb, j0, j8, w int, b []F, bks, bjs int) {
