@@ -26,11 +26,11 @@ func init() {
 	path = "avx2"
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL {
 		dotNT, dotNT32 = dotNTAVX512[float64], dotNTAVX512[float32]
-		path = "avx2, dot in 4×4 tiles (AVX-512VL)"
+		path = "avx2, dot in 4×4 tiles (float32 4×3) on AVX-512VL"
 	}
 	if vec.HasAVX512() {
 		zmm = true
-		path = "avx512: 512-bit registers, chain order in 6×16 tiles, dot order in 4×8"
+		path = "avx512: 512-bit registers, chain order in 6×16 tiles (float32 6×32), dot order in 4×8 (float32 4×4)"
 	}
 }
 
