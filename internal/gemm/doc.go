@@ -7,16 +7,22 @@
 // models were first written with, so that moving a model onto these
 // kernels changes no result:
 //
-//   - dot order (DotNT): the order of gonum's floats.Dot — four partial
-//     sums s_l over the elements k ≡ l (mod 4) of the whole blocks of four,
-//     the one to three remaining elements added to s_0 in order, then
-//     (s_0 + s_2) + (s_1 + s_3);
+//   - dot order (DotNT): in float64 the order of gonum's floats.Dot — four
+//     partial sums s_l over the elements k ≡ l (mod 4) of the whole blocks
+//     of four, the one to three remaining elements added to s_0 in order,
+//     then (s_0 + s_2) + (s_1 + s_3). In float32 sixteen partial sums s_l
+//     over k ≡ l (mod 16) of the whole blocks of sixteen, the one to
+//     fifteen remaining elements added to s_0 in order, then
+//     t_l = s_l + s_{l+8} for l < 8 and ((t_0 + t_4) + (t_2 + t_6)) +
+//     ((t_1 + t_5) + (t_3 + t_7)): one ZMM register's (or two YMM
+//     registers') lanes per output;
 //   - chain order (AccNN, AccTN, AccNT): one running sum per output, which
 //     starts at the output's old value and takes the products in increasing
 //     k — what a loop of vec.AddScaled over k computes.
 //
-// Each product is rounded and then added (never a fused multiply-add): that
-// is the contract every recorded result was computed under. On AMD Zen
+// Each product is rounded (to the element type, float64 or float32) and
+// then added (never a fused multiply-add): that is the contract every
+// recorded result was computed under. On AMD Zen
 // multiplies and adds issue on separate pipes (two each), so the unfused
 // form loses no peak throughput. On Intel cores multiplies and adds share
 // the FMA ports, so the unfused form peaks at half of what a fused one
@@ -40,6 +46,9 @@
 // chain-order kernels use 6 × 16 tiles of ZMM registers and DotNT 4 × 8
 // tiles holding two outputs a register; otherwise 6 × 8 YMM tiles, and
 // DotNT 4 × 4 where AVX-512VL offers 32 vector registers (3 × 3 without).
+// float32 runs the same register tiles with twice the lanes: chain order
+// in 6 × 32 (ZMM) or 6 × 16 (YMM) tiles, DotNT in 4 × 4 tiles of one
+// output a ZMM register or 2 × 3 tiles of two YMM registers an output.
 // Elsewhere, or with HGPSIM_NOAVX2=1, blocked pure-Go loops;
 // HGPSIM_NOAVX512=1 keeps the 256-bit kernels. ref.go holds the reference
 // loops that define the bits.

@@ -4,42 +4,42 @@ import "golang.org/x/sys/cpu"
 
 // archImpls lists the assembly implementations of a kernel that this CPU
 // can run, whatever HGPSIM_NOAVX2 says: the tests compare them all.
-func archImpls(name string) []impl {
+func archImpls[F Float](name string) []impl[F] {
 	if !cpu.X86.HasAVX2 {
 		return nil
 	}
 	switch name {
 	case "DotNT":
-		ims := []impl{{"avx2", dotNTAVX2}}
+		ims := []impl[F]{{"avx2", dotNTAVX2[F]}}
 		if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL {
-			ims = append(ims, impl{"avx512", setZMM(false, dotNTAVX512)}, impl{"avx512/zmm", setZMM(true, dotNTAVX512)})
+			ims = append(ims, impl[F]{"avx512", setZMM(false, dotNTAVX512[F])}, impl[F]{"avx512/zmm", setZMM(true, dotNTAVX512[F])})
 		}
 		return ims
 	case "AccNN":
-		return withZMM([]impl{{"avx2", accNNAVX2}, {"direct", accNNDirect}, {"packed", accNNPacked}})
+		return withZMM([]impl[F]{{"avx2", accNNAVX2[F]}, {"direct", accNNDirect[F]}, {"packed", accNNPacked[F]}})
 	case "AccTN":
-		return withZMM([]impl{{"avx2", accTNAVX2}, {"direct", accTNDirect}, {"packed", accTNPacked}})
+		return withZMM([]impl[F]{{"avx2", accTNAVX2[F]}, {"direct", accTNDirect[F]}, {"packed", accTNPacked[F]}})
 	default:
-		return withZMM([]impl{{"avx2", accNTAVX2}})
+		return withZMM([]impl[F]{{"avx2", accNTAVX2[F]}})
 	}
 }
 
 // withZMM runs each chain-order implementation with the 256-bit kernels
 // and, where the CPU has AVX-512F (whole or split), again with the 512-bit
 // ones ("…/zmm"), whichever the process chose.
-func withZMM(ims []impl) []impl {
-	var out []impl
+func withZMM[F Float](ims []impl[F]) []impl[F] {
+	var out []impl[F]
 	for _, im := range ims {
-		out = append(out, impl{im.name, setZMM(false, im.f)})
+		out = append(out, impl[F]{im.name, setZMM(false, im.f)})
 		if cpu.X86.HasAVX512F {
-			out = append(out, impl{im.name + "/zmm", setZMM(true, im.f)})
+			out = append(out, impl[F]{im.name + "/zmm", setZMM(true, im.f)})
 		}
 	}
 	return out
 }
 
-func setZMM(on bool, k kernel) kernel {
-	return func(m, n, kk int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+func setZMM[F Float](on bool, k kernelOf[F]) kernelOf[F] {
+	return func(m, n, kk int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
 		old := zmm
 		zmm = on
 		defer func() { zmm = old }()

@@ -3,4 +3,4 @@
 package gemm
 
 // archImpls: there are no assembly kernels on this architecture.
-func archImpls(string) []impl { return nil }
+func archImpls[F Float](string) []impl[F] { return nil }

@@ -10737,3 +10737,9622 @@ dotKernZ4x8_r3c7:
 	JNZ dotKernZ4x8_tile
 	VZEROUPPER
 	RET
+
+// func saccKern1x16(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Y(r·2+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKern1x16(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKern1x16_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+saccKern1x16_loop:
+	VMOVUPS 0(DX), Y12
+	VMOVUPS 32(DX), Y13
+	VBROADCASTSS (R8), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y0, Y0
+	VMULPS Y13, Y14, Y15
+	VADDPS Y15, Y1, Y1
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKern1x16_loop
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKern1x16_tile
+	VZEROUPPER
+	RET
+
+// func saccKern1x8(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Y(r·1+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKern1x8(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKern1x8_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMOVUPS (DI), Y0
+saccKern1x8_loop:
+	VMOVUPS 0(DX), Y12
+	VBROADCASTSS (R8), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y0, Y0
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKern1x8_loop
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKern1x8_tile
+	VZEROUPPER
+	RET
+
+// func saccKern1xm(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int, mask *[8]int32)
+//
+// Y(r·1+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKern1xm(SB), NOSPLIT, $0-88
+	MOVQ mask+80(FP), DX
+	VMOVDQU (DX), Y13
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKern1xm_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMASKMOVPS (DI), Y13, Y0
+saccKern1xm_loop:
+	VMASKMOVPS 0(DX), Y13, Y12
+	VBROADCASTSS (R8), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y0, Y0
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKern1xm_loop
+	VMASKMOVPS Y0, Y13, (DI)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKern1xm_tile
+	VZEROUPPER
+	RET
+
+// func saccKernZ1x32(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Z(r·2+v) accumulates columns 16v..16v+15 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKernZ1x32(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKernZ1x32_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMOVUPS (DI), Z0
+	VMOVUPS 64(DI), Z1
+saccKernZ1x32_loop:
+	VMOVUPS 0(DX), Z12
+	VMOVUPS 64(DX), Z13
+	VBROADCASTSS (R8), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z0, Z0
+	VMULPS Z13, Z14, Z15
+	VADDPS Z15, Z1, Z1
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKernZ1x32_loop
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ $128, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKernZ1x32_tile
+	VZEROUPPER
+	RET
+
+// func saccKernZ1x16(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Z(r·1+v) accumulates columns 16v..16v+15 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKernZ1x16(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKernZ1x16_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMOVUPS (DI), Z0
+saccKernZ1x16_loop:
+	VMOVUPS 0(DX), Z12
+	VBROADCASTSS (R8), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z0, Z0
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKernZ1x16_loop
+	VMOVUPS Z0, (DI)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKernZ1x16_tile
+	VZEROUPPER
+	RET
+
+// func saccKern2x16(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Y(r·2+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKern2x16(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKern2x16_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS (DI)(R13*1), Y2
+	VMOVUPS 32(DI)(R13*1), Y3
+saccKern2x16_loop:
+	VMOVUPS 0(DX), Y12
+	VMOVUPS 32(DX), Y13
+	VBROADCASTSS (R8), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y0, Y0
+	VMULPS Y13, Y14, Y15
+	VADDPS Y15, Y1, Y1
+	VBROADCASTSS (R8)(R10*1), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y2, Y2
+	VMULPS Y13, Y14, Y15
+	VADDPS Y15, Y3, Y3
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKern2x16_loop
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, (DI)(R13*1)
+	VMOVUPS Y3, 32(DI)(R13*1)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKern2x16_tile
+	VZEROUPPER
+	RET
+
+// func saccKern2x8(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Y(r·1+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKern2x8(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKern2x8_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMOVUPS (DI), Y0
+	VMOVUPS (DI)(R13*1), Y1
+saccKern2x8_loop:
+	VMOVUPS 0(DX), Y12
+	VBROADCASTSS (R8), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y0, Y0
+	VBROADCASTSS (R8)(R10*1), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y1, Y1
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKern2x8_loop
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, (DI)(R13*1)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKern2x8_tile
+	VZEROUPPER
+	RET
+
+// func saccKern2xm(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int, mask *[8]int32)
+//
+// Y(r·1+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKern2xm(SB), NOSPLIT, $0-88
+	MOVQ mask+80(FP), DX
+	VMOVDQU (DX), Y13
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKern2xm_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMASKMOVPS (DI), Y13, Y0
+	VMASKMOVPS (DI)(R13*1), Y13, Y1
+saccKern2xm_loop:
+	VMASKMOVPS 0(DX), Y13, Y12
+	VBROADCASTSS (R8), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y0, Y0
+	VBROADCASTSS (R8)(R10*1), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y1, Y1
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKern2xm_loop
+	VMASKMOVPS Y0, Y13, (DI)
+	VMASKMOVPS Y1, Y13, (DI)(R13*1)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKern2xm_tile
+	VZEROUPPER
+	RET
+
+// func saccKernZ2x32(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Z(r·2+v) accumulates columns 16v..16v+15 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKernZ2x32(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKernZ2x32_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMOVUPS (DI), Z0
+	VMOVUPS 64(DI), Z1
+	VMOVUPS (DI)(R13*1), Z2
+	VMOVUPS 64(DI)(R13*1), Z3
+saccKernZ2x32_loop:
+	VMOVUPS 0(DX), Z12
+	VMOVUPS 64(DX), Z13
+	VBROADCASTSS (R8), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z0, Z0
+	VMULPS Z13, Z14, Z15
+	VADDPS Z15, Z1, Z1
+	VBROADCASTSS (R8)(R10*1), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z2, Z2
+	VMULPS Z13, Z14, Z15
+	VADDPS Z15, Z3, Z3
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKernZ2x32_loop
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, (DI)(R13*1)
+	VMOVUPS Z3, 64(DI)(R13*1)
+	ADDQ $128, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKernZ2x32_tile
+	VZEROUPPER
+	RET
+
+// func saccKernZ2x16(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Z(r·1+v) accumulates columns 16v..16v+15 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKernZ2x16(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKernZ2x16_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMOVUPS (DI), Z0
+	VMOVUPS (DI)(R13*1), Z1
+saccKernZ2x16_loop:
+	VMOVUPS 0(DX), Z12
+	VBROADCASTSS (R8), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z0, Z0
+	VBROADCASTSS (R8)(R10*1), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z1, Z1
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKernZ2x16_loop
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, (DI)(R13*1)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKernZ2x16_tile
+	VZEROUPPER
+	RET
+
+// func saccKern3x16(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Y(r·2+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKern3x16(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKern3x16_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS (DI)(R13*1), Y2
+	VMOVUPS 32(DI)(R13*1), Y3
+	VMOVUPS (DI)(R13*2), Y4
+	VMOVUPS 32(DI)(R13*2), Y5
+saccKern3x16_loop:
+	VMOVUPS 0(DX), Y12
+	VMOVUPS 32(DX), Y13
+	VBROADCASTSS (R8), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y0, Y0
+	VMULPS Y13, Y14, Y15
+	VADDPS Y15, Y1, Y1
+	VBROADCASTSS (R8)(R10*1), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y2, Y2
+	VMULPS Y13, Y14, Y15
+	VADDPS Y15, Y3, Y3
+	VBROADCASTSS (R8)(R10*2), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y4, Y4
+	VMULPS Y13, Y14, Y15
+	VADDPS Y15, Y5, Y5
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKern3x16_loop
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, (DI)(R13*1)
+	VMOVUPS Y3, 32(DI)(R13*1)
+	VMOVUPS Y4, (DI)(R13*2)
+	VMOVUPS Y5, 32(DI)(R13*2)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKern3x16_tile
+	VZEROUPPER
+	RET
+
+// func saccKern3x8(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Y(r·1+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKern3x8(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKern3x8_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMOVUPS (DI), Y0
+	VMOVUPS (DI)(R13*1), Y1
+	VMOVUPS (DI)(R13*2), Y2
+saccKern3x8_loop:
+	VMOVUPS 0(DX), Y12
+	VBROADCASTSS (R8), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y0, Y0
+	VBROADCASTSS (R8)(R10*1), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y1, Y1
+	VBROADCASTSS (R8)(R10*2), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y2, Y2
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKern3x8_loop
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, (DI)(R13*1)
+	VMOVUPS Y2, (DI)(R13*2)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKern3x8_tile
+	VZEROUPPER
+	RET
+
+// func saccKern3xm(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int, mask *[8]int32)
+//
+// Y(r·1+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKern3xm(SB), NOSPLIT, $0-88
+	MOVQ mask+80(FP), DX
+	VMOVDQU (DX), Y13
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKern3xm_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMASKMOVPS (DI), Y13, Y0
+	VMASKMOVPS (DI)(R13*1), Y13, Y1
+	VMASKMOVPS (DI)(R13*2), Y13, Y2
+saccKern3xm_loop:
+	VMASKMOVPS 0(DX), Y13, Y12
+	VBROADCASTSS (R8), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y0, Y0
+	VBROADCASTSS (R8)(R10*1), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y1, Y1
+	VBROADCASTSS (R8)(R10*2), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y2, Y2
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKern3xm_loop
+	VMASKMOVPS Y0, Y13, (DI)
+	VMASKMOVPS Y1, Y13, (DI)(R13*1)
+	VMASKMOVPS Y2, Y13, (DI)(R13*2)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKern3xm_tile
+	VZEROUPPER
+	RET
+
+// func saccKernZ3x32(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Z(r·2+v) accumulates columns 16v..16v+15 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKernZ3x32(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKernZ3x32_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMOVUPS (DI), Z0
+	VMOVUPS 64(DI), Z1
+	VMOVUPS (DI)(R13*1), Z2
+	VMOVUPS 64(DI)(R13*1), Z3
+	VMOVUPS (DI)(R13*2), Z4
+	VMOVUPS 64(DI)(R13*2), Z5
+saccKernZ3x32_loop:
+	VMOVUPS 0(DX), Z12
+	VMOVUPS 64(DX), Z13
+	VBROADCASTSS (R8), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z0, Z0
+	VMULPS Z13, Z14, Z15
+	VADDPS Z15, Z1, Z1
+	VBROADCASTSS (R8)(R10*1), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z2, Z2
+	VMULPS Z13, Z14, Z15
+	VADDPS Z15, Z3, Z3
+	VBROADCASTSS (R8)(R10*2), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z4, Z4
+	VMULPS Z13, Z14, Z15
+	VADDPS Z15, Z5, Z5
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKernZ3x32_loop
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, (DI)(R13*1)
+	VMOVUPS Z3, 64(DI)(R13*1)
+	VMOVUPS Z4, (DI)(R13*2)
+	VMOVUPS Z5, 64(DI)(R13*2)
+	ADDQ $128, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKernZ3x32_tile
+	VZEROUPPER
+	RET
+
+// func saccKernZ3x16(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Z(r·1+v) accumulates columns 16v..16v+15 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKernZ3x16(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKernZ3x16_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	VMOVUPS (DI), Z0
+	VMOVUPS (DI)(R13*1), Z1
+	VMOVUPS (DI)(R13*2), Z2
+saccKernZ3x16_loop:
+	VMOVUPS 0(DX), Z12
+	VBROADCASTSS (R8), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z0, Z0
+	VBROADCASTSS (R8)(R10*1), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z1, Z1
+	VBROADCASTSS (R8)(R10*2), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z2, Z2
+	ADDQ R11, R8
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKernZ3x16_loop
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, (DI)(R13*1)
+	VMOVUPS Z2, (DI)(R13*2)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKernZ3x16_tile
+	VZEROUPPER
+	RET
+
+// func saccKern4x16(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Y(r·2+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKern4x16(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKern4x16_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS (DI)(R13*1), Y2
+	VMOVUPS 32(DI)(R13*1), Y3
+	VMOVUPS (DI)(R13*2), Y4
+	VMOVUPS 32(DI)(R13*2), Y5
+	VMOVUPS (R14), Y6
+	VMOVUPS 32(R14), Y7
+saccKern4x16_loop:
+	VMOVUPS 0(DX), Y12
+	VMOVUPS 32(DX), Y13
+	VBROADCASTSS (R8), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y0, Y0
+	VMULPS Y13, Y14, Y15
+	VADDPS Y15, Y1, Y1
+	VBROADCASTSS (R8)(R10*1), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y2, Y2
+	VMULPS Y13, Y14, Y15
+	VADDPS Y15, Y3, Y3
+	VBROADCASTSS (R8)(R10*2), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y4, Y4
+	VMULPS Y13, Y14, Y15
+	VADDPS Y15, Y5, Y5
+	VBROADCASTSS (R9), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y6, Y6
+	VMULPS Y13, Y14, Y15
+	VADDPS Y15, Y7, Y7
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKern4x16_loop
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, (DI)(R13*1)
+	VMOVUPS Y3, 32(DI)(R13*1)
+	VMOVUPS Y4, (DI)(R13*2)
+	VMOVUPS Y5, 32(DI)(R13*2)
+	VMOVUPS Y6, (R14)
+	VMOVUPS Y7, 32(R14)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKern4x16_tile
+	VZEROUPPER
+	RET
+
+// func saccKern4x8(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Y(r·1+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKern4x8(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKern4x8_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMOVUPS (DI), Y0
+	VMOVUPS (DI)(R13*1), Y1
+	VMOVUPS (DI)(R13*2), Y2
+	VMOVUPS (R14), Y3
+saccKern4x8_loop:
+	VMOVUPS 0(DX), Y12
+	VBROADCASTSS (R8), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y0, Y0
+	VBROADCASTSS (R8)(R10*1), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y1, Y1
+	VBROADCASTSS (R8)(R10*2), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y2, Y2
+	VBROADCASTSS (R9), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y3, Y3
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKern4x8_loop
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, (DI)(R13*1)
+	VMOVUPS Y2, (DI)(R13*2)
+	VMOVUPS Y3, (R14)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKern4x8_tile
+	VZEROUPPER
+	RET
+
+// func saccKern4xm(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int, mask *[8]int32)
+//
+// Y(r·1+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKern4xm(SB), NOSPLIT, $0-88
+	MOVQ mask+80(FP), DX
+	VMOVDQU (DX), Y13
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKern4xm_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMASKMOVPS (DI), Y13, Y0
+	VMASKMOVPS (DI)(R13*1), Y13, Y1
+	VMASKMOVPS (DI)(R13*2), Y13, Y2
+	VMASKMOVPS (R14), Y13, Y3
+saccKern4xm_loop:
+	VMASKMOVPS 0(DX), Y13, Y12
+	VBROADCASTSS (R8), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y0, Y0
+	VBROADCASTSS (R8)(R10*1), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y1, Y1
+	VBROADCASTSS (R8)(R10*2), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y2, Y2
+	VBROADCASTSS (R9), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y3, Y3
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKern4xm_loop
+	VMASKMOVPS Y0, Y13, (DI)
+	VMASKMOVPS Y1, Y13, (DI)(R13*1)
+	VMASKMOVPS Y2, Y13, (DI)(R13*2)
+	VMASKMOVPS Y3, Y13, (R14)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKern4xm_tile
+	VZEROUPPER
+	RET
+
+// func saccKernZ4x32(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Z(r·2+v) accumulates columns 16v..16v+15 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKernZ4x32(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKernZ4x32_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMOVUPS (DI), Z0
+	VMOVUPS 64(DI), Z1
+	VMOVUPS (DI)(R13*1), Z2
+	VMOVUPS 64(DI)(R13*1), Z3
+	VMOVUPS (DI)(R13*2), Z4
+	VMOVUPS 64(DI)(R13*2), Z5
+	VMOVUPS (R14), Z6
+	VMOVUPS 64(R14), Z7
+saccKernZ4x32_loop:
+	VMOVUPS 0(DX), Z12
+	VMOVUPS 64(DX), Z13
+	VBROADCASTSS (R8), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z0, Z0
+	VMULPS Z13, Z14, Z15
+	VADDPS Z15, Z1, Z1
+	VBROADCASTSS (R8)(R10*1), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z2, Z2
+	VMULPS Z13, Z14, Z15
+	VADDPS Z15, Z3, Z3
+	VBROADCASTSS (R8)(R10*2), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z4, Z4
+	VMULPS Z13, Z14, Z15
+	VADDPS Z15, Z5, Z5
+	VBROADCASTSS (R9), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z6, Z6
+	VMULPS Z13, Z14, Z15
+	VADDPS Z15, Z7, Z7
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKernZ4x32_loop
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, (DI)(R13*1)
+	VMOVUPS Z3, 64(DI)(R13*1)
+	VMOVUPS Z4, (DI)(R13*2)
+	VMOVUPS Z5, 64(DI)(R13*2)
+	VMOVUPS Z6, (R14)
+	VMOVUPS Z7, 64(R14)
+	ADDQ $128, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKernZ4x32_tile
+	VZEROUPPER
+	RET
+
+// func saccKernZ4x16(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Z(r·1+v) accumulates columns 16v..16v+15 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKernZ4x16(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKernZ4x16_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMOVUPS (DI), Z0
+	VMOVUPS (DI)(R13*1), Z1
+	VMOVUPS (DI)(R13*2), Z2
+	VMOVUPS (R14), Z3
+saccKernZ4x16_loop:
+	VMOVUPS 0(DX), Z12
+	VBROADCASTSS (R8), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z0, Z0
+	VBROADCASTSS (R8)(R10*1), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z1, Z1
+	VBROADCASTSS (R8)(R10*2), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z2, Z2
+	VBROADCASTSS (R9), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z3, Z3
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKernZ4x16_loop
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, (DI)(R13*1)
+	VMOVUPS Z2, (DI)(R13*2)
+	VMOVUPS Z3, (R14)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKernZ4x16_tile
+	VZEROUPPER
+	RET
+
+// func saccKern5x16(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Y(r·2+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKern5x16(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKern5x16_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS (DI)(R13*1), Y2
+	VMOVUPS 32(DI)(R13*1), Y3
+	VMOVUPS (DI)(R13*2), Y4
+	VMOVUPS 32(DI)(R13*2), Y5
+	VMOVUPS (R14), Y6
+	VMOVUPS 32(R14), Y7
+	VMOVUPS (R14)(R13*1), Y8
+	VMOVUPS 32(R14)(R13*1), Y9
+saccKern5x16_loop:
+	VMOVUPS 0(DX), Y12
+	VMOVUPS 32(DX), Y13
+	VBROADCASTSS (R8), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y0, Y0
+	VMULPS Y13, Y14, Y15
+	VADDPS Y15, Y1, Y1
+	VBROADCASTSS (R8)(R10*1), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y2, Y2
+	VMULPS Y13, Y14, Y15
+	VADDPS Y15, Y3, Y3
+	VBROADCASTSS (R8)(R10*2), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y4, Y4
+	VMULPS Y13, Y14, Y15
+	VADDPS Y15, Y5, Y5
+	VBROADCASTSS (R9), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y6, Y6
+	VMULPS Y13, Y14, Y15
+	VADDPS Y15, Y7, Y7
+	VBROADCASTSS (R9)(R10*1), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y8, Y8
+	VMULPS Y13, Y14, Y15
+	VADDPS Y15, Y9, Y9
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKern5x16_loop
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, (DI)(R13*1)
+	VMOVUPS Y3, 32(DI)(R13*1)
+	VMOVUPS Y4, (DI)(R13*2)
+	VMOVUPS Y5, 32(DI)(R13*2)
+	VMOVUPS Y6, (R14)
+	VMOVUPS Y7, 32(R14)
+	VMOVUPS Y8, (R14)(R13*1)
+	VMOVUPS Y9, 32(R14)(R13*1)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKern5x16_tile
+	VZEROUPPER
+	RET
+
+// func saccKern5x8(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Y(r·1+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKern5x8(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKern5x8_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMOVUPS (DI), Y0
+	VMOVUPS (DI)(R13*1), Y1
+	VMOVUPS (DI)(R13*2), Y2
+	VMOVUPS (R14), Y3
+	VMOVUPS (R14)(R13*1), Y4
+saccKern5x8_loop:
+	VMOVUPS 0(DX), Y12
+	VBROADCASTSS (R8), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y0, Y0
+	VBROADCASTSS (R8)(R10*1), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y1, Y1
+	VBROADCASTSS (R8)(R10*2), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y2, Y2
+	VBROADCASTSS (R9), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y3, Y3
+	VBROADCASTSS (R9)(R10*1), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y4, Y4
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKern5x8_loop
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, (DI)(R13*1)
+	VMOVUPS Y2, (DI)(R13*2)
+	VMOVUPS Y3, (R14)
+	VMOVUPS Y4, (R14)(R13*1)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKern5x8_tile
+	VZEROUPPER
+	RET
+
+// func saccKern5xm(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int, mask *[8]int32)
+//
+// Y(r·1+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKern5xm(SB), NOSPLIT, $0-88
+	MOVQ mask+80(FP), DX
+	VMOVDQU (DX), Y13
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKern5xm_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMASKMOVPS (DI), Y13, Y0
+	VMASKMOVPS (DI)(R13*1), Y13, Y1
+	VMASKMOVPS (DI)(R13*2), Y13, Y2
+	VMASKMOVPS (R14), Y13, Y3
+	VMASKMOVPS (R14)(R13*1), Y13, Y4
+saccKern5xm_loop:
+	VMASKMOVPS 0(DX), Y13, Y12
+	VBROADCASTSS (R8), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y0, Y0
+	VBROADCASTSS (R8)(R10*1), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y1, Y1
+	VBROADCASTSS (R8)(R10*2), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y2, Y2
+	VBROADCASTSS (R9), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y3, Y3
+	VBROADCASTSS (R9)(R10*1), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y4, Y4
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKern5xm_loop
+	VMASKMOVPS Y0, Y13, (DI)
+	VMASKMOVPS Y1, Y13, (DI)(R13*1)
+	VMASKMOVPS Y2, Y13, (DI)(R13*2)
+	VMASKMOVPS Y3, Y13, (R14)
+	VMASKMOVPS Y4, Y13, (R14)(R13*1)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKern5xm_tile
+	VZEROUPPER
+	RET
+
+// func saccKernZ5x32(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Z(r·2+v) accumulates columns 16v..16v+15 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKernZ5x32(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKernZ5x32_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMOVUPS (DI), Z0
+	VMOVUPS 64(DI), Z1
+	VMOVUPS (DI)(R13*1), Z2
+	VMOVUPS 64(DI)(R13*1), Z3
+	VMOVUPS (DI)(R13*2), Z4
+	VMOVUPS 64(DI)(R13*2), Z5
+	VMOVUPS (R14), Z6
+	VMOVUPS 64(R14), Z7
+	VMOVUPS (R14)(R13*1), Z8
+	VMOVUPS 64(R14)(R13*1), Z9
+saccKernZ5x32_loop:
+	VMOVUPS 0(DX), Z12
+	VMOVUPS 64(DX), Z13
+	VBROADCASTSS (R8), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z0, Z0
+	VMULPS Z13, Z14, Z15
+	VADDPS Z15, Z1, Z1
+	VBROADCASTSS (R8)(R10*1), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z2, Z2
+	VMULPS Z13, Z14, Z15
+	VADDPS Z15, Z3, Z3
+	VBROADCASTSS (R8)(R10*2), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z4, Z4
+	VMULPS Z13, Z14, Z15
+	VADDPS Z15, Z5, Z5
+	VBROADCASTSS (R9), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z6, Z6
+	VMULPS Z13, Z14, Z15
+	VADDPS Z15, Z7, Z7
+	VBROADCASTSS (R9)(R10*1), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z8, Z8
+	VMULPS Z13, Z14, Z15
+	VADDPS Z15, Z9, Z9
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKernZ5x32_loop
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, (DI)(R13*1)
+	VMOVUPS Z3, 64(DI)(R13*1)
+	VMOVUPS Z4, (DI)(R13*2)
+	VMOVUPS Z5, 64(DI)(R13*2)
+	VMOVUPS Z6, (R14)
+	VMOVUPS Z7, 64(R14)
+	VMOVUPS Z8, (R14)(R13*1)
+	VMOVUPS Z9, 64(R14)(R13*1)
+	ADDQ $128, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKernZ5x32_tile
+	VZEROUPPER
+	RET
+
+// func saccKernZ5x16(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Z(r·1+v) accumulates columns 16v..16v+15 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKernZ5x16(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKernZ5x16_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMOVUPS (DI), Z0
+	VMOVUPS (DI)(R13*1), Z1
+	VMOVUPS (DI)(R13*2), Z2
+	VMOVUPS (R14), Z3
+	VMOVUPS (R14)(R13*1), Z4
+saccKernZ5x16_loop:
+	VMOVUPS 0(DX), Z12
+	VBROADCASTSS (R8), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z0, Z0
+	VBROADCASTSS (R8)(R10*1), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z1, Z1
+	VBROADCASTSS (R8)(R10*2), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z2, Z2
+	VBROADCASTSS (R9), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z3, Z3
+	VBROADCASTSS (R9)(R10*1), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z4, Z4
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKernZ5x16_loop
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, (DI)(R13*1)
+	VMOVUPS Z2, (DI)(R13*2)
+	VMOVUPS Z3, (R14)
+	VMOVUPS Z4, (R14)(R13*1)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKernZ5x16_tile
+	VZEROUPPER
+	RET
+
+// func saccKern6x16(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Y(r·2+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKern6x16(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKern6x16_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS (DI)(R13*1), Y2
+	VMOVUPS 32(DI)(R13*1), Y3
+	VMOVUPS (DI)(R13*2), Y4
+	VMOVUPS 32(DI)(R13*2), Y5
+	VMOVUPS (R14), Y6
+	VMOVUPS 32(R14), Y7
+	VMOVUPS (R14)(R13*1), Y8
+	VMOVUPS 32(R14)(R13*1), Y9
+	VMOVUPS (R14)(R13*2), Y10
+	VMOVUPS 32(R14)(R13*2), Y11
+saccKern6x16_loop:
+	VMOVUPS 0(DX), Y12
+	VMOVUPS 32(DX), Y13
+	VBROADCASTSS (R8), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y0, Y0
+	VMULPS Y13, Y14, Y15
+	VADDPS Y15, Y1, Y1
+	VBROADCASTSS (R8)(R10*1), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y2, Y2
+	VMULPS Y13, Y14, Y15
+	VADDPS Y15, Y3, Y3
+	VBROADCASTSS (R8)(R10*2), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y4, Y4
+	VMULPS Y13, Y14, Y15
+	VADDPS Y15, Y5, Y5
+	VBROADCASTSS (R9), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y6, Y6
+	VMULPS Y13, Y14, Y15
+	VADDPS Y15, Y7, Y7
+	VBROADCASTSS (R9)(R10*1), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y8, Y8
+	VMULPS Y13, Y14, Y15
+	VADDPS Y15, Y9, Y9
+	VBROADCASTSS (R9)(R10*2), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y10, Y10
+	VMULPS Y13, Y14, Y15
+	VADDPS Y15, Y11, Y11
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKern6x16_loop
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, (DI)(R13*1)
+	VMOVUPS Y3, 32(DI)(R13*1)
+	VMOVUPS Y4, (DI)(R13*2)
+	VMOVUPS Y5, 32(DI)(R13*2)
+	VMOVUPS Y6, (R14)
+	VMOVUPS Y7, 32(R14)
+	VMOVUPS Y8, (R14)(R13*1)
+	VMOVUPS Y9, 32(R14)(R13*1)
+	VMOVUPS Y10, (R14)(R13*2)
+	VMOVUPS Y11, 32(R14)(R13*2)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKern6x16_tile
+	VZEROUPPER
+	RET
+
+// func saccKern6x8(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Y(r·1+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKern6x8(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKern6x8_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMOVUPS (DI), Y0
+	VMOVUPS (DI)(R13*1), Y1
+	VMOVUPS (DI)(R13*2), Y2
+	VMOVUPS (R14), Y3
+	VMOVUPS (R14)(R13*1), Y4
+	VMOVUPS (R14)(R13*2), Y5
+saccKern6x8_loop:
+	VMOVUPS 0(DX), Y12
+	VBROADCASTSS (R8), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y0, Y0
+	VBROADCASTSS (R8)(R10*1), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y1, Y1
+	VBROADCASTSS (R8)(R10*2), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y2, Y2
+	VBROADCASTSS (R9), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y3, Y3
+	VBROADCASTSS (R9)(R10*1), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y4, Y4
+	VBROADCASTSS (R9)(R10*2), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y5, Y5
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKern6x8_loop
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, (DI)(R13*1)
+	VMOVUPS Y2, (DI)(R13*2)
+	VMOVUPS Y3, (R14)
+	VMOVUPS Y4, (R14)(R13*1)
+	VMOVUPS Y5, (R14)(R13*2)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKern6x8_tile
+	VZEROUPPER
+	RET
+
+// func saccKern6xm(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int, mask *[8]int32)
+//
+// Y(r·1+v) accumulates columns 8v..8v+7 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX2, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKern6xm(SB), NOSPLIT, $0-88
+	MOVQ mask+80(FP), DX
+	VMOVDQU (DX), Y13
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKern6xm_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMASKMOVPS (DI), Y13, Y0
+	VMASKMOVPS (DI)(R13*1), Y13, Y1
+	VMASKMOVPS (DI)(R13*2), Y13, Y2
+	VMASKMOVPS (R14), Y13, Y3
+	VMASKMOVPS (R14)(R13*1), Y13, Y4
+	VMASKMOVPS (R14)(R13*2), Y13, Y5
+saccKern6xm_loop:
+	VMASKMOVPS 0(DX), Y13, Y12
+	VBROADCASTSS (R8), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y0, Y0
+	VBROADCASTSS (R8)(R10*1), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y1, Y1
+	VBROADCASTSS (R8)(R10*2), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y2, Y2
+	VBROADCASTSS (R9), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y3, Y3
+	VBROADCASTSS (R9)(R10*1), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y4, Y4
+	VBROADCASTSS (R9)(R10*2), Y14
+	VMULPS Y12, Y14, Y15
+	VADDPS Y15, Y5, Y5
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKern6xm_loop
+	VMASKMOVPS Y0, Y13, (DI)
+	VMASKMOVPS Y1, Y13, (DI)(R13*1)
+	VMASKMOVPS Y2, Y13, (DI)(R13*2)
+	VMASKMOVPS Y3, Y13, (R14)
+	VMASKMOVPS Y4, Y13, (R14)(R13*1)
+	VMASKMOVPS Y5, Y13, (R14)(R13*2)
+	ADDQ $32, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKern6xm_tile
+	VZEROUPPER
+	RET
+
+// func saccKernZ6x32(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Z(r·2+v) accumulates columns 16v..16v+15 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKernZ6x32(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKernZ6x32_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMOVUPS (DI), Z0
+	VMOVUPS 64(DI), Z1
+	VMOVUPS (DI)(R13*1), Z2
+	VMOVUPS 64(DI)(R13*1), Z3
+	VMOVUPS (DI)(R13*2), Z4
+	VMOVUPS 64(DI)(R13*2), Z5
+	VMOVUPS (R14), Z6
+	VMOVUPS 64(R14), Z7
+	VMOVUPS (R14)(R13*1), Z8
+	VMOVUPS 64(R14)(R13*1), Z9
+	VMOVUPS (R14)(R13*2), Z10
+	VMOVUPS 64(R14)(R13*2), Z11
+saccKernZ6x32_loop:
+	VMOVUPS 0(DX), Z12
+	VMOVUPS 64(DX), Z13
+	VBROADCASTSS (R8), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z0, Z0
+	VMULPS Z13, Z14, Z15
+	VADDPS Z15, Z1, Z1
+	VBROADCASTSS (R8)(R10*1), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z2, Z2
+	VMULPS Z13, Z14, Z15
+	VADDPS Z15, Z3, Z3
+	VBROADCASTSS (R8)(R10*2), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z4, Z4
+	VMULPS Z13, Z14, Z15
+	VADDPS Z15, Z5, Z5
+	VBROADCASTSS (R9), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z6, Z6
+	VMULPS Z13, Z14, Z15
+	VADDPS Z15, Z7, Z7
+	VBROADCASTSS (R9)(R10*1), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z8, Z8
+	VMULPS Z13, Z14, Z15
+	VADDPS Z15, Z9, Z9
+	VBROADCASTSS (R9)(R10*2), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z10, Z10
+	VMULPS Z13, Z14, Z15
+	VADDPS Z15, Z11, Z11
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKernZ6x32_loop
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, (DI)(R13*1)
+	VMOVUPS Z3, 64(DI)(R13*1)
+	VMOVUPS Z4, (DI)(R13*2)
+	VMOVUPS Z5, 64(DI)(R13*2)
+	VMOVUPS Z6, (R14)
+	VMOVUPS Z7, 64(R14)
+	VMOVUPS Z8, (R14)(R13*1)
+	VMOVUPS Z9, 64(R14)(R13*1)
+	VMOVUPS Z10, (R14)(R13*2)
+	VMOVUPS Z11, 64(R14)(R13*2)
+	ADDQ $128, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKernZ6x32_tile
+	VZEROUPPER
+	RET
+
+// func saccKernZ6x16(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)
+//
+// Z(r·1+v) accumulates columns 16v..16v+15 of row r of a tile of C; the
+// loop takes one p at a time, so each element of C is one chain in
+// increasing p. Requires AVX-512F, nj ≥ 1 and kc ≥ 1; strides in elements.
+TEXT ·saccKernZ6x16(SB), NOSPLIT, $0-80
+	MOVQ nj+0(FP), BX
+	MOVQ a+16(FP), SI
+	MOVQ rs+24(FP), R10
+	SHLQ $2, R10
+	MOVQ ks+32(FP), R11
+	SHLQ $2, R11
+	MOVQ b+40(FP), AX
+	MOVQ ldb+48(FP), R12
+	SHLQ $2, R12
+	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R13
+	SHLQ $2, R13
+saccKernZ6x16_tile:
+	MOVQ SI, R8
+	MOVQ AX, DX
+	MOVQ kc+8(FP), CX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VMOVUPS (DI), Z0
+	VMOVUPS (DI)(R13*1), Z1
+	VMOVUPS (DI)(R13*2), Z2
+	VMOVUPS (R14), Z3
+	VMOVUPS (R14)(R13*1), Z4
+	VMOVUPS (R14)(R13*2), Z5
+saccKernZ6x16_loop:
+	VMOVUPS 0(DX), Z12
+	VBROADCASTSS (R8), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z0, Z0
+	VBROADCASTSS (R8)(R10*1), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z1, Z1
+	VBROADCASTSS (R8)(R10*2), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z2, Z2
+	VBROADCASTSS (R9), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z3, Z3
+	VBROADCASTSS (R9)(R10*1), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z4, Z4
+	VBROADCASTSS (R9)(R10*2), Z14
+	VMULPS Z12, Z14, Z15
+	VADDPS Z15, Z5, Z5
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R12, DX
+	DECQ CX
+	JNZ saccKernZ6x16_loop
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, (DI)(R13*1)
+	VMOVUPS Z2, (DI)(R13*2)
+	VMOVUPS Z3, (R14)
+	VMOVUPS Z4, (R14)(R13*1)
+	VMOVUPS Z5, (R14)(R13*2)
+	ADDQ $64, DI
+	MOVQ bstep+56(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, AX
+	DECQ BX
+	JNZ saccKernZ6x16_tile
+	VZEROUPPER
+	RET
+
+// func spackNT16(n8 int, b *float32, ldb int, d *float32)
+//
+// Packs columns 0 … 8·n8−1 of rows 0–15 of b. Requires AVX, n8 ≥ 1.
+TEXT ·spackNT16(SB), NOSPLIT, $0-32
+	MOVQ ldb+16(FP), R8
+	SHLQ $2, R8
+	MOVQ n8+0(FP), CX
+	MOVQ b+8(FP), SI
+	MOVQ d+24(FP), DI
+	LEAQ (SI)(R8*2), R9
+	ADDQ R8, R9
+	LEAQ (R9)(R8*2), R10
+	ADDQ R8, R10
+spackNT16_loop0:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(R8*1), Y1
+	VMOVUPS (SI)(R8*2), Y2
+	VMOVUPS (R9), Y3
+	VMOVUPS (R9)(R8*1), Y4
+	VMOVUPS (R9)(R8*2), Y5
+	VMOVUPS (R10), Y6
+	VMOVUPS (R10)(R8*1), Y7
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+	VSHUFPS $0x44, Y10, Y8, Y0
+	VSHUFPS $0xEE, Y10, Y8, Y1
+	VSHUFPS $0x44, Y11, Y9, Y2
+	VSHUFPS $0xEE, Y11, Y9, Y3
+	VSHUFPS $0x44, Y14, Y12, Y4
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y7, Y3, Y15
+	VMOVUPS Y8, 0(DI)
+	VMOVUPS Y9, 64(DI)
+	VMOVUPS Y10, 128(DI)
+	VMOVUPS Y11, 192(DI)
+	VMOVUPS Y12, 256(DI)
+	VMOVUPS Y13, 320(DI)
+	VMOVUPS Y14, 384(DI)
+	VMOVUPS Y15, 448(DI)
+	ADDQ $32, SI
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $512, DI
+	DECQ CX
+	JNZ spackNT16_loop0
+	MOVQ n8+0(FP), CX
+	MOVQ b+8(FP), SI
+	MOVQ d+24(FP), DI
+	LEAQ (SI)(R8*8), SI
+	LEAQ (SI)(R8*2), R9
+	ADDQ R8, R9
+	LEAQ (R9)(R8*2), R10
+	ADDQ R8, R10
+spackNT16_loop1:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(R8*1), Y1
+	VMOVUPS (SI)(R8*2), Y2
+	VMOVUPS (R9), Y3
+	VMOVUPS (R9)(R8*1), Y4
+	VMOVUPS (R9)(R8*2), Y5
+	VMOVUPS (R10), Y6
+	VMOVUPS (R10)(R8*1), Y7
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+	VSHUFPS $0x44, Y10, Y8, Y0
+	VSHUFPS $0xEE, Y10, Y8, Y1
+	VSHUFPS $0x44, Y11, Y9, Y2
+	VSHUFPS $0xEE, Y11, Y9, Y3
+	VSHUFPS $0x44, Y14, Y12, Y4
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y7, Y3, Y15
+	VMOVUPS Y8, 32(DI)
+	VMOVUPS Y9, 96(DI)
+	VMOVUPS Y10, 160(DI)
+	VMOVUPS Y11, 224(DI)
+	VMOVUPS Y12, 288(DI)
+	VMOVUPS Y13, 352(DI)
+	VMOVUPS Y14, 416(DI)
+	VMOVUPS Y15, 480(DI)
+	ADDQ $32, SI
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $512, DI
+	DECQ CX
+	JNZ spackNT16_loop1
+	VZEROUPPER
+	RET
+
+// func spackNT32(n8 int, b *float32, ldb int, d *float32)
+//
+// Packs columns 0 … 8·n8−1 of rows 0–31 of b. Requires AVX, n8 ≥ 1.
+TEXT ·spackNT32(SB), NOSPLIT, $0-32
+	MOVQ ldb+16(FP), R8
+	SHLQ $2, R8
+	MOVQ n8+0(FP), CX
+	MOVQ b+8(FP), SI
+	MOVQ d+24(FP), DI
+	LEAQ (SI)(R8*2), R9
+	ADDQ R8, R9
+	LEAQ (R9)(R8*2), R10
+	ADDQ R8, R10
+spackNT32_loop0:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(R8*1), Y1
+	VMOVUPS (SI)(R8*2), Y2
+	VMOVUPS (R9), Y3
+	VMOVUPS (R9)(R8*1), Y4
+	VMOVUPS (R9)(R8*2), Y5
+	VMOVUPS (R10), Y6
+	VMOVUPS (R10)(R8*1), Y7
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+	VSHUFPS $0x44, Y10, Y8, Y0
+	VSHUFPS $0xEE, Y10, Y8, Y1
+	VSHUFPS $0x44, Y11, Y9, Y2
+	VSHUFPS $0xEE, Y11, Y9, Y3
+	VSHUFPS $0x44, Y14, Y12, Y4
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y7, Y3, Y15
+	VMOVUPS Y8, 0(DI)
+	VMOVUPS Y9, 128(DI)
+	VMOVUPS Y10, 256(DI)
+	VMOVUPS Y11, 384(DI)
+	VMOVUPS Y12, 512(DI)
+	VMOVUPS Y13, 640(DI)
+	VMOVUPS Y14, 768(DI)
+	VMOVUPS Y15, 896(DI)
+	ADDQ $32, SI
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $1024, DI
+	DECQ CX
+	JNZ spackNT32_loop0
+	MOVQ n8+0(FP), CX
+	MOVQ b+8(FP), SI
+	MOVQ d+24(FP), DI
+	LEAQ (SI)(R8*8), SI
+	LEAQ (SI)(R8*2), R9
+	ADDQ R8, R9
+	LEAQ (R9)(R8*2), R10
+	ADDQ R8, R10
+spackNT32_loop1:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(R8*1), Y1
+	VMOVUPS (SI)(R8*2), Y2
+	VMOVUPS (R9), Y3
+	VMOVUPS (R9)(R8*1), Y4
+	VMOVUPS (R9)(R8*2), Y5
+	VMOVUPS (R10), Y6
+	VMOVUPS (R10)(R8*1), Y7
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+	VSHUFPS $0x44, Y10, Y8, Y0
+	VSHUFPS $0xEE, Y10, Y8, Y1
+	VSHUFPS $0x44, Y11, Y9, Y2
+	VSHUFPS $0xEE, Y11, Y9, Y3
+	VSHUFPS $0x44, Y14, Y12, Y4
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y7, Y3, Y15
+	VMOVUPS Y8, 32(DI)
+	VMOVUPS Y9, 160(DI)
+	VMOVUPS Y10, 288(DI)
+	VMOVUPS Y11, 416(DI)
+	VMOVUPS Y12, 544(DI)
+	VMOVUPS Y13, 672(DI)
+	VMOVUPS Y14, 800(DI)
+	VMOVUPS Y15, 928(DI)
+	ADDQ $32, SI
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $1024, DI
+	DECQ CX
+	JNZ spackNT32_loop1
+	MOVQ n8+0(FP), CX
+	MOVQ b+8(FP), SI
+	MOVQ d+24(FP), DI
+	LEAQ (SI)(R8*8), SI
+	LEAQ (SI)(R8*8), SI
+	LEAQ (SI)(R8*2), R9
+	ADDQ R8, R9
+	LEAQ (R9)(R8*2), R10
+	ADDQ R8, R10
+spackNT32_loop2:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(R8*1), Y1
+	VMOVUPS (SI)(R8*2), Y2
+	VMOVUPS (R9), Y3
+	VMOVUPS (R9)(R8*1), Y4
+	VMOVUPS (R9)(R8*2), Y5
+	VMOVUPS (R10), Y6
+	VMOVUPS (R10)(R8*1), Y7
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+	VSHUFPS $0x44, Y10, Y8, Y0
+	VSHUFPS $0xEE, Y10, Y8, Y1
+	VSHUFPS $0x44, Y11, Y9, Y2
+	VSHUFPS $0xEE, Y11, Y9, Y3
+	VSHUFPS $0x44, Y14, Y12, Y4
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y7, Y3, Y15
+	VMOVUPS Y8, 64(DI)
+	VMOVUPS Y9, 192(DI)
+	VMOVUPS Y10, 320(DI)
+	VMOVUPS Y11, 448(DI)
+	VMOVUPS Y12, 576(DI)
+	VMOVUPS Y13, 704(DI)
+	VMOVUPS Y14, 832(DI)
+	VMOVUPS Y15, 960(DI)
+	ADDQ $32, SI
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $1024, DI
+	DECQ CX
+	JNZ spackNT32_loop2
+	MOVQ n8+0(FP), CX
+	MOVQ b+8(FP), SI
+	MOVQ d+24(FP), DI
+	LEAQ (SI)(R8*8), SI
+	LEAQ (SI)(R8*8), SI
+	LEAQ (SI)(R8*8), SI
+	LEAQ (SI)(R8*2), R9
+	ADDQ R8, R9
+	LEAQ (R9)(R8*2), R10
+	ADDQ R8, R10
+spackNT32_loop3:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(R8*1), Y1
+	VMOVUPS (SI)(R8*2), Y2
+	VMOVUPS (R9), Y3
+	VMOVUPS (R9)(R8*1), Y4
+	VMOVUPS (R9)(R8*2), Y5
+	VMOVUPS (R10), Y6
+	VMOVUPS (R10)(R8*1), Y7
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+	VSHUFPS $0x44, Y10, Y8, Y0
+	VSHUFPS $0xEE, Y10, Y8, Y1
+	VSHUFPS $0x44, Y11, Y9, Y2
+	VSHUFPS $0xEE, Y11, Y9, Y3
+	VSHUFPS $0x44, Y14, Y12, Y4
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y7, Y3, Y15
+	VMOVUPS Y8, 96(DI)
+	VMOVUPS Y9, 224(DI)
+	VMOVUPS Y10, 352(DI)
+	VMOVUPS Y11, 480(DI)
+	VMOVUPS Y12, 608(DI)
+	VMOVUPS Y13, 736(DI)
+	VMOVUPS Y14, 864(DI)
+	VMOVUPS Y15, 992(DI)
+	ADDQ $32, SI
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $1024, DI
+	DECQ CX
+	JNZ spackNT32_loop3
+	VZEROUPPER
+	RET
+
+// func spackRows32(n int, src *float32, lds int, dst *float32)
+//
+// Requires AVX, n ≥ 1.
+TEXT ·spackRows32(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ lds+16(FP), R8
+	SHLQ $2, R8
+	MOVQ dst+24(FP), DI
+spackRows32_loop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ R8, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ spackRows32_loop
+	VZEROUPPER
+	RET
+
+// func spackRows16(n int, src *float32, lds int, dst *float32)
+//
+// Requires AVX, n ≥ 1.
+TEXT ·spackRows16(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ lds+16(FP), R8
+	SHLQ $2, R8
+	MOVQ dst+24(FP), DI
+spackRows16_loop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ R8, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ spackRows16_loop
+	VZEROUPPER
+	RET
+
+// func spackRows6(n int, src *float32, lds int, dst *float32)
+//
+// Requires AVX, n ≥ 1.
+TEXT ·spackRows6(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ lds+16(FP), R8
+	SHLQ $2, R8
+	MOVQ dst+24(FP), DI
+spackRows6_loop:
+	VMOVUPS 0(SI), X0
+	VMOVSD 16(SI), X1
+	VMOVUPS X0, 0(DI)
+	VMOVSD X1, 16(DI)
+	ADDQ R8, SI
+	ADDQ $24, DI
+	DECQ CX
+	JNZ spackRows6_loop
+	VZEROUPPER
+	RET
+
+// func sdotKern1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Y(2(r·1+c)) and Y(2(r·1+c)+1) accumulate output (r, c). Requires
+// AVX2, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKern1x1(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKern1x1_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKern1x1_tail
+sdotKern1x1_loop:
+	VMOVUPS (R8), Y2
+	VMOVUPS (DX), Y3
+	VMULPS Y3, Y2, Y4
+	VADDPS Y4, Y0, Y0
+	VMOVUPS 32(R8), Y2
+	VMOVUPS 32(DX), Y3
+	VMULPS Y3, Y2, Y4
+	VADDPS Y4, Y1, Y1
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKern1x1_loop
+sdotKern1x1_tail:
+	VADDPS Y1, Y0, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKern1x1_r0c0_tree
+sdotKern1x1_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKern1x1_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X12, X12
+sdotKern1x1_r0c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)
+	ADDQ $4, DI
+	ADDQ R11, AX
+	DECQ BX
+	JNZ sdotKern1x1_tile
+	VZEROUPPER
+	RET
+
+// func sdotKern1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Y(2(r·2+c)) and Y(2(r·2+c)+1) accumulate output (r, c). Requires
+// AVX2, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKern1x2(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKern1x2_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKern1x2_tail
+sdotKern1x2_loop:
+	VMOVUPS (R8), Y4
+	VMOVUPS (DX), Y5
+	VMULPS Y5, Y4, Y6
+	VADDPS Y6, Y0, Y0
+	VMOVUPS (DX)(R11*1), Y5
+	VMULPS Y5, Y4, Y6
+	VADDPS Y6, Y2, Y2
+	VMOVUPS 32(R8), Y4
+	VMOVUPS 32(DX), Y5
+	VMULPS Y5, Y4, Y6
+	VADDPS Y6, Y1, Y1
+	VMOVUPS 32(DX)(R11*1), Y5
+	VMULPS Y5, Y4, Y6
+	VADDPS Y6, Y3, Y3
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKern1x2_loop
+sdotKern1x2_tail:
+	VADDPS Y1, Y0, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKern1x2_r0c0_tree
+sdotKern1x2_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKern1x2_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X12, X12
+sdotKern1x2_r0c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)
+	VADDPS Y3, Y2, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKern1x2_r0c1_tree
+sdotKern1x2_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X2, X2
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKern1x2_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X3, X2, X2
+	VMOVSS X2, X12, X12
+sdotKern1x2_r0c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)
+	ADDQ $8, DI
+	LEAQ (AX)(R11*2), AX
+	DECQ BX
+	JNZ sdotKern1x2_tile
+	VZEROUPPER
+	RET
+
+// func sdotKern1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Y(2(r·3+c)) and Y(2(r·3+c)+1) accumulate output (r, c). Requires
+// AVX2, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKern1x3(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKern1x3_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKern1x3_tail
+sdotKern1x3_loop:
+	VMOVUPS (R8), Y6
+	VMOVUPS (DX), Y7
+	VMULPS Y7, Y6, Y8
+	VADDPS Y8, Y0, Y0
+	VMOVUPS (DX)(R11*1), Y7
+	VMULPS Y7, Y6, Y8
+	VADDPS Y8, Y2, Y2
+	VMOVUPS (DX)(R11*2), Y7
+	VMULPS Y7, Y6, Y8
+	VADDPS Y8, Y4, Y4
+	VMOVUPS 32(R8), Y6
+	VMOVUPS 32(DX), Y7
+	VMULPS Y7, Y6, Y8
+	VADDPS Y8, Y1, Y1
+	VMOVUPS 32(DX)(R11*1), Y7
+	VMULPS Y7, Y6, Y8
+	VADDPS Y8, Y3, Y3
+	VMOVUPS 32(DX)(R11*2), Y7
+	VMULPS Y7, Y6, Y8
+	VADDPS Y8, Y5, Y5
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKern1x3_loop
+sdotKern1x3_tail:
+	VADDPS Y1, Y0, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKern1x3_r0c0_tree
+sdotKern1x3_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKern1x3_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X12, X12
+sdotKern1x3_r0c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)
+	VADDPS Y3, Y2, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKern1x3_r0c1_tree
+sdotKern1x3_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X2, X2
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKern1x3_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X3, X2, X2
+	VMOVSS X2, X12, X12
+sdotKern1x3_r0c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)
+	VADDPS Y5, Y4, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKern1x3_r0c2_tree
+sdotKern1x3_r0c2_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X4, X4
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKern1x3_r0c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X5, X4, X4
+	VMOVSS X4, X12, X12
+sdotKern1x3_r0c2_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 8(DI)
+	ADDQ $12, DI
+	ADDQ R11, AX
+	LEAQ (AX)(R11*2), AX
+	DECQ BX
+	JNZ sdotKern1x3_tile
+	VZEROUPPER
+	RET
+
+// func sdotKern2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Y(2(r·1+c)) and Y(2(r·1+c)+1) accumulate output (r, c). Requires
+// AVX2, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKern2x1(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKern2x1_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKern2x1_tail
+sdotKern2x1_loop:
+	VMOVUPS (R8), Y4
+	VMOVUPS (R8)(R10*1), Y5
+	VMOVUPS (DX), Y6
+	VMULPS Y6, Y4, Y7
+	VADDPS Y7, Y0, Y0
+	VMULPS Y6, Y5, Y7
+	VADDPS Y7, Y2, Y2
+	VMOVUPS 32(R8), Y4
+	VMOVUPS 32(R8)(R10*1), Y5
+	VMOVUPS 32(DX), Y6
+	VMULPS Y6, Y4, Y7
+	VADDPS Y7, Y1, Y1
+	VMULPS Y6, Y5, Y7
+	VADDPS Y7, Y3, Y3
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKern2x1_loop
+sdotKern2x1_tail:
+	VADDPS Y1, Y0, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKern2x1_r0c0_tree
+sdotKern2x1_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKern2x1_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X12, X12
+sdotKern2x1_r0c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)
+	VADDPS Y3, Y2, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKern2x1_r1c0_tree
+sdotKern2x1_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X2, X2
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKern2x1_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X3, X2, X2
+	VMOVSS X2, X12, X12
+sdotKern2x1_r1c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)(R13*1)
+	ADDQ $4, DI
+	ADDQ R11, AX
+	DECQ BX
+	JNZ sdotKern2x1_tile
+	VZEROUPPER
+	RET
+
+// func sdotKern2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Y(2(r·2+c)) and Y(2(r·2+c)+1) accumulate output (r, c). Requires
+// AVX2, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKern2x2(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKern2x2_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKern2x2_tail
+sdotKern2x2_loop:
+	VMOVUPS (R8), Y8
+	VMOVUPS (R8)(R10*1), Y9
+	VMOVUPS (DX), Y10
+	VMULPS Y10, Y8, Y11
+	VADDPS Y11, Y0, Y0
+	VMULPS Y10, Y9, Y11
+	VADDPS Y11, Y4, Y4
+	VMOVUPS (DX)(R11*1), Y10
+	VMULPS Y10, Y8, Y11
+	VADDPS Y11, Y2, Y2
+	VMULPS Y10, Y9, Y11
+	VADDPS Y11, Y6, Y6
+	VMOVUPS 32(R8), Y8
+	VMOVUPS 32(R8)(R10*1), Y9
+	VMOVUPS 32(DX), Y10
+	VMULPS Y10, Y8, Y11
+	VADDPS Y11, Y1, Y1
+	VMULPS Y10, Y9, Y11
+	VADDPS Y11, Y5, Y5
+	VMOVUPS 32(DX)(R11*1), Y10
+	VMULPS Y10, Y8, Y11
+	VADDPS Y11, Y3, Y3
+	VMULPS Y10, Y9, Y11
+	VADDPS Y11, Y7, Y7
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKern2x2_loop
+sdotKern2x2_tail:
+	VADDPS Y1, Y0, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKern2x2_r0c0_tree
+sdotKern2x2_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKern2x2_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X12, X12
+sdotKern2x2_r0c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)
+	VADDPS Y3, Y2, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKern2x2_r0c1_tree
+sdotKern2x2_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X2, X2
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKern2x2_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X3, X2, X2
+	VMOVSS X2, X12, X12
+sdotKern2x2_r0c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)
+	VADDPS Y5, Y4, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKern2x2_r1c0_tree
+sdotKern2x2_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X4, X4
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKern2x2_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X5, X4, X4
+	VMOVSS X4, X12, X12
+sdotKern2x2_r1c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)(R13*1)
+	VADDPS Y7, Y6, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKern2x2_r1c1_tree
+sdotKern2x2_r1c1_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X6, X6
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKern2x2_r1c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X7, X6, X6
+	VMOVSS X6, X12, X12
+sdotKern2x2_r1c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)(R13*1)
+	ADDQ $8, DI
+	LEAQ (AX)(R11*2), AX
+	DECQ BX
+	JNZ sdotKern2x2_tile
+	VZEROUPPER
+	RET
+
+// func sdotKern2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Y(2(r·3+c)) and Y(2(r·3+c)+1) accumulate output (r, c). Requires
+// AVX2, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKern2x3(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKern2x3_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKern2x3_tail
+sdotKern2x3_loop:
+	VMOVUPS (R8), Y12
+	VMOVUPS (R8)(R10*1), Y13
+	VMOVUPS (DX), Y14
+	VMULPS Y14, Y12, Y15
+	VADDPS Y15, Y0, Y0
+	VMULPS Y14, Y13, Y15
+	VADDPS Y15, Y6, Y6
+	VMOVUPS (DX)(R11*1), Y14
+	VMULPS Y14, Y12, Y15
+	VADDPS Y15, Y2, Y2
+	VMULPS Y14, Y13, Y15
+	VADDPS Y15, Y8, Y8
+	VMOVUPS (DX)(R11*2), Y14
+	VMULPS Y14, Y12, Y15
+	VADDPS Y15, Y4, Y4
+	VMULPS Y14, Y13, Y15
+	VADDPS Y15, Y10, Y10
+	VMOVUPS 32(R8), Y12
+	VMOVUPS 32(R8)(R10*1), Y13
+	VMOVUPS 32(DX), Y14
+	VMULPS Y14, Y12, Y15
+	VADDPS Y15, Y1, Y1
+	VMULPS Y14, Y13, Y15
+	VADDPS Y15, Y7, Y7
+	VMOVUPS 32(DX)(R11*1), Y14
+	VMULPS Y14, Y12, Y15
+	VADDPS Y15, Y3, Y3
+	VMULPS Y14, Y13, Y15
+	VADDPS Y15, Y9, Y9
+	VMOVUPS 32(DX)(R11*2), Y14
+	VMULPS Y14, Y12, Y15
+	VADDPS Y15, Y5, Y5
+	VMULPS Y14, Y13, Y15
+	VADDPS Y15, Y11, Y11
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKern2x3_loop
+sdotKern2x3_tail:
+	VADDPS Y1, Y0, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKern2x3_r0c0_tree
+sdotKern2x3_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKern2x3_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X12, X12
+sdotKern2x3_r0c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)
+	VADDPS Y3, Y2, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKern2x3_r0c1_tree
+sdotKern2x3_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X2, X2
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKern2x3_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X3, X2, X2
+	VMOVSS X2, X12, X12
+sdotKern2x3_r0c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)
+	VADDPS Y5, Y4, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKern2x3_r0c2_tree
+sdotKern2x3_r0c2_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X4, X4
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKern2x3_r0c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X5, X4, X4
+	VMOVSS X4, X12, X12
+sdotKern2x3_r0c2_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 8(DI)
+	VADDPS Y7, Y6, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKern2x3_r1c0_tree
+sdotKern2x3_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X6, X6
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKern2x3_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X7, X6, X6
+	VMOVSS X6, X12, X12
+sdotKern2x3_r1c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)(R13*1)
+	VADDPS Y9, Y8, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKern2x3_r1c1_tree
+sdotKern2x3_r1c1_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X8, X8
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKern2x3_r1c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X9, X8, X8
+	VMOVSS X8, X12, X12
+sdotKern2x3_r1c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)(R13*1)
+	VADDPS Y11, Y10, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKern2x3_r1c2_tree
+sdotKern2x3_r1c2_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X10, X10
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKern2x3_r1c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X11, X10, X10
+	VMOVSS X10, X12, X12
+sdotKern2x3_r1c2_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 8(DI)(R13*1)
+	ADDQ $12, DI
+	ADDQ R11, AX
+	LEAQ (AX)(R11*2), AX
+	DECQ BX
+	JNZ sdotKern2x3_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernX1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Y(2(r·1+c)) and Y(2(r·1+c)+1) accumulate output (r, c). Requires
+// AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernX1x1(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernX1x1_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernX1x1_tail
+sdotKernX1x1_loop:
+	VMOVUPS (R8), Y2
+	VMOVUPS (DX), Y3
+	VMULPS Y3, Y2, Y4
+	VADDPS Y4, Y0, Y0
+	VMOVUPS 32(R8), Y2
+	VMOVUPS 32(DX), Y3
+	VMULPS Y3, Y2, Y4
+	VADDPS Y4, Y1, Y1
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernX1x1_loop
+sdotKernX1x1_tail:
+	VADDPS Y1, Y0, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX1x1_r0c0_tree
+sdotKernX1x1_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX1x1_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X12, X12
+sdotKernX1x1_r0c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)
+	ADDQ $4, DI
+	ADDQ R11, AX
+	DECQ BX
+	JNZ sdotKernX1x1_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernX1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Y(2(r·2+c)) and Y(2(r·2+c)+1) accumulate output (r, c). Requires
+// AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernX1x2(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernX1x2_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernX1x2_tail
+sdotKernX1x2_loop:
+	VMOVUPS (R8), Y4
+	VMOVUPS (DX), Y5
+	VMULPS Y5, Y4, Y6
+	VADDPS Y6, Y0, Y0
+	VMOVUPS (DX)(R11*1), Y5
+	VMULPS Y5, Y4, Y6
+	VADDPS Y6, Y2, Y2
+	VMOVUPS 32(R8), Y4
+	VMOVUPS 32(DX), Y5
+	VMULPS Y5, Y4, Y6
+	VADDPS Y6, Y1, Y1
+	VMOVUPS 32(DX)(R11*1), Y5
+	VMULPS Y5, Y4, Y6
+	VADDPS Y6, Y3, Y3
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernX1x2_loop
+sdotKernX1x2_tail:
+	VADDPS Y1, Y0, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX1x2_r0c0_tree
+sdotKernX1x2_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX1x2_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X12, X12
+sdotKernX1x2_r0c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)
+	VADDPS Y3, Y2, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX1x2_r0c1_tree
+sdotKernX1x2_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X2, X2
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX1x2_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X3, X2, X2
+	VMOVSS X2, X12, X12
+sdotKernX1x2_r0c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)
+	ADDQ $8, DI
+	LEAQ (AX)(R11*2), AX
+	DECQ BX
+	JNZ sdotKernX1x2_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernX1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Y(2(r·3+c)) and Y(2(r·3+c)+1) accumulate output (r, c). Requires
+// AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernX1x3(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernX1x3_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernX1x3_tail
+sdotKernX1x3_loop:
+	VMOVUPS (R8), Y6
+	VMOVUPS (DX), Y7
+	VMULPS Y7, Y6, Y8
+	VADDPS Y8, Y0, Y0
+	VMOVUPS (DX)(R11*1), Y7
+	VMULPS Y7, Y6, Y8
+	VADDPS Y8, Y2, Y2
+	VMOVUPS (DX)(R11*2), Y7
+	VMULPS Y7, Y6, Y8
+	VADDPS Y8, Y4, Y4
+	VMOVUPS 32(R8), Y6
+	VMOVUPS 32(DX), Y7
+	VMULPS Y7, Y6, Y8
+	VADDPS Y8, Y1, Y1
+	VMOVUPS 32(DX)(R11*1), Y7
+	VMULPS Y7, Y6, Y8
+	VADDPS Y8, Y3, Y3
+	VMOVUPS 32(DX)(R11*2), Y7
+	VMULPS Y7, Y6, Y8
+	VADDPS Y8, Y5, Y5
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernX1x3_loop
+sdotKernX1x3_tail:
+	VADDPS Y1, Y0, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX1x3_r0c0_tree
+sdotKernX1x3_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX1x3_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X12, X12
+sdotKernX1x3_r0c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)
+	VADDPS Y3, Y2, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX1x3_r0c1_tree
+sdotKernX1x3_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X2, X2
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX1x3_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X3, X2, X2
+	VMOVSS X2, X12, X12
+sdotKernX1x3_r0c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)
+	VADDPS Y5, Y4, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX1x3_r0c2_tree
+sdotKernX1x3_r0c2_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X4, X4
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX1x3_r0c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X5, X4, X4
+	VMOVSS X4, X12, X12
+sdotKernX1x3_r0c2_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 8(DI)
+	ADDQ $12, DI
+	ADDQ R11, AX
+	LEAQ (AX)(R11*2), AX
+	DECQ BX
+	JNZ sdotKernX1x3_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernX2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Y(2(r·1+c)) and Y(2(r·1+c)+1) accumulate output (r, c). Requires
+// AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernX2x1(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernX2x1_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernX2x1_tail
+sdotKernX2x1_loop:
+	VMOVUPS (R8), Y4
+	VMOVUPS (R8)(R10*1), Y5
+	VMOVUPS (DX), Y6
+	VMULPS Y6, Y4, Y7
+	VADDPS Y7, Y0, Y0
+	VMULPS Y6, Y5, Y7
+	VADDPS Y7, Y2, Y2
+	VMOVUPS 32(R8), Y4
+	VMOVUPS 32(R8)(R10*1), Y5
+	VMOVUPS 32(DX), Y6
+	VMULPS Y6, Y4, Y7
+	VADDPS Y7, Y1, Y1
+	VMULPS Y6, Y5, Y7
+	VADDPS Y7, Y3, Y3
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernX2x1_loop
+sdotKernX2x1_tail:
+	VADDPS Y1, Y0, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX2x1_r0c0_tree
+sdotKernX2x1_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX2x1_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X12, X12
+sdotKernX2x1_r0c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)
+	VADDPS Y3, Y2, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX2x1_r1c0_tree
+sdotKernX2x1_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X2, X2
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX2x1_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X3, X2, X2
+	VMOVSS X2, X12, X12
+sdotKernX2x1_r1c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)(R13*1)
+	ADDQ $4, DI
+	ADDQ R11, AX
+	DECQ BX
+	JNZ sdotKernX2x1_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernX2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Y(2(r·2+c)) and Y(2(r·2+c)+1) accumulate output (r, c). Requires
+// AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernX2x2(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernX2x2_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernX2x2_tail
+sdotKernX2x2_loop:
+	VMOVUPS (R8), Y8
+	VMOVUPS (R8)(R10*1), Y9
+	VMOVUPS (DX), Y10
+	VMULPS Y10, Y8, Y11
+	VADDPS Y11, Y0, Y0
+	VMULPS Y10, Y9, Y11
+	VADDPS Y11, Y4, Y4
+	VMOVUPS (DX)(R11*1), Y10
+	VMULPS Y10, Y8, Y11
+	VADDPS Y11, Y2, Y2
+	VMULPS Y10, Y9, Y11
+	VADDPS Y11, Y6, Y6
+	VMOVUPS 32(R8), Y8
+	VMOVUPS 32(R8)(R10*1), Y9
+	VMOVUPS 32(DX), Y10
+	VMULPS Y10, Y8, Y11
+	VADDPS Y11, Y1, Y1
+	VMULPS Y10, Y9, Y11
+	VADDPS Y11, Y5, Y5
+	VMOVUPS 32(DX)(R11*1), Y10
+	VMULPS Y10, Y8, Y11
+	VADDPS Y11, Y3, Y3
+	VMULPS Y10, Y9, Y11
+	VADDPS Y11, Y7, Y7
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernX2x2_loop
+sdotKernX2x2_tail:
+	VADDPS Y1, Y0, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX2x2_r0c0_tree
+sdotKernX2x2_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX2x2_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X12, X12
+sdotKernX2x2_r0c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)
+	VADDPS Y3, Y2, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX2x2_r0c1_tree
+sdotKernX2x2_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X2, X2
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX2x2_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X3, X2, X2
+	VMOVSS X2, X12, X12
+sdotKernX2x2_r0c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)
+	VADDPS Y5, Y4, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX2x2_r1c0_tree
+sdotKernX2x2_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X4, X4
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX2x2_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X5, X4, X4
+	VMOVSS X4, X12, X12
+sdotKernX2x2_r1c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)(R13*1)
+	VADDPS Y7, Y6, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX2x2_r1c1_tree
+sdotKernX2x2_r1c1_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X6, X6
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX2x2_r1c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X7, X6, X6
+	VMOVSS X6, X12, X12
+sdotKernX2x2_r1c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)(R13*1)
+	ADDQ $8, DI
+	LEAQ (AX)(R11*2), AX
+	DECQ BX
+	JNZ sdotKernX2x2_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernX2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Y(2(r·3+c)) and Y(2(r·3+c)+1) accumulate output (r, c). Requires
+// AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernX2x3(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernX2x3_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernX2x3_tail
+sdotKernX2x3_loop:
+	VMOVUPS (R8), Y12
+	VMOVUPS (R8)(R10*1), Y13
+	VMOVUPS (DX), Y14
+	VMULPS Y14, Y12, Y15
+	VADDPS Y15, Y0, Y0
+	VMULPS Y14, Y13, Y15
+	VADDPS Y15, Y6, Y6
+	VMOVUPS (DX)(R11*1), Y14
+	VMULPS Y14, Y12, Y15
+	VADDPS Y15, Y2, Y2
+	VMULPS Y14, Y13, Y15
+	VADDPS Y15, Y8, Y8
+	VMOVUPS (DX)(R11*2), Y14
+	VMULPS Y14, Y12, Y15
+	VADDPS Y15, Y4, Y4
+	VMULPS Y14, Y13, Y15
+	VADDPS Y15, Y10, Y10
+	VMOVUPS 32(R8), Y12
+	VMOVUPS 32(R8)(R10*1), Y13
+	VMOVUPS 32(DX), Y14
+	VMULPS Y14, Y12, Y15
+	VADDPS Y15, Y1, Y1
+	VMULPS Y14, Y13, Y15
+	VADDPS Y15, Y7, Y7
+	VMOVUPS 32(DX)(R11*1), Y14
+	VMULPS Y14, Y12, Y15
+	VADDPS Y15, Y3, Y3
+	VMULPS Y14, Y13, Y15
+	VADDPS Y15, Y9, Y9
+	VMOVUPS 32(DX)(R11*2), Y14
+	VMULPS Y14, Y12, Y15
+	VADDPS Y15, Y5, Y5
+	VMULPS Y14, Y13, Y15
+	VADDPS Y15, Y11, Y11
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernX2x3_loop
+sdotKernX2x3_tail:
+	VADDPS Y1, Y0, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX2x3_r0c0_tree
+sdotKernX2x3_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX2x3_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X12, X12
+sdotKernX2x3_r0c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)
+	VADDPS Y3, Y2, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX2x3_r0c1_tree
+sdotKernX2x3_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X2, X2
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX2x3_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X3, X2, X2
+	VMOVSS X2, X12, X12
+sdotKernX2x3_r0c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)
+	VADDPS Y5, Y4, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX2x3_r0c2_tree
+sdotKernX2x3_r0c2_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X4, X4
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX2x3_r0c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X5, X4, X4
+	VMOVSS X4, X12, X12
+sdotKernX2x3_r0c2_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 8(DI)
+	VADDPS Y7, Y6, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX2x3_r1c0_tree
+sdotKernX2x3_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X6, X6
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX2x3_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X7, X6, X6
+	VMOVSS X6, X12, X12
+sdotKernX2x3_r1c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)(R13*1)
+	VADDPS Y9, Y8, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX2x3_r1c1_tree
+sdotKernX2x3_r1c1_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X8, X8
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX2x3_r1c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X9, X8, X8
+	VMOVSS X8, X12, X12
+sdotKernX2x3_r1c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)(R13*1)
+	VADDPS Y11, Y10, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX2x3_r1c2_tree
+sdotKernX2x3_r1c2_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X10, X10
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX2x3_r1c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X11, X10, X10
+	VMOVSS X10, X12, X12
+sdotKernX2x3_r1c2_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 8(DI)(R13*1)
+	ADDQ $12, DI
+	ADDQ R11, AX
+	LEAQ (AX)(R11*2), AX
+	DECQ BX
+	JNZ sdotKernX2x3_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernX3x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Y(2(r·1+c)) and Y(2(r·1+c)+1) accumulate output (r, c). Requires
+// AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernX3x1(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernX3x1_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernX3x1_tail
+sdotKernX3x1_loop:
+	VMOVUPS (R8), Y6
+	VMOVUPS (R8)(R10*1), Y7
+	VMOVUPS (R8)(R10*2), Y8
+	VMOVUPS (DX), Y9
+	VMULPS Y9, Y6, Y10
+	VADDPS Y10, Y0, Y0
+	VMULPS Y9, Y7, Y10
+	VADDPS Y10, Y2, Y2
+	VMULPS Y9, Y8, Y10
+	VADDPS Y10, Y4, Y4
+	VMOVUPS 32(R8), Y6
+	VMOVUPS 32(R8)(R10*1), Y7
+	VMOVUPS 32(R8)(R10*2), Y8
+	VMOVUPS 32(DX), Y9
+	VMULPS Y9, Y6, Y10
+	VADDPS Y10, Y1, Y1
+	VMULPS Y9, Y7, Y10
+	VADDPS Y10, Y3, Y3
+	VMULPS Y9, Y8, Y10
+	VADDPS Y10, Y5, Y5
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernX3x1_loop
+sdotKernX3x1_tail:
+	VADDPS Y1, Y0, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX3x1_r0c0_tree
+sdotKernX3x1_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX3x1_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X12, X12
+sdotKernX3x1_r0c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)
+	VADDPS Y3, Y2, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX3x1_r1c0_tree
+sdotKernX3x1_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X2, X2
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX3x1_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X3, X2, X2
+	VMOVSS X2, X12, X12
+sdotKernX3x1_r1c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)(R13*1)
+	VADDPS Y5, Y4, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX3x1_r2c0_tree
+sdotKernX3x1_r2c0_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X4, X4
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX3x1_r2c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X5, X4, X4
+	VMOVSS X4, X12, X12
+sdotKernX3x1_r2c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)(R13*2)
+	ADDQ $4, DI
+	ADDQ R11, AX
+	DECQ BX
+	JNZ sdotKernX3x1_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernX3x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Y(2(r·2+c)) and Y(2(r·2+c)+1) accumulate output (r, c). Requires
+// AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernX3x2(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernX3x2_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernX3x2_tail
+sdotKernX3x2_loop:
+	VMOVUPS (R8), Y12
+	VMOVUPS (R8)(R10*1), Y13
+	VMOVUPS (R8)(R10*2), Y14
+	VMOVUPS (DX), Y15
+	VMULPS Y15, Y12, Y16
+	VADDPS Y16, Y0, Y0
+	VMULPS Y15, Y13, Y16
+	VADDPS Y16, Y4, Y4
+	VMULPS Y15, Y14, Y16
+	VADDPS Y16, Y8, Y8
+	VMOVUPS (DX)(R11*1), Y15
+	VMULPS Y15, Y12, Y16
+	VADDPS Y16, Y2, Y2
+	VMULPS Y15, Y13, Y16
+	VADDPS Y16, Y6, Y6
+	VMULPS Y15, Y14, Y16
+	VADDPS Y16, Y10, Y10
+	VMOVUPS 32(R8), Y12
+	VMOVUPS 32(R8)(R10*1), Y13
+	VMOVUPS 32(R8)(R10*2), Y14
+	VMOVUPS 32(DX), Y15
+	VMULPS Y15, Y12, Y16
+	VADDPS Y16, Y1, Y1
+	VMULPS Y15, Y13, Y16
+	VADDPS Y16, Y5, Y5
+	VMULPS Y15, Y14, Y16
+	VADDPS Y16, Y9, Y9
+	VMOVUPS 32(DX)(R11*1), Y15
+	VMULPS Y15, Y12, Y16
+	VADDPS Y16, Y3, Y3
+	VMULPS Y15, Y13, Y16
+	VADDPS Y16, Y7, Y7
+	VMULPS Y15, Y14, Y16
+	VADDPS Y16, Y11, Y11
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernX3x2_loop
+sdotKernX3x2_tail:
+	VADDPS Y1, Y0, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX3x2_r0c0_tree
+sdotKernX3x2_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX3x2_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X12, X12
+sdotKernX3x2_r0c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)
+	VADDPS Y3, Y2, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX3x2_r0c1_tree
+sdotKernX3x2_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X2, X2
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX3x2_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X3, X2, X2
+	VMOVSS X2, X12, X12
+sdotKernX3x2_r0c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)
+	VADDPS Y5, Y4, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX3x2_r1c0_tree
+sdotKernX3x2_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X4, X4
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX3x2_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X5, X4, X4
+	VMOVSS X4, X12, X12
+sdotKernX3x2_r1c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)(R13*1)
+	VADDPS Y7, Y6, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX3x2_r1c1_tree
+sdotKernX3x2_r1c1_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X6, X6
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX3x2_r1c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X7, X6, X6
+	VMOVSS X6, X12, X12
+sdotKernX3x2_r1c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)(R13*1)
+	VADDPS Y9, Y8, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX3x2_r2c0_tree
+sdotKernX3x2_r2c0_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X8, X8
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX3x2_r2c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X9, X8, X8
+	VMOVSS X8, X12, X12
+sdotKernX3x2_r2c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)(R13*2)
+	VADDPS Y11, Y10, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX3x2_r2c1_tree
+sdotKernX3x2_r2c1_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X10, X10
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX3x2_r2c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X11, X10, X10
+	VMOVSS X10, X12, X12
+sdotKernX3x2_r2c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)(R13*2)
+	ADDQ $8, DI
+	LEAQ (AX)(R11*2), AX
+	DECQ BX
+	JNZ sdotKernX3x2_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernX3x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Y(2(r·3+c)) and Y(2(r·3+c)+1) accumulate output (r, c). Requires
+// AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernX3x3(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernX3x3_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+	VXORPS Y16, Y16, Y16
+	VXORPS Y17, Y17, Y17
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernX3x3_tail
+sdotKernX3x3_loop:
+	VMOVUPS (R8), Y18
+	VMOVUPS (R8)(R10*1), Y19
+	VMOVUPS (R8)(R10*2), Y20
+	VMOVUPS (DX), Y21
+	VMULPS Y21, Y18, Y22
+	VADDPS Y22, Y0, Y0
+	VMULPS Y21, Y19, Y22
+	VADDPS Y22, Y6, Y6
+	VMULPS Y21, Y20, Y22
+	VADDPS Y22, Y12, Y12
+	VMOVUPS (DX)(R11*1), Y21
+	VMULPS Y21, Y18, Y22
+	VADDPS Y22, Y2, Y2
+	VMULPS Y21, Y19, Y22
+	VADDPS Y22, Y8, Y8
+	VMULPS Y21, Y20, Y22
+	VADDPS Y22, Y14, Y14
+	VMOVUPS (DX)(R11*2), Y21
+	VMULPS Y21, Y18, Y22
+	VADDPS Y22, Y4, Y4
+	VMULPS Y21, Y19, Y22
+	VADDPS Y22, Y10, Y10
+	VMULPS Y21, Y20, Y22
+	VADDPS Y22, Y16, Y16
+	VMOVUPS 32(R8), Y18
+	VMOVUPS 32(R8)(R10*1), Y19
+	VMOVUPS 32(R8)(R10*2), Y20
+	VMOVUPS 32(DX), Y21
+	VMULPS Y21, Y18, Y22
+	VADDPS Y22, Y1, Y1
+	VMULPS Y21, Y19, Y22
+	VADDPS Y22, Y7, Y7
+	VMULPS Y21, Y20, Y22
+	VADDPS Y22, Y13, Y13
+	VMOVUPS 32(DX)(R11*1), Y21
+	VMULPS Y21, Y18, Y22
+	VADDPS Y22, Y3, Y3
+	VMULPS Y21, Y19, Y22
+	VADDPS Y22, Y9, Y9
+	VMULPS Y21, Y20, Y22
+	VADDPS Y22, Y15, Y15
+	VMOVUPS 32(DX)(R11*2), Y21
+	VMULPS Y21, Y18, Y22
+	VADDPS Y22, Y5, Y5
+	VMULPS Y21, Y19, Y22
+	VADDPS Y22, Y11, Y11
+	VMULPS Y21, Y20, Y22
+	VADDPS Y22, Y17, Y17
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernX3x3_loop
+sdotKernX3x3_tail:
+	VMOVAPS Y12, Y24
+	VMOVAPS Y13, Y25
+	VMOVAPS Y14, Y26
+	VMOVAPS Y15, Y27
+	VADDPS Y1, Y0, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX3x3_r0c0_tree
+sdotKernX3x3_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX3x3_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X12, X12
+sdotKernX3x3_r0c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)
+	VADDPS Y3, Y2, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX3x3_r0c1_tree
+sdotKernX3x3_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X2, X2
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX3x3_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X3, X2, X2
+	VMOVSS X2, X12, X12
+sdotKernX3x3_r0c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)
+	VADDPS Y5, Y4, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX3x3_r0c2_tree
+sdotKernX3x3_r0c2_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X4, X4
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX3x3_r0c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X5, X4, X4
+	VMOVSS X4, X12, X12
+sdotKernX3x3_r0c2_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 8(DI)
+	VADDPS Y7, Y6, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX3x3_r1c0_tree
+sdotKernX3x3_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X6, X6
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX3x3_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X7, X6, X6
+	VMOVSS X6, X12, X12
+sdotKernX3x3_r1c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)(R13*1)
+	VADDPS Y9, Y8, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX3x3_r1c1_tree
+sdotKernX3x3_r1c1_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X8, X8
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX3x3_r1c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X9, X8, X8
+	VMOVSS X8, X12, X12
+sdotKernX3x3_r1c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)(R13*1)
+	VADDPS Y11, Y10, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX3x3_r1c2_tree
+sdotKernX3x3_r1c2_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X10, X10
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX3x3_r1c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X11, X10, X10
+	VMOVSS X10, X12, X12
+sdotKernX3x3_r1c2_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 8(DI)(R13*1)
+	VMOVAPS Y24, Y0
+	VMOVAPS Y25, Y1
+	VADDPS Y1, Y0, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX3x3_r2c0_tree
+sdotKernX3x3_r2c0_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX3x3_r2c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X12, X12
+sdotKernX3x3_r2c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)(R13*2)
+	VMOVAPS Y26, Y2
+	VMOVAPS Y27, Y3
+	VADDPS Y3, Y2, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX3x3_r2c1_tree
+sdotKernX3x3_r2c1_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X2, X2
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX3x3_r2c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X3, X2, X2
+	VMOVSS X2, X12, X12
+sdotKernX3x3_r2c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)(R13*2)
+	VMOVAPS Y16, Y4
+	VMOVAPS Y17, Y5
+	VADDPS Y5, Y4, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX3x3_r2c2_tree
+sdotKernX3x3_r2c2_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X4, X4
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX3x3_r2c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X5, X4, X4
+	VMOVSS X4, X12, X12
+sdotKernX3x3_r2c2_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 8(DI)(R13*2)
+	ADDQ $12, DI
+	ADDQ R11, AX
+	LEAQ (AX)(R11*2), AX
+	DECQ BX
+	JNZ sdotKernX3x3_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernX4x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Y(2(r·1+c)) and Y(2(r·1+c)+1) accumulate output (r, c). Requires
+// AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernX4x1(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernX4x1_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernX4x1_tail
+sdotKernX4x1_loop:
+	VMOVUPS (R8), Y8
+	VMOVUPS (R8)(R10*1), Y9
+	VMOVUPS (R8)(R10*2), Y10
+	VMOVUPS (R9), Y11
+	VMOVUPS (DX), Y12
+	VMULPS Y12, Y8, Y13
+	VADDPS Y13, Y0, Y0
+	VMULPS Y12, Y9, Y13
+	VADDPS Y13, Y2, Y2
+	VMULPS Y12, Y10, Y13
+	VADDPS Y13, Y4, Y4
+	VMULPS Y12, Y11, Y13
+	VADDPS Y13, Y6, Y6
+	VMOVUPS 32(R8), Y8
+	VMOVUPS 32(R8)(R10*1), Y9
+	VMOVUPS 32(R8)(R10*2), Y10
+	VMOVUPS 32(R9), Y11
+	VMOVUPS 32(DX), Y12
+	VMULPS Y12, Y8, Y13
+	VADDPS Y13, Y1, Y1
+	VMULPS Y12, Y9, Y13
+	VADDPS Y13, Y3, Y3
+	VMULPS Y12, Y10, Y13
+	VADDPS Y13, Y5, Y5
+	VMULPS Y12, Y11, Y13
+	VADDPS Y13, Y7, Y7
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernX4x1_loop
+sdotKernX4x1_tail:
+	VADDPS Y1, Y0, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x1_r0c0_tree
+sdotKernX4x1_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x1_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X12, X12
+sdotKernX4x1_r0c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)
+	VADDPS Y3, Y2, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x1_r1c0_tree
+sdotKernX4x1_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X2, X2
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x1_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X3, X2, X2
+	VMOVSS X2, X12, X12
+sdotKernX4x1_r1c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)(R13*1)
+	VADDPS Y5, Y4, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x1_r2c0_tree
+sdotKernX4x1_r2c0_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X4, X4
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x1_r2c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X5, X4, X4
+	VMOVSS X4, X12, X12
+sdotKernX4x1_r2c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)(R13*2)
+	VADDPS Y7, Y6, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x1_r3c0_tree
+sdotKernX4x1_r3c0_rem:
+	VMOVSS (R9), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X6, X6
+	ADDQ $4, R9
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x1_r3c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R9
+	SUBQ CX, DX
+	VADDSS X7, X6, X6
+	VMOVSS X6, X12, X12
+sdotKernX4x1_r3c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (R14)
+	ADDQ $4, DI
+	ADDQ R11, AX
+	DECQ BX
+	JNZ sdotKernX4x1_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernX4x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Y(2(r·2+c)) and Y(2(r·2+c)+1) accumulate output (r, c). Requires
+// AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernX4x2(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernX4x2_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernX4x2_tail
+sdotKernX4x2_loop:
+	VMOVUPS (R8), Y16
+	VMOVUPS (R8)(R10*1), Y17
+	VMOVUPS (R8)(R10*2), Y18
+	VMOVUPS (R9), Y19
+	VMOVUPS (DX), Y20
+	VMULPS Y20, Y16, Y21
+	VADDPS Y21, Y0, Y0
+	VMULPS Y20, Y17, Y21
+	VADDPS Y21, Y4, Y4
+	VMULPS Y20, Y18, Y21
+	VADDPS Y21, Y8, Y8
+	VMULPS Y20, Y19, Y21
+	VADDPS Y21, Y12, Y12
+	VMOVUPS (DX)(R11*1), Y20
+	VMULPS Y20, Y16, Y21
+	VADDPS Y21, Y2, Y2
+	VMULPS Y20, Y17, Y21
+	VADDPS Y21, Y6, Y6
+	VMULPS Y20, Y18, Y21
+	VADDPS Y21, Y10, Y10
+	VMULPS Y20, Y19, Y21
+	VADDPS Y21, Y14, Y14
+	VMOVUPS 32(R8), Y16
+	VMOVUPS 32(R8)(R10*1), Y17
+	VMOVUPS 32(R8)(R10*2), Y18
+	VMOVUPS 32(R9), Y19
+	VMOVUPS 32(DX), Y20
+	VMULPS Y20, Y16, Y21
+	VADDPS Y21, Y1, Y1
+	VMULPS Y20, Y17, Y21
+	VADDPS Y21, Y5, Y5
+	VMULPS Y20, Y18, Y21
+	VADDPS Y21, Y9, Y9
+	VMULPS Y20, Y19, Y21
+	VADDPS Y21, Y13, Y13
+	VMOVUPS 32(DX)(R11*1), Y20
+	VMULPS Y20, Y16, Y21
+	VADDPS Y21, Y3, Y3
+	VMULPS Y20, Y17, Y21
+	VADDPS Y21, Y7, Y7
+	VMULPS Y20, Y18, Y21
+	VADDPS Y21, Y11, Y11
+	VMULPS Y20, Y19, Y21
+	VADDPS Y21, Y15, Y15
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernX4x2_loop
+sdotKernX4x2_tail:
+	VMOVAPS Y12, Y24
+	VMOVAPS Y13, Y25
+	VMOVAPS Y14, Y26
+	VMOVAPS Y15, Y27
+	VADDPS Y1, Y0, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x2_r0c0_tree
+sdotKernX4x2_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x2_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X12, X12
+sdotKernX4x2_r0c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)
+	VADDPS Y3, Y2, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x2_r0c1_tree
+sdotKernX4x2_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X2, X2
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x2_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X3, X2, X2
+	VMOVSS X2, X12, X12
+sdotKernX4x2_r0c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)
+	VADDPS Y5, Y4, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x2_r1c0_tree
+sdotKernX4x2_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X4, X4
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x2_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X5, X4, X4
+	VMOVSS X4, X12, X12
+sdotKernX4x2_r1c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)(R13*1)
+	VADDPS Y7, Y6, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x2_r1c1_tree
+sdotKernX4x2_r1c1_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X6, X6
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x2_r1c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X7, X6, X6
+	VMOVSS X6, X12, X12
+sdotKernX4x2_r1c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)(R13*1)
+	VADDPS Y9, Y8, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x2_r2c0_tree
+sdotKernX4x2_r2c0_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X8, X8
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x2_r2c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X9, X8, X8
+	VMOVSS X8, X12, X12
+sdotKernX4x2_r2c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)(R13*2)
+	VADDPS Y11, Y10, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x2_r2c1_tree
+sdotKernX4x2_r2c1_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X10, X10
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x2_r2c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X11, X10, X10
+	VMOVSS X10, X12, X12
+sdotKernX4x2_r2c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)(R13*2)
+	VMOVAPS Y24, Y0
+	VMOVAPS Y25, Y1
+	VADDPS Y1, Y0, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x2_r3c0_tree
+sdotKernX4x2_r3c0_rem:
+	VMOVSS (R9), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R9
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x2_r3c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R9
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X12, X12
+sdotKernX4x2_r3c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (R14)
+	VMOVAPS Y26, Y2
+	VMOVAPS Y27, Y3
+	VADDPS Y3, Y2, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x2_r3c1_tree
+sdotKernX4x2_r3c1_rem:
+	VMOVSS (R9), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X2, X2
+	ADDQ $4, R9
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x2_r3c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R9
+	SUBQ CX, DX
+	VADDSS X3, X2, X2
+	VMOVSS X2, X12, X12
+sdotKernX4x2_r3c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(R14)
+	ADDQ $8, DI
+	LEAQ (AX)(R11*2), AX
+	DECQ BX
+	JNZ sdotKernX4x2_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernX4x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Y(2(r·3+c)) and Y(2(r·3+c)+1) accumulate output (r, c). Requires
+// AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernX4x3(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernX4x3_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+	VXORPS Y16, Y16, Y16
+	VXORPS Y17, Y17, Y17
+	VXORPS Y18, Y18, Y18
+	VXORPS Y19, Y19, Y19
+	VXORPS Y20, Y20, Y20
+	VXORPS Y21, Y21, Y21
+	VXORPS Y22, Y22, Y22
+	VXORPS Y23, Y23, Y23
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernX4x3_tail
+sdotKernX4x3_loop:
+	VMOVUPS (R8), Y24
+	VMOVUPS (R8)(R10*1), Y25
+	VMOVUPS (R8)(R10*2), Y26
+	VMOVUPS (R9), Y27
+	VMOVUPS (DX), Y28
+	VMULPS Y28, Y24, Y29
+	VADDPS Y29, Y0, Y0
+	VMULPS Y28, Y25, Y29
+	VADDPS Y29, Y6, Y6
+	VMULPS Y28, Y26, Y29
+	VADDPS Y29, Y12, Y12
+	VMULPS Y28, Y27, Y29
+	VADDPS Y29, Y18, Y18
+	VMOVUPS (DX)(R11*1), Y28
+	VMULPS Y28, Y24, Y29
+	VADDPS Y29, Y2, Y2
+	VMULPS Y28, Y25, Y29
+	VADDPS Y29, Y8, Y8
+	VMULPS Y28, Y26, Y29
+	VADDPS Y29, Y14, Y14
+	VMULPS Y28, Y27, Y29
+	VADDPS Y29, Y20, Y20
+	VMOVUPS (DX)(R11*2), Y28
+	VMULPS Y28, Y24, Y29
+	VADDPS Y29, Y4, Y4
+	VMULPS Y28, Y25, Y29
+	VADDPS Y29, Y10, Y10
+	VMULPS Y28, Y26, Y29
+	VADDPS Y29, Y16, Y16
+	VMULPS Y28, Y27, Y29
+	VADDPS Y29, Y22, Y22
+	VMOVUPS 32(R8), Y24
+	VMOVUPS 32(R8)(R10*1), Y25
+	VMOVUPS 32(R8)(R10*2), Y26
+	VMOVUPS 32(R9), Y27
+	VMOVUPS 32(DX), Y28
+	VMULPS Y28, Y24, Y29
+	VADDPS Y29, Y1, Y1
+	VMULPS Y28, Y25, Y29
+	VADDPS Y29, Y7, Y7
+	VMULPS Y28, Y26, Y29
+	VADDPS Y29, Y13, Y13
+	VMULPS Y28, Y27, Y29
+	VADDPS Y29, Y19, Y19
+	VMOVUPS 32(DX)(R11*1), Y28
+	VMULPS Y28, Y24, Y29
+	VADDPS Y29, Y3, Y3
+	VMULPS Y28, Y25, Y29
+	VADDPS Y29, Y9, Y9
+	VMULPS Y28, Y26, Y29
+	VADDPS Y29, Y15, Y15
+	VMULPS Y28, Y27, Y29
+	VADDPS Y29, Y21, Y21
+	VMOVUPS 32(DX)(R11*2), Y28
+	VMULPS Y28, Y24, Y29
+	VADDPS Y29, Y5, Y5
+	VMULPS Y28, Y25, Y29
+	VADDPS Y29, Y11, Y11
+	VMULPS Y28, Y26, Y29
+	VADDPS Y29, Y17, Y17
+	VMULPS Y28, Y27, Y29
+	VADDPS Y29, Y23, Y23
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernX4x3_loop
+sdotKernX4x3_tail:
+	VMOVAPS Y12, Y24
+	VMOVAPS Y13, Y25
+	VMOVAPS Y14, Y26
+	VMOVAPS Y15, Y27
+	VADDPS Y1, Y0, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x3_r0c0_tree
+sdotKernX4x3_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x3_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X12, X12
+sdotKernX4x3_r0c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)
+	VADDPS Y3, Y2, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x3_r0c1_tree
+sdotKernX4x3_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X2, X2
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x3_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X3, X2, X2
+	VMOVSS X2, X12, X12
+sdotKernX4x3_r0c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)
+	VADDPS Y5, Y4, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x3_r0c2_tree
+sdotKernX4x3_r0c2_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X4, X4
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x3_r0c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X5, X4, X4
+	VMOVSS X4, X12, X12
+sdotKernX4x3_r0c2_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 8(DI)
+	VADDPS Y7, Y6, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x3_r1c0_tree
+sdotKernX4x3_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X6, X6
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x3_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X7, X6, X6
+	VMOVSS X6, X12, X12
+sdotKernX4x3_r1c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)(R13*1)
+	VADDPS Y9, Y8, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x3_r1c1_tree
+sdotKernX4x3_r1c1_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X8, X8
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x3_r1c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X9, X8, X8
+	VMOVSS X8, X12, X12
+sdotKernX4x3_r1c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)(R13*1)
+	VADDPS Y11, Y10, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x3_r1c2_tree
+sdotKernX4x3_r1c2_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X10, X10
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x3_r1c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X11, X10, X10
+	VMOVSS X10, X12, X12
+sdotKernX4x3_r1c2_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 8(DI)(R13*1)
+	VMOVAPS Y24, Y0
+	VMOVAPS Y25, Y1
+	VADDPS Y1, Y0, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x3_r2c0_tree
+sdotKernX4x3_r2c0_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x3_r2c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X12, X12
+sdotKernX4x3_r2c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (DI)(R13*2)
+	VMOVAPS Y26, Y2
+	VMOVAPS Y27, Y3
+	VADDPS Y3, Y2, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x3_r2c1_tree
+sdotKernX4x3_r2c1_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X2, X2
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x3_r2c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X3, X2, X2
+	VMOVSS X2, X12, X12
+sdotKernX4x3_r2c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(DI)(R13*2)
+	VMOVAPS Y16, Y4
+	VMOVAPS Y17, Y5
+	VADDPS Y5, Y4, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x3_r2c2_tree
+sdotKernX4x3_r2c2_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X4, X4
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x3_r2c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X5, X4, X4
+	VMOVSS X4, X12, X12
+sdotKernX4x3_r2c2_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 8(DI)(R13*2)
+	VMOVAPS Y18, Y6
+	VMOVAPS Y19, Y7
+	VADDPS Y7, Y6, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x3_r3c0_tree
+sdotKernX4x3_r3c0_rem:
+	VMOVSS (R9), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X6, X6
+	ADDQ $4, R9
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x3_r3c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R9
+	SUBQ CX, DX
+	VADDSS X7, X6, X6
+	VMOVSS X6, X12, X12
+sdotKernX4x3_r3c0_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, (R14)
+	VMOVAPS Y20, Y8
+	VMOVAPS Y21, Y9
+	VADDPS Y9, Y8, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x3_r3c1_tree
+sdotKernX4x3_r3c1_rem:
+	VMOVSS (R9), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X8, X8
+	ADDQ $4, R9
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x3_r3c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R9
+	SUBQ CX, DX
+	VADDSS X9, X8, X8
+	VMOVSS X8, X12, X12
+sdotKernX4x3_r3c1_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 4(R14)
+	VMOVAPS Y22, Y10
+	VMOVAPS Y23, Y11
+	VADDPS Y11, Y10, Y12
+	VEXTRACTF128 $1, Y12, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernX4x3_r3c2_tree
+sdotKernX4x3_r3c2_rem:
+	VMOVSS (R9), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X10, X10
+	ADDQ $4, R9
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernX4x3_r3c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R9
+	SUBQ CX, DX
+	VADDSS X11, X10, X10
+	VMOVSS X10, X12, X12
+sdotKernX4x3_r3c2_tree:
+	VADDPS X14, X12, X12
+	VMOVHLPS X12, X12, X14
+	VADDPS X14, X12, X12
+	VMOVSHDUP X12, X14
+	VADDSS X14, X12, X12
+	VMOVSS X12, 8(R14)
+	ADDQ $12, DI
+	ADDQ R11, AX
+	LEAQ (AX)(R11*2), AX
+	DECQ BX
+	JNZ sdotKernX4x3_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernZ1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Z(r·1+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernZ1x1(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernZ1x1_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Z0, Z0, Z0
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernZ1x1_tail
+sdotKernZ1x1_loop:
+	VMOVUPS (R8), Z16
+	VMOVUPS (DX), Z17
+	VMULPS Z17, Z16, Z18
+	VADDPS Z18, Z0, Z0
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernZ1x1_loop
+sdotKernZ1x1_tail:
+	VMOVAPS Z0, Z16
+	VMOVAPS Y16, Y0
+	VEXTRACTF64X4 $1, Z16, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ1x1_r0c0_tree
+sdotKernZ1x1_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ1x1_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ1x1_r0c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)
+	ADDQ $4, DI
+	ADDQ R11, AX
+	DECQ BX
+	JNZ sdotKernZ1x1_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernZ1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Z(r·2+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernZ1x2(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernZ1x2_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernZ1x2_tail
+sdotKernZ1x2_loop:
+	VMOVUPS (R8), Z16
+	VMOVUPS (DX), Z17
+	VMULPS Z17, Z16, Z18
+	VADDPS Z18, Z0, Z0
+	VMOVUPS (DX)(R11*1), Z17
+	VMULPS Z17, Z16, Z18
+	VADDPS Z18, Z1, Z1
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernZ1x2_loop
+sdotKernZ1x2_tail:
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Y16, Y0
+	VEXTRACTF64X4 $1, Z16, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ1x2_r0c0_tree
+sdotKernZ1x2_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ1x2_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ1x2_r0c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)
+	VMOVAPS Y17, Y0
+	VEXTRACTF64X4 $1, Z17, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ1x2_r0c1_tree
+sdotKernZ1x2_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ1x2_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ1x2_r0c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)
+	ADDQ $8, DI
+	LEAQ (AX)(R11*2), AX
+	DECQ BX
+	JNZ sdotKernZ1x2_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernZ1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Z(r·3+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernZ1x3(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernZ1x3_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernZ1x3_tail
+sdotKernZ1x3_loop:
+	VMOVUPS (R8), Z16
+	VMOVUPS (DX), Z17
+	VMULPS Z17, Z16, Z18
+	VADDPS Z18, Z0, Z0
+	VMOVUPS (DX)(R11*1), Z17
+	VMULPS Z17, Z16, Z18
+	VADDPS Z18, Z1, Z1
+	VMOVUPS (DX)(R11*2), Z17
+	VMULPS Z17, Z16, Z18
+	VADDPS Z18, Z2, Z2
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernZ1x3_loop
+sdotKernZ1x3_tail:
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Z2, Z18
+	VMOVAPS Y16, Y0
+	VEXTRACTF64X4 $1, Z16, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ1x3_r0c0_tree
+sdotKernZ1x3_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ1x3_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ1x3_r0c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)
+	VMOVAPS Y17, Y0
+	VEXTRACTF64X4 $1, Z17, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ1x3_r0c1_tree
+sdotKernZ1x3_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ1x3_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ1x3_r0c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)
+	VMOVAPS Y18, Y0
+	VEXTRACTF64X4 $1, Z18, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ1x3_r0c2_tree
+sdotKernZ1x3_r0c2_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ1x3_r0c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ1x3_r0c2_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 8(DI)
+	ADDQ $12, DI
+	ADDQ R11, AX
+	LEAQ (AX)(R11*2), AX
+	DECQ BX
+	JNZ sdotKernZ1x3_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernZ1x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Z(r·4+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernZ1x4(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernZ1x4_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	LEAQ (DX)(R11*2), R12
+	ADDQ R11, R12
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernZ1x4_tail
+sdotKernZ1x4_loop:
+	VMOVUPS (R8), Z16
+	VMOVUPS (DX), Z17
+	VMULPS Z17, Z16, Z18
+	VADDPS Z18, Z0, Z0
+	VMOVUPS (DX)(R11*1), Z17
+	VMULPS Z17, Z16, Z18
+	VADDPS Z18, Z1, Z1
+	VMOVUPS (DX)(R11*2), Z17
+	VMULPS Z17, Z16, Z18
+	VADDPS Z18, Z2, Z2
+	VMOVUPS (R12), Z17
+	VMULPS Z17, Z16, Z18
+	VADDPS Z18, Z3, Z3
+	ADDQ $64, R8
+	ADDQ $64, DX
+	ADDQ $64, R12
+	DECQ CX
+	JNZ sdotKernZ1x4_loop
+sdotKernZ1x4_tail:
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Z2, Z18
+	VMOVAPS Z3, Z19
+	VMOVAPS Y16, Y0
+	VEXTRACTF64X4 $1, Z16, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ1x4_r0c0_tree
+sdotKernZ1x4_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ1x4_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ1x4_r0c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)
+	VMOVAPS Y17, Y0
+	VEXTRACTF64X4 $1, Z17, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ1x4_r0c1_tree
+sdotKernZ1x4_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ1x4_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ1x4_r0c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)
+	VMOVAPS Y18, Y0
+	VEXTRACTF64X4 $1, Z18, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ1x4_r0c2_tree
+sdotKernZ1x4_r0c2_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ1x4_r0c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ1x4_r0c2_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 8(DI)
+	VMOVAPS Y19, Y0
+	VEXTRACTF64X4 $1, Z19, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ1x4_r0c3_tree
+sdotKernZ1x4_r0c3_rem:
+	VMOVSS (R8), X15
+	VMULSS (R12), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, R12
+	DECQ CX
+	JNZ sdotKernZ1x4_r0c3_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, R12
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ1x4_r0c3_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 12(DI)
+	ADDQ $16, DI
+	LEAQ (AX)(R11*4), AX
+	DECQ BX
+	JNZ sdotKernZ1x4_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernZ2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Z(r·1+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernZ2x1(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernZ2x1_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernZ2x1_tail
+sdotKernZ2x1_loop:
+	VMOVUPS (R8), Z16
+	VMOVUPS (R8)(R10*1), Z17
+	VMOVUPS (DX), Z18
+	VMULPS Z18, Z16, Z19
+	VADDPS Z19, Z0, Z0
+	VMULPS Z18, Z17, Z19
+	VADDPS Z19, Z1, Z1
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernZ2x1_loop
+sdotKernZ2x1_tail:
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Y16, Y0
+	VEXTRACTF64X4 $1, Z16, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ2x1_r0c0_tree
+sdotKernZ2x1_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ2x1_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ2x1_r0c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)
+	VMOVAPS Y17, Y0
+	VEXTRACTF64X4 $1, Z17, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ2x1_r1c0_tree
+sdotKernZ2x1_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ2x1_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ2x1_r1c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)(R13*1)
+	ADDQ $4, DI
+	ADDQ R11, AX
+	DECQ BX
+	JNZ sdotKernZ2x1_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernZ2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Z(r·2+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernZ2x2(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernZ2x2_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernZ2x2_tail
+sdotKernZ2x2_loop:
+	VMOVUPS (R8), Z16
+	VMOVUPS (R8)(R10*1), Z17
+	VMOVUPS (DX), Z18
+	VMULPS Z18, Z16, Z19
+	VADDPS Z19, Z0, Z0
+	VMULPS Z18, Z17, Z19
+	VADDPS Z19, Z2, Z2
+	VMOVUPS (DX)(R11*1), Z18
+	VMULPS Z18, Z16, Z19
+	VADDPS Z19, Z1, Z1
+	VMULPS Z18, Z17, Z19
+	VADDPS Z19, Z3, Z3
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernZ2x2_loop
+sdotKernZ2x2_tail:
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Z2, Z18
+	VMOVAPS Z3, Z19
+	VMOVAPS Y16, Y0
+	VEXTRACTF64X4 $1, Z16, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ2x2_r0c0_tree
+sdotKernZ2x2_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ2x2_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ2x2_r0c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)
+	VMOVAPS Y17, Y0
+	VEXTRACTF64X4 $1, Z17, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ2x2_r0c1_tree
+sdotKernZ2x2_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ2x2_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ2x2_r0c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)
+	VMOVAPS Y18, Y0
+	VEXTRACTF64X4 $1, Z18, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ2x2_r1c0_tree
+sdotKernZ2x2_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ2x2_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ2x2_r1c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)(R13*1)
+	VMOVAPS Y19, Y0
+	VEXTRACTF64X4 $1, Z19, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ2x2_r1c1_tree
+sdotKernZ2x2_r1c1_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ2x2_r1c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ2x2_r1c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)(R13*1)
+	ADDQ $8, DI
+	LEAQ (AX)(R11*2), AX
+	DECQ BX
+	JNZ sdotKernZ2x2_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernZ2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Z(r·3+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernZ2x3(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernZ2x3_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernZ2x3_tail
+sdotKernZ2x3_loop:
+	VMOVUPS (R8), Z16
+	VMOVUPS (R8)(R10*1), Z17
+	VMOVUPS (DX), Z18
+	VMULPS Z18, Z16, Z19
+	VADDPS Z19, Z0, Z0
+	VMULPS Z18, Z17, Z19
+	VADDPS Z19, Z3, Z3
+	VMOVUPS (DX)(R11*1), Z18
+	VMULPS Z18, Z16, Z19
+	VADDPS Z19, Z1, Z1
+	VMULPS Z18, Z17, Z19
+	VADDPS Z19, Z4, Z4
+	VMOVUPS (DX)(R11*2), Z18
+	VMULPS Z18, Z16, Z19
+	VADDPS Z19, Z2, Z2
+	VMULPS Z18, Z17, Z19
+	VADDPS Z19, Z5, Z5
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernZ2x3_loop
+sdotKernZ2x3_tail:
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Z2, Z18
+	VMOVAPS Z3, Z19
+	VMOVAPS Z4, Z20
+	VMOVAPS Z5, Z21
+	VMOVAPS Y16, Y0
+	VEXTRACTF64X4 $1, Z16, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ2x3_r0c0_tree
+sdotKernZ2x3_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ2x3_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ2x3_r0c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)
+	VMOVAPS Y17, Y0
+	VEXTRACTF64X4 $1, Z17, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ2x3_r0c1_tree
+sdotKernZ2x3_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ2x3_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ2x3_r0c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)
+	VMOVAPS Y18, Y0
+	VEXTRACTF64X4 $1, Z18, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ2x3_r0c2_tree
+sdotKernZ2x3_r0c2_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ2x3_r0c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ2x3_r0c2_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 8(DI)
+	VMOVAPS Y19, Y0
+	VEXTRACTF64X4 $1, Z19, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ2x3_r1c0_tree
+sdotKernZ2x3_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ2x3_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ2x3_r1c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)(R13*1)
+	VMOVAPS Y20, Y0
+	VEXTRACTF64X4 $1, Z20, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ2x3_r1c1_tree
+sdotKernZ2x3_r1c1_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ2x3_r1c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ2x3_r1c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)(R13*1)
+	VMOVAPS Y21, Y0
+	VEXTRACTF64X4 $1, Z21, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ2x3_r1c2_tree
+sdotKernZ2x3_r1c2_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ2x3_r1c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ2x3_r1c2_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 8(DI)(R13*1)
+	ADDQ $12, DI
+	ADDQ R11, AX
+	LEAQ (AX)(R11*2), AX
+	DECQ BX
+	JNZ sdotKernZ2x3_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernZ2x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Z(r·4+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernZ2x4(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernZ2x4_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	LEAQ (DX)(R11*2), R12
+	ADDQ R11, R12
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernZ2x4_tail
+sdotKernZ2x4_loop:
+	VMOVUPS (R8), Z16
+	VMOVUPS (R8)(R10*1), Z17
+	VMOVUPS (DX), Z18
+	VMULPS Z18, Z16, Z19
+	VADDPS Z19, Z0, Z0
+	VMULPS Z18, Z17, Z19
+	VADDPS Z19, Z4, Z4
+	VMOVUPS (DX)(R11*1), Z18
+	VMULPS Z18, Z16, Z19
+	VADDPS Z19, Z1, Z1
+	VMULPS Z18, Z17, Z19
+	VADDPS Z19, Z5, Z5
+	VMOVUPS (DX)(R11*2), Z18
+	VMULPS Z18, Z16, Z19
+	VADDPS Z19, Z2, Z2
+	VMULPS Z18, Z17, Z19
+	VADDPS Z19, Z6, Z6
+	VMOVUPS (R12), Z18
+	VMULPS Z18, Z16, Z19
+	VADDPS Z19, Z3, Z3
+	VMULPS Z18, Z17, Z19
+	VADDPS Z19, Z7, Z7
+	ADDQ $64, R8
+	ADDQ $64, DX
+	ADDQ $64, R12
+	DECQ CX
+	JNZ sdotKernZ2x4_loop
+sdotKernZ2x4_tail:
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Z2, Z18
+	VMOVAPS Z3, Z19
+	VMOVAPS Z4, Z20
+	VMOVAPS Z5, Z21
+	VMOVAPS Z6, Z22
+	VMOVAPS Z7, Z23
+	VMOVAPS Y16, Y0
+	VEXTRACTF64X4 $1, Z16, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ2x4_r0c0_tree
+sdotKernZ2x4_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ2x4_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ2x4_r0c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)
+	VMOVAPS Y17, Y0
+	VEXTRACTF64X4 $1, Z17, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ2x4_r0c1_tree
+sdotKernZ2x4_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ2x4_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ2x4_r0c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)
+	VMOVAPS Y18, Y0
+	VEXTRACTF64X4 $1, Z18, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ2x4_r0c2_tree
+sdotKernZ2x4_r0c2_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ2x4_r0c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ2x4_r0c2_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 8(DI)
+	VMOVAPS Y19, Y0
+	VEXTRACTF64X4 $1, Z19, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ2x4_r0c3_tree
+sdotKernZ2x4_r0c3_rem:
+	VMOVSS (R8), X15
+	VMULSS (R12), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, R12
+	DECQ CX
+	JNZ sdotKernZ2x4_r0c3_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, R12
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ2x4_r0c3_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 12(DI)
+	VMOVAPS Y20, Y0
+	VEXTRACTF64X4 $1, Z20, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ2x4_r1c0_tree
+sdotKernZ2x4_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ2x4_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ2x4_r1c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)(R13*1)
+	VMOVAPS Y21, Y0
+	VEXTRACTF64X4 $1, Z21, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ2x4_r1c1_tree
+sdotKernZ2x4_r1c1_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ2x4_r1c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ2x4_r1c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)(R13*1)
+	VMOVAPS Y22, Y0
+	VEXTRACTF64X4 $1, Z22, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ2x4_r1c2_tree
+sdotKernZ2x4_r1c2_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ2x4_r1c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ2x4_r1c2_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 8(DI)(R13*1)
+	VMOVAPS Y23, Y0
+	VEXTRACTF64X4 $1, Z23, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ2x4_r1c3_tree
+sdotKernZ2x4_r1c3_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (R12), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, R12
+	DECQ CX
+	JNZ sdotKernZ2x4_r1c3_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, R12
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ2x4_r1c3_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 12(DI)(R13*1)
+	ADDQ $16, DI
+	LEAQ (AX)(R11*4), AX
+	DECQ BX
+	JNZ sdotKernZ2x4_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernZ3x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Z(r·1+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernZ3x1(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernZ3x1_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernZ3x1_tail
+sdotKernZ3x1_loop:
+	VMOVUPS (R8), Z16
+	VMOVUPS (R8)(R10*1), Z17
+	VMOVUPS (R8)(R10*2), Z18
+	VMOVUPS (DX), Z19
+	VMULPS Z19, Z16, Z20
+	VADDPS Z20, Z0, Z0
+	VMULPS Z19, Z17, Z20
+	VADDPS Z20, Z1, Z1
+	VMULPS Z19, Z18, Z20
+	VADDPS Z20, Z2, Z2
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernZ3x1_loop
+sdotKernZ3x1_tail:
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Z2, Z18
+	VMOVAPS Y16, Y0
+	VEXTRACTF64X4 $1, Z16, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x1_r0c0_tree
+sdotKernZ3x1_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x1_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x1_r0c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)
+	VMOVAPS Y17, Y0
+	VEXTRACTF64X4 $1, Z17, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x1_r1c0_tree
+sdotKernZ3x1_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x1_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x1_r1c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)(R13*1)
+	VMOVAPS Y18, Y0
+	VEXTRACTF64X4 $1, Z18, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x1_r2c0_tree
+sdotKernZ3x1_r2c0_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x1_r2c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x1_r2c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)(R13*2)
+	ADDQ $4, DI
+	ADDQ R11, AX
+	DECQ BX
+	JNZ sdotKernZ3x1_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernZ3x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Z(r·2+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernZ3x2(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernZ3x2_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernZ3x2_tail
+sdotKernZ3x2_loop:
+	VMOVUPS (R8), Z16
+	VMOVUPS (R8)(R10*1), Z17
+	VMOVUPS (R8)(R10*2), Z18
+	VMOVUPS (DX), Z19
+	VMULPS Z19, Z16, Z20
+	VADDPS Z20, Z0, Z0
+	VMULPS Z19, Z17, Z20
+	VADDPS Z20, Z2, Z2
+	VMULPS Z19, Z18, Z20
+	VADDPS Z20, Z4, Z4
+	VMOVUPS (DX)(R11*1), Z19
+	VMULPS Z19, Z16, Z20
+	VADDPS Z20, Z1, Z1
+	VMULPS Z19, Z17, Z20
+	VADDPS Z20, Z3, Z3
+	VMULPS Z19, Z18, Z20
+	VADDPS Z20, Z5, Z5
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernZ3x2_loop
+sdotKernZ3x2_tail:
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Z2, Z18
+	VMOVAPS Z3, Z19
+	VMOVAPS Z4, Z20
+	VMOVAPS Z5, Z21
+	VMOVAPS Y16, Y0
+	VEXTRACTF64X4 $1, Z16, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x2_r0c0_tree
+sdotKernZ3x2_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x2_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x2_r0c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)
+	VMOVAPS Y17, Y0
+	VEXTRACTF64X4 $1, Z17, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x2_r0c1_tree
+sdotKernZ3x2_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x2_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x2_r0c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)
+	VMOVAPS Y18, Y0
+	VEXTRACTF64X4 $1, Z18, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x2_r1c0_tree
+sdotKernZ3x2_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x2_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x2_r1c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)(R13*1)
+	VMOVAPS Y19, Y0
+	VEXTRACTF64X4 $1, Z19, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x2_r1c1_tree
+sdotKernZ3x2_r1c1_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x2_r1c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x2_r1c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)(R13*1)
+	VMOVAPS Y20, Y0
+	VEXTRACTF64X4 $1, Z20, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x2_r2c0_tree
+sdotKernZ3x2_r2c0_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x2_r2c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x2_r2c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)(R13*2)
+	VMOVAPS Y21, Y0
+	VEXTRACTF64X4 $1, Z21, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x2_r2c1_tree
+sdotKernZ3x2_r2c1_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x2_r2c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x2_r2c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)(R13*2)
+	ADDQ $8, DI
+	LEAQ (AX)(R11*2), AX
+	DECQ BX
+	JNZ sdotKernZ3x2_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernZ3x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Z(r·3+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernZ3x3(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernZ3x3_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernZ3x3_tail
+sdotKernZ3x3_loop:
+	VMOVUPS (R8), Z16
+	VMOVUPS (R8)(R10*1), Z17
+	VMOVUPS (R8)(R10*2), Z18
+	VMOVUPS (DX), Z19
+	VMULPS Z19, Z16, Z20
+	VADDPS Z20, Z0, Z0
+	VMULPS Z19, Z17, Z20
+	VADDPS Z20, Z3, Z3
+	VMULPS Z19, Z18, Z20
+	VADDPS Z20, Z6, Z6
+	VMOVUPS (DX)(R11*1), Z19
+	VMULPS Z19, Z16, Z20
+	VADDPS Z20, Z1, Z1
+	VMULPS Z19, Z17, Z20
+	VADDPS Z20, Z4, Z4
+	VMULPS Z19, Z18, Z20
+	VADDPS Z20, Z7, Z7
+	VMOVUPS (DX)(R11*2), Z19
+	VMULPS Z19, Z16, Z20
+	VADDPS Z20, Z2, Z2
+	VMULPS Z19, Z17, Z20
+	VADDPS Z20, Z5, Z5
+	VMULPS Z19, Z18, Z20
+	VADDPS Z20, Z8, Z8
+	ADDQ $64, R8
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernZ3x3_loop
+sdotKernZ3x3_tail:
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Z2, Z18
+	VMOVAPS Z3, Z19
+	VMOVAPS Z4, Z20
+	VMOVAPS Z5, Z21
+	VMOVAPS Z6, Z22
+	VMOVAPS Z7, Z23
+	VMOVAPS Z8, Z24
+	VMOVAPS Y16, Y0
+	VEXTRACTF64X4 $1, Z16, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x3_r0c0_tree
+sdotKernZ3x3_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x3_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x3_r0c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)
+	VMOVAPS Y17, Y0
+	VEXTRACTF64X4 $1, Z17, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x3_r0c1_tree
+sdotKernZ3x3_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x3_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x3_r0c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)
+	VMOVAPS Y18, Y0
+	VEXTRACTF64X4 $1, Z18, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x3_r0c2_tree
+sdotKernZ3x3_r0c2_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x3_r0c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x3_r0c2_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 8(DI)
+	VMOVAPS Y19, Y0
+	VEXTRACTF64X4 $1, Z19, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x3_r1c0_tree
+sdotKernZ3x3_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x3_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x3_r1c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)(R13*1)
+	VMOVAPS Y20, Y0
+	VEXTRACTF64X4 $1, Z20, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x3_r1c1_tree
+sdotKernZ3x3_r1c1_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x3_r1c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x3_r1c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)(R13*1)
+	VMOVAPS Y21, Y0
+	VEXTRACTF64X4 $1, Z21, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x3_r1c2_tree
+sdotKernZ3x3_r1c2_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x3_r1c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x3_r1c2_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 8(DI)(R13*1)
+	VMOVAPS Y22, Y0
+	VEXTRACTF64X4 $1, Z22, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x3_r2c0_tree
+sdotKernZ3x3_r2c0_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x3_r2c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x3_r2c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)(R13*2)
+	VMOVAPS Y23, Y0
+	VEXTRACTF64X4 $1, Z23, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x3_r2c1_tree
+sdotKernZ3x3_r2c1_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x3_r2c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x3_r2c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)(R13*2)
+	VMOVAPS Y24, Y0
+	VEXTRACTF64X4 $1, Z24, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x3_r2c2_tree
+sdotKernZ3x3_r2c2_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x3_r2c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x3_r2c2_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 8(DI)(R13*2)
+	ADDQ $12, DI
+	ADDQ R11, AX
+	LEAQ (AX)(R11*2), AX
+	DECQ BX
+	JNZ sdotKernZ3x3_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernZ3x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Z(r·4+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernZ3x4(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernZ3x4_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	LEAQ (DX)(R11*2), R12
+	ADDQ R11, R12
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernZ3x4_tail
+sdotKernZ3x4_loop:
+	VMOVUPS (R8), Z16
+	VMOVUPS (R8)(R10*1), Z17
+	VMOVUPS (R8)(R10*2), Z18
+	VMOVUPS (DX), Z19
+	VMULPS Z19, Z16, Z20
+	VADDPS Z20, Z0, Z0
+	VMULPS Z19, Z17, Z20
+	VADDPS Z20, Z4, Z4
+	VMULPS Z19, Z18, Z20
+	VADDPS Z20, Z8, Z8
+	VMOVUPS (DX)(R11*1), Z19
+	VMULPS Z19, Z16, Z20
+	VADDPS Z20, Z1, Z1
+	VMULPS Z19, Z17, Z20
+	VADDPS Z20, Z5, Z5
+	VMULPS Z19, Z18, Z20
+	VADDPS Z20, Z9, Z9
+	VMOVUPS (DX)(R11*2), Z19
+	VMULPS Z19, Z16, Z20
+	VADDPS Z20, Z2, Z2
+	VMULPS Z19, Z17, Z20
+	VADDPS Z20, Z6, Z6
+	VMULPS Z19, Z18, Z20
+	VADDPS Z20, Z10, Z10
+	VMOVUPS (R12), Z19
+	VMULPS Z19, Z16, Z20
+	VADDPS Z20, Z3, Z3
+	VMULPS Z19, Z17, Z20
+	VADDPS Z20, Z7, Z7
+	VMULPS Z19, Z18, Z20
+	VADDPS Z20, Z11, Z11
+	ADDQ $64, R8
+	ADDQ $64, DX
+	ADDQ $64, R12
+	DECQ CX
+	JNZ sdotKernZ3x4_loop
+sdotKernZ3x4_tail:
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Z2, Z18
+	VMOVAPS Z3, Z19
+	VMOVAPS Z4, Z20
+	VMOVAPS Z5, Z21
+	VMOVAPS Z6, Z22
+	VMOVAPS Z7, Z23
+	VMOVAPS Z8, Z24
+	VMOVAPS Z9, Z25
+	VMOVAPS Z10, Z26
+	VMOVAPS Z11, Z27
+	VMOVAPS Y16, Y0
+	VEXTRACTF64X4 $1, Z16, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x4_r0c0_tree
+sdotKernZ3x4_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x4_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x4_r0c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)
+	VMOVAPS Y17, Y0
+	VEXTRACTF64X4 $1, Z17, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x4_r0c1_tree
+sdotKernZ3x4_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x4_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x4_r0c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)
+	VMOVAPS Y18, Y0
+	VEXTRACTF64X4 $1, Z18, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x4_r0c2_tree
+sdotKernZ3x4_r0c2_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x4_r0c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x4_r0c2_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 8(DI)
+	VMOVAPS Y19, Y0
+	VEXTRACTF64X4 $1, Z19, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x4_r0c3_tree
+sdotKernZ3x4_r0c3_rem:
+	VMOVSS (R8), X15
+	VMULSS (R12), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, R12
+	DECQ CX
+	JNZ sdotKernZ3x4_r0c3_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, R12
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x4_r0c3_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 12(DI)
+	VMOVAPS Y20, Y0
+	VEXTRACTF64X4 $1, Z20, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x4_r1c0_tree
+sdotKernZ3x4_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x4_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x4_r1c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)(R13*1)
+	VMOVAPS Y21, Y0
+	VEXTRACTF64X4 $1, Z21, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x4_r1c1_tree
+sdotKernZ3x4_r1c1_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x4_r1c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x4_r1c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)(R13*1)
+	VMOVAPS Y22, Y0
+	VEXTRACTF64X4 $1, Z22, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x4_r1c2_tree
+sdotKernZ3x4_r1c2_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x4_r1c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x4_r1c2_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 8(DI)(R13*1)
+	VMOVAPS Y23, Y0
+	VEXTRACTF64X4 $1, Z23, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x4_r1c3_tree
+sdotKernZ3x4_r1c3_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (R12), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, R12
+	DECQ CX
+	JNZ sdotKernZ3x4_r1c3_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, R12
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x4_r1c3_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 12(DI)(R13*1)
+	VMOVAPS Y24, Y0
+	VEXTRACTF64X4 $1, Z24, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x4_r2c0_tree
+sdotKernZ3x4_r2c0_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x4_r2c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x4_r2c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)(R13*2)
+	VMOVAPS Y25, Y0
+	VEXTRACTF64X4 $1, Z25, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x4_r2c1_tree
+sdotKernZ3x4_r2c1_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x4_r2c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x4_r2c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)(R13*2)
+	VMOVAPS Y26, Y0
+	VEXTRACTF64X4 $1, Z26, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x4_r2c2_tree
+sdotKernZ3x4_r2c2_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ3x4_r2c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x4_r2c2_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 8(DI)(R13*2)
+	VMOVAPS Y27, Y0
+	VEXTRACTF64X4 $1, Z27, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ3x4_r2c3_tree
+sdotKernZ3x4_r2c3_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (R12), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, R12
+	DECQ CX
+	JNZ sdotKernZ3x4_r2c3_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, R12
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ3x4_r2c3_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 12(DI)(R13*2)
+	ADDQ $16, DI
+	LEAQ (AX)(R11*4), AX
+	DECQ BX
+	JNZ sdotKernZ3x4_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernZ4x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Z(r·1+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernZ4x1(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernZ4x1_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernZ4x1_tail
+sdotKernZ4x1_loop:
+	VMOVUPS (R8), Z16
+	VMOVUPS (R8)(R10*1), Z17
+	VMOVUPS (R8)(R10*2), Z18
+	VMOVUPS (R9), Z19
+	VMOVUPS (DX), Z20
+	VMULPS Z20, Z16, Z21
+	VADDPS Z21, Z0, Z0
+	VMULPS Z20, Z17, Z21
+	VADDPS Z21, Z1, Z1
+	VMULPS Z20, Z18, Z21
+	VADDPS Z21, Z2, Z2
+	VMULPS Z20, Z19, Z21
+	VADDPS Z21, Z3, Z3
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernZ4x1_loop
+sdotKernZ4x1_tail:
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Z2, Z18
+	VMOVAPS Z3, Z19
+	VMOVAPS Y16, Y0
+	VEXTRACTF64X4 $1, Z16, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x1_r0c0_tree
+sdotKernZ4x1_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x1_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x1_r0c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)
+	VMOVAPS Y17, Y0
+	VEXTRACTF64X4 $1, Z17, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x1_r1c0_tree
+sdotKernZ4x1_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x1_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x1_r1c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)(R13*1)
+	VMOVAPS Y18, Y0
+	VEXTRACTF64X4 $1, Z18, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x1_r2c0_tree
+sdotKernZ4x1_r2c0_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x1_r2c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x1_r2c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)(R13*2)
+	VMOVAPS Y19, Y0
+	VEXTRACTF64X4 $1, Z19, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x1_r3c0_tree
+sdotKernZ4x1_r3c0_rem:
+	VMOVSS (R9), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R9
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x1_r3c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R9
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x1_r3c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (R14)
+	ADDQ $4, DI
+	ADDQ R11, AX
+	DECQ BX
+	JNZ sdotKernZ4x1_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernZ4x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Z(r·2+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernZ4x2(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernZ4x2_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernZ4x2_tail
+sdotKernZ4x2_loop:
+	VMOVUPS (R8), Z16
+	VMOVUPS (R8)(R10*1), Z17
+	VMOVUPS (R8)(R10*2), Z18
+	VMOVUPS (R9), Z19
+	VMOVUPS (DX), Z20
+	VMULPS Z20, Z16, Z21
+	VADDPS Z21, Z0, Z0
+	VMULPS Z20, Z17, Z21
+	VADDPS Z21, Z2, Z2
+	VMULPS Z20, Z18, Z21
+	VADDPS Z21, Z4, Z4
+	VMULPS Z20, Z19, Z21
+	VADDPS Z21, Z6, Z6
+	VMOVUPS (DX)(R11*1), Z20
+	VMULPS Z20, Z16, Z21
+	VADDPS Z21, Z1, Z1
+	VMULPS Z20, Z17, Z21
+	VADDPS Z21, Z3, Z3
+	VMULPS Z20, Z18, Z21
+	VADDPS Z21, Z5, Z5
+	VMULPS Z20, Z19, Z21
+	VADDPS Z21, Z7, Z7
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernZ4x2_loop
+sdotKernZ4x2_tail:
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Z2, Z18
+	VMOVAPS Z3, Z19
+	VMOVAPS Z4, Z20
+	VMOVAPS Z5, Z21
+	VMOVAPS Z6, Z22
+	VMOVAPS Z7, Z23
+	VMOVAPS Y16, Y0
+	VEXTRACTF64X4 $1, Z16, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x2_r0c0_tree
+sdotKernZ4x2_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x2_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x2_r0c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)
+	VMOVAPS Y17, Y0
+	VEXTRACTF64X4 $1, Z17, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x2_r0c1_tree
+sdotKernZ4x2_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x2_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x2_r0c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)
+	VMOVAPS Y18, Y0
+	VEXTRACTF64X4 $1, Z18, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x2_r1c0_tree
+sdotKernZ4x2_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x2_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x2_r1c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)(R13*1)
+	VMOVAPS Y19, Y0
+	VEXTRACTF64X4 $1, Z19, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x2_r1c1_tree
+sdotKernZ4x2_r1c1_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x2_r1c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x2_r1c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)(R13*1)
+	VMOVAPS Y20, Y0
+	VEXTRACTF64X4 $1, Z20, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x2_r2c0_tree
+sdotKernZ4x2_r2c0_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x2_r2c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x2_r2c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)(R13*2)
+	VMOVAPS Y21, Y0
+	VEXTRACTF64X4 $1, Z21, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x2_r2c1_tree
+sdotKernZ4x2_r2c1_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x2_r2c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x2_r2c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)(R13*2)
+	VMOVAPS Y22, Y0
+	VEXTRACTF64X4 $1, Z22, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x2_r3c0_tree
+sdotKernZ4x2_r3c0_rem:
+	VMOVSS (R9), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R9
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x2_r3c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R9
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x2_r3c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (R14)
+	VMOVAPS Y23, Y0
+	VEXTRACTF64X4 $1, Z23, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x2_r3c1_tree
+sdotKernZ4x2_r3c1_rem:
+	VMOVSS (R9), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R9
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x2_r3c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R9
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x2_r3c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(R14)
+	ADDQ $8, DI
+	LEAQ (AX)(R11*2), AX
+	DECQ BX
+	JNZ sdotKernZ4x2_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernZ4x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Z(r·3+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernZ4x3(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernZ4x3_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernZ4x3_tail
+sdotKernZ4x3_loop:
+	VMOVUPS (R8), Z16
+	VMOVUPS (R8)(R10*1), Z17
+	VMOVUPS (R8)(R10*2), Z18
+	VMOVUPS (R9), Z19
+	VMOVUPS (DX), Z20
+	VMULPS Z20, Z16, Z21
+	VADDPS Z21, Z0, Z0
+	VMULPS Z20, Z17, Z21
+	VADDPS Z21, Z3, Z3
+	VMULPS Z20, Z18, Z21
+	VADDPS Z21, Z6, Z6
+	VMULPS Z20, Z19, Z21
+	VADDPS Z21, Z9, Z9
+	VMOVUPS (DX)(R11*1), Z20
+	VMULPS Z20, Z16, Z21
+	VADDPS Z21, Z1, Z1
+	VMULPS Z20, Z17, Z21
+	VADDPS Z21, Z4, Z4
+	VMULPS Z20, Z18, Z21
+	VADDPS Z21, Z7, Z7
+	VMULPS Z20, Z19, Z21
+	VADDPS Z21, Z10, Z10
+	VMOVUPS (DX)(R11*2), Z20
+	VMULPS Z20, Z16, Z21
+	VADDPS Z21, Z2, Z2
+	VMULPS Z20, Z17, Z21
+	VADDPS Z21, Z5, Z5
+	VMULPS Z20, Z18, Z21
+	VADDPS Z21, Z8, Z8
+	VMULPS Z20, Z19, Z21
+	VADDPS Z21, Z11, Z11
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sdotKernZ4x3_loop
+sdotKernZ4x3_tail:
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Z2, Z18
+	VMOVAPS Z3, Z19
+	VMOVAPS Z4, Z20
+	VMOVAPS Z5, Z21
+	VMOVAPS Z6, Z22
+	VMOVAPS Z7, Z23
+	VMOVAPS Z8, Z24
+	VMOVAPS Z9, Z25
+	VMOVAPS Z10, Z26
+	VMOVAPS Z11, Z27
+	VMOVAPS Y16, Y0
+	VEXTRACTF64X4 $1, Z16, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x3_r0c0_tree
+sdotKernZ4x3_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x3_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x3_r0c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)
+	VMOVAPS Y17, Y0
+	VEXTRACTF64X4 $1, Z17, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x3_r0c1_tree
+sdotKernZ4x3_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x3_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x3_r0c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)
+	VMOVAPS Y18, Y0
+	VEXTRACTF64X4 $1, Z18, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x3_r0c2_tree
+sdotKernZ4x3_r0c2_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x3_r0c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x3_r0c2_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 8(DI)
+	VMOVAPS Y19, Y0
+	VEXTRACTF64X4 $1, Z19, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x3_r1c0_tree
+sdotKernZ4x3_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x3_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x3_r1c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)(R13*1)
+	VMOVAPS Y20, Y0
+	VEXTRACTF64X4 $1, Z20, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x3_r1c1_tree
+sdotKernZ4x3_r1c1_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x3_r1c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x3_r1c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)(R13*1)
+	VMOVAPS Y21, Y0
+	VEXTRACTF64X4 $1, Z21, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x3_r1c2_tree
+sdotKernZ4x3_r1c2_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x3_r1c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x3_r1c2_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 8(DI)(R13*1)
+	VMOVAPS Y22, Y0
+	VEXTRACTF64X4 $1, Z22, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x3_r2c0_tree
+sdotKernZ4x3_r2c0_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x3_r2c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x3_r2c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)(R13*2)
+	VMOVAPS Y23, Y0
+	VEXTRACTF64X4 $1, Z23, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x3_r2c1_tree
+sdotKernZ4x3_r2c1_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x3_r2c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x3_r2c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)(R13*2)
+	VMOVAPS Y24, Y0
+	VEXTRACTF64X4 $1, Z24, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x3_r2c2_tree
+sdotKernZ4x3_r2c2_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x3_r2c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x3_r2c2_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 8(DI)(R13*2)
+	VMOVAPS Y25, Y0
+	VEXTRACTF64X4 $1, Z25, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x3_r3c0_tree
+sdotKernZ4x3_r3c0_rem:
+	VMOVSS (R9), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R9
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x3_r3c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R9
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x3_r3c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (R14)
+	VMOVAPS Y26, Y0
+	VEXTRACTF64X4 $1, Z26, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x3_r3c1_tree
+sdotKernZ4x3_r3c1_rem:
+	VMOVSS (R9), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R9
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x3_r3c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R9
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x3_r3c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(R14)
+	VMOVAPS Y27, Y0
+	VEXTRACTF64X4 $1, Z27, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x3_r3c2_tree
+sdotKernZ4x3_r3c2_rem:
+	VMOVSS (R9), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R9
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x3_r3c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R9
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x3_r3c2_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 8(R14)
+	ADDQ $12, DI
+	ADDQ R11, AX
+	LEAQ (AX)(R11*2), AX
+	DECQ BX
+	JNZ sdotKernZ4x3_tile
+	VZEROUPPER
+	RET
+
+// func sdotKernZ4x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// Z(r·4+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
+TEXT ·sdotKernZ4x4(SB), NOSPLIT, $0-64
+	MOVQ nj+0(FP), BX
+	MOVQ lda+24(FP), R10
+	SHLQ $2, R10
+	MOVQ b+32(FP), AX
+	MOVQ ldb+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R13
+	SHLQ $2, R13
+sdotKernZ4x4_tile:
+	MOVQ a+16(FP), R8
+	MOVQ AX, DX
+	LEAQ (R8)(R10*2), R9
+	ADDQ R10, R9
+	LEAQ (DI)(R13*2), R14
+	ADDQ R13, R14
+	LEAQ (DX)(R11*2), R12
+	ADDQ R11, R12
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	MOVQ k+8(FP), CX
+	SHRQ $4, CX
+	JZ sdotKernZ4x4_tail
+sdotKernZ4x4_loop:
+	VMOVUPS (R8), Z16
+	VMOVUPS (R8)(R10*1), Z17
+	VMOVUPS (R8)(R10*2), Z18
+	VMOVUPS (R9), Z19
+	VMOVUPS (DX), Z20
+	VMULPS Z20, Z16, Z21
+	VADDPS Z21, Z0, Z0
+	VMULPS Z20, Z17, Z21
+	VADDPS Z21, Z4, Z4
+	VMULPS Z20, Z18, Z21
+	VADDPS Z21, Z8, Z8
+	VMULPS Z20, Z19, Z21
+	VADDPS Z21, Z12, Z12
+	VMOVUPS (DX)(R11*1), Z20
+	VMULPS Z20, Z16, Z21
+	VADDPS Z21, Z1, Z1
+	VMULPS Z20, Z17, Z21
+	VADDPS Z21, Z5, Z5
+	VMULPS Z20, Z18, Z21
+	VADDPS Z21, Z9, Z9
+	VMULPS Z20, Z19, Z21
+	VADDPS Z21, Z13, Z13
+	VMOVUPS (DX)(R11*2), Z20
+	VMULPS Z20, Z16, Z21
+	VADDPS Z21, Z2, Z2
+	VMULPS Z20, Z17, Z21
+	VADDPS Z21, Z6, Z6
+	VMULPS Z20, Z18, Z21
+	VADDPS Z21, Z10, Z10
+	VMULPS Z20, Z19, Z21
+	VADDPS Z21, Z14, Z14
+	VMOVUPS (R12), Z20
+	VMULPS Z20, Z16, Z21
+	VADDPS Z21, Z3, Z3
+	VMULPS Z20, Z17, Z21
+	VADDPS Z21, Z7, Z7
+	VMULPS Z20, Z18, Z21
+	VADDPS Z21, Z11, Z11
+	VMULPS Z20, Z19, Z21
+	VADDPS Z21, Z15, Z15
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $64, DX
+	ADDQ $64, R12
+	DECQ CX
+	JNZ sdotKernZ4x4_loop
+sdotKernZ4x4_tail:
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Z2, Z18
+	VMOVAPS Z3, Z19
+	VMOVAPS Z4, Z20
+	VMOVAPS Z5, Z21
+	VMOVAPS Z6, Z22
+	VMOVAPS Z7, Z23
+	VMOVAPS Z8, Z24
+	VMOVAPS Z9, Z25
+	VMOVAPS Z10, Z26
+	VMOVAPS Z11, Z27
+	VMOVAPS Z12, Z28
+	VMOVAPS Z13, Z29
+	VMOVAPS Z14, Z30
+	VMOVAPS Z15, Z31
+	VMOVAPS Y16, Y0
+	VEXTRACTF64X4 $1, Z16, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x4_r0c0_tree
+sdotKernZ4x4_r0c0_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x4_r0c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x4_r0c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)
+	VMOVAPS Y17, Y0
+	VEXTRACTF64X4 $1, Z17, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x4_r0c1_tree
+sdotKernZ4x4_r0c1_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x4_r0c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x4_r0c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)
+	VMOVAPS Y18, Y0
+	VEXTRACTF64X4 $1, Z18, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x4_r0c2_tree
+sdotKernZ4x4_r0c2_rem:
+	VMOVSS (R8), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x4_r0c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x4_r0c2_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 8(DI)
+	VMOVAPS Y19, Y0
+	VEXTRACTF64X4 $1, Z19, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x4_r0c3_tree
+sdotKernZ4x4_r0c3_rem:
+	VMOVSS (R8), X15
+	VMULSS (R12), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, R12
+	DECQ CX
+	JNZ sdotKernZ4x4_r0c3_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, R12
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x4_r0c3_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 12(DI)
+	VMOVAPS Y20, Y0
+	VEXTRACTF64X4 $1, Z20, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x4_r1c0_tree
+sdotKernZ4x4_r1c0_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x4_r1c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x4_r1c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)(R13*1)
+	VMOVAPS Y21, Y0
+	VEXTRACTF64X4 $1, Z21, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x4_r1c1_tree
+sdotKernZ4x4_r1c1_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x4_r1c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x4_r1c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)(R13*1)
+	VMOVAPS Y22, Y0
+	VEXTRACTF64X4 $1, Z22, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x4_r1c2_tree
+sdotKernZ4x4_r1c2_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x4_r1c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x4_r1c2_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 8(DI)(R13*1)
+	VMOVAPS Y23, Y0
+	VEXTRACTF64X4 $1, Z23, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x4_r1c3_tree
+sdotKernZ4x4_r1c3_rem:
+	VMOVSS (R8)(R10*1), X15
+	VMULSS (R12), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, R12
+	DECQ CX
+	JNZ sdotKernZ4x4_r1c3_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, R12
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x4_r1c3_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 12(DI)(R13*1)
+	VMOVAPS Y24, Y0
+	VEXTRACTF64X4 $1, Z24, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x4_r2c0_tree
+sdotKernZ4x4_r2c0_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x4_r2c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x4_r2c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (DI)(R13*2)
+	VMOVAPS Y25, Y0
+	VEXTRACTF64X4 $1, Z25, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x4_r2c1_tree
+sdotKernZ4x4_r2c1_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x4_r2c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x4_r2c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(DI)(R13*2)
+	VMOVAPS Y26, Y0
+	VEXTRACTF64X4 $1, Z26, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x4_r2c2_tree
+sdotKernZ4x4_r2c2_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x4_r2c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x4_r2c2_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 8(DI)(R13*2)
+	VMOVAPS Y27, Y0
+	VEXTRACTF64X4 $1, Z27, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x4_r2c3_tree
+sdotKernZ4x4_r2c3_rem:
+	VMOVSS (R8)(R10*2), X15
+	VMULSS (R12), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R8
+	ADDQ $4, R12
+	DECQ CX
+	JNZ sdotKernZ4x4_r2c3_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R8
+	SUBQ CX, R12
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x4_r2c3_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 12(DI)(R13*2)
+	VMOVAPS Y28, Y0
+	VEXTRACTF64X4 $1, Z28, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x4_r3c0_tree
+sdotKernZ4x4_r3c0_rem:
+	VMOVSS (R9), X15
+	VMULSS (DX), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R9
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x4_r3c0_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R9
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x4_r3c0_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, (R14)
+	VMOVAPS Y29, Y0
+	VEXTRACTF64X4 $1, Z29, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x4_r3c1_tree
+sdotKernZ4x4_r3c1_rem:
+	VMOVSS (R9), X15
+	VMULSS (DX)(R11*1), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R9
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x4_r3c1_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R9
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x4_r3c1_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 4(R14)
+	VMOVAPS Y30, Y0
+	VEXTRACTF64X4 $1, Z30, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x4_r3c2_tree
+sdotKernZ4x4_r3c2_rem:
+	VMOVSS (R9), X15
+	VMULSS (DX)(R11*2), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R9
+	ADDQ $4, DX
+	DECQ CX
+	JNZ sdotKernZ4x4_r3c2_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R9
+	SUBQ CX, DX
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x4_r3c2_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 8(R14)
+	VMOVAPS Y31, Y0
+	VEXTRACTF64X4 $1, Z31, Y1
+	VADDPS Y1, Y0, Y2
+	VEXTRACTF128 $1, Y2, X14
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	JZ sdotKernZ4x4_r3c3_tree
+sdotKernZ4x4_r3c3_rem:
+	VMOVSS (R9), X15
+	VMULSS (R12), X15, X15
+	VADDSS X15, X0, X0
+	ADDQ $4, R9
+	ADDQ $4, R12
+	DECQ CX
+	JNZ sdotKernZ4x4_r3c3_rem
+	MOVQ k+8(FP), CX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	SUBQ CX, R9
+	SUBQ CX, R12
+	VADDSS X1, X0, X0
+	VMOVSS X0, X2, X2
+sdotKernZ4x4_r3c3_tree:
+	VADDPS X14, X2, X2
+	VMOVHLPS X2, X2, X14
+	VADDPS X14, X2, X2
+	VMOVSHDUP X2, X14
+	VADDSS X14, X2, X2
+	VMOVSS X2, 12(R14)
+	ADDQ $16, DI
+	LEAQ (AX)(R11*4), AX
+	DECQ BX
+	JNZ sdotKernZ4x4_tile
+	VZEROUPPER
+	RET

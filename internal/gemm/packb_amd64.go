@@ -5,7 +5,8 @@ package gemm
 // k panels of kcPack outermost (C keeps its running sums between panels, so
 // every chain still runs in increasing p), then blocks of nbPack columns;
 // each block of a panel of B is copied into contiguous slivers of the
-// kernels' tile width, 16 or eight columns (the last one narrower), which every six-row sliver of A then
+// kernels' tile width (16 or eight columns in float64, 32 or 16 in
+// float32; the last one narrower), which every six-row sliver of A then
 // sweeps from L2 while its own kcPack × 6 elements stay in L1. With the
 // column blocks outermost, each block would read the whole of A, not just
 // a panel, from memory (measured 0–7 % slower; blocking rows of A to keep
@@ -17,14 +18,15 @@ package gemm
 // bblock holds the packed panel: at least min(k, kcPack)·min(n, nbPack)
 // elements; sliver, with packA, 6·min(k, kcPack). The callers declare them
 // on their stacks, no larger than the shape needs, as Go clears them.
-func accPacked(m, n, k int, a []float64, ars, aks int, b []float64, bks, bjs int, c []float64, ldc int, bblock, sliver []float64) {
+func accPacked[F Float](m, n, k int, a []F, ars, aks int, b []F, bks, bjs int, c []F, ldc int, bblock, sliver []F) {
 	if m == 0 || n == 0 || k == 0 {
 		return
 	}
 	packA := sliver != nil
-	sw := 8 // sliver width: the kernels' tile width
+	L := lanes[F]()
+	sw := 2 * L // sliver width: the kernels' tile width
 	if zmm {
-		sw = 16
+		sw = 4 * L
 	}
 	for p0 := 0; p0 < k; p0 += kcPack {
 		kb := min(kcPack, k-p0)
@@ -38,25 +40,25 @@ func accPacked(m, n, k int, a []float64, ars, aks int, b []float64, bks, bjs int
 				ap, rs, ks := a[i*ars+p0*aks:], ars, aks
 				if packA && mr == 6 {
 					_, _ = sliver[kb*6-1], ap[(kb-1)*ks+5] // bounds of packRows6's copy
-					packRows6(kb, &ap[0], ks, &sliver[0])
+					packRowsF(6, kb, &ap[0], ks, &sliver[0])
 					ap, rs, ks = sliver[:kb*6], 1, 6
 				}
 				if j8 > j0 {
-					accTile(mr, sw, (j8-j0)/sw, kb, &ap[0], rs, ks, &bblock[0], sw, sw*kb, &c[i*ldc+j0], ldc)
+					accTileF(mr, sw, (j8-j0)/sw, kb, &ap[0], rs, ks, &bblock[0], sw, sw*kb, &c[i*ldc+j0], ldc)
 				}
 				if w == 0 {
 					continue
 				}
 				bw := bblock[(j8-j0)*kb : (j8-j0+w)*kb]
 				q := 0
-				for _, nr := range [2]int{8, 4} {
+				for _, nr := range [2]int{2 * L, L} {
 					if w-q >= nr && nr < sw {
-						accTile(mr, nr, 1, kb, &ap[0], rs, ks, &bw[q], w, 0, &c[i*ldc+j8+q], ldc)
+						accTileF(mr, nr, 1, kb, &ap[0], rs, ks, &bw[q], w, 0, &c[i*ldc+j8+q], ldc)
 						q += nr
 					}
 				}
 				if q < w {
-					accTail(mr, w-q, kb, &ap[0], rs, ks, &bw[q], w, &c[i*ldc+j8+q], ldc)
+					accTailF(mr, w-q, kb, &ap[0], rs, ks, &bw[q], w, &c[i*ldc+j8+q], ldc)
 				}
 			}
 		}
@@ -64,32 +66,24 @@ func accPacked(m, n, k int, a []float64, ars, aks int, b []float64, bks, bjs int
 }
 
 // packB copies columns j0 … j8+w−1 of kb rows of B (B(p, j) = b[p·bks+j·bjs])
-// into d: slivers of sw (8 or 16) columns, element (p, t) of the sliver at
+// into d: slivers of sw (two or four YMM widths) columns, element (p, t) of the sliver at
 // column j at d[(j−j0)·kb + p·sw + t], then the last w columns likewise
 // with rows of w.
-func packB(d []float64, sw, kb, j0, j8, w int, b []float64, bks, bjs int) {
+func packB[F Float](d []F, sw, kb, j0, j8, w int, b []F, bks, bjs int) {
 	for j := j0; j < j8; j += sw {
 		s := d[(j-j0)*kb : (j-j0+sw)*kb]
 		if bjs == 1 {
 			_, _ = s[kb*sw-1], b[(kb-1)*bks+j+sw-1] // bounds of packRows's copy
-			if sw == 16 {
-				packRows16(kb, &b[j], bks, &s[0])
-			} else {
-				packRows8(kb, &b[j], bks, &s[0])
-			}
+			packRowsF(sw, kb, &b[j], bks, &s[0])
 			continue
 		}
 		// Bᵀ: column j of B is a contiguous row of b.
-		p4 := 0
-		if bks == 1 && kb >= 4 {
-			// Bounds: rows j … j+sw−1 of b reach columns 4·(kb/4) ≤ kb.
+		p4 := 0 // columns packed in blocks of L
+		if L := lanes[F](); bks == 1 && kb >= L {
+			// Bounds: rows j … j+sw−1 of b reach columns L·(kb/L) ≤ kb.
 			_ = b[(j+sw-1)*bjs+kb-1]
-			p4 = kb &^ 3
-			if sw == 16 {
-				packNT16(p4/4, &b[j*bjs], bjs, &s[0])
-			} else {
-				packNT8(p4/4, &b[j*bjs], bjs, &s[0])
-			}
+			p4 = kb &^ (L - 1)
+			packNTF(sw, p4/L, &b[j*bjs], bjs, &s[0])
 		}
 		for t := range sw {
 			col := b[(j+t)*bjs : (j+t)*bjs+(kb-1)*bks+1]
@@ -99,6 +93,13 @@ func packB(d []float64, sw, kb, j0, j8, w int, b []float64, bks, bjs int) {
 		}
 	}
 	s := d[(j8-j0)*kb : (j8-j0+w)*kb]
+	if bjs == 1 && w >= 8 {
+		// Rows of B: a copy a row beats w strided loads and stores.
+		for p := range kb {
+			copy(s[p*w:(p+1)*w], b[p*bks+j8:p*bks+j8+w])
+		}
+		return
+	}
 	for t := range w {
 		for p := range kb {
 			s[p*w+t] = b[p*bks+(j8+t)*bjs]

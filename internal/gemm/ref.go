@@ -1,12 +1,18 @@
 package gemm
 
+import "unsafe"
+
 // The reference kernels: the orders of the package doc written as plain
 // loops. They define the results every faster kernel must reproduce bit for
 // bit. F(x*y) (float64 or float32) forbids the compiler to fuse a product into the
 // following addition (the Go spec allows fusion otherwise).
 
-// dotRef returns Σ a[i]·b[i] in dot order.
+// dotRef returns Σ a[i]·b[i] in dot order: float64's four partial sums,
+// or float32's sixteen (dot16Ref).
 func dotRef[F Float](a, b []F) F {
+	if unsafe.Sizeof(F(0)) == 4 {
+		return dot16Ref(a, b)
+	}
 	var s0, s1, s2, s3 F
 	n := len(a)
 	i := 0
@@ -20,6 +26,30 @@ func dotRef[F Float](a, b []F) F {
 		s0 += F(a[i] * b[i])
 	}
 	return (s0 + s2) + (s1 + s3)
+}
+
+// dot16Ref returns Σ a[i]·b[i] in float32's dot order: sixteen partial
+// sums s_l over i ≡ l (mod 16), the remainder added to s_0, then
+// t_l = s_l + s_{l+8} and ((t_0 + t_4) + (t_2 + t_6)) + ((t_1 + t_5) +
+// (t_3 + t_7)).
+func dot16Ref[F Float](a, b []F) F {
+	var s [16]F
+	n := len(a)
+	i := 0
+	for ; i+16 <= n; i += 16 {
+		x, y := a[i:i+16], b[i:i+16]
+		for l := range s {
+			s[l] += F(x[l] * y[l])
+		}
+	}
+	for ; i < n; i++ {
+		s[0] += F(a[i] * b[i])
+	}
+	var t [8]F
+	for l := range t {
+		t[l] = s[l] + s[l+8]
+	}
+	return ((t[0] + t[4]) + (t[2] + t[6])) + ((t[1] + t[5]) + (t[3] + t[7]))
 }
 
 func dotNTRef[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {

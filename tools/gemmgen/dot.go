@@ -26,7 +26,7 @@ func dot(p func(string, ...any), mr, nr int, evex bool) {
 	p("//")
 	p("// Y(r·%d+c) accumulates output (r, c). Requires %s, nj ≥ 1, k ≥ 1.", nr, need)
 	p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
-	dotEntry(p, name, mr, nr)
+	dotEntry(p, f64, name, mr, nr)
 	for i := range nout {
 		p("\tVXORPD Y%d, Y%d, Y%d", i, i, i)
 	}
@@ -80,7 +80,7 @@ func dot(p func(string, ...any), mr, nr int, evex bool) {
 		}
 		dotFinish(p, fmt.Sprintf("%s_comb%d", name, o), q, r, c)
 	}
-	dotExit(p, name, nr)
+	dotExit(p, f64, name, nr)
 }
 
 // rowAddr8 returns the address of row r < 9 of a matrix whose rows 0–2
@@ -111,7 +111,7 @@ func dotZ(p func(string, ...any), mr, np int) {
 	p("// Z(r·%d+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires", np)
 	p("// AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.")
 	p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
-	dotEntry(p, name, mr, nr)
+	dotEntry(p, f64, name, mr, nr)
 	for i := range nacc {
 		p("\tVXORPD Z%d, Z%d, Z%d", i, i, i)
 	}
@@ -161,26 +161,26 @@ func dotZ(p func(string, ...any), mr, np int) {
 			dotFinish(p, o, 0, r, c)
 		}
 	}
-	dotExit(p, name, nr)
+	dotExit(p, f64, name, nr)
 }
 
 // dotB holds the bases of rows 0–2, 3–5 and 6–8 of B in the dot kernels.
 var dotB = [3]string{"DX", "R12", "SI"}
 
-// dotEntry loads the arguments shared by dot's and dotZ's kernels (strides
+// dotEntry loads the arguments shared by the dot-order kernels (strides
 // in bytes) and opens the tile loop: R8 and R9 walk rows 0–2 and 3–5 of
 // A, DX, R12 and SI rows 0–2, 3–5 and 6–8 of B, DI and R14 rows 0–2 and
 // 3–5 of C.
-func dotEntry(p func(string, ...any), name string, mr, nr int) {
+func dotEntry(p func(string, ...any), e elem, name string, mr, nr int) {
 	p("\tMOVQ nj+0(FP), BX")
 	p("\tMOVQ lda+24(FP), R10")
-	p("\tSHLQ $3, R10")
+	p("\tSHLQ $%d, R10", e.shift)
 	p("\tMOVQ b+32(FP), AX")
 	p("\tMOVQ ldb+40(FP), R11")
-	p("\tSHLQ $3, R11")
+	p("\tSHLQ $%d, R11", e.shift)
 	p("\tMOVQ c+48(FP), DI")
 	p("\tMOVQ ldc+56(FP), R13")
-	p("\tSHLQ $3, R13")
+	p("\tSHLQ $%d, R13", e.shift)
 	p("%s_tile:", name)
 	p("\tMOVQ a+16(FP), R8")
 	p("\tMOVQ AX, DX")
@@ -222,8 +222,8 @@ func dotFinish(p func(string, ...any), label string, q, r, c int) {
 
 // dotExit moves C and B to the next tile of nr columns (nr ≤ 8), closes
 // the tile loop and returns.
-func dotExit(p func(string, ...any), name string, nr int) {
-	p("\tADDQ $%d, DI", 8*nr)
+func dotExit(p func(string, ...any), e elem, name string, nr int) {
+	p("\tADDQ $%d, DI", e.size*nr)
 	for left := nr; left > 0; {
 		step := min(left&-left, 8) // the largest LEAQ scale dividing left
 		if step == 1 {

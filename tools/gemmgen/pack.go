@@ -1,6 +1,9 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // packNT writes packNT{w}, which packs w rows of Bᵀ (k-contiguous, one
 // leading dimension apart) into a sliver of B: element (p, t) at d[p·w+t].
@@ -62,39 +65,109 @@ func packNT(p func(string, ...any), w int) {
 	p("\tRET")
 }
 
+// packNT32 writes spackNT{w}, packNT for float32: w rows (a multiple of
+// eight) of Bᵀ into a sliver, transposing 8 × 8 blocks in registers (two
+// rounds of unpacks and shuffles, then a lane swap). The rows are taken
+// eight at a time, each group over all of n8 blocks of eight columns.
+func packNT32(p func(string, ...any), w int) {
+	name := f32.name("packNT%d", w)
+	p("")
+	p("// func %s(n8 int, b *float32, ldb int, d *float32)", name)
+	p("//")
+	p("// Packs columns 0 … 8·n8−1 of rows 0–%d of b. Requires AVX, n8 ≥ 1.", w-1)
+	p("TEXT ·%s(SB), NOSPLIT, $0-32", name)
+	p("\tMOVQ ldb+16(FP), R8")
+	p("\tSHLQ $2, R8")
+	for h := range w / 8 {
+		// Rows 8h … 8h+7 start at SI, R9 (three rows on) and R10 (six).
+		p("\tMOVQ n8+0(FP), CX")
+		p("\tMOVQ b+8(FP), SI")
+		p("\tMOVQ d+24(FP), DI")
+		for range h {
+			p("\tLEAQ (SI)(R8*8), SI")
+		}
+		p("\tLEAQ (SI)(R8*2), R9")
+		p("\tADDQ R8, R9")
+		p("\tLEAQ (R9)(R8*2), R10")
+		p("\tADDQ R8, R10")
+		p("%s_loop%d:", name, h)
+		for t := range 8 {
+			p("\tVMOVUPS %s, Y%d", rowAddr8(0, t, [3]string{"SI", "R9", "R10"}, "R8"), t)
+		}
+		for t := 0; t < 8; t += 2 {
+			p("\tVUNPCKLPS Y%d, Y%d, Y%d", t+1, t, 8+t) // r_t[0] r_t+1[0] r_t[1] r_t+1[1] in each half
+			p("\tVUNPCKHPS Y%d, Y%d, Y%d", t+1, t, 9+t) // … [2], [3]
+		}
+		for t := 0; t < 8; t += 4 {
+			p("\tVSHUFPS $0x44, Y%d, Y%d, Y%d", 10+t, 8+t, t) // column 0 (4) of four rows
+			p("\tVSHUFPS $0xEE, Y%d, Y%d, Y%d", 10+t, 8+t, t+1)
+			p("\tVSHUFPS $0x44, Y%d, Y%d, Y%d", 11+t, 9+t, t+2)
+			p("\tVSHUFPS $0xEE, Y%d, Y%d, Y%d", 11+t, 9+t, t+3)
+		}
+		for c := range 4 {
+			p("\tVPERM2F128 $0x20, Y%d, Y%d, Y%d", 4+c, c, 8+c)
+			p("\tVPERM2F128 $0x31, Y%d, Y%d, Y%d", 4+c, c, 12+c)
+		}
+		for c := range 8 {
+			p("\tVMOVUPS Y%d, %d(DI)", 8+c, 4*w*c+32*h)
+		}
+		for _, b := range []string{"SI", "R9", "R10"} {
+			p("\tADDQ $32, %s", b)
+		}
+		p("\tADDQ $%d, DI", 32*w)
+		p("\tDECQ CX")
+		p("\tJNZ %s_loop%d", name, h)
+	}
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
 // packRows writes packRows{w}, which copies the first w elements of n rows
 // one leading dimension apart into consecutive rows of w: a k panel of B
-// into a sliver of 16 or eight columns, or a sliver of Aᵀ into six rows. Go's
-// copy would call memmove for each 48 or 64 bytes.
-func packRows(p func(string, ...any), w int) {
-	name := fmt.Sprintf("packRows%d", w)
+// into a sliver of the kernels' tile width, or a sliver of Aᵀ into six
+// rows. Go's copy would call memmove for each 24 to 128 bytes.
+func packRows(p func(string, ...any), e elem, w int) {
+	name := e.name("packRows%d", w)
 	p("")
-	p("// func %s(n int, src *float64, lds int, dst *float64)", name)
+	p("// func %s(n int, src *%[2]s, lds int, dst *%[2]s)", name, e.goType)
 	p("//")
 	p("// Requires AVX, n ≥ 1.")
 	p("TEXT ·%s(SB), NOSPLIT, $0-32", name)
 	p("\tMOVQ n+0(FP), CX")
 	p("\tMOVQ src+8(FP), SI")
 	p("\tMOVQ lds+16(FP), R8")
-	p("\tSHLQ $3, R8")
+	p("\tSHLQ $%d, R8", e.shift)
 	p("\tMOVQ dst+24(FP), DI")
 	p("%s_loop:", name)
-	for q := 0; q < w; q += 4 {
-		r := "Y"
-		if w-q == 2 {
-			r = "X"
-		}
-		p("\tVMOVUPD %d(SI), %s%d", 8*q, r, q/4)
+	// Chunks of 32, 16 and 8 bytes (rows are 24 to 128 bytes long).
+	type chunk struct {
+		off int
+		mov string
 	}
-	for q := 0; q < w; q += 4 {
-		r := "Y"
-		if w-q == 2 {
-			r = "X"
+	var chunks []chunk
+	for off, n := 0, w*e.size; off < n; {
+		switch {
+		case n-off >= 32:
+			chunks = append(chunks, chunk{off, "VMOVU" + e.pk + " %s, Y%d"})
+			off += 32
+		case n-off >= 16:
+			chunks = append(chunks, chunk{off, "VMOVU" + e.pk + " %s, X%d"})
+			off += 16
+		default:
+			chunks = append(chunks, chunk{off, "VMOVSD %s, X%d"})
+			off += 8
 		}
-		p("\tVMOVUPD %s%d, %d(DI)", r, q/4, 8*q)
+	}
+	for i, ch := range chunks {
+		p("\t"+ch.mov, fmt.Sprintf("%d(SI)", ch.off), i)
+	}
+	for i, ch := range chunks {
+		mnem, _, _ := strings.Cut(ch.mov, " ")
+		reg := ch.mov[len(ch.mov)-3 : len(ch.mov)-2]
+		p("\t%s %s%d, %d(DI)", mnem, reg, i, ch.off)
 	}
 	p("\tADDQ R8, SI")
-	p("\tADDQ $%d, DI", 8*w)
+	p("\tADDQ $%d, DI", e.size*w)
 	p("\tDECQ CX")
 	p("\tJNZ %s_loop", name)
 	p("\tVZEROUPPER")

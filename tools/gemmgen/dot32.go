@@ -1,0 +1,159 @@
+package main
+
+import "fmt"
+
+// dot16 writes sdotKern{variant}{mr}x{nr}: mr × nr outputs of
+// float32's DotNT per tile, for nj tiles side by side, in float32's dot
+// order: sixteen partial sums s_l over k ≡ l (mod 16) of the whole blocks
+// of sixteen, the one to fifteen remaining products added to s_0 in order,
+// then t_l = s_l + s_{l+8} and ((t_0 + t_4) + (t_2 + t_6)) + ((t_1 + t_5) +
+// (t_3 + t_7)). An output's sums fill one ZMM register, or two YMM ones
+// (s_0…s_7 and s_8…s_15), so every load is a plain vector load of a row
+// of A or B, as in the chain-order kernels: no lane shuffles in the loop.
+// The variants: "" on YMM registers (AVX2; up to six outputs, their sums
+// in Y0–Y11), "X" on the 32 YMM registers of AVX-512VL (up to twelve, in
+// Y0–Y23) and "Z" on ZMM registers (AVX-512F; up to sixteen, in Z0–Z15).
+func dot16(p func(string, ...any), variant string, mr, nr int) {
+	z := variant == "Z"
+	rpo, vr, need := 2, "Y", map[string]string{"": "AVX2", "X": "AVX-512F and AVX-512VL"}[variant]
+	if z {
+		rpo, vr, need = 1, "Z", "AVX-512F"
+	}
+	name := f32.name("dotKern%s%dx%d", variant, mr, nr)
+	nout := mr * nr
+	nacc := nout * rpo
+	acc := func(o, h int) int { return o*rpo + h }
+	// A's rows, B's row and the product follow the sums (from Z16 on
+	// ZMM, where the sums may fill Z0–Z15).
+	areg := nacc
+	if z {
+		areg = 16
+	}
+	breg, tmp := areg+mr, areg+mr+1
+	p("")
+	p("// func %s(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)", name)
+	p("//")
+	if z {
+		p("// Z(r·%d+c) accumulates output (r, c). Requires %s, nj ≥ 1, k ≥ 1.", nr, need)
+	} else {
+		p("// Y(2(r·%d+c)) and Y(2(r·%d+c)+1) accumulate output (r, c). Requires", nr, nr)
+		p("// %s, nj ≥ 1, k ≥ 1.", need)
+	}
+	p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
+	dotEntry(p, f32, name, mr, nr)
+	for i := range nacc {
+		p("\tVXORPS %s%d, %s%d, %s%d", vr, i, vr, i, vr, i)
+	}
+	p("\tMOVQ k+8(FP), CX")
+	p("\tSHRQ $4, CX")
+	p("\tJZ %s_tail", name)
+	p("%s_loop:", name)
+	for h := range rpo {
+		for r := range mr {
+			p("\tVMOVUPS %s, %s%d", rowAddr(32*h, r, "R8", "R9", "R10"), vr, areg+r)
+		}
+		for c := range nr {
+			p("\tVMOVUPS %s, %s%d", rowAddr(32*h, c, "DX", "R12", "R11"), vr, breg)
+			for r := range mr {
+				// Intel order tmp = A·B, as in the reference loop.
+				p("\tVMULPS %s%d, %s%d, %s%d", vr, breg, vr, areg+r, vr, tmp)
+				p("\tVADDPS %s%d, %s%d, %s%d", vr, tmp, vr, acc(r*nr+c, h), vr, acc(r*nr+c, h))
+			}
+		}
+	}
+	p("\tADDQ $64, R8")
+	if mr > 3 {
+		p("\tADDQ $64, R9")
+	}
+	p("\tADDQ $64, DX")
+	if nr > 3 {
+		p("\tADDQ $64, R12")
+	}
+	p("\tDECQ CX")
+	p("\tJNZ %s_loop", name)
+	p("%s_tail:", name)
+	// The finish runs in VEX registers (below 16) and needs three of them
+	// for scratch, Y12, X14 and X15 on YMM: outputs 6 and 7 move out of
+	// Y12–Y15 first (to Y24–Y27, free after the loop), and every output
+	// from the seventh on is moved into the registers of an output
+	// already stored. On ZMM the sums are parked in Z16–Z31 and each
+	// output's halves brought to Y0 and Y1.
+	home := func(o, h int) int { return acc(o, h) }
+	if !z && nout > 6 {
+		for o := 6; o < min(nout, 8); o++ {
+			for h := range 2 {
+				p("\tVMOVAPS Y%d, Y%d", acc(o, h), 12+acc(o, h))
+			}
+		}
+		home = func(o, h int) int {
+			if o < 8 {
+				return 12 + acc(o, h)
+			}
+			return acc(o, h)
+		}
+	}
+	if z {
+		for o := range nout {
+			p("\tVMOVAPS Z%d, Z%d", o, 16+o)
+		}
+	}
+	for o := range nout {
+		r, c := o/nr, o%nr
+		lo, hi, t := acc(o, 0), acc(o, 1), 12
+		switch {
+		case z:
+			lo, hi, t = 0, 1, 2
+			p("\tVMOVAPS Y%d, Y0", 16+o)
+			p("\tVEXTRACTF64X4 $1, Z%d, Y1", 16+o)
+		case o >= 6:
+			lo, hi = acc(o-6, 0), acc(o-6, 1)
+			p("\tVMOVAPS Y%d, Y%d", home(o, 0), lo)
+			p("\tVMOVAPS Y%d, Y%d", home(o, 1), hi)
+		}
+		dot16Finish(p, fmt.Sprintf("%s_r%dc%d", name, r, c), lo, hi, t, r, c)
+	}
+	dotExit(p, f32, name, nr)
+}
+
+// dot16Finish ends output (r, c), whose sums s_0…s_7 are in Ylo and
+// s_8…s_15 in Yhi (VEX registers): t_l = s_l + s_{l+8} into Yt, whose
+// lane 0 is redone when k mod 16 products remain (they go into s_0 in
+// order first: A's and B's row pointers, left by the loop at those
+// products, walk them and are put back), then the tree of dot16's doc is
+// stored. X14 and X15 are scratch; label prefixes the local labels.
+func dot16Finish(p func(string, ...any), label string, lo, hi, t, r, c int) {
+	aBase, bBase := "R8", "DX"
+	if r >= 3 {
+		aBase = "R9"
+	}
+	if c >= 3 {
+		bBase = "R12"
+	}
+	p("\tVADDPS Y%d, Y%d, Y%d", hi, lo, t)
+	p("\tVEXTRACTF128 $1, Y%d, X14", t)
+	p("\tMOVQ k+8(FP), CX")
+	p("\tANDQ $15, CX")
+	p("\tJZ %s_tree", label)
+	p("%s_rem:", label)
+	p("\tVMOVSS %s, X15", rowAddr(0, r, "R8", "R9", "R10"))
+	p("\tVMULSS %s, X15, X15", rowAddr(0, c, "DX", "R12", "R11"))
+	p("\tVADDSS X15, X%d, X%d", lo, lo)
+	p("\tADDQ $4, %s", aBase)
+	p("\tADDQ $4, %s", bBase)
+	p("\tDECQ CX")
+	p("\tJNZ %s_rem", label)
+	p("\tMOVQ k+8(FP), CX")
+	p("\tANDQ $15, CX")
+	p("\tSHLQ $2, CX")
+	p("\tSUBQ CX, %s", aBase)
+	p("\tSUBQ CX, %s", bBase)
+	p("\tVADDSS X%d, X%d, X%d", hi, lo, lo)
+	p("\tVMOVSS X%d, X%d, X%d", lo, t, t) // lane 0 ← s_0 + s_8, lanes 1–3 kept
+	p("%s_tree:", label)
+	p("\tVADDPS X14, X%d, X%d", t, t)
+	p("\tVMOVHLPS X%d, X%d, X14", t, t)
+	p("\tVADDPS X14, X%d, X%d", t, t)
+	p("\tVMOVSHDUP X%d, X14", t)
+	p("\tVADDSS X14, X%d, X%d", t, t)
+	p("\tVMOVSS X%d, %s", t, rowAddr(4*c, r, "DI", "R14", "R13"))
+}
