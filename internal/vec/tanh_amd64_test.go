@@ -3,7 +3,42 @@ package vec
 import (
 	"math"
 	"testing"
+
+	"golang.org/x/sys/cpu"
 )
+
+// tanhImpls is Tanh and each kernel this CPU can run, called directly.
+func tanhImpls() []tanhImpl {
+	ims := []tanhImpl{{"Tanh", Tanh}}
+	if !mathExpFused() || !cpu.X86.HasAVX || !cpu.X86.HasFMA {
+		return ims // the kernels compute math.Exp's FMA branch only
+	}
+	if cpu.X86.HasAVX2 {
+		ims = append(ims, tanhImpl{"tanhAVX2", func(dst, src []float64) {
+			n := len(src) &^ 3
+			tanhAVX2(dst, src, tanhConsts)
+			tanhGo(dst[n:], src[n:])
+		}})
+	}
+	return ims
+}
+
+// mathExpFused reports whether math.Tanh follows the model of math.Exp's
+// FMA branch on the first probe (TestTanhProbesSplit checks the rest).
+func mathExpFused() bool {
+	x := tanhProbes[0]
+	return math.Float64bits(math.Tanh(x)) == math.Float64bits(tanhModel(x, true))
+}
+
+// TestTanhUsesKernel checks that the start-up probes pass wherever the
+// kernels' conditions hold, so that the fast path is not lost silently.
+func TestTanhUsesKernel(t *testing.T) {
+	want := hasAVX2 && cpu.X86.HasAVX && cpu.X86.HasFMA && mathExpFused()
+	if useTanhAVX2 != want {
+		t.Errorf("AVX2 kernel in use: %v, want %v", useTanhAVX2, want)
+	}
+	t.Logf("kernel %s", tanhKernel())
+}
 
 // expModel is math.Exp's amd64 assembly for arguments in [1.25, 88.03]
 // (finite, no overflow, no subnormal result), in its FMA branch (fused) or

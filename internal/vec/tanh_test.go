@@ -7,16 +7,25 @@ import (
 	"testing"
 )
 
-// checkTanh runs Tanh on src and fails at the first value whose bits —
-// NaN payloads included — differ from math.Tanh's.
+// tanhImpl is Tanh or one of its kernels called directly (so that a
+// kernel whose start-up probe failed is still tested).
+type tanhImpl struct {
+	name string
+	f    func(dst, src []float64)
+}
+
+// checkTanh runs every implementation on src and fails at the first value
+// whose bits — NaN payloads included — differ from math.Tanh's.
 func checkTanh(t testing.TB, what string, src []float64) {
 	t.Helper()
 	dst := make([]float64, len(src))
-	Tanh(dst, src)
-	for i, x := range src {
-		if want := math.Tanh(x); math.Float64bits(dst[i]) != math.Float64bits(want) {
-			t.Fatalf("%s: Tanh(%v) [%#x] = %v [%#x], math.Tanh gives %v [%#x]",
-				what, x, math.Float64bits(x), dst[i], math.Float64bits(dst[i]), want, math.Float64bits(want))
+	for _, im := range tanhImpls() {
+		im.f(dst, src)
+		for i, x := range src {
+			if want := math.Tanh(x); math.Float64bits(dst[i]) != math.Float64bits(want) {
+				t.Fatalf("%s, %s: Tanh(%v) [%#x] = %v [%#x], math.Tanh gives %v [%#x]", im.name,
+					what, x, math.Float64bits(x), dst[i], math.Float64bits(dst[i]), want, math.Float64bits(want))
+			}
 		}
 	}
 }
@@ -98,6 +107,12 @@ func TestTanhEdges(t *testing.T) {
 // eight-lane loops) at unaligned starts, and dst aliasing src.
 func TestTanhLengths(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
+	for _, im := range tanhImpls() {
+		testTanhLengths(t, r, im)
+	}
+}
+
+func testTanhLengths(t *testing.T, r *rand.Rand, im tanhImpl) {
 	for n := 0; n <= 40; n++ {
 		for off := 0; off < 3; off++ {
 			src := make([]float64, n+off+1)
@@ -109,21 +124,21 @@ func TestTanhLengths(t *testing.T) {
 			for i := range dst {
 				dst[i] = sentinel
 			}
-			Tanh(dst[off:off+n], src[off:off+n])
+			im.f(dst[off:off+n], src[off:off+n])
 			for i := range dst {
 				want := sentinel
 				if i >= off && i < off+n {
 					want = math.Tanh(src[i])
 				}
 				if math.Float64bits(dst[i]) != math.Float64bits(want) {
-					t.Fatalf("n = %d, offset %d, element %d: %v, want %v", n, off, i, dst[i], want)
+					t.Fatalf("%s, n = %d, offset %d, element %d: %v, want %v", im.name, n, off, i, dst[i], want)
 				}
 			}
 			in := append([]float64(nil), src[off:off+n]...)
-			Tanh(in, in)
+			im.f(in, in)
 			for i, x := range src[off : off+n] {
 				if math.Float64bits(in[i]) != math.Float64bits(math.Tanh(x)) {
-					t.Fatalf("in place, n = %d, element %d: %v, want %v", n, i, in[i], math.Tanh(x))
+					t.Fatalf("%s in place, n = %d, element %d: %v, want %v", im.name, n, i, in[i], math.Tanh(x))
 				}
 			}
 		}
