@@ -62,6 +62,12 @@ var tanhConsts = func() *tanhTable {
 //go:noescape
 func tanhAVX2(dst, src []float64, k *tanhTable)
 
+// tanhAVX512 is tanhAVX2 on eight lanes, the last group masked, so that it
+// covers all of src.
+//
+//go:noescape
+func tanhAVX512(dst, src []float64, k *tanhTable)
+
 // useTanhAVX2 is the condition under which math.Exp takes its FMA branch on
 // amd64 (AVX and FMA), which the kernels replicate, with AVX2 on top for
 // their integer lanes. Go's GODEBUG=cpu.… settings can switch math's FMA
@@ -70,7 +76,8 @@ func tanhAVX2(dst, src []float64, k *tanhTable)
 // apart.
 var useTanhAVX2 = hasAVX2 && cpu.X86.HasAVX && cpu.X86.HasFMA && tanhProbe(tanhAVX2)
 
-var useTanhAVX512 = false
+// useTanhAVX512 adds the 512-bit kernels' condition (vec.HasAVX512).
+var useTanhAVX512 = useTanhAVX2 && hasAVX512 && tanhProbe(tanhAVX512)
 
 // tanhProbes are inputs whose math.Tanh differs in the last bit between
 // math.Exp's FMA branch and its plain one (found by TestTanhProbesSplit),
@@ -97,6 +104,10 @@ func tanhProbe(kernel func(dst, src []float64, k *tanhTable)) bool {
 }
 
 func tanh(dst, src []float64) {
+	if useTanhAVX512 {
+		tanhAVX512(dst, src, tanhConsts)
+		return
+	}
 	n := 0
 	if useTanhAVX2 {
 		n = len(src) &^ 3

@@ -128,3 +128,112 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func tanhAVX512(dst, src []float64, k *tanhTable)
+//
+// tanhAVX2's lane arithmetic on eight lanes (constants broadcast from the
+// table's first word of each entry, selections by mask registers), over
+// all of src: the last one to seven values in one masked group. Requires
+// AVX-512F (checked by the caller) and len(dst) >= len(src).
+TEXT ·tanhAVX512(SB), NOSPLIT, $0-56
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ src_len+32(FP), CX
+	MOVQ k+48(FP), R8
+	VBROADCASTSD ONE(R8), Z31
+	VBROADCASTSD TWO(R8), Z30
+	VBROADCASTSD SIGN(R8), Z29
+	VBROADCASTSD ABS(R8), Z28
+	VPXORQ Z27, Z27, Z27
+	MOVQ $0xff, BX
+	KMOVW BX, K1
+	CMPQ CX, $8
+	JL tail
+
+loop:
+	VMOVUPD.Z (SI), K1, Z0 // x
+	VPANDQ Z28, Z0, Z1 // z = |x|
+
+	// e = exp(2z), as in tanhAVX2.
+	VADDPD Z1, Z1, Z2
+	VMULPD.BCST LOG2E(R8), Z2, Z3
+	VCVTPD2DQ Z3, Y4
+	VCVTDQ2PD Y4, Z3
+	VFNMADD231PD.BCST LN2U(R8), Z3, Z2
+	VFNMADD231PD.BCST LN2L(R8), Z3, Z2
+	VMULPD.BCST SIXTEENTH(R8), Z2, Z2
+	VBROADCASTSD C8(R8), Z3
+	VFMADD213PD.BCST C7(R8), Z2, Z3
+	VFMADD213PD.BCST C6(R8), Z2, Z3
+	VFMADD213PD.BCST C5(R8), Z2, Z3
+	VFMADD213PD.BCST C4(R8), Z2, Z3
+	VFMADD213PD.BCST C3(R8), Z2, Z3
+	VFMADD213PD.BCST HALF(R8), Z2, Z3
+	VFMADD213PD Z31, Z2, Z3
+	VMULPD Z3, Z2, Z2
+	VADDPD Z30, Z2, Z3
+	VMULPD Z3, Z2, Z2
+	VADDPD Z30, Z2, Z3
+	VMULPD Z3, Z2, Z2
+	VADDPD Z30, Z2, Z3
+	VMULPD Z3, Z2, Z2
+	VADDPD Z30, Z2, Z3
+	VFMADD213PD Z31, Z3, Z2
+	VPADDD BIAS(R8), Y4, Y4
+	VPMOVZXDQ Y4, Z4
+	VPSLLQ $52, Z4, Z4
+	VMULPD Z4, Z2, Z2
+
+	// 1 − 2/(e+1), with x's sign.
+	VADDPD Z31, Z2, Z2
+	VDIVPD Z2, Z30, Z2
+	VSUBPD Z2, Z31, Z2
+	VPANDQ Z29, Z0, Z5
+	VPORQ Z5, Z2, Z2
+
+	// x + x·s·P(s)/Q(s), s = x².
+	VMULPD Z0, Z0, Z6
+	VMULPD Z6, Z0, Z7
+	VMULPD.BCST P0(R8), Z6, Z8
+	VADDPD.BCST P1(R8), Z8, Z8
+	VMULPD Z6, Z8, Z8
+	VADDPD.BCST P2(R8), Z8, Z8
+	VMULPD Z7, Z8, Z8
+	VADDPD.BCST Q0(R8), Z6, Z9
+	VMULPD Z6, Z9, Z9
+	VADDPD.BCST Q1(R8), Z9, Z9
+	VMULPD Z6, Z9, Z9
+	VADDPD.BCST Q2(R8), Z9, Z9
+	VDIVPD Z9, Z8, Z8
+	VADDPD Z8, Z0, Z8
+
+	// Keep the form math.Tanh takes.
+	VCMPPD.BCST $0x1d, CUT(R8), Z1, K2 // z >= 0.625 (ordered)
+	VMOVAPD Z2, K2, Z8
+	VCMPPD.BCST $0x1e, BIG(R8), Z1, K2 // z > ½·MAXLOG (ordered)
+	VPORQ Z31, Z5, Z5 // ±1
+	VMOVAPD Z5, K2, Z8
+	VCMPPD $0x00, Z27, Z0, K2 // x == ±0
+	VMOVAPD Z0, K2, Z8
+	VMOVUPD Z8, K1, (DI)
+
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $8, CX
+	CMPQ CX, $8
+	JGE loop
+
+tail:
+	// One more pass, masked to the last CX < 8 values, which ends the loop.
+	TESTQ CX, CX
+	JZ done512
+	MOVQ $1, BX
+	SHLQ CX, BX
+	DECQ BX
+	KMOVW BX, K1
+	MOVQ $8, CX
+	JMP loop
+
+done512:
+	VZEROUPPER
+	RET

@@ -20,6 +20,9 @@ func tanhImpls() []tanhImpl {
 			tanhGo(dst[n:], src[n:])
 		}})
 	}
+	if hasAVX512 {
+		ims = append(ims, tanhImpl{"tanhAVX512", func(dst, src []float64) { tanhAVX512(dst, src, tanhConsts) }})
+	}
 	return ims
 }
 
@@ -36,6 +39,9 @@ func TestTanhUsesKernel(t *testing.T) {
 	want := hasAVX2 && cpu.X86.HasAVX && cpu.X86.HasFMA && mathExpFused()
 	if useTanhAVX2 != want {
 		t.Errorf("AVX2 kernel in use: %v, want %v", useTanhAVX2, want)
+	}
+	if useTanhAVX512 != (want && hasAVX512) {
+		t.Errorf("AVX-512 kernel in use: %v, want %v", useTanhAVX512, want && hasAVX512)
 	}
 	t.Logf("kernel %s", tanhKernel())
 }
