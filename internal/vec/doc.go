@@ -5,6 +5,11 @@
 // multiply-add — so results are bit-identical whichever kernel runs; on
 // amd64 with AVX2 it uses four lanes where gonum's assembly uses two.
 //
+// Tanh is math.Tanh over a slice, bit for bit: on amd64 with AVX2 and FMA
+// its kernels compute, lane by lane, the operations math.Tanh performs there
+// (including those of math.Exp's FMA branch, which it calls), and they run
+// only after start-up probes confirm that math.Exp takes that branch.
+//
 // It may import the standard library and gonum (floats, the reference it
 // matches) only.
 package vec
