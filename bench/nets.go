@@ -73,7 +73,7 @@ func NetCases() []NetCase {
 type NetProblem struct {
 	NetCase
 	Specs  []nn.Spec
-	Net    *nn.Net
+	Net    *nn.Net[float64]
 	X, A   []float64
 	Labels []int
 	U      []float64
@@ -92,7 +92,7 @@ func NewNetProblem(c NetCase) (*NetProblem, error) {
 	if err != nil {
 		return nil, err
 	}
-	net, err := nn.New(c.In, specs, c.Classes)
+	net, err := nn.New[float64](c.In, specs, c.Classes)
 	if err != nil {
 		return nil, err
 	}

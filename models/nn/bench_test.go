@@ -37,7 +37,7 @@ func BenchmarkPresets(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		net, err := New(c.in, specs, classes)
+		net, err := New[float64](c.in, specs, classes)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"hgpsim/internal/gemm"
 )
 
 // groupNorm normalizes each group of C/G consecutive channels of each
@@ -27,45 +29,45 @@ import (
 //
 // with a = mean(x̂ rx) (so R{s} = −s²a) and R{h} = γ ⊙ rgy + u_γ ⊙ gy; the
 // last mean(x̂ R{h}) term is inside P.
-type groupNorm struct {
+type groupNorm[F gemm.Float] struct {
 	shape Shape
 	g, m  int // groups, values per group
 	plane int // H·W
 
-	xhat, rxhat []float64 // per batch value: x̂ (forward), R{x̂} (rforward)
-	h           []float64 // one group: scratch for gx in rbackward
-	s, a        []float64 // per group of the batch: s (forward), mean(x̂ rx) (rforward)
+	xhat, rxhat []F // per batch value: x̂ (forward), R{x̂} (rforward)
+	h           []F // one group: scratch for gx in rbackward
+	s, a        []F // per group of the batch: s (forward), mean(x̂ rx) (rforward)
 }
 
 const normEps = 1e-5
 
-func newGroupNorm(sp Spec, in Shape) (layer, error) {
+func newGroupNorm[F gemm.Float](sp Spec, in Shape) (layer[F], error) {
 	if sp.Out < 1 || in.C%sp.Out != 0 {
 		return nil, fmt.Errorf("%d groups: must be positive and divide the %d channels", sp.Out, in.C)
 	}
-	return &groupNorm{shape: in, g: sp.Out, m: in.Size() / sp.Out, plane: in.H * in.W}, nil
+	return &groupNorm[F]{shape: in, g: sp.Out, m: in.Size() / sp.Out, plane: in.H * in.W}, nil
 }
 
-func (l *groupNorm) out() Shape   { return l.shape }
-func (l *groupNorm) params() int  { return 2 * l.shape.C }
-func (l *groupNorm) flops() int64 { return 0 }
+func (l *groupNorm[F]) out() Shape   { return l.shape }
+func (l *groupNorm[F]) params() int  { return 2 * l.shape.C }
+func (l *groupNorm[F]) flops() int64 { return 0 }
 
-func (l *groupNorm) memory(n int) int64 {
-	return 8 * (int64(n)*(2*int64(l.shape.Size())+2*int64(l.g)) + int64(l.m))
+func (l *groupNorm[F]) memory(n int) int64 {
+	return elemSize[F]() * (int64(n)*(2*int64(l.shape.Size())+2*int64(l.g)) + int64(l.m))
 }
 
-func (l *groupNorm) reserve(n int) {
+func (l *groupNorm[F]) reserve(n int) {
 	if len(l.s) < n*l.g {
-		l.xhat = make([]float64, n*l.shape.Size())
-		l.rxhat = make([]float64, n*l.shape.Size())
-		l.s = make([]float64, n*l.g)
-		l.a = make([]float64, n*l.g)
-		l.h = make([]float64, l.m)
+		l.xhat = make([]F, n*l.shape.Size())
+		l.rxhat = make([]F, n*l.shape.Size())
+		l.s = make([]F, n*l.g)
+		l.a = make([]F, n*l.g)
+		l.h = make([]F, l.m)
 	}
 }
 
 // init sets γ = 1 and β = 0, PyTorch's default.
-func (l *groupNorm) init(w []float64, _ *rand.Rand) {
+func (l *groupNorm[F]) init(w []F, _ *rand.Rand) {
 	c := l.shape.C
 	for i := range c {
 		w[i] = 1
@@ -74,23 +76,23 @@ func (l *groupNorm) init(w []float64, _ *rand.Rand) {
 }
 
 // channels returns the first channel of group q of the batch.
-func (l *groupNorm) channels(q int) int { return (q % l.g) * (l.shape.C / l.g) }
+func (l *groupNorm[F]) channels(q int) int { return (q % l.g) * (l.shape.C / l.g) }
 
 // The passes below work group by group and fuse what they can into two
 // sweeps over a group's values: one that forms the per-value products and
 // sums the means they need, one that writes the results.
 
-func (l *groupNorm) forward(y, x, w []float64, n int) {
+func (l *groupNorm[F]) forward(y, x, w []F, n int) {
 	c := l.shape.C
 	gamma, beta := w[:c], w[c:2*c]
-	inv := 1 / float64(l.m)
+	inv := F(1 / float64(l.m))
 	for q := range n * l.g {
 		off := q * l.m
 		xq, xh, yq := x[off:off+l.m], l.xhat[off:off+l.m], y[off:off+l.m]
 		mu := sum(xq) * inv
 		// Two passes: the variance as the mean of squared deviations does
 		// not cancel catastrophically as E[x²] − μ² would.
-		s := 1 / math.Sqrt(sumSquaredDeviations(xq, mu)*inv+normEps)
+		s := F(1 / math.Sqrt(float64(sumSquaredDeviations(xq, mu)*inv+normEps)))
 		l.s[q] = s
 		c0 := l.channels(q)
 		for k := range l.m / l.plane {
@@ -108,10 +110,10 @@ func (l *groupNorm) forward(y, x, w []float64, n int) {
 
 // backward: h = γ ⊙ gy and the affine gradients in one sweep, gx = P(h)
 // in the next.
-func (l *groupNorm) backward(gx, gw, gy, _, _, w []float64, n int) {
+func (l *groupNorm[F]) backward(gx, gw, gy, _, _, w []F, n int) {
 	c := l.shape.C
 	gamma := w[:c]
-	inv := 1 / float64(l.m)
+	inv := F(1 / float64(l.m))
 	for q := range n * l.g {
 		off := q * l.m
 		c0 := l.channels(q)
@@ -119,7 +121,7 @@ func (l *groupNorm) backward(gx, gw, gy, _, _, w []float64, n int) {
 		if gx == nil {
 			for k := range l.m / l.plane {
 				p := k * l.plane
-				var sg, sb float64
+				var sg, sb F
 				hp := xh[p : p+l.plane]
 				for i, t := range gyq[p : p+l.plane] {
 					sg += t * hp[i]
@@ -131,11 +133,11 @@ func (l *groupNorm) backward(gx, gw, gy, _, _, w []float64, n int) {
 			continue
 		}
 		h := gx[off : off+l.m]
-		var sh, sxh float64
+		var sh, sxh F
 		for k := range l.m / l.plane {
 			p := k * l.plane
 			g := gamma[c0+k]
-			var sg, sb float64
+			var sg, sb F
 			xp, hp := xh[p:p+l.plane], h[p:p+l.plane]
 			for i, t := range gyq[p : p+l.plane] {
 				sg += t * xp[i]
@@ -158,11 +160,11 @@ func (l *groupNorm) backward(gx, gw, gy, _, _, w []float64, n int) {
 
 // rforward: the means of rx and x̂ rx in one sweep, R{x̂} = P(rx) and ry in
 // the next.
-func (l *groupNorm) rforward(ry, rx, _, _, w, u []float64, n int) {
+func (l *groupNorm[F]) rforward(ry, rx, _, _, w, u []F, n int) {
 	c := l.shape.C
 	gamma := w[:c]
 	ug, ub := u[:c], u[c:2*c]
-	inv := 1 / float64(l.m)
+	inv := F(1 / float64(l.m))
 	for q := range n * l.g {
 		off := q * l.m
 		xh, rxh, ryq := l.xhat[off:off+l.m], l.rxhat[off:off+l.m], ry[off:off+l.m]
@@ -182,7 +184,7 @@ func (l *groupNorm) rforward(ry, rx, _, _, w, u []float64, n int) {
 		}
 		rxq := rx[off : off+l.m]
 		xh = xh[:len(rxq)]
-		var sr, sxr float64
+		var sr, sxr F
 		for i, t := range rxq {
 			sr += t
 			sxr += xh[i] * t
@@ -205,10 +207,10 @@ func (l *groupNorm) rforward(ry, rx, _, _, w, u []float64, n int) {
 // rbackward: one sweep forms h = γ ⊙ gy and R{h} = γ ⊙ rgy + u_γ ⊙ gy,
 // adds the affine parameters' R-gradients and sums the five means the
 // results need; the next writes gx = P(h) and R{gx}.
-func (l *groupNorm) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []float64, n int) {
+func (l *groupNorm[F]) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []F, n int) {
 	c := l.shape.C
 	gamma, ug := w[:c], u[:c]
-	inv := 1 / float64(l.m)
+	inv := F(1 / float64(l.m))
 	for q := range n * l.g {
 		off := q * l.m
 		c0 := l.channels(q)
@@ -217,7 +219,7 @@ func (l *groupNorm) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []float64,
 		if rgx == nil && gx == nil {
 			for k := range l.m / l.plane {
 				p := k * l.plane
-				var sg, sb float64
+				var sg, sb F
 				xp, rp, gp := xh[p:p+l.plane], rxh[p:p+l.plane], gyq[p:p+l.plane]
 				for i, t := range rgyq[p : p+l.plane] {
 					sg += t*xp[i] + gp[i]*rp[i]
@@ -238,11 +240,11 @@ func (l *groupNorm) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []float64,
 			h = gx[off : off+l.m]
 		}
 		rh := rgx[off : off+l.m]
-		var sh, sxh, srxh, srh, sxrh float64
+		var sh, sxh, srxh, srh, sxrh F
 		for k := range l.m / l.plane {
 			p := k * l.plane
 			g, gu := gamma[c0+k], ug[c0+k]
-			var sg, sb float64
+			var sg, sb F
 			xp, rp, gp := xh[p:p+l.plane], rxh[p:p+l.plane], gyq[p:p+l.plane]
 			hp, rhp := h[p:p+l.plane], rh[p:p+l.plane]
 			for i, t := range rgyq[p : p+l.plane] {
@@ -275,8 +277,8 @@ func (l *groupNorm) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []float64,
 
 // sum returns Σ v in four interleaved partial sums, (s₀ + s₁) + (s₂ + s₃):
 // one running sum would wait for each addition to finish before the next.
-func sum(v []float64) float64 {
-	var s0, s1, s2, s3 float64
+func sum[F gemm.Float](v []F) F {
+	var s0, s1, s2, s3 F
 	i := 0
 	for ; i+4 <= len(v); i += 4 {
 		s0 += v[i]
@@ -291,8 +293,8 @@ func sum(v []float64) float64 {
 }
 
 // sumSquaredDeviations returns Σ (v − mu)² as sum sums.
-func sumSquaredDeviations(v []float64, mu float64) float64 {
-	var s0, s1, s2, s3 float64
+func sumSquaredDeviations[F gemm.Float](v []F, mu F) F {
+	var s0, s1, s2, s3 F
 	i := 0
 	for ; i+4 <= len(v); i += 4 {
 		d0, d1, d2, d3 := v[i]-mu, v[i+1]-mu, v[i+2]-mu, v[i+3]-mu
