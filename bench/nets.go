@@ -78,6 +78,16 @@ type NetProblem struct {
 	Labels []int
 	U      []float64
 	dst    []float64
+
+	// f32: the same net and values in float32 (X, A and U rounded), built
+	// by Ops32.
+	f32 *netProblem32
+}
+
+// netProblem32 is a NetProblem's float32 twin.
+type netProblem32 struct {
+	net        *nn.Net[float32]
+	x, a, u, d []float32
 }
 
 // NewNetProblem builds c.
@@ -132,6 +142,33 @@ func (p *NetProblem) Ops() []NetOp {
 	}
 }
 
+// Ops32 returns Ops in float32: the same ops on a Net[float32] of the same
+// layers at X, A and U rounded to float32, named as Ops names them.
+func (p *NetProblem) Ops32() ([]NetOp, error) {
+	if p.f32 == nil {
+		net, err := nn.New[float32](p.In, p.Specs, p.Classes)
+		if err != nil {
+			return nil, err
+		}
+		p.f32 = &netProblem32{net: net, x: round32(p.X), a: round32(p.A), u: round32(p.U), d: make([]float32, net.Dim())}
+	}
+	q := p.f32
+	fwd := float64(q.net.FLOPs()) * float64(p.Batch)
+	shape := fmt.Sprintf("%v, %d classes, d = %d, batch %d, f32", p.In, p.Classes, q.net.Dim(), p.Batch)
+	return []NetOp{
+		{Op{p.Name + "-grad", shape, func() { q.net.Grad(q.d, q.x, q.a, p.Labels, NetL2) }}, GradPasses * fwd},
+		{Op{p.Name + "-hvp", shape, func() { q.net.HVP(q.d, q.x, q.a, p.Labels, NetL2, q.u) }}, HVPPasses * fwd},
+	}, nil
+}
+
+func round32(v []float64) []float32 {
+	w := make([]float32, len(v))
+	for i, t := range v {
+		w[i] = float32(t)
+	}
+	return w
+}
+
 // NetTime is the median time of one net op.
 type NetTime struct {
 	Op     string        `json:"op"`
@@ -141,6 +178,10 @@ type NetTime struct {
 	// GFLOPs is the op's work (GradPasses or HVPPasses forward passes) per
 	// second of the median time, in 10⁹.
 	GFLOPs float64 `json:"gflops"`
+	// Ms32 and GFLOPs32 are the same for the op in float32 (Ops32), when
+	// NetOptions.Float32 asked for them.
+	Ms32     float64 `json:"ms_f32,omitempty"`
+	GFLOPs32 float64 `json:"gflops_f32,omitempty"`
 }
 
 // NetOptions are the knobs of MeasureNets.
@@ -152,6 +193,9 @@ type NetOptions struct {
 	Dump string
 	// Progress gets one line per net; nil discards them.
 	Progress io.Writer
+	// Float32 also times each op in float32 (NetTime.Ms32), after the
+	// float64 timings of the same net.
+	Float32 bool
 }
 
 // MeasureNets builds each of NetCases in turn (one at a time: fedem-cnn
@@ -180,9 +224,23 @@ func MeasureNets(o NetOptions) ([]NetTime, error) {
 		for k, op := range ops {
 			plain[k] = op.Op
 		}
+		first := len(out)
 		for k, t := range TimeOps(plain, o.Reps, o.Budget) {
 			out = append(out, NetTime{Op: t.Op, Shape: t.Shape, Median: t.Median, Ms: t.Ms,
 				GFLOPs: ops[k].FLOPs / t.Median.Seconds() / 1e9})
+		}
+		if !o.Float32 {
+			continue
+		}
+		ops32, err := p.Ops32()
+		if err != nil {
+			return nil, err
+		}
+		for k, op := range ops32 {
+			plain[k] = op.Op
+		}
+		for k, t := range TimeOps(plain, o.Reps, o.Budget) {
+			out[first+k].Ms32, out[first+k].GFLOPs32 = t.Ms, ops32[k].FLOPs/t.Median.Seconds()/1e9
 		}
 	}
 	return out, nil
@@ -192,10 +250,20 @@ func MeasureNets(o NetOptions) ([]NetTime, error) {
 func WriteNets(w io.Writer, times []NetTime) {
 	fmt.Fprintf(w, "hgpsim bench --phase nets: median of the per-call time on one goroutine; "+
 		"GFLOP/s counts %d forward passes per gradient and %d per HVP; %s\n\n", GradPasses, HVPPasses, Machine())
-	fmt.Fprintln(w, "| op | shape | ms | GFLOP/s |")
-	fmt.Fprintln(w, "|---|---|---:|---:|")
+	f32 := len(times) > 0 && times[0].Ms32 > 0
+	if !f32 {
+		fmt.Fprintln(w, "| op | shape | ms | GFLOP/s |")
+		fmt.Fprintln(w, "|---|---|---:|---:|")
+	} else {
+		fmt.Fprintln(w, "| op | shape | ms | GFLOP/s | f32 ms | f32 GFLOP/s |")
+		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|")
+	}
 	for _, t := range times {
-		fmt.Fprintf(w, "| %s | %s | %.3f | %.1f |\n", t.Op, t.Shape, t.Ms, t.GFLOPs)
+		fmt.Fprintf(w, "| %s | %s | %.3f | %.1f |", t.Op, t.Shape, t.Ms, t.GFLOPs)
+		if f32 {
+			fmt.Fprintf(w, " %.3f | %.1f |", t.Ms32, t.GFLOPs32)
+		}
+		fmt.Fprintln(w)
 	}
 }
 

@@ -110,7 +110,8 @@ func (net *Net[F]) Clone() *Net[F] {
 // convolution and dense weights and biases from U(−1/√fan_in, 1/√fan_in)
 // with fan_in the inputs of one output (PyTorch's defaults:
 // Kaiming-uniform with a = √5 for the weights), group-norm scales 1 and
-// shifts 0.
+// shifts 0. The draws are float64, rounded to F: a float32 net starts from
+// the float64 net's parameters rounded.
 func (net *Net[F]) Init(dst []F, r *rand.Rand) {
 	net.checkParams("dst", dst)
 	for i, l := range net.layers {

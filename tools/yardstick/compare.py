@@ -5,7 +5,7 @@ ratios (PyTorch time / hgpsim time; > 1 means hgpsim is faster).
 Usage, from the repository root:
 
     apt-get install -y python3-torch libopenblas0-pthread   # Debian's PyTorch 1.13 on OpenBLAS
-    /usr/bin/python3 tools/yardstick/compare.py [--hgpsim ./hgpsim] [--rounds 3] [--no-nets]
+    /usr/bin/python3 tools/yardstick/compare.py [--hgpsim ./hgpsim] [--rounds 3] [--no-nets] [--f32]
 
 Two sets of ops share the table: the small ones of `hgpsim bench --phase
 ops` against torch_ops.py (softmax and MLP gradient and HVP, one VR-HGP
@@ -16,7 +16,8 @@ results (--dump), and torch_nets.py rebuilds the nets from that dump and
 checks that PyTorch computes the same loss, gradient and HVP (relative
 error ≤ 1e-9) before timing them; a net that disagrees is reported and
 left out. hgpsim's GFLOP/s count 3 forward passes per gradient and 8 per
-HVP (bench/nets.go); PyTorch's float32 time is there for context.
+HVP (bench/nets.go); PyTorch's float32 time is there for context, and
+with --f32 so is hgpsim's (`hgpsim bench --phase nets --f32`).
 
 The two sides alternate --rounds times (hgpsim, torch, torch, hgpsim, ...)
 and the median per op is reported, so that a slow spell of a shared machine
@@ -110,7 +111,7 @@ def measure(a, hg, env, torch_env, dump):
         hg_cmds = [hg + ["bench", "--phase", "ops", "--json"]]
         torch_cmds = [[sys.executable, os.path.join(HERE, "torch_ops.py")]]
         if not a.no_nets:
-            nets = hg + ["bench", "--phase", "nets", "--json", "--reps", str(a.net_reps)]
+            nets = hg + ["bench", "--phase", "nets", "--json", "--reps", str(a.net_reps)] + (["--f32"] if a.f32 else [])
             if r == 0:  # hgpsim goes first in even rounds: the dump is there before torch_nets.py reads it
                 nets += ["--dump", dump]
             hg_cmds.append(nets)
@@ -138,6 +139,7 @@ def main():
     ap.add_argument("--hgpsim", default=None, help="hgpsim binary (default: go run .)")
     ap.add_argument("--rounds", type=int, default=3, help="alternations of the two sides")
     ap.add_argument("--no-nets", action="store_true", help="only the small ops (the nets take minutes per round)")
+    ap.add_argument("--f32", action="store_true", help="also time hgpsim's nets in float32 (column hgpsim f32 ms)")
     ap.add_argument("--net-reps", type=int, default=1,
                     help="timings per net op within one round (each side reports their median)")
     ap.add_argument("--keep-openblas-coretype", action="store_true",
@@ -187,14 +189,16 @@ def main():
           f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after ({os.cpu_count()} CPUs)")
     vers = subprocess.run(hg + ["version"], capture_output=True, text=True, env=env).stdout.strip().splitlines()
     print("hgpsim " + "; ".join(line for line in vers if line.startswith(("cpu:", "kernels:"))) + "\n")
-    print("| op | shape | hgpsim ms | hgpsim GFLOP/s | PyTorch f64 ms | PyTorch / hgpsim | PyTorch f32 ms |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    f32 = "| hgpsim f32 ms " if a.f32 else ""
+    print(f"| op | shape | hgpsim ms | hgpsim GFLOP/s | PyTorch f64 ms | PyTorch / hgpsim | PyTorch f32 ms {f32}|")
+    print("|---|---|---:|---:|---:|---:|---:|" + ("---:|" if a.f32 else ""))
     for op, runs in ours.items():
         m = med(runs, "ms")
         t = med(theirs.get(op, []), "ms")
         t32 = med(theirs.get(op, []), "ms_f32")
+        ours32 = f" {cell(med(runs, 'ms_f32'), '.3f')} |" if a.f32 else ""
         print(f"| {op} | {shapes[op]} | {m:.3f} | {cell(med(runs, 'gflops'), '.1f')} | {cell(t, '.3f')} | "
-              f"{cell(t / m, '.2f')} | {cell(t32, '.3f')} |")
+              f"{cell(t / m, '.2f')} | {cell(t32, '.3f')} |{ours32}")
     missing = sorted(op for op in ours if op not in theirs)
     if missing:
         print(f"\nNo PyTorch time (disagreement or failure, see above): {', '.join(missing)}")
