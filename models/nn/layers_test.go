@@ -133,3 +133,54 @@ func TestMaxPool2MatchesScan(t *testing.T) {
 		}
 	}
 }
+
+// Max pooling's backward pass stores into disjoint windows what the
+// general accumulation gives, bit for bit (+0 for a −0 gradient), for
+// disjoint and overlapping windows, ties included.
+func TestMaxPoolScatterMatchesAccumulation(t *testing.T) {
+	for _, c := range []struct {
+		sp Spec
+		in Shape
+	}{
+		{MaxPool2D(2, 2), Shape{3, 7, 6}},
+		{MaxPool2D(3, 2), Shape{2, 9, 8}}, // overlapping windows
+		{MaxPool2D(2, 3), Shape{2, 9, 8}}, // gaps between windows
+	} {
+		l, err := newPool[float64](c.sp, c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := l.(*pool[float64])
+		n := 3
+		p.reserve(n)
+		r := rand.New(rand.NewPCG(7, 7))
+		x := make([]float64, n*c.in.Size())
+		for i := range x {
+			x[i] = float64(r.IntN(3)) - 1 // many ties
+		}
+		gy := make([]float64, n*p.o.Size())
+		zeros := []float64{0, math.Copysign(0, -1)}
+		for i := range gy {
+			gy[i] = r.NormFloat64()
+			if r.IntN(4) == 0 {
+				gy[i] = zeros[r.IntN(2)]
+			}
+		}
+		p.forward(make([]float64, len(gy)), x, nil, n)
+		gx := make([]float64, len(x))
+		for i := range gx {
+			gx[i] = math.NaN() // every value must be written
+		}
+		p.backward(gx, nil, gy, x, nil, nil, n)
+		want := make([]float64, len(x))
+		ni, no := c.in.Size(), p.o.Size()
+		for i, v := range gy {
+			want[i/no*ni+int(p.arg[i])] += v
+		}
+		for i := range gx {
+			if math.Float64bits(gx[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("%v %v: gx[%d] = %v, want %v", c.sp.Kind, c.in, i, gx[i], want[i])
+			}
+		}
+	}
+}

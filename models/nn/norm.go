@@ -34,9 +34,9 @@ type groupNorm[F gemm.Float] struct {
 	g, m  int // groups, values per group
 	plane int // H·W
 
-	xhat, rxhat []F // per batch value: x̂ (forward), R{x̂} (rforward)
+	xhat, rxhat []F // per batch value: x̂, R{x̂} (both rforward)
 	h           []F // one group: scratch for gx in rbackward
-	s, a        []F // per group of the batch: s (forward), mean(x̂ rx) (rforward)
+	mu, s, a    []F // per group of the batch: μ, s (forward), mean(x̂ rx) (rforward)
 }
 
 const normEps = 1e-5
@@ -53,13 +53,14 @@ func (l *groupNorm[F]) params() int  { return 2 * l.shape.C }
 func (l *groupNorm[F]) flops() int64 { return 0 }
 
 func (l *groupNorm[F]) memory(n int) int64 {
-	return elemSize[F]() * (int64(n)*(2*int64(l.shape.Size())+2*int64(l.g)) + int64(l.m))
+	return elemSize[F]() * (int64(n)*(2*int64(l.shape.Size())+3*int64(l.g)) + int64(l.m))
 }
 
 func (l *groupNorm[F]) reserve(n int) {
 	if len(l.s) < n*l.g {
 		l.xhat = make([]F, n*l.shape.Size())
 		l.rxhat = make([]F, n*l.shape.Size())
+		l.mu = make([]F, n*l.g)
 		l.s = make([]F, n*l.g)
 		l.a = make([]F, n*l.g)
 		l.h = make([]F, l.m)
@@ -88,43 +89,41 @@ func (l *groupNorm[F]) forward(y, x, w []F, n int) {
 	inv := F(1 / float64(l.m))
 	for q := range n * l.g {
 		off := q * l.m
-		xq, xh, yq := x[off:off+l.m], l.xhat[off:off+l.m], y[off:off+l.m]
+		xq, yq := x[off:off+l.m], y[off:off+l.m]
 		mu := sum(xq) * inv
 		// Two passes: the variance as the mean of squared deviations does
 		// not cancel catastrophically as E[x²] − μ² would.
 		s := F(1 / math.Sqrt(float64(sumSquaredDeviations(xq, mu)*inv+normEps)))
-		l.s[q] = s
+		l.mu[q], l.s[q] = mu, s
+		// x̂ is not kept: the passes that need it form it again from x,
+		// bit for bit, which costs less than writing and reading it back.
 		c0 := l.channels(q)
 		for k := range l.m / l.plane {
 			g, bt := gamma[c0+k], beta[c0+k]
 			p := k * l.plane
-			xp, hp, yp := xq[p:p+l.plane], xh[p:p+l.plane], yq[p:p+l.plane]
-			for i, t := range xp {
-				t = (t - mu) * s
-				hp[i] = t
-				yp[i] = g*t + bt
-			}
+			outRun(yq[p:p+l.plane], xq[p:p+l.plane], mu, s, g, bt)
 		}
 	}
 }
 
 // backward: h = γ ⊙ gy and the affine gradients in one sweep, gx = P(h)
-// in the next.
-func (l *groupNorm[F]) backward(gx, gw, gy, _, _, w []F, n int) {
+// in the next; both form x̂ again from x.
+func (l *groupNorm[F]) backward(gx, gw, gy, x, _, w []F, n int) {
 	c := l.shape.C
 	gamma := w[:c]
 	inv := F(1 / float64(l.m))
 	for q := range n * l.g {
 		off := q * l.m
 		c0 := l.channels(q)
-		gyq, xh := gy[off:off+l.m], l.xhat[off:off+l.m]
+		mu, s := l.mu[q], l.s[q]
+		gyq, xq := gy[off:off+l.m], x[off:off+l.m]
 		if gx == nil {
 			for k := range l.m / l.plane {
 				p := k * l.plane
 				var sg, sb F
-				hp := xh[p : p+l.plane]
+				xp := xq[p : p+l.plane]
 				for i, t := range gyq[p : p+l.plane] {
-					sg += t * hp[i]
+					sg += t * F((xp[i]-mu)*s)
 					sb += t
 				}
 				gw[c0+k] += sg
@@ -138,70 +137,95 @@ func (l *groupNorm[F]) backward(gx, gw, gy, _, _, w []F, n int) {
 			p := k * l.plane
 			g := gamma[c0+k]
 			var sg, sb F
-			xp, hp := xh[p:p+l.plane], h[p:p+l.plane]
+			xp, hp := xq[p:p+l.plane], h[p:p+l.plane]
 			for i, t := range gyq[p : p+l.plane] {
-				sg += t * xp[i]
+				xv := F((xp[i] - mu) * s)
+				sg += t * xv
 				sb += t
 				v := g * t
 				hp[i] = v
 				sh += v
-				sxh += xp[i] * v
+				sxh += xv * v
 			}
 			gw[c0+k] += sg
 			gw[c+c0+k] += sb
 		}
-		s, mh, mxh := l.s[q], sh*inv, sxh*inv
-		xh = xh[:len(h)]
-		for i, v := range h {
-			h[i] = s * (v - mh - xh[i]*mxh)
-		}
+		mh, mxh := sh*inv, sxh*inv
+		projRun(h, xq, mu, s, mh, mxh)
 	}
 }
 
-// rforward: the means of rx and x̂ rx in one sweep, R{x̂} = P(rx) and ry in
+// rforward: x̂ (kept for rbackward) and the means of rx and x̂ rx in one
+// sweep, two groups side by side as in backward; R{x̂} = P(rx) and ry in
 // the next.
-func (l *groupNorm[F]) rforward(ry, rx, _, _, w, u []F, n int) {
+func (l *groupNorm[F]) rforward(ry, rx, x, _, w, u []F, n int) {
 	c := l.shape.C
 	gamma := w[:c]
 	ug, ub := u[:c], u[c:2*c]
 	inv := F(1 / float64(l.m))
-	for q := range n * l.g {
-		off := q * l.m
-		xh, rxh, ryq := l.xhat[off:off+l.m], l.rxhat[off:off+l.m], ry[off:off+l.m]
-		c0 := l.channels(q)
-		if rx == nil {
-			clear(rxh)
-			l.a[q] = 0
+	groups := n * l.g
+	for q := 0; q < groups; q += 2 {
+		qb := min(q+1, groups-1)
+		var sr, sxr [2]F
+		if rx != nil {
+			sr, sxr = l.rforwardSums(rx, x, q, qb)
+		}
+		for j, qq := range [2]int{q, qb} {
+			if j == 1 && qb == q {
+				break
+			}
+			off := qq * l.m
+			xh, rxh, ryq := l.xhat[off:off+l.m], l.rxhat[off:off+l.m], ry[off:off+l.m]
+			c0 := l.channels(qq)
+			if rx == nil {
+				mu, s := l.mu[qq], l.s[qq]
+				clear(rxh)
+				l.a[qq] = 0
+				for k := range l.m / l.plane {
+					p := k * l.plane
+					gu, bu := ug[c0+k], ub[c0+k]
+					hp, yp := xh[p:p+l.plane], ryq[p:p+l.plane]
+					for i, t := range x[off+p : off+p+l.plane] {
+						t = F((t - mu) * s)
+						hp[i] = t
+						yp[i] = gu*t + bu
+					}
+				}
+				continue
+			}
+			rxq := rx[off : off+l.m]
+			s, mr, a := l.s[qq], sr[j]*inv, sxr[j]*inv
+			l.a[qq] = a
 			for k := range l.m / l.plane {
 				p := k * l.plane
-				gu, bu := ug[c0+k], ub[c0+k]
-				yp := ryq[p : p+l.plane]
-				for i, t := range xh[p : p+l.plane] {
-					yp[i] = gu*t + bu
-				}
-			}
-			continue
-		}
-		rxq := rx[off : off+l.m]
-		xh = xh[:len(rxq)]
-		var sr, sxr F
-		for i, t := range rxq {
-			sr += t
-			sxr += xh[i] * t
-		}
-		s, mr, a := l.s[q], sr*inv, sxr*inv
-		l.a[q] = a
-		for k := range l.m / l.plane {
-			p := k * l.plane
-			g, gu, bu := gamma[c0+k], ug[c0+k], ub[c0+k]
-			xp, rp, yp := xh[p:p+l.plane], rxh[p:p+l.plane], ryq[p:p+l.plane]
-			for i, t := range rxq[p : p+l.plane] {
-				r := s * (t - mr - xp[i]*a)
-				rp[i] = r
-				yp[i] = g*r + gu*xp[i] + bu
+				g, gu, bu := gamma[c0+k], ug[c0+k], ub[c0+k]
+				tangentRun(rxh[p:p+l.plane], ryq[p:p+l.plane], rxq[p:p+l.plane], xh[p:p+l.plane], s, mr, a, g, gu, bu)
 			}
 		}
 	}
+}
+
+// rforwardSums writes x̂ of groups qa and qb (qb = qa for one group) into
+// l.xhat and returns Σ rx and Σ x̂ rx of each, in the order of the values.
+func (l *groupNorm[F]) rforwardSums(rx, x []F, qa, qb int) (sr, sxr [2]F) {
+	oa, ob := qa*l.m, qb*l.m
+	mua, sa, mub, sb := l.mu[qa], l.s[qa], l.mu[qb], l.s[qb]
+	ra, xa, ha := rx[oa:oa+l.m], x[oa:oa+l.m], l.xhat[oa:oa+l.m]
+	rb, xb, hb := rx[ob:ob+l.m], x[ob:ob+l.m], l.xhat[ob:ob+l.m]
+	xa, ha, rb, xb, hb = xa[:len(ra)], ha[:len(ra)], rb[:len(ra)], xb[:len(ra)], hb[:len(ra)]
+	var sra, sxra, srb, sxrb F
+	for i, t := range ra {
+		xv := F((xa[i] - mua) * sa)
+		ha[i] = xv
+		sra += t
+		sxra += xv * t
+		u := rb[i]
+		xw := F((xb[i] - mub) * sb)
+		hb[i] = xw
+		srb += u
+		sxrb += xw * u
+	}
+	return [2]F{sra, srb}, [2]F{sxra, sxrb}
 }
 
 // rbackward: one sweep forms h = γ ⊙ gy and R{h} = γ ⊙ rgy + u_γ ⊙ gy,
@@ -266,12 +290,7 @@ func (l *groupNorm[F]) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []F, n 
 		s := l.s[q]
 		mh, mxh, mrxh, mrh, mxrh := sh*inv, sxh*inv, srxh*inv, srh*inv, sxrh*inv
 		sa := s * l.a[q]
-		xh, rxh, rh = xh[:len(h)], rxh[:len(h)], rh[:len(h)]
-		for i, hv := range h {
-			g := s * (hv - mh - xh[i]*mxh)
-			rh[i] = s*(rh[i]-mrh-xh[i]*mxrh) - sa*g - s*(rxh[i]*mxh+xh[i]*mrxh)
-			h[i] = g
-		}
+		rprojRun(h, rh, xh, rxh, s, mh, mxh, mrxh, mrh, mxrh, sa)
 	}
 }
 

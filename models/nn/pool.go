@@ -172,11 +172,24 @@ func (l *pool[F]) scatter(gx, gy []F, n int) {
 		gxb := gx[b*ni : (b+1)*ni]
 		gp, ap := gy[p*plane:(p+1)*plane], l.arg[p*plane:(p+1)*plane]
 		ap = ap[:len(gp)]
+		if l.disjoint() {
+			// Each input is the maximum of at most one window: store
+			// 0 + v, the bits the addition to the cleared value gives
+			// (+0 for v = −0), without loading it back.
+			for i, v := range gp {
+				gxb[ap[i]] = 0 + v
+			}
+			continue
+		}
 		for i, v := range gp {
 			gxb[ap[i]] += v
 		}
 	}
 }
+
+// disjoint reports whether no two windows share an input (stride at least
+// the window's size).
+func (l *pool[F]) disjoint() bool { return l.s >= l.kh && l.s >= l.kw }
 
 // average writes the window means of x into y.
 func (l *pool[F]) average(y, x []F, n int) {

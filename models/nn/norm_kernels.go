@@ -1,0 +1,91 @@
+package nn
+
+// The group norm's elementwise passes over runs of values: AVX kernels
+// (normVector) for the multiples of four, the scalar loops for the rest
+// and elsewhere. Both round each operation as written here, so they give
+// the same bits. The kernels are float64's; float32 runs the scalar loops.
+
+import "hgpsim/internal/gemm"
+
+// outRun writes y = g·x̂ + b, x̂ = (x − μ)·s: forward's output.
+func outRun[F gemm.Float](y, x []F, mu, s, g, b F) {
+	y = y[:len(x)]
+	i := 0
+	if q := len(x) / 4; normVector && is64[F]() && q > 0 {
+		normOut(q, &reslice[float64](y)[0], &reslice[float64](x)[0], float64(mu), float64(s), float64(g), float64(b))
+		i = 4 * q
+	}
+	outScalar(y[i:], x[i:], mu, s, g, b)
+}
+
+func outScalar[F gemm.Float](y, x []F, mu, s, g, b F) {
+	y = y[:len(x)]
+	for i, t := range x {
+		t = F((t - mu) * s)
+		y[i] = g*t + b
+	}
+}
+
+// projRun overwrites h with s·(h − mh − x̂·mxh), x̂ = (x − μ)·s: the
+// projection P(h) of backward once the means mh = mean(h) and
+// mxh = mean(x̂ h) are known.
+func projRun[F gemm.Float](h, x []F, mu, s, mh, mxh F) {
+	x = x[:len(h)]
+	i := 0
+	if q := len(h) / 4; normVector && is64[F]() && q > 0 {
+		normProj(q, &reslice[float64](h)[0], &reslice[float64](x)[0], float64(mu), float64(s), float64(mh), float64(mxh))
+		i = 4 * q
+	}
+	projScalar(h[i:], x[i:], mu, s, mh, mxh)
+}
+
+func projScalar[F gemm.Float](h, x []F, mu, s, mh, mxh F) {
+	x = x[:len(h)]
+	for i, v := range h {
+		h[i] = s * (v - mh - F((x[i]-mu)*s)*mxh)
+	}
+}
+
+// tangentRun writes r = R{x̂} = s·(rx − mr − x̂·a) and y = g·r + gu·x̂ + bu:
+// rforward's second sweep over one channel.
+func tangentRun[F gemm.Float](r, y, rx, xh []F, s, mr, a, g, gu, bu F) {
+	r, y, xh = r[:len(rx)], y[:len(rx)], xh[:len(rx)]
+	i := 0
+	if q := len(rx) / 4; normVector && is64[F]() && q > 0 {
+		normTangent(q, &reslice[float64](r)[0], &reslice[float64](y)[0], &reslice[float64](rx)[0], &reslice[float64](xh)[0],
+			float64(s), float64(mr), float64(a), float64(g), float64(gu), float64(bu))
+		i = 4 * q
+	}
+	tangentScalar(r[i:], y[i:], rx[i:], xh[i:], s, mr, a, g, gu, bu)
+}
+
+func tangentScalar[F gemm.Float](r, y, rx, xh []F, s, mr, a, g, gu, bu F) {
+	r, y, xh = r[:len(rx)], y[:len(rx)], xh[:len(rx)]
+	for i, t := range rx {
+		v := s * (t - mr - xh[i]*a)
+		r[i] = v
+		y[i] = g*v + gu*xh[i] + bu
+	}
+}
+
+// rprojRun overwrites h with gx = P(h) and rh with R{gx} (see groupNorm):
+// rbackward's second sweep, sa = s·a.
+func rprojRun[F gemm.Float](h, rh, xh, rxh []F, s, mh, mxh, mrxh, mrh, mxrh, sa F) {
+	rh, xh, rxh = rh[:len(h)], xh[:len(h)], rxh[:len(h)]
+	i := 0
+	if q := len(h) / 4; normVector && is64[F]() && q > 0 {
+		normRProj(q, &reslice[float64](h)[0], &reslice[float64](rh)[0], &reslice[float64](xh)[0], &reslice[float64](rxh)[0],
+			float64(s), float64(mh), float64(mxh), float64(mrxh), float64(mrh), float64(mxrh), float64(sa))
+		i = 4 * q
+	}
+	rprojScalar(h[i:], rh[i:], xh[i:], rxh[i:], s, mh, mxh, mrxh, mrh, mxrh, sa)
+}
+
+func rprojScalar[F gemm.Float](h, rh, xh, rxh []F, s, mh, mxh, mrxh, mrh, mxrh, sa F) {
+	rh, xh, rxh = rh[:len(h)], xh[:len(h)], rxh[:len(h)]
+	for i, hv := range h {
+		g := s * (hv - mh - xh[i]*mxh)
+		rh[i] = s*(rh[i]-mrh-xh[i]*mxrh) - sa*g - s*(rxh[i]*mxh+xh[i]*mrxh)
+		h[i] = g
+	}
+}
