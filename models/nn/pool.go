@@ -48,7 +48,7 @@ func (l *pool[F]) memory(n int) int64 {
 	if !l.max {
 		return 0
 	}
-	return 4 * int64(n) * int64(l.o.Size())
+	return 4 * int64(n) * int64(l.o.Size()) // int32 offsets, whatever F
 }
 
 func (l *pool[F]) reserve(n int) {
