@@ -21,6 +21,11 @@ func reslice[T, F gemm.Float](s []F) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
 }
 
+// ptr64 returns &s[0] as a *float64, for the float64 assembly kernels; F
+// must be float64. It is a plain address, where reslice would build a
+// slice header on every call of a kernel run per patch row.
+func ptr64[F gemm.Float](s []F) *float64 { return (*float64)(unsafe.Pointer(&s[0])) }
+
 // sameBits reports whether a and b hold the same bits.
 func sameBits[F gemm.Float](a, b []F) bool {
 	if !is64[F]() {

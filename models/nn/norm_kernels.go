@@ -12,7 +12,7 @@ func outRun[F gemm.Float](y, x []F, mu, s, g, b F) {
 	y = y[:len(x)]
 	i := 0
 	if q := len(x) / 4; normVector && is64[F]() && q > 0 {
-		normOut(q, &reslice[float64](y)[0], &reslice[float64](x)[0], float64(mu), float64(s), float64(g), float64(b))
+		normOut(q, ptr64(y), ptr64(x), float64(mu), float64(s), float64(g), float64(b))
 		i = 4 * q
 	}
 	outScalar(y[i:], x[i:], mu, s, g, b)
@@ -33,7 +33,7 @@ func projRun[F gemm.Float](h, x []F, mu, s, mh, mxh F) {
 	x = x[:len(h)]
 	i := 0
 	if q := len(h) / 4; normVector && is64[F]() && q > 0 {
-		normProj(q, &reslice[float64](h)[0], &reslice[float64](x)[0], float64(mu), float64(s), float64(mh), float64(mxh))
+		normProj(q, ptr64(h), ptr64(x), float64(mu), float64(s), float64(mh), float64(mxh))
 		i = 4 * q
 	}
 	projScalar(h[i:], x[i:], mu, s, mh, mxh)
@@ -52,7 +52,7 @@ func tangentRun[F gemm.Float](r, y, rx, xh []F, s, mr, a, g, gu, bu F) {
 	r, y, xh = r[:len(rx)], y[:len(rx)], xh[:len(rx)]
 	i := 0
 	if q := len(rx) / 4; normVector && is64[F]() && q > 0 {
-		normTangent(q, &reslice[float64](r)[0], &reslice[float64](y)[0], &reslice[float64](rx)[0], &reslice[float64](xh)[0],
+		normTangent(q, ptr64(r), ptr64(y), ptr64(rx), ptr64(xh),
 			float64(s), float64(mr), float64(a), float64(g), float64(gu), float64(bu))
 		i = 4 * q
 	}
@@ -74,7 +74,7 @@ func rprojRun[F gemm.Float](h, rh, xh, rxh []F, s, mh, mxh, mrxh, mrh, mxrh, sa 
 	rh, xh, rxh = rh[:len(h)], xh[:len(h)], rxh[:len(h)]
 	i := 0
 	if q := len(h) / 4; normVector && is64[F]() && q > 0 {
-		normRProj(q, &reslice[float64](h)[0], &reslice[float64](rh)[0], &reslice[float64](xh)[0], &reslice[float64](rxh)[0],
+		normRProj(q, ptr64(h), ptr64(rh), ptr64(xh), ptr64(rxh),
 			float64(s), float64(mh), float64(mxh), float64(mrxh), float64(mrh), float64(mxrh), float64(sa))
 		i = 4 * q
 	}

@@ -98,6 +98,7 @@ func (l *conv[F]) im2rowDense(dst []F, ld, off int, x []F, m int) {
 	w, ho, wo, kw := l.in.W, l.o.H, l.o.W, l.kw
 	ni, p := l.in.Size(), l.p
 	runs := l.runs
+	vector := patchVector && is64[F]() // outside the loops: a type test reads the dictionary
 	for j := range m {
 		xj := x[j*ni : (j+1)*ni]
 		for oy := range ho {
@@ -113,10 +114,10 @@ func (l *conv[F]) im2rowDense(dst []F, ld, off int, x []F, m int) {
 						d[0], d[1], d[2] = s[0], s[1], s[2]
 					}
 				case 5:
-					if patchVector && is64[F]() && len(runs) > 0 {
+					if vector && len(runs) > 0 {
 						// Bounds of the kernel's first and last moves.
 						_, _ = r[5*len(runs)-1], src[runs[len(runs)-1]+4]
-						patchRow5(len(runs), &reslice[float64](r)[0], &reslice[float64](src)[0], &runs[0])
+						patchRow5(len(runs), ptr64(r), ptr64(src), &runs[0])
 						continue
 					}
 					for i, o := range runs {
@@ -145,6 +146,7 @@ func (l *conv[F]) im2rowDense(dst []F, ld, off int, x []F, m int) {
 func (l *conv[F]) im2colDense(col, x []F, m int) {
 	h, w, ho, wo, kh, kw := l.in.H, l.in.W, l.o.H, l.o.W, l.kh, l.kw
 	ld, p := m*l.p, l.p
+	vector := patchVector && is64[F]()
 	for j := range m {
 		xj := x[j*l.in.Size() : (j+1)*l.in.Size()]
 		for c := range l.in.C {
@@ -153,10 +155,10 @@ func (l *conv[F]) im2colDense(col, x []F, m int) {
 				r := c * kh * kw
 				prev := col[(r+kx)*ld+j*p : (r+kx)*ld+(j+1)*p]
 				src := plane[kx:]
-				if patchVector && is64[F]() {
+				if vector {
 					// Bounds of the last run's source (prev has ho·wo).
 					_ = src[(ho-1)*w+wo-1]
-					copyRuns(ho, wo, &reslice[float64](prev)[0], wo, &reslice[float64](src)[0], w)
+					copyRuns(ho, wo, ptr64(prev), wo, ptr64(src), w)
 				} else {
 					for oy := range ho {
 						copy(prev[oy*wo:(oy+1)*wo], src[oy*w:oy*w+wo])
@@ -226,6 +228,7 @@ func (l *conv[F]) col2im(gx, gcol []F, ld, m int) {
 // twice as fast at fedem-cnn's and norm-16-32's second convolutions).
 func (l *conv[F]) col2imDense(gx, gcol []F, ld, m int) {
 	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
+	vector := patchVector && is64[F]()
 	for j := range m {
 		gj := gx[j*l.in.Size() : (j+1)*l.in.Size()]
 		r := 0
@@ -236,10 +239,10 @@ func (l *conv[F]) col2imDense(gx, gcol []F, ld, m int) {
 					row := gcol[r*ld+j*l.p : r*ld+(j+1)*l.p]
 					r++
 					dst := plane[ky*w+kx:]
-					if patchVector && is64[F]() {
+					if vector {
 						// Bounds of the last run (row has ho·wo).
 						_ = dst[(ho-1)*w+wo-1]
-						addRuns(ho, wo, &reslice[float64](dst)[0], w, &reslice[float64](row)[0], wo)
+						addRuns(ho, wo, ptr64(dst), w, ptr64(row), wo)
 						continue
 					}
 					for oy := range ho {

@@ -138,11 +138,11 @@ func (l *pool[F]) forwardMax2(y, x []F, n int) {
 // greater returns 1 if b > a and 0 otherwise, for a and b neither NaN nor
 // both infinite with the same sign, without a branch (the outcomes are
 // close to random, and the compiler branches on float comparisons): a − b
-// is negative exactly when b > a once −0 is made +0 by adding 0.
+// is negative exactly when b > a once −0 is made +0 by adding 0. A float32
+// difference widens to float64 exactly, sign included; one form for both
+// types keeps the float64 instantiation free of a type test, which costs
+// a dictionary load per call there.
 func greater[F gemm.Float](b, a F) int {
-	if !is64[F]() {
-		return int(math.Float32bits(float32((a+0)-(b+0))) >> 31)
-	}
 	return int(math.Float64bits(float64((a+0)-(b+0))) >> 63)
 }
 
