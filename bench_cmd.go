@@ -28,6 +28,7 @@ type benchFlags struct {
 	methods  string
 	json     bool
 	dump     string
+	f32      bool
 }
 
 // newBenchCmd is `hgpsim bench`: it parses the flags and leaves the
@@ -57,7 +58,8 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
          1×28×28, lenet on 3×32×32; batch 128, cross-entropy) on one
          goroutine, in ms and GFLOP/s (3 forward passes per gradient, 8 per
          HVP); --dump DIR writes each net's parameters, data, direction,
-         gradient and HVP for tools/yardstick/torch_nets.py; --json as for ops
+         gradient and HVP for tools/yardstick/torch_nets.py; --f32 also
+         times each in float32; --json as for ops
 
 Some defaults depend on --phase, as each flag's help says. The Go benchmarks
 of the same setups are in package bench (go test -bench . ./bench).`,
@@ -75,6 +77,7 @@ of the same setups are in package bench (go test -bench . ./bench).`,
 	fl.StringVar(&f.phase, "phase", "sgp", "what to time: sgp | hgp | outer | ops | nets")
 	fl.BoolVar(&f.json, "json", false, "ops, nets: print one JSON object per op instead of a table")
 	fl.StringVar(&f.dump, "dump", "", "nets: write each net's inputs and results into DIR/NAME for tools/yardstick/torch_nets.py")
+	fl.BoolVar(&f.f32, "f32", false, "nets: also time each op in float32 (ms_f32 and gflops_f32 with --json)")
 	fl.StringVar(&f.clients, "clients", "10,100,1000", "comma-separated client counts (default 10,100 for --phase hgp, 20,100 for outer)")
 	fl.IntVar(&f.rounds, "rounds", 200, "rounds per measurement (outer: at most this many SGP and hyper-gradient rounds, at least 3, default 30; the rest is extrapolated)")
 	fl.StringVar(&f.procs, "procs", strconv.Itoa(runtime.GOMAXPROCS(0)), "comma-separated GOMAXPROCS values")
@@ -94,6 +97,9 @@ func cmdBench(f benchFlags, set func(name string) bool, stdout, stderr io.Writer
 	}
 	if f.dump != "" && f.phase != "nets" {
 		return usageError{"--dump only applies to --phase nets"}
+	}
+	if f.f32 && f.phase != "nets" {
+		return usageError{"--f32 only applies to --phase nets"}
 	}
 	switch f.phase {
 	case "ops", "nets":
@@ -198,7 +204,7 @@ func cmdBenchOps(f benchFlags, set func(name string) bool, stdout, stderr io.Wri
 	var rows []any
 	var table func(w io.Writer)
 	if f.phase == "nets" {
-		times, err := bench.MeasureNets(bench.NetOptions{Reps: f.reps, Budget: 500 * time.Millisecond, Dump: f.dump, Progress: stderr})
+		times, err := bench.MeasureNets(bench.NetOptions{Reps: f.reps, Budget: 500 * time.Millisecond, Dump: f.dump, Progress: stderr, Float32: f.f32})
 		if err != nil {
 			return err
 		}

@@ -53,6 +53,7 @@ func TestExitCodes(t *testing.T) {
 		{"bench outer too few rounds", []string{"bench", "--phase", "outer", "--rounds", "2"}, 2, "--rounds must be >= 3"},
 		{"bench outer non-pdbo method", []string{"bench", "--phase", "outer", "--methods", "sgp"}, 2, "--methods"},
 		{"bench scenario without outer", []string{"bench", "--scenario", "x.yaml"}, 2, "only apply to --phase outer"},
+		{"bench f32 without nets", []string{"bench", "--phase", "ops", "--f32"}, 2, "--f32 only applies to --phase nets"},
 		{"typo", []string{"rn", good}, 2, `did you mean "run"`},
 		{"help on unknown topic", []string{"help", "fly"}, 2, "unknown help topic"},
 		{"version with argument", []string{"version", "x"}, 2, "no arguments"},

@@ -73,11 +73,21 @@ func NetCases() []NetCase {
 type NetProblem struct {
 	NetCase
 	Specs  []nn.Spec
-	Net    *nn.Net
+	Net    *nn.Net[float64]
 	X, A   []float64
 	Labels []int
 	U      []float64
 	dst    []float64
+
+	// f32: the same net and values in float32 (X, A and U rounded), built
+	// by Ops32.
+	f32 *netProblem32
+}
+
+// netProblem32 is a NetProblem's float32 twin.
+type netProblem32 struct {
+	net        *nn.Net[float32]
+	x, a, u, d []float32
 }
 
 // NewNetProblem builds c.
@@ -92,7 +102,7 @@ func NewNetProblem(c NetCase) (*NetProblem, error) {
 	if err != nil {
 		return nil, err
 	}
-	net, err := nn.New(c.In, specs, c.Classes)
+	net, err := nn.New[float64](c.In, specs, c.Classes)
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +142,33 @@ func (p *NetProblem) Ops() []NetOp {
 	}
 }
 
+// Ops32 returns Ops in float32: the same ops on a Net[float32] of the same
+// layers at X, A and U rounded to float32, named as Ops names them.
+func (p *NetProblem) Ops32() ([]NetOp, error) {
+	if p.f32 == nil {
+		net, err := nn.New[float32](p.In, p.Specs, p.Classes)
+		if err != nil {
+			return nil, err
+		}
+		p.f32 = &netProblem32{net: net, x: round32(p.X), a: round32(p.A), u: round32(p.U), d: make([]float32, net.Dim())}
+	}
+	q := p.f32
+	fwd := float64(q.net.FLOPs()) * float64(p.Batch)
+	shape := fmt.Sprintf("%v, %d classes, d = %d, batch %d, f32", p.In, p.Classes, q.net.Dim(), p.Batch)
+	return []NetOp{
+		{Op{p.Name + "-grad", shape, func() { q.net.Grad(q.d, q.x, q.a, p.Labels, NetL2) }}, GradPasses * fwd},
+		{Op{p.Name + "-hvp", shape, func() { q.net.HVP(q.d, q.x, q.a, p.Labels, NetL2, q.u) }}, HVPPasses * fwd},
+	}, nil
+}
+
+func round32(v []float64) []float32 {
+	w := make([]float32, len(v))
+	for i, t := range v {
+		w[i] = float32(t)
+	}
+	return w
+}
+
 // NetTime is the median time of one net op.
 type NetTime struct {
 	Op     string        `json:"op"`
@@ -141,6 +178,10 @@ type NetTime struct {
 	// GFLOPs is the op's work (GradPasses or HVPPasses forward passes) per
 	// second of the median time, in 10⁹.
 	GFLOPs float64 `json:"gflops"`
+	// Ms32 and GFLOPs32 are the same for the op in float32 (Ops32), when
+	// NetOptions.Float32 asked for them.
+	Ms32     float64 `json:"ms_f32,omitempty"`
+	GFLOPs32 float64 `json:"gflops_f32,omitempty"`
 }
 
 // NetOptions are the knobs of MeasureNets.
@@ -152,6 +193,9 @@ type NetOptions struct {
 	Dump string
 	// Progress gets one line per net; nil discards them.
 	Progress io.Writer
+	// Float32 also times each op in float32 (NetTime.Ms32), after the
+	// float64 timings of the same net.
+	Float32 bool
 }
 
 // MeasureNets builds each of NetCases in turn (one at a time: fedem-cnn
@@ -180,9 +224,23 @@ func MeasureNets(o NetOptions) ([]NetTime, error) {
 		for k, op := range ops {
 			plain[k] = op.Op
 		}
+		first := len(out)
 		for k, t := range TimeOps(plain, o.Reps, o.Budget) {
 			out = append(out, NetTime{Op: t.Op, Shape: t.Shape, Median: t.Median, Ms: t.Ms,
 				GFLOPs: ops[k].FLOPs / t.Median.Seconds() / 1e9})
+		}
+		if !o.Float32 {
+			continue
+		}
+		ops32, err := p.Ops32()
+		if err != nil {
+			return nil, err
+		}
+		for k, op := range ops32 {
+			plain[k] = op.Op
+		}
+		for k, t := range TimeOps(plain, o.Reps, o.Budget) {
+			out[first+k].Ms32, out[first+k].GFLOPs32 = t.Ms, ops32[k].FLOPs/t.Median.Seconds()/1e9
 		}
 	}
 	return out, nil
@@ -192,10 +250,20 @@ func MeasureNets(o NetOptions) ([]NetTime, error) {
 func WriteNets(w io.Writer, times []NetTime) {
 	fmt.Fprintf(w, "hgpsim bench --phase nets: median of the per-call time on one goroutine; "+
 		"GFLOP/s counts %d forward passes per gradient and %d per HVP; %s\n\n", GradPasses, HVPPasses, Machine())
-	fmt.Fprintln(w, "| op | shape | ms | GFLOP/s |")
-	fmt.Fprintln(w, "|---|---|---:|---:|")
+	f32 := len(times) > 0 && times[0].Ms32 > 0
+	if !f32 {
+		fmt.Fprintln(w, "| op | shape | ms | GFLOP/s |")
+		fmt.Fprintln(w, "|---|---|---:|---:|")
+	} else {
+		fmt.Fprintln(w, "| op | shape | ms | GFLOP/s | f32 ms | f32 GFLOP/s |")
+		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|")
+	}
 	for _, t := range times {
-		fmt.Fprintf(w, "| %s | %s | %.3f | %.1f |\n", t.Op, t.Shape, t.Ms, t.GFLOPs)
+		fmt.Fprintf(w, "| %s | %s | %.3f | %.1f |", t.Op, t.Shape, t.Ms, t.GFLOPs)
+		if f32 {
+			fmt.Fprintf(w, " %.3f | %.1f |", t.Ms32, t.GFLOPs32)
+		}
+		fmt.Fprintln(w)
 	}
 }
 
@@ -222,6 +290,7 @@ type DumpSpec struct {
 	FLOPs   int64       `json:"flops_forward"` // per sample, nn.Info.FLOPs
 	L2      float64     `json:"l2"`
 	Loss    float64     `json:"loss"`
+	Loss32  float64     `json:"loss_f32"` // the float32 net's loss at X, A rounded to float32
 	Layers  []DumpLayer `json:"layers"`
 }
 
@@ -234,6 +303,12 @@ const (
 	DumpU    = "u.f64"    // the HVP's direction
 	DumpGrad = "grad.f64" // hgpsim's gradient at x
 	DumpHVP  = "hvp.f64"  // hgpsim's Hessian-vector product at x along u
+
+	// The float32 net's at x, a and u rounded to float32 (little-endian
+	// float32): torch_nets.py checks them against PyTorch's float64
+	// values at that rounded point.
+	DumpGrad32 = "grad.f32"
+	DumpHVP32  = "hvp.f32"
 )
 
 // DumpNet writes p into dir/p.Name: spec.json (DumpSpec, with the loss at
@@ -248,8 +323,15 @@ func DumpNet(dir string, p *NetProblem) error {
 	grad, hvp := make([]float64, p.Net.Dim()), make([]float64, p.Net.Dim())
 	loss := p.Net.Grad(grad, p.X, p.A, p.Labels, NetL2)
 	p.Net.HVP(hvp, p.X, p.A, p.Labels, NetL2, p.U)
+	if _, err := p.Ops32(); err != nil {
+		return fmt.Errorf("bench: dump: %w", err)
+	}
+	q := p.f32
+	grad32, hvp32 := make([]float32, q.net.Dim()), make([]float32, q.net.Dim())
+	loss32 := q.net.Grad(grad32, q.x, q.a, p.Labels, NetL2)
+	q.net.HVP(hvp32, q.x, q.a, p.Labels, NetL2, q.u)
 	spec := DumpSpec{Name: p.Name, Preset: p.Preset, Input: [3]int{p.In.C, p.In.H, p.In.W}, Classes: p.Classes,
-		Batch: p.Batch, Params: p.Net.Dim(), FLOPs: p.Net.FLOPs(), L2: NetL2, Loss: loss}
+		Batch: p.Batch, Params: p.Net.Dim(), FLOPs: p.Net.FLOPs(), L2: NetL2, Loss: loss, Loss32: loss32}
 	for _, s := range p.Specs {
 		l := DumpLayer{Kind: s.Kind.String(), Out: s.Out, KH: s.KH, KW: s.KW, Stride: s.Stride, Pad: s.Pad}
 		switch s.Kind {
@@ -278,7 +360,7 @@ func DumpNet(dir string, p *NetProblem) error {
 	for _, f := range []struct {
 		name string
 		data any
-	}{{DumpX, p.X}, {DumpA, p.A}, {DumpY, labels}, {DumpU, p.U}, {DumpGrad, grad}, {DumpHVP, hvp}} {
+	}{{DumpX, p.X}, {DumpA, p.A}, {DumpY, labels}, {DumpU, p.U}, {DumpGrad, grad}, {DumpHVP, hvp}, {DumpGrad32, grad32}, {DumpHVP32, hvp32}} {
 		if err := writeLE(filepath.Join(folder, f.name), f.data); err != nil {
 			return fmt.Errorf("bench: dump: %w", err)
 		}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,6 +38,34 @@ func sameF64(t *testing.T, what string, got, want []float64) {
 	}
 	for i := range got {
 		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			t.Fatalf("%s[%d] = %v, want %v", what, i, got[i], want[i])
+		}
+	}
+}
+
+func readF32(t *testing.T, path string) []float32 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b)%4 != 0 {
+		t.Fatalf("%s: %d bytes, not a multiple of 4", path, len(b))
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+func sameF32(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 			t.Fatalf("%s[%d] = %v, want %v", what, i, got[i], want[i])
 		}
 	}
@@ -109,6 +138,21 @@ func TestDumpNetRoundTrip(t *testing.T) {
 	sameF64(t, DumpU, readF64(t, filepath.Join(folder, DumpU)), q.U)
 	sameF64(t, DumpGrad, readF64(t, filepath.Join(folder, DumpGrad)), grad)
 	sameF64(t, DumpHVP, readF64(t, filepath.Join(folder, DumpHVP)), hvp)
+
+	// The float32 results: q's float32 twin, built independently at the
+	// rounded point, must give the dumped bits.
+	if _, err := q.Ops32(); err != nil {
+		t.Fatal(err)
+	}
+	n32 := q.f32
+	grad32, hvp32 := make([]float32, n32.net.Dim()), make([]float32, n32.net.Dim())
+	loss32 := n32.net.Grad(grad32, n32.x, n32.a, q.Labels, NetL2)
+	n32.net.HVP(hvp32, n32.x, n32.a, q.Labels, NetL2, n32.u)
+	if spec.Loss32 != loss32 || loss32 == loss {
+		t.Errorf("float32 loss %v, want %v (and not the float64 loss %v)", spec.Loss32, loss32, loss)
+	}
+	sameF32(t, DumpGrad32, readF32(t, filepath.Join(folder, DumpGrad32)), grad32)
+	sameF32(t, DumpHVP32, readF32(t, filepath.Join(folder, DumpHVP32)), hvp32)
 	yb, err := os.ReadFile(filepath.Join(folder, DumpY))
 	if err != nil {
 		t.Fatal(err)
@@ -148,4 +192,59 @@ func TestNetOps(t *testing.T) {
 	if _, err := NewNetProblem(NetCase{Name: "x", Preset: "no-such-net", In: c.In, Classes: 10, Batch: 1}); err == nil {
 		t.Error("an unknown preset built")
 	}
+}
+
+// TestNetOps32 checks the float32 ops: their names, work and shapes, that
+// they compute the float64 ops' results to float32 precision, and that
+// MeasureNets' table and JSON carry their times.
+func TestNetOps32(t *testing.T) {
+	c := NetCases()[len(NetCases())-1]
+	c.Batch = 3
+	p, err := NewNetProblem(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, ops32 := p.Ops(), must32(t, p)
+	if len(ops32) != 2 {
+		t.Fatalf("%d float32 ops, want 2", len(ops32))
+	}
+	for k, op := range ops32 {
+		if op.Name != ops[k].Name || op.FLOPs != ops[k].FLOPs || !strings.HasSuffix(op.Shape, ", f32") {
+			t.Errorf("float32 op %q (%s, %v FLOPs), want %q's name and work", op.Name, op.Shape, op.FLOPs, ops[k].Name)
+		}
+		ops[k].Run()
+		op.Run()
+		var d, s float64
+		for i, v := range p.dst {
+			w := float64(p.f32.d[i])
+			d += (w - v) * (w - v)
+			s += v * v
+		}
+		// lenet's sums have at most 2048 terms: float32 is off by about
+		// L·√K·2⁻²⁴ ≈ 3e-5 relative at most (see models/nn).
+		if e := math.Sqrt(d / s); !(e < 1e-4) {
+			t.Errorf("%s: float32 off by %.3g relative to float64", op.Name, e)
+		}
+	}
+	if q := p.f32; must32(t, p) != nil && p.f32 != q {
+		t.Error("a second Ops32 built a second float32 net")
+	}
+	var b strings.Builder
+	WriteNets(&b, []NetTime{{Op: "lenet-grad", Shape: "s", Ms: 2, GFLOPs: 3, Ms32: 4, GFLOPs32: 1.5}})
+	if !strings.Contains(b.String(), "| f32 ms | f32 GFLOP/s |") || !strings.Contains(b.String(), "| 2.000 | 3.0 | 4.000 | 1.5 |") {
+		t.Errorf("table with float32 times:\n%s", b.String())
+	}
+	js, err := json.Marshal(NetTime{Op: "x", Ms: 2})
+	if err != nil || strings.Contains(string(js), "f32") {
+		t.Errorf("JSON without float32 times: %s (%v)", js, err)
+	}
+}
+
+func must32(t *testing.T, p *NetProblem) []NetOp {
+	t.Helper()
+	ops, err := p.Ops32()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ops
 }

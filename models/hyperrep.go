@@ -58,7 +58,7 @@ import (
 // value, Clone for others. Datasets must stay unchanged once used (they
 // are read-only by contract), since the cache is keyed by their address.
 type HyperRep struct {
-	body, tail *nn.Net
+	body, tail *nn.Net[float64]
 	in         nn.Shape
 	bodyLayers []nn.Spec
 	tailLayers []nn.Spec
@@ -231,11 +231,11 @@ func NewCNNHyperRep(in nn.Shape, layers []nn.Spec, classes, k int, mu float64) (
 }
 
 func newHyperRep(in nn.Shape, bodyL, tailL []nn.Spec, f, classes int, mu float64) (*HyperRep, error) {
-	body, err := nn.New(in, bodyL, f)
+	body, err := nn.New[float64](in, bodyL, f)
 	if err != nil {
 		return nil, fmt.Errorf("body: %w", err)
 	}
-	tail, err := nn.New(nn.Shape{C: f, H: 1, W: 1}, tailL, classes)
+	tail, err := nn.New[float64](nn.Shape{C: f, H: 1, W: 1}, tailL, classes)
 	if err != nil {
 		return nil, fmt.Errorf("tail: %w", err)
 	}

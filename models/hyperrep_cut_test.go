@@ -41,7 +41,7 @@ func TestCutHyperRepMatchesFullNet(t *testing.T) {
 	for _, k := range []int{1, 2, 3} {
 		r := testRand(t, 810+uint64(k))
 		m := smallHyperRep(true, k, mu)
-		full, err := nn.New(in, smallHyperLayers(true), 3)
+		full, err := nn.New[float64](in, smallHyperLayers(true), 3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +105,7 @@ func closeTo(t *testing.T, what string, got, want []float64) {
 	}
 }
 
-func fullAccuracy(net *nn.Net, p, A []float64, labels []int) float64 {
+func fullAccuracy(net *nn.Net[float64], p, A []float64, labels []int) float64 {
 	c := net.Classes()
 	z := make([]float64, len(labels)*c)
 	net.Logits(z, p, A, len(labels))

@@ -29,7 +29,7 @@ import (
 type Net struct {
 	// proto describes the net; net is the workspace of the current call
 	// sequence (nil between calls), from pool, which the clones share.
-	proto, net        *nn.Net
+	proto, net        *nn.Net[float64]
 	pool              *workPool
 	held              int
 	in                nn.Shape
@@ -58,7 +58,7 @@ func NewNet(in nn.Shape, layers []nn.Spec, classes int, l2 float64) (*Net, error
 		return nil, fmt.Errorf("input shape %v is empty", in)
 	}
 	checkL2("NewNet", l2)
-	net, err := nn.New(in, layers, classes)
+	net, err := nn.New[float64](in, layers, classes)
 	if err != nil {
 		return nil, err
 	}

@@ -19,11 +19,11 @@ import (
 // workPool holds the idle workspaces of the clones of one Net.
 type workPool struct {
 	mu    sync.Mutex
-	proto *nn.Net
-	idle  []*nn.Net
+	proto *nn.Net[float64]
+	idle  []*nn.Net[float64]
 }
 
-func (p *workPool) get() *nn.Net {
+func (p *workPool) get() *nn.Net[float64] {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if k := len(p.idle); k > 0 {
@@ -35,7 +35,7 @@ func (p *workPool) get() *nn.Net {
 	return p.proto.Clone()
 }
 
-func (p *workPool) put(w *nn.Net) {
+func (p *workPool) put(w *nn.Net[float64]) {
 	p.mu.Lock()
 	p.idle = append(p.idle, w)
 	p.mu.Unlock()
@@ -43,7 +43,7 @@ func (p *workPool) put(w *nn.Net) {
 
 // ws returns the workspace of the current call sequence, taking one from
 // the pool at its first pass.
-func (m *Net) ws() *nn.Net {
+func (m *Net) ws() *nn.Net[float64] {
 	if m.net == nil {
 		m.net = m.pool.get()
 	}

@@ -22,7 +22,7 @@ import (
 // K·P copies per sample against the product's Out·K·P multiply-adds and
 // keeps the workspaces one chunk large and in cache. Chunks are processed in
 // sample order, so results do not depend on any blocking.
-type conv struct {
+type conv[F gemm.Float] struct {
 	in, o          Shape
 	kh, kw, s, pad int
 	k, p           int   // rows of a patch matrix, columns per sample
@@ -48,13 +48,13 @@ type conv struct {
 	// products keep the patch columns, where the chain order is as fast.
 	rows bool
 
-	col, col2, gcol []float64 // K × qP patch matrices (col and col2 adjacent in colBuf)
-	colBuf          []float64 // 2K·qP: col and col2, or (rforward, rows) the qP × 2K patch rows of x and rx
-	uw              []float64 // Out × 2K: [U W] (rforward, rows)
-	yc              []float64 // Out × qP chunk activations (q > 1)
-	ystk            []float64 // 2·Out × padCols(qP): a chunk's [rgy; gy]
-	wut             []float64 // K × 2·Out: [Wᵀ Uᵀ]
-	gwT             []float64 // K × Out (wT) or Out × K (wDot)
+	col, col2, gcol []F // K × qP patch matrices (col and col2 adjacent in colBuf)
+	colBuf          []F // 2K·qP: col and col2, or (rforward, rows) the qP × 2K patch rows of x and rx
+	uw              []F // Out × 2K: [U W] (rforward, rows)
+	yc              []F // Out × qP chunk activations (q > 1)
+	ystk            []F // 2·Out × padCols(qP): a chunk's [rgy; gy]
+	wut             []F // K × 2·Out: [Wᵀ Uᵀ]
+	gwT             []F // K × Out (wT) or Out × K (wDot)
 }
 
 // minCols is the fewest output columns a convolution's products get.
@@ -64,7 +64,7 @@ const minCols = 32
 // gradients are formed in dot order (conv.wDot).
 const dotMaxK = 64
 
-func newConv(sp Spec, in Shape) (layer, error) {
+func newConv[F gemm.Float](sp Spec, in Shape) (layer[F], error) {
 	if sp.Out < 1 || sp.Out > MaxActivation {
 		return nil, fmt.Errorf("%d output channels: must be in [1, %d]", sp.Out, MaxActivation)
 	}
@@ -85,7 +85,7 @@ func newConv(sp Spec, in Shape) (layer, error) {
 	if ho > MaxActivation || wo > MaxActivation || ho*wo > MaxActivation {
 		return nil, fmt.Errorf("output planes %d×%d too large", ho, wo)
 	}
-	l := &conv{
+	l := &conv[F]{
 		in: in, o: Shape{sp.Out, ho, wo},
 		kh: sp.KH, kw: sp.KW, s: s, pad: sp.Pad,
 		k: in.C * sp.KH * sp.KW, p: ho * wo,
@@ -120,11 +120,11 @@ func newConv(sp Spec, in Shape) (layer, error) {
 	return l, nil
 }
 
-func (l *conv) out() Shape   { return l.o }
-func (l *conv) params() int  { return l.o.C*l.k + l.o.C }
-func (l *conv) flops() int64 { return 2 * int64(l.o.C) * int64(l.k) * int64(l.p) }
+func (l *conv[F]) out() Shape   { return l.o }
+func (l *conv[F]) params() int  { return l.o.C*l.k + l.o.C }
+func (l *conv[F]) flops() int64 { return 2 * int64(l.o.C) * int64(l.k) * int64(l.p) }
 
-func (l *conv) memory(int) int64 {
+func (l *conv[F]) memory(int) int64 {
 	cols := int64(l.q) * int64(l.p)
 	pc := int64(padCols(l.q * l.p))
 	k, no := int64(l.k), int64(l.o.C)
@@ -136,45 +136,45 @@ func (l *conv) memory(int) int64 {
 	if l.q > 1 {
 		f += no * cols
 	}
-	return 8 * f
+	return elemSize[F]() * f
 }
 
-func (l *conv) reserve(int) {
+func (l *conv[F]) reserve(int) {
 	if l.col != nil {
 		return
 	}
 	cols := l.q * l.p
-	l.colBuf = make([]float64, 2*l.k*cols)
+	l.colBuf = make([]F, 2*l.k*cols)
 	l.col, l.col2 = l.colBuf[:l.k*cols:l.k*cols], l.colBuf[l.k*cols:]
 	if l.rows {
-		l.uw = make([]float64, 2*l.k*l.o.C)
+		l.uw = make([]F, 2*l.k*l.o.C)
 	}
-	l.gcol = make([]float64, l.k*padCols(cols))
-	l.ystk = make([]float64, 2*l.o.C*padCols(cols))
-	l.wut = make([]float64, 2*l.k*l.o.C)
+	l.gcol = make([]F, l.k*padCols(cols))
+	l.ystk = make([]F, 2*l.o.C*padCols(cols))
+	l.wut = make([]F, 2*l.k*l.o.C)
 	if l.q > 1 {
-		l.yc = make([]float64, l.o.C*cols)
+		l.yc = make([]F, l.o.C*cols)
 	}
 	if l.wT || l.wDot {
-		l.gwT = make([]float64, l.k*l.o.C)
+		l.gwT = make([]F, l.k*l.o.C)
 	}
 }
 
 // init draws weights and biases from U(−1/√fan_in, 1/√fan_in), fan_in = K:
 // PyTorch's default (Kaiming-uniform with a = √5 for the weights).
-func (l *conv) init(w []float64, r *rand.Rand) { uniformInit(w, l.k, r) }
+func (l *conv[F]) init(w []F, r *rand.Rand) { uniformInit(w, l.k, r) }
 
-func uniformInit(w []float64, fanIn int, r *rand.Rand) {
+func uniformInit[F gemm.Float](w []F, fanIn int, r *rand.Rand) {
 	bound := 1 / math.Sqrt(float64(fanIn))
 	for i := range w {
-		w[i] = bound * (2*r.Float64() - 1)
+		w[i] = F(bound * (2*r.Float64() - 1))
 	}
 }
 
 // outView returns where the products write the outputs of the m samples
 // starting at sample b0 of y: y itself for one sample, else ws, laid out
 // Out × mP, which scatterOut then moves into y.
-func (l *conv) outView(y, ws []float64, b0, m int) []float64 {
+func (l *conv[F]) outView(y, ws []F, b0, m int) []F {
 	if m == 1 {
 		return y[b0*l.o.Size() : (b0+1)*l.o.Size()]
 	}
@@ -182,7 +182,7 @@ func (l *conv) outView(y, ws []float64, b0, m int) []float64 {
 }
 
 // scatterOut moves the chunk v (from outView) into samples b0… of y.
-func (l *conv) scatterOut(y, v []float64, b0, m int) {
+func (l *conv[F]) scatterOut(y, v []F, b0, m int) {
 	if m == 1 {
 		return
 	}
@@ -198,7 +198,7 @@ func (l *conv) scatterOut(y, v []float64, b0, m int) {
 // gather writes the gradients of the m samples starting at b0 of gy into
 // dst laid out Out × ld, sample j in columns jP to (j+1)P, and zeros in
 // the columns from mP to ld.
-func (l *conv) gather(dst []float64, ld int, gy []float64, b0, m int) {
+func (l *conv[F]) gather(dst []F, ld int, gy []F, b0, m int) {
 	no, cols := l.o.Size(), m*l.p
 	for c := range l.o.C {
 		d := dst[c*ld : (c+1)*ld]
@@ -214,7 +214,7 @@ func (l *conv) gather(dst []float64, ld int, gy []float64, b0, m int) {
 // Out × P block is the chunk layout) rather than gathered: when no input
 // gradient is formed (noInput), whose product wants padded columns, or
 // when P needs no padding.
-func (l *conv) inPlace(m int, noInput bool) bool {
+func (l *conv[F]) inPlace(m int, noInput bool) bool {
 	return m == 1 && (noInput || padCols(l.p) == l.p)
 }
 
@@ -226,7 +226,7 @@ func padCols(cols int) int { return (cols + 3) &^ 3 }
 
 // setBias writes the bias of each output channel over its row of the
 // Out × cols chunk y.
-func setBias(y, bias []float64, cols int) {
+func setBias[F gemm.Float](y, bias []F, cols int) {
 	for c, v := range bias {
 		row := y[c*cols : (c+1)*cols]
 		for i := range row {
@@ -237,7 +237,7 @@ func setBias(y, bias []float64, cols int) {
 
 // addBias adds the bias of each output channel to its row of the
 // Out × cols chunk y.
-func addBias(y, bias []float64, cols int) {
+func addBias[F gemm.Float](y, bias []F, cols int) {
 	for c, v := range bias {
 		row := y[c*cols : (c+1)*cols]
 		for i := range row {
@@ -248,13 +248,13 @@ func addBias(y, bias []float64, cols int) {
 
 // addRowSums adds the sum of the first cols entries of each row of the
 // chunk g (leading dimension ld) to gb.
-func addRowSums(gb, g []float64, ld, cols int) {
+func addRowSums[F gemm.Float](gb, g []F, ld, cols int) {
 	for c := range gb {
 		gb[c] += sum(g[c*ld : c*ld+cols])
 	}
 }
 
-func (l *conv) forward(y, x, w []float64, n int) {
+func (l *conv[F]) forward(y, x, w []F, n int) {
 	ni := l.in.Size()
 	wt, bias := w[:l.o.C*l.k], w[l.o.C*l.k:]
 	for b0 := 0; b0 < n; b0 += l.q {
@@ -276,7 +276,7 @@ func (l *conv) forward(y, x, w []float64, n int) {
 
 // weightGrad adds gy·colᵀ (Out × K) to the weight gradient, into l.gwT
 // transposed when l.wT; gy has leading dimension ldg, col cols.
-func (l *conv) weightGrad(gwt, gy []float64, ldg int, col []float64, cols int) {
+func (l *conv[F]) weightGrad(gwt, gy []F, ldg int, col []F, cols int) {
 	if l.wDot {
 		gemm.DotNT(l.o.C, l.k, cols, gy, ldg, col, cols, l.gwT, l.k)
 		gwt = gwt[:len(l.gwT)]
@@ -295,13 +295,13 @@ func (l *conv) weightGrad(gwt, gy []float64, ldg int, col []float64, cols int) {
 // startWeightGrad and endWeightGrad bracket the weight-gradient
 // accumulation of a pass: with l.wT it runs in l.gwT from 0 and is added to
 // the gradient at the end.
-func (l *conv) startWeightGrad() {
+func (l *conv[F]) startWeightGrad() {
 	if l.wT {
 		clear(l.gwT)
 	}
 }
 
-func (l *conv) endWeightGrad(gwt []float64) {
+func (l *conv[F]) endWeightGrad(gwt []F) {
 	if !l.wT {
 		return
 	}
@@ -313,7 +313,7 @@ func (l *conv) endWeightGrad(gwt []float64) {
 	}
 }
 
-func (l *conv) backward(gx, gw, gy, x, _, w []float64, n int) {
+func (l *conv[F]) backward(gx, gw, gy, x, _, w []F, n int) {
 	ni, no := l.in.Size(), l.o.C
 	gwt, gb := gw[:no*l.k], gw[no*l.k:]
 	if gx != nil {
@@ -324,7 +324,7 @@ func (l *conv) backward(gx, gw, gy, x, _, w []float64, n int) {
 		m := min(l.q, n-b0)
 		cols := m * l.p
 		ld := padCols(cols)
-		var gyv []float64
+		var gyv []F
 		if l.inPlace(m, gx == nil) {
 			ld, gyv = cols, gy[b0*l.o.Size():(b0+1)*l.o.Size()]
 		} else {
@@ -343,7 +343,7 @@ func (l *conv) backward(gx, gw, gy, x, _, w []float64, n int) {
 
 // transposeWeights writes [Wᵀ Uᵀ] (K × 2·Out) into l.wut, or Wᵀ alone
 // into its first Out columns when ut is nil.
-func (l *conv) transposeWeights(wt, ut []float64) {
+func (l *conv[F]) transposeWeights(wt, ut []F) {
 	no, k := l.o.C, l.k
 	for o := range no {
 		row := wt[o*k : (o+1)*k]
@@ -363,7 +363,7 @@ func (l *conv) transposeWeights(wt, ut []float64) {
 // inputGrad writes into gx (m samples) col2im([Wᵀ Uᵀ]·g) for g the
 // kk × ld chunk of gradients (kk = Out: Wᵀ·g; kk = 2·Out: Wᵀ·g₁ + Uᵀ·g₂
 // for g = [g₁; g₂], one product over 2·Out).
-func (l *conv) inputGrad(gx []float64, kk int, g []float64, ld, m int) {
+func (l *conv[F]) inputGrad(gx []F, kk int, g []F, ld, m int) {
 	gcol := l.gcol[:l.k*ld]
 	clear(gcol)
 	gemm.AccNN(l.k, ld, kk, l.wut, 2*l.o.C, g, ld, gcol, ld)
@@ -371,7 +371,7 @@ func (l *conv) inputGrad(gx []float64, kk int, g []float64, ld, m int) {
 }
 
 // rforward: R{Y_b} = U·col(x_b) + u_b1ᵀ + W·col(rx_b).
-func (l *conv) rforward(ry, rx, x, _, w, u []float64, n int) {
+func (l *conv[F]) rforward(ry, rx, x, _, w, u []F, n int) {
 	ni := l.in.Size()
 	wt := w[:l.o.C*l.k]
 	ut, ub := u[:l.o.C*l.k], u[l.o.C*l.k:]
@@ -396,7 +396,7 @@ func (l *conv) rforward(ry, rx, x, _, w, u []float64, n int) {
 
 // rforwardRows is rforward in dot order on patch rows: with rx, one
 // product [U W]·[rows(x) rows(rx)]ᵀ over 2K.
-func (l *conv) rforwardRows(ry, rx, x, wt, ut, ub []float64, n int) {
+func (l *conv[F]) rforwardRows(ry, rx, x, wt, ut, ub []F, n int) {
 	ni, k := l.in.Size(), l.k
 	a, ka := ut, k
 	if rx != nil {
@@ -424,7 +424,7 @@ func (l *conv) rforwardRows(ry, rx, x, wt, ut, ub []float64, n int) {
 //
 //	R{gW} = rgy_b·col(x_b)ᵀ + gy_b·col(rx_b)ᵀ,  R{gb} = Σ rgy_b,
 //	R{gx_b} = col2im(Wᵀ·rgy_b + Uᵀ·gy_b).
-func (l *conv) rbackward(gx, rgx, rgw, gy, rgy, x, rx, _, _, w, u []float64, n int) {
+func (l *conv[F]) rbackward(gx, rgx, rgw, gy, rgy, x, rx, _, _, w, u []F, n int) {
 	ni, no := l.in.Size(), l.o.C
 	rgwt, rgb := rgw[:no*l.k], rgw[no*l.k:]
 	if gx != nil || rgx != nil {

@@ -31,16 +31,16 @@ var convPathCases = []struct {
 func TestConvPathsAgainstNaive(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
 	for _, c := range convPathCases {
-		l, err := newLayer(c.sp, c.in)
+		l, err := newLayer[float64](c.sp, c.in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cv := l.(*conv)
+		cv := l.(*conv[float64])
 		if strings.HasPrefix(c.name, "rows") != cv.rows || strings.HasPrefix(c.name, "dot") != cv.wDot {
 			t.Errorf("%s: rows = %v, wDot = %v: the case does not reach its path", c.name, cv.rows, cv.wDot)
 		}
 		classes := l.out().Size()
-		net, err := New(c.in, []Spec{c.sp}, classes)
+		net, err := New[float64](c.in, []Spec{c.sp}, classes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestConvPathsAgainstNaive(t *testing.T) {
 
 func TestConvPathsDerivatives(t *testing.T) {
 	for _, c := range convPathCases {
-		l, err := newLayer(c.sp, c.in)
+		l, err := newLayer[float64](c.sp, c.in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +90,7 @@ func TestConvPathsDerivatives(t *testing.T) {
 // exact derivatives.
 func TestDenseWide(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
-	l := &dense{ni: 7, no: max(2*kSlice, wideOut) + 5}
+	l := &dense[float64]{ni: 7, no: max(2*kSlice, wideOut) + 5}
 	n := 3
 	l.reserve(n)
 	g, w, x := randVec(r, n*l.no, 1), randVec(r, l.no*l.ni, 1), randVec(r, n*l.ni, 1)

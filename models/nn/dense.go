@@ -10,49 +10,50 @@ import (
 // dense is Y = X·Wᵀ + 1bᵀ on the batch, X being n × In (each sample's
 // input flattened) and Y n × Out; every pass is one or two matrix products
 // over the whole batch.
-type dense struct {
+type dense[F gemm.Float] struct {
 	ni, no int
-	rows   bool      // Spec.RowOrder: the tangent sums of a loop over samples
-	tmp    []float64 // n × Out: the second product of rforward
-	gyT    []float64 // 2 × Out × n: gY and R{gY} transposed (wide layers)
-	gxT    []float64 // In × n: an input gradient transposed (wide layers)
-	ord    *rowOrderScratch
+	rows   bool // Spec.RowOrder: the tangent sums of a loop over samples
+	tmp    []F  // n × Out: the second product of rforward
+	gyT    []F  // 2 × Out × n: gY and R{gY} transposed (wide layers)
+	gxT    []F  // In × n: an input gradient transposed (wide layers)
+	ord    *rowOrderScratch[F]
 }
 
 // wideOut is the fewest outputs of a dense layer whose backward products
 // take gY transposed (dense.weightGrad, dense.inputGrad).
 const wideOut = 256
 
-func newDense(sp Spec, in Shape) (layer, error) {
+func newDense[F gemm.Float](sp Spec, in Shape) (layer[F], error) {
 	if sp.Out < 1 || sp.Out > MaxActivation {
 		return nil, fmt.Errorf("%d outputs: must be in [1, %d]", sp.Out, MaxActivation)
 	}
-	l := &dense{ni: in.Size(), no: sp.Out, rows: sp.RowOrder}
+	l := &dense[F]{ni: in.Size(), no: sp.Out, rows: sp.RowOrder}
 	if l.rows {
-		l.ord = &rowOrderScratch{}
+		l.ord = &rowOrderScratch[F]{}
 	}
 	return l, nil
 }
 
-func (l *dense) out() Shape   { return Shape{l.no, 1, 1} }
-func (l *dense) params() int  { return l.no*l.ni + l.no }
-func (l *dense) flops() int64 { return 2 * int64(l.no) * int64(l.ni) }
-func (l *dense) memory(n int) int64 {
+func (l *dense[F]) out() Shape   { return Shape{l.no, 1, 1} }
+func (l *dense[F]) params() int  { return l.no*l.ni + l.no }
+func (l *dense[F]) flops() int64 { return 2 * int64(l.no) * int64(l.ni) }
+func (l *dense[F]) memory(n int) int64 {
+	e := elemSize[F]()
 	if l.rows {
-		return 8 * (int64(n)*(3*int64(l.no)+2*int64(l.ni)+2*int64(l.no)) + 2*int64(l.no)*int64(l.ni))
+		return e * (int64(n)*(3*int64(l.no)+2*int64(l.ni)+2*int64(l.no)) + 2*int64(l.no)*int64(l.ni))
 	}
 	if l.wide() {
-		return 8 * int64(n) * (3*int64(l.no) + int64(l.ni))
+		return e * int64(n) * (3*int64(l.no) + int64(l.ni))
 	}
-	return 8 * int64(n) * int64(l.no)
+	return e * int64(n) * int64(l.no)
 }
 
-func (l *dense) reserve(n int) {
+func (l *dense[F]) reserve(n int) {
 	if len(l.tmp) < n*l.no {
-		l.tmp = make([]float64, n*l.no)
+		l.tmp = make([]F, n*l.no)
 		if l.wide() {
-			l.gyT = make([]float64, 2*n*l.no)
-			l.gxT = make([]float64, n*l.ni)
+			l.gyT = make([]F, 2*n*l.no)
+			l.gxT = make([]F, n*l.ni)
 		}
 		if l.rows {
 			l.ord.reserve(n, l.ni, l.no)
@@ -63,12 +64,12 @@ func (l *dense) reserve(n int) {
 // wide reports whether the backward products take gY transposed. A
 // row-order layer never does: its products are those of the row loop's
 // matrix form, as recorded.
-func (l *dense) wide() bool { return l.no >= wideOut && !l.rows }
+func (l *dense[F]) wide() bool { return l.no >= wideOut && !l.rows }
 
 // transposed returns gᵀ (Out × n) for a wide layer, in slot s (0 or 1) of
 // l.gyT, and g itself otherwise: the backward products take what this
 // returns.
-func (l *dense) transposed(g []float64, n, s int) []float64 {
+func (l *dense[F]) transposed(g []F, n, s int) []F {
 	if !l.wide() {
 		return g
 	}
@@ -87,7 +88,7 @@ func (l *dense) transposed(g []float64, n, s int) []float64 {
 // samples, where AccTN packs strided slivers of g: the same chain order
 // and bits, measured 40.3 → 44.5 GFLOP/s at 2048 × 1024 × 128 (the
 // transpose is 1/1024 of the product's work).
-func (l *dense) weightGrad(gw, g, x []float64, n int) {
+func (l *dense[F]) weightGrad(gw, g, x []F, n int) {
 	if !l.wide() {
 		gemm.AccTN(l.no, l.ni, n, g, l.no, x, l.ni, gw, l.ni)
 		return
@@ -102,7 +103,7 @@ func (l *dense) weightGrad(gw, g, x []float64, n int) {
 // order (a·b = b·a exactly), measured 38 → 44 GFLOP/s at 1024 ← 2048,
 // batch 128, where gY·W packs slivers of the whole of W (16 MB, a leading
 // dimension of 8 kB) for only 128 rows of gY.
-func (l *dense) inputGrad(gx []float64, n int, terms ...[]float64) {
+func (l *dense[F]) inputGrad(gx []F, n int, terms ...[]F) {
 	if !l.wide() {
 		clear(gx[:n*l.ni])
 		for t := 0; t < len(terms); t += 2 {
@@ -124,10 +125,10 @@ func (l *dense) inputGrad(gx []float64, n int, terms ...[]float64) {
 }
 
 // init draws from U(−1/√In, 1/√In), PyTorch's default for Linear.
-func (l *dense) init(w []float64, r *rand.Rand) { uniformInit(w, l.ni, r) }
+func (l *dense[F]) init(w []F, r *rand.Rand) { uniformInit(w, l.ni, r) }
 
 // addRows adds the row vector v to each of the n rows of y.
-func addRows(y, v []float64, n int) {
+func addRows[F gemm.Float](y, v []F, n int) {
 	for b := range n {
 		row := y[b*len(v) : (b+1)*len(v)]
 		for j, t := range v {
@@ -138,7 +139,7 @@ func addRows(y, v []float64, n int) {
 
 // addColumnSums adds the column sums of the n × len(gb) matrix g to gb,
 // summing in sample order.
-func addColumnSums(gb, g []float64, n int) {
+func addColumnSums[F gemm.Float](gb, g []F, n int) {
 	for b := range n {
 		row := g[b*len(gb) : (b+1)*len(gb)]
 		for j, v := range row {
@@ -156,7 +157,7 @@ const kSlice = 128
 // all of A's k panel once per 64 columns of B: for a wide layer (1024 →
 // 2048 at batch 128, A 2 MB) that is out of L2 each time, a 128-deep
 // slice of A (128 kB) is not. Measured 19.3 → 15.4–15.7 ms.
-func (l *dense) accNN(gx, g, w []float64, n int) {
+func (l *dense[F]) accNN(gx, g, w []F, n int) {
 	for p0 := 0; p0 < l.no; p0 += kSlice {
 		kb := min(kSlice, l.no-p0)
 		gemm.AccNN(n, l.ni, kb, g[p0:], l.no, w[p0*l.ni:], l.ni, gx, l.ni)
@@ -165,13 +166,13 @@ func (l *dense) accNN(gx, g, w []float64, n int) {
 
 // forward uses DotNT, which handles few outputs (a classifier's) far
 // better than the accumulating kernels; the bias is added after.
-func (l *dense) forward(y, x, w []float64, n int) {
+func (l *dense[F]) forward(y, x, w []F, n int) {
 	wt, bias := w[:l.no*l.ni], w[l.no*l.ni:]
 	gemm.DotNT(n, l.no, l.ni, x, l.ni, wt, l.ni, y, l.no)
 	addRows(y, bias, n)
 }
 
-func (l *dense) backward(gx, gw, gy, x, _, w []float64, n int) {
+func (l *dense[F]) backward(gx, gw, gy, x, _, w []F, n int) {
 	wt := w[:l.no*l.ni]
 	g := l.transposed(gy, n, 0)
 	l.weightGrad(gw[:l.no*l.ni], g, x, n)
@@ -182,7 +183,7 @@ func (l *dense) backward(gx, gw, gy, x, _, w []float64, n int) {
 }
 
 // rforward: R{Y} = X·Uᵀ + R{X}·Wᵀ + 1u_bᵀ, each product by DotNT.
-func (l *dense) rforward(ry, rx, x, _, w, u []float64, n int) {
+func (l *dense[F]) rforward(ry, rx, x, _, w, u []F, n int) {
 	wt, ut, ub := w[:l.no*l.ni], u[:l.no*l.ni], u[l.no*l.ni:]
 	ry = ry[:n*l.no]
 	gemm.DotNT(n, l.no, l.ni, x, l.ni, ut, l.ni, ry, l.no)
@@ -203,7 +204,7 @@ func (l *dense) rforward(ry, rx, x, _, w, u []float64, n int) {
 
 // rbackward: R{gW} = R{gY}ᵀX + gYᵀR{X}, R{gb} = R{gY}ᵀ1,
 // R{gX} = R{gY}·W + gY·U.
-func (l *dense) rbackward(gx, rgx, rgw, gy, rgy, x, rx, _, _, w, u []float64, n int) {
+func (l *dense[F]) rbackward(gx, rgx, rgw, gy, rgy, x, rx, _, _, w, u []F, n int) {
 	if l.rows {
 		l.rbackwardRows(gx, rgx, rgw, gy, rgy, x, rx, w, u, n)
 		return
@@ -212,7 +213,7 @@ func (l *dense) rbackward(gx, rgx, rgw, gy, rgy, x, rx, _, _, w, u []float64, n 
 	rgwt := rgw[:l.no*l.ni]
 	rg := l.transposed(rgy, n, 1)
 	l.weightGrad(rgwt, rg, x, n)
-	var g []float64
+	var g []F
 	if rx != nil || gx != nil || rgx != nil {
 		g = l.transposed(gy, n, 0)
 	}

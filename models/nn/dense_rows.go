@@ -4,26 +4,26 @@ import "hgpsim/internal/gemm"
 
 // rowOrderScratch holds the interleaved operands of a row-order dense
 // layer's rbackward (Spec.RowOrder).
-type rowOrderScratch struct {
-	gg []float64 // 2n × Out: R{gY}_b, gY_b, sample after sample
-	xx []float64 // 2n × In: X_b, R{X}_b, sample after sample
-	gi []float64 // n × 2·Out: (gY_bj, R{gY}_bj) pairs
-	wu []float64 // 2·Out × In: U_j, W_j, output after output
+type rowOrderScratch[F gemm.Float] struct {
+	gg []F // 2n × Out: R{gY}_b, gY_b, sample after sample
+	xx []F // 2n × In: X_b, R{X}_b, sample after sample
+	gi []F // n × 2·Out: (gY_bj, R{gY}_bj) pairs
+	wu []F // 2·Out × In: U_j, W_j, output after output
 }
 
-func (s *rowOrderScratch) reserve(n, ni, no int) {
-	s.gg = make([]float64, 2*n*no)
-	s.xx = make([]float64, 2*n*ni)
-	s.gi = make([]float64, 2*n*no)
+func (s *rowOrderScratch[F]) reserve(n, ni, no int) {
+	s.gg = make([]F, 2*n*no)
+	s.xx = make([]F, 2*n*ni)
+	s.gi = make([]F, 2*n*no)
 	if len(s.wu) < 2*no*ni {
-		s.wu = make([]float64, 2*no*ni)
+		s.wu = make([]F, 2*no*ni)
 	}
 }
 
 // rbackwardRows is rbackward with the sums of a loop over samples: each
 // output of a product takes its terms in the loop's order, which the
 // interleaved operands give one matrix product.
-func (l *dense) rbackwardRows(gx, rgx, rgw, gy, rgy, x, rx, w, u []float64, n int) {
+func (l *dense[F]) rbackwardRows(gx, rgx, rgw, gy, rgy, x, rx, w, u []F, n int) {
 	ni, no := l.ni, l.no
 	wt, ut := w[:no*ni], u[:no*ni]
 	rgwt := rgw[:no*ni]

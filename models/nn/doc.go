@@ -9,7 +9,7 @@
 // the same per-sample layout, so a Net's weights can be compared with a
 // PyTorch module's directly.
 //
-// The parameters x are one flat []float64: the layers' parameters in
+// The parameters x are one flat []F: the layers' parameters in
 // order, each layer's weight then its bias as PyTorch's parameters() lists
 // them — a convolution's weight [out][in][kh][kw], a dense layer's
 // [out][in], a group norm's scale [C] then shift [C].
@@ -68,6 +68,25 @@
 // ReLU directly followed by a max pool is computed after the pool, on a
 // quarter of the values for 2×2 windows: the two commute, with the same
 // outputs and derivatives.
+//
+// # Precision
+//
+// A Net[F] computes in F, float64 or float32: parameters, inputs,
+// activations, their tangents, gradients, Hessian-vector products and
+// every workspace are F, and the matrix products sum in F in the orders
+// internal/gemm fixes for both. Tanh, exp, log1p and sqrt, which the
+// standard library has in float64 only, are evaluated in float64 and
+// rounded to F: deterministic, and as accurate as F holds.
+//
+// The loss stays float64 in a float32 net: Net.Loss and Net.Grad sum the
+// samples' cross-entropies in float64 (from the F logits) and return a
+// float64, and the L2 coefficient is a float64, rounded to F where it
+// scales a gradient. Losses are summed over batches, clients and rounds
+// and compared across them (convergence tests, reported curves), where
+// float32's seven digits would run out; a gradient is only as precise as
+// the F parameters it updates anyway. With F = float64 every operation is
+// the one written before Net was generic, so float64 results are the same
+// bits.
 //
 // # Normalization
 //

@@ -15,7 +15,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	net, err := nn.New(in, layers, 10)
+	net, err := nn.New[float64](in, layers, 10)
 	if err != nil {
 		panic(err)
 	}

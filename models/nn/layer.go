@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"hgpsim/internal/gemm"
 	"hgpsim/internal/vec"
 )
 
@@ -19,50 +20,55 @@ import (
 // methods it documents as its prerequisites; none allocates once reserve
 // has run for the batch size. Gradients of parameters (gw, rgw) are added
 // to; activations and input gradients (y, ry, gx, rgx) are overwritten.
-type layer interface {
+type layer[F gemm.Float] interface {
+	sizer
+	// reserve grows the workspaces to hold a batch of n samples.
+	reserve(n int)
+	// init draws initial parameters into w.
+	init(w []F, r *rand.Rand)
+
+	// forward writes y = f(x; w). It may keep what the other passes need.
+	forward(y, x, w []F, n int)
+	// backward writes gx = (∂y/∂x)ᵀgy unless gx is nil and adds
+	// (∂y/∂w)ᵀgy to gw. It needs forward of the same x.
+	backward(gx, gw, gy, x, y, w []F, n int)
+	// rforward writes ry = (∂y/∂x)·rx + (∂y/∂w)·u; rx nil means 0 (x does
+	// not depend on the parameters). It needs forward of the same x and may
+	// keep what rbackward needs.
+	rforward(ry, rx, x, y, w, u []F, n int)
+	// rbackward is backward differentiated along u: it writes gx as
+	// backward does and rgx = R{gx} (unless they are nil) and adds R{gw} to
+	// rgw, for gy changing at the rate rgy. It needs rforward of the same
+	// x, rx and u.
+	rbackward(gx, rgx, rgw, gy, rgy, x, rx, y, ry, w, u []F, n int)
+}
+
+// sizer is what Plan and Info need of a layer, whatever its element type.
+type sizer interface {
 	out() Shape
 	params() int
 	flops() int64
 	// memory returns the bytes of workspace the layer keeps for batch n.
 	memory(n int) int64
-	// reserve grows the workspaces to hold a batch of n samples.
-	reserve(n int)
-	// init draws initial parameters into w.
-	init(w []float64, r *rand.Rand)
-
-	// forward writes y = f(x; w). It may keep what the other passes need.
-	forward(y, x, w []float64, n int)
-	// backward writes gx = (∂y/∂x)ᵀgy unless gx is nil and adds
-	// (∂y/∂w)ᵀgy to gw. It needs forward of the same x.
-	backward(gx, gw, gy, x, y, w []float64, n int)
-	// rforward writes ry = (∂y/∂x)·rx + (∂y/∂w)·u; rx nil means 0 (x does
-	// not depend on the parameters). It needs forward of the same x and may
-	// keep what rbackward needs.
-	rforward(ry, rx, x, y, w, u []float64, n int)
-	// rbackward is backward differentiated along u: it writes gx as
-	// backward does and rgx = R{gx} (unless they are nil) and adds R{gw} to
-	// rgw, for gy changing at the rate rgy. It needs rforward of the same
-	// x, rx and u.
-	rbackward(gx, rgx, rgw, gy, rgy, x, rx, y, ry, w, u []float64, n int)
 }
 
 // elementwise holds what the parameter-free elementwise layers share.
-type elementwise struct{ shape Shape }
+type elementwise[F gemm.Float] struct{ shape Shape }
 
-func (e *elementwise) out() Shape                 { return e.shape }
-func (e *elementwise) params() int                { return 0 }
-func (e *elementwise) flops() int64               { return 0 }
-func (e *elementwise) memory(int) int64           { return 0 }
-func (e *elementwise) reserve(int)                {}
-func (e *elementwise) init([]float64, *rand.Rand) {}
+func (e *elementwise[F]) out() Shape           { return e.shape }
+func (e *elementwise[F]) params() int          { return 0 }
+func (e *elementwise[F]) flops() int64         { return 0 }
+func (e *elementwise[F]) memory(int) int64     { return 0 }
+func (e *elementwise[F]) reserve(int)          {}
+func (e *elementwise[F]) init([]F, *rand.Rand) {}
 
 // relu is max(x, 0). It is linear on each side of 0, so its second
 // derivative vanishes wherever it exists and every pass routes through the
 // same mask x > 0, read off the output y > 0 (derivative 0 at x = 0, as
 // PyTorch).
-type relu struct{ elementwise }
+type relu[F gemm.Float] struct{ elementwise[F] }
 
-func (l *relu) forward(y, x, _ []float64, n int) {
+func (l *relu[F]) forward(y, x, _ []F, n int) {
 	y = y[:n*l.shape.Size()]
 	x = x[:len(y)]
 	for i, v := range x {
@@ -75,7 +81,15 @@ func (l *relu) forward(y, x, _ []float64, n int) {
 // of activations are close to random, so a branch would be mispredicted
 // half the time. y ≥ 0 (never −0: max(−0, 0) = +0), so y > 0 exactly when
 // its bits are nonzero, and 0 − bits has its sign bit set exactly then.
-func reluMask(dst, src, y []float64) {
+func reluMask[F gemm.Float](dst, src, y []F) {
+	if !is64[F]() {
+		reluMask32(reslice[float32](dst), reslice[float32](src), reslice[float32](y))
+		return
+	}
+	reluMask64(reslice[float64](dst), reslice[float64](src), reslice[float64](y))
+}
+
+func reluMask64(dst, src, y []float64) {
 	src = src[:len(dst)]
 	y = y[:len(dst)]
 	for i, v := range y {
@@ -84,13 +98,22 @@ func reluMask(dst, src, y []float64) {
 	}
 }
 
-func (l *relu) backward(gx, _, gy, _, y, _ []float64, n int) {
+func reluMask32(dst, src, y []float32) {
+	src = src[:len(dst)]
+	y = y[:len(dst)]
+	for i, v := range y {
+		keep := uint32(-int32(math.Float32bits(v)) >> 31)
+		dst[i] = math.Float32frombits(math.Float32bits(src[i]) & keep)
+	}
+}
+
+func (l *relu[F]) backward(gx, _, gy, _, y, _ []F, n int) {
 	if gx != nil {
 		reluMask(gx[:n*l.shape.Size()], gy, y)
 	}
 }
 
-func (l *relu) rforward(ry, rx, _, y, _, _ []float64, n int) {
+func (l *relu[F]) rforward(ry, rx, _, y, _, _ []F, n int) {
 	ry = ry[:n*l.shape.Size()]
 	if rx == nil {
 		clear(ry)
@@ -99,7 +122,7 @@ func (l *relu) rforward(ry, rx, _, y, _, _ []float64, n int) {
 	reluMask(ry, rx, y)
 }
 
-func (l *relu) rbackward(gx, rgx, _, gy, rgy, _, _, y, _, _, _ []float64, n int) {
+func (l *relu[F]) rbackward(gx, rgx, _, gy, rgy, _, _, y, _, _, _ []F, n int) {
 	l.backward(gx, nil, gy, nil, y, nil, n)
 	if rgx != nil {
 		reluMask(rgx[:n*l.shape.Size()], rgy, y)
@@ -107,14 +130,21 @@ func (l *relu) rbackward(gx, rgx, _, gy, rgy, _, _, y, _, _, _ []float64, n int)
 }
 
 // tanhLayer is tanh, with f' = 1 − y² and f” = −2y(1 − y²).
-type tanhLayer struct{ elementwise }
+type tanhLayer[F gemm.Float] struct{ elementwise[F] }
 
-func (l *tanhLayer) forward(y, x, _ []float64, n int) {
+func (l *tanhLayer[F]) forward(y, x, _ []F, n int) {
 	y = y[:n*l.shape.Size()]
-	vec.Tanh(y, x[:len(y)]) // math.Tanh's bits, several lanes at a time
+	x = x[:len(y)]
+	if is64[F]() {
+		vec.Tanh(reslice[float64](y), reslice[float64](x)) // math.Tanh's bits, several lanes at a time
+		return
+	}
+	for i, v := range x {
+		y[i] = F(math.Tanh(float64(v)))
+	}
 }
 
-func (l *tanhLayer) backward(gx, _, gy, _, y, _ []float64, n int) {
+func (l *tanhLayer[F]) backward(gx, _, gy, _, y, _ []F, n int) {
 	if gx == nil {
 		return
 	}
@@ -125,7 +155,7 @@ func (l *tanhLayer) backward(gx, _, gy, _, y, _ []float64, n int) {
 	}
 }
 
-func (l *tanhLayer) rforward(ry, rx, _, y, _, _ []float64, n int) {
+func (l *tanhLayer[F]) rforward(ry, rx, _, y, _, _ []F, n int) {
 	ry = ry[:n*l.shape.Size()]
 	if rx == nil {
 		clear(ry)
@@ -139,7 +169,7 @@ func (l *tanhLayer) rforward(ry, rx, _, y, _, _ []float64, n int) {
 
 // rbackward: R{gx} = (1 − y²)·rgy + f”(x)·rx·gy = (1 − y²)·rgy − 2y·gy·ry,
 // since ry = (1 − y²)·rx.
-func (l *tanhLayer) rbackward(gx, rgx, _, gy, rgy, _, _, y, ry, _, _ []float64, n int) {
+func (l *tanhLayer[F]) rbackward(gx, rgx, _, gy, rgy, _, _, y, ry, _, _ []F, n int) {
 	l.backward(gx, nil, gy, nil, y, nil, n)
 	if rgx == nil {
 		return
@@ -153,27 +183,29 @@ func (l *tanhLayer) rbackward(gx, rgx, _, gy, rgy, _, _, y, ry, _, _ []float64, 
 
 // softplus is log(1 + eˣ), with f' = σ(x) = 1 − e^(−y) and
 // f” = σ(x)(1 − σ(x)).
-type softplus struct{ elementwise }
+type softplus[F gemm.Float] struct{ elementwise[F] }
 
-func (l *softplus) forward(y, x, _ []float64, n int) {
+func (l *softplus[F]) forward(y, x, _ []F, n int) {
 	y = y[:n*l.shape.Size()]
 	x = x[:len(y)]
 	for i, v := range x {
 		// max(v, 0) + log1p(e^(−|v|)) neither overflows nor loses e^v ≪ 1.
-		y[i] = max(v, 0) + math.Log1p(math.Exp(-math.Abs(v)))
+		y[i] = max(v, 0) + F(math.Log1p(math.Exp(-math.Abs(float64(v)))))
 	}
 }
 
-// sigmoid returns σ(x) = 1/(1 + e^(−x)) without overflow.
-func sigmoid(x float64) float64 {
+// sigmoid returns σ(x) = 1/(1 + e^(−x)) without overflow, computed in
+// float64 and rounded to F.
+func sigmoid[F gemm.Float](v F) F {
+	x := float64(v)
 	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
+		return F(1 / (1 + math.Exp(-x)))
 	}
 	e := math.Exp(x)
-	return e / (1 + e)
+	return F(e / (1 + e))
 }
 
-func (l *softplus) backward(gx, _, gy, x, _, _ []float64, n int) {
+func (l *softplus[F]) backward(gx, _, gy, x, _, _ []F, n int) {
 	if gx == nil {
 		return
 	}
@@ -184,7 +216,7 @@ func (l *softplus) backward(gx, _, gy, x, _, _ []float64, n int) {
 	}
 }
 
-func (l *softplus) rforward(ry, rx, x, _, _, _ []float64, n int) {
+func (l *softplus[F]) rforward(ry, rx, x, _, _, _ []F, n int) {
 	ry = ry[:n*l.shape.Size()]
 	if rx == nil {
 		clear(ry)
@@ -196,7 +228,7 @@ func (l *softplus) rforward(ry, rx, x, _, _, _ []float64, n int) {
 	}
 }
 
-func (l *softplus) rbackward(gx, rgx, _, gy, rgy, x, rx, _, _, _, _ []float64, n int) {
+func (l *softplus[F]) rbackward(gx, rgx, _, gy, rgy, x, rx, _, _, _, _ []F, n int) {
 	l.backward(gx, nil, gy, x, nil, nil, n)
 	if rgx == nil {
 		return
@@ -219,24 +251,24 @@ func (l *softplus) rbackward(gx, rgx, _, gy, rgy, x, rx, _, _, _, _ []float64, n
 // flatten copies: the values of a sample are already in C·H·W order, and
 // a copy keeps every layer's output in its own buffer, which the net's
 // bookkeeping relies on; it costs one pass over a small activation.
-type flatten struct{ in Shape }
+type flatten[F gemm.Float] struct{ in Shape }
 
-func (l *flatten) out() Shape                 { return Shape{l.in.Size(), 1, 1} }
-func (l *flatten) params() int                { return 0 }
-func (l *flatten) flops() int64               { return 0 }
-func (l *flatten) memory(int) int64           { return 0 }
-func (l *flatten) reserve(int)                {}
-func (l *flatten) init([]float64, *rand.Rand) {}
+func (l *flatten[F]) out() Shape           { return Shape{l.in.Size(), 1, 1} }
+func (l *flatten[F]) params() int          { return 0 }
+func (l *flatten[F]) flops() int64         { return 0 }
+func (l *flatten[F]) memory(int) int64     { return 0 }
+func (l *flatten[F]) reserve(int)          {}
+func (l *flatten[F]) init([]F, *rand.Rand) {}
 
-func (l *flatten) forward(y, x, _ []float64, n int) { copy(y[:n*l.in.Size()], x) }
+func (l *flatten[F]) forward(y, x, _ []F, n int) { copy(y[:n*l.in.Size()], x) }
 
-func (l *flatten) backward(gx, _, gy, _, _, _ []float64, n int) {
+func (l *flatten[F]) backward(gx, _, gy, _, _, _ []F, n int) {
 	if gx != nil {
 		copy(gx[:n*l.in.Size()], gy)
 	}
 }
 
-func (l *flatten) rforward(ry, rx, _, _, _, _ []float64, n int) {
+func (l *flatten[F]) rforward(ry, rx, _, _, _, _ []F, n int) {
 	if rx == nil {
 		clear(ry[:n*l.in.Size()])
 		return
@@ -244,7 +276,7 @@ func (l *flatten) rforward(ry, rx, _, _, _, _ []float64, n int) {
 	copy(ry[:n*l.in.Size()], rx)
 }
 
-func (l *flatten) rbackward(gx, rgx, _, gy, rgy, _, _, _, _, _, _ []float64, n int) {
+func (l *flatten[F]) rbackward(gx, rgx, _, gy, rgy, _, _, _, _, _, _ []F, n int) {
 	l.backward(gx, nil, gy, nil, nil, nil, n)
 	if rgx != nil {
 		copy(rgx[:n*l.in.Size()], rgy)

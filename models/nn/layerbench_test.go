@@ -15,7 +15,7 @@ func BenchmarkLayers(b *testing.B) {
 	x, rx := randVec(r, size, 1), randVec(r, size, 1)
 	gy, rgy := randVec(r, size, 1), randVec(r, size, 1)
 	y, ry, gx, rgx := make([]float64, size), make([]float64, size), make([]float64, size), make([]float64, size)
-	gn, err := newGroupNorm(GroupNorm(1), in)
+	gn, err := newGroupNorm[float64](GroupNorm(1), in)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func BenchmarkLayers(b *testing.B) {
 		}
 		b.ReportMetric(1e6*(cpuSeconds()-cpu)/float64(b.N), "cpu-us")
 	})
-	pl, err := newPool(MaxPool2D(2, 2), in)
+	pl, err := newPool[float64](MaxPool2D(2, 2), in)
 	if err != nil {
 		b.Fatal(err)
 	}

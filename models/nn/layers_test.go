@@ -45,12 +45,12 @@ func TestConvAgainstNaive(t *testing.T) {
 		{Shape{1, 5, 5}, 2, 5, 5, 1, 0, 1},
 	} {
 		sp := Spec{Kind: KindConv2D, Out: c.out, KH: c.kh, KW: c.kw, Stride: c.s, Pad: c.pad}
-		l, err := newLayer(sp, c.in)
+		l, err := newLayer[float64](sp, c.in)
 		if err != nil {
 			t.Fatal(err)
 		}
 		classes := l.out().Size()
-		net, err := New(c.in, []Spec{sp}, classes)
+		net, err := New[float64](c.in, []Spec{sp}, classes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +70,7 @@ func TestConvAgainstNaive(t *testing.T) {
 }
 
 func TestMaxPoolTiesGoToFirst(t *testing.T) {
-	net, err := New(Shape{1, 2, 4}, []Spec{MaxPool2D(2, 2)}, 2)
+	net, err := New[float64](Shape{1, 2, 4}, []Spec{MaxPool2D(2, 2)}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,13 +82,13 @@ func TestMaxPoolTiesGoToFirst(t *testing.T) {
 	if z[0] != 3 || z[1] != -1 {
 		t.Fatalf("maxima %v, want [3 −1]", z)
 	}
-	l := net.info.layers[0].(*pool)
+	l := net.layers[0].(*pool[float64])
 	if l.arg[0] != 1 || l.arg[1] != 2 {
 		t.Errorf("argmax offsets %v, want the first maximum of each window: [1 2]", l.arg[:2])
 	}
 	// The tangent follows the chosen element.
 	g := make([]float64, 8)
-	net.info.layers[0].backward(g, nil, []float64{1, 10}, a, z, nil, 1)
+	net.layers[0].backward(g, nil, []float64{1, 10}, a, z, nil, 1)
 	want := []float64{0, 1, 10, 0, 0, 0, 0, 0}
 	for i := range g {
 		if g[i] != want[i] {
@@ -106,11 +106,11 @@ func TestMaxPool2MatchesScan(t *testing.T) {
 		{2, 9, 22}, // 11 windows a row: two groups of four and three more
 		{1, 8, 17}, // odd width: the last column is dropped
 	} {
-		l, err := newPool(MaxPool2D(2, 2), in)
+		l, err := newPool[float64](MaxPool2D(2, 2), in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := l.(*pool)
+		p := l.(*pool[float64])
 		n := 4
 		p.reserve(n)
 		r := rand.New(rand.NewPCG(5, 5))
@@ -146,11 +146,11 @@ func TestMaxPoolScatterMatchesAccumulation(t *testing.T) {
 		{MaxPool2D(3, 2), Shape{2, 9, 8}}, // overlapping windows
 		{MaxPool2D(2, 3), Shape{2, 9, 8}}, // gaps between windows
 	} {
-		l, err := newPool(c.sp, c.in)
+		l, err := newPool[float64](c.sp, c.in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := l.(*pool)
+		p := l.(*pool[float64])
 		n := 3
 		p.reserve(n)
 		r := rand.New(rand.NewPCG(7, 7))

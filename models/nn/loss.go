@@ -3,6 +3,8 @@ package nn
 import (
 	"fmt"
 	"math"
+
+	"hgpsim/internal/gemm"
 )
 
 // The mean softmax cross-entropy of a batch plus an L2 term,
@@ -13,22 +15,24 @@ import (
 // gradient is VJP with G = (softmax(Z) − e_y)/n and the Hessian-vector
 // product VJPR with R{G} = (p ⊙ R{Z} − p·(pᵀR{Z}))/n, p = softmax(Z),
 // R{Z} = JVP(u). They serve benchmarks and tests; the models package
-// builds its own losses from the primitives.
+// builds its own losses from the primitives. The loss itself, its sums
+// and l2 are float64 in a Net of either element type; G, R{G} and the
+// gradients are F.
 
 // Loss returns f(x) on the batch A with the given labels (one per sample).
-func (net *Net) Loss(x, A []float64, labels []int, l2 float64) float64 {
+func (net *Net[F]) Loss(x, A []F, labels []int, l2 float64) float64 {
 	n := net.logitsFor(x, A, labels)
 	c := net.info.classes
 	var loss float64
 	for b := range n {
 		z := net.z[b*c : (b+1)*c]
-		loss += logSumExp(z) - z[labels[b]]
+		loss += logSumExp(z) - float64(z[labels[b]])
 	}
 	return loss/float64(n) + 0.5*l2*sumSquares(x)
 }
 
 // Grad writes ∇f(x) into dst and returns f(x).
-func (net *Net) Grad(dst, x, A []float64, labels []int, l2 float64) float64 {
+func (net *Net[F]) Grad(dst, x, A []F, labels []int, l2 float64) float64 {
 	net.checkParams("dst", dst)
 	n := net.logitsFor(x, A, labels)
 	loss := net.softmaxGrad(labels, n)
@@ -39,29 +43,29 @@ func (net *Net) Grad(dst, x, A []float64, labels []int, l2 float64) float64 {
 	// order).
 	var ss float64
 	for i, v := range x {
-		dst[i] += l2 * v
-		ss += v * v
+		dst[i] += F(l2) * v
+		ss += float64(v) * float64(v)
 	}
 	return loss/float64(n) + 0.5*l2*ss
 }
 
 // HVP writes ∇²f(x)·u into dst.
-func (net *Net) HVP(dst, x, A []float64, labels []int, l2 float64, u []float64) {
+func (net *Net[F]) HVP(dst, x, A []F, labels []int, l2 float64, u []F) {
 	net.checkParams("dst", dst)
 	n := net.logitsFor(x, A, labels)
 	c := net.info.classes
 	net.softmaxGrad(labels, n)
 	net.JVP(net.rz[:n*c], x, u)
-	SoftmaxRGrad(net.rgz[:n*c], net.p[:n*c], net.rz[:n*c], c, 1/float64(n))
+	SoftmaxRGrad(net.rgz[:n*c], net.p[:n*c], net.rz[:n*c], c, F(1/float64(n)))
 	clear(dst)
 	net.VJPR(dst, x, u, net.gz[:n*c], net.rgz[:n*c])
 	for i, v := range u {
-		dst[i] += l2 * v
+		dst[i] += F(l2) * v
 	}
 }
 
 // logitsFor checks the labels, runs Logits into net.z and returns n.
-func (net *Net) logitsFor(x, A []float64, labels []int) int {
+func (net *Net[F]) logitsFor(x, A []F, labels []int) int {
 	n := len(labels)
 	for b, y := range labels {
 		if y < 0 || y >= net.info.classes {
@@ -78,16 +82,16 @@ func (net *Net) logitsFor(x, A []float64, labels []int) int {
 
 // softmaxGrad writes p = softmax(Z) into net.p and G = (p − e_y)/n into
 // net.gz and returns the summed cross-entropy.
-func (net *Net) softmaxGrad(labels []int, n int) float64 {
+func (net *Net[F]) softmaxGrad(labels []int, n int) float64 {
 	c := net.info.classes
-	inv := 1 / float64(n)
+	inv := F(1 / float64(n))
 	var loss float64
 	for b := range n {
 		z, p, g := net.z[b*c:(b+1)*c], net.p[b*c:(b+1)*c], net.gz[b*c:(b+1)*c]
 		lse := logSumExp(z)
-		loss += lse - z[labels[b]]
+		loss += lse - float64(z[labels[b]])
 		for j := range c {
-			p[j] = math.Exp(z[j] - lse)
+			p[j] = F(math.Exp(float64(z[j]) - lse))
 			g[j] = p[j]
 		}
 		g[labels[b]]--
@@ -98,23 +102,24 @@ func (net *Net) softmaxGrad(labels []int, n int) float64 {
 	return loss
 }
 
-// logSumExp returns log Σ exp(z_j) without overflow.
-func logSumExp(z []float64) float64 {
+// logSumExp returns log Σ exp(z_j) without overflow, in float64.
+func logSumExp[F gemm.Float](z []F) float64 {
 	m := math.Inf(-1)
 	for _, v := range z {
-		m = max(m, v)
+		m = max(m, float64(v))
 	}
 	var s float64
 	for _, v := range z {
-		s += math.Exp(v - m)
+		s += math.Exp(float64(v) - m)
 	}
 	return m + math.Log(s)
 }
 
-func sumSquares(x []float64) float64 {
+// sumSquares returns ‖x‖² in float64.
+func sumSquares[F gemm.Float](x []F) float64 {
 	var s float64
 	for _, v := range x {
-		s += v * v
+		s += float64(v) * float64(v)
 	}
 	return s
 }
@@ -123,10 +128,10 @@ func sumSquares(x []float64) float64 {
 // p_b (p_bᵀRZ_b)): the derivative along u of the softmax cross-entropy's
 // gradient inv·(p_b − e_y) with respect to the logits, given the
 // probabilities P and the logits' derivative RZ along u (rows of c).
-func SoftmaxRGrad(RG, P, RZ []float64, c int, inv float64) {
+func SoftmaxRGrad[F gemm.Float](RG, P, RZ []F, c int, inv F) {
 	for b := range len(P) / c {
 		p, rz, rg := P[b*c:(b+1)*c], RZ[b*c:(b+1)*c], RG[b*c:(b+1)*c]
-		var s float64
+		var s F
 		for j := range c {
 			s += p[j] * rz[j]
 		}

@@ -11,7 +11,7 @@ import (
 // fixture is a net with random parameters, data, direction and logit
 // weights.
 type fixture struct {
-	net               *Net
+	net               *Net[float64]
 	x, u, a, g, rg    []float64
 	n, classes, dim   int
 	smooth            bool // no ReLU or max pool
@@ -20,7 +20,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, in Shape, specs []Spec, classes, n int, seed uint64) *fixture {
 	t.Helper()
-	net, err := New(in, specs, classes)
+	net, err := New[float64](in, specs, classes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,17 +116,17 @@ func relErr(a, b []float64) float64 {
 // steps below it never cross a kink.
 func (f *fixture) kinkMargin() float64 {
 	m := math.Inf(1)
-	for i, l := range f.net.info.layers {
+	for i, l := range f.net.layers {
 		in, rin := f.net.input(i)
 		if rin == nil {
 			rin = make([]float64, len(in))
 		}
 		switch l := l.(type) {
-		case *relu:
+		case *relu[float64]:
 			for j, v := range in[:f.n*l.shape.Size()] {
 				m = min(m, math.Abs(v)/max(math.Abs(rin[j]), 1e-300))
 			}
-		case *pool:
+		case *pool[float64]:
 			if !l.max {
 				continue
 			}
@@ -137,7 +137,7 @@ func (f *fixture) kinkMargin() float64 {
 }
 
 // tieMargin is kinkMargin for one max pool.
-func (l *pool) tieMargin(x, rx []float64, n int) float64 {
+func (l *pool[F]) tieMargin(x, rx []float64, n int) float64 {
 	m := math.Inf(1)
 	ni, no := l.in.Size(), l.o.Size()
 	for b := range n {
@@ -419,7 +419,7 @@ func TestShapeErrors(t *testing.T) {
 		{"unknown kind", in, []Spec{{Kind: 99}}, 3, "unknown"},
 		{"pool window not square", in, []Spec{{Kind: KindMaxPool2D, KH: 2, KW: 3}, Dense(3)}, 3, "square"},
 	} {
-		_, err := New(c.in, c.specs, c.classes)
+		_, err := New[float64](c.in, c.specs, c.classes)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want one mentioning %q", c.name, err, c.want)
 		}
@@ -439,7 +439,7 @@ func TestMemoryEstimate(t *testing.T) {
 		t.Errorf("Memory(1) = %d, Memory(2) = %d: want positive and growing", m1, m2)
 	}
 	// The estimate covers what a Net allocates for a batch.
-	net, _ := New(Shape{1, 28, 28}, specs, 10)
+	net, _ := New[float64](Shape{1, 28, 28}, specs, 10)
 	x := make([]float64, net.Dim())
 	net.Init(x, rand.New(rand.NewPCG(1, 1)))
 	n := 16

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"hgpsim/internal/gemm"
 )
 
 // groupNorm normalizes each group of C/G consecutive channels of each
@@ -27,46 +29,46 @@ import (
 //
 // with a = mean(x̂ rx) (so R{s} = −s²a) and R{h} = γ ⊙ rgy + u_γ ⊙ gy; the
 // last mean(x̂ R{h}) term is inside P.
-type groupNorm struct {
+type groupNorm[F gemm.Float] struct {
 	shape Shape
 	g, m  int // groups, values per group
 	plane int // H·W
 
-	xhat, rxhat []float64 // per batch value: x̂, R{x̂} (both rforward)
-	h           []float64 // one group: scratch for gx in rbackward
-	mu, s, a    []float64 // per group of the batch: μ, s (forward), mean(x̂ rx) (rforward)
+	xhat, rxhat []F // per batch value: x̂, R{x̂} (both rforward)
+	h           []F // one group: scratch for gx in rbackward
+	mu, s, a    []F // per group of the batch: μ, s (forward), mean(x̂ rx) (rforward)
 }
 
 const normEps = 1e-5
 
-func newGroupNorm(sp Spec, in Shape) (layer, error) {
+func newGroupNorm[F gemm.Float](sp Spec, in Shape) (layer[F], error) {
 	if sp.Out < 1 || in.C%sp.Out != 0 {
 		return nil, fmt.Errorf("%d groups: must be positive and divide the %d channels", sp.Out, in.C)
 	}
-	return &groupNorm{shape: in, g: sp.Out, m: in.Size() / sp.Out, plane: in.H * in.W}, nil
+	return &groupNorm[F]{shape: in, g: sp.Out, m: in.Size() / sp.Out, plane: in.H * in.W}, nil
 }
 
-func (l *groupNorm) out() Shape   { return l.shape }
-func (l *groupNorm) params() int  { return 2 * l.shape.C }
-func (l *groupNorm) flops() int64 { return 0 }
+func (l *groupNorm[F]) out() Shape   { return l.shape }
+func (l *groupNorm[F]) params() int  { return 2 * l.shape.C }
+func (l *groupNorm[F]) flops() int64 { return 0 }
 
-func (l *groupNorm) memory(n int) int64 {
-	return 8 * (int64(n)*(2*int64(l.shape.Size())+3*int64(l.g)) + int64(l.m))
+func (l *groupNorm[F]) memory(n int) int64 {
+	return elemSize[F]() * (int64(n)*(2*int64(l.shape.Size())+3*int64(l.g)) + int64(l.m))
 }
 
-func (l *groupNorm) reserve(n int) {
+func (l *groupNorm[F]) reserve(n int) {
 	if len(l.s) < n*l.g {
-		l.xhat = make([]float64, n*l.shape.Size())
-		l.rxhat = make([]float64, n*l.shape.Size())
-		l.mu = make([]float64, n*l.g)
-		l.s = make([]float64, n*l.g)
-		l.a = make([]float64, n*l.g)
-		l.h = make([]float64, l.m)
+		l.xhat = make([]F, n*l.shape.Size())
+		l.rxhat = make([]F, n*l.shape.Size())
+		l.mu = make([]F, n*l.g)
+		l.s = make([]F, n*l.g)
+		l.a = make([]F, n*l.g)
+		l.h = make([]F, l.m)
 	}
 }
 
 // init sets γ = 1 and β = 0, PyTorch's default.
-func (l *groupNorm) init(w []float64, _ *rand.Rand) {
+func (l *groupNorm[F]) init(w []F, _ *rand.Rand) {
 	c := l.shape.C
 	for i := range c {
 		w[i] = 1
@@ -75,23 +77,23 @@ func (l *groupNorm) init(w []float64, _ *rand.Rand) {
 }
 
 // channels returns the first channel of group q of the batch.
-func (l *groupNorm) channels(q int) int { return (q % l.g) * (l.shape.C / l.g) }
+func (l *groupNorm[F]) channels(q int) int { return (q % l.g) * (l.shape.C / l.g) }
 
 // The passes below work group by group and fuse what they can into two
 // sweeps over a group's values: one that forms the per-value products and
 // sums the means they need, one that writes the results.
 
-func (l *groupNorm) forward(y, x, w []float64, n int) {
+func (l *groupNorm[F]) forward(y, x, w []F, n int) {
 	c := l.shape.C
 	gamma, beta := w[:c], w[c:2*c]
-	inv := 1 / float64(l.m)
+	inv := F(1 / float64(l.m))
 	for q := range n * l.g {
 		off := q * l.m
 		xq, yq := x[off:off+l.m], y[off:off+l.m]
 		mu := sum(xq) * inv
 		// Two passes: the variance as the mean of squared deviations does
 		// not cancel catastrophically as E[x²] − μ² would.
-		s := 1 / math.Sqrt(sumSquaredDeviations(xq, mu)*inv+normEps)
+		s := F(1 / math.Sqrt(float64(sumSquaredDeviations(xq, mu)*inv+normEps)))
 		l.mu[q], l.s[q] = mu, s
 		// x̂ is not kept: the passes that need it form it again from x,
 		// bit for bit, which costs less than writing and reading it back.
@@ -106,10 +108,10 @@ func (l *groupNorm) forward(y, x, w []float64, n int) {
 
 // backward: h = γ ⊙ gy and the affine gradients in one sweep, gx = P(h)
 // in the next; both form x̂ again from x.
-func (l *groupNorm) backward(gx, gw, gy, x, _, w []float64, n int) {
+func (l *groupNorm[F]) backward(gx, gw, gy, x, _, w []F, n int) {
 	c := l.shape.C
 	gamma := w[:c]
-	inv := 1 / float64(l.m)
+	inv := F(1 / float64(l.m))
 	for q := range n * l.g {
 		off := q * l.m
 		c0 := l.channels(q)
@@ -118,10 +120,10 @@ func (l *groupNorm) backward(gx, gw, gy, x, _, w []float64, n int) {
 		if gx == nil {
 			for k := range l.m / l.plane {
 				p := k * l.plane
-				var sg, sb float64
+				var sg, sb F
 				xp := xq[p : p+l.plane]
 				for i, t := range gyq[p : p+l.plane] {
-					sg += t * float64((xp[i]-mu)*s)
+					sg += t * F((xp[i]-mu)*s)
 					sb += t
 				}
 				gw[c0+k] += sg
@@ -130,14 +132,14 @@ func (l *groupNorm) backward(gx, gw, gy, x, _, w []float64, n int) {
 			continue
 		}
 		h := gx[off : off+l.m]
-		var sh, sxh float64
+		var sh, sxh F
 		for k := range l.m / l.plane {
 			p := k * l.plane
 			g := gamma[c0+k]
-			var sg, sb float64
+			var sg, sb F
 			xp, hp := xq[p:p+l.plane], h[p:p+l.plane]
 			for i, t := range gyq[p : p+l.plane] {
-				xv := float64((xp[i] - mu) * s)
+				xv := F((xp[i] - mu) * s)
 				sg += t * xv
 				sb += t
 				v := g * t
@@ -156,15 +158,15 @@ func (l *groupNorm) backward(gx, gw, gy, x, _, w []float64, n int) {
 // rforward: x̂ (kept for rbackward) and the means of rx and x̂ rx in one
 // sweep, two groups side by side as in backward; R{x̂} = P(rx) and ry in
 // the next.
-func (l *groupNorm) rforward(ry, rx, x, _, w, u []float64, n int) {
+func (l *groupNorm[F]) rforward(ry, rx, x, _, w, u []F, n int) {
 	c := l.shape.C
 	gamma := w[:c]
 	ug, ub := u[:c], u[c:2*c]
-	inv := 1 / float64(l.m)
+	inv := F(1 / float64(l.m))
 	groups := n * l.g
 	for q := 0; q < groups; q += 2 {
 		qb := min(q+1, groups-1)
-		var sr, sxr [2]float64
+		var sr, sxr [2]F
 		if rx != nil {
 			sr, sxr = l.rforwardSums(rx, x, q, qb)
 		}
@@ -184,7 +186,7 @@ func (l *groupNorm) rforward(ry, rx, x, _, w, u []float64, n int) {
 					gu, bu := ug[c0+k], ub[c0+k]
 					hp, yp := xh[p:p+l.plane], ryq[p:p+l.plane]
 					for i, t := range x[off+p : off+p+l.plane] {
-						t = float64((t - mu) * s)
+						t = F((t - mu) * s)
 						hp[i] = t
 						yp[i] = gu*t + bu
 					}
@@ -205,34 +207,34 @@ func (l *groupNorm) rforward(ry, rx, x, _, w, u []float64, n int) {
 
 // rforwardSums writes x̂ of groups qa and qb (qb = qa for one group) into
 // l.xhat and returns Σ rx and Σ x̂ rx of each, in the order of the values.
-func (l *groupNorm) rforwardSums(rx, x []float64, qa, qb int) (sr, sxr [2]float64) {
+func (l *groupNorm[F]) rforwardSums(rx, x []F, qa, qb int) (sr, sxr [2]F) {
 	oa, ob := qa*l.m, qb*l.m
 	mua, sa, mub, sb := l.mu[qa], l.s[qa], l.mu[qb], l.s[qb]
 	ra, xa, ha := rx[oa:oa+l.m], x[oa:oa+l.m], l.xhat[oa:oa+l.m]
 	rb, xb, hb := rx[ob:ob+l.m], x[ob:ob+l.m], l.xhat[ob:ob+l.m]
 	xa, ha, rb, xb, hb = xa[:len(ra)], ha[:len(ra)], rb[:len(ra)], xb[:len(ra)], hb[:len(ra)]
-	var sra, sxra, srb, sxrb float64
+	var sra, sxra, srb, sxrb F
 	for i, t := range ra {
-		xv := float64((xa[i] - mua) * sa)
+		xv := F((xa[i] - mua) * sa)
 		ha[i] = xv
 		sra += t
 		sxra += xv * t
 		u := rb[i]
-		xw := float64((xb[i] - mub) * sb)
+		xw := F((xb[i] - mub) * sb)
 		hb[i] = xw
 		srb += u
 		sxrb += xw * u
 	}
-	return [2]float64{sra, srb}, [2]float64{sxra, sxrb}
+	return [2]F{sra, srb}, [2]F{sxra, sxrb}
 }
 
 // rbackward: one sweep forms h = γ ⊙ gy and R{h} = γ ⊙ rgy + u_γ ⊙ gy,
 // adds the affine parameters' R-gradients and sums the five means the
 // results need; the next writes gx = P(h) and R{gx}.
-func (l *groupNorm) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []float64, n int) {
+func (l *groupNorm[F]) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []F, n int) {
 	c := l.shape.C
 	gamma, ug := w[:c], u[:c]
-	inv := 1 / float64(l.m)
+	inv := F(1 / float64(l.m))
 	for q := range n * l.g {
 		off := q * l.m
 		c0 := l.channels(q)
@@ -241,7 +243,7 @@ func (l *groupNorm) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []float64,
 		if rgx == nil && gx == nil {
 			for k := range l.m / l.plane {
 				p := k * l.plane
-				var sg, sb float64
+				var sg, sb F
 				xp, rp, gp := xh[p:p+l.plane], rxh[p:p+l.plane], gyq[p:p+l.plane]
 				for i, t := range rgyq[p : p+l.plane] {
 					sg += t*xp[i] + gp[i]*rp[i]
@@ -262,11 +264,11 @@ func (l *groupNorm) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []float64,
 			h = gx[off : off+l.m]
 		}
 		rh := rgx[off : off+l.m]
-		var sh, sxh, srxh, srh, sxrh float64
+		var sh, sxh, srxh, srh, sxrh F
 		for k := range l.m / l.plane {
 			p := k * l.plane
 			g, gu := gamma[c0+k], ug[c0+k]
-			var sg, sb float64
+			var sg, sb F
 			xp, rp, gp := xh[p:p+l.plane], rxh[p:p+l.plane], gyq[p:p+l.plane]
 			hp, rhp := h[p:p+l.plane], rh[p:p+l.plane]
 			for i, t := range rgyq[p : p+l.plane] {
@@ -294,8 +296,8 @@ func (l *groupNorm) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []float64,
 
 // sum returns Σ v in four interleaved partial sums, (s₀ + s₁) + (s₂ + s₃):
 // one running sum would wait for each addition to finish before the next.
-func sum(v []float64) float64 {
-	var s0, s1, s2, s3 float64
+func sum[F gemm.Float](v []F) F {
+	var s0, s1, s2, s3 F
 	i := 0
 	for ; i+4 <= len(v); i += 4 {
 		s0 += v[i]
@@ -310,8 +312,8 @@ func sum(v []float64) float64 {
 }
 
 // sumSquaredDeviations returns Σ (v − mu)² as sum sums.
-func sumSquaredDeviations(v []float64, mu float64) float64 {
-	var s0, s1, s2, s3 float64
+func sumSquaredDeviations[F gemm.Float](v []F, mu F) F {
+	var s0, s1, s2, s3 F
 	i := 0
 	for ; i+4 <= len(v); i += 4 {
 		d0, d1, d2, d3 := v[i]-mu, v[i+1]-mu, v[i+2]-mu, v[i+3]-mu

@@ -3,23 +3,25 @@ package nn
 // The group norm's elementwise passes over runs of values: AVX kernels
 // (normVector) for the multiples of four, the scalar loops for the rest
 // and elsewhere. Both round each operation as written here, so they give
-// the same bits.
+// the same bits. The kernels are float64's; float32 runs the scalar loops.
+
+import "hgpsim/internal/gemm"
 
 // outRun writes y = g·x̂ + b, x̂ = (x − μ)·s: forward's output.
-func outRun(y, x []float64, mu, s, g, b float64) {
+func outRun[F gemm.Float](y, x []F, mu, s, g, b F) {
 	y = y[:len(x)]
 	i := 0
-	if q := len(x) / 4; normVector && q > 0 {
-		normOut(q, &y[0], &x[0], mu, s, g, b)
+	if q := len(x) / 4; normVector && is64[F]() && q > 0 {
+		normOut(q, ptr64(y), ptr64(x), float64(mu), float64(s), float64(g), float64(b))
 		i = 4 * q
 	}
 	outScalar(y[i:], x[i:], mu, s, g, b)
 }
 
-func outScalar(y, x []float64, mu, s, g, b float64) {
+func outScalar[F gemm.Float](y, x []F, mu, s, g, b F) {
 	y = y[:len(x)]
 	for i, t := range x {
-		t = float64((t - mu) * s)
+		t = F((t - mu) * s)
 		y[i] = g*t + b
 	}
 }
@@ -27,36 +29,37 @@ func outScalar(y, x []float64, mu, s, g, b float64) {
 // projRun overwrites h with s·(h − mh − x̂·mxh), x̂ = (x − μ)·s: the
 // projection P(h) of backward once the means mh = mean(h) and
 // mxh = mean(x̂ h) are known.
-func projRun(h, x []float64, mu, s, mh, mxh float64) {
+func projRun[F gemm.Float](h, x []F, mu, s, mh, mxh F) {
 	x = x[:len(h)]
 	i := 0
-	if q := len(h) / 4; normVector && q > 0 {
-		normProj(q, &h[0], &x[0], mu, s, mh, mxh)
+	if q := len(h) / 4; normVector && is64[F]() && q > 0 {
+		normProj(q, ptr64(h), ptr64(x), float64(mu), float64(s), float64(mh), float64(mxh))
 		i = 4 * q
 	}
 	projScalar(h[i:], x[i:], mu, s, mh, mxh)
 }
 
-func projScalar(h, x []float64, mu, s, mh, mxh float64) {
+func projScalar[F gemm.Float](h, x []F, mu, s, mh, mxh F) {
 	x = x[:len(h)]
 	for i, v := range h {
-		h[i] = s * (v - mh - float64((x[i]-mu)*s)*mxh)
+		h[i] = s * (v - mh - F((x[i]-mu)*s)*mxh)
 	}
 }
 
 // tangentRun writes r = R{x̂} = s·(rx − mr − x̂·a) and y = g·r + gu·x̂ + bu:
 // rforward's second sweep over one channel.
-func tangentRun(r, y, rx, xh []float64, s, mr, a, g, gu, bu float64) {
+func tangentRun[F gemm.Float](r, y, rx, xh []F, s, mr, a, g, gu, bu F) {
 	r, y, xh = r[:len(rx)], y[:len(rx)], xh[:len(rx)]
 	i := 0
-	if q := len(rx) / 4; normVector && q > 0 {
-		normTangent(q, &r[0], &y[0], &rx[0], &xh[0], s, mr, a, g, gu, bu)
+	if q := len(rx) / 4; normVector && is64[F]() && q > 0 {
+		normTangent(q, ptr64(r), ptr64(y), ptr64(rx), ptr64(xh),
+			float64(s), float64(mr), float64(a), float64(g), float64(gu), float64(bu))
 		i = 4 * q
 	}
 	tangentScalar(r[i:], y[i:], rx[i:], xh[i:], s, mr, a, g, gu, bu)
 }
 
-func tangentScalar(r, y, rx, xh []float64, s, mr, a, g, gu, bu float64) {
+func tangentScalar[F gemm.Float](r, y, rx, xh []F, s, mr, a, g, gu, bu F) {
 	r, y, xh = r[:len(rx)], y[:len(rx)], xh[:len(rx)]
 	for i, t := range rx {
 		v := s * (t - mr - xh[i]*a)
@@ -67,17 +70,18 @@ func tangentScalar(r, y, rx, xh []float64, s, mr, a, g, gu, bu float64) {
 
 // rprojRun overwrites h with gx = P(h) and rh with R{gx} (see groupNorm):
 // rbackward's second sweep, sa = s·a.
-func rprojRun(h, rh, xh, rxh []float64, s, mh, mxh, mrxh, mrh, mxrh, sa float64) {
+func rprojRun[F gemm.Float](h, rh, xh, rxh []F, s, mh, mxh, mrxh, mrh, mxrh, sa F) {
 	rh, xh, rxh = rh[:len(h)], xh[:len(h)], rxh[:len(h)]
 	i := 0
-	if q := len(h) / 4; normVector && q > 0 {
-		normRProj(q, &h[0], &rh[0], &xh[0], &rxh[0], s, mh, mxh, mrxh, mrh, mxrh, sa)
+	if q := len(h) / 4; normVector && is64[F]() && q > 0 {
+		normRProj(q, ptr64(h), ptr64(rh), ptr64(xh), ptr64(rxh),
+			float64(s), float64(mh), float64(mxh), float64(mrxh), float64(mrh), float64(mxrh), float64(sa))
 		i = 4 * q
 	}
 	rprojScalar(h[i:], rh[i:], xh[i:], rxh[i:], s, mh, mxh, mrxh, mrh, mxrh, sa)
 }
 
-func rprojScalar(h, rh, xh, rxh []float64, s, mh, mxh, mrxh, mrh, mxrh, sa float64) {
+func rprojScalar[F gemm.Float](h, rh, xh, rxh []F, s, mh, mxh, mrxh, mrh, mxrh, sa F) {
 	rh, xh, rxh = rh[:len(h)], xh[:len(h)], rxh[:len(h)]
 	for i, hv := range h {
 		g := s * (hv - mh - xh[i]*mxh)

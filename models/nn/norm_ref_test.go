@@ -127,11 +127,11 @@ func TestGroupNormMatchesPlainLoops(t *testing.T) {
 		{Shape{16, 6, 6}, 1, 4, true},
 		{Shape{3, 7, 1}, 3, 2, true},
 	} {
-		ly, err := newGroupNorm(GroupNorm(c.g), c.in)
+		ly, err := newGroupNorm[float64](GroupNorm(c.g), c.in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		l := ly.(*groupNorm)
+		l := ly.(*groupNorm[float64])
 		l.reserve(c.n)
 		size, ng := c.n*c.in.Size(), c.n*c.g
 		ref := &refNorm{c: c.in.C, g: c.g, m: l.m, plane: l.plane,

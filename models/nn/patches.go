@@ -1,13 +1,14 @@
 package nn
 
 // The patch matrices of a convolution (im2col and its adjoint col2im) and
-// their rows.
+// their rows. The AVX kernels move float64s; a float32 net takes the Go
+// loops.
 
 // im2col writes the patch matrices of the m samples of x into col (leading
 // dimension m·P, sample j in columns j·P to (j+1)·P): row (c·KH + ky)·KW + kx,
 // column oy·Wo + ox of a sample holds x[c][oy·s−pad+ky][ox·s−pad+kx], 0 in
 // the padding.
-func (l *conv) im2col(col, x []float64, m int) {
+func (l *conv[F]) im2col(col, x []F, m int) {
 	h, w, wo, s := l.in.H, l.in.W, l.o.W, l.s
 	ld := m * l.p
 	if s == 1 && l.pad == 0 {
@@ -52,7 +53,7 @@ func (l *conv) im2col(col, x []float64, m int) {
 // im2row writes the patches of the m samples of x as rows of dst: the
 // patch of output position p of sample j (im2col's column) at
 // dst[(j·P+p)·ld+off:][:K], in im2col's row order.
-func (l *conv) im2row(dst []float64, ld, off int, x []float64, m int) {
+func (l *conv[F]) im2row(dst []F, ld, off int, x []F, m int) {
 	if l.s == 1 && l.pad == 0 {
 		l.im2rowDense(dst, ld, off, x, m)
 		return
@@ -71,7 +72,7 @@ func (l *conv) im2row(dst []float64, ld, off int, x []float64, m int) {
 						iy := oy*s - l.pad + ky
 						for kx := range kw {
 							ix := ox*s - l.pad + kx
-							v := 0.0
+							var v F
 							if iy >= 0 && iy < h && ix >= 0 && ix < w {
 								v = xj[(c*h+iy)*w+ix]
 							}
@@ -93,10 +94,11 @@ func (l *conv) im2row(dst []float64, ld, off int, x []float64, m int) {
 // AVX, runs of 5 are one 32-byte and one 8-byte move each (patchRow5):
 // fedem-cnn's second convolution's rows for a batch of 128 took 2.7 ms
 // unrolled in Go, 1.1 ms so, three times per Hessian-vector product.
-func (l *conv) im2rowDense(dst []float64, ld, off int, x []float64, m int) {
+func (l *conv[F]) im2rowDense(dst []F, ld, off int, x []F, m int) {
 	w, ho, wo, kw := l.in.W, l.o.H, l.o.W, l.kw
 	ni, p := l.in.Size(), l.p
 	runs := l.runs
+	vector := patchVector && is64[F]() // outside the loops: a type test reads the dictionary
 	for j := range m {
 		xj := x[j*ni : (j+1)*ni]
 		for oy := range ho {
@@ -112,10 +114,10 @@ func (l *conv) im2rowDense(dst []float64, ld, off int, x []float64, m int) {
 						d[0], d[1], d[2] = s[0], s[1], s[2]
 					}
 				case 5:
-					if patchVector && len(runs) > 0 {
+					if vector && len(runs) > 0 {
 						// Bounds of the kernel's first and last moves.
 						_, _ = r[5*len(runs)-1], src[runs[len(runs)-1]+4]
-						patchRow5(len(runs), &r[0], &src[0], &runs[0])
+						patchRow5(len(runs), ptr64(r), ptr64(src), &runs[0])
 						continue
 					}
 					for i, o := range runs {
@@ -141,9 +143,10 @@ func (l *conv) im2rowDense(dst []float64, ld, off int, x []float64, m int) {
 // copying run by run makes Ho short copies per row. The first row's Ho
 // runs are copied by copyRuns with AVX (each run a call of memmove
 // otherwise: 8 values in fedem-cnn's second convolution).
-func (l *conv) im2colDense(col, x []float64, m int) {
+func (l *conv[F]) im2colDense(col, x []F, m int) {
 	h, w, ho, wo, kh, kw := l.in.H, l.in.W, l.o.H, l.o.W, l.kh, l.kw
 	ld, p := m*l.p, l.p
+	vector := patchVector && is64[F]()
 	for j := range m {
 		xj := x[j*l.in.Size() : (j+1)*l.in.Size()]
 		for c := range l.in.C {
@@ -152,10 +155,10 @@ func (l *conv) im2colDense(col, x []float64, m int) {
 				r := c * kh * kw
 				prev := col[(r+kx)*ld+j*p : (r+kx)*ld+(j+1)*p]
 				src := plane[kx:]
-				if patchVector {
+				if vector {
 					// Bounds of the last run's source (prev has ho·wo).
 					_ = src[(ho-1)*w+wo-1]
-					copyRuns(ho, wo, &prev[0], wo, &src[0], w)
+					copyRuns(ho, wo, ptr64(prev), wo, ptr64(src), w)
 				} else {
 					for oy := range ho {
 						copy(prev[oy*wo:(oy+1)*wo], src[oy*w:oy*w+wo])
@@ -177,7 +180,7 @@ func (l *conv) im2colDense(col, x []float64, m int) {
 // col2im writes into gx (m samples) the sum, over the patch-matrix entries
 // that read each input value, of gcol (laid out as im2col's col, with
 // leading dimension ld ≥ mP): the adjoint of im2col.
-func (l *conv) col2im(gx, gcol []float64, ld, m int) {
+func (l *conv[F]) col2im(gx, gcol []F, ld, m int) {
 	h, w, wo, s := l.in.H, l.in.W, l.o.W, l.s
 	clear(gx[:m*l.in.Size()])
 	if s == 1 && l.pad == 0 {
@@ -223,8 +226,9 @@ func (l *conv) col2im(gx, gcol []float64, ld, m int) {
 // With AVX each row of gcol is added by addRuns, four values a vector:
 // each value still takes its terms one by one in the same order (about
 // twice as fast at fedem-cnn's and norm-16-32's second convolutions).
-func (l *conv) col2imDense(gx, gcol []float64, ld, m int) {
+func (l *conv[F]) col2imDense(gx, gcol []F, ld, m int) {
 	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
+	vector := patchVector && is64[F]()
 	for j := range m {
 		gj := gx[j*l.in.Size() : (j+1)*l.in.Size()]
 		r := 0
@@ -235,10 +239,10 @@ func (l *conv) col2imDense(gx, gcol []float64, ld, m int) {
 					row := gcol[r*ld+j*l.p : r*ld+(j+1)*l.p]
 					r++
 					dst := plane[ky*w+kx:]
-					if patchVector {
+					if vector {
 						// Bounds of the last run (row has ho·wo).
 						_ = dst[(ho-1)*w+wo-1]
-						addRuns(ho, wo, &dst[0], w, &row[0], wo)
+						addRuns(ho, wo, ptr64(dst), w, ptr64(row), wo)
 						continue
 					}
 					for oy := range ho {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"hgpsim/internal/gemm"
 )
 
 // pool is a max or average pool over KH × KW windows without padding
@@ -14,7 +16,7 @@ import (
 // tangent and tangent-backward passes all route through the element forward
 // selected (the first maximum of the window in row-major order, kept in
 // arg). Average pooling is linear.
-type pool struct {
+type pool[F gemm.Float] struct {
 	in, o  Shape
 	kh, kw int
 	s      int
@@ -22,7 +24,7 @@ type pool struct {
 	arg    []int32 // max pool: for each output of the batch, the offset of its maximum in the sample's input
 }
 
-func newPool(sp Spec, in Shape) (layer, error) {
+func newPool[F gemm.Float](sp Spec, in Shape) (layer[F], error) {
 	s := sp.Stride
 	if s == 0 {
 		if sp.KH != sp.KW {
@@ -34,28 +36,28 @@ func newPool(sp Spec, in Shape) (layer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pool{in: in, o: Shape{in.C, ho, wo}, kh: sp.KH, kw: sp.KW, s: s, max: sp.Kind == KindMaxPool2D}, nil
+	return &pool[F]{in: in, o: Shape{in.C, ho, wo}, kh: sp.KH, kw: sp.KW, s: s, max: sp.Kind == KindMaxPool2D}, nil
 }
 
-func (l *pool) out() Shape                 { return l.o }
-func (l *pool) params() int                { return 0 }
-func (l *pool) flops() int64               { return 0 }
-func (l *pool) init([]float64, *rand.Rand) {}
+func (l *pool[F]) out() Shape           { return l.o }
+func (l *pool[F]) params() int          { return 0 }
+func (l *pool[F]) flops() int64         { return 0 }
+func (l *pool[F]) init([]F, *rand.Rand) {}
 
-func (l *pool) memory(n int) int64 {
+func (l *pool[F]) memory(n int) int64 {
 	if !l.max {
 		return 0
 	}
-	return 4 * int64(n) * int64(l.o.Size())
+	return 4 * int64(n) * int64(l.o.Size()) // int32 offsets, whatever F
 }
 
-func (l *pool) reserve(n int) {
+func (l *pool[F]) reserve(n int) {
 	if l.max && len(l.arg) < n*l.o.Size() {
 		l.arg = make([]int32, n*l.o.Size())
 	}
 }
 
-func (l *pool) forward(y, x, _ []float64, n int) {
+func (l *pool[F]) forward(y, x, _ []F, n int) {
 	if l.max {
 		l.forwardMax(y, x, n)
 		return
@@ -64,7 +66,7 @@ func (l *pool) forward(y, x, _ []float64, n int) {
 }
 
 // forwardMax writes the window maxima into y and their offsets into l.arg.
-func (l *pool) forwardMax(y, x []float64, n int) {
+func (l *pool[F]) forwardMax(y, x []F, n int) {
 	if l.kh == 2 && l.kw == 2 && l.s == 2 {
 		l.forwardMax2(y, x, n)
 		return
@@ -73,7 +75,7 @@ func (l *pool) forwardMax(y, x []float64, n int) {
 }
 
 // forwardMaxScan is forwardMax for any window: a row-major scan.
-func (l *pool) forwardMaxScan(y, x []float64, n int) {
+func (l *pool[F]) forwardMaxScan(y, x []F, n int) {
 	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
 	ni, no := l.in.Size(), l.o.Size()
 	for b := range n {
@@ -110,7 +112,7 @@ func (l *pool) forwardMaxScan(y, x []float64, n int) {
 // case, as a tournament: the first maximum of each row, then of the two.
 // Strict comparisons keep the earlier element on ties, so it selects what
 // the row-major scan does.
-func (l *pool) forwardMax2(y, x []float64, n int) {
+func (l *pool[F]) forwardMax2(y, x []F, n int) {
 	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
 	for p := range n * l.in.C {
 		xp := x[p*h*w : (p+1)*h*w]
@@ -136,13 +138,16 @@ func (l *pool) forwardMax2(y, x []float64, n int) {
 // greater returns 1 if b > a and 0 otherwise, for a and b neither NaN nor
 // both infinite with the same sign, without a branch (the outcomes are
 // close to random, and the compiler branches on float comparisons): a − b
-// is negative exactly when b > a once −0 is made +0 by adding 0.
-func greater(b, a float64) int {
-	return int(math.Float64bits((a+0)-(b+0)) >> 63)
+// is negative exactly when b > a once −0 is made +0 by adding 0. A float32
+// difference widens to float64 exactly, sign included; one form for both
+// types keeps the float64 instantiation free of a type test, which costs
+// a dictionary load per call there.
+func greater[F gemm.Float](b, a F) int {
+	return int(math.Float64bits(float64((a+0)-(b+0))) >> 63)
 }
 
 // gather writes y[i] = x[arg[i]] per sample.
-func (l *pool) gather(y, x []float64, n int) {
+func (l *pool[F]) gather(y, x []F, n int) {
 	ni, no := l.in.Size(), l.o.Size()
 	for b := range n {
 		xb := x[b*ni : (b+1)*ni]
@@ -158,7 +163,7 @@ func (l *pool) gather(y, x []float64, n int) {
 // a time, while the plane is in L1: clearing the whole batch first would
 // pass twice over an input that is often the largest activation of a net
 // (a first convolution's output, 19 MB at batch 128 in fedem-cnn).
-func (l *pool) scatter(gx, gy []float64, n int) {
+func (l *pool[F]) scatter(gx, gy []F, n int) {
 	hw, plane := l.in.H*l.in.W, l.o.H*l.o.W
 	ni, c := l.in.Size(), l.in.C
 	for p := range n * c {
@@ -184,18 +189,18 @@ func (l *pool) scatter(gx, gy []float64, n int) {
 
 // disjoint reports whether no two windows share an input (stride at least
 // the window's size).
-func (l *pool) disjoint() bool { return l.s >= l.kh && l.s >= l.kw }
+func (l *pool[F]) disjoint() bool { return l.s >= l.kh && l.s >= l.kw }
 
 // average writes the window means of x into y.
-func (l *pool) average(y, x []float64, n int) {
+func (l *pool[F]) average(y, x []F, n int) {
 	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
-	inv := 1 / float64(l.kh*l.kw)
+	inv := F(1 / float64(l.kh*l.kw))
 	for p := range n * l.in.C {
 		xp, yp := x[p*h*w:(p+1)*h*w], y[p*ho*wo:(p+1)*ho*wo]
 		for oy := range ho {
 			for ox := range wo {
 				base := oy*l.s*w + ox*l.s
-				var sum float64
+				var sum F
 				for ky := range l.kh {
 					for _, v := range xp[base+ky*w : base+ky*w+l.kw] {
 						sum += v
@@ -208,9 +213,9 @@ func (l *pool) average(y, x []float64, n int) {
 }
 
 // spread writes into gx the adjoint of average applied to gy.
-func (l *pool) spread(gx, gy []float64, n int) {
+func (l *pool[F]) spread(gx, gy []F, n int) {
 	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
-	inv := 1 / float64(l.kh*l.kw)
+	inv := F(1 / float64(l.kh*l.kw))
 	clear(gx[:n*l.in.Size()])
 	for p := range n * l.in.C {
 		gp, yp := gx[p*h*w:(p+1)*h*w], gy[p*ho*wo:(p+1)*ho*wo]
@@ -229,7 +234,7 @@ func (l *pool) spread(gx, gy []float64, n int) {
 	}
 }
 
-func (l *pool) backward(gx, _, gy, _, _, _ []float64, n int) {
+func (l *pool[F]) backward(gx, _, gy, _, _, _ []F, n int) {
 	switch {
 	case gx == nil:
 	case l.max:
@@ -239,7 +244,7 @@ func (l *pool) backward(gx, _, gy, _, _, _ []float64, n int) {
 	}
 }
 
-func (l *pool) rforward(ry, rx, _, _, _, _ []float64, n int) {
+func (l *pool[F]) rforward(ry, rx, _, _, _, _ []F, n int) {
 	switch {
 	case rx == nil:
 		clear(ry[:n*l.o.Size()])
@@ -250,7 +255,7 @@ func (l *pool) rforward(ry, rx, _, _, _, _ []float64, n int) {
 	}
 }
 
-func (l *pool) rbackward(gx, rgx, _, gy, rgy, _, _, _, _, _, _ []float64, n int) {
+func (l *pool[F]) rbackward(gx, rgx, _, gy, rgy, _, _, _, _, _, _ []F, n int) {
 	l.backward(gx, nil, gy, nil, nil, nil, n)
 	l.backward(rgx, nil, rgy, nil, nil, nil, n)
 }

@@ -57,22 +57,22 @@ func TestPoolBeforeReLUExact(t *testing.T) {
 	in := Shape{2, 9, 9}
 	specs := []Spec{Conv2D(8, 3, 1, 0), ReLU(), MaxPool2D(2, 2), Conv2D(3, 2, 1, 1), ReLU(), MaxPool2D(3, 1), Dense(3)}
 	f := newFixture(t, in, specs, 3, 4, 1)
-	if _, ok := f.net.info.layers[1].(*pool); !ok {
-		t.Fatalf("layer 1 is %T, want the max pool moved before the ReLU", f.net.info.layers[1])
+	if _, ok := f.net.layers[1].(*pool[float64]); !ok {
+		t.Fatalf("layer 1 is %T, want the max pool moved before the ReLU", f.net.layers[1])
 	}
 	f.run()
 	// The same net with the layers in the specified order.
-	spec, err := New(in, specs, 3)
+	spec, err := New[float64](in, specs, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := Shape{2, 9, 9}
 	for i, sp := range specs {
-		l, err := newLayer(sp, s)
+		l, err := newLayer[float64](sp, s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec.info.layers[i], spec.info.shapes[i] = l, l.out()
+		spec.layers[i], spec.info.shapes[i] = l, l.out()
 		s = l.out()
 	}
 	z, v := make([]float64, len(f.z)), make([]float64, len(f.v))
@@ -109,7 +109,7 @@ func TestGOMAXPROCSIndependent(t *testing.T) {
 // dense layers uniform on ±1/√fan_in, group-norm scales 1 and shifts 0.
 func TestInit(t *testing.T) {
 	in := Shape{1, 28, 28}
-	net, err := New(in, normNet(10), 10)
+	net, err := New[float64](in, normNet(10), 10)
 	if err != nil {
 		t.Fatal(err)
 	}

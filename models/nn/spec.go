@@ -3,6 +3,8 @@ package nn
 import (
 	"errors"
 	"fmt"
+
+	"hgpsim/internal/gemm"
 )
 
 // Shape is the shape of one sample's activation: C planes (channels) of
@@ -125,8 +127,9 @@ func DenseRowOrder(out int) Spec { return Spec{Kind: KindDense, Out: out, RowOrd
 // of groups (1: layer norm over C×H×W; C: instance norm over H×W).
 func GroupNorm(groups int) Spec { return Spec{Kind: KindGroupNorm, Out: groups} }
 
-// MaxParams bounds the number of parameters of a Net (2²⁷ float64s, 1 GiB);
-// MaxActivation bounds the floats of one sample's activation at any layer.
+// MaxParams bounds the number of parameters of a Net (2²⁷ values, 1 GiB
+// in float64); MaxActivation bounds the values of one sample's activation
+// at any layer.
 const (
 	MaxParams     = 1 << 27
 	MaxActivation = 1 << 24
@@ -153,14 +156,17 @@ type Info struct {
 	classes int
 	// layers and their output shapes in the order they are computed, which
 	// differs from the Specs' where a ReLU is moved after a max pool (see
-	// poolBeforeReLU).
-	layers []layer
+	// poolBeforeReLU); the layers are those of the element type the Info
+	// was planned for, whose size elem is.
+	layers []sizer
 	shapes []Shape
+	elem   int64
 }
 
 // Memory returns the bytes a Net holds after a batch of n samples:
 // activations and their tangents, gradient buffers and the layers'
-// workspaces (not the caller's parameters, inputs and outputs).
+// workspaces (not the caller's parameters, inputs and outputs), at the
+// element size of the Net the Info describes (float64 for Plan's).
 func (in Info) Memory(n int) int64 {
 	var acts, inner int64
 	for i, s := range in.shapes {
@@ -178,7 +184,7 @@ func (in Info) Memory(n int) int64 {
 	for _, l := range in.layers {
 		work += l.memory(n)
 	}
-	return 8*floats + work
+	return in.elem*floats + work
 }
 
 // rgSizes returns the floats per sample of the two buffers VJPR
@@ -199,45 +205,63 @@ func (in Info) rgSizes() [2]int {
 // stack ends with the classifier layer, usually Dense(classes); Plan does
 // not append one.
 func Plan(in Shape, layers []Spec, classes int) (Info, error) {
+	info, _, err := plan[float64](in, layers, classes)
+	return info, err
+}
+
+// PlanOf is Plan for a Net[F]: the same validation and Info, with
+// Info.Memory counting elements of F.
+func PlanOf[F gemm.Float](in Shape, layers []Spec, classes int) (Info, error) {
+	info, _, err := plan[F](in, layers, classes)
+	return info, err
+}
+
+// plan is Plan that also returns the layers of a Net[F], in the order
+// they are computed, without workspaces.
+func plan[F gemm.Float](in Shape, specs []Spec, classes int) (Info, []layer[F], error) {
 	if in.C < 1 || in.H < 1 || in.W < 1 {
-		return Info{}, fmt.Errorf("nn: input shape %v: sizes must be positive", in)
+		return Info{}, nil, fmt.Errorf("nn: input shape %v: sizes must be positive", in)
 	}
 	if in.Size() > MaxActivation {
-		return Info{}, fmt.Errorf("nn: input shape %v has more than %d values", in, MaxActivation)
+		return Info{}, nil, fmt.Errorf("nn: input shape %v has more than %d values", in, MaxActivation)
 	}
 	if classes < 1 {
-		return Info{}, fmt.Errorf("nn: %d classes: need at least 1", classes)
+		return Info{}, nil, fmt.Errorf("nn: %d classes: need at least 1", classes)
 	}
-	if len(layers) == 0 {
-		return Info{}, errors.New("nn: no layers")
+	if len(specs) == 0 {
+		return Info{}, nil, errors.New("nn: no layers")
 	}
-	info := Info{in: in, classes: classes, Offsets: []int{0}}
+	info := Info{in: in, classes: classes, Offsets: []int{0}, elem: elemSize[F]()}
+	var layers []layer[F]
 	s := in
-	for i, sp := range layers {
-		l, err := newLayer(sp, s)
+	for i, sp := range specs {
+		l, err := newLayer[F](sp, s)
 		if err != nil {
-			return Info{}, fmt.Errorf("nn: layer %d (%v) on input %v: %w", i, sp.Kind, s, err)
+			return Info{}, nil, fmt.Errorf("nn: layer %d (%v) on input %v: %w", i, sp.Kind, s, err)
 		}
 		s = l.out()
 		if s.Size() > MaxActivation {
-			return Info{}, fmt.Errorf("nn: layer %d (%v) outputs %v, more than %d values", i, sp.Kind, s, MaxActivation)
+			return Info{}, nil, fmt.Errorf("nn: layer %d (%v) outputs %v, more than %d values", i, sp.Kind, s, MaxActivation)
 		}
 		info.Params += l.params()
 		if info.Params > MaxParams {
-			return Info{}, fmt.Errorf("nn: more than %d parameters at layer %d (%v)", MaxParams, i, sp.Kind)
+			return Info{}, nil, fmt.Errorf("nn: more than %d parameters at layer %d (%v)", MaxParams, i, sp.Kind)
 		}
 		info.FLOPs += l.flops()
 		info.Shapes = append(info.Shapes, s)
 		info.Offsets = append(info.Offsets, info.Params)
-		info.layers = append(info.layers, l)
+		layers = append(layers, l)
 	}
 	info.shapes = append([]Shape(nil), info.Shapes...)
 	if s.Size() != classes {
-		return Info{}, fmt.Errorf("nn: the last layer outputs %v = %d values, want %d classes (end the stack with Dense(%d))",
+		return Info{}, nil, fmt.Errorf("nn: the last layer outputs %v = %d values, want %d classes (end the stack with Dense(%d))",
 			s, s.Size(), classes, classes)
 	}
-	poolBeforeReLU(&info)
-	return info, nil
+	poolBeforeReLU(layers, info.shapes)
+	for _, l := range layers {
+		info.layers = append(info.layers, l)
+	}
+	return info, layers, nil
 }
 
 // poolBeforeReLU swaps each ReLU directly followed by a max pool: max
@@ -245,47 +269,48 @@ func Plan(in Shape, layers []Spec, classes int) (Info, error) {
 // are the same, and so are all derivatives — a window whose maximum is
 // positive selects the same element either way, one whose maximum is not
 // positive passes no gradient either way — while the ReLU then touches one
-// value per window instead of all of them.
-func poolBeforeReLU(info *Info) {
-	for i := 0; i+1 < len(info.layers); i++ {
-		if _, ok := info.layers[i].(*relu); !ok {
+// value per window instead of all of them. shapes are the layers' output
+// shapes.
+func poolBeforeReLU[F gemm.Float](layers []layer[F], shapes []Shape) {
+	for i := 0; i+1 < len(layers); i++ {
+		if _, ok := layers[i].(*relu[F]); !ok {
 			continue
 		}
-		p, ok := info.layers[i+1].(*pool)
+		p, ok := layers[i+1].(*pool[F])
 		if !ok || !p.max {
 			continue
 		}
 		// The pool was built for the ReLU's output, which has the ReLU's
 		// input shape.
-		info.layers[i], info.layers[i+1] = p, &relu{elementwise{p.o}}
-		info.shapes[i] = p.o
+		layers[i], layers[i+1] = p, &relu[F]{elementwise[F]{p.o}}
+		shapes[i] = p.o
 		i++
 	}
 }
 
 // newLayer validates sp on input shape in and returns the layer, without
 // workspaces.
-func newLayer(sp Spec, in Shape) (layer, error) {
+func newLayer[F gemm.Float](sp Spec, in Shape) (layer[F], error) {
 	if sp.RowOrder && sp.Kind != KindDense {
 		return nil, errors.New("only a dense layer takes RowOrder")
 	}
 	switch sp.Kind {
 	case KindConv2D:
-		return newConv(sp, in)
+		return newConv[F](sp, in)
 	case KindMaxPool2D, KindAvgPool2D:
-		return newPool(sp, in)
+		return newPool[F](sp, in)
 	case KindReLU:
-		return &relu{elementwise{in}}, nil
+		return &relu[F]{elementwise[F]{in}}, nil
 	case KindTanh:
-		return &tanhLayer{elementwise{in}}, nil
+		return &tanhLayer[F]{elementwise[F]{in}}, nil
 	case KindSoftplus:
-		return &softplus{elementwise{in}}, nil
+		return &softplus[F]{elementwise[F]{in}}, nil
 	case KindFlatten:
-		return &flatten{in: in}, nil
+		return &flatten[F]{in: in}, nil
 	case KindDense:
-		return newDense(sp, in)
+		return newDense[F](sp, in)
 	case KindGroupNorm:
-		return newGroupNorm(sp, in)
+		return newGroupNorm[F](sp, in)
 	}
 	return nil, fmt.Errorf("unknown layer kind %d", int(sp.Kind))
 }

@@ -113,7 +113,7 @@ def measure(a, hg, env, torch_env, dump):
         hg_cmds = [hg + ["bench", "--phase", "ops", "--json"]]
         torch_cmds = [[sys.executable, os.path.join(HERE, "torch_ops.py")]]
         if not a.no_nets:
-            nets = hg + ["bench", "--phase", "nets", "--json", "--reps", str(a.net_reps)]
+            nets = hg + ["bench", "--phase", "nets", "--json", "--reps", str(a.net_reps)] + ["--f32"]
             if r == 0:  # hgpsim goes first in even rounds: the dump is there before torch_nets.py reads it
                 nets += ["--dump", dump]
             hg_cmds.append(nets)
