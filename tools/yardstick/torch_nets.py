@@ -13,8 +13,9 @@ weight then bias, layer by layer), loads the same x, and
    reported and not timed;
 2. when the dump has hgpsim's float32 results (grad.f32, hvp.f32 and
    loss_f32), checks them against PyTorch's float64 values at the same
-   point rounded to float32 (relative error ≤ TOL32 = 1e-4), and reports
-   PyTorch's own float32 error against that reference beside it;
+   point rounded to float32 (relative error ≤ TOL32 = 1e-4, or at most
+   twice PyTorch float32's own error against that reference, which is
+   reported beside it);
 3. times the gradient (autograd) and the HVP (double backward) in float64
    and in float32, one thread each.
 
@@ -171,14 +172,18 @@ def rel_err(ours, theirs):
 # through several layers, so 1e-4 leaves a margin of a few hundred ulps
 # for that growth while a wrong index or a dropped term (errors of order
 # 1) still fails. PyTorch's own float32 error against the same reference
-# is reported beside hgpsim's for scale.
+# is reported beside hgpsim's. Where float32 itself cannot do better — its
+# rounding moves a ReLU input or a max pool's winner across the kink, so
+# the rounded net's HVP differs from the float64 one's by percents
+# (fedem-cnn's HVP: 1.1e-2 for hgpsim and PyTorch alike, which agree with
+# each other to 1e-6) — an error up to twice PyTorch float32's own passes.
 TOL32 = 1e-4
 
 
 def check32(folder, spec, x, a, y, u):
     """Returns hgpsim's and PyTorch's float32 errors ({} when the dump has
-    no float32 results); exits the net's check with an error line when
-    hgpsim's exceed TOL32."""
+    no float32 results); the caller fails the net when hgpsim's exceed
+    both TOL32 and twice PyTorch's."""
     g32 = os.path.join(folder, "grad.f32")
     if not os.path.exists(g32):
         return {}
@@ -224,17 +229,19 @@ def one(folder, reps, budget, check_only):
                           **errs}))
         sys.stdout.flush()
         return False
-    if check_only:
-        print(json.dumps({"op": name, "rel_err": err, **errs}))
-        sys.stdout.flush()
-        return True
     errs32 = check32(folder, spec, x, a, y, u)
     err32 = max([v for k, v in errs32.items() if "torch" not in k], default=0.0)
-    if not err32 <= TOL32:
+    torch32 = max([v for k, v in errs32.items() if "torch" in k], default=0.0)
+    if not (err32 <= TOL32 or err32 <= 2 * torch32):
         print(json.dumps({"op": name, "error": f"float32 values disagree with PyTorch float64 at the rounded point: "
-                                              f"relative error {err32:.3g} > {TOL32:g}", **errs32}))
+                                              f"relative error {err32:.3g} > {TOL32:g} and > twice PyTorch "
+                                              f"float32's own ({torch32:.3g})", **errs32}))
         sys.stdout.flush()
         return False
+    if check_only:
+        print(json.dumps({"op": name, "rel_err": err, **errs, **errs32}))
+        sys.stdout.flush()
+        return True
     t64 = {"grad": timed(grad, reps, budget), "hvp": timed(hvp, reps, budget)}
     net32 = build(spec).float()
     load_params(net32, x.astype(np.float32))
