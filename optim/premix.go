@@ -24,7 +24,7 @@ import (
 // Term is one Coef·Vec of a Mix: len(Vec) == len(Dst) of its Mix, and Vec
 // never overlaps a Dst. It is the mixing kernel's own term type, so that
 // the kernel walks a Mix's Terms as they are.
-type Term = vec.Term
+type Term = vec.Term[float64]
 
 // Mix is Dst = Σ_t Coef_t·Vec_t, summed in the order of Terms.
 type Mix struct {
