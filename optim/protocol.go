@@ -46,8 +46,10 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
 
-// Payload is what one message carries. Vec is read-only once sent and
-// stays valid until the sender's next-but-one round of the same phase, so
+// Payload is what one message carries: a vector in float64 (Vec) or in
+// float32 (Vec32), never both; behaviours written over an element type F
+// use NewPayload and VecOf. The vector is read-only once sent and stays
+// valid until the sender's next-but-one round of the same phase, so
 // behaviours double-buffer their payloads and nothing is copied per
 // receiver.
 //
@@ -55,9 +57,10 @@ func (k Kind) String() string {
 // (Message, Envelope, Stats, Result, PhaseSpec), its wire tags number its
 // fields for the codec of package wire.
 type Payload struct {
-	Kind Kind      `wire:"1"`
-	Vec  []float64 `wire:"2"`
-	Mass float64   `wire:"3"` // push-sum weight ω travelling with a KindModel z; 0 otherwise
+	Kind  Kind      `wire:"1"`
+	Vec   []float64 `wire:"2"`
+	Mass  float64   `wire:"3"` // push-sum weight ω travelling with a KindModel z; 0 otherwise
+	Vec32 []float32 `wire:"4"` // the vector of a float32 behaviour, in place of Vec
 }
 
 // Message is one delivery: the sender's payload with its header.
@@ -198,8 +201,9 @@ type Resulter interface {
 }
 
 // Traffic counts what crossed the network. Self-deliveries are not
-// traffic. A message costs 8 bytes per float of its vector, 8 for its
-// header and, when pushed, 8 for its push weight with the mass it carries.
+// traffic. A message costs 8 bytes per element of a float64 vector (4 of a
+// float32 one), 8 for its header and, when pushed, 8 for its push weight
+// with the mass it carries.
 type Traffic struct {
 	Messages int64 `json:"messages"`
 	Bytes    int64 `json:"bytes"`
@@ -214,7 +218,7 @@ func (t *Traffic) Add(o Traffic) {
 }
 
 func messageBytes(e *Envelope) int64 {
-	b := int64(8 * (len(e.Vec) + 1))
+	b := int64(8*(len(e.Vec)+1) + 4*len(e.Vec32))
 	if e.Pushed {
 		b += 8
 	}
