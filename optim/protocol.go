@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"hgpsim/graph"
+	"hgpsim/internal/vec"
 )
 
 // Kind says what a payload carries, so that a wrapper (a straggler, a
@@ -351,7 +352,27 @@ func (e *ClientError) Unwrap() error { return e.Err }
 var ErrNonFinite = errors.New("non-finite value (NaN or Inf)")
 
 // AllFinite reports whether every coordinate of v is finite.
-func AllFinite(v []float64) bool {
+func AllFinite[F vec.Float](v []F) bool {
+	if is64[F]() {
+		return allFinite64(reslice[float64](v))
+	}
+	// x − x is 0 for a finite x and NaN otherwise; four sums, so that no
+	// chain of additions bounds the loop.
+	var b0, b1, b2, b3 F
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		b0 += v[i] - v[i]
+		b1 += v[i+1] - v[i+1]
+		b2 += v[i+2] - v[i+2]
+		b3 += v[i+3] - v[i+3]
+	}
+	for ; i < len(v); i++ {
+		b0 += v[i] - v[i]
+	}
+	return b0+b1+b2+b3 == 0
+}
+
+func allFinite64(v []float64) bool {
 	// A non-finite coordinate makes Σv² non-finite, so a finite Σv² (one
 	// vectorized pass) proves every coordinate finite; only an overflow of
 	// the sum (some |v_k| > 1e154) needs the coordinate-wise check.
