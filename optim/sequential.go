@@ -33,7 +33,7 @@ type Sequential struct {
 	stage    mixStage[float64] // the blocked mixing's scratch
 	mixes32  [][]Mix[float32]  // the same for float32 behaviours
 	stage32  mixStage[float32]
-	errs     []error  // eachClient's per-client errors
+	errs     []error // eachClient's per-client errors
 	tick     uint64
 	// at says where the driver is, for the error of a recovered panic.
 	at struct {
