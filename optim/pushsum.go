@@ -107,11 +107,16 @@ func (p *PushSumPair[F]) Premix(in []Message) []Mix[F] {
 }
 
 // Mixed sets ω ← Σ_j p_ji ω_j and records line 12 of Alg. 2, after z is
-// mixed.
+// mixed. ω is summed in float64 but with the weights z was mixed with,
+// F(p_ji): in float32 the rounded weights of a sender no longer sum to 1,
+// and mixing ω with the exact ones would let z's mass drift from ω's by
+// that rounding every round (measured: x off the average by 0.25 ε a
+// round, 9e-5 after 3,000 rounds), where with the same weights the drift
+// cancels in x = z/ω. In float64 F(p_ji) = p_ji.
 func (p *PushSumPair[F]) Mixed(in []Message) {
 	p.Omega = 0
 	for _, m := range in {
-		p.Omega += m.Weight * m.Mass
+		p.Omega += float64(F(m.Weight)) * m.Mass
 		p.dCount.add(m.From, 1)
 	}
 	p.rounds++
