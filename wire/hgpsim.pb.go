@@ -13,8 +13,9 @@
 //     which holds a Go int on any platform; they are small and
 //     non-negative, so each costs one to three bytes as a varint.
 //   - Vectors (in the optim types) are packed repeated doubles: 8 bytes per
-//     float plus a tag and a length. Float bits are kept exactly (±0,
-//     subnormals, infinities and NaN payloads included).
+//     float plus a tag and a length; a float32 run's payload vectors are
+//     packed repeated floats, 4 bytes each. Float bits are kept exactly
+//     (±0, subnormals, infinities and NaN payloads included).
 //   - proto3 does not tell an empty list or map from an absent one: a
 //     zero-length vector, list or map decodes as nil in Go.
 //   - Every field number is below 16, so every tag is one byte. Numbers
