@@ -133,3 +133,28 @@ func TestStepDebias32(t *testing.T) {
 		}
 	}
 }
+
+// restartable is a float32 push-sum behaviour that a crash restarts.
+type restartable struct{ *PushSum[float32] }
+
+func (r restartable) Reinit(*PhaseSpec, *Round) (Behaviour, error) { return r, nil }
+
+// The crash-restart wrapper passes a float32 behaviour's mixes on, so that
+// the driver's blocked mixing still does its mixing.
+func TestReinitForwardsFloat32Mixes(t *testing.T) {
+	b := restartable{NewPushSum(0, 2, []float32{1, 2})}
+	c := Reinitializing(&Fixed{Behaviour: b}, b)
+	got, err := c.Enter(&PhaseSpec{Name: "pushsum"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := got.(Premixer[float32])
+	if !ok {
+		t.Fatalf("the wrapped float32 behaviour is a %T, not a Premixer[float32]", got)
+	}
+	in := []Message{{From: 1, Weight: 0.5, Payload: NewPayload(KindModel, []float32{3, 4}, 1)}}
+	ms := p.Premix(&Round{}, in)
+	if len(ms) != 1 || len(ms[0].Terms) != 1 || ms[0].Terms[0].Coef != 0.5 || &ms[0].Terms[0].Vec[0] != &in[0].Vec32[0] {
+		t.Errorf("mixes %+v", ms)
+	}
+}
