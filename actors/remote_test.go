@@ -86,6 +86,11 @@ func serveTestWorker() int {
 			time.Sleep(1500 * time.Millisecond) // hung at 10 × 100 ms
 		}
 		var t testing.T // network and sgpClients fail through t only on bad constants
+		if mode == "pushsum32" {
+			_, bs := pushSum32Clients(testN, pushSum32D)
+			factory, _ := optim.FixedClients(bs)
+			return network(&t, testKind, testN), factory, nil
+		}
 		_, bs := sgpClients(&t, testN, pdbo.AfterComm)
 		if mode == "wide" { // a model 100 times the size
 			_, bs = sgpClientsOf(&t, testN, 600, pdbo.AfterComm)

@@ -28,6 +28,13 @@ type Algorithm interface {
 // Algorithms holds the training algorithms of `algorithm:`.
 var Algorithms = registry.New[Algorithm]("algorithm", "kind")
 
+// CanFloat32 is the capability an algorithm declares at registration
+// (Algorithms.Register(name, doc, new, CanFloat32)) when it computes in
+// float32 under `precision: float32`: its vectors and payloads in
+// float32, what must stay float64 (push-sum's ω, counts, loss sums) in
+// float64. A scenario asking float32 of another algorithm is refused.
+const CanFloat32 = "float32"
+
 // Setup is what a run has built for an algorithm.
 type Setup struct {
 	Net  *graph.Network

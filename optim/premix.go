@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"hgpsim/internal/vec"
 )
@@ -23,24 +24,27 @@ import (
 
 // Term is one Coef·Vec of a Mix: len(Vec) == len(Dst) of its Mix, and Vec
 // never overlaps a Dst. It is the mixing kernel's own term type, so that
-// the kernel walks a Mix's Terms as they are.
-type Term = vec.Term
+// the kernel walks a Mix's Terms as they are. In float32 its Coef is the
+// float64 weight rounded once to float32 (TermsOf does it).
+type Term[F vec.Float] = vec.Term[F]
 
-// Mix is Dst = Σ_t Coef_t·Vec_t, summed in the order of Terms.
-type Mix struct {
-	Dst   []float64
-	Terms []Term
+// Mix is Dst = Σ_t Coef_t·Vec_t, summed in the order of Terms, each
+// product and sum rounded to F (vec.Combine's order contract).
+type Mix[F vec.Float] struct {
+	Dst   []F
+	Terms []Term[F]
 }
 
-// Premixer is a behaviour whose Receive begins with linear combinations
-// of what it received. Receive must equal ApplyMixes(Premix(r, in))
-// followed by ReceiveMixed(r, in).
-type Premixer interface {
+// Premixer is a behaviour whose Receive begins with linear combinations,
+// in F, of what it received. Receive must equal ApplyMixes(Premix(r, in))
+// followed by ReceiveMixed(r, in). A driver asks for Premixer[float64]
+// and Premixer[float32].
+type Premixer[F vec.Float] interface {
 	Behaviour
 	// Premix returns the combinations the round needs. It must not change
 	// the behaviour's state beyond the buffers it returns, which stay the
 	// behaviour's own until ReceiveMixed returns.
-	Premix(r *Round, in []Message) []Mix
+	Premix(r *Round, in []Message) []Mix[F]
 	// ReceiveMixed finishes Receive with the combinations computed.
 	ReceiveMixed(r *Round, in []Message) error
 }
@@ -51,7 +55,7 @@ type Premixer interface {
 // which one scaled addition per term does faster than vec.Combine (which
 // walks all the vectors at once); the blocked mixing, whose sent blocks
 // are in cache, uses vec.Combine, whose order contract gives the same bits.
-func ApplyMixes(ms []Mix) {
+func ApplyMixes[F vec.Float](ms []Mix[F]) {
 	for _, m := range ms {
 		clear(m.Dst)
 		for _, t := range m.Terms {
@@ -71,25 +75,25 @@ func ApplyMixes(ms []Mix) {
 // into a staging buffer that packs the blocks with a gap between them. The
 // copy is exact, so the sums are ApplyMixes' bit for bit.
 const (
-	// mixBlock is the block of coordinates one goroutine stages and mixes
-	// at a time: 2 KiB of every sent vector, about 200 KiB for a hundred
-	// senders, inside a core's L2 cache with room for the receivers'
-	// blocks and terms.
-	mixBlock = 256
-	// mixGap separates the staged blocks (256 bytes), so that the same
+	// mixBlockBytes is the block one goroutine stages and mixes at a
+	// time: 2 KiB of every sent vector (256 float64 or 512 float32
+	// coordinates), about 200 KiB for a hundred senders, inside a core's
+	// L2 cache with room for the receivers' blocks and terms.
+	mixBlockBytes = 2048
+	// mixGapBytes separates the staged blocks, so that the same
 	// coordinates of successive senders fall on different cache sets.
-	mixGap = 32
+	mixGapBytes = 256
 )
 
 // mixStage is the scratch of the blocked mixing, kept by the driver
 // between rounds because it is rebuilt every round (the senders' vectors
 // change) and would otherwise be a few hundred KiB of garbage per round.
-type mixStage struct {
-	slot  map[*float64]int // a sent vector's place in sent, by its first element
-	sent  [][]float64      // the distinct sent vectors, each its longest view
-	terms []Term           // all mixes' terms, pointed at the staging buffer
-	mixes []Mix            // all mixes in order, with those terms
-	buf   []float64        // the staging buffer (see applyMixesBlocked)
+type mixStage[F vec.Float] struct {
+	slot  map[*F]int // a sent vector's place in sent, by its first element
+	sent  [][]F      // the distinct sent vectors, each its longest view
+	terms []Term[F]  // all mixes' terms, pointed at the staging buffer
+	mixes []Mix[F]   // all mixes in order, with those terms
+	buf   []F        // the staging buffer (see applyMixesBlocked)
 }
 
 // applyMixesBlocked computes every client's mixes block of coordinates by
@@ -97,10 +101,12 @@ type mixStage struct {
 // scratch (the zero mixStage will do). Every coordinate is computed by one
 // goroutine with ApplyMixes' arithmetic, so the result does not depend on
 // parallel or the scheduling.
-func applyMixesBlocked(st *mixStage, mixes [][]Mix, parallel int) {
+func applyMixesBlocked[F vec.Float](st *mixStage[F], mixes [][]Mix[F], parallel int) {
 	if st.slot == nil {
-		st.slot = map[*float64]int{}
+		st.slot = map[*F]int{}
 	}
+	size := int(unsafe.Sizeof(F(0)))
+	mixBlock, mixGap := mixBlockBytes/size, mixGapBytes/size
 	defer func() {
 		// Drop the references to this round's vectors.
 		clear(st.slot)
@@ -140,10 +146,10 @@ func applyMixesBlocked(st *mixStage, mixes [][]Mix, parallel int) {
 	// buf[g·region + k·width + i], so a term's staged Vec is
 	// buf[k·width:] for every goroutine, which reads it from offset
 	// g·region.
-	const width = mixBlock + mixGap
+	width := mixBlock + mixGap
 	region := len(st.sent) * width
 	if n := p * region; cap(st.buf) < n {
-		st.buf = make([]float64, n)
+		st.buf = make([]F, n)
 	}
 	buf := st.buf[:p*region]
 	stagedLen := (p-1)*region + mixBlock
@@ -158,7 +164,7 @@ func applyMixesBlocked(st *mixStage, mixes [][]Mix, parallel int) {
 				}
 				st.terms = append(st.terms, t)
 			}
-			st.mixes = append(st.mixes, Mix{Dst: m.Dst, Terms: st.terms[first:len(st.terms):len(st.terms)]})
+			st.mixes = append(st.mixes, Mix[F]{Dst: m.Dst, Terms: st.terms[first:len(st.terms):len(st.terms)]})
 		}
 	}
 	staged := st.mixes
@@ -196,13 +202,14 @@ func applyMixesBlocked(st *mixStage, mixes [][]Mix, parallel int) {
 }
 
 // TermsOf returns buf refilled with Coef·Vec[off:off+d] for the messages
-// whose coefficient coef(m) is not skipped.
-func TermsOf(buf []Term, in []Message, off, d int, coef func(m *Message) (float64, bool)) []Term {
+// whose coefficient coef(m) is not skipped: Vec the message's vector in F
+// (VecOf), Coef the coefficient rounded to F.
+func TermsOf[F vec.Float](buf []Term[F], in []Message, off, d int, coef func(m *Message) (float64, bool)) []Term[F] {
 	buf = buf[:0]
 	for k := range in {
 		m := &in[k]
 		if c, ok := coef(m); ok {
-			buf = append(buf, Term{Coef: c, Vec: m.Vec[off : off+d]})
+			buf = append(buf, Term[F]{Coef: F(c), Vec: VecOf[F](&m.Payload)[off : off+d]})
 		}
 	}
 	return buf

@@ -14,7 +14,10 @@ import (
 // randomMixes returns n receivers' mixes of deg senders' vectors of
 // length d (plus a second, shorter mix per receiver), as HGP and VR-HGP
 // make them.
-func randomMixes(n, deg, d int) [][]Mix {
+// mixBlock is the blocked mixing's block in float64 coordinates.
+const mixBlock = mixBlockBytes / 8
+
+func randomMixes(n, deg, d int) [][]Mix[float64] {
 	r := rng.New(3, rng.Global, rng.PurposeInit)
 	sent := make([][]float64, n)
 	for j := range sent {
@@ -23,15 +26,15 @@ func randomMixes(n, deg, d int) [][]Mix {
 			sent[j][k] = r.NormFloat64()
 		}
 	}
-	mixes := make([][]Mix, n)
+	mixes := make([][]Mix[float64], n)
 	for i := range mixes {
-		var terms, short []Term
+		var terms, short []Term[float64]
 		for t := range deg {
 			j := (i + 7*t) % n
-			terms = append(terms, Term{Coef: r.Float64(), Vec: sent[j]})
-			short = append(short, Term{Coef: -r.Float64(), Vec: sent[j][:d/3]})
+			terms = append(terms, Term[float64]{Coef: r.Float64(), Vec: sent[j]})
+			short = append(short, Term[float64]{Coef: -r.Float64(), Vec: sent[j][:d/3]})
 		}
-		mixes[i] = []Mix{{Dst: make([]float64, d), Terms: terms}, {Dst: make([]float64, d/3), Terms: short}}
+		mixes[i] = []Mix[float64]{{Dst: make([]float64, d), Terms: terms}, {Dst: make([]float64, d/3), Terms: short}}
 	}
 	return mixes
 }
@@ -51,7 +54,7 @@ func TestBlockedMixingIsApplyMixes(t *testing.T) {
 				}
 			}
 		}
-		applyMixesBlocked(&mixStage{}, got, p)
+		applyMixesBlocked(&mixStage[float64]{}, got, p)
 		for i := range ref {
 			for q := range ref[i] {
 				for k, want := range ref[i][q].Dst {
@@ -66,7 +69,7 @@ func TestBlockedMixingIsApplyMixes(t *testing.T) {
 
 // mixAddScaled is the mixing arithmetic written out, the reference for
 // every kernel: each Dst cleared, then Coef·Vec added term by term.
-func mixAddScaled(ms []Mix) {
+func mixAddScaled(ms []Mix[float64]) {
 	for _, m := range ms {
 		clear(m.Dst)
 		for _, t := range m.Terms {
@@ -80,7 +83,7 @@ func mixAddScaled(ms []Mix) {
 // subsequence of the senders in sender order (0 to 70 terms), so that
 // receivers share senders; values span 40 decades and, with special,
 // include signed zeros, infinities, NaN and subnormals.
-func specialMixes(r *rand.Rand, receivers, senders, d int, special bool) [][]Mix {
+func specialMixes(r *rand.Rand, receivers, senders, d int, special bool) [][]Mix[float64] {
 	specials := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), 5e-324, -1e-310, math.MaxFloat64}
 	val := func() float64 {
 		if special && r.IntN(16) == 0 {
@@ -96,7 +99,7 @@ func specialMixes(r *rand.Rand, receivers, senders, d int, special bool) [][]Mix
 		}
 	}
 	short := min(d/3+1, d)
-	mixes := make([][]Mix, receivers)
+	mixes := make([][]Mix[float64], receivers)
 	for i := range mixes {
 		lengths := []int{d, short}
 		if i%2 == 0 {
@@ -106,18 +109,18 @@ func specialMixes(r *rand.Rand, receivers, senders, d int, special bool) [][]Mix
 		}
 		for _, length := range lengths {
 			want := r.IntN(min(70, senders) + 1)
-			var terms []Term
+			var terms []Term[float64]
 			for j := range senders {
 				// Keep j with the probability that leaves want terms on average.
 				if r.IntN(senders) < want {
-					terms = append(terms, Term{Coef: val(), Vec: sent[j][:length]})
+					terms = append(terms, Term[float64]{Coef: val(), Vec: sent[j][:length]})
 				}
 			}
 			dst := make([]float64, length)
 			for k := range dst {
 				dst[k] = math.NaN() // stale values must be overwritten
 			}
-			mixes[i] = append(mixes[i], Mix{Dst: dst, Terms: terms})
+			mixes[i] = append(mixes[i], Mix[float64]{Dst: dst, Terms: terms})
 		}
 	}
 	return mixes
@@ -137,12 +140,12 @@ func TestMixingIsAddScaled(t *testing.T) {
 	for _, d := range lengths {
 		for _, special := range []bool{false, true} {
 			seed := r.Uint64()
-			fresh := func() [][]Mix { return specialMixes(rand.New(rand.NewPCG(seed, 1)), 9, 80, d, special) }
+			fresh := func() [][]Mix[float64] { return specialMixes(rand.New(rand.NewPCG(seed, 1)), 9, 80, d, special) }
 			want := fresh()
 			for _, ms := range want {
 				mixAddScaled(ms)
 			}
-			check := func(name string, got [][]Mix) {
+			check := func(name string, got [][]Mix[float64]) {
 				t.Helper()
 				for i := range want {
 					for q := range want[i] {
@@ -163,7 +166,7 @@ func TestMixingIsAddScaled(t *testing.T) {
 			check("ApplyMixes", got)
 			for _, p := range []int{1, 2, 3} {
 				got := fresh()
-				applyMixesBlocked(&mixStage{}, got, p)
+				applyMixesBlocked(&mixStage[float64]{}, got, p)
 				check(fmt.Sprintf("blocked on %d", p), got)
 			}
 		}
@@ -180,7 +183,7 @@ func TestBlockedMixingPanicsOnShortTerm(t *testing.T) {
 		}
 	}()
 	v := make([]float64, 10)
-	applyMixesBlocked(&mixStage{}, [][]Mix{{{Dst: make([]float64, 10), Terms: []Term{{Coef: 1, Vec: v}}}}, {{Dst: make([]float64, 10), Terms: []Term{{Coef: 1, Vec: v[:9]}}}}}, 1)
+	applyMixesBlocked(&mixStage[float64]{}, [][]Mix[float64]{{{Dst: make([]float64, 10), Terms: []Term[float64]{{Coef: 1, Vec: v}}}}, {{Dst: make([]float64, 10), Terms: []Term[float64]{{Coef: 1, Vec: v[:9]}}}}}, 1)
 }
 
 // BenchmarkMixing mixes one round of the paper's n = 100 setting
@@ -192,7 +195,7 @@ func TestBlockedMixingPanicsOnShortTerm(t *testing.T) {
 func BenchmarkMixing(b *testing.B) {
 	const n, deg, d = 100, 60, 23550
 	mixes := randomMixes(n, deg, d)
-	var stage mixStage
+	var stage mixStage[float64]
 	for _, c := range []struct {
 		name string
 		f    func()

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"hgpsim/graph"
+	"hgpsim/internal/vec"
 )
 
 // Kind says what a payload carries, so that a wrapper (a straggler, a
@@ -46,8 +47,10 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
 
-// Payload is what one message carries. Vec is read-only once sent and
-// stays valid until the sender's next-but-one round of the same phase, so
+// Payload is what one message carries: a vector in float64 (Vec) or in
+// float32 (Vec32), never both; behaviours written over an element type F
+// use NewPayload and VecOf. The vector is read-only once sent and stays
+// valid until the sender's next-but-one round of the same phase, so
 // behaviours double-buffer their payloads and nothing is copied per
 // receiver.
 //
@@ -55,9 +58,10 @@ func (k Kind) String() string {
 // (Message, Envelope, Stats, Result, PhaseSpec), its wire tags number its
 // fields for the codec of package wire.
 type Payload struct {
-	Kind Kind      `wire:"1"`
-	Vec  []float64 `wire:"2"`
-	Mass float64   `wire:"3"` // push-sum weight ω travelling with a KindModel z; 0 otherwise
+	Kind  Kind      `wire:"1"`
+	Vec   []float64 `wire:"2"`
+	Mass  float64   `wire:"3"` // push-sum weight ω travelling with a KindModel z; 0 otherwise
+	Vec32 []float32 `wire:"4"` // the vector of a float32 behaviour, in place of Vec
 }
 
 // Message is one delivery: the sender's payload with its header.
@@ -198,8 +202,9 @@ type Resulter interface {
 }
 
 // Traffic counts what crossed the network. Self-deliveries are not
-// traffic. A message costs 8 bytes per float of its vector, 8 for its
-// header and, when pushed, 8 for its push weight with the mass it carries.
+// traffic. A message costs 8 bytes per element of a float64 vector (4 of a
+// float32 one), 8 for its header and, when pushed, 8 for its push weight
+// with the mass it carries.
 type Traffic struct {
 	Messages int64 `json:"messages"`
 	Bytes    int64 `json:"bytes"`
@@ -214,7 +219,7 @@ func (t *Traffic) Add(o Traffic) {
 }
 
 func messageBytes(e *Envelope) int64 {
-	b := int64(8 * (len(e.Vec) + 1))
+	b := int64(8*(len(e.Vec)+1) + 4*len(e.Vec32))
 	if e.Pushed {
 		b += 8
 	}
@@ -347,7 +352,27 @@ func (e *ClientError) Unwrap() error { return e.Err }
 var ErrNonFinite = errors.New("non-finite value (NaN or Inf)")
 
 // AllFinite reports whether every coordinate of v is finite.
-func AllFinite(v []float64) bool {
+func AllFinite[F vec.Float](v []F) bool {
+	if is64[F]() {
+		return allFinite64(reslice[float64](v))
+	}
+	// x − x is 0 for a finite x and NaN otherwise; four sums, so that no
+	// chain of additions bounds the loop.
+	var b0, b1, b2, b3 F
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		b0 += v[i] - v[i]
+		b1 += v[i+1] - v[i+1]
+		b2 += v[i+2] - v[i+2]
+		b3 += v[i+3] - v[i+3]
+	}
+	for ; i < len(v); i++ {
+		b0 += v[i] - v[i]
+	}
+	return b0+b1+b2+b3 == 0
+}
+
+func allFinite64(v []float64) bool {
 	// A non-finite coordinate makes Σv² non-finite, so a finite Σv² (one
 	// vectorized pass) proves every coordinate finite; only an overflow of
 	// the sum (some |v_k| > 1e154) needs the coordinate-wise check.

@@ -4,20 +4,28 @@ import (
 	"fmt"
 	"slices"
 
-	"gonum.org/v1/gonum/floats"
+	"hgpsim/internal/vec"
 )
 
 // PushSumPair is the push-sum pair y = (z, ω) shared by averaging and SGP
 // (optim/pdbo), with double-buffered payloads z (ω travels as the payload's
 // mass; see the package doc). Its owner reads and steps Z, Omega and X
 // between rounds; the buffers and Alg. 2's counts are the pair's own.
-type PushSumPair struct {
-	ID    int       // the client
-	Z     []float64 // z
-	Omega float64   // ω
-	out   [2][]float64
+//
+// z, x and the payloads are in F. ω, the p̄ / δ̄ counts and the link sums
+// stay float64 in either precision: ω is a product of up to hundreds of
+// push weights (one factor a round), whose rounding errors in float32
+// would accumulate into a bias of x = z/ω, and the counts are frequencies
+// summed over the whole run, which float32 would stop incrementing once
+// they are large. In float32 the weights are rounded to F only where they
+// multiply vectors (the mixing's Coef).
+type PushSumPair[F vec.Float] struct {
+	ID    int     // the client
+	Z     []F     // z
+	Omega float64 // ω
+	out   [2][]F
 	flip  int
-	X     []float64 // z/ω, refreshed by Debias
+	X     []F // z/ω, refreshed by Debias
 
 	// Alg. 2 estimates, as running sums over the rounds seen, kept per
 	// link for large n so that a client costs O(its links), not O(n).
@@ -26,49 +34,49 @@ type PushSumPair struct {
 	dCount linkSums // #{t : δ_{j→i}⁽ᵗ⁾ = 1}        (line 12, receiver side)
 	rounds int
 
-	terms []Term // the premix buffer
-	mixes [1]Mix
+	terms []Term[F] // the premix buffer
+	mixes [1]Mix[F]
 }
 
 // NewPushSumPair returns client id's pair among n clients, started at
 // z = z0 (copied) with ω = 1.
-func NewPushSumPair(id, n int, z0 []float64) PushSumPair {
+func NewPushSumPair[F vec.Float](id, n int, z0 []F) PushSumPair[F] {
 	d := len(z0)
-	return PushSumPair{
+	return PushSumPair[F]{
 		ID:    id,
-		Z:     append([]float64(nil), z0...),
+		Z:     append([]F(nil), z0...),
 		Omega: 1,
-		out:   [2][]float64{make([]float64, d), make([]float64, d)},
-		X:     append([]float64(nil), z0...),
+		out:   [2][]F{make([]F, d), make([]F, d)},
+		X:     append([]F(nil), z0...),
 		n:     n,
 	}
 }
 
 // NextPayload returns the buffer to fill for this round's message.
-func (p *PushSumPair) NextPayload() []float64 {
+func (p *PushSumPair[F]) NextPayload() []F {
 	p.flip ^= 1
 	p.grow()
 	return p.out[p.flip]
 }
 
 // grow makes the payload buffer of this round after Shed.
-func (p *PushSumPair) grow() {
+func (p *PushSumPair[F]) grow() {
 	if p.out[p.flip] == nil {
-		p.out[p.flip] = make([]float64, len(p.X))
+		p.out[p.flip] = make([]F, len(p.X))
 	}
 }
 
 // Vectors returns the vectors the pair holds: z, x and the payload
 // buffers made so far (nil where none is), for memory accounting.
-func (p *PushSumPair) Vectors() [][]float64 { return [][]float64{p.Z, p.X, p.out[0], p.out[1]} }
+func (p *PushSumPair[F]) Vectors() [][]F { return [][]F{p.Z, p.X, p.out[0], p.out[1]} }
 
 // Shed drops the payload buffers, which the next round makes again, and
 // the premix's references to the last round's payloads: a pair that sends
 // no more this phase keeps only z and x alive.
-func (p *PushSumPair) Shed() {
-	p.out = [2][]float64{}
+func (p *PushSumPair[F]) Shed() {
+	p.out = [2][]F{}
 	clear(p.terms[:cap(p.terms)])
-	p.terms, p.mixes = p.terms[:0], [1]Mix{}
+	p.terms, p.mixes = p.terms[:0], [1]Mix[F]{}
 }
 
 // PayloadZ returns z as this round's payload without copying it: z and
@@ -76,7 +84,7 @@ func (p *PushSumPair) Shed() {
 // buffer z was in and z moves to the payload buffer of two rounds ago,
 // which nobody reads any more. z's contents are stale until the premix
 // rewrites them, so nothing may read z between PayloadZ and Mixed.
-func (p *PushSumPair) PayloadZ() []float64 {
+func (p *PushSumPair[F]) PayloadZ() []F {
 	p.flip ^= 1
 	p.grow()
 	p.Z, p.out[p.flip] = p.out[p.flip], p.Z
@@ -85,41 +93,51 @@ func (p *PushSumPair) PayloadZ() []float64 {
 
 // Push sends z with its mass ω to every realized link (Eq. 2: φ of the
 // message already in buf) and records line 7 of Alg. 2.
-func (p *PushSumPair) Push(r *Round, out Outbox, buf []float64) {
-	w := Push(out, r.Links, Payload{Kind: KindModel, Vec: buf, Mass: p.Omega})
+func (p *PushSumPair[F]) Push(r *Round, out Outbox, buf []F) {
+	w := Push(out, r.Links, NewPayload(KindModel, buf, p.Omega))
 	p.pSum.addAll(r.Links, w)
 }
 
 // Premix returns z ← Σ_j p_ji φ_j in sender order (Eq. 2 without ψ), for
 // ApplyMixes or a driver's blocked mixing; Mixed does the rest.
-func (p *PushSumPair) Premix(in []Message) []Mix {
+func (p *PushSumPair[F]) Premix(in []Message) []Mix[F] {
 	p.terms = TermsOf(p.terms, in, 0, len(p.Z), func(m *Message) (float64, bool) { return m.Weight, true })
-	p.mixes[0] = Mix{Dst: p.Z, Terms: p.terms}
+	p.mixes[0] = Mix[F]{Dst: p.Z, Terms: p.terms}
 	return p.mixes[:]
 }
 
 // Mixed sets ω ← Σ_j p_ji ω_j and records line 12 of Alg. 2, after z is
-// mixed.
-func (p *PushSumPair) Mixed(in []Message) {
+// mixed. ω is summed in float64 but with the weights z was mixed with,
+// F(p_ji): in float32 the rounded weights of a sender no longer sum to 1,
+// and mixing ω with the exact ones would let z's mass drift from ω's by
+// that rounding every round (measured: x off the average by 0.25 ε a
+// round, 9e-5 after 3,000 rounds), where with the same weights the drift
+// cancels in x = z/ω. In float64 F(p_ji) = p_ji.
+func (p *PushSumPair[F]) Mixed(in []Message) {
 	p.Omega = 0
 	for _, m := range in {
-		p.Omega += m.Weight * m.Mass
+		p.Omega += float64(F(m.Weight)) * m.Mass
 		p.dCount.add(m.From, 1)
 	}
 	p.rounds++
 }
 
-// Debias refreshes x = z/ω.
-func (p *PushSumPair) Debias() {
-	floats.ScaleTo(p.X, 1/p.Omega, p.Z)
+// Debias refreshes x = z/ω: x_i = F(inv·z_i) with inv = 1/ω and the
+// product in float64 (in float64, floats.ScaleTo(x, 1/ω, z) bit for bit).
+func (p *PushSumPair[F]) Debias() {
+	inv := 1 / p.Omega
+	x := p.X[:len(p.Z)]
+	for i, z := range p.Z {
+		x[i] = F(inv * float64(z))
+	}
 }
 
 // N returns the number of clients.
-func (p *PushSumPair) N() int { return p.n }
+func (p *PushSumPair[F]) N() int { return p.n }
 
 // Estimates returns p̄_ij and δ̄_{j→i} for all j (Alg. 2 lines 14–15) as
 // freshly allocated slices; zeros before the first round.
-func (p *PushSumPair) Estimates() (pBar, deltaBar []float64) {
+func (p *PushSumPair[F]) Estimates() (pBar, deltaBar []float64) {
 	n := p.n
 	pBar = make([]float64, n)
 	deltaBar = make([]float64, n)
@@ -138,7 +156,7 @@ func (p *PushSumPair) Estimates() (pBar, deltaBar []float64) {
 // there (0 for a j of one count only; every j not listed is 0); below,
 // links is nil and the estimates are n-vectors, as Estimates returns
 // them. Each value has the bits of the same entry of Estimates.
-func (p *PushSumPair) LinkEstimates() (links []int, pBar, deltaBar []float64) {
+func (p *PushSumPair[F]) LinkEstimates() (links []int, pBar, deltaBar []float64) {
 	if p.pSum.all != nil {
 		pBar, deltaBar = p.Estimates()
 		return nil, pBar, deltaBar
@@ -273,34 +291,36 @@ func (s *linkSums) load(v []float64) {
 	}
 }
 
-// PushSum is plain push-sum averaging: every client starts from its own
-// vector and all of them converge to the average of the starting vectors.
-type PushSum struct {
-	ps PushSumPair
+// PushSum is plain push-sum averaging in F: every client starts from its
+// own vector and all of them converge to the average of the starting
+// vectors.
+type PushSum[F vec.Float] struct {
+	ps  PushSumPair[F]
+	x64 []float64 // x in float64 for Observe, when F is float32
 }
 
 // NewPushSum returns client id of n averaging the vector v0 (copied).
-func NewPushSum(id, n int, v0 []float64) *PushSum {
-	return &PushSum{ps: NewPushSumPair(id, n, v0)}
+func NewPushSum[F vec.Float](id, n int, v0 []F) *PushSum[F] {
+	return &PushSum[F]{ps: NewPushSumPair(id, n, v0)}
 }
 
 // Send implements Behaviour.
-func (a *PushSum) Send(r *Round, out Outbox) error {
+func (a *PushSum[F]) Send(r *Round, out Outbox) error {
 	a.ps.Push(r, out, a.ps.PayloadZ())
 	return nil
 }
 
 // Receive implements Behaviour.
-func (a *PushSum) Receive(r *Round, in []Message) error {
+func (a *PushSum[F]) Receive(r *Round, in []Message) error {
 	ApplyMixes(a.Premix(r, in))
 	return a.ReceiveMixed(r, in)
 }
 
 // Premix implements Premixer.
-func (a *PushSum) Premix(_ *Round, in []Message) []Mix { return a.ps.Premix(in) }
+func (a *PushSum[F]) Premix(_ *Round, in []Message) []Mix[F] { return a.ps.Premix(in) }
 
 // ReceiveMixed implements Premixer.
-func (a *PushSum) ReceiveMixed(_ *Round, in []Message) error {
+func (a *PushSum[F]) ReceiveMixed(_ *Round, in []Message) error {
 	a.ps.Mixed(in)
 	a.ps.Debias()
 	if !AllFinite(a.ps.X) {
@@ -310,36 +330,49 @@ func (a *PushSum) ReceiveMixed(_ *Round, in []Message) error {
 }
 
 // Value returns the client's current estimate z/ω (a read-only view).
-func (a *PushSum) Value() []float64 { return a.ps.X }
+func (a *PushSum[F]) Value() []F { return a.ps.X }
 
-// Observe implements Observer: only X is meaningful for averaging.
-func (a *PushSum) Observe() Stats { return Stats{X: a.ps.X, Weight: a.ps.Omega} }
+// Observe implements Observer: only X is meaningful for averaging (Stats
+// carries it in float64; a float32 x is widened, exactly, into a buffer).
+func (a *PushSum[F]) Observe() Stats {
+	if is64[F]() {
+		return Stats{X: reslice[float64](a.ps.X), Weight: a.ps.Omega}
+	}
+	a.x64 = slices.Grow(a.x64[:0], len(a.ps.X))[:len(a.ps.X)]
+	for i, x := range a.ps.X {
+		a.x64[i] = float64(x)
+	}
+	return Stats{X: a.x64, Weight: a.ps.Omega}
+}
 
 // Estimates returns this client's p̄_ij and δ̄_{j→i} over the rounds so far.
-func (a *PushSum) Estimates() (pBar, deltaBar []float64) { return a.ps.Estimates() }
+func (a *PushSum[F]) Estimates() (pBar, deltaBar []float64) { return a.ps.Estimates() }
 
 // StepDebias sets z += c·g and x = z·inv and reports whether every x is
-// finite, with the bits of floats.ScaleTo(psi, c, g), floats.Add(z, psi),
-// floats.ScaleTo(x, inv, z) and AllFinite(x): each product rounded on its
-// own (the float64 conversions keep the compiler from fusing it into the
-// sum). One pass instead of four matters because at n ≥ 100 the clients'
+// finite. In float64 it has the bits of floats.ScaleTo(psi, c, g),
+// floats.Add(z, psi), floats.ScaleTo(x, inv, z) and AllFinite(x): each
+// product rounded on its own (the conversions keep the compiler from
+// fusing it into the sum). In float32 the step's product is F(c)·g in F
+// and the debiasing's inv·z in float64, rounded to F, as Debias computes
+// it. One pass instead of four matters because at n ≥ 100 the clients'
 // vectors are out of cache.
-func StepDebias(z, x []float64, c float64, g []float64, inv float64) bool {
+func StepDebias[F vec.Float](z, x []F, c float64, g []F, inv float64) bool {
 	if len(x) != len(z) || len(g) != len(z) {
 		panic(fmt.Sprintf("optim: StepDebias of lengths %d, %d, %d", len(z), len(x), len(g)))
 	}
 	// The bad sums stay 0 while every x is finite: x − x is NaN for ±Inf
 	// and NaN. Four of them, so that no chain of additions bounds the loop.
-	var bad0, bad1, bad2, bad3 float64
+	var bad0, bad1, bad2, bad3 F
+	cf := F(c)
 	i := 0
 	for ; i+4 <= len(z); i += 4 {
 		z, x, g := z[i:i+4:i+4], x[i:i+4:i+4], g[i:i+4:i+4]
-		z0 := z[0] + float64(c*g[0])
-		z1 := z[1] + float64(c*g[1])
-		z2 := z[2] + float64(c*g[2])
-		z3 := z[3] + float64(c*g[3])
+		z0 := z[0] + F(cf*g[0])
+		z1 := z[1] + F(cf*g[1])
+		z2 := z[2] + F(cf*g[2])
+		z3 := z[3] + F(cf*g[3])
 		z[0], z[1], z[2], z[3] = z0, z1, z2, z3
-		x0, x1, x2, x3 := float64(inv*z0), float64(inv*z1), float64(inv*z2), float64(inv*z3)
+		x0, x1, x2, x3 := F(inv*float64(z0)), F(inv*float64(z1)), F(inv*float64(z2)), F(inv*float64(z3))
 		x[0], x[1], x[2], x[3] = x0, x1, x2, x3
 		bad0 += x0 - x0
 		bad1 += x1 - x1
@@ -347,9 +380,9 @@ func StepDebias(z, x []float64, c float64, g []float64, inv float64) bool {
 		bad3 += x3 - x3
 	}
 	for ; i < len(z); i++ {
-		zi := z[i] + float64(c*g[i])
+		zi := z[i] + F(cf*g[i])
 		z[i] = zi
-		xi := float64(inv * zi)
+		xi := F(inv * float64(zi))
 		x[i] = xi
 		bad0 += xi - xi
 	}

@@ -22,7 +22,7 @@ func TestPushSumReachesExactAverage(t *testing.T) {
 			nw := buildNet(t, spec, n, 11)
 			r := rng.New(5, rng.Global, rng.PurposeInit)
 			avg := make([]float64, d)
-			clients := make([]*PushSum, n)
+			clients := make([]*PushSum[float64], n)
 			b := make([]Behaviour, n)
 			for i := range clients {
 				v := make([]float64, d)
@@ -73,7 +73,7 @@ func TestEstimatesMatchExpectations(t *testing.T) {
 	} {
 		t.Run(spec.Name, func(t *testing.T) {
 			nw := buildNet(t, spec, n, 21)
-			clients := make([]*PushSum, n)
+			clients := make([]*PushSum[float64], n)
 			b := make([]Behaviour, n)
 			for i := range clients {
 				clients[i] = NewPushSum(i, n, []float64{float64(i)})
@@ -154,10 +154,10 @@ func TestStepDebiasIsFourPasses(t *testing.T) {
 
 // pushSumClients returns n push-sum clients on random vectors and their
 // exact average.
-func pushSumClients(n, d int) ([]*PushSum, []Behaviour, []float64) {
+func pushSumClients(n, d int) ([]*PushSum[float64], []Behaviour, []float64) {
 	r := rng.New(5, rng.Global, rng.PurposeInit)
 	avg := make([]float64, d)
-	cs := make([]*PushSum, n)
+	cs := make([]*PushSum[float64], n)
 	bs := make([]Behaviour, n)
 	for i := range cs {
 		v := make([]float64, d)

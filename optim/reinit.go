@@ -1,5 +1,7 @@
 package optim
 
+import "hgpsim/internal/vec"
+
 // Reinitializer is a client that can restart from its initial state, as a
 // node that crashed and lost its memory does (graph's crash failure with
 // state: reinit). What the initial state is belongs to the algorithm; a
@@ -42,19 +44,24 @@ func (c *reinitClient) Enter(p *PhaseSpec) (Behaviour, error) {
 	if err != nil || b == nil {
 		return b, err
 	}
-	return &reinitBehaviour{Wrapped: Wrapped{Inner: b}, r: c.r, spec: p}, nil
+	if _, ok := b.(Premixer[float32]); ok {
+		return &reinitBehaviour[float32]{Wrapped: Wrapped{Inner: b}, r: c.r, spec: p}, nil
+	}
+	return &reinitBehaviour[float64]{Wrapped: Wrapped{Inner: b}, r: c.r, spec: p}, nil
 }
 
 // reinitBehaviour forwards to the client's current behaviour, which a
-// restart replaces. It is a Premixer whatever the inner behaviour is: a
-// behaviour that is none gets no mixes and its Receive, as drivers do.
-type reinitBehaviour struct {
+// restart replaces (with one of the same precision). It is a Premixer[F]
+// whatever the inner behaviour is — F float32 when the first one mixes in
+// float32 — and a behaviour that is none gets no mixes and its Receive,
+// as drivers do.
+type reinitBehaviour[F vec.Float] struct {
 	Wrapped
 	r    Reinitializer
 	spec *PhaseSpec
 }
 
-func (b *reinitBehaviour) Send(r *Round, out Outbox) error {
+func (b *reinitBehaviour[F]) Send(r *Round, out Outbox) error {
 	if r.Reinit {
 		nb, err := b.r.Reinit(b.spec, r)
 		if err != nil {
@@ -68,7 +75,7 @@ func (b *reinitBehaviour) Send(r *Round, out Outbox) error {
 	return b.Inner.Send(r, out)
 }
 
-func (b *reinitBehaviour) Receive(r *Round, in []Message) error {
+func (b *reinitBehaviour[F]) Receive(r *Round, in []Message) error {
 	if b.Inner == nil {
 		return nil
 	}
@@ -76,16 +83,16 @@ func (b *reinitBehaviour) Receive(r *Round, in []Message) error {
 }
 
 // Premix implements Premixer.
-func (b *reinitBehaviour) Premix(r *Round, in []Message) []Mix {
-	if p, ok := b.Inner.(Premixer); ok {
+func (b *reinitBehaviour[F]) Premix(r *Round, in []Message) []Mix[F] {
+	if p, ok := b.Inner.(Premixer[F]); ok {
 		return p.Premix(r, in)
 	}
 	return nil
 }
 
 // ReceiveMixed implements Premixer.
-func (b *reinitBehaviour) ReceiveMixed(r *Round, in []Message) error {
-	if p, ok := b.Inner.(Premixer); ok {
+func (b *reinitBehaviour[F]) ReceiveMixed(r *Round, in []Message) error {
+	if p, ok := b.Inner.(Premixer[F]); ok {
 		return p.ReceiveMixed(r, in)
 	}
 	return b.Receive(r, in)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"hgpsim/graph"
+	"hgpsim/internal/vec"
 )
 
 // Router files what clients send into the receivers' inboxes, round by
@@ -74,6 +75,7 @@ func (r *Router) Deliver(from int, p *Port, t *Traffic, rec *DeliveryRecord) {
 	// A payload sent to several receivers is stored once, and so is its
 	// copy for those a failure process delays.
 	var src, held []float64
+	var src32, held32 []float32
 	for i := range p.out {
 		e := &p.out[i]
 		if e.To < 0 || e.To >= len(r.inbox) || !p.Up(e.To) {
@@ -89,12 +91,8 @@ func (r *Router) Deliver(from int, p *Port, t *Traffic, rec *DeliveryRecord) {
 			rec.WeightSum[from][e.To] += e.Weight
 		}
 		if d := r.net.Delay(from, e.To, p.tick); d > 0 && !r.last {
-			if len(src) != len(msg.Vec) || len(src) > 0 && &src[0] != &msg.Vec[0] {
-				src, held = msg.Vec, append([]float64(nil), msg.Vec...)
-			}
-			if msg.Vec = held; len(src) == 0 {
-				msg.Vec = nil
-			}
+			msg.Vec = holdCopy(&src, &held, msg.Vec)
+			msg.Vec32 = holdCopy(&src32, &held32, msg.Vec32)
 			r.late = append(r.late, LateMessage{Due: p.tick + uint64(d), To: e.To, Pushed: e.Pushed, Msg: msg})
 			continue
 		}
@@ -160,4 +158,17 @@ func NewDeliveryRecord(n int) *DeliveryRecord {
 		r.Count[i] = make([]float64, n)
 	}
 	return r
+}
+
+// holdCopy returns the copy of v a delayed message carries (nil for an
+// empty v): *held when v is still *src, the vector copied last, else a new
+// copy, which becomes *held.
+func holdCopy[F vec.Float](src, held *[]F, v []F) []F {
+	if len(v) == 0 {
+		return nil
+	}
+	if len(*src) != len(v) || &(*src)[0] != &v[0] {
+		*src, *held = v, append([]F(nil), v...)
+	}
+	return *held
 }

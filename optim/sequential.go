@@ -29,9 +29,11 @@ type Sequential struct {
 	beh      []Behaviour
 	router   *Router
 	stats    []Stats
-	mixes    [][]Mix  // this round's Premix of each client
-	stage    mixStage // the blocked mixing's scratch
-	errs     []error  // eachClient's per-client errors
+	mixes    [][]Mix[float64]  // this round's Premix of each client
+	stage    mixStage[float64] // the blocked mixing's scratch
+	mixes32  [][]Mix[float32]  // the same for float32 behaviours
+	stage32  mixStage[float32]
+	errs     []error // eachClient's per-client errors
 	tick     uint64
 	// at says where the driver is, for the error of a recovered panic.
 	at struct {
@@ -45,7 +47,7 @@ type Sequential struct {
 func NewSequential(nw *graph.Network, factory ClientFactory) (*Sequential, error) {
 	n := nw.N
 	s := &Sequential{parallel: 1, net: nw, clients: make([]Client, n), ports: make([]*Port, n), beh: make([]Behaviour, n),
-		router: NewRouter(nw), stats: make([]Stats, n), mixes: make([][]Mix, n), errs: make([]error, n)}
+		router: NewRouter(nw), stats: make([]Stats, n), mixes: make([][]Mix[float64], n), mixes32: make([][]Mix[float32], n), errs: make([]error, n)}
 	for i := range n {
 		c, err := factory(i)
 		if err != nil {
@@ -222,9 +224,15 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 		s.at.call = "Premix"
 		inbox := s.router.Inboxes()
 		err = s.eachClient(func(i int) error {
-			s.mixes[i] = nil
-			if p, ok := s.beh[i].(Premixer); ok && !s.ports[i].Round().Offline {
+			s.mixes[i], s.mixes32[i] = nil, nil
+			if s.ports[i].Round().Offline {
+				return nil
+			}
+			switch p := s.beh[i].(type) {
+			case Premixer[float64]:
 				s.mixes[i] = p.Premix(s.ports[i].Round(), inbox[i])
+			case Premixer[float32]:
+				s.mixes32[i] = p.Premix(s.ports[i].Round(), inbox[i])
 			}
 			return nil
 		})
@@ -233,6 +241,7 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 		}
 		s.at.call, s.at.client = "mix", -1
 		applyMixesBlocked(&s.stage, s.mixes, s.parallel)
+		applyMixesBlocked(&s.stage32, s.mixes32, s.parallel)
 		s.at.call = "Receive"
 		err = s.eachClient(func(i int) error {
 			b := s.beh[i]
@@ -240,7 +249,10 @@ func (s *Sequential) phase(ctx context.Context, spec *PhaseSpec, sink Sink) (*Ph
 				return nil
 			}
 			receive := b.Receive
-			if p, ok := b.(Premixer); ok {
+			switch p := b.(type) {
+			case Premixer[float64]:
+				receive = p.ReceiveMixed
+			case Premixer[float32]:
 				receive = p.ReceiveMixed
 			}
 			if err := receive(s.ports[i].Round(), inbox[i]); err != nil {

@@ -21,7 +21,7 @@ func pushSumRun(t *testing.T, parallel int, hide bool) [][]float64 {
 	const n, d, rounds = 23, 2*mixBlock + 77, 40
 	nw := buildNet(t, net("stochastic-directed"), n, 3)
 	r := rng.New(9, rng.Global, rng.PurposeInit)
-	clients := make([]*PushSum, n)
+	clients := make([]*PushSum[float64], n)
 	bs := make([]Behaviour, n)
 	for i := range clients {
 		v := make([]float64, d)

@@ -40,7 +40,7 @@ func TestSplitPhaseIsBitIdentical(t *testing.T) {
 		t.Fatal(err)
 	}
 	whole := PhaseSpec{Name: "pushsum", Rounds: rounds, EvalEvery: every, Tick: Continue}
-	run := func(phases Phases) ([]*PushSum, *recordSink) {
+	run := func(phases Phases) ([]*PushSum[float64], *recordSink) {
 		cs, bs, _ := pushSumClients(n, d)
 		factory, _ := FixedClients(bs)
 		drv, err := NewSequential(nw, factory)

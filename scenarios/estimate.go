@@ -266,8 +266,11 @@ func memory(sc Scenario, m modelShape, p process) []ResourcePart {
 	}
 	// Per client: the d_x-vectors of the phase that holds the most
 	// (docs/scale.md lists them); and the initial point the clients share.
-	add("client state", 8*clientVectors(sc)*hosted*float64(m.dx))
-	add("initial point", 8*min(hosted, 1)*float64(m.dx))
+	// These, the scratch vectors, payloads and checkpointed iterates are
+	// in the scenario's precision (elem bytes an element).
+	elem := float64(sc.ElemBytes())
+	add("client state", elem*clientVectors(sc)*hosted*float64(m.dx))
+	add("initial point", elem*min(hosted, 1)*float64(m.dx))
 	// What a client holds whatever d: its behaviour, batcher, streams,
 	// buffers and actor; measured as the live heap of 10⁵ softmax
 	// clients (d = 44) on a torus, less the parts above.
@@ -275,7 +278,7 @@ func memory(sc Scenario, m modelShape, p process) []ResourcePart {
 	// A call's model workspaces and its scratch vector are taken from
 	// pools and returned: one set per call running at once.
 	calls := callsAtOnce(sc, p.hosted)
-	add("model workspaces", (m.workspace+8*float64(m.dx))*calls)
+	add("model workspaces", (m.workspace+elem*float64(m.dx))*calls)
 	examples := src.Examples(sc.Nodes())
 	switch {
 	case sc.Algorithm.Params.Server():
@@ -290,9 +293,9 @@ func memory(sc Scenario, m modelShape, p process) []ResourcePart {
 		// encoded iterate, and the file's buffer holding them again (a
 		// worker encodes its block's once).
 		if router {
-			add("checkpoint", 2*8*float64(m.dx)*float64(n))
+			add("checkpoint", 2*elem*float64(m.dx)*float64(n))
 		} else {
-			add("checkpoint", 8*float64(m.dx)*hosted)
+			add("checkpoint", elem*float64(m.dx)*hosted)
 		}
 	}
 	if sc.Hypergradient.Oracle && router {
@@ -316,12 +319,13 @@ func memory(sc Scenario, m modelShape, p process) []ResourcePart {
 		// payloads other blocks send it: at most one per link into its
 		// block, at most every other client's, for two rounds (a batch
 		// may arrive a round early).
-		payload := 8*float64(m.dx) + 20
+		payload := elem*float64(m.dx) + 20
 		own := 2 * (2*hosted*payload + 40*float64(links)*share)
 		in := 2 * min(float64(n)-hosted, float64(links)*share) * payload
 		add("round messages", own+in)
 		// Worker 0, the largest process, holds every client's parameters
-		// at an evaluation for the consensus distance.
+		// at an evaluation for the consensus distance (in float64, as
+		// evaluations report them in either precision).
 		add("evaluation parameters (worker 0)", 8*float64(m.dx)*float64(n))
 	}
 	return live

@@ -23,13 +23,17 @@ type Scenario struct {
 	// Algorithm is what the run trains with (optim.Algorithms); pdbo, the
 	// default, takes its parameters from the sgp, hypergradient and outer
 	// sections (an optim.SectionOwner, which reads them through Section).
-	Algorithm     registry.Choice[optim.Algorithm] `yaml:"algorithm"`
-	Network       NetworkSpec                      `yaml:"network"`
-	Data          DataSpec                         `yaml:"data"`
-	Model         ModelSpec                        `yaml:"model"`
-	SGP           pdbo.SGPSpec                     `yaml:"sgp"`
-	Hypergradient pdbo.HypergradientSpec           `yaml:"hypergradient"`
-	Outer         pdbo.OuterSpec                   `yaml:"outer"`
+	Algorithm registry.Choice[optim.Algorithm] `yaml:"algorithm"`
+	// Precision is what the clients compute and send in: float64 (the
+	// reference, in which every recorded result was computed) or float32,
+	// for the algorithms that declare it (optim.CanFloat32).
+	Precision     string                 `yaml:"precision"`
+	Network       NetworkSpec            `yaml:"network"`
+	Data          DataSpec               `yaml:"data"`
+	Model         ModelSpec              `yaml:"model"`
+	SGP           pdbo.SGPSpec           `yaml:"sgp"`
+	Hypergradient pdbo.HypergradientSpec `yaml:"hypergradient"`
+	Outer         pdbo.OuterSpec         `yaml:"outer"`
 	// MethodOverrides sets, per method, the few values the paper tunes per
 	// method (Table 2 and App. D); applied when Method matches a key.
 	MethodOverrides map[string]MethodOverride `yaml:"method_overrides,omitempty"`
@@ -130,6 +134,7 @@ func Default() Scenario {
 		Seed:      1,
 		Clients:   20,
 		Algorithm: registry.Choose[optim.Algorithm]("pdbo"),
+		Precision: "float64",
 		Network:   NetworkSpec{Topology: registry.Choose[graph.Topology]("stochastic-directed")},
 		Data:      DataSpec{Source: registry.Choose[datasets.Source]("synthetic")},
 		Model: ModelSpec{Arch: registry.Choose[models.Architecture]("softmax"), Head: registry.Choose[models.Head]("none"),
@@ -139,4 +144,16 @@ func Default() Scenario {
 		Outer:         pdbo.DefaultOuter(),
 		Runtime:       RuntimeSpec{Driver: "auto", RoundTimeout: 60 * time.Second, CheckpointEvery: 1},
 	}
+}
+
+// Precisions are the values of precision, the default first.
+var Precisions = []string{"float64", "float32"}
+
+// ElemBytes is the size of one element of the clients' vectors and
+// payloads in the scenario's precision.
+func (sc *Scenario) ElemBytes() int64 {
+	if sc.Precision == "float32" {
+		return 4
+	}
+	return 8
 }

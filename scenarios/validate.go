@@ -51,6 +51,9 @@ func (sc *Scenario) Validate() error {
 	if err := sc.validateAlgorithm(); err != nil {
 		return err
 	}
+	if err := sc.validatePrecision(); err != nil {
+		return err
+	}
 	if err := sc.Network.Topology.Params.Validate(sc.Nodes()); err != nil {
 		return fmt.Errorf("network (%s): %w", sc.Network.Topology.Name, err)
 	}
@@ -270,6 +273,25 @@ func (sc *Scenario) validateAlgorithm() error {
 		return fmt.Errorf("network.kind: algorithm %s has a server, node 0, and needs a star network with the server at its hub, got %s", a.Name, sc.Network.Topology.Name)
 	}
 	return nil
+}
+
+// validatePrecision checks precision, and that the algorithm computes in
+// float32 when asked to (it declared optim.CanFloat32).
+func (sc *Scenario) validatePrecision() error {
+	if !slices.Contains(Precisions, sc.Precision) {
+		return fmt.Errorf("precision: must be one of %s, got %q", strings.Join(Precisions, ", "), sc.Precision)
+	}
+	if sc.Precision != "float32" {
+		return nil
+	}
+	if e, err := optim.Algorithms.Lookup(sc.Algorithm.Name); err == nil && e.Can(optim.CanFloat32) {
+		return nil
+	}
+	can := "none does yet"
+	if names := optim.Algorithms.KindsThatCan(optim.CanFloat32); len(names) > 0 {
+		can = "those that do: " + strings.Join(names, ", ")
+	}
+	return fmt.Errorf("precision: algorithm %s computes in float64 only, not float32 (%s)", sc.Algorithm.Name, can)
 }
 
 // sectionOwner names the algorithms that own a top-level section.

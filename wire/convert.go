@@ -77,27 +77,37 @@ type payloadTable struct {
 	list  []*Payload
 }
 
+// payloadKey identifies a payload: its kind and mass, and its vector's
+// first element and length, in float64 (ptr) or float32 (ptr32) — the
+// two are told apart, so a float32 vector never shares an entry with a
+// float64 one at the same address.
 type payloadKey struct {
-	kind optim.Kind
-	mass uint64
-	ptr  *float64
-	n    int
+	kind  optim.Kind
+	mass  uint64
+	ptr   *float64
+	ptr32 *float32
+	n     int
 }
 
 // ref returns p's 1-based entry, adding it when new; 0 when p travels
 // inline.
 func (t *payloadTable) ref(p optim.Payload) int {
-	if len(p.Vec) == 0 {
+	if p.Len() == 0 {
 		return 0
 	}
-	k := payloadKey{p.Kind, math.Float64bits(p.Mass), &p.Vec[0], len(p.Vec)}
+	k := payloadKey{kind: p.Kind, mass: math.Float64bits(p.Mass), n: p.Len()}
+	if len(p.Vec) > 0 {
+		k.ptr = &p.Vec[0]
+	} else {
+		k.ptr32 = &p.Vec32[0]
+	}
 	if r, ok := t.index[k]; ok {
 		return r
 	}
 	if t.index == nil {
 		t.index = map[payloadKey]int{}
 	}
-	t.list = append(t.list, &Payload{Kind: uint32(p.Kind), Vec: p.Vec, Mass: p.Mass})
+	t.list = append(t.list, &Payload{Kind: uint32(p.Kind), Vec: p.Vec, Mass: p.Mass, Vec32: p.Vec32})
 	t.index[k] = len(t.list)
 	return len(t.list)
 }
@@ -109,9 +119,15 @@ func decodeTable(list []*Payload) ([]optim.Payload, error) {
 		if p.GetKind() > math.MaxUint8 {
 			return nil, fmt.Errorf("payload %d: kind %d is not an optim.Kind", i, p.GetKind())
 		}
-		out[i] = optim.Payload{Kind: optim.Kind(p.GetKind()), Vec: p.GetVec(), Mass: p.GetMass()}
+		out[i] = optim.Payload{Kind: optim.Kind(p.GetKind()), Vec: p.GetVec(), Mass: p.GetMass(), Vec32: p.GetVec32()}
 		if len(out[i].Vec) == 0 {
 			out[i].Vec = nil
+		}
+		if len(out[i].Vec32) == 0 {
+			out[i].Vec32 = nil
+		}
+		if out[i].Vec != nil && out[i].Vec32 != nil {
+			return nil, fmt.Errorf("payload %d: a vector in float64 and one in float32", i)
 		}
 	}
 	return out, nil
@@ -120,6 +136,9 @@ func decodeTable(list []*Payload) ([]optim.Payload, error) {
 // resolve sets *p to entry ref of table when ref > 0 (else p is inline).
 func resolve(p *optim.Payload, ref int, table []optim.Payload) error {
 	if ref == 0 {
+		if len(p.Vec) > 0 && len(p.Vec32) > 0 {
+			return fmt.Errorf("wire: a payload with a vector in float64 and one in float32")
+		}
 		return nil
 	}
 	if ref < 0 || ref > len(table) {

@@ -59,7 +59,7 @@
 // # Exactness
 //
 // A value encoded and decoded is equal to the original bit for bit: every
-// float64 keeps its bits (±0, subnormals, infinities and NaN payloads
+// float64 and float32 keeps its bits (±0, subnormals, infinities and NaN payloads
 // included) and every integer its value (one that does not fit its Go
 // type fails to decode). The one thing proto3 cannot tell apart is an
 // empty list from an absent one, so the rule is: a zero-length vector,
@@ -67,9 +67,9 @@
 // sent. Errors cross as their text only.
 //
 // Encoding gives the same bytes for the same value every time. A Payload
-// with a d-vector encodes in 8·d bytes plus at most 16 (kind, mass, and
-// the vector's tag and length) for d below 2²⁵: 62,815 bytes for
-// d = 7850. In a batch each envelope adds its header (receiver, push
+// with a d-vector encodes in 8·d bytes (4·d in float32) plus at most 16
+// (kind, mass, and the vector's tag and length) for d below 2²⁵: 62,815
+// bytes for d = 7850. In a batch each envelope adds its header (receiver, push
 // weight, payload reference) and a length prefix, about 15 bytes.
 //
 // It may import optim and protobuf; never an algorithm family, scenarios,

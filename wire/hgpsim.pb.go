@@ -13,8 +13,9 @@
 //     which holds a Go int on any platform; they are small and
 //     non-negative, so each costs one to three bytes as a varint.
 //   - Vectors (in the optim types) are packed repeated doubles: 8 bytes per
-//     float plus a tag and a length. Float bits are kept exactly (±0,
-//     subnormals, infinities and NaN payloads included).
+//     float plus a tag and a length; a float32 run's payload vectors are
+//     packed repeated floats, 4 bytes each. Float bits are kept exactly
+//     (±0, subnormals, infinities and NaN payloads included).
 //   - proto3 does not tell an empty list or map from an absent one: a
 //     zero-length vector, list or map decodes as nil in Go.
 //   - Every field number is below 16, so every tag is one byte. Numbers
@@ -55,7 +56,9 @@ type Payload struct {
 	// The vector, packed: 8 bytes per element.
 	Vec []float64 `protobuf:"fixed64,2,rep,packed,name=vec,proto3" json:"vec,omitempty"`
 	// Push-sum weight ω travelling with a model z; 0 otherwise.
-	Mass          float64 `protobuf:"fixed64,3,opt,name=mass,proto3" json:"mass,omitempty"`
+	Mass float64 `protobuf:"fixed64,3,opt,name=mass,proto3" json:"mass,omitempty"`
+	// The vector of a float32 run, in place of vec: 4 bytes per element.
+	Vec32         []float32 `protobuf:"fixed32,4,rep,packed,name=vec32,proto3" json:"vec32,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -109,6 +112,13 @@ func (x *Payload) GetMass() float64 {
 		return x.Mass
 	}
 	return 0
+}
+
+func (x *Payload) GetVec32() []float32 {
+	if x != nil {
+		return x.Vec32
+	}
+	return nil
 }
 
 // WorkerStep is the supervisor's order to the clients a worker hosts: enter
@@ -1054,11 +1064,12 @@ var File_hgpsim_proto protoreflect.FileDescriptor
 
 const file_hgpsim_proto_rawDesc = "" +
 	"\n" +
-	"\fhgpsim.proto\x12\vhgpsim.wire\"G\n" +
+	"\fhgpsim.proto\x12\vhgpsim.wire\"a\n" +
 	"\aPayload\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\rR\x04kind\x12\x14\n" +
 	"\x03vec\x18\x02 \x03(\x01B\x02\x10\x01R\x03vec\x12\x12\n" +
-	"\x04mass\x18\x03 \x01(\x01R\x04mass\"\xb5\x02\n" +
+	"\x04mass\x18\x03 \x01(\x01R\x04mass\x12\x18\n" +
+	"\x05vec32\x18\x04 \x03(\x02B\x02\x10\x01R\x05vec32\"\xb5\x02\n" +
 	"\n" +
 	"WorkerStep\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x12\n" +

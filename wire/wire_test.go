@@ -74,7 +74,29 @@ func (g gen) name() string {
 	return names[g.r.IntN(len(names))]
 }
 
+// vec32 is vec in float32, from any bit pattern or a rounded normal.
+func (g gen) vec32() []float32 {
+	v := g.vec()
+	if v == nil {
+		return nil
+	}
+	v32 := make([]float32, len(v))
+	for k := range v32 {
+		if g.r.IntN(2) == 0 {
+			v32[k] = math.Float32frombits(g.r.Uint32())
+		} else {
+			v32[k] = float32(v[k])
+		}
+	}
+	return v32
+}
+
+// payload carries a float64 vector, or in one case out of four a float32
+// one.
 func (g gen) payload() optim.Payload {
+	if g.r.IntN(4) == 0 {
+		return optim.Payload{Kind: optim.Kind(g.r.IntN(256)), Vec32: g.vec32(), Mass: g.float()}
+	}
 	return optim.Payload{Kind: optim.Kind(g.r.IntN(256)), Vec: g.vec(), Mass: g.float()}
 }
 
@@ -153,6 +175,8 @@ func bitsEqual(a, b reflect.Value) bool {
 	switch a.Kind() {
 	case reflect.Float64:
 		return math.Float64bits(a.Float()) == math.Float64bits(b.Float())
+	case reflect.Float32:
+		return math.Float32bits(a.Interface().(float32)) == math.Float32bits(b.Interface().(float32))
 	case reflect.Pointer:
 		return a.IsNil() == b.IsNil() && (a.IsNil() || bitsEqual(a.Elem(), b.Elem()))
 	case reflect.Struct:
@@ -587,5 +611,58 @@ func TestEncodedSize(t *testing.T) {
 	}
 	if b := must(Marshal(b)); len(b) != size || !bytes.Equal(b, must(Marshal(NewPeerBatch(1, 12, 18, 0, ports, k, k+2)))) {
 		t.Errorf("proto.Size %d, encoded %d, or two encodings differ", size, len(b))
+	}
+}
+
+// A float32 payload crosses a peer batch bit for bit, once per batch and
+// shared again by the envelopes that carried it, in half the bytes of the
+// same vector in float64; a payload claiming both vectors is refused.
+func TestFloat32PayloadCrosses(t *testing.T) {
+	const n, d = 5, 1000
+	nw, err := (&graph.FullyConnected{}).Build(n, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGen(17)
+	batch := func(p optim.Payload) *PeerBatch {
+		port := optim.NewPort(nw, 0)
+		r := port.Open("sgp", 3, 7)
+		optim.Push(port, r.Links, p)
+		return NewPeerBatch(1, 2, 3, 0, []*optim.Port{port}, 1, n)
+	}
+	v32 := make([]float32, d)
+	for k := range v32 {
+		v32[k] = math.Float32frombits(g.r.Uint32())
+	}
+	v32[0], v32[1] = float32(math.Copysign(0, -1)), math.Float32frombits(0x7fa0_0001) // −0, a signalling NaN
+	b32 := batch(optim.NewPayload(optim.KindModel, v32, 0.25))
+	got := must(transit(t, b32).OptimOutboxes())
+	if len(got) != 1 || len(got[0].Envelopes) != n-1 {
+		t.Fatalf("decoded %d outboxes", len(got))
+	}
+	for _, e := range got[0].Envelopes {
+		if e.Vec != nil || len(e.Vec32) != d || &e.Vec32[0] != &got[0].Envelopes[0].Vec32[0] || e.Mass != 0.25 {
+			t.Fatalf("envelope to %d: %d float64, %d float32 elements, mass %v, shared %v", e.To, len(e.Vec), len(e.Vec32), e.Mass,
+				len(e.Vec32) > 0 && &e.Vec32[0] == &got[0].Envelopes[0].Vec32[0])
+		}
+		for k := range v32 {
+			if math.Float32bits(e.Vec32[k]) != math.Float32bits(v32[k]) {
+				t.Fatalf("element %d: %#x, sent %#x", k, math.Float32bits(e.Vec32[k]), math.Float32bits(v32[k]))
+			}
+		}
+	}
+	v64 := make([]float64, d)
+	s32, s64 := proto.Size(b32), proto.Size(batch(optim.NewPayload(optim.KindModel, v64, 0.25)))
+	if s64-s32 != 4*d {
+		t.Errorf("a batch of one %d-vector: %d bytes in float32, %d in float64; want %d fewer", d, s32, s64, 4*d)
+	}
+	both := transit(t, b32)
+	both.Payloads[0].Vec = []float64{1}
+	if _, err := both.OptimOutboxes(); err == nil {
+		t.Error("a payload with both vectors was accepted")
+	}
+	inline := optim.Payload{Kind: optim.KindModel, Vec: []float64{1}, Vec32: []float32{1}}
+	if err := resolve(&inline, 0, nil); err == nil {
+		t.Error("an inline payload with both vectors was accepted")
 	}
 }

@@ -16,7 +16,7 @@ import (
 // isDirect reports whether f is read and written through its address.
 func (f *field) isDirect() bool {
 	switch f.kind {
-	case kInt, kSint, kUint, kBool, kFloat, kString, kBytes, kFloats:
+	case kInt, kSint, kUint, kBool, kFloat, kString, kBytes, kFloats, kFloats32:
 		return true
 	}
 	return false
@@ -67,6 +67,8 @@ func (f *field) lenAt(p unsafe.Pointer) int {
 		return len(*(*string)(p))
 	case kBytes:
 		return len(*(*[]byte)(p))
+	case kFloats32:
+		return 4 * len(*(*[]float32)(p))
 	}
 	return 8 * len(*(*[]float64)(p))
 }
@@ -75,7 +77,7 @@ func (f *field) lenAt(p unsafe.Pointer) int {
 // included; always writes zero values too (map entries do).
 func (f *field) sizeAt(p unsafe.Pointer, always bool) int {
 	switch f.kind {
-	case kString, kBytes, kFloats:
+	case kString, kBytes, kFloats, kFloats32:
 		return delimited(len(f.tag), f.lenAt(p), always)
 	}
 	x := f.load(p) // −0 is not zero: its bits are kept
@@ -90,7 +92,7 @@ func (f *field) sizeAt(p unsafe.Pointer, always bool) int {
 
 func (f *field) appendAt(b []byte, p unsafe.Pointer, always bool) []byte {
 	switch f.kind {
-	case kString, kBytes, kFloats:
+	case kString, kBytes, kFloats, kFloats32:
 		n := f.lenAt(p)
 		if n == 0 && !always {
 			return b
@@ -101,6 +103,8 @@ func (f *field) appendAt(b []byte, p unsafe.Pointer, always bool) []byte {
 			return append(b, *(*string)(p)...)
 		case kBytes:
 			return append(b, *(*[]byte)(p)...)
+		case kFloats32:
+			return appendFloats32(b, *(*[]float32)(p))
 		}
 		return appendFloats(b, *(*[]float64)(p))
 	}
@@ -168,6 +172,13 @@ func (f *field) decodeAt(b []byte, wt int, p unsafe.Pointer) ([]byte, error) {
 		xs := (*[]float64)(p)
 		*xs = append(*xs, math.Float64frombits(binary.LittleEndian.Uint64(b)))
 		return b[8:], nil
+	case f.kind == kFloats32 && wt == wtFixed32: // one unpacked element
+		if len(b) < 4 {
+			return nil, errTruncated
+		}
+		xs := (*[]float32)(p)
+		*xs = append(*xs, math.Float32frombits(binary.LittleEndian.Uint32(b)))
+		return b[4:], nil
 	case wt != wireType(f.kind):
 		return nil, fmt.Errorf("wire type %d, want %d", wt, wireType(f.kind))
 	}
@@ -177,7 +188,7 @@ func (f *field) decodeAt(b []byte, wt int, p unsafe.Pointer) ([]byte, error) {
 			return nil, errTruncated
 		}
 		return b[8:], f.store(p, binary.LittleEndian.Uint64(b))
-	case kString, kBytes, kFloats:
+	case kString, kBytes, kFloats, kFloats32:
 	default:
 		x, rest, err := varint(b)
 		if err == nil {
@@ -209,6 +220,22 @@ func (f *field) decodeAt(b []byte, wt int, p unsafe.Pointer) ([]byte, error) {
 			} else {
 				for i := range n {
 					(*xs)[old+i] = math.Float64frombits(binary.LittleEndian.Uint64(data[8*i:]))
+				}
+			}
+		}
+	case kFloats32:
+		if len(data)%4 != 0 {
+			return nil, fmt.Errorf("packed floats of %d bytes", len(data))
+		}
+		if n := len(data) / 4; n > 0 {
+			xs := (*[]float32)(p)
+			old := len(*xs)
+			*xs = append(*xs, make([]float32, n)...)
+			if littleEndian {
+				copy(floatBytes32((*xs)[old:]), data)
+			} else {
+				for i := range n {
+					(*xs)[old+i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
 				}
 			}
 		}

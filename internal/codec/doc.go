@@ -19,6 +19,7 @@
 //	bool, float64, string        bool, double, string
 //	[]byte                       bytes
 //	[]float64, []int, []int64    packed repeated double, int64
+//	[]float32                    packed repeated float
 //	[]string, [][]byte           repeated string, bytes
 //	struct, *struct              a message field
 //	[]struct, []*struct          repeated message
@@ -28,7 +29,7 @@
 // are not written, and they decode as zero values: a zero-length slice or
 // map comes back nil. A nil pointer is not written, a non-nil one always
 // is; a struct field (not a pointer) is written unless all its fields are
-// zero, so a zero struct costs nothing. Every float64 keeps its bits (−0 and NaN payloads
+// zero, so a zero struct costs nothing. Every float64 and float32 keeps its bits (−0 and NaN payloads
 // included). Decoding skips fields it does not know and fails on a wire
 // type that does not match the field's or a number that overflows it, so
 // no input makes it panic.

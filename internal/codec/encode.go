@@ -297,6 +297,21 @@ func appendFloats(b []byte, xs []float64) []byte {
 	return b
 }
 
+// floatBytes32 is floatBytes of a []float32.
+func floatBytes32(xs []float32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(xs))), 4*len(xs))
+}
+
+func appendFloats32(b []byte, xs []float32) []byte {
+	if littleEndian {
+		return append(b, floatBytes32(xs)...)
+	}
+	for _, x := range xs {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+	}
+	return b
+}
+
 func appendVarint(b []byte, x uint64) []byte { return binary.AppendUvarint(b, x) }
 
 func varintLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }

@@ -13,27 +13,29 @@ const (
 	wtVarint  = 0
 	wtFixed64 = 1
 	wtBytes   = 2
+	wtFixed32 = 5
 )
 
 // kind is how one field is encoded.
 type kind uint8
 
 const (
-	kInt     kind = iota + 1 // signed varint, two's complement
-	kSint                    // signed varint, zigzag
-	kUint                    // unsigned varint
-	kBool                    // varint 0 or 1
-	kFloat                   // fixed64
-	kString                  // length-delimited
-	kBytes                   // length-delimited
-	kFloats                  // packed fixed64
-	kInts                    // packed varints
-	kStrings                 // repeated length-delimited
-	kByteses                 // repeated length-delimited
-	kStruct                  // a message, always written
-	kPtr                     // a message, written when not nil
-	kStructs                 // repeated message ([]T or []*T)
-	kMap                     // map<string, V>: repeated entry message
+	kInt      kind = iota + 1 // signed varint, two's complement
+	kSint                     // signed varint, zigzag
+	kUint                     // unsigned varint
+	kBool                     // varint 0 or 1
+	kFloat                    // fixed64
+	kString                   // length-delimited
+	kBytes                    // length-delimited
+	kFloats                   // packed fixed64
+	kInts                     // packed varints
+	kStrings                  // repeated length-delimited
+	kByteses                  // repeated length-delimited
+	kStruct                   // a message, always written
+	kPtr                      // a message, written when not nil
+	kStructs                  // repeated message ([]T or []*T)
+	kMap                      // map<string, V>: repeated entry message
+	kFloats32                 // packed fixed32
 )
 
 // field is one encoded field of a struct.
@@ -231,6 +233,8 @@ func fieldOf(t reflect.Type, zigzag bool) (field, error) {
 			return field{kind: kBytes}, nil
 		case e.Kind() == reflect.Float64:
 			return field{kind: kFloats}, nil
+		case e.Kind() == reflect.Float32:
+			return field{kind: kFloats32}, nil
 		case isInt(e) && !zigzag:
 			return field{kind: kInts}, nil
 		case e.Kind() == reflect.String:

@@ -3,12 +3,15 @@ package gemm
 import (
 	"fmt"
 	"unsafe"
+
+	"hgpsim/internal/vec"
 )
 
-// Float is an element type of the kernels: float64, in which every
-// recorded result was computed, or float32. The orders of the package doc
-// hold in both, each product and sum rounded to F.
-type Float interface{ float32 | float64 }
+// Float is an element type of the kernels (vec.Float, the one constraint
+// of the module's kernels): float64, in which every recorded result was
+// computed, or float32. The orders of the package doc hold in both, each
+// product and sum rounded to F.
+type Float = vec.Float
 
 // run calls the kernel for F: k64 for float64, k32 for float32. The
 // kernels take their own element type; the slices are reinterpreted, not

@@ -17,7 +17,14 @@ type Entry[T any] struct {
 	// New returns fresh parameters with defaults. Its dynamic value is a
 	// pointer to a struct (possibly without fields).
 	New func() T
+	// Caps are the capabilities the plug-in declared at registration
+	// (what they mean is its axis's business, e.g. an algorithm that runs
+	// in float32).
+	Caps []string
 }
+
+// Can reports whether the plug-in declared capability c.
+func (e *Entry[T]) Can(c string) bool { return slices.Contains(e.Caps, c) }
 
 // Registry maps names to the plug-ins of one axis.
 type Registry[T any] struct {
@@ -75,11 +82,12 @@ func Axes() []Axis {
 	return out
 }
 
-// Register adds a plug-in. It is meant for init functions and panics on a
-// duplicate or empty name and after the registry has been read. It does not
-// call newParams (defaults may use other registries, filled by other init
+// Register adds a plug-in with the capabilities it declares (see
+// Entry.Caps). It is meant for init functions and panics on a duplicate or
+// empty name and after the registry has been read. It does not call
+// newParams (defaults may use other registries, filled by other init
 // functions); Check does, from a test.
-func (r *Registry[T]) Register(name, doc string, newParams func() T) {
+func (r *Registry[T]) Register(name, doc string, newParams func() T, caps ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.sealed {
@@ -91,7 +99,7 @@ func (r *Registry[T]) Register(name, doc string, newParams func() T) {
 	if _, dup := r.entries[name]; dup {
 		panic(fmt.Sprintf("registry: %s %q registered twice", r.axis, name))
 	}
-	r.entries[name] = &Entry[T]{Name: name, Doc: doc, New: newParams}
+	r.entries[name] = &Entry[T]{Name: name, Doc: doc, New: newParams, Caps: slices.Clone(caps)}
 }
 
 func (r *Registry[T]) seal() {
@@ -114,6 +122,18 @@ func (r *Registry[T]) Kinds() []string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	return names
+}
+
+// KindsThatCan lists, sorted, the registered names that declared
+// capability c.
+func (r *Registry[T]) KindsThatCan(c string) []string {
+	var names []string
+	for _, n := range r.Kinds() {
+		if r.entries[n].Can(c) {
+			names = append(names, n)
+		}
+	}
 	return names
 }
 

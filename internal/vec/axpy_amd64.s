@@ -53,3 +53,58 @@ loop1:
 done:
 	VZEROUPPER
 	RET
+
+// func axpy32AVX2(alpha float32, x, y []float32)
+// axpyAVX2 in float32: y[i] += alpha*x[i], VMULPS then VADDPS (no FMA),
+// the same operand order; 32, then 8, then 1 elements at a time. Requires
+// AVX2 (checked by the caller) and len(x) >= len(y).
+TEXT ·axpy32AVX2(SB), NOSPLIT, $0-56
+	VBROADCASTSS alpha+0(FP), Y0
+	MOVQ x_base+8(FP), SI
+	MOVQ y_base+32(FP), DI
+	MOVQ y_len+40(FP), CX
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-32, BX
+	JZ tail8
+loop32:
+	VMULPS (SI)(AX*4), Y0, Y1
+	VMULPS 32(SI)(AX*4), Y0, Y2
+	VMULPS 64(SI)(AX*4), Y0, Y3
+	VMULPS 96(SI)(AX*4), Y0, Y4
+	VADDPS (DI)(AX*4), Y1, Y1
+	VADDPS 32(DI)(AX*4), Y2, Y2
+	VADDPS 64(DI)(AX*4), Y3, Y3
+	VADDPS 96(DI)(AX*4), Y4, Y4
+	VMOVUPS Y1, (DI)(AX*4)
+	VMOVUPS Y2, 32(DI)(AX*4)
+	VMOVUPS Y3, 64(DI)(AX*4)
+	VMOVUPS Y4, 96(DI)(AX*4)
+	ADDQ $32, AX
+	CMPQ AX, BX
+	JL loop32
+tail8:
+	MOVQ CX, BX
+	ANDQ $-8, BX
+	CMPQ AX, BX
+	JGE tail1
+loop8:
+	VMULPS (SI)(AX*4), Y0, Y1
+	VADDPS (DI)(AX*4), Y1, Y1
+	VMOVUPS Y1, (DI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, BX
+	JL loop8
+tail1:
+	CMPQ AX, CX
+	JGE done
+loop1:
+	VMULSS (SI)(AX*4), X0, X1
+	VADDSS (DI)(AX*4), X1, X1
+	VMOVSS X1, (DI)(AX*4)
+	INCQ AX
+	CMPQ AX, CX
+	JL loop1
+done:
+	VZEROUPPER
+	RET

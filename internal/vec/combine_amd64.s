@@ -1,6 +1,6 @@
 #include "textflag.h"
 
-// func combineAVX2(dst []float64, terms []Term, off int)
+// func combineAVX2(dst []float64, terms []Term[float64], off int)
 //
 // dst[i] = Σ_t terms[t].Coef·terms[t].Vec[off+i], each coordinate summed
 // from +0 in term order, VMULPD then VADDPD (never FMA), with the operands
@@ -38,6 +38,7 @@ group32:
 	CMPQ R9, DX
 	JGE store32
 
+	PCALIGN $64
 term32:
 	VBROADCASTSD (SI)(R9*1), Y15
 	MOVQ 8(SI)(R9*1), R10
@@ -88,6 +89,7 @@ loop4:
 	CMPQ R9, DX
 	JGE store4
 
+	PCALIGN $64
 term4:
 	VBROADCASTSD (SI)(R9*1), Y15
 	MOVQ 8(SI)(R9*1), R10
@@ -114,6 +116,7 @@ loop1:
 	CMPQ R9, DX
 	JGE store1
 
+	PCALIGN $64
 term1:
 	VMOVSD (SI)(R9*1), X15
 	MOVQ 8(SI)(R9*1), R10
@@ -133,7 +136,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func combineAVX512(dst []float64, terms []Term, off int)
+// func combineAVX512(dst []float64, terms []Term[float64], off int)
 //
 // combineAVX2 on ZMM registers: Z0–Z7 hold 64 coordinates' partial sums
 // while the terms are walked, then groups of eight (Z0), then single
@@ -167,6 +170,7 @@ zgroup64:
 	CMPQ R9, DX
 	JGE zstore64
 
+	PCALIGN $64
 zterm64:
 	VBROADCASTSD (SI)(R9*1), Z15
 	MOVQ 8(SI)(R9*1), R10
@@ -217,6 +221,7 @@ zloop8:
 	CMPQ R9, DX
 	JGE zstore8
 
+	PCALIGN $64
 zterm8:
 	VBROADCASTSD (SI)(R9*1), Z15
 	MOVQ 8(SI)(R9*1), R10
@@ -243,6 +248,7 @@ zloop1:
 	CMPQ R9, DX
 	JGE zstore1
 
+	PCALIGN $64
 zterm1:
 	VMOVSD (SI)(R9*1), X15
 	MOVQ 8(SI)(R9*1), R10

@@ -6,4 +6,6 @@ package vec
 // tests that compare the kernels with the pure-Go ones compare those alone.
 var hasAVX2, hasAVX512 = false, false
 
-func combine(dst []float64, terms []Term, off int) { combineGo(dst, terms, off) }
+func combine(dst []float64, terms []Term[float64], off int) { combineGo(dst, terms, off) }
+
+func combine32(dst []float32, terms []Term[float32], off int) { combineGo(dst, terms, off) }

@@ -4,6 +4,9 @@
 // each coordinate is one rounded product and one rounded sum, never a fused
 // multiply-add — so results are bit-identical whichever kernel runs; on
 // amd64 with AVX2 it uses four lanes where gonum's assembly uses two.
+// AddScaled and Combine are generic over Float (float64 or float32); in
+// float32 each product and each sum is rounded to float32 under the same
+// order contract, on every kernel path.
 //
 // Tanh is math.Tanh over a slice, bit for bit: on amd64 with AVX2 and FMA
 // its kernels compute, lane by lane, the operations math.Tanh performs there

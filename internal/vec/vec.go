@@ -1,13 +1,45 @@
 package vec
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
 
-// AddScaled sets dst[i] += alpha·s[i]. It panics when the lengths differ.
-func AddScaled(dst []float64, alpha float64, s []float64) {
+// Float is an element type of the kernels: float64, in which every
+// recorded result was computed, or float32, which halves memory and
+// doubles the SIMD width. Every order contract holds in both, each product
+// and each sum rounded to F.
+type Float interface{ float32 | float64 }
+
+// is64 reports whether F is float64 (otherwise it is float32).
+func is64[F Float]() bool { return unsafe.Sizeof(F(0)) == 8 }
+
+// reslice views s as a slice of T, which must be F itself: the kernels
+// take their own element type, and a generic F is exactly one of them.
+func reslice[T, F Float](s []F) []T {
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
+// AddScaled sets dst[i] += alpha·s[i], each product rounded to F and then
+// added (never a fused multiply-add). It panics when the lengths differ.
+func AddScaled[F Float](dst []F, alpha F, s []F) {
 	if len(dst) != len(s) {
 		panic(fmt.Sprintf("vec: AddScaled of lengths %d and %d", len(dst), len(s)))
 	}
-	addScaled(dst, alpha, s)
+	if is64[F]() {
+		addScaled(reslice[float64](dst), float64(alpha), reslice[float64](s))
+		return
+	}
+	addScaled32(reslice[float32](dst), float32(alpha), reslice[float32](s))
+}
+
+// addScaled32Go is the float32 AddScaled in Go. The conversion rounds the
+// product on its own: without it the compiler may fuse it into the sum.
+func addScaled32Go(dst []float32, alpha float32, s []float32) {
+	s = s[:len(dst)]
+	for i, v := range s {
+		dst[i] += float32(alpha * v)
+	}
 }
 
 // DotRows sets dst[j] to the dot product of row j of m — the len(a)

@@ -37,6 +37,19 @@ func addScaled(dst []float64, alpha float64, s []float64) {
 	floats.AddScaled(dst, alpha, s)
 }
 
+// axpy32AVX2 is axpyAVX2 in float32: separate VMULPS and VADDPS.
+//
+//go:noescape
+func axpy32AVX2(alpha float32, x, y []float32)
+
+func addScaled32(dst []float32, alpha float32, s []float32) {
+	if hasAVX2 {
+		axpy32AVX2(alpha, s, dst)
+		return
+	}
+	addScaled32Go(dst, alpha, s)
+}
+
 // dot4AVX2 computes four dot products with a, each summed as gonum's
 // DotUnitary sums it.
 //

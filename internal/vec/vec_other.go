@@ -14,6 +14,8 @@ func HasAVX512() bool { return false }
 
 func addScaled(dst []float64, alpha float64, s []float64) { floats.AddScaled(dst, alpha, s) }
 
+func addScaled32(dst []float32, alpha float32, s []float32) { addScaled32Go(dst, alpha, s) }
+
 func dotRows(dst, m []float64, stride int, a []float64) {
 	for j := range dst {
 		dst[j] = floats.Dot(m[j*stride:j*stride+len(a)], a)

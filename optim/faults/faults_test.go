@@ -17,7 +17,7 @@ import (
 // stochastic directed network (seed nwSeed), client i's behaviour wrapped
 // in the faults of faulty[i], through the public driver. It returns the
 // clients and the exact average of their starting vectors.
-func faultyPushSum(t *testing.T, n, d, rounds int, nwSeed uint64, faulty map[int]Fault) ([]*optim.PushSum, []float64) {
+func faultyPushSum(t *testing.T, n, d, rounds int, nwSeed uint64, faulty map[int]Fault) ([]*optim.PushSum[float64], []float64) {
 	t.Helper()
 	nw, err := graph.Build(registry.Choose[graph.Topology]("stochastic-directed"), n, nwSeed)
 	if err != nil {
@@ -25,7 +25,7 @@ func faultyPushSum(t *testing.T, n, d, rounds int, nwSeed uint64, faulty map[int
 	}
 	r := rng.New(5, rng.Global, rng.PurposeInit)
 	avg := make([]float64, d)
-	cs := make([]*optim.PushSum, n)
+	cs := make([]*optim.PushSum[float64], n)
 	factory := func(i int) (optim.Client, error) {
 		f := []Fault{}
 		if fault, ok := faulty[i]; ok {

@@ -6,7 +6,7 @@ import "hgpsim/optim"
 // a client saves when a checkpoint cuts its SGP phase (Alg1 cuts the SGP
 // phase of a run without an outer loop at its evaluations).
 type SGPState struct {
-	PushSum optim.PushSumState
+	PushSum optim.PushSumState[float64]
 	Batch   optim.BatcherState
 }
 

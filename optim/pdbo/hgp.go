@@ -75,7 +75,7 @@ func (h *HGP) Receive(r *optim.Round, in []optim.Message) error {
 }
 
 // Premix implements optim.Premixer: the debiased mix of the received u_j.
-func (h *HGP) Premix(_ *optim.Round, in []optim.Message) []optim.Mix {
+func (h *HGP) Premix(_ *optim.Round, in []optim.Message) []optim.Mix[float64] {
 	h.l.mixes[0] = h.l.mixOf(0, h.mixed, in, 0)
 	return h.l.mixes[:1]
 }
@@ -203,7 +203,7 @@ func (h *VRHGP) Receive(r *optim.Round, in []optim.Message) error {
 }
 
 // Premix implements optim.Premixer: the debiased mixes of the received u_j and w_j.
-func (h *VRHGP) Premix(r *optim.Round, in []optim.Message) []optim.Mix {
+func (h *VRHGP) Premix(r *optim.Round, in []optim.Message) []optim.Mix[float64] {
 	h.target(r)
 	d := len(h.u)
 	h.l.mixes[0] = h.l.mixOf(0, h.mixU, in, 0)

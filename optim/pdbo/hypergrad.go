@@ -99,11 +99,11 @@ type local struct {
 	hv    []float64 // scratch d_x of apply, made at its first use
 	cross []float64 // scratch d_λ
 	batch *optim.Batcher
-	idx   []int             // this round's batch (nil: full), set by fix
-	at    models.Linearized // the products at (x_i, λ_i, idx), if the model has them
-	full  models.Linearized // the full-batch one, kept across rounds
-	terms [2][]optim.Term   // premix buffers (u and w)
-	mixes [2]optim.Mix
+	idx   []int                    // this round's batch (nil: full), set by fix
+	at    models.Linearized        // the products at (x_i, λ_i, idx), if the model has them
+	full  models.Linearized        // the full-batch one, kept across rounds
+	terms [2][]optim.Term[float64] // premix buffers (u and w)
+	mixes [2]optim.Mix[float64]
 }
 
 func newLocal(lin Linearization) local {
@@ -227,11 +227,11 @@ func (l *local) bNeedsMessages() bool { return l.lin.Variant == BeforeComm }
 // mixOf returns dst = Σ_j coef_ij·part_j over the received messages, in
 // sender order, with part the slice [off, off+d) of each payload; slot
 // (0 or 1) names the term buffer, one per vector mixed in a round.
-func (l *local) mixOf(slot int, dst []float64, in []optim.Message, off int) optim.Mix {
+func (l *local) mixOf(slot int, dst []float64, in []optim.Message, off int) optim.Mix[float64] {
 	l.terms[slot] = optim.TermsOf(l.terms[slot], in, off, len(dst), func(m *optim.Message) (float64, bool) {
 		return l.coefOf(m.From)
 	})
-	return optim.Mix{Dst: dst, Terms: l.terms[slot]}
+	return optim.Mix[float64]{Dst: dst, Terms: l.terms[slot]}
 }
 
 // coefOf returns the coefficient of sender j, and whether it is not 0.

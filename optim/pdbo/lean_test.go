@@ -24,7 +24,7 @@ func (n notLockstep) Send(r *optim.Round, out optim.Outbox) error {
 	return n.VRHGP.Send(n.strip(r), out)
 }
 
-func (n notLockstep) Premix(r *optim.Round, in []optim.Message) []optim.Mix {
+func (n notLockstep) Premix(r *optim.Round, in []optim.Message) []optim.Mix[float64] {
 	return n.VRHGP.Premix(n.strip(r), in)
 }
 

@@ -191,8 +191,8 @@ func (h hyperPhase) Observe() optim.Stats { return optim.Stats{Hyper: h.Estimate
 
 // Premix forwards to the estimator when it is a Premixer; otherwise it
 // needs no mix and ReceiveMixed is the estimator's Receive.
-func (h hyperPhase) Premix(r *optim.Round, in []optim.Message) []optim.Mix {
-	if p, ok := h.HyperEstimator.(optim.Premixer); ok {
+func (h hyperPhase) Premix(r *optim.Round, in []optim.Message) []optim.Mix[float64] {
+	if p, ok := h.HyperEstimator.(optim.Premixer[float64]); ok {
 		return p.Premix(r, in)
 	}
 	return nil
@@ -200,7 +200,7 @@ func (h hyperPhase) Premix(r *optim.Round, in []optim.Message) []optim.Mix {
 
 // ReceiveMixed implements optim.Premixer.
 func (h hyperPhase) ReceiveMixed(r *optim.Round, in []optim.Message) error {
-	if p, ok := h.HyperEstimator.(optim.Premixer); ok {
+	if p, ok := h.HyperEstimator.(optim.Premixer[float64]); ok {
 		return p.ReceiveMixed(r, in)
 	}
 	return h.HyperEstimator.Receive(r, in)

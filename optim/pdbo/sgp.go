@@ -67,7 +67,7 @@ func GuardScale(omega, floor float64) float64 {
 // SGP is one client of Stochastic Gradient Push (Eq. 2 with Eq. 4a or 4b,
 // Alg. 2), counting p̄_ij and δ̄_{j→i} as it goes.
 type SGP struct {
-	ps     optim.PushSumPair
+	ps     optim.PushSumPair[float64]
 	cfg    SGPConfig
 	model  models.Bilevel
 	lambda []float64
@@ -142,7 +142,7 @@ func (s *SGP) Receive(r *optim.Round, in []optim.Message) error {
 }
 
 // Premix implements optim.Premixer: z's share of line 8.
-func (s *SGP) Premix(_ *optim.Round, in []optim.Message) []optim.Mix { return s.ps.Premix(in) }
+func (s *SGP) Premix(_ *optim.Round, in []optim.Message) []optim.Mix[float64] { return s.ps.Premix(in) }
 
 // ReceiveMixed implements optim.Premixer: Alg. 2 lines 8–13 after z is mixed.
 func (s *SGP) ReceiveMixed(_ *optim.Round, in []optim.Message) error {
