@@ -38,13 +38,13 @@ func randomBatch(r *rand.Rand, d *datasets.Dataset, n int) []int {
 // and a K = 3 ensemble about three times that.
 func BenchmarkBilevelMLP(b *testing.B) {
 	const features, hidden, classes, batch = 784, 64, 10, 128
-	mlp := func() Classifier { return NewMLP(features, hidden, classes, 1e-3) }
+	mlp := func() Classifier[float64] { return NewMLP[float64](features, hidden, classes, 1e-3) }
 	for _, c := range []struct {
 		name string
-		b    Bilevel
+		b    Bilevel[float64]
 	}{
 		{"LabelWeights", LabelWeights(mlp(), 0)},
-		{"Ensemble3", Ensemble([]Classifier{mlp(), mlp(), mlp()}, 0.01)},
+		{"Ensemble3", Ensemble([]Classifier[float64]{mlp(), mlp(), mlp()}, 0.01)},
 	} {
 		r := testRand(b, 0)
 		ds := randomData(r, 4*batch, features, classes)
@@ -70,8 +70,8 @@ func BenchmarkBilevelMLP(b *testing.B) {
 // batch). Compare the three in one run.
 func BenchmarkHyperRound(b *testing.B) {
 	const features, classes, rows = 784, 10, 42
-	sm := func() Classifier { return NewSoftmax(features, classes, 1e-3) }
-	m := MTLDA([]Classifier{sm(), sm(), sm()}, 0.01, 5e-4)
+	sm := func() Classifier[float64] { return NewSoftmax[float64](features, classes, 1e-3) }
+	m := MTLDA([]Classifier[float64]{sm(), sm(), sm()}, 0.01, 5e-4)
 	r := testRand(b, 0)
 	ds := randomData(r, rows, features, classes)
 	x := make([]float64, m.DimX())
@@ -79,7 +79,7 @@ func BenchmarkHyperRound(b *testing.B) {
 	lambda := randomVec(r, m.DimLambda(), 1)
 	u := randomVec(r, len(x), 1)
 	hv, cross := make([]float64, len(x)), make([]float64, len(lambda))
-	lz := m.(Linearizer)
+	lz := m.(Linearizer[float64])
 	kept := lz.Linearize(x, lambda, ds, nil)
 	for _, op := range []struct {
 		name string

@@ -152,17 +152,13 @@ func (s *CNNSpec) Cost(features, classes, batch int) Cost {
 	return Cost{ForwardFlops: float64(info.FLOPs), Workspace: info.Memory(min(batch, batchChunk))}
 }
 
-// New implements Architecture.
-func (s *CNNSpec) New(features, classes int) Classifier {
+// Net implements Architecture.
+func (s *CNNSpec) Net(features, classes int) NetSpec {
 	in, ls, _, err := s.plan(features, classes)
 	if err != nil {
-		panic(fmt.Sprintf("models: CNNSpec.New on an invalid spec: %v", err))
+		panic(fmt.Sprintf("models: CNNSpec.Net on an invalid spec: %v", err))
 	}
-	m, err := NewNet(in, ls, classes, s.L2)
-	if err != nil {
-		panic(fmt.Sprintf("models: CNNSpec.New: %v", err))
-	}
-	return m
+	return NetSpec{in: in, layers: ls, features: features, classes: classes, l2: s.L2}
 }
 
 // Cost is what one example costs a model beyond its parameter count, for
