@@ -99,7 +99,10 @@ type mixtureLinearized[F Float] struct {
 	spare  forwardCache[F]  // the buffers cache points to, kept across Linearize
 }
 
-var _ Linearizer[float64] = (*mixture[float64])(nil)
+var (
+	_ Linearizer[float64] = (*mixture[float64])(nil)
+	_ Linearizer[float32] = (*mixture[float32])(nil)
+)
 
 // Linearize implements Linearizer. The forward pass is cached when every
 // base has linear logits and the batch is small enough.
