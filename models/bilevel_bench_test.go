@@ -35,26 +35,35 @@ func randomBatch(r *rand.Rand, d *datasets.Dataset, n int) []int {
 
 // BenchmarkBilevelMLP measures the products of the bilevel problems on the
 // MLP of BenchmarkMLPHVP; LabelWeights should cost about what MLP.HVP does
-// and a K = 3 ensemble about three times that.
+// and a K = 3 ensemble about three times that. The f32/ cases are the same
+// in float32.
 func BenchmarkBilevelMLP(b *testing.B) {
+	benchBilevelMLP[float64](b, "")
+	benchBilevelMLP[float32](b, "f32/")
+}
+
+func benchBilevelMLP[F Float](b *testing.B, prefix string) {
 	const features, hidden, classes, batch = 784, 64, 10, 128
-	mlp := func() Classifier[float64] { return NewMLP[float64](features, hidden, classes, 1e-3) }
+	mlp := func() Classifier[F] { return NewMLP[F](features, hidden, classes, 1e-3) }
 	for _, c := range []struct {
 		name string
-		b    Bilevel[float64]
+		b    Bilevel[F]
 	}{
 		{"LabelWeights", LabelWeights(mlp(), 0)},
-		{"Ensemble3", Ensemble([]Classifier[float64]{mlp(), mlp(), mlp()}, 0.01)},
+		{"Ensemble3", Ensemble([]Classifier[F]{mlp(), mlp(), mlp()}, 0.01)},
 	} {
 		r := testRand(b, 0)
 		ds := randomData(r, 4*batch, features, classes)
-		x := make([]float64, c.b.DimX())
+		x := make([]F, c.b.DimX())
 		c.b.Init(x, r)
 		lambda := randomVec(r, c.b.DimLambda(), 1)
-		u := randomVec(r, len(x), 1)
-		dst, dl := make([]float64, len(x)), make([]float64, len(lambda))
+		u := make([]F, len(x))
+		for i, v := range randomVec(r, len(x), 1) {
+			u[i] = F(v)
+		}
+		dst, dl := make([]F, len(x)), make([]float64, len(lambda))
 		idx := randomBatch(r, ds, batch)
-		runOps(b, c.name+"/", []benchOp{
+		runOps(b, prefix+c.name+"/", []benchOp{
 			{"InnerGrad", func() { c.b.InnerGrad(dst, x, lambda, ds, idx) }},
 			{"InnerHVP", func() { c.b.InnerHVP(dst, x, lambda, ds, idx, u) }},
 			{"InnerCross", func() { c.b.InnerCross(dl, x, lambda, ds, idx, u) }},
