@@ -20,9 +20,9 @@ import (
 type Run struct {
 	Scenario scenarios.Scenario
 	Net      *graph.Network
-	Data     []datasets.ClientData // by node; zero outside Hosted
-	Model    models.Bilevel[float64]        // prototype; each client holds its own clone
-	X0       []float64             // common initial parameters
+	Data     []datasets.ClientData   // by node; zero outside Hosted
+	Model    models.Bilevel[float64] // prototype; each client holds its own clone
+	X0       []float64               // common initial parameters
 	factory  optim.ClientFactory
 	program  optim.Program
 	// lo and hi bound the nodes whose data and clients were built.

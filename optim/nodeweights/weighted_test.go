@@ -139,7 +139,7 @@ type linreg struct{ d int }
 func (m linreg) DimX() int                                                       { return m.d }
 func (m linreg) DimLambda() int                                                  { return 0 }
 func (m linreg) Init(dst []float64, r *rand.Rand)                                { clear(dst) }
-func (m linreg) Clone() models.Bilevel[float64]                                           { return m }
+func (m linreg) Clone() models.Bilevel[float64]                                  { return m }
 func (m linreg) Accuracy(x, _ []float64, d *datasets.Dataset, idx []int) float64 { return 0 }
 func (m linreg) rowsOf(d *datasets.Dataset, idx []int) []int {
 	if idx != nil {

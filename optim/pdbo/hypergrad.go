@@ -99,10 +99,10 @@ type local struct {
 	hv    []float64 // scratch d_x of apply, made at its first use
 	cross []float64 // scratch d_λ
 	batch *optim.Batcher
-	idx   []int             // this round's batch (nil: full), set by fix
+	idx   []int                      // this round's batch (nil: full), set by fix
 	at    models.Linearized[float64] // the products at (x_i, λ_i, idx), if the model has them
 	full  models.Linearized[float64] // the full-batch one, kept across rounds
-	terms [2][]optim.Term   // premix buffers (u and w)
+	terms [2][]optim.Term            // premix buffers (u and w)
 	mixes [2]optim.Mix
 }
 
