@@ -47,7 +47,7 @@ func sgpClientsOf(t testing.TB, n, features int, variant pdbo.Variant) ([]*pdbo.
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := models.NewSoftmax(features, 3, 1e-3)
+	m := models.NewSoftmax[float64](features, 3, 1e-3)
 	x0 := make([]float64, m.Dim())
 	m.Init(x0, rng.New(9, rng.Global, rng.PurposeInit))
 	cfg := pdbo.SGPConfig{Variant: variant, BatchSize: 8,

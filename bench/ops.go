@@ -51,12 +51,12 @@ func Ops() ([]Op, error) {
 	var ops []Op
 	for _, c := range []struct {
 		name string
-		m    models.Model
+		m    models.Model[float64]
 	}{
-		{"softmax", models.NewSoftmax(OpFeatures, OpClasses, 1e-3)},
-		{"mlp", models.NewMLP(OpFeatures, OpHidden, OpClasses, 1e-3)},
+		{"softmax", models.NewSoftmax[float64](OpFeatures, OpClasses, 1e-3)},
+		{"mlp", models.NewMLP[float64](OpFeatures, OpHidden, OpClasses, 1e-3)},
 	} {
-		so, ok := c.m.(models.SecondOrder)
+		so, ok := c.m.(models.SecondOrder[float64])
 		if !ok {
 			return nil, fmt.Errorf("bench: %s has no Hessian-vector product", c.name)
 		}
@@ -78,9 +78,9 @@ func Ops() ([]Op, error) {
 
 // vrhgpRound builds one client's VR-HGP Receive at the paper's setting.
 func vrhgpRound(r *rand.Rand) (Op, error) {
-	bases := make([]models.Classifier, OpBases)
+	bases := make([]models.Classifier[float64], OpBases)
 	for k := range bases {
-		bases[k] = models.NewSoftmax(OpFeatures, OpClasses, 1e-3)
+		bases[k] = models.NewSoftmax[float64](OpFeatures, OpClasses, 1e-3)
 	}
 	m := models.MTLDA(bases, 0.01, 5e-4)
 	dx := m.DimX()

@@ -171,7 +171,7 @@ type fedBioSink struct {
 	results []optim.Result
 	traffic optim.Traffic
 	// With noise_stats: the weighted loss and the clients' data.
-	loss  *models.SampleWeighted
+	loss  *models.SampleWeighted[float64]
 	train []*datasets.Dataset
 	noisy [][]bool
 }
@@ -230,7 +230,7 @@ func (e *CommFedBiOExp) one(ctx context.Context, sc scenarios.Scenario, env scen
 	sink := &fedBioSink{run: run}
 	if e.NoiseStats {
 		f, c := sc.Shape()
-		sink.loss = models.NewSampleWeighted(sc.Model.Arch.Params.New(f, c))
+		sink.loss = models.NewSampleWeighted[float64](models.NewClassifier[float64](sc.Model.Arch.Params, f, c))
 		sink.train = make([]*datasets.Dataset, len(data))
 		sink.noisy = make([][]bool, len(data))
 		for i := 1; i < len(data); i++ {
@@ -304,7 +304,7 @@ func (e *CommFedBiOExp) Run(ctx context.Context, sc scenarios.Scenario, env scen
 		}
 	}
 	f, c := sc.Shape()
-	sum.Dim = sc.Model.Arch.Params.New(f, c).Dim()
+	sum.Dim = models.NewClassifier[float64](sc.Model.Arch.Params, f, c).Dim()
 	sum.Claims = e.claims(sum)
 	if err := e.write(env, sum); err != nil {
 		return nil, err

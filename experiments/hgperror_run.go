@@ -141,7 +141,7 @@ func (*hgpErrorAlg) Sections() []string { return []string{"sgp"} }
 // swaps each client's behaviour for each pair's VR-HGP estimator.
 func (a *hgpErrorAlg) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, error) {
 	n := s.Net.N
-	base := models.NewLogistic(1, a.L2)
+	base := models.NewLogistic[float64](1, a.L2)
 	lambda := []float64{0, 0}
 	x0 := make([]float64, base.Dim())
 	base.Init(x0, rng.New(s.Seed, rng.Global, rng.PurposeInit))

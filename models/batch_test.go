@@ -64,7 +64,7 @@ func compareBatches(t *testing.T, d *datasets.Dataset) map[string][]int {
 func TestBatchModelsMatchRowCode(t *testing.T) {
 	type pair struct {
 		name string
-		got  SecondOrder
+		got  SecondOrder[float64]
 		want interface {
 			Loss(x []float64, d *datasets.Dataset, idx []int) float64
 			Grad(dst, x []float64, d *datasets.Dataset, idx []int) float64
@@ -74,9 +74,9 @@ func TestBatchModelsMatchRowCode(t *testing.T) {
 		classes int
 	}
 	pairs := []pair{
-		{"softmax", NewSoftmax(batchD, batchC, 1e-3), newRefSoftmax(NewSoftmax(batchD, batchC, 1e-3)), batchC},
-		{"mlp", NewMLP(batchD, batchH, batchC, 1e-3), newRefMLP(NewMLP(batchD, batchH, batchC, 1e-3)), batchC},
-		{"logistic", NewLogistic(batchD, 1e-3), newRefLogistic(NewLogistic(batchD, 1e-3)), 2},
+		{"softmax", NewSoftmax[float64](batchD, batchC, 1e-3), newRefSoftmax(NewSoftmax[float64](batchD, batchC, 1e-3)), batchC},
+		{"mlp", NewMLP[float64](batchD, batchH, batchC, 1e-3), newRefMLP(NewMLP[float64](batchD, batchH, batchC, 1e-3)), batchC},
+		{"logistic", NewLogistic[float64](batchD, 1e-3), newRefLogistic(NewLogistic[float64](batchD, 1e-3)), 2},
 	}
 	for _, p := range pairs {
 		d := batchData(t, 1, batchN, batchD, p.classes)
@@ -102,17 +102,17 @@ func TestBatchModelsMatchRowCode(t *testing.T) {
 // reference bases of the same shapes.
 func batchHeads() []struct {
 	name string
-	got  Bilevel
+	got  Bilevel[float64]
 	want *refMixture
 } {
-	sm := func() (Classifier, refClassifier) {
-		return NewSoftmax(batchD, batchC, 1e-3), newRefSoftmax(NewSoftmax(batchD, batchC, 1e-3))
+	sm := func() (Classifier[float64], refClassifier) {
+		return NewSoftmax[float64](batchD, batchC, 1e-3), newRefSoftmax(NewSoftmax[float64](batchD, batchC, 1e-3))
 	}
-	mlp := func() (Classifier, refClassifier) {
-		return NewMLP(batchD, batchH, batchC, 2e-3), newRefMLP(NewMLP(batchD, batchH, batchC, 2e-3))
+	mlp := func() (Classifier[float64], refClassifier) {
+		return NewMLP[float64](batchD, batchH, batchC, 2e-3), newRefMLP(NewMLP[float64](batchD, batchH, batchC, 2e-3))
 	}
-	bases := func(k int, mk func() (Classifier, refClassifier)) ([]Classifier, []refClassifier) {
-		var bs []Classifier
+	bases := func(k int, mk func() (Classifier[float64], refClassifier)) ([]Classifier[float64], []refClassifier) {
+		var bs []Classifier[float64]
 		var rs []refClassifier
 		for range k {
 			b, r := mk()
@@ -122,7 +122,7 @@ func batchHeads() []struct {
 	}
 	type head = struct {
 		name string
-		got  Bilevel
+		got  Bilevel[float64]
 		want *refMixture
 	}
 	var hs []head
@@ -168,7 +168,7 @@ func TestBatchHeadsMatchRowCode(t *testing.T) {
 			sameBits(t, what+" InnerCross", gl, wl)
 			// Linearized products, twice: the second call may replay a
 			// cached forward pass.
-			lin := h.got.(Linearizer).Linearize(x, lambda, d, idx)
+			lin := h.got.(Linearizer[float64]).Linearize(x, lambda, d, idx)
 			for call := range 2 {
 				clear(gx)
 				clear(gl)
@@ -184,13 +184,13 @@ func TestBatchSampleWeightedMatchesRowCode(t *testing.T) {
 	d := batchData(t, 5, batchN, batchD, batchC)
 	for _, c := range []struct {
 		name string
-		got  Classifier
+		got  Classifier[float64]
 		want refClassifier
 	}{
-		{"softmax", NewSoftmax(batchD, batchC, 1e-3), newRefSoftmax(NewSoftmax(batchD, batchC, 1e-3))},
-		{"mlp", NewMLP(batchD, batchH, batchC, 1e-3), newRefMLP(NewMLP(batchD, batchH, batchC, 1e-3))},
+		{"softmax", NewSoftmax[float64](batchD, batchC, 1e-3), newRefSoftmax(NewSoftmax[float64](batchD, batchC, 1e-3))},
+		{"mlp", NewMLP[float64](batchD, batchH, batchC, 1e-3), newRefMLP(NewMLP[float64](batchD, batchH, batchC, 1e-3))},
 	} {
-		got, want := NewSampleWeighted(c.got), newRefWeighted(c.want)
+		got, want := NewSampleWeighted[float64](c.got), newRefWeighted(c.want)
 		r := testRand(t, 6)
 		x := make([]float64, got.Dim())
 		got.Init(x, r)
@@ -232,7 +232,7 @@ func TestBatchHyperRepMatchesRowCode(t *testing.T) {
 	d := batchData(t, 7, batchN, batchD, batchC)
 	val := batchData(t, 8, batchN, batchD, batchC)
 	for _, relu := range []bool{true, false} {
-		got := NewHyperRep(batchD, hidden, batchC, 0.01, relu)
+		got := NewHyperRep[float64](batchD, hidden, batchC, 0.01, relu)
 		want := newRefHyperRep(batchD, hidden, batchC, 0.01, relu)
 		r := testRand(t, 9)
 		x, lambda := make([]float64, got.DimX()), make([]float64, got.DimLambda())

@@ -11,7 +11,7 @@ func BenchmarkSoftmaxGrad(b *testing.B) {
 		b.Run(fmt.Sprintf("D%d_C%d_B%d", c.d, c.k, c.batch), func(b *testing.B) {
 			r := testRand(b, 0)
 			ds := randomData(r, 4*c.batch, c.d, c.k)
-			m := NewSoftmax(c.d, c.k, 1e-3)
+			m := NewSoftmax[float64](c.d, c.k, 1e-3)
 			x := randomVec(r, m.Dim(), 0.1)
 			g := make([]float64, m.Dim())
 			idx := randomBatch(r, ds, c.batch)
@@ -27,7 +27,7 @@ func BenchmarkMLPHVP(b *testing.B) {
 	const features, hidden, classes, batch = 784, 64, 10, 128
 	r := testRand(b, 0)
 	ds := randomData(r, 4*batch, features, classes)
-	m := NewMLP(features, hidden, classes, 1e-3)
+	m := NewMLP[float64](features, hidden, classes, 1e-3)
 	x := make([]float64, m.Dim())
 	m.Init(x, r)
 	u := randomVec(r, m.Dim(), 1)
@@ -43,7 +43,7 @@ func BenchmarkMLPGrad(b *testing.B) {
 	const features, hidden, classes, batch = 784, 64, 10, 128
 	r := testRand(b, 0)
 	ds := randomData(r, 4*batch, features, classes)
-	m := NewMLP(features, hidden, classes, 1e-3)
+	m := NewMLP[float64](features, hidden, classes, 1e-3)
 	x := make([]float64, m.Dim())
 	m.Init(x, r)
 	g := make([]float64, m.Dim())
@@ -58,7 +58,7 @@ func BenchmarkSoftmaxHVP(b *testing.B) {
 	const features, classes, batch = 784, 10, 128
 	r := testRand(b, 0)
 	ds := randomData(r, 4*batch, features, classes)
-	m := NewSoftmax(features, classes, 1e-3)
+	m := NewSoftmax[float64](features, classes, 1e-3)
 	x := randomVec(r, m.Dim(), 0.1)
 	u := randomVec(r, m.Dim(), 1)
 	hu := make([]float64, m.Dim())
@@ -108,12 +108,12 @@ func BenchmarkHVP(b *testing.B) {
 	plain := []struct {
 		name string
 		s    hvpSize
-		m    SecondOrder
+		m    SecondOrder[float64]
 	}{
-		{"Softmax", quickstartSize, NewSoftmax(20, 5, 1e-3)},
-		{"Logistic", hvpSize{d: 20, c: 2, batch: 32}, NewLogistic(20, 1e-3)},
-		{"Logistic", hvpSize{d: 784, c: 2, batch: 128}, NewLogistic(784, 1e-3)},
-		{"MLP", hvpSize{d: 20, h: 32, c: 5, batch: 32}, NewMLP(20, 32, 5, 1e-3)},
+		{"Softmax", quickstartSize, NewSoftmax[float64](20, 5, 1e-3)},
+		{"Logistic", hvpSize{d: 20, c: 2, batch: 32}, NewLogistic[float64](20, 1e-3)},
+		{"Logistic", hvpSize{d: 784, c: 2, batch: 128}, NewLogistic[float64](784, 1e-3)},
+		{"MLP", hvpSize{d: 20, h: 32, c: 5, batch: 32}, NewMLP[float64](20, 32, 5, 1e-3)},
 	}
 	for _, c := range plain {
 		b.Run(c.name+"/"+c.s.String(), func(b *testing.B) {
@@ -151,7 +151,7 @@ func BenchmarkCross(b *testing.B) {
 type headCase struct {
 	name string
 	s    hvpSize
-	b    Bilevel
+	b    Bilevel[float64]
 }
 
 // softmaxHeads are the heads of the PDBO methods on softmax at both sizes:
@@ -160,18 +160,18 @@ type headCase struct {
 func softmaxHeads() []headCase {
 	var out []headCase
 	for _, s := range []hvpSize{quickstartSize, fmnistSize} {
-		sm := func() Classifier { return NewSoftmax(s.d, s.c, 1e-3) }
+		sm := func() Classifier[float64] { return NewSoftmax[float64](s.d, s.c, 1e-3) }
 		out = append(out,
 			headCase{"LabelWeights-Softmax", s, LabelWeights(sm(), 0.01)},
-			headCase{"Ensemble3-Softmax", s, Ensemble([]Classifier{sm(), sm(), sm()}, 0.01)},
-			headCase{"EnsembleLabelWeights3-Softmax", s, MTLDA([]Classifier{sm(), sm(), sm()}, 0.01, 5e-4)},
+			headCase{"Ensemble3-Softmax", s, Ensemble([]Classifier[float64]{sm(), sm(), sm()}, 0.01)},
+			headCase{"EnsembleLabelWeights3-Softmax", s, MTLDA([]Classifier[float64]{sm(), sm(), sm()}, 0.01, 5e-4)},
 		)
 	}
 	return out
 }
 
 // headPoint returns initial inner parameters, random λ and a random u.
-func headPoint(b *testing.B, m Bilevel) (x, lambda, u []float64) {
+func headPoint(b *testing.B, m Bilevel[float64]) (x, lambda, u []float64) {
 	r := testRand(b, 1)
 	x = make([]float64, m.DimX())
 	m.Init(x, r)

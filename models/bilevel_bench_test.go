@@ -35,26 +35,35 @@ func randomBatch(r *rand.Rand, d *datasets.Dataset, n int) []int {
 
 // BenchmarkBilevelMLP measures the products of the bilevel problems on the
 // MLP of BenchmarkMLPHVP; LabelWeights should cost about what MLP.HVP does
-// and a K = 3 ensemble about three times that.
+// and a K = 3 ensemble about three times that. The f32/ cases are the same
+// in float32.
 func BenchmarkBilevelMLP(b *testing.B) {
+	benchBilevelMLP[float64](b, "")
+	benchBilevelMLP[float32](b, "f32/")
+}
+
+func benchBilevelMLP[F Float](b *testing.B, prefix string) {
 	const features, hidden, classes, batch = 784, 64, 10, 128
-	mlp := func() Classifier { return NewMLP(features, hidden, classes, 1e-3) }
+	mlp := func() Classifier[F] { return NewMLP[F](features, hidden, classes, 1e-3) }
 	for _, c := range []struct {
 		name string
-		b    Bilevel
+		b    Bilevel[F]
 	}{
 		{"LabelWeights", LabelWeights(mlp(), 0)},
-		{"Ensemble3", Ensemble([]Classifier{mlp(), mlp(), mlp()}, 0.01)},
+		{"Ensemble3", Ensemble([]Classifier[F]{mlp(), mlp(), mlp()}, 0.01)},
 	} {
 		r := testRand(b, 0)
 		ds := randomData(r, 4*batch, features, classes)
-		x := make([]float64, c.b.DimX())
+		x := make([]F, c.b.DimX())
 		c.b.Init(x, r)
 		lambda := randomVec(r, c.b.DimLambda(), 1)
-		u := randomVec(r, len(x), 1)
-		dst, dl := make([]float64, len(x)), make([]float64, len(lambda))
+		u := make([]F, len(x))
+		for i, v := range randomVec(r, len(x), 1) {
+			u[i] = F(v)
+		}
+		dst, dl := make([]F, len(x)), make([]float64, len(lambda))
 		idx := randomBatch(r, ds, batch)
-		runOps(b, c.name+"/", []benchOp{
+		runOps(b, prefix+c.name+"/", []benchOp{
 			{"InnerGrad", func() { c.b.InnerGrad(dst, x, lambda, ds, idx) }},
 			{"InnerHVP", func() { c.b.InnerHVP(dst, x, lambda, ds, idx, u) }},
 			{"InnerCross", func() { c.b.InnerCross(dl, x, lambda, ds, idx, u) }},
@@ -70,8 +79,8 @@ func BenchmarkBilevelMLP(b *testing.B) {
 // batch). Compare the three in one run.
 func BenchmarkHyperRound(b *testing.B) {
 	const features, classes, rows = 784, 10, 42
-	sm := func() Classifier { return NewSoftmax(features, classes, 1e-3) }
-	m := MTLDA([]Classifier{sm(), sm(), sm()}, 0.01, 5e-4)
+	sm := func() Classifier[float64] { return NewSoftmax[float64](features, classes, 1e-3) }
+	m := MTLDA([]Classifier[float64]{sm(), sm(), sm()}, 0.01, 5e-4)
 	r := testRand(b, 0)
 	ds := randomData(r, rows, features, classes)
 	x := make([]float64, m.DimX())
@@ -79,7 +88,7 @@ func BenchmarkHyperRound(b *testing.B) {
 	lambda := randomVec(r, m.DimLambda(), 1)
 	u := randomVec(r, len(x), 1)
 	hv, cross := make([]float64, len(x)), make([]float64, len(lambda))
-	lz := m.(Linearizer)
+	lz := m.(Linearizer[float64])
 	kept := lz.Linearize(x, lambda, ds, nil)
 	for _, op := range []struct {
 		name string

@@ -12,7 +12,7 @@ import (
 // bilevelCase is one Bilevel problem under test with a dataset that fits it.
 type bilevelCase struct {
 	name string
-	b    Bilevel
+	b    Bilevel[float64]
 	ds   func(r *rand.Rand, n int) *datasets.Dataset
 }
 
@@ -23,21 +23,21 @@ func bilevelCases() []bilevelCase {
 		return func(r *rand.Rand, n int) *datasets.Dataset { return randomData(r, n, d, c) }
 	}
 	return []bilevelCase{
-		{"Plain/Softmax", Plain(NewSoftmax(7, 4, 0.1)), ds(7, 4)},
-		{"Plain/Logistic", Plain(NewLogistic(6, 0.1)), ds(6, 2)},
-		{"Plain/MLP", Plain(NewMLP(7, 5, 4, 0.01)), ds(7, 4)},
-		{"LabelWeights/Softmax", LabelWeights(NewSoftmax(7, 4, 0.1), 0.3), ds(7, 4)},
-		{"LabelWeights/Logistic", LabelWeights(NewLogistic(6, 0.1), 0.3), ds(6, 2)},
-		{"LabelWeights/MLP", LabelWeights(NewMLP(7, 5, 4, 0.01), 0.3), ds(7, 4)},
-		{"Ensemble/Softmax+MLP+MLP", Ensemble([]Classifier{NewSoftmax(7, 4, 0.1), NewMLP(7, 5, 4, 0.01), NewMLP(7, 3, 4, 0.02)}, 0.3), ds(7, 4)},
-		{"Ensemble/Logistic×2", Ensemble([]Classifier{NewLogistic(6, 0.1), NewLogistic(6, 0.05)}, 0.3), ds(6, 2)},
-		{"Ensemble/MLP×1", Ensemble([]Classifier{NewMLP(7, 5, 4, 0.01)}, 0.3), ds(7, 4)},
-		{"MTLDA/Softmax+MLP", MTLDA([]Classifier{NewSoftmax(7, 4, 0.1), NewMLP(7, 5, 4, 0.01)}, 0.3, 0.7), ds(7, 4)},
-		{"MTLDA/Logistic×3", MTLDA([]Classifier{NewLogistic(6, 0.1), NewLogistic(6, 0.1), NewLogistic(6, 0.1)}, 0.3, 0.7), ds(6, 2)},
+		{"Plain/Softmax", Plain(NewSoftmax[float64](7, 4, 0.1)), ds(7, 4)},
+		{"Plain/Logistic", Plain(NewLogistic[float64](6, 0.1)), ds(6, 2)},
+		{"Plain/MLP", Plain(NewMLP[float64](7, 5, 4, 0.01)), ds(7, 4)},
+		{"LabelWeights/Softmax", LabelWeights(NewSoftmax[float64](7, 4, 0.1), 0.3), ds(7, 4)},
+		{"LabelWeights/Logistic", LabelWeights(NewLogistic[float64](6, 0.1), 0.3), ds(6, 2)},
+		{"LabelWeights/MLP", LabelWeights(NewMLP[float64](7, 5, 4, 0.01), 0.3), ds(7, 4)},
+		{"Ensemble/Softmax+MLP+MLP", Ensemble([]Classifier[float64]{NewSoftmax[float64](7, 4, 0.1), NewMLP[float64](7, 5, 4, 0.01), NewMLP[float64](7, 3, 4, 0.02)}, 0.3), ds(7, 4)},
+		{"Ensemble/Logistic×2", Ensemble([]Classifier[float64]{NewLogistic[float64](6, 0.1), NewLogistic[float64](6, 0.05)}, 0.3), ds(6, 2)},
+		{"Ensemble/MLP×1", Ensemble([]Classifier[float64]{NewMLP[float64](7, 5, 4, 0.01)}, 0.3), ds(7, 4)},
+		{"MTLDA/Softmax+MLP", MTLDA([]Classifier[float64]{NewSoftmax[float64](7, 4, 0.1), NewMLP[float64](7, 5, 4, 0.01)}, 0.3, 0.7), ds(7, 4)},
+		{"MTLDA/Logistic×3", MTLDA([]Classifier[float64]{NewLogistic[float64](6, 0.1), NewLogistic[float64](6, 0.1), NewLogistic[float64](6, 0.1)}, 0.3, 0.7), ds(6, 2)},
 		{"Plain/CNN", Plain(smallCNN(0.01)), ds(16, 4)},
 		{"LabelWeights/CNN", LabelWeights(smallCNN(0.01), 0.3), ds(16, 4)},
-		{"Ensemble/CNN+Softmax", Ensemble([]Classifier{smallCNN(0.01), NewSoftmax(16, 4, 0.1)}, 0.3), ds(16, 4)},
-		{"MTLDA/CNN×2", MTLDA([]Classifier{smallCNN(0.01), smallCNN(0.02)}, 0.3, 0.7), ds(16, 4)},
+		{"Ensemble/CNN+Softmax", Ensemble([]Classifier[float64]{smallCNN(0.01), NewSoftmax[float64](16, 4, 0.1)}, 0.3), ds(16, 4)},
+		{"MTLDA/CNN×2", MTLDA([]Classifier[float64]{smallCNN(0.01), smallCNN(0.02)}, 0.3, 0.7), ds(16, 4)},
 		{"HyperRep cut/2", smallHyperRep(false, 2, 0.05), ds(25, 3)},
 		{"HyperRep cut/1", smallHyperRep(false, 1, 0.05), ds(25, 3)},
 	}
@@ -48,7 +48,7 @@ func bilevelCases() []bilevelCase {
 const fdStep = 1e-5
 
 // fdInnerGrad returns the finite-difference gradient in x of InnerLoss.
-func fdInnerGrad(b Bilevel, x, lambda []float64, d *datasets.Dataset, idx []int) []float64 {
+func fdInnerGrad(b Bilevel[float64], x, lambda []float64, d *datasets.Dataset, idx []int) []float64 {
 	g := make([]float64, len(x))
 	xp := append([]float64(nil), x...)
 	for i := range x {
@@ -63,7 +63,7 @@ func fdInnerGrad(b Bilevel, x, lambda []float64, d *datasets.Dataset, idx []int)
 }
 
 // fdInnerHVP returns the finite difference of InnerGrad along u.
-func fdInnerHVP(b Bilevel, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) []float64 {
+func fdInnerHVP(b Bilevel[float64], x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) []float64 {
 	xp := make([]float64, len(x))
 	xm := make([]float64, len(x))
 	for i := range x {
@@ -82,7 +82,7 @@ func fdInnerHVP(b Bilevel, x, lambda []float64, d *datasets.Dataset, idx []int, 
 
 // fdInnerCross returns the finite-difference gradient in λ of
 // ⟨InnerGrad(x, λ), u⟩.
-func fdInnerCross(b Bilevel, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) []float64 {
+func fdInnerCross(b Bilevel[float64], x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) []float64 {
 	g := make([]float64, len(x))
 	at := func(l []float64) float64 {
 		b.InnerGrad(g, x, l, d, idx)
@@ -102,12 +102,12 @@ func fdInnerCross(b Bilevel, x, lambda []float64, d *datasets.Dataset, idx []int
 }
 
 // outerValue returns F(x, λ), the value OuterGrad returns.
-func outerValue(b Bilevel, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
+func outerValue(b Bilevel[float64], x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	return b.OuterGrad(make([]float64, b.DimX()), make([]float64, b.DimLambda()), x, lambda, d, idx)
 }
 
 // fdOuterGrad returns the finite-difference gradients of F in x and in λ.
-func fdOuterGrad(b Bilevel, x, lambda []float64, d *datasets.Dataset, idx []int) (gx, gl []float64) {
+func fdOuterGrad(b Bilevel[float64], x, lambda []float64, d *datasets.Dataset, idx []int) (gx, gl []float64) {
 	fd := func(v []float64, f func() float64) []float64 {
 		g := make([]float64, len(v))
 		for i := range v {
@@ -222,7 +222,7 @@ func TestBilevelCloneAgrees(t *testing.T) {
 
 func TestPlainIsTheWrappedModel(t *testing.T) {
 	for ci, tc := range secondOrderCases(t) {
-		m := tc.model.(SecondOrder)
+		m := tc.model.(SecondOrder[float64])
 		b := Plain(m)
 		r := testRand(t, 800+uint64(ci))
 		d := tc.ds(r, 19)
@@ -262,8 +262,8 @@ func TestPlainIsTheWrappedModel(t *testing.T) {
 func classifierCases(t *testing.T) []modelCase {
 	cases := modelCases()
 	for _, tc := range cases {
-		if _, ok := tc.model.(Classifier); !ok {
-			t.Fatalf("%s does not implement Classifier", tc.name)
+		if _, ok := tc.model.(Classifier[float64]); !ok {
+			t.Fatalf("%s does not implement Classifier[float64]", tc.name)
 		}
 	}
 	return cases
@@ -271,10 +271,10 @@ func classifierCases(t *testing.T) []modelCase {
 
 // unregularized returns a copy of m with L2 = 0: its Loss is the mean
 // cross-entropy alone.
-func unregularized(m Classifier) Classifier {
+func unregularized(m Classifier[float64]) Classifier[float64] {
 	switch m := m.(type) {
-	case *Net:
-		c := m.Clone().(*Net)
+	case *Net[float64]:
+		c := m.Clone().(*Net[float64])
 		c.l2 = 0
 		return c
 	}
@@ -298,7 +298,7 @@ func agreeVal(t *testing.T, what string, got, want float64) {
 // checkIsBase checks that b at lambda is the single-level problem of m:
 // the inner cost is m's loss, the outer cost m's mean cross-entropy plus
 // outerL2λ, and f does not depend on λ.
-func checkIsBase(t *testing.T, name string, b Bilevel, m Classifier, lambda []float64, outerL2 float64, d *datasets.Dataset, r *rand.Rand) {
+func checkIsBase(t *testing.T, name string, b Bilevel[float64], m Classifier[float64], lambda []float64, outerL2 float64, d *datasets.Dataset, r *rand.Rand) {
 	t.Helper()
 	idx := []int{2, 0, 0, 9, 5}
 	n := m.Dim()
@@ -328,7 +328,7 @@ func checkIsBase(t *testing.T, name string, b Bilevel, m Classifier, lambda []fl
 
 func TestLabelWeightsAtZeroIsTheModel(t *testing.T) {
 	for ci, tc := range classifierCases(t) {
-		m := tc.model.(Classifier)
+		m := tc.model.(Classifier[float64])
 		_, C := m.shape()
 		b := LabelWeights(m, 0.25)
 		r := testRand(t, 900+uint64(ci))
@@ -338,7 +338,7 @@ func TestLabelWeightsAtZeroIsTheModel(t *testing.T) {
 
 func TestLabelWeightsWeighRows(t *testing.T) {
 	for ci, tc := range classifierCases(t) {
-		m := tc.model.(Classifier)
+		m := tc.model.(Classifier[float64])
 		_, C := m.shape()
 		b := LabelWeights(m, 0.25)
 		r := testRand(t, 1000+uint64(ci))
@@ -363,8 +363,8 @@ func TestLabelWeightsWeighRows(t *testing.T) {
 
 func TestEnsembleOfOneIsTheModel(t *testing.T) {
 	for ci, tc := range classifierCases(t) {
-		m := tc.model.(Classifier)
-		b := Ensemble([]Classifier{m}, 0.25)
+		m := tc.model.(Classifier[float64])
+		b := Ensemble([]Classifier[float64]{m}, 0.25)
 		r := testRand(t, 1100+uint64(ci))
 		d := tc.ds(r, 19)
 		lambda := []float64{1.7}
@@ -380,9 +380,9 @@ func TestEnsembleOfOneIsTheModel(t *testing.T) {
 // A mixture of K equal models predicts what each of them does, whatever π.
 func TestEnsembleOfCopies(t *testing.T) {
 	for ci, tc := range classifierCases(t) {
-		m := tc.model.(Classifier)
+		m := tc.model.(Classifier[float64])
 		const K = 3
-		b := Ensemble([]Classifier{m, m, m}, 0.25)
+		b := Ensemble([]Classifier[float64]{m, m, m}, 0.25)
 		r := testRand(t, 1200+uint64(ci))
 		d := tc.ds(r, 19)
 		x1 := randomVec(r, m.Dim(), 1)
@@ -409,7 +409,7 @@ func TestMTLDAContainsBoth(t *testing.T) {
 	r := testRand(t, 1300)
 	const D, C = 7, 4
 	d := randomData(r, 21, D, C)
-	bases := []Classifier{NewSoftmax(D, C, 0.1), NewMLP(D, 5, C, 0.01)}
+	bases := []Classifier[float64]{NewSoftmax[float64](D, C, 0.1), NewMLP[float64](D, 5, C, 0.01)}
 	both := MTLDA(bases, 0.3, 0.7)
 	ens := Ensemble(bases, 0.3)
 	x, u := randomVec(r, ens.DimX(), 1), randomVec(r, ens.DimX(), 1)
@@ -445,13 +445,13 @@ func TestMTLDAContainsBoth(t *testing.T) {
 }
 
 func TestBilevelPanics(t *testing.T) {
-	mustPanic(t, "no bases", "no base", func() { Ensemble(nil, 0) })
+	mustPanic(t, "no bases", "no base", func() { Ensemble[float64](nil, 0) })
 	mustPanic(t, "shape", "base model 1", func() {
-		Ensemble([]Classifier{NewSoftmax(3, 4, 0), NewSoftmax(3, 5, 0)}, 0)
+		Ensemble([]Classifier[float64]{NewSoftmax[float64](3, 4, 0), NewSoftmax[float64](3, 5, 0)}, 0)
 	})
-	mustPanic(t, "outerL2", "outerL2", func() { LabelWeights(NewSoftmax(3, 4, 0), -1) })
-	mustPanic(t, "MTLDA outerL2", "outerL2Labels", func() { MTLDA([]Classifier{NewSoftmax(3, 4, 0)}, 0, math.NaN()) })
-	b := MTLDA([]Classifier{NewSoftmax(3, 4, 0), NewMLP(3, 2, 4, 0)}, 0, 0)
+	mustPanic(t, "outerL2", "outerL2", func() { LabelWeights(NewSoftmax[float64](3, 4, 0), -1) })
+	mustPanic(t, "MTLDA outerL2", "outerL2Labels", func() { MTLDA([]Classifier[float64]{NewSoftmax[float64](3, 4, 0)}, 0, math.NaN()) })
+	b := MTLDA([]Classifier[float64]{NewSoftmax[float64](3, 4, 0), NewMLP[float64](3, 2, 4, 0)}, 0, 0)
 	r := testRand(t, 1400)
 	d := randomData(r, 5, 3, 4)
 	x := make([]float64, b.DimX())

@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"hgpsim/datasets"
-	"hgpsim/internal/vec"
 )
 
 // Classifier is a SecondOrder model whose per-row loss is the softmax
@@ -25,8 +24,8 @@ import (
 // Each is a few matrix products over the whole batch (package
 // internal/gemm) in fixed summation orders. The primitives are unexported, so the set of Classifiers
 // is closed to this package.
-type Classifier interface {
-	SecondOrder
+type Classifier[F Float] interface {
+	SecondOrder[F]
 
 	// shape returns the number of features and classes the model fits.
 	shape() (features, classes int)
@@ -35,18 +34,18 @@ type Classifier interface {
 	// batchLogits writes z(x; a_b) of the n rows of A (n×D) into the rows
 	// of Z (n×C), and keeps A and what the following batchJVP, batchVJP
 	// and batchVJPR need. A must not change until they have run.
-	batchLogits(Z, x, A []float64, n int)
+	batchLogits(Z, x, A []F, n int)
 	// batchJVP writes V_b = (∂z_b/∂x)·u into the rows of V (n×C), for the
 	// rows of the last batchLogits (with the same x), and keeps what
 	// batchVJPR needs.
-	batchJVP(V, x, u []float64)
+	batchJVP(V, x, u []F)
 	// batchVJP adds Σ_b (∂z_b/∂x)ᵀG_b to dst (length Dim), for the rows of
 	// the last batchLogits; G is n×C.
-	batchVJP(dst, x, G []float64)
+	batchVJP(dst, x, G []F)
 	// batchVJPR adds Σ_b [(∂z_b/∂x)ᵀRG_b + Σ_j G_bj ∇²z_bj·u] to dst: the
 	// derivative along u of batchVJP(x, G) when G changes at the rate RG.
 	// It needs batchLogits and then batchJVP(u) of the same x.
-	batchVJPR(dst, x, u, G, RG []float64)
+	batchVJPR(dst, x, u, G, RG []F)
 	// hold keeps the workspace the batch passes take until the matching
 	// unhold (see workPool): callers that interleave passes hold around
 	// them.
@@ -76,33 +75,42 @@ func chunks(n int) iter.Seq2[int, int] {
 }
 
 // batchRows returns the features of the batch rows lo…hi−1 (positions in
-// idx) as a contiguous (hi−lo)×D matrix: a view of d.X when idx is nil and
-// d is float64, otherwise the rows gathered (and decoded, if d is coded)
-// into *buf, which grows as needed.
-func batchRows(buf *[]float64, d *datasets.Dataset, idx []int, lo, hi int) []float64 {
+// idx) as a contiguous (hi−lo)×D matrix of F: a view of d.X when idx is
+// nil and both d and F are float64, otherwise the rows gathered (decoded,
+// if d is coded; rounded to F) into *buf, which grows as needed.
+func batchRows[F Float](buf *[]F, d *datasets.Dataset, idx []int, lo, hi int) []F {
+	if !is64[F]() {
+		*buf = resize(*buf, (hi-lo)*d.D)
+		if idx == nil {
+			datasets.GatherRangeAs(d, *buf, lo, hi)
+		} else {
+			datasets.GatherAs(d, *buf, idx[lo:hi])
+		}
+		return *buf
+	}
 	if idx == nil {
 		if !d.Coded() {
-			return d.X[lo*d.D : hi*d.D]
+			return fromF64[F](d.X[lo*d.D : hi*d.D])
 		}
 		*buf = resize(*buf, (hi-lo)*d.D)
-		d.GatherRange(*buf, lo, hi)
+		d.GatherRange(as64(*buf), lo, hi)
 		return *buf
 	}
 	*buf = resize(*buf, (hi-lo)*d.D)
-	d.Gather(*buf, idx[lo:hi])
+	d.Gather(as64(*buf), idx[lo:hi])
 	return *buf
 }
 
 // classifierScratch holds one chunk's rows and per-row buffers for the
 // batch loops below; a model embeds one so that its calls do not allocate
 // once the largest chunk has been seen.
-type classifierScratch struct {
-	a          []float64 // gathered rows (chunk × D)
-	z, g, v, r []float64 // chunk × C: logits (then probabilities), ∂ℓ/∂z, R{z}, R{∂ℓ/∂z}
+type classifierScratch[F Float] struct {
+	a          []F // gathered rows (chunk × D)
+	z, g, v, r []F // chunk × C: logits (then probabilities), ∂ℓ/∂z, R{z}, R{∂ℓ/∂z}
 }
 
 // grow sizes the per-row buffers for nb rows of C classes.
-func (s *classifierScratch) grow(nb, C int) {
+func (s *classifierScratch[F]) grow(nb, C int) {
 	s.z = resize(s.z, nb*C)
 	s.g = resize(s.g, nb*C)
 	s.v = resize(s.v, nb*C)
@@ -110,7 +118,7 @@ func (s *classifierScratch) grow(nb, C int) {
 }
 
 // meanCrossEntropy is (1/|b|) Σ_b −log softmax(z_b)_{y_b} over the batch.
-func meanCrossEntropy(m Classifier, s *classifierScratch, x []float64, d *datasets.Dataset, idx []int) float64 {
+func meanCrossEntropy[F Float](m Classifier[F], s *classifierScratch[F], x []F, d *datasets.Dataset, idx []int) float64 {
 	_, C := m.shape()
 	n := batchSize(d, idx)
 	var loss float64
@@ -122,7 +130,7 @@ func meanCrossEntropy(m Classifier, s *classifierScratch, x []float64, d *datase
 			y := label(d, rowIndex(d, idx, lo+b), C)
 			z := s.z[b*C : (b+1)*C]
 			// −log softmax(z)_y = lse(z) − z_y.
-			loss += vec.LogSumExp(z) - z[y]
+			loss += logSumExp(z) - float64(z[y])
 		}
 	}
 	return loss / float64(n)
@@ -130,7 +138,7 @@ func meanCrossEntropy(m Classifier, s *classifierScratch, x []float64, d *datase
 
 // classifierAccuracy is the fraction of batch rows whose largest logit is
 // the label.
-func classifierAccuracy(m Classifier, s *classifierScratch, x []float64, d *datasets.Dataset, idx []int) float64 {
+func classifierAccuracy[F Float](m Classifier[F], s *classifierScratch[F], x []F, d *datasets.Dataset, idx []int) float64 {
 	_, C := m.shape()
 	n := batchSize(d, idx)
 	correct := 0
@@ -146,7 +154,7 @@ func classifierAccuracy(m Classifier, s *classifierScratch, x []float64, d *data
 // classifierGrad writes ∇f(x) into dst and returns f(x): per row
 // ∂CE/∂z = p − e_y with p = softmax(z), scaled by 1/n once, backpropagated
 // chunk by chunk.
-func classifierGrad(m Classifier, s *classifierScratch, dst, x []float64, d *datasets.Dataset, idx []int) float64 {
+func classifierGrad[F Float](m Classifier[F], s *classifierScratch[F], dst, x []F, d *datasets.Dataset, idx []int) float64 {
 	_, C := m.shape()
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
@@ -159,21 +167,21 @@ func classifierGrad(m Classifier, s *classifierScratch, dst, x []float64, d *dat
 		for b := range nb {
 			y := label(d, rowIndex(d, idx, lo+b), C)
 			z, gb := s.z[b*C:(b+1)*C], s.g[b*C:(b+1)*C]
-			lse := vec.LogSumExp(z)
-			loss += lse - z[y]
+			lse := logSumExp(z)
+			loss += lse - float64(z[y])
 			for j := range C {
-				g := math.Exp(z[j] - lse)
+				g := math.Exp(float64(z[j]) - lse)
 				if j == y {
 					g--
 				}
 				g *= inv // the 1/n of the mean, applied once here for every block
-				gb[j] = g
+				gb[j] = F(g)
 			}
 		}
 		m.batchVJP(dst, x, s.g[:nb*C])
 	}
 	l2 := m.l2Rate()
-	vec.AddScaled(dst, l2, x)
+	vecAddScaled(dst, l2, x)
 	return loss/float64(n) + 0.5*l2*sumSquares(x)
 }
 
@@ -182,7 +190,7 @@ func classifierGrad(m Classifier, s *classifierScratch, dst, x []float64, d *dat
 //	R{z} = (∂z/∂x)·u,  R{p} = p ⊙ R{z} − p (pᵀR{z}),
 //
 // and backpropagates g_z = (p − e_y)/n with R{g_z} = R{p}/n.
-func classifierHVP(m Classifier, s *classifierScratch, dst, x []float64, d *datasets.Dataset, idx []int, u []float64) {
+func classifierHVP[F Float](m Classifier[F], s *classifierScratch[F], dst, x []F, d *datasets.Dataset, idx []int, u []F) {
 	_, C := m.shape()
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
@@ -196,23 +204,23 @@ func classifierHVP(m Classifier, s *classifierScratch, dst, x []float64, d *data
 			y := label(d, rowIndex(d, idx, lo+b), C)
 			p, rz := s.z[b*C:(b+1)*C], s.v[b*C:(b+1)*C]
 			gb, rgb := s.g[b*C:(b+1)*C], s.r[b*C:(b+1)*C]
-			lse := vec.LogSumExp(p)
+			lse := logSumExp(p)
 			var sum float64
 			for j := range C {
-				p[j] = math.Exp(p[j] - lse)
-				sum += p[j] * rz[j]
+				p[j] = F(math.Exp(float64(p[j]) - lse))
+				sum += float64(p[j]) * float64(rz[j])
 			}
 			for j := range C {
-				gz := p[j]
+				gz := float64(p[j])
 				if j == y {
 					gz--
 				}
 				gz *= inv
-				gb[j] = gz
-				rgb[j] = inv * p[j] * (rz[j] - sum)
+				gb[j] = F(gz)
+				rgb[j] = F(inv * float64(p[j]) * (float64(rz[j]) - sum))
 			}
 		}
 		m.batchVJPR(dst, x, u, s.g[:nb*C], s.r[:nb*C])
 	}
-	vec.AddScaled(dst, m.l2Rate(), u)
+	vecAddScaled(dst, m.l2Rate(), u)
 }

@@ -145,31 +145,41 @@ func (s *CNNSpec) Dim(features, classes int) int64 {
 
 // Cost implements Coster.
 func (s *CNNSpec) Cost(features, classes, batch int) Cost {
-	_, _, info, err := s.plan(features, classes)
+	in, ls, info, err := s.plan(features, classes)
 	if err != nil {
 		return Cost{}
 	}
-	return Cost{ForwardFlops: float64(info.FLOPs), Workspace: info.Memory(min(batch, batchChunk))}
+	info32, err := nn.PlanOf[float32](in, ls, classes)
+	if err != nil {
+		return Cost{}
+	}
+	n := min(batch, batchChunk)
+	return Cost{ForwardFlops: float64(info.FLOPs), Workspace: info.Memory(n), Workspace32: info32.Memory(n)}
 }
 
-// New implements Architecture.
-func (s *CNNSpec) New(features, classes int) Classifier {
+// Net implements Architecture.
+func (s *CNNSpec) Net(features, classes int) NetSpec {
 	in, ls, _, err := s.plan(features, classes)
 	if err != nil {
-		panic(fmt.Sprintf("models: CNNSpec.New on an invalid spec: %v", err))
+		panic(fmt.Sprintf("models: CNNSpec.Net on an invalid spec: %v", err))
 	}
-	m, err := NewNet(in, ls, classes, s.L2)
-	if err != nil {
-		panic(fmt.Sprintf("models: CNNSpec.New: %v", err))
-	}
-	return m
+	return NetSpec{in: in, layers: ls, features: features, classes: classes, l2: s.L2}
 }
 
 // Cost is what one example costs a model beyond its parameter count, for
 // resource estimates.
 type Cost struct {
 	ForwardFlops float64 // floating-point operations of one example's forward pass
-	Workspace    int64   // bytes of activations and workspaces a model value keeps
+	Workspace    int64   // bytes of activations and workspaces a model value keeps, in float64
+	Workspace32  int64   // the same in float32
+}
+
+// WorkspaceOf returns c's workspace bytes for a model computing in F.
+func WorkspaceOf[F Float](c Cost) int64 {
+	if is64[F]() {
+		return c.Workspace
+	}
+	return c.Workspace32
 }
 
 // Coster is implemented by architectures whose work per example is not

@@ -11,8 +11,8 @@ import (
 // smallCNN is a convolutional classifier on 1×4×4 rows with 4 classes,
 // smooth (tanh, average pooling) so that finite differences apply
 // everywhere: conv 2 3×3 → 2×2×2, tanh, average pool 2 → 2×1×1, dense 4.
-func smallCNN(l2 float64) *Net {
-	m, err := NewNet(nn.Shape{C: 1, H: 4, W: 4},
+func smallCNN(l2 float64) *Net[float64] {
+	m, err := NewNet[float64](nn.Shape{C: 1, H: 4, W: 4},
 		[]nn.Spec{nn.Conv2D(2, 3, 1, 0), nn.Tanh(), nn.AvgPool2D(2, 2), nn.Flatten(), nn.Dense(4)}, 4, l2)
 	if err != nil {
 		panic(err)
@@ -139,7 +139,7 @@ func TestCNNSpec(t *testing.T) {
 			if got := tc.spec.Dim(tc.features, 10); got != tc.dim {
 				t.Errorf("%s: Dim = %d, want %d", tc.name, got, tc.dim)
 			}
-			if m := tc.spec.New(tc.features, 10); int64(m.Dim()) != tc.dim {
+			if m := NewClassifier[float64](&tc.spec, tc.features, 10); int64(m.Dim()) != tc.dim {
 				t.Errorf("%s: New gives %d parameters, Dim says %d", tc.name, m.Dim(), tc.dim)
 			}
 			if c := tc.spec.Cost(tc.features, 10, 128); c.ForwardFlops <= 0 || c.Workspace <= 0 {

@@ -41,10 +41,10 @@ func TestCodedModelsMatchFloat(t *testing.T) {
 	r := testRand(t, 42)
 	const D, C = 6, 3
 	coded, plain := randomCoded(r, 2*batchChunk+5, D, C)
-	models := map[string]Model{
-		"softmax":  NewSoftmax(D, C, 0.1),
-		"mlp":      NewMLP(D, 4, C, 0.1),
-		"logistic": NewLogistic(D, 0.1),
+	models := map[string]Model[float64]{
+		"softmax":  NewSoftmax[float64](D, C, 0.1),
+		"mlp":      NewMLP[float64](D, 4, C, 0.1),
+		"logistic": NewLogistic[float64](D, 0.1),
 	}
 	for name, m := range models {
 		cd, pd := coded, plain
@@ -64,7 +64,7 @@ func TestCodedModelsMatchFloat(t *testing.T) {
 			}
 		}
 	}
-	h := NewHyperRep(D, 4, C, 0.1, false)
+	h := NewHyperRep[float64](D, 4, C, 0.1, false)
 	x, lambda := make([]float64, h.DimX()), make([]float64, h.DimLambda())
 	h.Init(x, r)
 	h.InitLambda(lambda, r)
@@ -80,7 +80,7 @@ func TestCodedModelsMatchFloat(t *testing.T) {
 			t.Errorf("hyper-representation, idx %v: HVP equal %v, cross equal %v", idx, bitsEqual(ha, hb), bitsEqual(ca, cb))
 		}
 	}
-	w := NewSampleWeighted(NewSoftmax(D, C, 0.1))
+	w := NewSampleWeighted[float64](NewSoftmax[float64](D, C, 0.1))
 	x = make([]float64, w.Dim())
 	w.Init(x, r)
 	ga, gb := make([]float64, w.Dim()), make([]float64, w.Dim())
@@ -111,7 +111,7 @@ func BenchmarkCodedGrad(b *testing.B) {
 	const D, C, n, batch = 784, 10, 2048, 128
 	r := testRand(b, 44)
 	coded, plain := randomCoded(r, n, D, C)
-	m := NewSoftmax(D, C, 1e-3)
+	m := NewSoftmax[float64](D, C, 1e-3)
 	x := randomVec(r, m.Dim(), 0.1)
 	g := make([]float64, m.Dim())
 	idx := make([]int, batch)

@@ -3,7 +3,7 @@
 //
 // # Parameters are flat slices
 //
-// A model's parameters are one []float64 of length Dim(), owned by the
+// A model's parameters are one []F of length Dim(), owned by the
 // caller. Optimizers, push-sum mixing and messages all work on that flat
 // vector and never need to know the model's structure; each model documents
 // its layout (for softmax regression: the weight matrix row-major, then the biases).
@@ -50,6 +50,36 @@
 // label, an empty batch) are programmer errors and panic with a message that
 // names them. Problems a user can cause, such as an invalid model spec,
 // are returned as errors.
+//
+// # Precision
+//
+// Every model is generic over its element type F, float64 or float32
+// (Model[F], Bilevel[F], Net[F], …), and the float64 instantiation
+// computes exactly what the package computed before it was generic.
+// In F: the parameters x, gradients, Hessian-vector products, the
+// directions u, OuterGrad's ∂ₓF, the nets' activations and workspaces,
+// and the rows of a batch (gathered from the Dataset's float64 values or
+// byte codes and rounded to F once). In float64 whatever the precision:
+//
+//   - λ and every λ-sized vector (InnerCross's destination, OuterGrad's
+//     ∂_λF). λ is tiny for the PDBO heads (C label weights, K ensemble
+//     weights), so float64 costs nothing, and the outer optimizer's
+//     state and the hyper-gradient accumulators built from these vectors
+//     keep full precision. A float32 model rounds λ to F where its
+//     arithmetic needs it (the hyper-representation's body, whose λ is a
+//     layer of the net, converts it once per call).
+//   - losses and accuracies, summed over batches, clients and rounds
+//     where float32's seven digits would run out.
+//   - the per-row head arithmetic: log-sum-exp, softmax probabilities,
+//     mixture responsibilities and their R-terms are computed in float64
+//     from the F logits (C or K values a row, next to the nets' work)
+//     and rounded to F where they enter a net's backward pass;
+//     regularizer and L2 rates are float64, rounded to F where they
+//     scale a vector.
+//
+// Architectures describe their net (NetSpec) and NewClassifier[F] builds
+// it; heads build both precisions from one generic function (Head.New,
+// Head.New32; NewBilevel[F], Build[F]).
 //
 // It may import internal packages, models/nn, datasets and gonum; never
 // graph, optim or anything above them. It reads no file: loading and

@@ -8,9 +8,9 @@ import (
 // featureCache holds the features of a dataset's rows for the λ of one
 // generation of its featureCaches (row i valid when done[i] equals the
 // generation).
-type featureCache struct {
+type featureCache[F Float] struct {
 	d    *datasets.Dataset
-	h    []float64
+	h    []F
 	done []uint64
 }
 
@@ -23,15 +23,15 @@ const maxFeatureCaches = 4
 // only, so a batch reuses the rows an earlier batch computed until λ
 // changes. Datasets are keyed by address, so they must stay
 // unchanged once used.
-type featureCaches struct {
+type featureCaches[F Float] struct {
 	lam  []float64 // the λ of the current generation
 	gen  uint64    // bumped whenever λ changes, which invalidates every row
-	sets []*featureCache
+	sets []*featureCache[F]
 }
 
 // of returns the cache of d (width floats a row) for λ, starting a new
 // generation when λ changed.
-func (f *featureCaches) of(lambda []float64, d *datasets.Dataset, width int) *featureCache {
+func (f *featureCaches[F]) of(lambda []float64, d *datasets.Dataset, width int) *featureCache[F] {
 	if !slices.Equal(f.lam, lambda) {
 		f.lam = append(f.lam[:0], lambda...)
 		f.gen++
@@ -41,7 +41,7 @@ func (f *featureCaches) of(lambda []float64, d *datasets.Dataset, width int) *fe
 			return c
 		}
 	}
-	c := &featureCache{d: d, h: make([]float64, d.N*width), done: make([]uint64, d.N)}
+	c := &featureCache[F]{d: d, h: make([]F, d.N*width), done: make([]uint64, d.N)}
 	if len(f.sets) == maxFeatureCaches {
 		f.sets = f.sets[1:]
 	}
@@ -50,15 +50,15 @@ func (f *featureCaches) of(lambda []float64, d *datasets.Dataset, width int) *fe
 }
 
 // has reports whether c holds row i's features for the current λ.
-func (f *featureCaches) has(c *featureCache, i int) bool { return c.done[i] == f.gen }
+func (f *featureCaches[F]) has(c *featureCache[F], i int) bool { return c.done[i] == f.gen }
 
 // mark records that c now holds row i's features for the current λ.
-func (f *featureCaches) mark(c *featureCache, i int) { c.done[i] = f.gen }
+func (f *featureCaches[F]) mark(c *featureCache[F], i int) { c.done[i] = f.gen }
 
 // misses appends to dst the rows at positions lo…hi−1 of idx whose features
 // c lacks, marking them as held by the time the caller computes them: a
 // row repeated in the batch is listed, and computed, once.
-func (f *featureCaches) misses(dst []int, c *featureCache, d *datasets.Dataset, idx []int, lo, hi int) []int {
+func (f *featureCaches[F]) misses(dst []int, c *featureCache[F], d *datasets.Dataset, idx []int, lo, hi int) []int {
 	for p := lo; p < hi; p++ {
 		if i := rowIndex(d, idx, p); !f.has(c, i) {
 			f.mark(c, i)

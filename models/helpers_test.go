@@ -55,7 +55,7 @@ func relErr(a, b []float64) float64 {
 }
 
 // fdGrad returns the central finite-difference gradient of m.Loss at x.
-func fdGrad(m Model, x []float64, d *datasets.Dataset, idx []int) []float64 {
+func fdGrad(m Model[float64], x []float64, d *datasets.Dataset, idx []int) []float64 {
 	const h = 1e-5
 	g := make([]float64, len(x))
 	xp := append([]float64(nil), x...)
@@ -73,7 +73,7 @@ func fdGrad(m Model, x []float64, d *datasets.Dataset, idx []int) []float64 {
 // modelCase is one model under test with a dataset that fits it.
 type modelCase struct {
 	name  string
-	model Model
+	model Model[float64]
 	ds    func(r *rand.Rand, n int) *datasets.Dataset
 }
 
@@ -83,17 +83,17 @@ func modelCases() []modelCase {
 	return []modelCase{
 		{
 			name:  "Softmax",
-			model: NewSoftmax(7, 4, 0.1),
+			model: NewSoftmax[float64](7, 4, 0.1),
 			ds:    func(r *rand.Rand, n int) *datasets.Dataset { return randomData(r, n, 7, 4) },
 		},
 		{
 			name:  "Logistic",
-			model: NewLogistic(6, 0.1),
+			model: NewLogistic[float64](6, 0.1),
 			ds:    func(r *rand.Rand, n int) *datasets.Dataset { return randomData(r, n, 6, 2) },
 		},
 		{
 			name:  "MLP",
-			model: NewMLP(7, 5, 4, 0.01),
+			model: NewMLP[float64](7, 5, 4, 0.01),
 			ds:    func(r *rand.Rand, n int) *datasets.Dataset { return randomData(r, n, 7, 4) },
 		},
 	}

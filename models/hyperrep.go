@@ -8,8 +8,6 @@ import (
 
 	"hgpsim/datasets"
 	"hgpsim/models/nn"
-
-	"gonum.org/v1/gonum/floats"
 )
 
 // HyperRep is the federated hyper-representation problem of FedNest
@@ -57,13 +55,13 @@ import (
 // A *HyperRep holds the nets' workspaces and the cache: one goroutine per
 // value, Clone for others. Datasets must stay unchanged once used (they
 // are read-only by contract), since the cache is keyed by their address.
-type HyperRep struct {
-	body, tail *nn.Net[float64]
+type HyperRep[F Float] struct {
+	body, tail *nn.Net[F]
 	in         nn.Shape
 	bodyLayers []nn.Spec
 	tailLayers []nn.Spec
 	features   int // D = in.Size()
-	feat       int // F, the floats of h
+	feat       int // nf, the floats of h
 	classes    int
 	mu         float64
 	opt        HyperRepOptions
@@ -78,20 +76,25 @@ type HyperRep struct {
 	masking bool
 	key     uint64
 
-	cache featureCaches // of the features h (F floats a row)
+	cache featureCaches[F] // of the features h (nf floats a row)
 
 	// Per-chunk scratch.
 	miss        []int
-	a           []float64 // gathered rows
-	hm          []float64 // the misses' features
-	hb          []float64 // nb×F: the chunk's features h_b (masked under dropout)
-	keep        []float64 // nb×F: dropout factors, 0 or 1/(1−p)
-	gh          []float64 // nb×F: a gradient in h
-	z, v, g, rg []float64 // nb×C: logits (then probabilities), R{z}, G, R{G}
-	gu          []float64 // nb×C: the MLP cut's unscaled p − e_y
-	g2          []float64 // nb×2C: the MLP cut's (R{p}_j, (p − e_y)_j) pairs
-	xu          []float64 // 2C×F: the rows W_j, U_j of x and u, interleaved
-	discardTail []float64 // DimX: tail parameter gradients not asked for
+	a           []F // gathered rows
+	hm          []F // the misses' features
+	hb          []F // nb×nf: the chunk's features h_b (masked under dropout)
+	keep        []F // nb×nf: dropout factors, 0 or 1/(1−p)
+	gh          []F // nb×nf: a gradient in h
+	z, v, g, rg []F // nb×C: logits (then probabilities), R{z}, G, R{G}
+	gu          []F // nb×C: the MLP cut's unscaled p − e_y
+	g2          []F // nb×2C: the MLP cut's (R{p}_j, (p − e_y)_j) pairs
+	xu          []F // 2C×nf: the rows W_j, U_j of x and u, interleaved
+	discardTail []F // DimX: tail parameter gradients not asked for
+
+	// λ as F for the body (a view of λ for float64, a rounded copy for
+	// float32), set by begin; lamGrad accumulates a float32 body's
+	// gradient in λ before it is widened into the caller's float64 dst.
+	lam, lamGrad []F
 }
 
 // HyperRepOptions are HyperRep's choices beyond the papers' text, taken
@@ -133,23 +136,24 @@ type LambdaInitializer interface {
 }
 
 var (
-	_ Bilevel           = (*HyperRep)(nil)
-	_ LambdaInitializer = (*HyperRep)(nil)
-	_ Dropout           = (*HyperRep)(nil)
-	_ PartialOuter      = (*HyperRep)(nil)
+	_ Bilevel[float64]      = (*HyperRep[float64])(nil)
+	_ LambdaInitializer     = (*HyperRep[float64])(nil)
+	_ Dropout               = (*HyperRep[float64])(nil)
+	_ PartialOuter[float64] = (*HyperRep[float64])(nil)
+	_ PartialOuter[float32] = (*HyperRep[float32])(nil)
 )
 
 // NewHyperRep returns the hyper-representation of the papers' MLP: λ the
 // hidden layer (dense hidden, then ReLU or tanh), x the output layer. It
 // panics on sizes below 1 (classes below 2) or a negative or non-finite μ.
-func NewHyperRep(features, hidden, classes int, mu float64, relu bool) *HyperRep {
-	return NewHyperRepWith(features, hidden, classes, mu, relu, HyperRepOptions{})
+func NewHyperRep[F Float](features, hidden, classes int, mu float64, relu bool) *HyperRep[F] {
+	return NewHyperRepWith[F](features, hidden, classes, mu, relu, HyperRepOptions{})
 }
 
 // NewHyperRepWith returns the hyper-representation of the papers' MLP with
 // options. It panics where NewHyperRep does and on a dropout rate outside
 // [0, 1).
-func NewHyperRepWith(features, hidden, classes int, mu float64, relu bool, o HyperRepOptions) *HyperRep {
+func NewHyperRepWith[F Float](features, hidden, classes int, mu float64, relu bool, o HyperRepOptions) *HyperRep[F] {
 	if features < 1 || hidden < 1 || classes < 2 {
 		panic(fmt.Sprintf("models: NewHyperRep(features=%d, hidden=%d, classes=%d): need features >= 1, hidden >= 1, classes >= 2",
 			features, hidden, classes))
@@ -162,7 +166,7 @@ func NewHyperRepWith(features, hidden, classes int, mu float64, relu bool, o Hyp
 	if relu {
 		act = nn.ReLU()
 	}
-	m, err := newHyperRep(nn.Shape{C: features, H: 1, W: 1}, []nn.Spec{nn.Dense(hidden), act}, []nn.Spec{nn.Dense(classes)}, hidden, classes, mu)
+	m, err := newHyperRep[F](nn.Shape{C: features, H: 1, W: 1}, []nn.Spec{nn.Dense(hidden), act}, []nn.Spec{nn.Dense(classes)}, hidden, classes, mu)
 	if err != nil {
 		panic("models: NewHyperRep: " + err.Error())
 	}
@@ -221,25 +225,25 @@ func SplitHyperRep(in nn.Shape, layers []nn.Spec, classes, k int) (body, tail []
 // the given layers on inputs of shape in, its last k parameterised layers
 // being the inner variable x, both drawn as nn.Net.Init draws. It returns
 // SplitHyperRep's errors; it panics on a negative or non-finite μ.
-func NewCNNHyperRep(in nn.Shape, layers []nn.Spec, classes, k int, mu float64) (*HyperRep, error) {
+func NewCNNHyperRep[F Float](in nn.Shape, layers []nn.Spec, classes, k int, mu float64) (*HyperRep[F], error) {
 	checkL2("NewCNNHyperRep: mu", mu)
 	bodyL, tailL, f, err := SplitHyperRep(in, layers, classes, k)
 	if err != nil {
 		return nil, err
 	}
-	return newHyperRep(in, bodyL, tailL, f, classes, mu)
+	return newHyperRep[F](in, bodyL, tailL, f, classes, mu)
 }
 
-func newHyperRep(in nn.Shape, bodyL, tailL []nn.Spec, f, classes int, mu float64) (*HyperRep, error) {
-	body, err := nn.New[float64](in, bodyL, f)
+func newHyperRep[F Float](in nn.Shape, bodyL, tailL []nn.Spec, f, classes int, mu float64) (*HyperRep[F], error) {
+	body, err := nn.New[F](in, bodyL, f)
 	if err != nil {
 		return nil, fmt.Errorf("body: %w", err)
 	}
-	tail, err := nn.New[float64](nn.Shape{C: f, H: 1, W: 1}, tailL, classes)
+	tail, err := nn.New[F](nn.Shape{C: f, H: 1, W: 1}, tailL, classes)
 	if err != nil {
 		return nil, fmt.Errorf("tail: %w", err)
 	}
-	m := &HyperRep{body: body, tail: tail, in: in, bodyLayers: bodyL, tailLayers: tailL,
+	m := &HyperRep[F]{body: body, tail: tail, in: in, bodyLayers: bodyL, tailLayers: tailL,
 		features: in.Size(), feat: f, classes: classes, mu: mu}
 	// A dense layer's parameters are its weight and then its bias.
 	info := tail.Info()
@@ -254,15 +258,15 @@ func newHyperRep(in nn.Shape, bodyL, tailL []nn.Spec, f, classes int, mu float64
 }
 
 // DimX implements Bilevel: the tail's parameters.
-func (m *HyperRep) DimX() int { return m.tail.Dim() }
+func (m *HyperRep[F]) DimX() int { return m.tail.Dim() }
 
 // DimLambda implements Bilevel: the body's parameters.
-func (m *HyperRep) DimLambda() int { return m.body.Dim() }
+func (m *HyperRep[F]) DimLambda() int { return m.body.Dim() }
 
 // Clone implements Bilevel: the same nets with their own workspaces and an
 // empty cache.
-func (m *HyperRep) Clone() Bilevel {
-	c, err := newHyperRep(m.in, m.bodyLayers, m.tailLayers, m.feat, m.classes, m.mu)
+func (m *HyperRep[F]) Clone() Bilevel[F] {
+	c, err := newHyperRep[F](m.in, m.bodyLayers, m.tailLayers, m.feat, m.classes, m.mu)
 	if err != nil {
 		panic("models: Clone of a valid HyperRep failed: " + err.Error())
 	}
@@ -272,7 +276,7 @@ func (m *HyperRep) Clone() Bilevel {
 
 // Init implements Bilevel. The MLP's W₂ ~ N(0, 1/Hidden), b₂ = 0; a cut
 // net's tail is drawn as PyTorch's defaults (see nn.Net.Init).
-func (m *HyperRep) Init(dst []float64, r *rand.Rand) {
+func (m *HyperRep[F]) Init(dst []F, r *rand.Rand) {
 	checkVec("dst", dst, m.DimX())
 	if !m.mlp {
 		m.tail.Init(dst, r)
@@ -285,10 +289,20 @@ func (m *HyperRep) Init(dst []float64, r *rand.Rand) {
 // with g = 2 for ReLU (He) and 1 for tanh, b₁ = 0 (λ = 0 would make every
 // feature 0 and the problem degenerate); a cut net's body is drawn as
 // PyTorch's defaults.
-func (m *HyperRep) InitLambda(dst []float64, r *rand.Rand) {
+func (m *HyperRep[F]) InitLambda(dst []float64, r *rand.Rand) {
 	checkVec("dst", dst, m.DimLambda())
 	if !m.mlp {
-		m.body.Init(dst, r)
+		if is64[F]() {
+			m.body.Init(fromF64[F](dst), r)
+			return
+		}
+		// The same draws as the float64 body's, rounded to F once:
+		// λ keeps float64 (see the package documentation).
+		w := make([]F, len(dst))
+		m.body.Init(w, r)
+		for i, v := range w {
+			dst[i] = float64(v)
+		}
 		return
 	}
 	g := 1.0
@@ -300,25 +314,25 @@ func (m *HyperRep) InitLambda(dst []float64, r *rand.Rand) {
 
 // normalWeights draws the first k parameters of dst (a dense layer's
 // weights) from N(0, s²) and sets the rest (its bias) to 0.
-func normalWeights(dst []float64, k int, s float64, r *rand.Rand) {
+func normalWeights[F Float](dst []F, k int, s float64, r *rand.Rand) {
 	clear(dst)
 	for i := range dst[:k] {
-		dst[i] = s * r.NormFloat64()
+		dst[i] = F(s * r.NormFloat64())
 	}
 }
 
 // DropoutRate implements Dropout.
-func (m *HyperRep) DropoutRate() float64 { return m.opt.Dropout }
+func (m *HyperRep[F]) DropoutRate() float64 { return m.opt.Dropout }
 
 // SetMask implements Dropout. It is a no-op without a dropout rate.
-func (m *HyperRep) SetMask(key uint64, on bool) {
+func (m *HyperRep[F]) SetMask(key uint64, on bool) {
 	m.key, m.masking = key, on && m.opt.Dropout > 0
 }
 
 // keepFactor is feature q's dropout factor at batch position k under the
 // current key: 0 or 1/(1−p). The hash is splitmix64's finalizer over the
 // three words, so the mask does not depend on how a batch is chunked.
-func (m *HyperRep) keepFactor(k, q int) float64 {
+func (m *HyperRep[F]) keepFactor(k, q int) float64 {
 	z := m.key ^ (uint64(k)+1)*0x9e3779b97f4a7c15 ^ (uint64(q)+1)*0xc2b2ae3d27d4eb4f
 	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
 	z = (z ^ z>>27) * 0x94d049bb133111eb
@@ -329,7 +343,7 @@ func (m *HyperRep) keepFactor(k, q int) float64 {
 	return 1 / (1 - m.opt.Dropout)
 }
 
-func (m *HyperRep) check(x, lambda []float64, d *datasets.Dataset) {
+func (m *HyperRep[F]) check(x []F, lambda []float64, d *datasets.Dataset) {
 	checkArgs(m, x, lambda, d, m.features, m.classes)
 }
 
@@ -342,56 +356,56 @@ func (m *HyperRep) check(x, lambda []float64, d *datasets.Dataset) {
 // fixed order), so the cache holds the same bits whichever call filled it.
 // Under a dropout mask the features in m.hb are masked (the cache's are
 // not).
-func (m *HyperRep) chunk(c *featureCache, lambda []float64, d *datasets.Dataset, idx []int, lo, hi int, full bool) int {
-	F, C := m.feat, m.classes
+func (m *HyperRep[F]) chunk(c *featureCache[F], lambda []F, d *datasets.Dataset, idx []int, lo, hi int, full bool) int {
+	nf, C := m.feat, m.classes
 	nb := hi - lo
 	for b := range nb {
 		label(d, rowIndex(d, idx, lo+b), C)
 	}
-	m.hb = resize(m.hb, nb*F)
+	m.hb = resize(m.hb, nb*nf)
 	if full {
 		rows := batchRows(&m.a, d, idx, lo, hi)
 		m.body.Logits(m.hb, lambda, rows, nb)
 		for b := range nb {
 			i := rowIndex(d, idx, lo+b)
-			copy(c.h[i*F:(i+1)*F], m.hb[b*F:(b+1)*F])
+			copy(c.h[i*nf:(i+1)*nf], m.hb[b*nf:(b+1)*nf])
 			m.cache.mark(c, i)
 		}
 	} else {
 		m.miss = m.cache.misses(m.miss[:0], c, d, idx, lo, hi)
 		if nm := len(m.miss); nm > 0 {
 			m.a = resize(m.a, nm*m.features)
-			m.hm = resize(m.hm, nm*F)
-			d.Gather(m.a, m.miss)
+			m.hm = resize(m.hm, nm*nf)
+			gatherAs(d, m.a, m.miss)
 			m.body.Logits(m.hm, lambda, m.a, nm)
 			for k, i := range m.miss {
-				copy(c.h[i*F:(i+1)*F], m.hm[k*F:(k+1)*F])
+				copy(c.h[i*nf:(i+1)*nf], m.hm[k*nf:(k+1)*nf])
 			}
 		}
 		for b := range nb {
 			i := rowIndex(d, idx, lo+b)
-			copy(m.hb[b*F:(b+1)*F], c.h[i*F:(i+1)*F])
+			copy(m.hb[b*nf:(b+1)*nf], c.h[i*nf:(i+1)*nf])
 		}
 	}
 	if m.masking {
-		m.keep = resize(m.keep, nb*F)
+		m.keep = resize(m.keep, nb*nf)
 		for b := range nb {
-			for q := range F {
+			for q := range nf {
 				f := m.keepFactor(lo+b, q)
-				m.keep[b*F+q] = f
-				m.hb[b*F+q] *= f
+				m.keep[b*nf+q] = F(f)
+				m.hb[b*nf+q] *= F(f)
 			}
 		}
 	}
-	for _, buf := range []*[]float64{&m.z, &m.v, &m.g, &m.rg, &m.gu} {
+	for _, buf := range []*[]F{&m.z, &m.v, &m.g, &m.rg, &m.gu} {
 		*buf = resize(*buf, nb*C)
 	}
-	m.gh = resize(m.gh, nb*F)
+	m.gh = resize(m.gh, nb*nf)
 	return nb
 }
 
 // penalty is (μ/2)‖x‖², or μ Σ‖w‖ over x's tensors under NormPenalty.
-func (m *HyperRep) penalty(x []float64) float64 {
+func (m *HyperRep[F]) penalty(x []F) float64 {
 	if !m.opt.NormPenalty {
 		return 0.5 * m.mu * sumSquares(x)
 	}
@@ -403,24 +417,24 @@ func (m *HyperRep) penalty(x []float64) float64 {
 }
 
 // addPenaltyGrad adds the penalty's gradient: μx, or μw/‖w‖ per tensor w.
-func (m *HyperRep) addPenaltyGrad(dst, x []float64) {
+func (m *HyperRep[F]) addPenaltyGrad(dst, x []F) {
 	if !m.opt.NormPenalty {
-		floats.AddScaled(dst, m.mu, x)
+		addScaled(dst, m.mu, x)
 		return
 	}
 	for _, t := range m.tensors {
 		w := x[t[0]:t[1]]
 		if nw := math.Sqrt(sumSquares(w)); nw > 0 {
-			floats.AddScaled(dst[t[0]:t[1]], m.mu/nw, w)
+			addScaled(dst[t[0]:t[1]], m.mu/nw, w)
 		}
 	}
 }
 
 // addPenaltyHVP adds the penalty's Hessian times u: μu, or
 // μ(u/‖w‖ − w(wᵀu)/‖w‖³) per tensor w (0 at w = 0).
-func (m *HyperRep) addPenaltyHVP(dst, x, u []float64) {
+func (m *HyperRep[F]) addPenaltyHVP(dst, x, u []F) {
 	if !m.opt.NormPenalty {
-		floats.AddScaled(dst, m.mu, u)
+		addScaled(dst, m.mu, u)
 		return
 	}
 	for _, t := range m.tensors {
@@ -429,7 +443,7 @@ func (m *HyperRep) addPenaltyHVP(dst, x, u []float64) {
 		if nw == 0 {
 			continue
 		}
-		floats.AddScaled(dw, m.mu/nw, uw)
-		floats.AddScaled(dw, -m.mu*floats.Dot(w, uw)/(nw*nw*nw), w)
+		addScaled(dw, m.mu/nw, uw)
+		addScaled(dw, -m.mu*dotF(w, uw)/(nw*nw*nw), w)
 	}
 }

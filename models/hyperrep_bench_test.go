@@ -9,7 +9,7 @@ import "testing"
 // (InnerCross, OuterGrad), which backpropagate into W₁ for every row.
 func BenchmarkHyperRepProducts(b *testing.B) {
 	const features, hidden, classes, batch = 784, 200, 10, 128
-	m := NewHyperRep(features, hidden, classes, 0.01, true)
+	m := NewHyperRep[float64](features, hidden, classes, 0.01, true)
 	r := testRand(b, 0)
 	ds := randomData(r, 4*batch, features, classes)
 	x, lambda := make([]float64, m.DimX()), make([]float64, m.DimLambda())

@@ -20,11 +20,11 @@ func BenchmarkCutHyperRepProducts(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := NewCNNHyperRep(in, layers, classes, DefaultInnerLayers, 1e-3)
+	m, err := NewCNNHyperRep[float64](in, layers, classes, DefaultInnerLayers, 1e-3)
 	if err != nil {
 		b.Fatal(err)
 	}
-	full, err := NewNet(in, layers, classes, 1e-3)
+	full, err := NewNet[float64](in, layers, classes, 1e-3)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,8 +22,8 @@ func smallHyperLayers(relu bool) []nn.Spec {
 }
 
 // smallHyperRep is the HyperRep of smallHyperLayers with k inner layers.
-func smallHyperRep(relu bool, k int, mu float64) *HyperRep {
-	m, err := NewCNNHyperRep(nn.Shape{C: 1, H: 5, W: 5}, smallHyperLayers(relu), 3, k, mu)
+func smallHyperRep(relu bool, k int, mu float64) *HyperRep[float64] {
+	m, err := NewCNNHyperRep[float64](nn.Shape{C: 1, H: 5, W: 5}, smallHyperLayers(relu), 3, k, mu)
 	if err != nil {
 		panic(err)
 	}
@@ -136,7 +136,7 @@ func TestCutHyperRepCache(t *testing.T) {
 		loss, acc, outer float64
 		g, hv, cr, ol    []float64
 	}
-	eval := func(m *HyperRep, lam []float64) result {
+	eval := func(m *HyperRep[float64], lam []float64) result {
 		var res result
 		res.g = make([]float64, m.DimX())
 		res.hv = make([]float64, m.DimX())
@@ -156,7 +156,7 @@ func TestCutHyperRepCache(t *testing.T) {
 			t.Errorf("%s: the cached model differs from a fresh one", what)
 		}
 	}
-	fresh := func(lam []float64) result { return eval(m.Clone().(*HyperRep), lam) }
+	fresh := func(lam []float64) result { return eval(m.Clone().(*HyperRep[float64]), lam) }
 
 	// Warm the cache on other batches, then the batch of the test.
 	m.InnerLoss(x, lam, train, nil)
@@ -192,7 +192,7 @@ func TestSplitHyperRep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := NewCNNHyperRep(in, lenet, 10, DefaultInnerLayers, 1e-3)
+	m, err := NewCNNHyperRep[float64](in, lenet, 10, DefaultInnerLayers, 1e-3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,12 +217,12 @@ func TestSplitHyperRep(t *testing.T) {
 		{"conv in the tail", nn.Shape{C: 1, H: 28, W: 28}, fedbio, 2, "layer 8 is conv2d"},
 		{"invalid stack", in, lenet[:3], 1, "nn:"},
 	} {
-		_, err := NewCNNHyperRep(tc.in, tc.layers, 10, tc.k, 0.01)
+		_, err := NewCNNHyperRep[float64](tc.in, tc.layers, 10, tc.k, 0.01)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := NewCNNHyperRep(nn.Shape{C: 1, H: 28, W: 28}, fedbio, 10, 1, 0.01); err != nil {
+	if _, err := NewCNNHyperRep[float64](nn.Shape{C: 1, H: 28, W: 28}, fedbio, 10, 1, 0.01); err != nil {
 		t.Errorf("fedbio-4conv with its dense layer inner: %v", err)
 	}
 }

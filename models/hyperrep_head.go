@@ -70,13 +70,22 @@ func (h *hyperRepHead) ValidateModel(arch Architecture, features, classes int) e
 // only user, refuses this head.
 func (*hyperRepHead) DimLambda(int, HeadParams) int { return 0 }
 
-func (h *hyperRepHead) New(newBase func() Classifier, _ HeadParams) Bilevel {
-	if base, ok := newBase().(*Net); ok && !base.binary {
+func (h *hyperRepHead) New(nb func() Classifier[float64], _ HeadParams) Bilevel[float64] {
+	return hyperRepOf(h, nb)
+}
+
+func (h *hyperRepHead) New32(nb func() Classifier[float32], _ HeadParams) Bilevel[float32] {
+	return hyperRepOf(h, nb)
+}
+
+// hyperRepOf cuts the net newBase returns as h says.
+func hyperRepOf[F Float](h *hyperRepHead, newBase func() Classifier[F]) Bilevel[F] {
+	if base, ok := newBase().(*Net[F]); ok && !base.binary {
 		if base.hidden > 0 {
-			return NewHyperRepWith(base.features, base.hidden, base.classes, base.l2, h.Activation != "tanh",
+			return NewHyperRepWith[F](base.features, base.hidden, base.classes, base.l2, h.Activation != "tanh",
 				HyperRepOptions{Dropout: h.Dropout, NormPenalty: h.Penalty == "norm"})
 		}
-		m, err := NewCNNHyperRep(base.in, base.layers, base.classes, h.innerLayers(), base.l2)
+		m, err := NewCNNHyperRep[F](base.in, base.layers, base.classes, h.innerLayers(), base.l2)
 		if err != nil {
 			panic("models: head hyper-representation on a cnn it did not validate: " + err.Error())
 		}

@@ -30,7 +30,7 @@ func testHyperRepProducts(t *testing.T, relu bool, optName string, o HyperRepOpt
 		t.Run(name+optName, func(t *testing.T) {
 			const D, H, C = 5, 4, 3
 			r := testRand(t, 91)
-			m := NewHyperRepWith(D, H, C, 0.05, relu, o)
+			m := NewHyperRepWith[float64](D, H, C, 0.05, relu, o)
 			m.SetMask(12345, true)
 			d := randomData(r, 9, D, C)
 			x := randomVec(r, m.DimX(), 0.7)
@@ -110,7 +110,7 @@ func testHyperRepProducts(t *testing.T, relu bool, optName string, o HyperRepOpt
 
 // TestHyperRepSizes checks the papers' parameter counts.
 func TestHyperRepSizes(t *testing.T) {
-	m := NewHyperRep(784, 200, 10, 1e-3, true)
+	m := NewHyperRep[float64](784, 200, 10, 1e-3, true)
 	if m.DimLambda() != 157000 || m.DimX() != 2010 {
 		t.Errorf("d_λ = %d, d_x = %d, want 157000 and 2010", m.DimLambda(), m.DimX())
 	}
@@ -123,8 +123,8 @@ func TestHyperRepSizes(t *testing.T) {
 func TestHyperRepDropoutMask(t *testing.T) {
 	const D, H, C = 6, 50, 4
 	r := testRand(t, 7)
-	plain := NewHyperRep(D, H, C, 0.01, true)
-	m := NewHyperRepWith(D, H, C, 0.01, true, HyperRepOptions{Dropout: 0.5})
+	plain := NewHyperRep[float64](D, H, C, 0.01, true)
+	m := NewHyperRepWith[float64](D, H, C, 0.01, true, HyperRepOptions{Dropout: 0.5})
 	n := 3*batchChunk + 5 // several chunks
 	d := randomData(r, n, D, C)
 	x := randomVec(r, m.DimX(), 0.5)

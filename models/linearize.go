@@ -8,23 +8,23 @@ import "hgpsim/datasets"
 // to many vectors at the same point (every round of HGP at full batch):
 // Products computes both from one forward and one R-pass per row, and a
 // Linearized keeps the forward pass across calls where the model allows.
-type Linearizer interface {
-	Bilevel
+type Linearizer[F Float] interface {
+	Bilevel[F]
 	// Linearize fixes the point of the products. x, λ, d and idx are
 	// kept, not copied: they must not change while the Linearized is in
 	// use. It shares the model's scratch and buffers, so it belongs to the
 	// goroutine that owns the model, and the next Linearize of the same
 	// model invalidates it (which lets a per-round minibatch reuse the
 	// buffers); other calls on the model in between are fine.
-	Linearize(x, lambda []float64, d *datasets.Dataset, idx []int) Linearized
+	Linearize(x []F, lambda []float64, d *datasets.Dataset, idx []int) Linearized[F]
 }
 
 // Linearized applies a model's second-order products at a fixed point.
-type Linearized interface {
+type Linearized[F Float] interface {
 	// Products writes (∂ₓ∇ₓf)·u into hv (d_x) and (∂_λ∇ₓf)ᵀu into cross
 	// (d_λ); a nil destination is skipped. The values are bit-identical to
 	// InnerHVP and InnerCross at the fixed point.
-	Products(hv, cross, u []float64)
+	Products(hv []F, cross []float64, u []F)
 	// Release drops the references to the fixed point (x, λ, the data),
 	// which the model would otherwise keep alive until its next
 	// Linearize; the Linearized must not be used after it.
@@ -40,30 +40,30 @@ const maxCachedFloats = 1 << 20
 // so that a mixture of them can replay a cached forward pass: linearRows
 // reports whether this one does, and bindRows then records the rows
 // without computing the logits.
-type statelessRows interface {
+type statelessRows[F Float] interface {
 	linearRows() bool
-	bindRows(A []float64, n int)
+	bindRows(A []F, n int)
 }
 
 // bindsRows reports whether c can replay its forward pass from the rows.
-func bindsRows(c any) bool {
-	s, ok := c.(statelessRows)
+func bindsRows[F Float](c Classifier[F]) bool {
+	s, ok := c.(statelessRows[F])
 	return ok && s.linearRows()
 }
 
 // forwardCache keeps, per batch row, what mixture.forward computes: the
 // probabilities q (K×C), log p_k(y) and responsibilities r (K each).
-type forwardCache struct {
+type forwardCache[F Float] struct {
 	filled bool
 	kc, k  int
-	q      []float64 // rows × K×C
+	q      []F       // rows × K×C
 	logp   []float64 // rows × K
 	r      []float64 // rows × K
 }
 
 // store copies the forward pass of the chunk's nb rows, the first of
 // which is batch row lo, into the cache.
-func (c *forwardCache) store(m *mixture, lo, nb int) {
+func (c *forwardCache[F]) store(m *mixture[F], lo, nb int) {
 	C := m.classes
 	for b := range nb {
 		row := lo + b
@@ -76,7 +76,7 @@ func (c *forwardCache) store(m *mixture, lo, nb int) {
 }
 
 // load is the inverse of store.
-func (c *forwardCache) load(m *mixture, lo, nb int) {
+func (c *forwardCache[F]) load(m *mixture[F], lo, nb int) {
 	C := m.classes
 	for b := range nb {
 		row := lo + b
@@ -89,22 +89,26 @@ func (c *forwardCache) load(m *mixture, lo, nb int) {
 }
 
 // mixtureLinearized is the Linearized of a mixture.
-type mixtureLinearized struct {
-	m         *mixture
-	x, lambda []float64
-	d         *datasets.Dataset
-	idx       []int
-	cache     *forwardCache // nil: recompute the forward pass every call
-	spare     forwardCache  // the buffers cache points to, kept across Linearize
+type mixtureLinearized[F Float] struct {
+	m      *mixture[F]
+	x      []F
+	lambda []float64
+	d      *datasets.Dataset
+	idx    []int
+	cache  *forwardCache[F] // nil: recompute the forward pass every call
+	spare  forwardCache[F]  // the buffers cache points to, kept across Linearize
 }
 
-var _ Linearizer = (*mixture)(nil)
+var (
+	_ Linearizer[float64] = (*mixture[float64])(nil)
+	_ Linearizer[float32] = (*mixture[float32])(nil)
+)
 
 // Linearize implements Linearizer. The forward pass is cached when every
 // base has linear logits and the batch is small enough.
-func (m *mixture) Linearize(x, lambda []float64, d *datasets.Dataset, idx []int) Linearized {
+func (m *mixture[F]) Linearize(x []F, lambda []float64, d *datasets.Dataset, idx []int) Linearized[F] {
 	l := &m.lin
-	*l = mixtureLinearized{m: m, x: x, lambda: lambda, d: d, idx: idx, spare: l.spare}
+	*l = mixtureLinearized[F]{m: m, x: x, lambda: lambda, d: d, idx: idx, spare: l.spare}
 	for _, b := range m.bases {
 		if !bindsRows(b) {
 			return l
@@ -124,23 +128,18 @@ func (m *mixture) Linearize(x, lambda []float64, d *datasets.Dataset, idx []int)
 	return l
 }
 
-// resize returns b with length n, reallocated only when it is too short.
-func resize(b []float64, n int) []float64 {
-	if cap(b) < n {
-		return make([]float64, n)
-	}
-	return b[:n]
-}
-
-func (l *mixtureLinearized) Products(hv, cross, u []float64) {
+func (l *mixtureLinearized[F]) Products(hv []F, cross []float64, u []F) {
 	if hv != nil {
 		checkLen("hv", hv, l.m.DimX())
 	}
 	if cross != nil {
 		checkLen("cross", cross, l.m.DimLambda())
 	}
-	defer l.m.hold()()
+	l.m.hold()
+	defer l.m.unhold()
 	l.m.products(hv, cross, l.x, l.lambda, l.d, l.idx, u, l.cache)
 }
 
-func (l *mixtureLinearized) Release() { l.x, l.lambda, l.d, l.idx, l.cache = nil, nil, nil, nil, nil }
+func (l *mixtureLinearized[F]) Release() {
+	l.x, l.lambda, l.d, l.idx, l.cache = nil, nil, nil, nil, nil
+}

@@ -20,7 +20,7 @@ func TestLinearizedMatchesProducts(t *testing.T) {
 	}
 	linearizers := 0
 	for ci, tc := range bilevelCases() {
-		lz, ok := tc.b.(Linearizer)
+		lz, ok := tc.b.(Linearizer[float64])
 		if !ok {
 			continue
 		}
@@ -59,7 +59,7 @@ func TestLinearizedMatchesProducts(t *testing.T) {
 		}
 	}
 	if linearizers < 5 {
-		t.Fatalf("only %d bilevel cases implement Linearizer", linearizers)
+		t.Fatalf("only %d bilevel cases implement Linearizer[float64]", linearizers)
 	}
 }
 
@@ -72,12 +72,12 @@ func TestLinearizeCachesLinearBases(t *testing.T) {
 	r := testRand(t, 31)
 	for _, c := range []struct {
 		name  string
-		bases []Classifier
+		bases []Classifier[float64]
 		want  bool
 	}{
-		{"softmax", []Classifier{NewSoftmax(6, 3, 0.01), NewSoftmax(6, 3, 0.01)}, true},
-		{"logistic", []Classifier{NewLogistic(6, 0.01), NewLogistic(6, 0.01)}, true},
-		{"softmax and mlp", []Classifier{NewSoftmax(6, 3, 0.01), NewMLP(6, 4, 3, 0.01)}, false},
+		{"softmax", []Classifier[float64]{NewSoftmax[float64](6, 3, 0.01), NewSoftmax[float64](6, 3, 0.01)}, true},
+		{"logistic", []Classifier[float64]{NewLogistic[float64](6, 0.01), NewLogistic[float64](6, 0.01)}, true},
+		{"softmax and mlp", []Classifier[float64]{NewSoftmax[float64](6, 3, 0.01), NewMLP[float64](6, 4, 3, 0.01)}, false},
 	} {
 		b := MTLDA(c.bases, 0.01, 0.01)
 		classes := 3
@@ -85,8 +85,8 @@ func TestLinearizeCachesLinearBases(t *testing.T) {
 			classes = 2
 		}
 		d := batchData(t, 32, 8, 6, classes)
-		lin := b.(Linearizer).Linearize(randomVec(r, b.DimX(), 1), randomVec(r, b.DimLambda(), 1), d, nil)
-		if got := lin.(*mixtureLinearized).cache != nil; got != c.want {
+		lin := b.(Linearizer[float64]).Linearize(randomVec(r, b.DimX(), 1), randomVec(r, b.DimLambda(), 1), d, nil)
+		if got := lin.(*mixtureLinearized[float64]).cache != nil; got != c.want {
 			t.Errorf("%s: forward pass cached %v, want %v", c.name, got, c.want)
 		}
 	}

@@ -3,8 +3,6 @@ package models
 import (
 	"math"
 
-	"gonum.org/v1/gonum/floats"
-
 	"hgpsim/datasets"
 )
 
@@ -34,28 +32,28 @@ func sigmoid(z float64) float64 {
 // margins runs the net on the batch rows lo…hi−1 and leaves their
 // outputs z_b in m.s.z, returning nb = hi − lo; m.s.v and m.s.g hold one
 // value a row too.
-func (m *Net) margins(x []float64, d *datasets.Dataset, idx []int, lo, hi int) int {
+func (m *Net[F]) margins(x []F, d *datasets.Dataset, idx []int, lo, hi int) int {
 	nb := hi - lo
 	m.s.grow(nb, 1)
 	m.ws().Logits(m.s.z[:nb], x, batchRows(&m.s.a, d, idx, lo, hi), nb)
 	return nb
 }
 
-func (m *Net) logisticLoss(x []float64, d *datasets.Dataset, idx []int) float64 {
+func (m *Net[F]) logisticLoss(x []F, d *datasets.Dataset, idx []int) float64 {
 	n := batchSize(d, idx)
 	var loss float64
 	for lo, hi := range chunks(n) {
 		nb := m.margins(x, d, idx, lo, hi)
 		for b, z := range m.s.z[:nb] {
 			y := label(d, rowIndex(d, idx, lo+b), 2)
-			loss += softplus(z) - float64(y)*z
+			loss += softplus(float64(z)) - float64(y)*float64(z)
 		}
 	}
 	return loss/float64(n) + 0.5*m.l2*sumSquares(x)
 }
 
 // logisticGrad: per row the gradient is (σ(z) − y)·∂z/∂x.
-func (m *Net) logisticGrad(dst, x []float64, d *datasets.Dataset, idx []int) float64 {
+func (m *Net[F]) logisticGrad(dst, x []F, d *datasets.Dataset, idx []int) float64 {
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
@@ -64,18 +62,18 @@ func (m *Net) logisticGrad(dst, x []float64, d *datasets.Dataset, idx []int) flo
 		nb := m.margins(x, d, idx, lo, hi)
 		for b, z := range m.s.z[:nb] {
 			y := float64(label(d, rowIndex(d, idx, lo+b), 2))
-			loss += softplus(z) - y*z
-			m.s.g[b] = inv * (sigmoid(z) - y)
+			loss += softplus(float64(z)) - y*float64(z)
+			m.s.g[b] = F(inv * (sigmoid(float64(z)) - y))
 		}
 		m.ws().VJP(dst, x, m.s.g[:nb])
 	}
-	floats.AddScaled(dst, m.l2, x)
+	addScaled(dst, m.l2, x)
 	return loss/float64(n) + 0.5*m.l2*sumSquares(x)
 }
 
 // logisticHVP: z is linear in x, so per row the Hessian is
 // σ(1−σ)·∇z∇zᵀ, applied without forming it: σ(1−σ)·(∇zᵀu)·∇z.
-func (m *Net) logisticHVP(dst, x []float64, d *datasets.Dataset, idx []int, u []float64) {
+func (m *Net[F]) logisticHVP(dst, x []F, d *datasets.Dataset, idx []int, u []F) {
 	n := batchSize(d, idx)
 	inv := 1 / float64(n)
 	clear(dst)
@@ -84,15 +82,15 @@ func (m *Net) logisticHVP(dst, x []float64, d *datasets.Dataset, idx []int, u []
 		m.ws().JVP(m.s.v[:nb], x, u)
 		for b := range nb {
 			label(d, rowIndex(d, idx, lo+b), 2)
-			s := sigmoid(m.s.z[b])
-			m.s.g[b] = inv * s * (1 - s) * m.s.v[b]
+			s := sigmoid(float64(m.s.z[b]))
+			m.s.g[b] = F(inv * s * (1 - s) * float64(m.s.v[b]))
 		}
 		m.ws().VJP(dst, x, m.s.g[:nb])
 	}
-	floats.AddScaled(dst, m.l2, u)
+	addScaled(dst, m.l2, u)
 }
 
-func (m *Net) logisticAccuracy(x []float64, d *datasets.Dataset, idx []int) float64 {
+func (m *Net[F]) logisticAccuracy(x []F, d *datasets.Dataset, idx []int) float64 {
 	n := batchSize(d, idx)
 	correct := 0
 	for lo, hi := range chunks(n) {

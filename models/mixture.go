@@ -6,8 +6,6 @@ import (
 	"hgpsim/internal/vec"
 	"math"
 	"math/rand/v2"
-
-	"gonum.org/v1/gonum/floats"
 )
 
 // LabelWeights returns PDBO-DA (paper Sec. 6.1 and App. D): the
@@ -32,9 +30,9 @@ import (
 //
 // LabelWeights keeps its own clone of m. It panics if outerL2 is negative or
 // not finite.
-func LabelWeights(m Classifier, outerL2 float64) Bilevel {
+func LabelWeights[F Float](m Classifier[F], outerL2 float64) Bilevel[F] {
 	checkL2("LabelWeights: outerL2", outerL2)
-	return newMixture([]Classifier{m}, false, true, 0, outerL2)
+	return newMixture([]Classifier[F]{m}, false, true, 0, outerL2)
 }
 
 // Ensemble returns PDBO-MTL (paper Sec. 6.1 and App. D, after FedEM): x is
@@ -70,7 +68,7 @@ func LabelWeights(m Classifier, outerL2 float64) Bilevel {
 // Ensemble keeps its own clones of the bases, so one model may be passed K
 // times. It panics if bases is empty, the bases disagree in features or
 // classes, or outerL2 is negative or not finite.
-func Ensemble(bases []Classifier, outerL2 float64) Bilevel {
+func Ensemble[F Float](bases []Classifier[F], outerL2 float64) Bilevel[F] {
 	checkL2("Ensemble: outerL2", outerL2)
 	return newMixture(bases, true, false, outerL2, 0)
 }
@@ -88,7 +86,7 @@ func Ensemble(bases []Classifier, outerL2 float64) Bilevel {
 //
 // MTLDA keeps its own clones of the bases and panics on the inputs Ensemble
 // panics on.
-func MTLDA(bases []Classifier, outerL2Ensemble, outerL2Labels float64) Bilevel {
+func MTLDA[F Float](bases []Classifier[F], outerL2Ensemble, outerL2Labels float64) Bilevel[F] {
 	checkL2("MTLDA: outerL2Ensemble", outerL2Ensemble)
 	checkL2("MTLDA: outerL2Labels", outerL2Labels)
 	return newMixture(bases, true, true, outerL2Ensemble, outerL2Labels)
@@ -98,8 +96,8 @@ func MTLDA(bases []Classifier, outerL2Ensemble, outerL2Labels float64) Bilevel {
 // classifiers with optional ensemble weights λ^K and optional label weights
 // λ^C, in that order in λ. Without ensemble weights K = 1 and π = [1];
 // without label weights w = 1. The notation is that of Ensemble's comment.
-type mixture struct {
-	bases             []Classifier
+type mixture[F Float] struct {
+	bases             []Classifier[F]
 	off               []int // x_k = x[off[k]:off[k+1]]
 	features, classes int
 	ensemble, labels  bool    // which blocks λ has
@@ -110,14 +108,14 @@ type mixture struct {
 	sLab, w   []float64 // C: softmax(λ^C) and the label weights C·sLab
 
 	// Per-chunk scratch, for the nb rows of the chunk being processed.
-	a              []float64   // the rows (nb×D), when gathered
-	y              []int       // nb labels
-	z, q, v, g, rg [][]float64 // K, each nb×C: logits, probabilities, R{z}, ∂ℓ/∂z, R{∂ℓ/∂z}
-	logp, r, s     []float64   // nb×K: log p_k(y), responsibilities, R{log p_k}
-	ell, sBar      []float64   // nb: ℓ_b and s̄_b
-	mix, byClass   []float64   // C: mixture probabilities (Accuracy), S_c (InnerCross)
+	a              []F       // the rows (nb×D), when gathered
+	y              []int     // nb labels
+	z, q, v, g, rg [][]F     // K, each nb×C: logits, probabilities, R{z}, ∂ℓ/∂z, R{∂ℓ/∂z}
+	logp, r, s     []float64 // nb×K: log p_k(y), responsibilities, R{log p_k}
+	ell, sBar      []float64 // nb: ℓ_b and s̄_b
+	mix, byClass   []float64 // C: mixture probabilities (Accuracy), S_c (InnerCross)
 
-	lin mixtureLinearized // what Linearize returns, reused
+	lin mixtureLinearized[F] // what Linearize returns, reused
 
 	// Which rows m.a holds decoded, when they are a whole-range chunk of a
 	// coded Dataset (nil codes: none): a client's full batch is the same
@@ -128,22 +126,25 @@ type mixture struct {
 	aLo, aHi, aD int
 }
 
-var _ Bilevel = (*mixture)(nil)
+var (
+	_ Bilevel[float64] = (*mixture[float64])(nil)
+	_ Bilevel[float32] = (*mixture[float32])(nil)
+)
 
-func newMixture(bases []Classifier, ensemble, labels bool, muK, muC float64) *mixture {
+func newMixture[F Float](bases []Classifier[F], ensemble, labels bool, muK, muC float64) *mixture[F] {
 	if len(bases) == 0 {
 		panic("models: mixture of no base models")
 	}
 	K := len(bases)
 	D, C := bases[0].shape()
-	m := &mixture{
-		bases: make([]Classifier, K), off: make([]int, K+1),
+	m := &mixture[F]{
+		bases: make([]Classifier[F], K), off: make([]int, K+1),
 		features: D, classes: C,
 		ensemble: ensemble, labels: labels, muK: muK, muC: muC,
 		logPi: make([]float64, K), pi: make([]float64, K),
 		sLab: make([]float64, C), w: make([]float64, C),
-		z: make([][]float64, K), q: make([][]float64, K), v: make([][]float64, K),
-		g: make([][]float64, K), rg: make([][]float64, K),
+		z: make([][]F, K), q: make([][]F, K), v: make([][]F, K),
+		g: make([][]F, K), rg: make([][]F, K),
 		mix: make([]float64, C), byClass: make([]float64, C),
 	}
 	for k, b := range bases {
@@ -151,7 +152,7 @@ func newMixture(bases []Classifier, ensemble, labels bool, muK, muC float64) *mi
 			panic(fmt.Sprintf("models: base model %d has features=%d, classes=%d; base 0 has features=%d, classes=%d",
 				k, dk, ck, D, C))
 		}
-		m.bases[k] = b.Clone().(Classifier)
+		m.bases[k] = b.Clone().(Classifier[F])
 		m.off[k+1] = m.off[k] + b.Dim()
 	}
 	m.logPi[0], m.pi[0] = 0, 1 // K = 1 without ensemble weights
@@ -162,41 +163,41 @@ func newMixture(bases []Classifier, ensemble, labels bool, muK, muC float64) *mi
 }
 
 // nK and nC are the lengths of the blocks λ^K and λ^C (0 when absent).
-func (m *mixture) nK() int {
+func (m *mixture[F]) nK() int {
 	if m.ensemble {
 		return len(m.bases)
 	}
 	return 0
 }
 
-func (m *mixture) nC() int {
+func (m *mixture[F]) nC() int {
 	if m.labels {
 		return m.classes
 	}
 	return 0
 }
 
-func (m *mixture) DimX() int      { return m.off[len(m.bases)] }
-func (m *mixture) DimLambda() int { return m.nK() + m.nC() }
+func (m *mixture[F]) DimX() int      { return m.off[len(m.bases)] }
+func (m *mixture[F]) DimLambda() int { return m.nK() + m.nC() }
 
 // xk returns the block of base k in a vector of length DimX.
-func (m *mixture) xk(x []float64, k int) []float64 { return x[m.off[k]:m.off[k+1]] }
+func (m *mixture[F]) xk(x []F, k int) []F { return x[m.off[k]:m.off[k+1]] }
 
 // Init initializes each base model's block in turn from r.
-func (m *mixture) Init(dst []float64, r *rand.Rand) {
+func (m *mixture[F]) Init(dst []F, r *rand.Rand) {
 	checkLen("dst", dst, m.DimX())
 	for k, b := range m.bases {
 		b.Init(m.xk(dst, k), r)
 	}
 }
 
-func (m *mixture) Clone() Bilevel {
+func (m *mixture[F]) Clone() Bilevel[F] {
 	return newMixture(m.bases, m.ensemble, m.labels, m.muK, m.muC)
 }
 
 // start checks the arguments every method shares, sets the λ-dependent
 // weights and returns the batch size.
-func (m *mixture) start(x, lambda []float64, d *datasets.Dataset, idx []int) int {
+func (m *mixture[F]) start(x []F, lambda []float64, d *datasets.Dataset, idx []int) int {
 	checkLen("x", x, m.DimX())
 	checkLen("lambda", lambda, m.DimLambda())
 	checkData(d, m.features, m.classes)
@@ -227,11 +228,11 @@ func logSoftmax(dst, z []float64) {
 
 // chunk prepares the batch rows lo…hi−1: it sizes the scratch, checks
 // the rows' labels into m.y and returns the rows' features (nb×D) and nb.
-func (m *mixture) chunk(d *datasets.Dataset, idx []int, lo, hi int) ([]float64, int) {
+func (m *mixture[F]) chunk(d *datasets.Dataset, idx []int, lo, hi int) ([]F, int) {
 	nb := hi - lo
 	K, C := len(m.bases), m.classes
 	for k := range K {
-		for _, buf := range []*[]float64{&m.z[k], &m.q[k], &m.v[k], &m.g[k], &m.rg[k]} {
+		for _, buf := range []*[]F{&m.z[k], &m.q[k], &m.v[k], &m.g[k], &m.rg[k]} {
 			*buf = resize(*buf, nb*C)
 		}
 	}
@@ -244,7 +245,7 @@ func (m *mixture) chunk(d *datasets.Dataset, idx []int, lo, hi int) ([]float64, 
 		m.y = make([]int, nb)
 	}
 	m.y = m.y[:nb]
-	var a []float64
+	var a []F
 	switch {
 	case idx != nil || !d.Coded() || len(d.Codes) == 0:
 		m.aCodes = nil
@@ -262,12 +263,12 @@ func (m *mixture) chunk(d *datasets.Dataset, idx []int, lo, hi int) ([]float64, 
 }
 
 // rowOf returns row b of an nb×C buffer.
-func rowOf(buf []float64, b, C int) []float64 { return buf[b*C : (b+1)*C] }
+func rowOf[F Float](buf []F, b, C int) []F { return buf[b*C : (b+1)*C] }
 
 // forward runs the forward pass of every base on the chunk's rows A (nb
 // of them, labels m.y), fills z, q, logp and r, and writes ℓ_b =
 // −log P(y_b | a_b) into m.ell.
-func (m *mixture) forward(x, A []float64, nb int) {
+func (m *mixture[F]) forward(x, A []F, nb int) {
 	K, C := len(m.bases), m.classes
 	for k, b := range m.bases {
 		b.batchLogits(m.z[k], m.xk(x, k), A, nb)
@@ -276,11 +277,11 @@ func (m *mixture) forward(x, A []float64, nb int) {
 		logp, r := m.logp[b*K:(b+1)*K], m.r[b*K:(b+1)*K]
 		for k := range K {
 			z, q := rowOf(m.z[k], b, C), rowOf(m.q[k], b, C)
-			lse := vec.LogSumExp(z)
+			lse := logSumExp(z)
 			for j, zj := range z {
-				q[j] = math.Exp(zj - lse)
+				q[j] = F(math.Exp(float64(zj) - lse))
 			}
-			logp[k] = z[y] - lse
+			logp[k] = float64(z[y]) - lse
 		}
 		if K == 1 {
 			r[0] = 1
@@ -300,7 +301,7 @@ func (m *mixture) forward(x, A []float64, nb int) {
 
 // forwardR runs the forward R-pass along u after forward: it fills v and s
 // and writes s̄_b = Σ_k r_bk s_bk into m.sBar.
-func (m *mixture) forwardR(x, u []float64) {
+func (m *mixture[F]) forwardR(x, u []F) {
 	K, C := len(m.bases), m.classes
 	for k, b := range m.bases {
 		b.batchJVP(m.v[k], m.xk(x, k), m.xk(u, k))
@@ -310,7 +311,7 @@ func (m *mixture) forwardR(x, u []float64) {
 		s, r := m.s[b*K:(b+1)*K], m.r[b*K:(b+1)*K]
 		for k := range K {
 			v := rowOf(m.v[k], b, C)
-			s[k] = v[y] - floats.Dot(rowOf(m.q[k], b, C), v)
+			s[k] = float64(v[y]) - dotF(rowOf(m.q[k], b, C), v)
 			sBar += r[k] * s[k]
 		}
 		m.sBar[b] = sBar
@@ -319,7 +320,7 @@ func (m *mixture) forwardR(x, u []float64) {
 
 // backprop adds Σ_b scale_b·Σ_k J_kᵀ r_bk (q_bk − e_y) to dst, with
 // scale_b = inv·w_{y_b} when weighted and inv otherwise.
-func (m *mixture) backprop(dst, x []float64, inv float64, weighted bool) {
+func (m *mixture[F]) backprop(dst, x []F, inv float64, weighted bool) {
 	K, C := len(m.bases), m.classes
 	for k, base := range m.bases {
 		for b, y := range m.y {
@@ -330,9 +331,9 @@ func (m *mixture) backprop(dst, x []float64, inv float64, weighted bool) {
 			g, q := rowOf(m.g[k], b, C), rowOf(m.q[k], b, C)
 			c := scale * m.r[b*K+k]
 			for j, qj := range q {
-				g[j] = c * qj
+				g[j] = F(c * float64(qj))
 			}
-			g[y] -= c
+			g[y] -= F(c)
 		}
 		base.batchVJP(m.xk(dst, k), m.xk(x, k), m.g[k])
 	}
@@ -340,13 +341,13 @@ func (m *mixture) backprop(dst, x []float64, inv float64, weighted bool) {
 
 // regularize returns Σ_k (L2_k/2)‖x_k‖² and, when dst is not nil, adds
 // L2_k·v_k to dst's blocks.
-func (m *mixture) regularize(dst, x, v []float64) float64 {
+func (m *mixture[F]) regularize(dst, x, v []F) float64 {
 	var reg float64
 	for k, b := range m.bases {
 		l2 := b.l2Rate()
 		reg += 0.5 * l2 * sumSquares(m.xk(x, k))
 		if dst != nil {
-			floats.AddScaled(m.xk(dst, k), l2, m.xk(v, k))
+			addScaled(m.xk(dst, k), l2, m.xk(v, k))
 		}
 	}
 	return reg
@@ -354,8 +355,8 @@ func (m *mixture) regularize(dst, x, v []float64) float64 {
 
 // addRegularizer adds L2_k·v_k to dst's blocks: regularize without the
 // regularizer's value, which the products do not need.
-func (m *mixture) addRegularizer(dst, v []float64) {
+func (m *mixture[F]) addRegularizer(dst, v []F) {
 	for k, b := range m.bases {
-		floats.AddScaled(m.xk(dst, k), b.l2Rate(), m.xk(v, k))
+		addScaled(m.xk(dst, k), b.l2Rate(), m.xk(v, k))
 	}
 }

@@ -10,8 +10,9 @@ import (
 // on the forward and backward passes of mixture.go.
 
 // InnerLoss returns f(x, λ).
-func (m *mixture) InnerLoss(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
-	defer m.hold()()
+func (m *mixture[F]) InnerLoss(x []F, lambda []float64, d *datasets.Dataset, idx []int) float64 {
+	m.hold()
+	defer m.unhold()
 	n := m.start(x, lambda, d, idx)
 	var loss float64
 	for lo, hi := range chunks(n) {
@@ -26,8 +27,9 @@ func (m *mixture) InnerLoss(x, lambda []float64, d *datasets.Dataset, idx []int)
 
 // InnerGrad writes ∇ₓf into dst and returns f, with the value InnerLoss
 // returns.
-func (m *mixture) InnerGrad(dst, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
-	defer m.hold()()
+func (m *mixture[F]) InnerGrad(dst, x []F, lambda []float64, d *datasets.Dataset, idx []int) float64 {
+	m.hold()
+	defer m.unhold()
 	n := m.start(x, lambda, d, idx)
 	checkLen("dst", dst, m.DimX())
 	inv := 1 / float64(n)
@@ -47,8 +49,9 @@ func (m *mixture) InnerGrad(dst, x, lambda []float64, d *datasets.Dataset, idx [
 // InnerHVP writes (∂ₓ∇ₓf)·u into dst: per base, batchVJPR of the rows'
 // g_k = (w/n) r_k (q_k − e_y) and
 // R{g_k} = (w/n) [r_k (s_k − s̄)(q_k − e_y) + r_k R{q_k}].
-func (m *mixture) InnerHVP(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
-	defer m.hold()()
+func (m *mixture[F]) InnerHVP(dst, x []F, lambda []float64, d *datasets.Dataset, idx []int, u []F) {
+	m.hold()
+	defer m.unhold()
 	checkLen("dst", dst, m.DimX())
 	m.products(dst, nil, x, lambda, d, idx, u, nil)
 }
@@ -56,8 +59,9 @@ func (m *mixture) InnerHVP(dst, x, lambda []float64, d *datasets.Dataset, idx []
 // InnerCross writes (∂_λ∇ₓf)ᵀu into dst: the λ^K block
 // −(1/n) Σ_b w_{y_b} r_b ⊙ (s_b − s̄_b) and the λ^C block
 // Σ_c (∂w_c/∂λ^C)ᵀ S_c with S_c = −(1/n) Σ_{b: y_b = c} s̄_b.
-func (m *mixture) InnerCross(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
-	defer m.hold()()
+func (m *mixture[F]) InnerCross(dst []float64, x []F, lambda []float64, d *datasets.Dataset, idx []int, u []F) {
+	m.hold()
+	defer m.unhold()
 	checkLen("dst", dst, m.DimLambda())
 	m.products(nil, dst, x, lambda, d, idx, u, nil)
 }
@@ -66,7 +70,7 @@ func (m *mixture) InnerCross(dst, x, lambda []float64, d *datasets.Dataset, idx 
 // destination is skipped) from one forward and one R-pass per row. With a
 // cache, the forward pass of the batch is read from (or, on the cache's
 // first use, written to) the cache instead of being recomputed.
-func (m *mixture) products(hv, cross, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64, c *forwardCache) {
+func (m *mixture[F]) products(hv []F, cross []float64, x []F, lambda []float64, d *datasets.Dataset, idx []int, u []F, c *forwardCache[F]) {
 	n := m.start(x, lambda, d, idx)
 	checkLen("u", u, m.DimX())
 	inv := 1 / float64(n)
@@ -86,7 +90,7 @@ func (m *mixture) products(hv, cross, x, lambda []float64, d *datasets.Dataset, 
 		case c.filled:
 			c.load(m, lo, nb)
 			for _, b := range m.bases {
-				b.(statelessRows).bindRows(a, nb)
+				b.(statelessRows[F]).bindRows(a, nb)
 			}
 		default:
 			m.forward(x, a, nb)
@@ -101,14 +105,15 @@ func (m *mixture) products(hv, cross, x, lambda []float64, d *datasets.Dataset, 
 					sk, sBar := m.s[b*K+kb], m.sBar[b]
 					c := inv * m.w[y] * m.r[b*K+kb]
 					ds := sk - sBar
-					qv := v[y] - sk // q_kᵀv_k
-					for j, qj := range q {
+					qv := float64(v[y]) - sk // q_kᵀv_k
+					for j, q := range q {
+						qj := float64(q)
 						e := qj
 						if j == y {
 							e--
 						}
-						g[j] = c * e
-						rg[j] = c * (ds*e + qj*(v[j]-qv))
+						g[j] = F(c * e)
+						rg[j] = F(c * (ds*e + qj*(float64(v[j])-qv)))
 					}
 				}
 				base.batchVJPR(m.xk(hv, kb), m.xk(x, kb), m.xk(u, kb), m.g[kb], m.rg[kb])
@@ -148,8 +153,9 @@ func (m *mixture) products(hv, cross, x, lambda []float64, d *datasets.Dataset, 
 // OuterGrad writes ∂ₓF into dstX and ∂_λF into dstLambda and returns F:
 // ∂ₓF backpropagates the unweighted mixture cross-entropy, the λ^K block is
 // (1/n) Σ_b (π − r_b) + μ_K λ^K and the λ^C block μ_C λ^C.
-func (m *mixture) OuterGrad(dstX, dstLambda, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
-	defer m.hold()()
+func (m *mixture[F]) OuterGrad(dstX []F, dstLambda []float64, x []F, lambda []float64, d *datasets.Dataset, idx []int) float64 {
+	m.hold()
+	defer m.unhold()
 	n := m.start(x, lambda, d, idx)
 	checkLen("dstX", dstX, m.DimX())
 	checkLen("dstLambda", dstLambda, m.DimLambda())
@@ -181,8 +187,9 @@ func (m *mixture) OuterGrad(dstX, dstLambda, x, lambda []float64, d *datasets.Da
 // Accuracy returns the fraction of rows whose arg-max of the mixture
 // P(· | a) = Σ_k π_k q_k is the label; with one base, the arg-max of its
 // logits, exactly as the base model's Accuracy.
-func (m *mixture) Accuracy(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
-	defer m.hold()()
+func (m *mixture[F]) Accuracy(x []F, lambda []float64, d *datasets.Dataset, idx []int) float64 {
+	m.hold()
+	defer m.unhold()
 	n := m.start(x, lambda, d, idx)
 	C := m.classes
 	correct := 0
@@ -196,7 +203,7 @@ func (m *mixture) Accuracy(x, lambda []float64, d *datasets.Dataset, idx []int) 
 			} else {
 				clear(m.mix)
 				for kb, q := range m.q {
-					floats.AddScaled(m.mix, m.pi[kb], rowOf(q, b, C))
+					addScaledTo(m.mix, m.pi[kb], rowOf(q, b, C))
 				}
 				pred = argmax(m.mix)
 			}

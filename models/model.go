@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"hgpsim/datasets"
 	"math/rand/v2"
-
-	"gonum.org/v1/gonum/floats"
 )
 
 // Model is a differentiable model on flat parameters x ∈ R^Dim().
@@ -23,32 +21,32 @@ import (
 // Dimension mismatches (len(x) != Dim(), a Dataset with the wrong number of
 // features or classes, an index or label out of range, an empty batch) are
 // programmer errors and panic.
-type Model interface {
+type Model[F Float] interface {
 	// Dim returns the number of parameters.
 	Dim() int
 
 	// Init writes initial parameters into dst, drawing from r.
-	Init(dst []float64, r *rand.Rand)
+	Init(dst []F, r *rand.Rand)
 
 	// Loss returns f(x) on the rows of d selected by idx.
-	Loss(x []float64, d *datasets.Dataset, idx []int) float64
+	Loss(x []F, d *datasets.Dataset, idx []int) float64
 
 	// Grad writes ∇f(x) into dst and returns f(x). It does not allocate.
 	// dst must not alias x.
-	Grad(dst, x []float64, d *datasets.Dataset, idx []int) float64
+	Grad(dst, x []F, d *datasets.Dataset, idx []int) float64
 
 	// Accuracy returns the fraction of selected rows whose predicted class
 	// (the arg-max of the model's output, lowest index on ties) equals the
 	// label.
-	Accuracy(x []float64, d *datasets.Dataset, idx []int) float64
+	Accuracy(x []F, d *datasets.Dataset, idx []int) float64
 
 	// Clone returns a Model with the same architecture and regularization
 	// and its own scratch buffers.
-	Clone() Model
+	Clone() Model[F]
 }
 
 // checkVec panics unless len(v) == n. what names the argument in the message.
-func checkVec(what string, v []float64, n int) {
+func checkVec[F Float](what string, v []F, n int) {
 	if len(v) != n {
 		panic(fmt.Sprintf("models: len(%s)=%d, want Dim()=%d", what, len(v), n))
 	}
@@ -62,7 +60,7 @@ type bilevelDims interface {
 
 // checkArgs panics unless x and lambda have m's lengths and d has the
 // given features and classes: the argument checks of every Bilevel method.
-func checkArgs(m bilevelDims, x, lambda []float64, d *datasets.Dataset, features, classes int) {
+func checkArgs[F Float](m bilevelDims, x []F, lambda []float64, d *datasets.Dataset, features, classes int) {
 	checkVec("x", x, m.DimX())
 	checkVec("lambda", lambda, m.DimLambda())
 	checkData(d, features, classes)
@@ -70,7 +68,7 @@ func checkArgs(m bilevelDims, x, lambda []float64, d *datasets.Dataset, features
 
 // clearOuter checks and clears OuterGrad's destinations, either of which
 // may be nil for models that take nil (PartialOuter).
-func clearOuter(m bilevelDims, dstX, dstLambda []float64) {
+func clearOuter[F Float](m bilevelDims, dstX []F, dstLambda []float64) {
 	if dstX != nil {
 		checkVec("dstX", dstX, m.DimX())
 		clear(dstX)
@@ -102,7 +100,7 @@ func label(d *datasets.Dataset, i, classes int) int {
 }
 
 // argmax returns the index of the largest element, the lowest on ties.
-func argmax(z []float64) int {
+func argmax[F Float](z []F) int {
 	k := 0
 	for j, v := range z {
 		if v > z[k] {
@@ -114,7 +112,7 @@ func argmax(z []float64) int {
 
 // hits counts the rows b < nb of a chunk whose largest logit in z (nb×C)
 // is their label; the chunk starts at position lo of idx.
-func hits(z []float64, C int, d *datasets.Dataset, idx []int, lo, nb int) int {
+func hits[F Float](z []F, C int, d *datasets.Dataset, idx []int, lo, nb int) int {
 	n := 0
 	for b := range nb {
 		if argmax(z[b*C:(b+1)*C]) == label(d, rowIndex(d, idx, lo+b), C) {
@@ -122,11 +120,6 @@ func hits(z []float64, C int, d *datasets.Dataset, idx []int, lo, nb int) int {
 		}
 	}
 	return n
-}
-
-// sumSquares returns ‖x‖².
-func sumSquares(x []float64) float64 {
-	return floats.Dot(x, x)
 }
 
 // batchSize returns how many rows idx selects from d (all rows when idx is

@@ -90,10 +90,10 @@ func TestBatchIsMeanOfRows(t *testing.T) {
 
 // rowCE returns the unregularized loss of row i, from a zero-L2 clone built
 // by the test (models do not expose their regularizer).
-func rowCE(m Model, x []float64, d *datasets.Dataset, i int) float64 {
+func rowCE(m Model[float64], x []float64, d *datasets.Dataset, i int) float64 {
 	switch m := m.(type) {
-	case *Net:
-		c := m.Clone().(*Net)
+	case *Net[float64]:
+		c := m.Clone().(*Net[float64])
 		c.l2 = 0
 		return c.Loss(x, d, []int{i})
 	}
@@ -217,22 +217,22 @@ func TestDimensionMismatchPanics(t *testing.T) {
 }
 
 func TestConstructorsPanic(t *testing.T) {
-	mustPanic(t, "Softmax features", "features", func() { NewSoftmax(0, 3, 0) })
-	mustPanic(t, "Softmax classes", "classes", func() { NewSoftmax(3, 1, 0) })
-	mustPanic(t, "Softmax negative l2", "l2", func() { NewSoftmax(3, 3, -1) })
-	mustPanic(t, "Softmax NaN l2", "l2", func() { NewSoftmax(3, 3, math.NaN()) })
-	mustPanic(t, "Logistic features", "features", func() { NewLogistic(0, 0) })
-	mustPanic(t, "Logistic Inf l2", "l2", func() { NewLogistic(2, math.Inf(1)) })
-	mustPanic(t, "MLP hidden", "hidden", func() { NewMLP(3, 0, 2, 0) })
-	mustPanic(t, "MLP classes", "classes", func() { NewMLP(3, 2, 1, 0) })
-	mustPanic(t, "MLP l2", "l2", func() { NewMLP(3, 2, 2, -0.5) })
+	mustPanic(t, "Softmax features", "features", func() { NewSoftmax[float64](0, 3, 0) })
+	mustPanic(t, "Softmax classes", "classes", func() { NewSoftmax[float64](3, 1, 0) })
+	mustPanic(t, "Softmax negative l2", "l2", func() { NewSoftmax[float64](3, 3, -1) })
+	mustPanic(t, "Softmax NaN l2", "l2", func() { NewSoftmax[float64](3, 3, math.NaN()) })
+	mustPanic(t, "Logistic features", "features", func() { NewLogistic[float64](0, 0) })
+	mustPanic(t, "Logistic Inf l2", "l2", func() { NewLogistic[float64](2, math.Inf(1)) })
+	mustPanic(t, "MLP hidden", "hidden", func() { NewMLP[float64](3, 0, 2, 0) })
+	mustPanic(t, "MLP classes", "classes", func() { NewMLP[float64](3, 2, 1, 0) })
+	mustPanic(t, "MLP l2", "l2", func() { NewMLP[float64](3, 2, 2, -0.5) })
 }
 
 func TestSoftmaxHugeLogitsStayFinite(t *testing.T) {
 	// Logits of ±1e4 overflow a naive exp; log-sum-exp must keep the loss
 	// and gradient finite and the loss equal to the margin by which the
 	// label loses.
-	m := NewSoftmax(1, 2, 0)
+	m := NewSoftmax[float64](1, 2, 0)
 	d := &datasets.Dataset{X: []float64{1}, Y: []int{0}, N: 1, D: 1, C: 2}
 	x := []float64{-1e4, 1e4, 0, 0} // z = (−1e4, 1e4)
 	g := make([]float64, 4)
@@ -250,7 +250,7 @@ func TestSoftmaxRegularizerCoversBias(t *testing.T) {
 	// With no data signal (all-zero features, balanced labels) the gradient at
 	// x is exactly L2·x for W, and L2·x + (p − ȳ) for c; at c = 0 the softmax
 	// is uniform and matches the balanced labels, so ∇f = L2·x everywhere.
-	m := NewSoftmax(2, 2, 0.5)
+	m := NewSoftmax[float64](2, 2, 0.5)
 	d := &datasets.Dataset{X: make([]float64, 4), Y: []int{0, 1}, N: 2, D: 2, C: 2}
 	x := []float64{1, 2, 3, 4, 0, 0}
 	g := make([]float64, 6)
@@ -277,7 +277,7 @@ func TestSoftmaxLearnsSeparableData(t *testing.T) {
 	}
 	train := datasets.Pool(ds[0].Train, ds[1].Train)
 	test := datasets.Pool(ds[0].Test, ds[1].Test)
-	m := NewSoftmax(10, 4, 1e-3)
+	m := NewSoftmax[float64](10, 4, 1e-3)
 	x := make([]float64, m.Dim())
 	g := make([]float64, m.Dim())
 	first := m.Loss(x, train, nil)

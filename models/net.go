@@ -26,11 +26,11 @@ import (
 //
 // A *Net holds scratch and, during a call, a workspace from the pool its
 // clones share (see workPool): one goroutine at a time, Clone for others.
-type Net struct {
+type Net[F Float] struct {
 	// proto describes the net; net is the workspace of the current call
 	// sequence (nil between calls), from pool, which the clones share.
-	proto, net        *nn.Net[float64]
-	pool              *workPool
+	proto, net        *nn.Net[F]
+	pool              *workPool[F]
 	held              int
 	in                nn.Shape
 	layers            []nn.Spec // as given, for heads that split the net (HyperRep)
@@ -38,36 +38,39 @@ type Net struct {
 	l2                float64
 	binary            bool // the logistic head: one output z, logits [0, z]
 	// init draws initial parameters; nil: nn's (PyTorch's defaults).
-	init func(dst []float64, r *rand.Rand)
+	init func(dst []F, r *rand.Rand)
 	// hidden is the hidden width of the tanh-MLP preset, 0 for the others.
 	hidden int
 
-	s classifierScratch
-	t []float64 // the binary head's margins or their gradients, one a row
-	n int       // rows of the last batchLogits
+	s classifierScratch[F]
+	t []F // the binary head's margins or their gradients, one a row
+	n int // rows of the last batchLogits
 }
 
-var _ Classifier = (*Net)(nil)
+var (
+	_ Classifier[float64] = (*Net[float64])(nil)
+	_ Classifier[float32] = (*Net[float32])(nil)
+)
 
 // NewNet returns the network of the given layers on inputs of shape in
 // with the softmax cross-entropy head, drawn as nn.Net.Init draws. It
 // returns an error for a stack New of package nn refuses, or when in is
 // empty.
-func NewNet(in nn.Shape, layers []nn.Spec, classes int, l2 float64) (*Net, error) {
+func NewNet[F Float](in nn.Shape, layers []nn.Spec, classes int, l2 float64) (*Net[F], error) {
 	if in.Size() < 1 {
 		return nil, fmt.Errorf("input shape %v is empty", in)
 	}
 	checkL2("NewNet", l2)
-	net, err := nn.New[float64](in, layers, classes)
+	net, err := nn.New[F](in, layers, classes)
 	if err != nil {
 		return nil, err
 	}
-	return &Net{proto: net, pool: &workPool{proto: net}, in: in, layers: slices.Clone(layers), features: in.Size(), classes: classes, l2: l2}, nil
+	return &Net[F]{proto: net, pool: &workPool[F]{proto: net}, in: in, layers: slices.Clone(layers), features: in.Size(), classes: classes, l2: l2}, nil
 }
 
 // mustPreset builds a preset whose arguments were checked.
-func mustPreset(features int, layers []nn.Spec, outputs int, l2 float64) *Net {
-	m, err := NewNet(nn.Shape{C: features, H: 1, W: 1}, layers, outputs, l2)
+func mustPreset[F Float](features int, layers []nn.Spec, outputs int, l2 float64) *Net[F] {
+	m, err := NewNet[F](nn.Shape{C: features, H: 1, W: 1}, layers, outputs, l2)
 	if err != nil {
 		panic(fmt.Sprintf("models: preset: %v", err))
 	}
@@ -85,13 +88,13 @@ func mustPreset(features int, layers []nn.Spec, outputs int, l2 float64) *Net {
 // unique solution. Layout of x: W (Classes×Features, row-major), then c.
 // It panics if features < 1, classes < 2 or l2 is negative or not finite:
 // these come from an already validated configuration.
-func NewSoftmax(features, classes int, l2 float64) *Net {
+func NewSoftmax[F Float](features, classes int, l2 float64) *Net[F] {
 	if features < 1 || classes < 2 {
 		panic(fmt.Sprintf("models: NewSoftmax(features=%d, classes=%d): need features >= 1, classes >= 2", features, classes))
 	}
 	checkL2("NewSoftmax", l2)
-	m := mustPreset(features, nn.SoftmaxRegression(classes), classes, l2)
-	m.init = smallNormal
+	m := mustPreset[F](features, nn.SoftmaxRegression(classes), classes, l2)
+	m.init = smallNormal[F]
 	return m
 }
 
@@ -104,12 +107,12 @@ func NewSoftmax(features, classes int, l2 float64) *Net {
 // σ(z_b) = P(y = 1). The bias is regularized too, so f is L2-strongly
 // convex. Datasets must have C = 2. Layout of x: w (Features), then c. It
 // panics if features < 1 or l2 is negative or not finite.
-func NewLogistic(features int, l2 float64) *Net {
+func NewLogistic[F Float](features int, l2 float64) *Net[F] {
 	if features < 1 {
 		panic(fmt.Sprintf("models: NewLogistic(features=%d): need features >= 1", features))
 	}
 	checkL2("NewLogistic", l2)
-	m := mustPreset(features, nn.LogisticRegression(), 1, l2)
+	m := mustPreset[F](features, nn.LogisticRegression(), 1, l2)
 	m.classes, m.binary, m.init = 2, true, smallNormal
 	return m
 }
@@ -125,13 +128,13 @@ func NewLogistic(features int, l2 float64) *Net {
 // Layout of x: W₁ (Hidden×Features, row-major), b₁ (Hidden),
 // W₂ (Classes×Hidden, row-major), b₂ (Classes). It panics if features < 1,
 // hidden < 1, classes < 2 or l2 is negative or not finite.
-func NewMLP(features, hidden, classes int, l2 float64) *Net {
+func NewMLP[F Float](features, hidden, classes int, l2 float64) *Net[F] {
 	if features < 1 || hidden < 1 || classes < 2 {
 		panic(fmt.Sprintf("models: NewMLP(features=%d, hidden=%d, classes=%d): need features >= 1, hidden >= 1, classes >= 2",
 			features, hidden, classes))
 	}
 	checkL2("NewMLP", l2)
-	m := mustPreset(features, nn.TanhMLP(hidden, classes), classes, l2)
+	m := mustPreset[F](features, nn.TanhMLP(hidden, classes), classes, l2)
 	m.hidden = hidden
 	m.init = m.fanInNormal
 	return m
@@ -148,9 +151,9 @@ func checkL2(who string, l2 float64) {
 // strongly convex linear models. It does not change their solution; a small
 // random one keeps clients that each draw from their own stream apart,
 // which is what exercises consensus.
-func smallNormal(dst []float64, r *rand.Rand) {
+func smallNormal[F Float](dst []F, r *rand.Rand) {
 	for i := range dst {
-		dst[i] = 0.01 * r.NormFloat64()
+		dst[i] = F(0.01 * r.NormFloat64())
 	}
 }
 
@@ -159,28 +162,28 @@ func smallNormal(dst []float64, r *rand.Rand) {
 // pre-activations of order one, where tanh is neither linear nor
 // saturated; the random weights break the symmetry between hidden units,
 // which zero biases do not need to.
-func (m *Net) fanInNormal(dst []float64, r *rand.Rand) {
+func (m *Net[F]) fanInNormal(dst []F, r *rand.Rand) {
 	D, H, C := m.features, m.hidden, m.classes
 	clear(dst)
 	s1 := 1 / math.Sqrt(float64(D))
 	for i := range dst[:H*D] {
-		dst[i] = s1 * r.NormFloat64()
+		dst[i] = F(s1 * r.NormFloat64())
 	}
 	s2 := 1 / math.Sqrt(float64(H))
 	for i := H*D + H; i < H*D+H+C*H; i++ {
-		dst[i] = s2 * r.NormFloat64()
+		dst[i] = F(s2 * r.NormFloat64())
 	}
 }
 
 // Dim returns the number of parameters.
-func (m *Net) Dim() int { return m.proto.Dim() }
+func (m *Net[F]) Dim() int { return m.proto.Dim() }
 
 // Clone returns a Net with the same layers, head and L2, its own scratch
 // and the workspaces of m's pool.
-func (m *Net) Clone() Model {
+func (m *Net[F]) Clone() Model[F] {
 	c := *m
 	c.net, c.held = nil, 0
-	c.s, c.t, c.n = classifierScratch{}, nil, 0
+	c.s, c.t, c.n = classifierScratch[F]{}, nil, 0
 	if m.hidden > 0 {
 		c.init = c.fanInNormal
 	}
@@ -189,7 +192,7 @@ func (m *Net) Clone() Model {
 
 // Init draws initial parameters: the preset's scheme, or PyTorch's default
 // initialization (see nn.Net.Init).
-func (m *Net) Init(dst []float64, r *rand.Rand) {
+func (m *Net[F]) Init(dst []F, r *rand.Rand) {
 	checkVec("dst", dst, m.Dim())
 	if m.init != nil {
 		m.init(dst, r)
@@ -198,13 +201,13 @@ func (m *Net) Init(dst []float64, r *rand.Rand) {
 	m.proto.Init(dst, r)
 }
 
-func (m *Net) check(x []float64, d *datasets.Dataset) {
+func (m *Net[F]) check(x []F, d *datasets.Dataset) {
 	checkVec("x", x, m.Dim())
 	checkData(d, m.features, m.classes)
 }
 
 // Loss returns f(x) on the batch.
-func (m *Net) Loss(x []float64, d *datasets.Dataset, idx []int) float64 {
+func (m *Net[F]) Loss(x []F, d *datasets.Dataset, idx []int) float64 {
 	m.hold()
 	defer m.unhold()
 	m.check(x, d)
@@ -216,7 +219,7 @@ func (m *Net) Loss(x []float64, d *datasets.Dataset, idx []int) float64 {
 
 // Grad writes ∇f(x) into dst and returns f(x), with the same value Loss
 // returns.
-func (m *Net) Grad(dst, x []float64, d *datasets.Dataset, idx []int) float64 {
+func (m *Net[F]) Grad(dst, x []F, d *datasets.Dataset, idx []int) float64 {
 	m.hold()
 	defer m.unhold()
 	m.check(x, d)
@@ -228,7 +231,7 @@ func (m *Net) Grad(dst, x []float64, d *datasets.Dataset, idx []int) float64 {
 }
 
 // HVP writes ∇²f(x)·u into dst, by the R-operator through the net.
-func (m *Net) HVP(dst, x []float64, d *datasets.Dataset, idx []int, u []float64) {
+func (m *Net[F]) HVP(dst, x []F, d *datasets.Dataset, idx []int, u []F) {
 	m.hold()
 	defer m.unhold()
 	m.check(x, d)
@@ -243,7 +246,7 @@ func (m *Net) HVP(dst, x []float64, d *datasets.Dataset, idx []int, u []float64)
 
 // Accuracy returns the fraction of rows whose largest logit is the label
 // (for the binary head: z > 0 exactly when y = 1).
-func (m *Net) Accuracy(x []float64, d *datasets.Dataset, idx []int) float64 {
+func (m *Net[F]) Accuracy(x []F, d *datasets.Dataset, idx []int) float64 {
 	m.hold()
 	defer m.unhold()
 	m.check(x, d)
@@ -253,10 +256,10 @@ func (m *Net) Accuracy(x []float64, d *datasets.Dataset, idx []int) float64 {
 	return classifierAccuracy(m, &m.s, x, d, idx)
 }
 
-func (m *Net) shape() (int, int) { return m.features, m.classes }
-func (m *Net) l2Rate() float64   { return m.l2 }
+func (m *Net[F]) shape() (int, int) { return m.features, m.classes }
+func (m *Net[F]) l2Rate() float64   { return m.l2 }
 
-func (m *Net) batchLogits(Z, x, A []float64, n int) {
+func (m *Net[F]) batchLogits(Z, x, A []F, n int) {
 	m.n = n
 	if !m.binary {
 		m.ws().Logits(Z[:n*m.classes], x, A[:n*m.features], n)
@@ -269,10 +272,10 @@ func (m *Net) batchLogits(Z, x, A []float64, n int) {
 
 // linearRows implements statelessRows: one dense layer (softmax and
 // logistic regression) reads nothing of its forward pass but the rows.
-func (m *Net) linearRows() bool { return m.proto.Stateless() }
+func (m *Net[F]) linearRows() bool { return m.proto.Stateless() }
 
 // bindRows implements statelessRows.
-func (m *Net) bindRows(A []float64, n int) {
+func (m *Net[F]) bindRows(A []F, n int) {
 	m.n = n
 	if m.binary {
 		m.t = resize(m.t, n)
@@ -280,7 +283,7 @@ func (m *Net) bindRows(A []float64, n int) {
 	m.ws().Bind(A[:n*m.features], n)
 }
 
-func (m *Net) batchJVP(V, x, u []float64) {
+func (m *Net[F]) batchJVP(V, x, u []F) {
 	if !m.binary {
 		m.ws().JVP(V[:m.n*m.classes], x, u)
 		return
@@ -291,7 +294,7 @@ func (m *Net) batchJVP(V, x, u []float64) {
 
 // batchVJP: the binary head's constant logit 0 has no parameters, so
 // G_b0 never reaches dst.
-func (m *Net) batchVJP(dst, x, G []float64) {
+func (m *Net[F]) batchVJP(dst, x, G []F) {
 	if !m.binary {
 		m.ws().VJP(dst, x, G)
 		return
@@ -304,7 +307,7 @@ func (m *Net) batchVJP(dst, x, G []float64) {
 
 // batchVJPR: the binary head's net is linear in x, so this is the VJP of
 // RG.
-func (m *Net) batchVJPR(dst, x, u, G, RG []float64) {
+func (m *Net[F]) batchVJPR(dst, x, u, G, RG []F) {
 	if !m.binary {
 		m.ws().VJPR(dst, x, u, G, RG)
 		return
@@ -313,7 +316,7 @@ func (m *Net) batchVJPR(dst, x, u, G, RG []float64) {
 }
 
 // pairs writes the logits [0, z_b] of the margins z into the rows of Z.
-func pairs(Z, z []float64) {
+func pairs[F Float](Z, z []F) {
 	for b, v := range z {
 		Z[2*b], Z[2*b+1] = 0, v
 	}

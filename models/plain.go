@@ -8,7 +8,7 @@ import (
 
 // checkLen panics unless len(v) == n. Unlike checkVec it does not call n a
 // model dimension, so it also serves λ and the bilevel destinations.
-func checkLen(what string, v []float64, n int) {
+func checkLen[T any](what string, v []T, n int) {
 	if len(v) != n {
 		panic(fmt.Sprintf("models: len(%s)=%d, want %d", what, len(v), n))
 	}
@@ -16,8 +16,8 @@ func checkLen(what string, v []float64, n int) {
 
 // plain runs a single-level model through the Bilevel interface, with no
 // hyperparameters (d_λ = 0). See Plain.
-type plain struct {
-	m SecondOrder
+type plain[F Float] struct {
+	m SecondOrder[F]
 }
 
 // Plain returns m as a Bilevel problem with no hyperparameters: d_λ = 0 and
@@ -30,54 +30,54 @@ type plain struct {
 // drive a plain model through the same interface as the bilevel ones.
 //
 // Plain keeps its own clone of m, so m may go on being used elsewhere.
-func Plain(m SecondOrder) Bilevel {
-	return &plain{m: m.Clone().(SecondOrder)}
+func Plain[F Float](m SecondOrder[F]) Bilevel[F] {
+	return &plain[F]{m: m.Clone().(SecondOrder[F])}
 }
 
-var _ Bilevel = (*plain)(nil)
+var _ Bilevel[float64] = (*plain[float64])(nil)
 
-func (p *plain) DimX() int      { return p.m.Dim() }
-func (p *plain) DimLambda() int { return 0 }
+func (p *plain[F]) DimX() int      { return p.m.Dim() }
+func (p *plain[F]) DimLambda() int { return 0 }
 
-func (p *plain) Init(dst []float64, r *rand.Rand) { p.m.Init(dst, r) }
+func (p *plain[F]) Init(dst []F, r *rand.Rand) { p.m.Init(dst, r) }
 
-func (p *plain) InnerLoss(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
+func (p *plain[F]) InnerLoss(x []F, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	checkLen("lambda", lambda, 0)
 	return p.m.Loss(x, d, idx)
 }
 
-func (p *plain) InnerGrad(dst, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
+func (p *plain[F]) InnerGrad(dst, x []F, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	checkLen("lambda", lambda, 0)
 	return p.m.Grad(dst, x, d, idx)
 }
 
-func (p *plain) InnerHVP(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
+func (p *plain[F]) InnerHVP(dst, x []F, lambda []float64, d *datasets.Dataset, idx []int, u []F) {
 	checkLen("lambda", lambda, 0)
 	p.m.HVP(dst, x, d, idx, u)
 }
 
 // InnerCross checks its arguments and writes nothing: f does not depend on λ.
-func (p *plain) InnerCross(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
+func (p *plain[F]) InnerCross(dst []float64, x []F, lambda []float64, d *datasets.Dataset, idx []int, u []F) {
 	checkLen("dst", dst, 0)
 	checkLen("lambda", lambda, 0)
 	checkVec("x", x, p.m.Dim())
 	checkVec("u", u, p.m.Dim())
-	if c, ok := p.m.(Classifier); ok {
+	if c, ok := p.m.(Classifier[F]); ok {
 		features, classes := c.shape()
 		checkData(d, features, classes)
 	}
 	batchSize(d, idx)
 }
 
-func (p *plain) OuterGrad(dstX, dstLambda, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
+func (p *plain[F]) OuterGrad(dstX []F, dstLambda []float64, x []F, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	checkLen("dstLambda", dstLambda, 0)
 	checkLen("lambda", lambda, 0)
 	return p.m.Grad(dstX, x, d, idx)
 }
 
-func (p *plain) Accuracy(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
+func (p *plain[F]) Accuracy(x []F, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	checkLen("lambda", lambda, 0)
 	return p.m.Accuracy(x, d, idx)
 }
 
-func (p *plain) Clone() Bilevel { return Plain(p.m) }
+func (p *plain[F]) Clone() Bilevel[F] { return Plain(p.m) }

@@ -4,19 +4,77 @@ import (
 	"fmt"
 
 	"hgpsim/internal/registry"
+	"hgpsim/models/nn"
 )
 
 // Architecture is a model kind of the scenario's `model` section: its
-// parameters and how to build a Classifier for given data. See
-// Architectures.
+// parameters and the net they describe for given data. See Architectures.
+// A kind is written once for both precisions: it describes its net
+// (NetSpec), and NewClassifier builds that in float64 or float32.
 type Architecture interface {
 	// Validate checks the parameters for data with this many features
 	// and classes.
 	Validate(features, classes int) error
 	// Dim returns the number of parameters, without building the model.
 	Dim(features, classes int) int64
-	// New returns a model for validated parameters.
-	New(features, classes int) Classifier
+	// Net describes the model for validated parameters.
+	Net(features, classes int) NetSpec
+}
+
+// NetSpec describes a Net without its precision: one of the presets
+// (NewSoftmax, NewLogistic, NewMLP, with their heads and initializations)
+// or a layer stack (NewNet). Architectures return one; NewClassifier and
+// BuildNet build it.
+type NetSpec struct {
+	preset            string // "softmax", "logistic", "mlp"; "" for layers
+	in                nn.Shape
+	layers            []nn.Spec
+	features, classes int
+	hidden            int
+	l2                float64
+}
+
+// BuildNet returns the Net s describes, computing in F. It panics on a
+// spec an Architecture did not validate.
+func BuildNet[F Float](s NetSpec) *Net[F] {
+	switch s.preset {
+	case "softmax":
+		return NewSoftmax[F](s.features, s.classes, s.l2)
+	case "logistic":
+		return NewLogistic[F](s.features, s.l2)
+	case "mlp":
+		return NewMLP[F](s.features, s.hidden, s.classes, s.l2)
+	}
+	m, err := NewNet[F](s.in, s.layers, s.classes, s.l2)
+	if err != nil {
+		panic(fmt.Sprintf("models: BuildNet on an invalid spec: %v", err))
+	}
+	return m
+}
+
+// NewClassifier returns the model of kind a for data with this many
+// features and classes, computing in F; a's parameters must be valid.
+func NewClassifier[F Float](a Architecture, features, classes int) Classifier[F] {
+	return BuildNet[F](a.Net(features, classes))
+}
+
+// NewBilevel returns head h around bases from newBase, in F: the
+// Head's New for float64, New32 for float32.
+func NewBilevel[F Float](h Head, newBase func() Classifier[F], p HeadParams) Bilevel[F] {
+	switch nb := any(newBase).(type) {
+	case func() Classifier[float64]:
+		return any(h.New(nb, p)).(Bilevel[F])
+	case func() Classifier[float32]:
+		return any(h.New32(nb, p)).(Bilevel[F])
+	}
+	panic("models: NewBilevel: unreachable element type")
+}
+
+// Build returns one client's bilevel model of a scenario's model section
+// in F: head h around bases of kind a for data with this many features
+// and classes (all validated).
+func Build[F Float](a Architecture, h Head, features, classes int, p HeadParams) Bilevel[F] {
+	return NewBilevel(h, func() Classifier[F] { return NewClassifier[F](a, features, classes) }, p)
 }
 
 // Architectures holds the model kinds, selected by `model.kind`.
@@ -28,8 +86,12 @@ var Architectures = registry.New[Architecture]("model", "kind")
 type Head interface {
 	// DimLambda returns d_λ for data with this many classes.
 	DimLambda(classes int, p HeadParams) int
-	// New wraps base (a fresh Classifier per ensemble member, from make).
-	New(newBase func() Classifier, p HeadParams) Bilevel
+	// New wraps bases from newBase (a fresh Classifier per ensemble
+	// member) in float64, New32 in float32. Both call one generic
+	// function of the head (see the heads of this package); NewBilevel
+	// picks the one for an element type.
+	New(newBase func() Classifier[float64], p HeadParams) Bilevel[float64]
+	New32(newBase func() Classifier[float32], p HeadParams) Bilevel[float32]
 }
 
 // HeadModelValidator is implemented by heads whose parameters must fit the
@@ -116,9 +178,9 @@ func (*SoftmaxSpec) Dim(features, classes int) int64 {
 	return int64(classes)*int64(features) + int64(classes)
 }
 
-// New implements Architecture.
-func (s *SoftmaxSpec) New(features, classes int) Classifier {
-	return NewSoftmax(features, classes, s.L2)
+// Net implements Architecture.
+func (s *SoftmaxSpec) Net(features, classes int) NetSpec {
+	return NetSpec{preset: "softmax", features: features, classes: classes, l2: s.L2}
 }
 
 // LogisticSpec selects NewLogistic.
@@ -140,8 +202,10 @@ func (s *LogisticSpec) Validate(features, classes int) error {
 // Dim implements Architecture.
 func (*LogisticSpec) Dim(features, _ int) int64 { return int64(features) + 1 }
 
-// New implements Architecture.
-func (s *LogisticSpec) New(features, _ int) Classifier { return NewLogistic(features, s.L2) }
+// Net implements Architecture.
+func (s *LogisticSpec) Net(features, _ int) NetSpec {
+	return NetSpec{preset: "logistic", features: features, classes: 2, l2: s.L2}
+}
 
 // MLPSpec selects NewMLP.
 type MLPSpec struct {
@@ -166,9 +230,9 @@ func (s *MLPSpec) Dim(features, classes int) int64 {
 	return h*int64(features) + h + int64(classes)*h + int64(classes)
 }
 
-// New implements Architecture.
-func (s *MLPSpec) New(features, classes int) Classifier {
-	return NewMLP(features, s.Hidden, classes, s.L2)
+// Net implements Architecture.
+func (s *MLPSpec) Net(features, classes int) NetSpec {
+	return NetSpec{preset: "mlp", features: features, hidden: s.Hidden, classes: classes, l2: s.L2}
 }
 
 func init() {
@@ -188,33 +252,45 @@ func init() {
 type plainHead struct{}
 
 func (*plainHead) DimLambda(int, HeadParams) int { return 0 }
-func (*plainHead) New(newBase func() Classifier, _ HeadParams) Bilevel {
-	return Plain(newBase())
+func (*plainHead) New(nb func() Classifier[float64], _ HeadParams) Bilevel[float64] {
+	return Plain[float64](nb())
+}
+func (*plainHead) New32(nb func() Classifier[float32], _ HeadParams) Bilevel[float32] {
+	return Plain[float32](nb())
 }
 
 type labelWeightsHead struct{}
 
 func (*labelWeightsHead) DimLambda(classes int, _ HeadParams) int { return classes }
-func (*labelWeightsHead) New(newBase func() Classifier, p HeadParams) Bilevel {
-	return LabelWeights(newBase(), p.OuterL2)
+func (*labelWeightsHead) New(nb func() Classifier[float64], p HeadParams) Bilevel[float64] {
+	return LabelWeights(nb(), p.OuterL2)
+}
+func (*labelWeightsHead) New32(nb func() Classifier[float32], p HeadParams) Bilevel[float32] {
+	return LabelWeights(nb(), p.OuterL2)
 }
 
 type ensembleHead struct{}
 
 func (*ensembleHead) DimLambda(_ int, p HeadParams) int { return p.K }
-func (*ensembleHead) New(newBase func() Classifier, p HeadParams) Bilevel {
-	return Ensemble(members(newBase, p.K), p.OuterL2)
+func (*ensembleHead) New(nb func() Classifier[float64], p HeadParams) Bilevel[float64] {
+	return Ensemble(members(nb, p.K), p.OuterL2)
+}
+func (*ensembleHead) New32(nb func() Classifier[float32], p HeadParams) Bilevel[float32] {
+	return Ensemble(members(nb, p.K), p.OuterL2)
 }
 
 type mtldaHead struct{}
 
 func (*mtldaHead) DimLambda(classes int, p HeadParams) int { return p.K + classes }
-func (*mtldaHead) New(newBase func() Classifier, p HeadParams) Bilevel {
-	return MTLDA(members(newBase, p.K), p.OuterL2, p.OuterL2Labels)
+func (*mtldaHead) New(nb func() Classifier[float64], p HeadParams) Bilevel[float64] {
+	return MTLDA(members(nb, p.K), p.OuterL2, p.OuterL2Labels)
+}
+func (*mtldaHead) New32(nb func() Classifier[float32], p HeadParams) Bilevel[float32] {
+	return MTLDA(members(nb, p.K), p.OuterL2, p.OuterL2Labels)
 }
 
-func members(newBase func() Classifier, k int) []Classifier {
-	bs := make([]Classifier, k)
+func members[F Float](newBase func() Classifier[F], k int) []Classifier[F] {
+	bs := make([]Classifier[F], k)
 	for i := range bs {
 		bs[i] = newBase()
 	}

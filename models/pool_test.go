@@ -17,7 +17,7 @@ func TestPooledLossIsAverageOfClientLosses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewSoftmax(4, 3, 0.2)
+	m := NewSoftmax[float64](4, 3, 0.2)
 	x := randomVec(testRand(t, 0), m.Dim(), 1)
 	parts := make([]*datasets.Dataset, len(clients))
 	gAvg := make([]float64, m.Dim())

@@ -16,7 +16,7 @@ func TestMixtureReusesDecodedRowsOnlyForTheSameRows(t *testing.T) {
 	small, _ := randomCoded(r, batchChunk-3, D, C)
 	other, _ := randomCoded(r, batchChunk-3, D, C)
 	big, _ := randomCoded(r, batchChunk+9, D, C)
-	bases := []Classifier{NewSoftmax(D, C, 0.1), NewSoftmax(D, C, 0.2)}
+	bases := []Classifier[float64]{NewSoftmax[float64](D, C, 0.1), NewSoftmax[float64](D, C, 0.2)}
 	m := MTLDA(bases, 0.01, 0.001)
 	x, lambda := make([]float64, m.DimX()), make([]float64, m.DimLambda())
 	m.Init(x, r)
@@ -24,7 +24,7 @@ func TestMixtureReusesDecodedRowsOnlyForTheSameRows(t *testing.T) {
 		lambda[i] = r.NormFloat64()
 	}
 	u := randomVec(r, m.DimX(), 1)
-	lz := m.(Linearizer)
+	lz := m.(Linearizer[float64])
 	for step, d := range []*datasets.Dataset{small, small, other, small, big, big, small, other, other, small} {
 		fresh := m.Clone()
 		batches := [][]int{nil}

@@ -24,7 +24,7 @@ type refHyperRep struct {
 	relu                      bool
 
 	z, p, v, gz, gh []float64 // per-row scratch
-	cache           featureCaches
+	cache           featureCaches[float64]
 }
 
 // DimX implements Bilevel: the output layer.
@@ -38,7 +38,7 @@ func (m *refHyperRep) check(x, lambda []float64, d *datasets.Dataset) {
 }
 
 // row returns the features h of row i (computing them if needed).
-func (m *refHyperRep) row(c *featureCache, lambda []float64, i int) []float64 {
+func (m *refHyperRep) row(c *featureCache[float64], lambda []float64, i int) []float64 {
 	H, D := m.hidden, m.features
 	h := c.h[i*H : (i+1)*H : (i+1)*H]
 	if m.cache.has(c, i) {

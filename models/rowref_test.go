@@ -44,14 +44,16 @@ type refMLP struct {
 	z, rz                     []float64
 }
 
-func newRefSoftmax(m *Net) *refSoftmax {
+func newRefSoftmax(m *Net[float64]) *refSoftmax {
 	return &refSoftmax{features: m.features, classes: m.classes, l2: m.l2,
 		z: make([]float64, m.classes), rz: make([]float64, m.classes)}
 }
 
-func newRefLogistic(m *Net) *refLogistic { return &refLogistic{features: m.features, l2: m.l2} }
+func newRefLogistic(m *Net[float64]) *refLogistic {
+	return &refLogistic{features: m.features, l2: m.l2}
+}
 
-func newRefMLP(m *Net) *refMLP {
+func newRefMLP(m *Net[float64]) *refMLP {
 	H, C := m.hidden, m.classes
 	return &refMLP{features: m.features, hidden: H, classes: C, l2: m.l2,
 		h: make([]float64, H), gh: make([]float64, H), rh: make([]float64, H),

@@ -10,10 +10,10 @@ import "hgpsim/datasets"
 // (Pearlmutter's R-operator: the directional derivative of the gradient
 // computation along u, propagated through the same forward and backward
 // passes).
-type SecondOrder interface {
-	Model
+type SecondOrder[F Float] interface {
+	Model[F]
 
 	// HVP writes dst = ∇²f(x)·u on the rows of d selected by idx,
 	// regularizer included. It does not allocate. dst must not alias x or u.
-	HVP(dst, x []float64, d *datasets.Dataset, idx []int, u []float64)
+	HVP(dst, x []F, d *datasets.Dataset, idx []int, u []F)
 }

@@ -10,15 +10,15 @@ import (
 func secondOrderCases(t *testing.T) []modelCase {
 	cases := modelCases()
 	for _, tc := range cases {
-		if _, ok := tc.model.(SecondOrder); !ok {
-			t.Fatalf("%s does not implement SecondOrder", tc.name)
+		if _, ok := tc.model.(SecondOrder[float64]); !ok {
+			t.Fatalf("%s does not implement SecondOrder[float64]", tc.name)
 		}
 	}
 	return cases
 }
 
 // fdHVP returns the central finite difference of Grad along u.
-func fdHVP(m Model, x []float64, d *datasets.Dataset, idx []int, u []float64) []float64 {
+func fdHVP(m Model[float64], x []float64, d *datasets.Dataset, idx []int, u []float64) []float64 {
 	const h = 1e-5
 	xp := make([]float64, len(x))
 	xm := make([]float64, len(x))
@@ -38,7 +38,7 @@ func fdHVP(m Model, x []float64, d *datasets.Dataset, idx []int, u []float64) []
 
 func TestHVPMatchesFiniteDifferences(t *testing.T) {
 	for ci, tc := range secondOrderCases(t) {
-		m := tc.model.(SecondOrder)
+		m := tc.model.(SecondOrder[float64])
 		r := testRand(t, 100+uint64(ci))
 		d := tc.ds(r, 23)
 		var worst float64
@@ -77,7 +77,7 @@ func TestHVPMatchesFiniteDifferences(t *testing.T) {
 
 func TestHVPSymmetric(t *testing.T) {
 	for ci, tc := range secondOrderCases(t) {
-		m := tc.model.(SecondOrder)
+		m := tc.model.(SecondOrder[float64])
 		r := testRand(t, 200+uint64(ci))
 		d := tc.ds(r, 19)
 		for bname, idx := range batches(d.N) {
@@ -114,12 +114,12 @@ func TestConvexModelsStronglyConvex(t *testing.T) {
 	// nearly flat, so a regularizer that skipped the bias would fail here.
 	cases := []struct {
 		name string
-		m    SecondOrder
+		m    SecondOrder[float64]
 		l2   float64
 		d    *datasets.Dataset
 	}{
-		{"Softmax", NewSoftmax(3, 3, 0.25), 0.25, &datasets.Dataset{X: make([]float64, 6), Y: []int{0, 1}, N: 2, D: 3, C: 3}},
-		{"Logistic", NewLogistic(3, 0.25), 0.25, &datasets.Dataset{X: make([]float64, 6), Y: []int{0, 1}, N: 2, D: 3, C: 2}},
+		{"Softmax", NewSoftmax[float64](3, 3, 0.25), 0.25, &datasets.Dataset{X: make([]float64, 6), Y: []int{0, 1}, N: 2, D: 3, C: 3}},
+		{"Logistic", NewLogistic[float64](3, 0.25), 0.25, &datasets.Dataset{X: make([]float64, 6), Y: []int{0, 1}, N: 2, D: 3, C: 2}},
 	}
 	for ci, tc := range cases {
 		r := testRand(t, 300+uint64(ci))
@@ -137,7 +137,7 @@ func TestConvexModelsStronglyConvex(t *testing.T) {
 
 func TestHVPDoesNotAllocate(t *testing.T) {
 	for ci, tc := range secondOrderCases(t) {
-		m := tc.model.(SecondOrder)
+		m := tc.model.(SecondOrder[float64])
 		r := testRand(t, uint64(ci))
 		d := tc.ds(r, 40)
 		x := randomVec(r, m.Dim(), 1)
@@ -153,7 +153,7 @@ func TestHVPDoesNotAllocate(t *testing.T) {
 
 func TestHVPPanics(t *testing.T) {
 	for ci, tc := range secondOrderCases(t) {
-		m := tc.model.(SecondOrder)
+		m := tc.model.(SecondOrder[float64])
 		d := tc.ds(testRand(t, uint64(ci)), 4)
 		x := make([]float64, m.Dim())
 		mustPanic(t, tc.name+" short u", "len(u)", func() { m.HVP(make([]float64, m.Dim()), x, d, nil, x[1:]) })
@@ -162,7 +162,7 @@ func TestHVPPanics(t *testing.T) {
 }
 
 func TestLogisticLabelsAreBinary(t *testing.T) {
-	m := NewLogistic(2, 0)
+	m := NewLogistic[float64](2, 0)
 	d := &datasets.Dataset{X: make([]float64, 2), Y: []int{0}, N: 1, D: 2, C: 3}
 	mustPanic(t, "C=3", "C=2", func() { m.Loss(make([]float64, 3), d, nil) })
 	// The loss at z = ±40 must be the exact margin, not log(0) or Inf.
@@ -189,7 +189,7 @@ func TestMLPLearnsNonlinearData(t *testing.T) {
 			d.Y[i] = 1
 		}
 	}
-	m := NewMLP(2, 8, 2, 1e-4)
+	m := NewMLP[float64](2, 8, 2, 1e-4)
 	x := make([]float64, m.Dim())
 	m.Init(x, r)
 	g := make([]float64, m.Dim())
@@ -202,7 +202,7 @@ func TestMLPLearnsNonlinearData(t *testing.T) {
 	if acc := m.Accuracy(x, d, nil); acc < 0.9 {
 		t.Errorf("MLP on XOR: accuracy %v, want >= 0.9", acc)
 	}
-	lin := NewSoftmax(2, 2, 1e-4)
+	lin := NewSoftmax[float64](2, 2, 1e-4)
 	xl := make([]float64, lin.Dim())
 	gl := make([]float64, lin.Dim())
 	for range 500 {

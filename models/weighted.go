@@ -2,11 +2,8 @@ package models
 
 import (
 	"hgpsim/datasets"
-	"hgpsim/internal/vec"
 	"math"
 	"math/rand/v2"
-
-	"gonum.org/v1/gonum/floats"
 )
 
 // SampleWeighted is the per-sample weighted loss of Comm-FedBiO
@@ -21,45 +18,45 @@ import (
 // client: ∂h/∂λ_j = −(1/N)⟨∇ℓ(x; s_j), v*⟩ with H v* = ∇ₓF.
 //
 // A value keeps scratch: one goroutine at a time; Clone for others.
-type SampleWeighted struct {
-	c             Classifier
-	s             classifierScratch // z, g, v = R{z}, r = R{g} per chunk row
-	keep          []int             // rows with a non-zero weight
+type SampleWeighted[F Float] struct {
+	c             Classifier[F]
+	s             classifierScratch[F] // z, g, v = R{z}, r = R{g} per chunk row
+	keep          []int                // rows with a non-zero weight
 	features, cls int
 }
 
 // NewSampleWeighted returns the weighted loss of c (which it clones).
-func NewSampleWeighted(c Classifier) *SampleWeighted {
-	c = c.Clone().(Classifier)
+func NewSampleWeighted[F Float](c Classifier[F]) *SampleWeighted[F] {
+	c = c.Clone().(Classifier[F])
 	f, k := c.shape()
-	return &SampleWeighted{c: c, features: f, cls: k}
+	return &SampleWeighted[F]{c: c, features: f, cls: k}
 }
 
 // ClassifierOf returns the classifier of a plain bilevel model (the
 // scenario's `model:` without a head), or false.
-func ClassifierOf(b Bilevel) (Classifier, bool) {
-	p, ok := b.(*plain)
+func ClassifierOf[F Float](b Bilevel[F]) (Classifier[F], bool) {
+	p, ok := b.(*plain[F])
 	if !ok {
 		return nil, false
 	}
-	c, ok := p.m.(Classifier)
+	c, ok := p.m.(Classifier[F])
 	return c, ok
 }
 
 // Clone returns a SampleWeighted with its own scratch.
-func (w *SampleWeighted) Clone() *SampleWeighted { return NewSampleWeighted(w.c) }
+func (w *SampleWeighted[F]) Clone() *SampleWeighted[F] { return NewSampleWeighted(w.c) }
 
 // Dim returns the number of parameters.
-func (w *SampleWeighted) Dim() int { return w.c.Dim() }
+func (w *SampleWeighted[F]) Dim() int { return w.c.Dim() }
 
 // L2 returns the regularization rate μ.
-func (w *SampleWeighted) L2() float64 { return w.c.l2Rate() }
+func (w *SampleWeighted[F]) L2() float64 { return w.c.l2Rate() }
 
 // Init writes initial parameters into dst.
-func (w *SampleWeighted) Init(dst []float64, r *rand.Rand) { w.c.Init(dst, r) }
+func (w *SampleWeighted[F]) Init(dst []F, r *rand.Rand) { w.c.Init(dst, r) }
 
 // Accuracy is the classifier's accuracy on the batch.
-func (w *SampleWeighted) Accuracy(x []float64, d *datasets.Dataset, idx []int) float64 {
+func (w *SampleWeighted[F]) Accuracy(x []F, d *datasets.Dataset, idx []int) float64 {
 	w.c.hold()
 	defer w.c.unhold()
 	return w.c.Accuracy(x, d, idx)
@@ -74,17 +71,17 @@ func weightOf(lambda []float64, i int) float64 {
 
 // probs turns the logits in z into probabilities in g, minus e_y, and
 // returns the row's cross-entropy.
-func (w *SampleWeighted) probs(z, g []float64, y int) float64 {
-	lse := vec.LogSumExp(z)
+func (w *SampleWeighted[F]) probs(z, g []F, y int) float64 {
+	lse := logSumExp(z)
 	for j := range w.cls {
-		g[j] = math.Exp(z[j] - lse)
+		g[j] = F(math.Exp(float64(z[j]) - lse))
 	}
-	loss := lse - z[y]
+	loss := lse - float64(z[y])
 	g[y]--
 	return loss
 }
 
-func (w *SampleWeighted) check(x []float64, d *datasets.Dataset, lambda []float64) {
+func (w *SampleWeighted[F]) check(x []F, d *datasets.Dataset, lambda []float64) {
 	checkVec("x", x, w.Dim())
 	checkData(d, w.features, w.cls)
 	if lambda != nil && len(lambda) != d.N {
@@ -93,7 +90,7 @@ func (w *SampleWeighted) check(x []float64, d *datasets.Dataset, lambda []float6
 }
 
 // Loss returns g(x; λ) on the batch.
-func (w *SampleWeighted) Loss(x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
+func (w *SampleWeighted[F]) Loss(x []F, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	w.c.hold()
 	defer w.c.unhold()
 	w.check(x, d, lambda)
@@ -108,7 +105,7 @@ func (w *SampleWeighted) Loss(x, lambda []float64, d *datasets.Dataset, idx []in
 			i := rowIndex(d, idx, lo+b)
 			y := label(d, i, C)
 			z := w.s.z[b*C : (b+1)*C]
-			loss += weightOf(lambda, i) * (vec.LogSumExp(z) - z[y])
+			loss += weightOf(lambda, i) * (logSumExp(z) - float64(z[y]))
 		}
 	}
 	return loss/float64(n) + 0.5*w.L2()*sumSquares(x)
@@ -120,7 +117,7 @@ func (w *SampleWeighted) Loss(x, lambda []float64, d *datasets.Dataset, idx []in
 // the backpropagation, as the row loop this replaced skipped them: a zero
 // row of G would still add NaN wherever it meets an infinite or NaN value
 // (0·∞).
-func (w *SampleWeighted) Grad(dst, x, lambda []float64, d *datasets.Dataset, idx []int) float64 {
+func (w *SampleWeighted[F]) Grad(dst, x []F, lambda []float64, d *datasets.Dataset, idx []int) float64 {
 	w.c.hold()
 	defer w.c.unhold()
 	w.check(x, d, lambda)
@@ -145,7 +142,7 @@ func (w *SampleWeighted) Grad(dst, x, lambda []float64, d *datasets.Dataset, idx
 			if lam == 0 {
 				continue
 			}
-			floats.Scale(lam*inv, g)
+			scale(lam*inv, g)
 			w.keep = append(w.keep, i)
 		}
 		if len(w.keep) == 0 {
@@ -155,22 +152,22 @@ func (w *SampleWeighted) Grad(dst, x, lambda []float64, d *datasets.Dataset, idx
 			// Bind the kept rows only; a model with nonlinear logits
 			// needs its forward pass on them again.
 			w.s.a = resize(w.s.a, len(w.keep)*w.features)
-			d.Gather(w.s.a, w.keep)
+			gatherAs(d, w.s.a, w.keep)
 			if bindsRows(w.c) {
-				w.c.(statelessRows).bindRows(w.s.a, len(w.keep))
+				w.c.(statelessRows[F]).bindRows(w.s.a, len(w.keep))
 			} else {
 				w.c.batchLogits(w.s.z, x, w.s.a, len(w.keep))
 			}
 		}
 		w.c.batchVJP(dst, x, w.s.g[:len(w.keep)*C])
 	}
-	floats.AddScaled(dst, w.L2(), x)
+	addScaled(dst, w.L2(), x)
 	return loss*inv + 0.5*w.L2()*sumSquares(x)
 }
 
 // HVP writes dst = ∇²ₓg(x; λ)·u. dst must not alias x or u. Rows of
 // weight 0 are skipped.
-func (w *SampleWeighted) HVP(dst, x, lambda []float64, d *datasets.Dataset, idx []int, u []float64) {
+func (w *SampleWeighted[F]) HVP(dst, x []F, lambda []float64, d *datasets.Dataset, idx []int, u []F) {
 	w.c.hold()
 	defer w.c.unhold()
 	w.check(x, d, lambda)
@@ -205,31 +202,31 @@ func (w *SampleWeighted) HVP(dst, x, lambda []float64, d *datasets.Dataset, idx 
 			// R{p} = p ⊙ R{z} − p (pᵀR{z}), with p = g + e_y.
 			var s float64
 			for j := range w.cls {
-				p := g[j]
+				p := float64(g[j])
 				if j == y {
 					p++
 				}
-				s += p * rz[j]
+				s += p * float64(rz[j])
 			}
 			c := lam * inv
 			for j := range w.cls {
-				p := g[j]
+				p := float64(g[j])
 				if j == y {
 					p++
 				}
-				rg[j] = c * p * (rz[j] - s)
-				g[j] *= c
+				rg[j] = F(c * p * (float64(rz[j]) - s))
+				g[j] = F(float64(g[j]) * c)
 			}
 		}
 		w.c.batchVJPR(dst, x, u, w.s.g[:nb*C], w.s.r[:nb*C])
 	}
-	floats.AddScaled(dst, w.L2(), u)
+	addScaled(dst, w.L2(), u)
 }
 
 // SampleDirectional writes dst[k] = ⟨∇ℓ(x; s_i), u⟩ for the k-th selected
 // row i (no regularizer, no weight): the forward R-operator of the row's
 // cross-entropy, (p − e_y)ᵀ R{z}. It costs two forward passes per row.
-func (w *SampleWeighted) SampleDirectional(dst, x []float64, d *datasets.Dataset, idx []int, u []float64) {
+func (w *SampleWeighted[F]) SampleDirectional(dst []float64, x []F, d *datasets.Dataset, idx []int, u []F) {
 	w.c.hold()
 	defer w.c.unhold()
 	w.check(x, d, nil)
@@ -246,14 +243,14 @@ func (w *SampleWeighted) SampleDirectional(dst, x []float64, d *datasets.Dataset
 		}
 		w.c.batchJVP(w.s.v, x, u)
 		for b := range nb {
-			dst[lo+b] = floats.Dot(w.s.g[b*C:(b+1)*C], w.s.v[b*C:(b+1)*C])
+			dst[lo+b] = dotF(w.s.g[b*C:(b+1)*C], w.s.v[b*C:(b+1)*C])
 		}
 	}
 }
 
 // SampleGrad writes ∇ℓ(x; s_i) of row i into dst (no regularizer) and
 // returns ℓ.
-func (w *SampleWeighted) SampleGrad(dst, x []float64, d *datasets.Dataset, i int) float64 {
+func (w *SampleWeighted[F]) SampleGrad(dst, x []F, d *datasets.Dataset, i int) float64 {
 	w.c.hold()
 	defer w.c.unhold()
 	w.check(x, d, nil)
@@ -268,11 +265,11 @@ func (w *SampleWeighted) SampleGrad(dst, x []float64, d *datasets.Dataset, i int
 }
 
 // Probability returns the model's probability of row i's label.
-func (w *SampleWeighted) Probability(x []float64, d *datasets.Dataset, i int) float64 {
+func (w *SampleWeighted[F]) Probability(x []F, d *datasets.Dataset, i int) float64 {
 	w.c.hold()
 	defer w.c.unhold()
 	y := label(d, i, w.cls)
 	w.s.grow(1, w.cls)
 	w.c.batchLogits(w.s.z, x, batchRows(&w.s.a, d, nil, i, i+1), 1)
-	return math.Exp(w.s.z[y] - vec.LogSumExp(w.s.z))
+	return math.Exp(float64(w.s.z[y]) - logSumExp(w.s.z))
 }

@@ -15,12 +15,12 @@ import (
 // λ ≡ 1 against the plain model.
 func TestSampleWeightedDerivatives(t *testing.T) {
 	r := testRand(t, 41)
-	cnn, err := NewNet(nn.Shape{C: 1, H: 1, W: 5}, []nn.Spec{nn.Conv2D(2, 1, 1, 0), nn.Softplus(), nn.Dense(3)}, 3, 1e-3)
+	cnn, err := NewNet[float64](nn.Shape{C: 1, H: 1, W: 5}, []nn.Spec{nn.Conv2D(2, 1, 1, 0), nn.Softplus(), nn.Dense(3)}, 3, 1e-3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []Classifier{NewMLP(5, 4, 3, 1e-3), NewSoftmax(5, 3, 1e-2), cnn} {
-		w := NewSampleWeighted(c)
+	for _, c := range []Classifier[float64]{NewMLP[float64](5, 4, 3, 1e-3), NewSoftmax[float64](5, 3, 1e-2), cnn} {
+		w := NewSampleWeighted[float64](c)
 		d := randomData(r, 12, 5, 3)
 		x := randomVec(r, w.Dim(), 0.5)
 		lambda := make([]float64, d.N)
@@ -86,7 +86,7 @@ func TestSampleWeightedDerivatives(t *testing.T) {
 // machine precision by Newton's method with a dense Hessian.
 func TestSampleWeightedHypergradient(t *testing.T) {
 	r := testRand(t, 42)
-	w := NewSampleWeighted(NewSoftmax(3, 3, 0.05))
+	w := NewSampleWeighted[float64](NewSoftmax[float64](3, 3, 0.05))
 	train, val := randomData(r, 15, 3, 3), randomData(r, 10, 3, 3)
 	dim := w.Dim()
 	lambda := make([]float64, train.N)

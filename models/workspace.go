@@ -17,13 +17,13 @@ import (
 // later passes read), so which one a call gets changes no bits.
 
 // workPool holds the idle workspaces of the clones of one Net.
-type workPool struct {
+type workPool[F Float] struct {
 	mu    sync.Mutex
-	proto *nn.Net[float64]
-	idle  []*nn.Net[float64]
+	proto *nn.Net[F]
+	idle  []*nn.Net[F]
 }
 
-func (p *workPool) get() *nn.Net[float64] {
+func (p *workPool[F]) get() *nn.Net[F] {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if k := len(p.idle); k > 0 {
@@ -35,7 +35,7 @@ func (p *workPool) get() *nn.Net[float64] {
 	return p.proto.Clone()
 }
 
-func (p *workPool) put(w *nn.Net[float64]) {
+func (p *workPool[F]) put(w *nn.Net[F]) {
 	p.mu.Lock()
 	p.idle = append(p.idle, w)
 	p.mu.Unlock()
@@ -43,7 +43,7 @@ func (p *workPool) put(w *nn.Net[float64]) {
 
 // ws returns the workspace of the current call sequence, taking one from
 // the pool at its first pass.
-func (m *Net) ws() *nn.Net[float64] {
+func (m *Net[F]) ws() *nn.Net[F] {
 	if m.net == nil {
 		m.net = m.pool.get()
 	}
@@ -52,25 +52,24 @@ func (m *Net) ws() *nn.Net[float64] {
 
 // hold starts a call sequence (nested ones join it); unhold ends it and,
 // at the outermost, returns the workspace to the pool.
-func (m *Net) hold() { m.held++ }
+func (m *Net[F]) hold() { m.held++ }
 
-func (m *Net) unhold() {
+func (m *Net[F]) unhold() {
 	if m.held--; m.held == 0 && m.net != nil {
 		m.pool.put(m.net)
 		m.net = nil
 	}
 }
 
-// hold makes the bases keep their workspaces until the returned function
-// runs: a mixture's passes interleave its bases'.
-func (m *mixture) hold() func() {
+// hold makes the bases keep their workspaces until unhold: a mixture's
+// passes interleave its bases'.
+func (m *mixture[F]) hold() {
 	for _, b := range m.bases {
 		b.hold()
 	}
-	return m.unhold
 }
 
-func (m *mixture) unhold() {
+func (m *mixture[F]) unhold() {
 	for _, b := range m.bases {
 		b.unhold()
 	}

@@ -13,7 +13,7 @@ import (
 func TestWorkspacesArePooledAcrossClones(t *testing.T) {
 	r := testRand(t, 5)
 	proto := smallCNN(0.01)
-	base := MTLDA([]Classifier{proto, proto}, 0.01, 0.001)
+	base := MTLDA([]Classifier[float64]{proto, proto}, 0.01, 0.001)
 	d := randomData(r, 300, 16, 4) // larger than one chunk
 	const clients = 4
 	xs, us, ls := make([][]float64, clients), make([][]float64, clients), make([][]float64, clients)
@@ -22,7 +22,7 @@ func TestWorkspacesArePooledAcrossClones(t *testing.T) {
 	}
 	idx := []int{3, 1, 4, 1, 5, 9, 2, 6}
 	// calls runs one client's sequence of calls and returns its outputs.
-	calls := func(m Bilevel, i int) []float64 {
+	calls := func(m Bilevel[float64], i int) []float64 {
 		var out []float64
 		g := make([]float64, m.DimX())
 		out = append(out, m.InnerGrad(g, xs[i], ls[i], d, idx))
@@ -31,7 +31,7 @@ func TestWorkspacesArePooledAcrossClones(t *testing.T) {
 		m.InnerHVP(g, xs[i], ls[i], d, idx, us[i])
 		out = append(out, g...)
 		c := make([]float64, m.DimLambda())
-		m.(Linearizer).Linearize(xs[i], ls[i], d, idx).Products(g, c, us[i])
+		m.(Linearizer[float64]).Linearize(xs[i], ls[i], d, idx).Products(g, c, us[i])
 		return append(append(out, g...), c...)
 	}
 	want := make([][]float64, clients)
@@ -39,11 +39,11 @@ func TestWorkspacesArePooledAcrossClones(t *testing.T) {
 		want[i] = calls(base.Clone(), i) // a fresh pool each
 	}
 	shared := base.Clone()
-	models := make([]Bilevel, clients)
+	models := make([]Bilevel[float64], clients)
 	for i := range models {
 		models[i] = shared.Clone()
 	}
-	pool := shared.(*mixture).bases[0].(*Net).pool
+	pool := shared.(*mixture[float64]).bases[0].(*Net[float64]).pool
 	for round := range 2 {
 		for i := range clients {
 			if got := calls(models[i], i); !sameFloats(got, want[i]) {
@@ -70,8 +70,8 @@ func TestWorkspacesArePooledAcrossClones(t *testing.T) {
 		t.Errorf("%d workspaces in the pool after %d concurrent clients", n, clients)
 	}
 	for _, m := range models {
-		for _, b := range m.(*mixture).bases {
-			if b.(*Net).net != nil {
+		for _, b := range m.(*mixture[float64]).bases {
+			if b.(*Net[float64]).net != nil {
 				t.Fatal("a model kept a workspace after its calls returned")
 			}
 		}

@@ -40,7 +40,7 @@ type Setup struct {
 	Net  *graph.Network
 	Data []datasets.ClientData // by node; the server's (node 0) too
 	// Model is the prototype; every client takes its own Clone.
-	Model models.Bilevel
+	Model models.Bilevel[float64]
 	X0    []float64 // common initial parameters (shared, read-only)
 	Seed  uint64
 	// Test pools the test data of every node, for evaluations of a global

@@ -20,9 +20,9 @@ import (
 type Run struct {
 	Scenario scenarios.Scenario
 	Net      *graph.Network
-	Data     []datasets.ClientData // by node; zero outside Hosted
-	Model    models.Bilevel        // prototype; each client holds its own clone
-	X0       []float64             // common initial parameters
+	Data     []datasets.ClientData   // by node; zero outside Hosted
+	Model    models.Bilevel[float64] // prototype; each client holds its own clone
+	X0       []float64               // common initial parameters
 	factory  optim.ClientFactory
 	program  optim.Program
 	// lo and hi bound the nodes whose data and clients were built.
@@ -198,10 +198,9 @@ func (r *Run) faults(i int) []faults.Fault {
 }
 
 // bilevelModel builds the model of a validated scenario.
-func bilevelModel(sc scenarios.Scenario) models.Bilevel {
+func bilevelModel(sc scenarios.Scenario) models.Bilevel[float64] {
 	features, classes := sc.Shape()
-	arch := sc.Model.Arch.Params
-	return sc.Model.Head.Params.New(func() models.Classifier { return arch.New(features, classes) }, sc.Model.HeadParams())
+	return models.Build[float64](sc.Model.Arch.Params, sc.Model.Head.Params, features, classes, sc.Model.HeadParams())
 }
 
 // loadData builds the splits of nodes lo … hi−1, by node (the others' are

@@ -73,7 +73,7 @@ type noLoop struct{}
 func (noLoop) StoppedEarly() bool  { return false }
 func (noLoop) ReportsStates() bool { return false }
 func (noLoop) HyperLR() float64    { return 0 }
-func (noLoop) Oracle(*graph.Network, [][]float64, models.Bilevel, []datasets.ClientData, []optim.Result) ([][]float64, error) {
+func (noLoop) Oracle(*graph.Network, [][]float64, models.Bilevel[float64], []datasets.ClientData, []optim.Result) ([][]float64, error) {
 	return nil, nil
 }
 func (noLoop) SGPResults([]optim.Result) (lambda, pBar, deltaBar [][]float64, err error) {

@@ -36,7 +36,7 @@ type outerLoop interface {
 	HyperLR() float64
 	// Oracle returns every client's hyper-gradient by the dense oracle at
 	// the states the last SGP phase reported, with the exact p̄ (pTrue).
-	Oracle(nw *graph.Network, pTrue [][]float64, model models.Bilevel, data []datasets.ClientData, states []optim.Result) ([][]float64, error)
+	Oracle(nw *graph.Network, pTrue [][]float64, model models.Bilevel[float64], data []datasets.ClientData, states []optim.Result) ([][]float64, error)
 	// SGPResults reads the results of an SGP phase: each client's λ_i
 	// and, from a tracked phase, its estimates p̄_i· and δ̄_{·→i}.
 	SGPResults(rs []optim.Result) (lambda, pBar, deltaBar [][]float64, err error)

@@ -122,7 +122,7 @@ func TestFBOLoadStateRejectsMismatches(t *testing.T) {
 	parts := func(alg optim.Algorithm, hidden int) (optim.Client, optim.Client, optim.Program) {
 		s := fboSetup(t, 4, star, 0.1)
 		if hidden != 3 { // another model: d_x and d_λ change
-			s.Model = models.NewHyperRep(4, hidden, 3, 0.1, false)
+			s.Model = models.NewHyperRep[float64](4, hidden, 3, 0.1, false)
 			s.X0 = make([]float64, s.Model.DimX())
 		}
 		f, prog, err := alg.Plan(s)

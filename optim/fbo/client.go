@@ -15,7 +15,7 @@ type client struct {
 	id     int
 	method scheme
 	p      *Params
-	model  models.Bilevel
+	model  models.Bilevel[float64]
 	train  *datasets.Dataset // G_i
 	val    *datasets.Dataset // F_i
 	gb, fb *optim.Batcher    // minibatches of G_i and F_i

@@ -24,7 +24,7 @@ func fboSetup(t *testing.T, m int, star *graph.Star, mu float64) *optim.Setup {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return optimtest.StarSetup(t, star, data, models.NewHyperRep(4, 3, 3, mu, false), 5)
+	return optimtest.StarSetup(t, star, data, models.NewHyperRep[float64](4, 3, 3, mu, false), 5)
 }
 
 // countingServer wraps the server's behaviour and counts, as the driver

@@ -192,7 +192,7 @@ func (c *client) upper(h []float64) {
 }
 
 // takesNil reports whether m's OuterGrad skips a part given nil.
-func takesNil(m models.Bilevel) bool {
-	_, ok := m.(models.PartialOuter)
+func takesNil(m models.Bilevel[float64]) bool {
+	_, ok := m.(models.PartialOuter[float64])
 	return ok
 }

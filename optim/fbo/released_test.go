@@ -19,7 +19,7 @@ import (
 type withCodeModel struct{ optim.Algorithm }
 
 func (w withCodeModel) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, error) {
-	s.Model = models.NewHyperRepWith(4, 3, 3, 0.1, false, models.HyperRepOptions{Dropout: 0.5, NormPenalty: true})
+	s.Model = models.NewHyperRepWith[float64](4, 3, 3, 0.1, false, models.HyperRepOptions{Dropout: 0.5, NormPenalty: true})
 	return w.Algorithm.Plan(s)
 }
 

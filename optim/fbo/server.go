@@ -22,7 +22,7 @@ type server struct {
 	m, sample int
 	r         *rng.Stream
 	chosen    []int
-	model     models.Bilevel
+	model     models.Bilevel[float64]
 	test      *datasets.Dataset
 	stages    *schedule
 	out       optim.SendBuffers

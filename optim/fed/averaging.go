@@ -19,7 +19,7 @@ type Averaging struct {
 	X, W []float64 // W by node − 1
 	// Rounds is the number of rounds of a phase, for OnAverage's last.
 	Rounds int
-	Model  models.Bilevel
+	Model  models.Bilevel[float64]
 	Data   datasets.ClientData // the center's: D^valid and D^test
 	// OnSend runs when the center sends X; OnAverage after it averaged
 	// (last: in the phase's last round).
@@ -166,7 +166,7 @@ func WeightedAverage(dst []float64, w []float64, in []optim.Message, kind optim.
 }
 
 // ServerStats evaluates x on the server's validation and test data.
-func ServerStats(model models.Bilevel, x []float64, d datasets.ClientData) optim.Stats {
+func ServerStats(model models.Bilevel[float64], x []float64, d datasets.ClientData) optim.Stats {
 	eval := func(d *datasets.Dataset) (float64, float64) {
 		return model.InnerLoss(x, nil, d, nil), model.Accuracy(x, nil, d, nil)
 	}

@@ -74,7 +74,7 @@ func TestLoadStateRejectsMisfits(t *testing.T) {
 		optimtest.CheckServerStates(t, saved[name], func() []optim.Stateful { return fresh(c, c.setup(t)) })
 		// Another model: another d.
 		s := c.setup(t)
-		s.Model = models.Plain(models.NewSoftmax(4, 2, 1e-3))
+		s.Model = models.Plain(models.NewSoftmax[float64](4, 2, 1e-3))
 		s.X0 = make([]float64, s.Model.DimX())
 		other := fresh(c, s)
 		reject(t, name+": server into another model", other[0], saved[name][0], "length")

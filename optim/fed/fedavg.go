@@ -66,7 +66,7 @@ func (f *FedAvg) PlanSteps(s *optim.Setup, local LocalStep, server ServerStep) (
 // the mean update. It evaluates X on the pooled test data.
 type Mean struct {
 	Sampled
-	Model models.Bilevel
+	Model models.Bilevel[float64]
 	Test  *datasets.Dataset
 	// The server step, its declared state and the pseudo-gradient
 	// (scratch); nil without one.
@@ -170,7 +170,7 @@ type LocalStep func(g, x, global []float64)
 // hook on each, and uploads the result.
 type SGD struct {
 	id              int
-	model           models.Bilevel
+	model           models.Bilevel[float64]
 	data            *datasets.Dataset
 	steps           int
 	lr              float64

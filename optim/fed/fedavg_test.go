@@ -34,7 +34,7 @@ func fedAvgSetup(t *testing.T, m int, star *graph.Star) *optim.Setup {
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := models.Plain(models.NewSoftmax(4, 3, 0.01))
+	model := models.Plain(models.NewSoftmax[float64](4, 3, 0.01))
 	x0 := make([]float64, model.DimX())
 	model.Init(x0, rng.New(7, rng.Global, rng.PurposeInit))
 	return &optim.Setup{Net: nw, Data: data, Model: model, X0: x0, Seed: 7, Test: datasets.Pool(data[0].Test, data[1].Test)}

@@ -50,7 +50,7 @@ func (a *PFedMe) Validate(n int) error {
 }
 
 // prox writes into theta ≈ argmin f(θ; idx) + λ/2‖θ − w‖², from theta.
-func (a *PFedMe) prox(model models.Bilevel, d *datasets.Dataset, idx []int, theta, w, g []float64) {
+func (a *PFedMe) prox(model models.Bilevel[float64], d *datasets.Dataset, idx []int, theta, w, g []float64) {
 	for range a.InnerSteps {
 		model.InnerGrad(g, theta, nil, d, idx)
 		floats.AddScaled(g, a.Lambda, theta)

@@ -157,7 +157,7 @@ func TestFedBioLoadStateRejectsMismatches(t *testing.T) {
 		return freshParts(t, c.alg, s)
 	}
 	mlp := func(s *optim.Setup) {
-		s.Model = models.Plain(models.NewMLP(4, 2, 3, 1e-3))
+		s.Model = models.Plain(models.NewMLP[float64](4, 2, 3, 1e-3))
 		s.X0 = make([]float64, s.Model.DimX())
 		s.Model.Init(s.X0, rng.New(5, rng.Global, rng.PurposeInit))
 	}

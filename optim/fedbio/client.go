@@ -17,7 +17,7 @@ type client struct {
 	p      *plan
 	h      *hyperPlan
 	id     int
-	loss   *models.SampleWeighted
+	loss   *models.SampleWeighted[float64]
 	data   *datasets.Dataset
 	noisy  []bool
 	lambda []float64
@@ -37,7 +37,7 @@ type client struct {
 	nonIt  *nonIterClient
 }
 
-func newClient(p *plan, s *optim.Setup, loss *models.SampleWeighted, i int) (*client, error) {
+func newClient(p *plan, s *optim.Setup, loss *models.SampleWeighted[float64], i int) (*client, error) {
 	data := s.Data[i].Train
 	d := loss.Dim()
 	c := &client{p: p, h: p.hyper, id: i, loss: loss, data: data, noisy: s.Data[i].Noisy,

@@ -118,7 +118,7 @@ func newNonIterClient(d int, h *hyperPlan) *nonIterClient {
 		col: make([]float64, h.r2), a: make([]float64, h.r1*h.r2)}
 }
 
-func (c *nonIterClient) sketchHessian(loss *models.SampleWeighted, x, lambda []float64, data *datasets.Dataset, idx []int) []float64 {
+func (c *nonIterClient) sketchHessian(loss *models.SampleWeighted[float64], x, lambda []float64, data *datasets.Dataset, idx []int) []float64 {
 	return SketchedHessian(c.a, c.s1, c.s2, func(dst, u []float64) { loss.HVP(dst, x, lambda, data, idx, u) }, c.u, c.hu, c.col)
 }
 

@@ -27,7 +27,7 @@ func fedBioSetup(t *testing.T, m int, star *graph.Star, noise string) *optim.Set
 	if err != nil {
 		t.Fatal(err)
 	}
-	return optimtest.StarSetup(t, star, data, models.Plain(models.NewSoftmax(4, 3, 1e-3)), 5)
+	return optimtest.StarSetup(t, star, data, models.Plain(models.NewSoftmax[float64](4, 3, 1e-3)), 5)
 }
 
 // runFedBio runs an algorithm of the family and returns the server, the

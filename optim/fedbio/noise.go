@@ -33,7 +33,7 @@ type NoiseStats struct {
 // data[i], noisy[i] and lambda[i] are client i's training set, its record
 // of corrupted rows and its weights (nil lambda: all 1). Empty datasets
 // are skipped. It costs a forward and backward pass per sample.
-func MeasureNoise(loss *models.SampleWeighted, x []float64, data []*datasets.Dataset, noisy [][]bool, lambda [][]float64) NoiseStats {
+func MeasureNoise(loss *models.SampleWeighted[float64], x []float64, data []*datasets.Dataset, noisy [][]bool, lambda [][]float64) NoiseStats {
 	d := loss.Dim()
 	gN, gC, g := make([]float64, d), make([]float64, d), make([]float64, d)
 	var lossN, lossC, sumN, sumC float64

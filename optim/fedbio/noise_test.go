@@ -20,8 +20,8 @@ func TestMeasureNoise(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mlp := models.NewMLP(5, 6, 4, 1e-2)
-	loss := models.NewSampleWeighted(mlp)
+	mlp := models.NewMLP[float64](5, 6, 4, 1e-2)
+	loss := models.NewSampleWeighted[float64](mlp)
 	r := rand.New(rand.NewPCG(1, 2))
 	x := make([]float64, loss.Dim())
 	loss.Init(x, r)

@@ -16,7 +16,7 @@ import (
 type server struct {
 	p            *plan
 	h            *hyperPlan
-	loss         *models.SampleWeighted
+	loss         *models.SampleWeighted[float64]
 	val, test    *datasets.Dataset
 	m, sample    int
 	sizes        []float64
@@ -35,7 +35,7 @@ type server struct {
 	hyperFloats                            int
 }
 
-func newServer(p *plan, s *optim.Setup, loss *models.SampleWeighted, m, sample int, sizes []float64) *server {
+func newServer(p *plan, s *optim.Setup, loss *models.SampleWeighted[float64], m, sample int, sizes []float64) *server {
 	d := loss.Dim()
 	srv := &server{p: p, h: p.hyper, loss: loss, val: s.Data[0].Val, test: s.Test, m: m, sample: sample,
 		sizes: sizes, r: rng.NewStream(s.Seed, 0, rng.PurposeSample), x: append([]float64(nil), s.X0...),

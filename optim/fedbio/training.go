@@ -75,7 +75,7 @@ func (p *plan) build(s *optim.Setup) (optim.ClientFactory, optim.Program, error)
 	if !ok {
 		return nil, nil, fmt.Errorf("needs a plain classifier model (softmax, logistic or mlp without a head)")
 	}
-	loss := models.NewSampleWeighted(c)
+	loss := models.NewSampleWeighted[float64](c)
 	if s.Data[0].Val == nil || s.Data[0].Val.N == 0 {
 		return nil, nil, fmt.Errorf("the server (node 0) has no validation data: use data kind noisy-labels")
 	}

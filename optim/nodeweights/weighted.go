@@ -64,7 +64,7 @@ type finiteSum interface {
 // lossSum is the θ-problem (1): f_{k,i}(θ) = l(θ; z_k^(i)), regularizer
 // included.
 type lossSum struct {
-	model models.Bilevel
+	model models.Bilevel[float64]
 	data  *datasets.Dataset
 	tmp   []float64
 }
@@ -85,7 +85,7 @@ func (p *lossSum) diff(dst, x, y []float64, idx []int) {
 // with g₀ = ∇L̂₀(θ); its gradient is an HVP minus g₀, and the SVRG
 // difference one HVP of x − y.
 type hvpSum struct {
-	model     models.Bilevel
+	model     models.Bilevel[float64]
 	data      *datasets.Dataset
 	theta, g0 []float64
 	tmp       []float64

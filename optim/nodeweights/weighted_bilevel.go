@@ -104,7 +104,7 @@ func (a *WeightedNodes) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program
 type wnCenter struct {
 	a                  *WeightedNodes
 	k, n, step, syncs  int
-	model              models.Bilevel
+	model              models.Bilevel[float64]
 	data               datasets.ClientData
 	theta, hbar, g0    []float64
 	w, wAg, use, hyper []float64
@@ -277,7 +277,7 @@ type wnNode struct {
 	sv            *svrg
 	loss          *lossSum
 	hvp           *hvpSum
-	model         models.Bilevel
+	model         models.Bilevel[float64]
 	data          *datasets.Dataset
 	theta, g0, gk []float64
 	center        [1]int

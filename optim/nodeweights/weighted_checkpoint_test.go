@@ -132,7 +132,7 @@ func TestWeightedLoadStateRejectsMisfits(t *testing.T) {
 	}
 	for name, mk := range weightedAlgs(2) {
 		sts, own := weightedStates(t, mk(), weightedSetup(t, k, 0.01, nil, nil), true)
-		_, wideStates := weightedStates(t, mk(), weightedSetup(t, k, 0.01, models.Plain(models.NewSoftmax(6, 3, 0.01)), wide), true)
+		_, wideStates := weightedStates(t, mk(), weightedSetup(t, k, 0.01, models.Plain(models.NewSoftmax[float64](6, 3, 0.01)), wide), true)
 		_, moreStates := weightedStates(t, mk(), weightedSetup(t, k, 0.01, nil, more), true)
 		for _, i := range []int{0, 1} {
 			misfits := map[string][]byte{

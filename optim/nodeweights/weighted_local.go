@@ -56,7 +56,7 @@ func (a *LocalTrain) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, e
 type localCenter struct {
 	sv    *svrg
 	steps int
-	model models.Bilevel
+	model models.Bilevel[float64]
 	data  datasets.ClientData
 }
 

@@ -20,7 +20,7 @@ import (
 
 // weightedSetup is a star of k nodes around a center, softmax regression
 // with L2 l2 on synthetic data.
-func weightedSetup(t *testing.T, k int, l2 float64, model models.Bilevel, data []datasets.ClientData) *optim.Setup {
+func weightedSetup(t *testing.T, k int, l2 float64, model models.Bilevel[float64], data []datasets.ClientData) *optim.Setup {
 	t.Helper()
 	nw, err := graph.Build(registry.Choice[graph.Topology]{Name: "star", Params: &graph.Star{Prob: 1}}, k+1, 5)
 	if err != nil {
@@ -34,7 +34,7 @@ func weightedSetup(t *testing.T, k int, l2 float64, model models.Bilevel, data [
 		}
 	}
 	if model == nil {
-		model = models.Plain(models.NewSoftmax(4, 3, l2))
+		model = models.Plain(models.NewSoftmax[float64](4, 3, l2))
 	}
 	x0 := make([]float64, model.DimX())
 	model.Init(x0, rng.New(5, rng.Global, rng.PurposeInit))
@@ -69,7 +69,7 @@ func (s *reportSink) Finished(r *optim.PhaseReport) error { s.f(r); return nil }
 
 // solveWeighted returns argmin Σ w_k L̂_k by full-batch gradient descent
 // (strongly convex: to machine precision).
-func solveWeighted(model models.Bilevel, data []datasets.ClientData, w, x0 []float64, lr float64, iters int) []float64 {
+func solveWeighted(model models.Bilevel[float64], data []datasets.ClientData, w, x0 []float64, lr float64, iters int) []float64 {
 	x, g, sum := slices.Clone(x0), make([]float64, len(x0)), make([]float64, len(x0))
 	for range iters {
 		clear(sum)
@@ -139,7 +139,7 @@ type linreg struct{ d int }
 func (m linreg) DimX() int                                                       { return m.d }
 func (m linreg) DimLambda() int                                                  { return 0 }
 func (m linreg) Init(dst []float64, r *rand.Rand)                                { clear(dst) }
-func (m linreg) Clone() models.Bilevel                                           { return m }
+func (m linreg) Clone() models.Bilevel[float64]                                  { return m }
 func (m linreg) Accuracy(x, _ []float64, d *datasets.Dataset, idx []int) float64 { return 0 }
 func (m linreg) rowsOf(d *datasets.Dataset, idx []int) []int {
 	if idx != nil {

@@ -14,7 +14,7 @@ import (
 // StarSetup is a server (node 0) and len(data)−1 clients on star, with
 // model initialized from seed's global stream; the server's test data is
 // the run's.
-func StarSetup(t *testing.T, star *graph.Star, data []datasets.ClientData, model models.Bilevel, seed uint64) *optim.Setup {
+func StarSetup(t *testing.T, star *graph.Star, data []datasets.ClientData, model models.Bilevel[float64], seed uint64) *optim.Setup {
 	t.Helper()
 	nw, err := graph.Build(registry.Choice[graph.Topology]{Name: "star", Params: star}, len(data), seed)
 	if err != nil {

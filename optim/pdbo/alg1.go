@@ -138,7 +138,7 @@ func (a *Alg1) LoadState(b []byte) error {
 // Linearizations rebuilds every client's linearization from the state its
 // SGP phase reported (Alg1.ReportState), with the exact p̄ (pTrue, from
 // nw.ExpectedPushWeights) and δ̄ of nw: the input of FixedPointOracle.
-func Linearizations(cfg *Config, nw *graph.Network, pTrue [][]float64, model models.Bilevel, data []datasets.ClientData, results []optim.Result) ([]Linearization, error) {
+func Linearizations(cfg *Config, nw *graph.Network, pTrue [][]float64, model models.Bilevel[float64], data []datasets.ClientData, results []optim.Result) ([]Linearization, error) {
 	states, err := optim.ResultsOf[SGPResult](results)
 	if err != nil {
 		return nil, err
@@ -174,7 +174,7 @@ func (a *Alg1) HyperLR() float64 { return a.Config.HyperLR }
 // Oracle returns every client's hyper-gradient by FixedPointOracle at the
 // states the last SGP phase reported, with the exact p̄ (pTrue) and δ̄ of
 // nw.
-func (a *Alg1) Oracle(nw *graph.Network, pTrue [][]float64, model models.Bilevel, data []datasets.ClientData, states []optim.Result) ([][]float64, error) {
+func (a *Alg1) Oracle(nw *graph.Network, pTrue [][]float64, model models.Bilevel[float64], data []datasets.ClientData, states []optim.Result) ([][]float64, error) {
 	lins, err := Linearizations(a.Config, nw, pTrue, model, data, states)
 	if err != nil {
 		return nil, err

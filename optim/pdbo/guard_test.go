@@ -205,7 +205,7 @@ func TestWeightFloorBelowEveryWeightIsThePlainMethod(t *testing.T) {
 	const n, rounds, M = 6, 150, 40
 	nw := buildNet(t, net("stochastic-directed"), n, 9)
 	r := rand.New(rand.NewPCG(9, 1))
-	ms := make([]models.Bilevel, n)
+	ms := make([]models.Bilevel[float64], n)
 	lams := make([][]float64, n)
 	for i := range ms {
 		ms[i] = newQuadratic(r, 4, 3)
@@ -310,7 +310,7 @@ func TestGuardAndDirectOptionsFromSections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := NewConfig(s, &optim.Setup{Net: buildNet(t, net("fully-connected"), 3, 1), Model: models.LabelWeights(models.NewLogistic(1, 0), 0)})
+	cfg := NewConfig(s, &optim.Setup{Net: buildNet(t, net("fully-connected"), 3, 1), Model: models.LabelWeights(models.NewLogistic[float64](1, 0), 0)})
 	if cfg.SGP.WeightFloor != 0.25 || !cfg.DampDirect {
 		t.Errorf("config: weight floor %g, damped %v; want 0.25, true", cfg.SGP.WeightFloor, cfg.DampDirect)
 	}

@@ -63,7 +63,7 @@ func newQuadratic(r *rand.Rand, d, k int) *quadratic {
 func (m *quadratic) DimX() int                        { return len(m.a) }
 func (m *quadratic) DimLambda() int                   { return len(m.e[0]) }
 func (m *quadratic) Init(dst []float64, r *rand.Rand) { clear(dst) }
-func (m *quadratic) Clone() models.Bilevel            { return m }
+func (m *quadratic) Clone() models.Bilevel[float64]   { return m }
 func (m *quadratic) Accuracy(x, l []float64, d *datasets.Dataset, idx []int) float64 {
 	return 0
 }

@@ -56,7 +56,7 @@ func (s Sampling) Rounds(m int) int {
 // Alg. 2 estimates. The SGP map is linearized at y_i with step size LR.
 type Linearization struct {
 	ID, N  int
-	Model  models.Bilevel // this client's own value
+	Model  models.Bilevel[float64] // this client's own value
 	Inner  *datasets.Dataset
 	Outer  *datasets.Dataset // data of F_i
 	Lambda []float64
@@ -99,10 +99,10 @@ type local struct {
 	hv    []float64 // scratch d_x of apply, made at its first use
 	cross []float64 // scratch d_λ
 	batch *optim.Batcher
-	idx   []int                    // this round's batch (nil: full), set by fix
-	at    models.Linearized        // the products at (x_i, λ_i, idx), if the model has them
-	full  models.Linearized        // the full-batch one, kept across rounds
-	terms [2][]optim.Term[float64] // premix buffers (u and w)
+	idx   []int                      // this round's batch (nil: full), set by fix
+	at    models.Linearized[float64] // the products at (x_i, λ_i, idx), if the model has them
+	full  models.Linearized[float64] // the full-batch one, kept across rounds
+	terms [2][]optim.Term[float64]   // premix buffers (u and w)
 	mixes [2]optim.Mix[float64]
 }
 
@@ -151,7 +151,7 @@ func newLocal(lin Linearization) local {
 // (x_i, λ_i, D_i) is the same in every round, so a model that can keep its
 // forward pass (models.Linearizer) computes it once for the whole phase.
 func (l *local) fix(idx []int) {
-	lz, ok := l.lin.Model.(models.Linearizer)
+	lz, ok := l.lin.Model.(models.Linearizer[float64])
 	switch {
 	case !ok:
 		l.at = nil
@@ -296,7 +296,7 @@ func putScratch(v []float64) { scratch.Put(&v) }
 // release drops the model's references to the linearization point, once
 // the estimator is done.
 func (l *local) release() {
-	for _, at := range []models.Linearized{l.at, l.full} {
+	for _, at := range []models.Linearized[float64]{l.at, l.full} {
 		if at != nil {
 			at.Release()
 		}

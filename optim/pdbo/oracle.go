@@ -17,12 +17,12 @@ import (
 
 // denseHessian returns ∇²ₓf(x, λ) on the full batch, column by column from
 // exact Hessian-vector products.
-func denseHessian(m models.Bilevel, x, lambda []float64, d *datasets.Dataset) *mat.Dense {
+func denseHessian(m models.Bilevel[float64], x, lambda []float64, d *datasets.Dataset) *mat.Dense {
 	return denseColumns(len(x), len(x), func(col, e []float64) { m.InnerHVP(col, x, lambda, d, nil, e) })
 }
 
 // denseCross returns (∂_λ∇ₓf)ᵀ as a d_λ × d_x matrix (nil when d_λ = 0).
-func denseCross(m models.Bilevel, x, lambda []float64, d *datasets.Dataset) *mat.Dense {
+func denseCross(m models.Bilevel[float64], x, lambda []float64, d *datasets.Dataset) *mat.Dense {
 	if len(lambda) == 0 {
 		return nil
 	}
@@ -272,7 +272,7 @@ func radiusEstimate(a *mat.Dense) float64 {
 
 // ConsensusClient is what the consensus oracle needs of one client.
 type ConsensusClient struct {
-	Model  models.Bilevel
+	Model  models.Bilevel[float64]
 	Inner  *datasets.Dataset
 	Outer  *datasets.Dataset
 	Lambda []float64

@@ -48,7 +48,7 @@ type Config struct {
 type Client struct {
 	id    int
 	cfg   *Config
-	model models.Bilevel
+	model models.Bilevel[float64]
 	data  datasets.ClientData
 	x0    []float64 // shared, read-only
 	// trueP and trueDelta, when not nil, replace the counted p̄_i· and
@@ -72,7 +72,7 @@ type Client struct {
 
 // NewClient returns client id. model must be the client's own value
 // (models.Bilevel.Clone); x0 is shared and never written.
-func NewClient(id int, cfg *Config, model models.Bilevel, data datasets.ClientData, x0 []float64) *Client {
+func NewClient(id int, cfg *Config, model models.Bilevel[float64], data datasets.ClientData, x0 []float64) *Client {
 	c := &Client{id: id, cfg: cfg, model: model, data: data, x0: x0,
 		lambda: make([]float64, model.DimLambda())} // λ⁽⁰⁾ = 0, as in the paper
 	if cfg.NewOptimizer != nil {

@@ -69,7 +69,7 @@ func GuardScale(omega, floor float64) float64 {
 type SGP struct {
 	ps     optim.PushSumPair[float64]
 	cfg    SGPConfig
-	model  models.Bilevel
+	model  models.Bilevel[float64]
 	lambda []float64
 	data   datasets.ClientData
 
@@ -86,17 +86,17 @@ type SGP struct {
 // hyperparameters) from x0 (copied) with ω = 1. The model must be this
 // client's own (see models.Model.Clone) and have exact second-order
 // products.
-func NewSGP(id, n int, model models.Model, data datasets.ClientData, x0 []float64, cfg SGPConfig, seed uint64) *SGP {
-	so, ok := model.(models.SecondOrder)
+func NewSGP(id, n int, model models.Model[float64], data datasets.ClientData, x0 []float64, cfg SGPConfig, seed uint64) *SGP {
+	so, ok := model.(models.SecondOrder[float64])
 	if !ok {
-		panic(fmt.Sprintf("optim: model %T does not implement models.SecondOrder", model))
+		panic(fmt.Sprintf("optim: model %T does not implement models.SecondOrder[float64]", model))
 	}
 	return NewSGPBilevel(id, n, models.Plain(so), nil, data, x0, cfg, seed)
 }
 
 // NewSGPBilevel returns client id of n minimizing its inner cost
 // f_i(·, λ_i) for fixed hyperparameters lambda (copied).
-func NewSGPBilevel(id, n int, model models.Bilevel, lambda []float64, data datasets.ClientData, x0 []float64, cfg SGPConfig, seed uint64) *SGP {
+func NewSGPBilevel(id, n int, model models.Bilevel[float64], lambda []float64, data datasets.ClientData, x0 []float64, cfg SGPConfig, seed uint64) *SGP {
 	d := model.DimX()
 	if len(x0) != d || len(lambda) != model.DimLambda() {
 		panic(fmt.Sprintf("optim: len(x0) = %d, len(λ) = %d for a model with d_x = %d, d_λ = %d", len(x0), len(lambda), d, model.DimLambda()))

@@ -32,7 +32,7 @@ func smallData(t testing.TB, n int, seed uint64) []datasets.ClientData {
 // pooledMinimizer solves min_x mean over the union of the clients' training
 // data (equal client sizes make it (1/n)Σ f_i) by plain full-batch gradient
 // descent: an independent reference that shares no code with SGP.
-func pooledMinimizer(t testing.TB, m models.Model, data []datasets.ClientData) []float64 {
+func pooledMinimizer(t testing.TB, m models.Model[float64], data []datasets.ClientData) []float64 {
 	t.Helper()
 	parts := make([]*datasets.Dataset, len(data))
 	for i, d := range data {
@@ -59,7 +59,7 @@ func TestSGPConvergesToPooledMinimizer(t *testing.T) {
 	// data; the inverse schedule α_t = 1/(1+0.01t) shrinks it to ~1e-3.
 	const tol = 5e-3
 	data := smallData(t, n, 7)
-	model := models.NewSoftmax(4, 3, 0.1)
+	model := models.NewSoftmax[float64](4, 3, 0.1)
 	xStar := pooledMinimizer(t, model, data)
 	for _, spec := range paperNetworks {
 		for _, variant := range []Variant{BeforeComm, AfterComm} {

@@ -1,0 +1,161 @@
+package models
+
+import (
+	"math"
+	"unsafe"
+
+	"gonum.org/v1/gonum/floats"
+
+	"hgpsim/datasets"
+	"hgpsim/internal/gemm"
+	"hgpsim/internal/vec"
+)
+
+// Float is the element type of a model's x-sized vectors: float64 or
+// float32 (see the package documentation's Precision).
+type Float = gemm.Float
+
+// is64 reports whether F is float64.
+func is64[F Float]() bool { return unsafe.Sizeof(F(0)) == 8 }
+
+// elemSize returns the bytes of one F.
+func elemSize[F Float]() int64 { return int64(unsafe.Sizeof(F(0))) }
+
+// as64 views s as []float64; F must be float64. The float64 instantiation
+// hands its slices to the routines it always called (gonum, internal/vec),
+// so that its results keep their bits; a conversion through an interface
+// would allocate.
+func as64[F Float](s []F) []float64 {
+	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
+// fromF64 views s as []F; F must be float64.
+func fromF64[F Float](s []float64) []F {
+	return unsafe.Slice((*F)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
+// logSumExp is vec.LogSumExp for F, evaluated in float64: for float64 it is
+// that function, for float32 the same steps on the widened values.
+func logSumExp[F Float](z []F) float64 {
+	if is64[F]() {
+		return vec.LogSumExp(as64(z))
+	}
+	m := float64(z[0])
+	for _, v := range z[1:] {
+		m = max(m, float64(v))
+	}
+	if math.IsInf(m, 0) {
+		return m
+	}
+	var s float64
+	for _, v := range z {
+		s += math.Exp(float64(v) - m)
+	}
+	return m + math.Log(s)
+}
+
+// dotF returns aᵀb in float64 (gonum's floats.Dot for float64). For
+// float32 the products are exact in float64 and summed in four interleaved
+// partial sums, then added in a fixed order: deterministic, and four
+// times fewer dependent additions than one running sum (‖x‖² of a CNN's
+// five million parameters is a regularizer term of every gradient).
+func dotF[F Float](a, b []F) float64 {
+	if is64[F]() {
+		return floats.Dot(as64(a), as64(b))
+	}
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += float64(a[i]) * float64(b[i])
+		s1 += float64(a[i+1]) * float64(b[i+1])
+		s2 += float64(a[i+2]) * float64(b[i+2])
+		s3 += float64(a[i+3]) * float64(b[i+3])
+	}
+	for ; i < len(a); i++ {
+		s0 += float64(a[i]) * float64(b[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// sumSquares returns ‖x‖² in float64: losses stay float64 in either
+// precision (see the package documentation).
+func sumSquares[F Float](x []F) float64 { return dotF(x, x) }
+
+// addScaled adds alpha·s to dst with gonum's floats.AddScaled for float64
+// and alpha rounded to F for float32.
+func addScaled[F Float](dst []F, alpha float64, s []F) {
+	if is64[F]() {
+		floats.AddScaled(as64(dst), alpha, as64(s))
+		return
+	}
+	addScaled32(dst, F(alpha), s)
+}
+
+// vecAddScaled is addScaled with internal/vec's kernel for float64, for the
+// callers that always used it.
+func vecAddScaled[F Float](dst []F, alpha float64, s []F) {
+	if is64[F]() {
+		vec.AddScaled(as64(dst), alpha, as64(s))
+		return
+	}
+	addScaled32(dst, F(alpha), s)
+}
+
+func addScaled32[F Float](dst []F, a F, s []F) {
+	s = s[:len(dst)]
+	for i, v := range s {
+		dst[i] += a * v
+	}
+}
+
+// addScaledTo adds alpha·s to the float64 dst (a λ-sized or class-sized
+// accumulator) from an F vector.
+func addScaledTo[F Float](dst []float64, alpha float64, s []F) {
+	if is64[F]() {
+		floats.AddScaled(dst, alpha, as64(s))
+		return
+	}
+	s = s[:len(dst)]
+	for i, v := range s {
+		dst[i] += alpha * float64(v)
+	}
+}
+
+// scale multiplies v by alpha (gonum's floats.Scale for float64).
+func scale[F Float](alpha float64, v []F) {
+	if is64[F]() {
+		floats.Scale(alpha, as64(v))
+		return
+	}
+	a := F(alpha)
+	for i := range v {
+		v[i] *= a
+	}
+}
+
+// toF writes src into dst, rounding to F.
+func toF[F Float](dst []F, src []float64) {
+	src = src[:len(dst)]
+	for i, v := range src {
+		dst[i] = F(v)
+	}
+}
+
+// resize returns b with length n, reallocated only when it is too short.
+func resize[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	return b[:n]
+}
+
+// gatherAs is d.Gather for F (datasets.GatherAs, which writes the same
+// bits for float64).
+func gatherAs[F Float](d *datasets.Dataset, dst []F, idx []int) {
+	if is64[F]() {
+		d.Gather(as64(dst), idx)
+		return
+	}
+	datasets.GatherAs(d, dst, idx)
+}
