@@ -33,14 +33,14 @@ func network(t testing.TB, kind string, n int) *graph.Network {
 }
 
 // sgpClients builds a fresh set of SGP clients on synthetic data.
-func sgpClients(t testing.TB, n int, variant pdbo.Variant) ([]*pdbo.SGP, []optim.Behaviour) {
+func sgpClients(t testing.TB, n int, variant pdbo.Variant) ([]*pdbo.SGP[float64], []optim.Behaviour) {
 	t.Helper()
 	return sgpClientsOf(t, n, 6, variant)
 }
 
 // sgpClientsOf is sgpClients with features inputs: a model of
 // 3·features + 3 parameters.
-func sgpClientsOf(t testing.TB, n, features int, variant pdbo.Variant) ([]*pdbo.SGP, []optim.Behaviour) {
+func sgpClientsOf(t testing.TB, n, features int, variant pdbo.Variant) ([]*pdbo.SGP[float64], []optim.Behaviour) {
 	t.Helper()
 	data, err := datasets.Synthetic(datasets.SyntheticSpec{Clients: n, Classes: 3, Features: features,
 		Train: 40, Val: 10, Test: 10, Alpha: 0.5, Separation: 0.7, Shift: 1, Noise: 1}, 9)
@@ -52,7 +52,7 @@ func sgpClientsOf(t testing.TB, n, features int, variant pdbo.Variant) ([]*pdbo.
 	m.Init(x0, rng.New(9, rng.Global, rng.PurposeInit))
 	cfg := pdbo.SGPConfig{Variant: variant, BatchSize: 8,
 		LR: optim.Schedule{Kind: "multistep", Base: 0.1, Milestones: []int{30}, Gamma: 0.1}}
-	c := make([]*pdbo.SGP, n)
+	c := make([]*pdbo.SGP[float64], n)
 	b := make([]optim.Behaviour, n)
 	for i := range c {
 		c[i] = pdbo.NewSGP(i, n, m.Clone(), data[i], x0, cfg, 9)

@@ -91,7 +91,7 @@ func vrhgpRound(r *rand.Rand) (Op, error) {
 	for j := range pBar {
 		pBar[j], deltaBar[j] = 1/float64(OpDegree+1), 0.5
 	}
-	lin := pdbo.Linearization{ID: 0, N: OpN, Model: m, Inner: data, Outer: data,
+	lin := pdbo.Linearization[float64]{ID: 0, N: OpN, Model: m, Inner: data, Outer: data,
 		Lambda: randomVector(r, m.DimLambda()), Z: z, Omega: 1, PBar: pBar, DeltaBar: deltaBar,
 		Variant: pdbo.AfterComm, LR: 0.05, Seed: 1}
 	est := pdbo.NewVRHGP(lin, 0.9, 0.1, pdbo.Simultaneous)

@@ -147,7 +147,7 @@ func (a *hgpErrorAlg) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, 
 	base.Init(x0, rng.New(s.Seed, rng.Global, rng.PurposeInit))
 	cfg := pdbo.SGPConfig{Variant: pdbo.AfterComm, LR: optim.Schedule{Kind: "constant", Base: a.Spec.LR}, WeightFloor: a.WeightFloor}
 	p := &hgpErrorProgram{a: a, net: s.Net, data: s.Data, x0: x0, seed: s.Seed, pair: -1,
-		out: hgpErrorSeed{seed: s.Seed}, clients: make([]*pdbo.SGP, n), got: make([][]float64, n)}
+		out: hgpErrorSeed{seed: s.Seed}, clients: make([]*pdbo.SGP[float64], n), got: make([][]float64, n)}
 	beh := make([]optim.Behaviour, n)
 	for i := range p.clients {
 		p.clients[i] = pdbo.NewSGPBilevel(i, n, models.LabelWeights(base, 0), lambda, s.Data[i], x0, cfg, s.Seed)
@@ -172,10 +172,10 @@ type hgpErrorProgram struct {
 	data     []datasets.ClientData
 	x0       []float64
 	seed     uint64
-	clients  []*pdbo.SGP
+	clients  []*pdbo.SGP[float64]
 	fixed    []*optim.Fixed
 	sampling pdbo.Sampling
-	lins     []pdbo.Linearization // at the chosen point
+	lins     []pdbo.Linearization[float64] // at the chosen point
 	oracle   [][]float64
 	other    [][]float64 // the oracle at the other point (oracle_gap), or nil
 	pair     int         // the pair running; −1 before the first
@@ -257,7 +257,7 @@ func (p *hgpErrorProgram) evaluated(ev *optim.RoundEvent) error {
 func (p *hgpErrorProgram) linearize() error {
 	h, out := p.a.Spec, &p.out
 	pTrue := p.net.ExpectedPushWeights()
-	last := make([]pdbo.Linearization, len(p.clients))
+	last := make([]pdbo.Linearization[float64], len(p.clients))
 	for i, c := range p.clients {
 		lin := c.Linearize(p.data[i].Val, h.LR, 0, p.seed)
 		lin.Links, lin.PBar, lin.DeltaBar = nil, pTrue[i], make([]float64, p.net.N)
@@ -270,14 +270,14 @@ func (p *hgpErrorProgram) linearize() error {
 	// the chosen one always, the other one for the gap.
 	type point struct {
 		name   string
-		lins   []pdbo.Linearization
+		lins   []pdbo.Linearization[float64]
 		oracle [][]float64
 		miss   *HGPErrorSkip
 	}
 	build := func(name string) (*point, error) {
 		pt := &point{name: name, lins: last}
 		if name == "fixed-point" {
-			fixed := append([]pdbo.Linearization(nil), last...)
+			fixed := append([]pdbo.Linearization[float64](nil), last...)
 			z, omega, err := pdbo.ExpectedFixedPoint(fixed, pTrue, p.x0, 1000000, 1e-13)
 			if err != nil {
 				pt.miss = &HGPErrorSkip{Network: p.a.Network, Seed: p.seed, At: name, Status: "no-fixed-point", Reason: err.Error()}

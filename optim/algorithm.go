@@ -53,6 +53,17 @@ type Setup struct {
 	// Sections gives read access to the top-level sections of the scenario
 	// an algorithm takes its parameters from (see SectionOwner).
 	Sections Sections
+	// Float32, when not nil, asks for clients that compute in float32
+	// (precision: float32; only for algorithms that declared CanFloat32).
+	// Model and X0 stay the float64 prototype, which references (a dense
+	// oracle) read.
+	Float32 *Float32Setup
+}
+
+// Float32Setup is the float32 model of a float32 run.
+type Float32Setup struct {
+	Model models.Bilevel[float32] // prototype; every client takes its own Clone
+	X0    []float32               // X0 rounded to float32 (shared, read-only)
 }
 
 // Env returns the environment of node self of the run, for what an

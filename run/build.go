@@ -86,6 +86,17 @@ func Build(sc scenarios.Scenario, opts ...BuildOption) (*Run, error) {
 	r := &Run{Scenario: sc, Net: nw, Data: data, Model: model, X0: x0, lo: o.lo, hi: o.hi}
 	setup := &optim.Setup{Net: nw, Data: data, Model: model, X0: x0, Seed: sc.Seed,
 		Head: sc.Model.Head.Name, HeadParams: sc.Model.HeadParams(), Sections: &r.Scenario}
+	if sc.Precision == "float32" {
+		// float32 clients start from the float64 initial parameters rounded
+		// once, so that both precisions start from the same point.
+		x32 := make([]float32, len(x0))
+		for k, v := range x0 {
+			x32[k] = float32(v)
+		}
+		features, classes := sc.Shape()
+		setup.Float32 = &optim.Float32Setup{X0: x32,
+			Model: models.Build[float32](sc.Model.Arch.Params, sc.Model.Head.Params, features, classes, sc.Model.HeadParams())}
+	}
 	if sc.Algorithm.Params.Server() {
 		setup.Test = pooledTest(data) // the server evaluates the global model on it
 	}

@@ -138,12 +138,12 @@ func (a *Alg1) LoadState(b []byte) error {
 // Linearizations rebuilds every client's linearization from the state its
 // SGP phase reported (Alg1.ReportState), with the exact p̄ (pTrue, from
 // nw.ExpectedPushWeights) and δ̄ of nw: the input of FixedPointOracle.
-func Linearizations(cfg *Config, nw *graph.Network, pTrue [][]float64, model models.Bilevel[float64], data []datasets.ClientData, results []optim.Result) ([]Linearization, error) {
+func Linearizations(cfg *Config, nw *graph.Network, pTrue [][]float64, model models.Bilevel[float64], data []datasets.ClientData, results []optim.Result) ([]Linearization[float64], error) {
 	states, err := optim.ResultsOf[SGPResult](results)
 	if err != nil {
 		return nil, err
 	}
-	lins := make([]Linearization, len(states))
+	lins := make([]Linearization[float64], len(states))
 	for i, st := range states {
 		delta := make([]float64, nw.N)
 		for j := range delta {
@@ -153,7 +153,7 @@ func Linearizations(cfg *Config, nw *graph.Network, pTrue [][]float64, model mod
 		if cfg.OuterVal {
 			outer = data[i].Val
 		}
-		lins[i] = Linearization{ID: i, N: nw.N, Model: model.Clone(), Inner: data[i].Train, Outer: outer,
+		lins[i] = Linearization[float64]{ID: i, N: nw.N, Model: model.Clone(), Inner: data[i].Train, Outer: outer,
 			Lambda: st.Lambda, Z: st.Z, Omega: st.Omega,
 			PBar: pTrue[i], DeltaBar: delta, Variant: cfg.SGP.Variant, LR: cfg.HyperLR, Batch: cfg.HyperBatch, Seed: cfg.Seed}
 	}

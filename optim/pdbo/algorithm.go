@@ -10,7 +10,7 @@ import (
 func init() {
 	optim.Algorithms.Register("pdbo",
 		"Personalized decentralized bilevel optimization (PDBO paper Alg. 1): SGP rounds (push-sum, Eq. 2–4, with Alg. 2's counts), a hyper-gradient phase (HGP, VR-HGP, exact backprop or local) and each client's λ-update, per outer step. Its parameters are the scenario's sgp, hypergradient and outer sections.",
-		func() optim.Algorithm { return &algorithm{} })
+		func() optim.Algorithm { return &algorithm{} }, optim.CanFloat32)
 }
 
 // algorithm is the default algorithm. Its parameters are the scenario's
@@ -84,6 +84,13 @@ func (*algorithm) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, erro
 		}
 	}
 	factory := func(i int) (optim.Client, error) {
+		if f := s.Float32; f != nil {
+			c := NewClient(i, cfg, f.Model.Clone(), s.Data[i], f.X0)
+			if trueP != nil {
+				c.UseTrueEstimates(trueP[i], trueDelta[i])
+			}
+			return c, nil
+		}
 		c := NewClient(i, cfg, s.Model.Clone(), s.Data[i], s.X0)
 		if trueP != nil {
 			c.UseTrueEstimates(trueP[i], trueDelta[i])

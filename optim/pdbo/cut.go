@@ -1,24 +1,27 @@
 package pdbo
 
-import "hgpsim/optim"
+import (
+	"hgpsim/internal/vec"
+	"hgpsim/optim"
+)
 
 // SGPState is an SGP client's state between two rounds of a phase: what
 // a client saves when a checkpoint cuts its SGP phase (Alg1 cuts the SGP
 // phase of a run without an outer loop at its evaluations).
-type SGPState struct {
-	PushSum optim.PushSumState[float64]
+type SGPState[F vec.Float] struct {
+	PushSum optim.PushSumState[F]
 	Batch   optim.BatcherState
 }
 
 // Save returns the state, sharing the client's slices (encode it before
 // the next round).
-func (s *SGP) Save() (SGPState, error) {
+func (s *SGP[F]) Save() (SGPState[F], error) {
 	b, err := s.batch.Save()
-	return SGPState{PushSum: s.ps.Save(), Batch: b}, err
+	return SGPState[F]{PushSum: s.ps.Save(), Batch: b}, err
 }
 
 // Load restores a state Save returned, for an SGP client built alike.
-func (s *SGP) Load(st SGPState) error {
+func (s *SGP[F]) Load(st SGPState[F]) error {
 	if err := s.ps.Load(st.PushSum); err != nil {
 		return err
 	}
@@ -63,7 +66,7 @@ func (a *Alg1) sgpPart(done *optim.PhaseReport) *optim.PhaseSpec {
 // a hyper-gradient phase or a λ-update it has no linearization of its own,
 // so it sits out the rest of the phase and the λ-update that follows, and
 // rejoins at the next SGP phase.
-func (c *Client) Reinit(p *optim.PhaseSpec, _ *optim.Round) (optim.Behaviour, error) {
+func (c *Client[F]) Reinit(p *optim.PhaseSpec, _ *optim.Round) (optim.Behaviour, error) {
 	clear(c.lambda)
 	if c.cfg.NewOptimizer != nil {
 		c.opt = c.cfg.NewOptimizer()
@@ -79,5 +82,5 @@ func (c *Client) Reinit(p *optim.PhaseSpec, _ *optim.Round) (optim.Behaviour, er
 		return nil, err
 	}
 	c.cut = p.Continued
-	return &pdboSGP{SGP: c.sgp, c: c, estimates: p.Track, state: args.ReportState}, nil
+	return &pdboSGP[F]{SGP: c.sgp, c: c, estimates: p.Track, state: args.ReportState}, nil
 }

@@ -1,14 +1,20 @@
 package pdbo
 
-import "hgpsim/internal/registry"
+import (
+	"hgpsim/internal/registry"
+	"hgpsim/internal/vec"
+)
 
 // EstimatorKind is a hyper-gradient estimator of the scenario's
 // `hypergradient.estimator`. Its parameters (VR-HGP's α and β, the
 // sampling, the batch) are the hypergradient section's, shared by every
 // estimator so that method presets can switch estimators.
 type EstimatorKind interface {
-	// New returns client lin.ID's estimator.
-	New(lin Linearization, cfg *Config) HyperEstimator
+	// New returns client lin.ID's estimator for a float64 run.
+	New(lin Linearization[float64], cfg *Config) HyperEstimator
+	// New32 returns client lin.ID's estimator for a float32 run
+	// (precision: float32).
+	New32(lin Linearization[float32], cfg *Config) HyperEstimator
 	// Rounds returns the communication rounds of m iterations.
 	Rounds(m int, s Sampling) int
 	// NeedsUndirected reports an estimator that needs every link to be
@@ -32,7 +38,10 @@ func init() {
 
 type hgpKind struct{}
 
-func (*hgpKind) New(lin Linearization, cfg *Config) HyperEstimator {
+func (*hgpKind) New(lin Linearization[float64], cfg *Config) HyperEstimator {
+	return NewHGP(lin, cfg.Sampling)
+}
+func (*hgpKind) New32(lin Linearization[float32], cfg *Config) HyperEstimator {
 	return NewHGP(lin, cfg.Sampling)
 }
 func (*hgpKind) Rounds(m int, s Sampling) int { return s.Rounds(m) }
@@ -40,7 +49,14 @@ func (*hgpKind) NeedsUndirected() bool        { return false }
 
 type vrhgpKind struct{}
 
-func (*vrhgpKind) New(lin Linearization, cfg *Config) HyperEstimator {
+func (*vrhgpKind) New(lin Linearization[float64], cfg *Config) HyperEstimator {
+	return newVRHGP(lin, cfg)
+}
+func (*vrhgpKind) New32(lin Linearization[float32], cfg *Config) HyperEstimator {
+	return newVRHGP(lin, cfg)
+}
+
+func newVRHGP[F vec.Float](lin Linearization[F], cfg *Config) HyperEstimator {
 	if cfg.DampDirect {
 		return NewVRHGPDamped(lin, cfg.Alpha, cfg.Beta, cfg.Sampling)
 	}
@@ -51,7 +67,10 @@ func (*vrhgpKind) NeedsUndirected() bool        { return false }
 
 type exactKind struct{}
 
-func (*exactKind) New(lin Linearization, cfg *Config) HyperEstimator {
+func (*exactKind) New(lin Linearization[float64], cfg *Config) HyperEstimator {
+	return NewExactBackprop(lin, cfg.Sampling)
+}
+func (*exactKind) New32(lin Linearization[float32], cfg *Config) HyperEstimator {
 	return NewExactBackprop(lin, cfg.Sampling)
 }
 func (*exactKind) Rounds(m int, s Sampling) int { return s.Rounds(m) }
@@ -59,7 +78,10 @@ func (*exactKind) NeedsUndirected() bool        { return true }
 
 type localKind struct{}
 
-func (*localKind) New(lin Linearization, _ *Config) HyperEstimator {
+func (*localKind) New(lin Linearization[float64], _ *Config) HyperEstimator {
+	return NewLocalHypergradient(lin)
+}
+func (*localKind) New32(lin Linearization[float32], _ *Config) HyperEstimator {
 	return NewLocalHypergradient(lin)
 }
 func (*localKind) Rounds(int, Sampling) int { return 0 }

@@ -28,13 +28,13 @@ func starProblem(t testing.TB, n int, lr, floor float64, seed uint64) *hyperProb
 
 // atFixedPoint returns lins moved to the fixed point y* of the expected
 // (guarded) SGP map started from x0.
-func atFixedPoint(t testing.TB, lins []Linearization, pBar [][]float64, x0 []float64) []Linearization {
+func atFixedPoint(t testing.TB, lins []Linearization[float64], pBar [][]float64, x0 []float64) []Linearization[float64] {
 	t.Helper()
 	z, omega, err := ExpectedFixedPoint(lins, pBar, x0, 2000000, 1e-15)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := append([]Linearization(nil), lins...)
+	out := append([]Linearization[float64](nil), lins...)
 	for i := range out {
 		out[i].Z, out[i].Omega = z[i], omega[i]
 	}
@@ -43,9 +43,9 @@ func atFixedPoint(t testing.TB, lins []Linearization, pBar [][]float64, x0 []flo
 
 // outerAtFixedPoint is F̄(x*(λ), λ) = (1/n)Σ F_i at the fixed point of the
 // expected map with the clients' λ replaced by lambda.
-func outerAtFixedPoint(t testing.TB, lins []Linearization, pBar [][]float64, x0 []float64, lambda [][]float64) float64 {
+func outerAtFixedPoint(t testing.TB, lins []Linearization[float64], pBar [][]float64, x0 []float64, lambda [][]float64) float64 {
 	t.Helper()
-	ls := append([]Linearization(nil), lins...)
+	ls := append([]Linearization[float64](nil), lins...)
 	for i := range ls {
 		ls[i].Lambda = lambda[i]
 	}
@@ -68,7 +68,7 @@ func TestGuardedSGPSettlesAtGuardedFixedPoint(t *testing.T) {
 	p := starProblem(t, n, lr, floor, 4)
 	x0 := make([]float64, p.lins[0].Model.DimX())
 	guarded := atFixedPoint(t, p.lins, p.pBar, x0)
-	plainLins := append([]Linearization(nil), p.lins...)
+	plainLins := append([]Linearization[float64](nil), p.lins...)
 	for i := range plainLins {
 		plainLins[i].WeightFloor = 0
 	}
@@ -85,10 +85,10 @@ func TestGuardedSGPSettlesAtGuardedFixedPoint(t *testing.T) {
 
 	for _, variant := range []struct {
 		floor float64
-		want  []Linearization
+		want  []Linearization[float64]
 	}{{floor, guarded}, {0, plain}} {
 		cfg := SGPConfig{Variant: AfterComm, LR: optim.Schedule{Kind: "constant", Base: lr}, WeightFloor: variant.floor}
-		cs := make([]*SGP, n)
+		cs := make([]*SGP[float64], n)
 		b := make([]optim.Behaviour, n)
 		for i, l := range p.lins {
 			cs[i] = NewSGPBilevel(i, n, l.Model, l.Lambda, datasets.ClientData{Train: noData}, x0, cfg, 1)
@@ -132,7 +132,7 @@ func TestGuardedOracleIsDerivativeOfGuardedFixedPoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plainAt := append([]Linearization(nil), at...)
+	plainAt := append([]Linearization[float64](nil), at...)
 	for i := range plainAt {
 		plainAt[i].WeightFloor = 0
 	}
@@ -185,9 +185,9 @@ func TestEstimatorsReachGuardedOracle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, mk := range map[string]func(Linearization) HyperEstimator{
-		"hgp":    func(l Linearization) HyperEstimator { return NewHGP(l, Simultaneous) },
-		"vr-hgp": func(l Linearization) HyperEstimator { return NewVRHGP(l, 0.9, 0.1, Simultaneous) },
+	for name, mk := range map[string]func(Linearization[float64]) HyperEstimator{
+		"hgp":    func(l Linearization[float64]) HyperEstimator { return NewHGP(l, Simultaneous) },
+		"vr-hgp": func(l Linearization[float64]) HyperEstimator { return NewVRHGP(l, 0.9, 0.1, Simultaneous) },
 	} {
 		est := make([]HyperEstimator, n)
 		for i, l := range p.lins {
@@ -214,7 +214,7 @@ func TestWeightFloorBelowEveryWeightIsThePlainMethod(t *testing.T) {
 	x0 := make([]float64, 4)
 	run := func(floor float64) (xs, hs [][]float64, minOmega float64) {
 		cfg := SGPConfig{Variant: AfterComm, LR: optim.Schedule{Kind: "constant", Base: 0.2}, WeightFloor: floor}
-		cs := make([]*SGP, n)
+		cs := make([]*SGP[float64], n)
 		b := make([]optim.Behaviour, n)
 		for i := range cs {
 			cs[i] = NewSGPBilevel(i, n, ms[i], lams[i], datasets.ClientData{Train: noData}, x0, cfg, 1)
@@ -315,7 +315,7 @@ func TestGuardAndDirectOptionsFromSections(t *testing.T) {
 		t.Errorf("config: weight floor %g, damped %v; want 0.25, true", cfg.SGP.WeightFloor, cfg.DampDirect)
 	}
 	e := must(NewEstimator("vr-hgp", starProblem(t, 3, 0.1, 0, 1).lins[0], cfg))(t)
-	if !e.(*VRHGP).damped {
+	if !e.(*VRHGP[float64]).damped {
 		t.Error("vr-hgp with direct: damped built the paper's form")
 	}
 	h.Direct = "released"

@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"hgpsim/internal/vec"
 	"hgpsim/optim"
 )
 
@@ -21,29 +22,34 @@ type HyperEstimator interface {
 // v⁽⁰⁾ = 0 and adds ⟨c^λ⟩_i at the end (App. B's form; equal to Alg. 4's
 // v⁽⁰⁾ = ⟨c^λ⟩_i in exact arithmetic) so that VRHGP with α = 1, β = 0
 // reproduces it bit for bit.
-type HGP struct {
-	l        local
+//
+// u is F, the precision of the SGP run; v, the d_λ-vector Σ_m B̂u, is
+// float64 in either precision: it sums M products, each a sum over all d_x
+// coordinates, and costs d_λ ≪ d_x numbers.
+type HGP[F vec.Float] struct {
+	l        local[F]
 	sampling Sampling
-	u, v     []float64
-	out      optim.SendBuffers
-	mixed    []float64
-	uNew     []float64
+	u        []F
+	v        []float64
+	out      sendBuffers[F]
+	mixed    []F
+	uNew     []F
 	b        []float64
 }
 
 // NewHGP returns client lin.ID's HGP estimator.
-func NewHGP(lin Linearization, sampling Sampling) *HGP {
+func NewHGP[F vec.Float](lin Linearization[F], sampling Sampling) *HGP[F] {
 	l := newLocal(lin)
 	dx, dl := len(l.cy), len(l.clam)
-	h := &HGP{l: l, sampling: sampling, u: append([]float64(nil), l.cy...), v: make([]float64, dl),
-		mixed: make([]float64, dx),
-		uNew:  make([]float64, dx), b: make([]float64, dl)}
+	h := &HGP[F]{l: l, sampling: sampling, u: append([]F(nil), l.cy...), v: make([]float64, dl),
+		mixed: make([]F, dx),
+		uNew:  make([]F, dx), b: make([]float64, dl)}
 	return h
 }
 
 // when returns dst if do, else nil: the destinations of local.apply for
 // the halves of Eq. (12) a round performs.
-func when(do bool, dst []float64) []float64 {
+func when[T vec.Float](do bool, dst []T) []T {
 	if do {
 		return dst
 	}
@@ -59,29 +65,29 @@ func roles(s Sampling, r int) (doB, doA bool) {
 }
 
 // Send implements optim.Behaviour: u_i⁽ᵐ⁾ to every realized receiver.
-func (h *HGP) Send(r *optim.Round, out optim.Outbox) error {
+func (h *HGP[F]) Send(r *optim.Round, out optim.Outbox) error {
 	doB, doA := roles(h.sampling, r.Index)
 	if !doA && doB && !h.l.bNeedsMessages() {
 		return nil // with Eq. (4b) a B̂ round needs only the client's own u
 	}
-	optim.Send(out, r.Links, optim.Payload{Kind: optim.KindDual, Vec: h.out.Fill(h.u)})
+	optim.Send(out, r.Links, optim.NewPayload(optim.KindDual, h.out.fill(h.u), 0))
 	return nil
 }
 
 // Receive implements optim.Behaviour: the v and/or u updates of Eq. (12).
-func (h *HGP) Receive(r *optim.Round, in []optim.Message) error {
+func (h *HGP[F]) Receive(r *optim.Round, in []optim.Message) error {
 	optim.ApplyMixes(h.Premix(r, in))
 	return h.ReceiveMixed(r, in)
 }
 
 // Premix implements optim.Premixer: the debiased mix of the received u_j.
-func (h *HGP) Premix(_ *optim.Round, in []optim.Message) []optim.Mix[float64] {
+func (h *HGP[F]) Premix(_ *optim.Round, in []optim.Message) []optim.Mix[F] {
 	h.l.mixes[0] = h.l.mixOf(0, h.mixed, in, 0)
 	return h.l.mixes[:1]
 }
 
 // ReceiveMixed implements optim.Premixer: Eq. (12) once u_j are mixed.
-func (h *HGP) ReceiveMixed(r *optim.Round, in []optim.Message) error {
+func (h *HGP[F]) ReceiveMixed(r *optim.Round, in []optim.Message) error {
 	doB, doA := roles(h.sampling, r.Index)
 	h.l.fix(h.l.batch.Next())
 	// v⁽ᵐ⁺¹⁾ = v⁽ᵐ⁾ + Σ_j ⟨B̃⟩_ij u_j and u⁽ᵐ⁺¹⁾ = Σ_j ⟨Ã⟩_ij u_j
@@ -99,7 +105,7 @@ func (h *HGP) ReceiveMixed(r *optim.Round, in []optim.Message) error {
 }
 
 // Estimate implements HyperEstimator: v⁽ᴹ⁾ + ⟨c^λ⟩_i.
-func (h *HGP) Estimate() []float64 {
+func (h *HGP[F]) Estimate() []float64 {
 	return h.l.estimate(h.v)
 }
 
@@ -113,8 +119,8 @@ func (h *HGP) Estimate() []float64 {
 // in place. Under a driver whose receivers may read a payload one round
 // late it keeps a third [u; w], so that it only ever writes the one sent
 // two updates ago. H·u and H·w take a scratch vector for the call only.
-type VRHGP struct {
-	l           local
+type VRHGP[F vec.Float] struct {
+	l           local[F]
 	sampling    Sampling
 	alpha, beta float64
 	// damped: v⁽⁰⁾ = ⟨c^λ⟩_i and the estimate is v⁽ᴹ⁾ (NewVRHGPDamped).
@@ -122,23 +128,23 @@ type VRHGP struct {
 	v      []float64
 	// [u; w] lives in ring[cur] and is sent as it is; the round's mixes go
 	// into ring[next], where the next [u; w] is then computed.
-	ring       [3][]float64
+	ring       [3][]F
 	cur, next  int
-	u, w       []float64 // the halves of ring[cur]
-	mixU, mixW []float64 // the halves of ring[next]
+	u, w       []F // the halves of ring[cur]
+	mixU, mixW []F // the halves of ring[next]
 	bu, bw     []float64
 }
 
 // NewVRHGP returns client lin.ID's VR-HGP estimator with weights α, β ∈ [0, 1].
-func NewVRHGP(lin Linearization, alpha, beta float64, sampling Sampling) *VRHGP {
+func NewVRHGP[F vec.Float](lin Linearization[F], alpha, beta float64, sampling Sampling) *VRHGP[F] {
 	if !(alpha >= 0 && alpha <= 1 && beta >= 0 && beta <= 1) {
 		panic(fmt.Sprintf("optim: VR-HGP needs α, β in [0, 1], got %v, %v", alpha, beta))
 	}
 	l := newLocal(lin)
 	dx, dl := len(l.cy), len(l.clam)
 	mk := func(n int) []float64 { return make([]float64, n) }
-	h := &VRHGP{l: l, sampling: sampling, alpha: alpha, beta: beta, v: mk(dl),
-		ring: [3][]float64{mk(2 * dx), mk(2 * dx)}, bu: mk(dl), bw: mk(dl)}
+	h := &VRHGP[F]{l: l, sampling: sampling, alpha: alpha, beta: beta, v: mk(dl),
+		ring: [3][]F{make([]F, 2*dx), make([]F, 2*dx)}, bu: mk(dl), bw: mk(dl)}
 	h.turn(0)
 	copy(h.u, l.cy)
 	copy(h.w, l.cy)
@@ -152,7 +158,7 @@ func NewVRHGP(lin Linearization, alpha, beta float64, sampling Sampling) *VRHGP 
 // update: the estimate is NewVRHGP's with ⟨c^λ⟩_i replaced by
 // α^M·⟨c^λ⟩_i (M v-updates), the same for α = 1 (HGP) and a vanishing
 // ∂_λF̄ for α < 1 and large M (0.9²⁰⁰ ≈ 7·10⁻¹⁰).
-func NewVRHGPDamped(lin Linearization, alpha, beta float64, sampling Sampling) *VRHGP {
+func NewVRHGPDamped[F vec.Float](lin Linearization[F], alpha, beta float64, sampling Sampling) *VRHGP[F] {
 	h := NewVRHGP(lin, alpha, beta, sampling)
 	h.damped = true
 	copy(h.v, h.l.clam)
@@ -160,7 +166,7 @@ func NewVRHGPDamped(lin Linearization, alpha, beta float64, sampling Sampling) *
 }
 
 // turn makes ring[cur] the current [u; w].
-func (h *VRHGP) turn(cur int) {
+func (h *VRHGP[F]) turn(cur int) {
 	d := len(h.l.cy)
 	h.cur = cur
 	h.u, h.w = h.ring[cur][:d:d], h.ring[cur][d:]
@@ -170,7 +176,7 @@ func (h *VRHGP) turn(cur int) {
 // under a lock-step driver the one sent in the round before, otherwise
 // the one sent two updates ago (a third buffer, made at the first such
 // round).
-func (h *VRHGP) target(r *optim.Round) {
+func (h *VRHGP[F]) target(r *optim.Round) {
 	d := len(h.l.cy)
 	size := 3
 	if r.Lockstep {
@@ -181,29 +187,29 @@ func (h *VRHGP) target(r *optim.Round) {
 		h.next = 0
 	}
 	if h.ring[h.next] == nil {
-		h.ring[h.next] = make([]float64, 2*d)
+		h.ring[h.next] = make([]F, 2*d)
 	}
 	h.mixU, h.mixW = h.ring[h.next][:d:d], h.ring[h.next][d:]
 }
 
 // Send implements optim.Behaviour: [u_i⁽ᵐ⁾; w_i⁽ᵐ⁾].
-func (h *VRHGP) Send(r *optim.Round, out optim.Outbox) error {
+func (h *VRHGP[F]) Send(r *optim.Round, out optim.Outbox) error {
 	doB, doA := roles(h.sampling, r.Index)
 	if !doA && doB && !h.l.bNeedsMessages() {
 		return nil
 	}
-	optim.Send(out, r.Links, optim.Payload{Kind: optim.KindDual, Vec: h.ring[h.cur]})
+	optim.Send(out, r.Links, optim.NewPayload(optim.KindDual, h.ring[h.cur], 0))
 	return nil
 }
 
 // Receive implements optim.Behaviour: App. B's updates of v, u and w.
-func (h *VRHGP) Receive(r *optim.Round, in []optim.Message) error {
+func (h *VRHGP[F]) Receive(r *optim.Round, in []optim.Message) error {
 	optim.ApplyMixes(h.Premix(r, in))
 	return h.ReceiveMixed(r, in)
 }
 
 // Premix implements optim.Premixer: the debiased mixes of the received u_j and w_j.
-func (h *VRHGP) Premix(r *optim.Round, in []optim.Message) []optim.Mix[float64] {
+func (h *VRHGP[F]) Premix(r *optim.Round, in []optim.Message) []optim.Mix[F] {
 	h.target(r)
 	d := len(h.u)
 	h.l.mixes[0] = h.l.mixOf(0, h.mixU, in, 0)
@@ -212,7 +218,7 @@ func (h *VRHGP) Premix(r *optim.Round, in []optim.Message) []optim.Mix[float64] 
 }
 
 // ReceiveMixed implements optim.Premixer: App. B's updates once u_j, w_j are mixed.
-func (h *VRHGP) ReceiveMixed(r *optim.Round, in []optim.Message) error {
+func (h *VRHGP[F]) ReceiveMixed(r *optim.Round, in []optim.Message) error {
 	doB, doA := roles(h.sampling, r.Index)
 	h.l.fix(h.l.batch.Next())
 	if doA {
@@ -240,18 +246,18 @@ func (h *VRHGP) ReceiveMixed(r *optim.Round, in []optim.Message) error {
 //
 // each product rounded on its own as floats.AddScaledTo rounds it. H u and
 // then H w go through one scratch vector.
-func (h *VRHGP) receiveA(doB bool) error {
-	hv := getScratch(len(h.w))
+func (h *VRHGP[F]) receiveA(doB bool) error {
+	hv := getScratch[F](len(h.w))
 	defer putScratch(hv)
 	h.l.products(hv, when(doB, h.bu), h.mixU, h.u)
-	c := h.l.stepA()
+	c := F(h.l.stepA())
 	w, cy := h.w, h.l.cy[:len(h.w)]
 	hu, un := hv[:len(w)], h.mixU[:len(w)]
 	// The bad sums stay 0 while every coordinate is finite (x − x is NaN
 	// for ±Inf and NaN).
-	var badU, badW float64
+	var badU, badW F
 	for k := range un {
-		v := un[k] + float64(c*hu[k])
+		v := un[k] + F(c*hu[k])
 		un[k] = v
 		badU += v - v
 	}
@@ -263,9 +269,10 @@ func (h *VRHGP) receiveA(doB bool) error {
 		}
 	}
 	hw, wn := hv[:len(w)], h.mixW[:len(w)]
+	beta, rest := F(h.beta), F(1-h.beta)
 	for k := range wn {
-		aw := wn[k] + float64(c*hw[k])
-		v := h.beta*(aw+cy[k]) + (1-h.beta)*(w[k]+un[k])
+		aw := wn[k] + F(c*hw[k])
+		v := F(beta*(aw+cy[k])) + F(rest*(w[k]+un[k]))
 		wn[k] = v
 		badW += v - v
 	}
@@ -278,7 +285,7 @@ func (h *VRHGP) receiveA(doB bool) error {
 
 // Estimate implements HyperEstimator: v⁽ᴹ⁾ + ⟨c^λ⟩_i (damped: v⁽ᴹ⁾, which
 // already holds α^M·⟨c^λ⟩_i).
-func (h *VRHGP) Estimate() []float64 {
+func (h *VRHGP[F]) Estimate() []float64 {
 	if h.damped {
 		return append([]float64(nil), h.v...)
 	}
@@ -290,31 +297,33 @@ func (h *VRHGP) Estimate() []float64 {
 // its realized weights p_ij(δ_i). That needs every link to be undirected;
 // on a directed network a message from a client i did not push to is an
 // error, never silently used.
-type ExactBackprop struct {
-	l        local
+type ExactBackprop[F vec.Float] struct {
+	l        local[F]
 	sampling Sampling
-	u, v     []float64
-	out      optim.SendBuffers
+	u        []F
+	v        []float64
+	out      sendBuffers[F]
 	// sentTo lists the receivers of this round's push, ascending, and
 	// sentW their weights p_ij(δ_i).
-	sentTo  []int
-	sentW   []float64
-	mixed   []float64
-	uNew, b []float64
+	sentTo []int
+	sentW  []float64
+	mixed  []F
+	uNew   []F
+	b      []float64
 }
 
 // NewExactBackprop returns client lin.ID's exact estimator (PBar and
 // DeltaBar are not used).
-func NewExactBackprop(lin Linearization, sampling Sampling) *ExactBackprop {
+func NewExactBackprop[F vec.Float](lin Linearization[F], sampling Sampling) *ExactBackprop[F] {
 	l := newLocal(lin)
 	dx, dl := len(l.cy), len(l.clam)
-	return &ExactBackprop{l: l, sampling: sampling, u: append([]float64(nil), l.cy...), v: make([]float64, dl),
-		mixed: make([]float64, dx), uNew: make([]float64, dx), b: make([]float64, dl)}
+	return &ExactBackprop[F]{l: l, sampling: sampling, u: append([]F(nil), l.cy...), v: make([]float64, dl),
+		mixed: make([]F, dx), uNew: make([]F, dx), b: make([]float64, dl)}
 }
 
 // sent returns the weight this round's push gave receiver j, and whether
 // it pushed to j.
-func (e *ExactBackprop) sent(j int) (float64, bool) {
+func (e *ExactBackprop[F]) sent(j int) (float64, bool) {
 	k, ok := slices.BinarySearch(e.sentTo, j)
 	if !ok {
 		return 0, false
@@ -324,7 +333,7 @@ func (e *ExactBackprop) sent(j int) (float64, bool) {
 
 // Send implements optim.Behaviour, remembering whom it pushed to and with what
 // weight p_ij(δ_i) this round.
-func (e *ExactBackprop) Send(r *optim.Round, out optim.Outbox) error {
+func (e *ExactBackprop[F]) Send(r *optim.Round, out optim.Outbox) error {
 	e.sentTo, e.sentW = e.sentTo[:0], e.sentW[:0]
 	for k, j := range r.Links {
 		// A link listed twice keeps its last weight, as an n-vector
@@ -337,22 +346,23 @@ func (e *ExactBackprop) Send(r *optim.Round, out optim.Outbox) error {
 		e.sentTo = slices.Insert(e.sentTo, at, j)
 		e.sentW = slices.Insert(e.sentW, at, r.Weights[k])
 	}
-	optim.Send(out, r.Links, optim.Payload{Kind: optim.KindDual, Vec: e.out.Fill(e.u)})
+	optim.Send(out, r.Links, optim.NewPayload(optim.KindDual, e.out.fill(e.u), 0))
 	return nil
 }
 
 // Receive implements optim.Behaviour: Eq. (11).
-func (e *ExactBackprop) Receive(r *optim.Round, in []optim.Message) error {
+func (e *ExactBackprop[F]) Receive(r *optim.Round, in []optim.Message) error {
 	doB, doA := roles(e.sampling, r.Index)
 	for k := range e.mixed {
 		e.mixed[k] = 0
 	}
-	for _, m := range in {
+	for k := range in {
+		m := &in[k]
 		w, ok := e.sent(m.From)
 		if !ok {
 			return fmt.Errorf("exact backpropagation needs undirected links: received from client %d without a link %d→%d", m.From, e.l.lin.ID, m.From)
 		}
-		floats.AddScaled(e.mixed, w, m.Vec)
+		addScaled(e.mixed, w, optim.VecOf[F](&m.Payload))
 	}
 	for _, j := range e.sentTo {
 		if !containsFrom(in, j) {
@@ -383,41 +393,41 @@ func containsFrom(in []optim.Message, j int) bool {
 }
 
 // Estimate implements HyperEstimator.
-func (e *ExactBackprop) Estimate() []float64 {
+func (e *ExactBackprop[F]) Estimate() []float64 {
 	return e.l.estimate(e.v)
 }
 
 // LocalHypergradient is the "PDBO-MTL (local)" baseline of the cooperative
 // paper: each client uses only ⟨c^λ⟩_i = ∂_{λ_i}F̄ and sends nothing.
-type LocalHypergradient struct{ l local }
+type LocalHypergradient[F vec.Float] struct{ l local[F] }
 
 // NewLocalHypergradient returns client lin.ID's local baseline.
-func NewLocalHypergradient(lin Linearization) *LocalHypergradient {
-	return &LocalHypergradient{l: newLocal(lin)}
+func NewLocalHypergradient[F vec.Float](lin Linearization[F]) *LocalHypergradient[F] {
+	return &LocalHypergradient[F]{l: newLocal(lin)}
 }
 
 // Send implements optim.Behaviour: nothing travels.
-func (h *LocalHypergradient) Send(*optim.Round, optim.Outbox) error { return nil }
+func (h *LocalHypergradient[F]) Send(*optim.Round, optim.Outbox) error { return nil }
 
 // Receive implements optim.Behaviour.
-func (h *LocalHypergradient) Receive(*optim.Round, []optim.Message) error { return nil }
+func (h *LocalHypergradient[F]) Receive(*optim.Round, []optim.Message) error { return nil }
 
 // Estimate implements HyperEstimator.
-func (h *LocalHypergradient) Estimate() []float64 { return append([]float64(nil), h.l.clam...) }
+func (h *LocalHypergradient[F]) Estimate() []float64 { return append([]float64(nil), h.l.clam...) }
 
 // Observe implements optim.Observer: the current estimate.
-func (h *HGP) Observe() optim.Stats { return optim.Stats{Hyper: h.Estimate()} }
+func (h *HGP[F]) Observe() optim.Stats { return optim.Stats{Hyper: h.Estimate()} }
 
 // Observe implements optim.Observer: the current estimate.
-func (h *VRHGP) Observe() optim.Stats { return optim.Stats{Hyper: h.Estimate()} }
+func (h *VRHGP[F]) Observe() optim.Stats { return optim.Stats{Hyper: h.Estimate()} }
 
 // Observe implements optim.Observer: the current estimate.
-func (e *ExactBackprop) Observe() optim.Stats { return optim.Stats{Hyper: e.Estimate()} }
+func (e *ExactBackprop[F]) Observe() optim.Stats { return optim.Stats{Hyper: e.Estimate()} }
 
 // Observe implements optim.Observer: the current estimate.
-func (h *LocalHypergradient) Observe() optim.Stats { return optim.Stats{Hyper: h.Estimate()} }
+func (h *LocalHypergradient[F]) Observe() optim.Stats { return optim.Stats{Hyper: h.Estimate()} }
 
-func (h *HGP) release()                { h.l.release() }
-func (h *VRHGP) release()              { h.l.release() }
-func (e *ExactBackprop) release()      { e.l.release() }
-func (h *LocalHypergradient) release() { h.l.release() }
+func (h *HGP[F]) release()                { h.l.release() }
+func (h *VRHGP[F]) release()              { h.l.release() }
+func (e *ExactBackprop[F]) release()      { e.l.release() }
+func (h *LocalHypergradient[F]) release() { h.l.release() }

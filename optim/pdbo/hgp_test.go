@@ -131,7 +131,7 @@ var noData = &datasets.Dataset{N: 1, D: 1, C: 2, X: []float64{0}, Y: []int{0}}
 
 type hyperProblem struct {
 	nw   *graph.Network
-	lins []Linearization
+	lins []Linearization[float64]
 	pBar [][]float64
 }
 
@@ -150,7 +150,7 @@ func newHyperProblemDim(t testing.TB, spec netSpec, n, d int, variant Variant, l
 	pBar := nw.ExpectedPushWeights()
 	r := rand.New(rand.NewPCG(seed, 99))
 	const k = 3
-	lins := make([]Linearization, n)
+	lins := make([]Linearization[float64], n)
 	for i := range lins {
 		z := make([]float64, d)
 		for j := range z {
@@ -164,7 +164,7 @@ func newHyperProblemDim(t testing.TB, spec netSpec, n, d int, variant Variant, l
 		for j := range deltaBar {
 			deltaBar[j] = nw.Delta(j, i)
 		}
-		lins[i] = Linearization{ID: i, N: n, Model: newQuadratic(r, d, k), Inner: noData, Outer: noData,
+		lins[i] = Linearization[float64]{ID: i, N: n, Model: newQuadratic(r, d, k), Inner: noData, Outer: noData,
 			Lambda: lam, Z: z, Omega: 0.5 + r.Float64(), PBar: pBar[i], DeltaBar: deltaBar,
 			Variant: variant, LR: lr, Seed: seed}
 	}
@@ -211,10 +211,10 @@ func TestEstimatorsReachFixedPointOracle(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					kinds := map[string]func(Linearization) HyperEstimator{
-						"hgp":    func(l Linearization) HyperEstimator { return NewHGP(l, s) },
-						"vr-hgp": func(l Linearization) HyperEstimator { return NewVRHGP(l, 0.9, 0.1, s) },
-						"exact":  func(l Linearization) HyperEstimator { return NewExactBackprop(l, s) },
+					kinds := map[string]func(Linearization[float64]) HyperEstimator{
+						"hgp":    func(l Linearization[float64]) HyperEstimator { return NewHGP(l, s) },
+						"vr-hgp": func(l Linearization[float64]) HyperEstimator { return NewVRHGP(l, 0.9, 0.1, s) },
+						"exact":  func(l Linearization[float64]) HyperEstimator { return NewExactBackprop(l, s) },
 					}
 					for name, mk := range kinds {
 						est := make([]HyperEstimator, n)
@@ -266,7 +266,7 @@ func checkHGPUnbiased(t *testing.T, sampling Sampling, variant Variant) {
 	drv := newTestDriver(t, p.nw) // one driver: every repetition sees fresh ticks
 	for r := 0; r < reps; r++ {
 		est := make([]optim.Behaviour, n)
-		hs := make([]*HGP, n)
+		hs := make([]*HGP[float64], n)
 		for i, l := range p.lins {
 			hs[i] = NewHGP(l, sampling)
 			est[i] = hs[i]
@@ -354,7 +354,7 @@ func TestFixedPointOracleApproachesConsensusOracle(t *testing.T) {
 	}
 	prev := math.Inf(1)
 	for _, lr := range []float64{0.1, 0.01, 0.001} {
-		lins := append([]Linearization(nil), base.lins...)
+		lins := append([]Linearization[float64](nil), base.lins...)
 		for i := range lins {
 			lins[i].LR = lr
 		}
@@ -395,7 +395,7 @@ func TestFixedPointOracleReportsWhyItDoesNotExist(t *testing.T) {
 		t.Fatalf("at step 0.1 the oracle should exist: %v", err)
 	}
 
-	big := append([]Linearization(nil), p.lins...)
+	big := append([]Linearization[float64](nil), p.lins...)
 	for i := range big {
 		big[i].LR = 5
 	}
@@ -416,7 +416,7 @@ func TestFixedPointOracleReportsWhyItDoesNotExist(t *testing.T) {
 		t.Errorf("message %q does not say why", err)
 	}
 
-	flat := append([]Linearization(nil), p.lins...)
+	flat := append([]Linearization[float64](nil), p.lins...)
 	for i := range flat {
 		q := *flat[i].Model.(*quadratic)
 		q.q = make([][]float64, len(q.a))

@@ -10,6 +10,7 @@ import (
 
 	"hgpsim/datasets"
 	"hgpsim/internal/rng"
+	"hgpsim/internal/vec"
 	"hgpsim/models"
 	"hgpsim/optim"
 )
@@ -54,19 +55,22 @@ func (s Sampling) Rounds(m int) int {
 // Linearization is what client i knows when it estimates its hyper-gradient:
 // its state y_i = (z_i, ω_i) after SGP, its hyperparameters, its data and the
 // Alg. 2 estimates. The SGP map is linearized at y_i with step size LR.
-type Linearization struct {
+//
+// F is the precision of the SGP run (z, x and the model); the
+// estimators' u and w are F too.
+type Linearization[F vec.Float] struct {
 	ID, N  int
-	Model  models.Bilevel[float64] // this client's own value
+	Model  models.Bilevel[F] // this client's own value
 	Inner  *datasets.Dataset
 	Outer  *datasets.Dataset // data of F_i
 	Lambda []float64
-	Z      []float64
+	Z      []F
 	Omega  float64
 	// X, when not nil, is z/ω already computed (read-only, and not
 	// changed while the estimator lives): the estimator shares it rather
 	// than forming its own, where it has the bits z·(1/ω) has. Z may then
 	// be nil.
-	X        []float64
+	X        []F
 	PBar     []float64 // p̄_ij for all j (sender side), or for the j of Links
 	DeltaBar []float64 // δ̄_{j→i} for all j (receiver side), or for the j of Links
 	// Links, when not nil, lists the j (ascending) that PBar and DeltaBar
@@ -84,29 +88,29 @@ type Linearization struct {
 
 // Step is the local step of the SGP map being differentiated at this
 // state: LR, scaled by the small-weight guard where ω_i < WeightFloor.
-func (lin *Linearization) Step() float64 { return lin.LR * GuardScale(lin.Omega, lin.WeightFloor) }
+func (lin *Linearization[F]) Step() float64 { return lin.LR * GuardScale(lin.Omega, lin.WeightFloor) }
 
 // local holds what every estimator computes from a Linearization.
-type local struct {
-	lin  Linearization
-	x    []float64 // z/ω
-	cy   []float64 // z-part of ⟨c^y⟩_i = ∂_{z_i} F̄ = ∇ₓF_i / (n ω_i)
+type local[F vec.Float] struct {
+	lin  Linearization[F]
+	x    []F       // z/ω
+	cy   []F       // z-part of ⟨c^y⟩_i = ∂_{z_i} F̄ = ∇ₓF_i / (n ω_i)
 	clam []float64 // ⟨c^λ⟩_i = ∂_{λ_i} F̄ = ∂_λF_i / n
 	// The receiver coefficients p̄_ij / δ̄_{j→i} of Eq. (12) that are not
 	// 0: coef[k] for sender from[k], ascending.
 	from  []int
 	coef  []float64
-	hv    []float64 // scratch d_x of apply, made at its first use
+	hv    []F       // scratch d_x of apply, made at its first use
 	cross []float64 // scratch d_λ
 	batch *optim.Batcher
-	idx   []int                      // this round's batch (nil: full), set by fix
-	at    models.Linearized[float64] // the products at (x_i, λ_i, idx), if the model has them
-	full  models.Linearized[float64] // the full-batch one, kept across rounds
-	terms [2][]optim.Term[float64]   // premix buffers (u and w)
-	mixes [2]optim.Mix[float64]
+	idx   []int                // this round's batch (nil: full), set by fix
+	at    models.Linearized[F] // the products at (x_i, λ_i, idx), if the model has them
+	full  models.Linearized[F] // the full-batch one, kept across rounds
+	terms [2][]optim.Term[F]   // premix buffers (u and w)
+	mixes [2]optim.Mix[F]
 }
 
-func newLocal(lin Linearization) local {
+func newLocal[F vec.Float](lin Linearization[F]) local[F] {
 	dx, dl := lin.Model.DimX(), lin.Model.DimLambda()
 	links := lin.N
 	if lin.Links != nil {
@@ -115,16 +119,16 @@ func newLocal(lin Linearization) local {
 	if (len(lin.Z) != dx && (lin.Z != nil || len(lin.X) != dx)) || len(lin.Lambda) != dl || len(lin.PBar) != links || len(lin.DeltaBar) != links {
 		panic(fmt.Sprintf("optim: linearization of client %d has inconsistent dimensions", lin.ID))
 	}
-	l := local{lin: lin, x: sharedX(lin), cy: make([]float64, dx), clam: make([]float64, dl),
+	l := local[F]{lin: lin, x: sharedX(lin), cy: make([]F, dx), clam: make([]float64, dl),
 		cross: make([]float64, dl)}
 	if l.x == nil {
-		l.x = make([]float64, dx)
-		floats.ScaleTo(l.x, 1/lin.Omega, lin.Z)
+		l.x = make([]F, dx)
+		scaleTo(l.x, 1/lin.Omega, lin.Z)
 	}
 	l.lin.Z = nil // not read again: the estimator does not keep it alive
 	lin.Model.OuterGrad(l.cy, l.clam, l.x, lin.Lambda, lin.Outer, nil)
 	n := float64(lin.N)
-	floats.Scale(1/(n*lin.Omega), l.cy)
+	scale(1/(n*lin.Omega), l.cy)
 	floats.Scale(1/n, l.clam)
 	for k := range links {
 		j := k
@@ -150,8 +154,8 @@ func newLocal(lin Linearization) local {
 // fix sets the batch of this round's products. At full batch the point
 // (x_i, λ_i, D_i) is the same in every round, so a model that can keep its
 // forward pass (models.Linearizer) computes it once for the whole phase.
-func (l *local) fix(idx []int) {
-	lz, ok := l.lin.Model.(models.Linearizer[float64])
+func (l *local[F]) fix(idx []int) {
+	lz, ok := l.lin.Model.(models.Linearizer[F])
 	switch {
 	case !ok:
 		l.at = nil
@@ -180,27 +184,27 @@ func (l *local) fix(idx []int) {
 // reaches v and is not carried: Eq. (8) makes ∂ψ and ∂φ lower
 // block-triangular in (z, ω). Both products of the same vector come from
 // one pass of the model where it allows.
-func (l *local) apply(dstA, dstB, mixed, self []float64) {
-	var hv []float64
+func (l *local[F]) apply(dstA []F, dstB []float64, mixed, self []F) {
+	var hv []F
 	if dstA != nil {
 		if l.hv == nil {
-			l.hv = make([]float64, len(l.cy))
+			l.hv = make([]F, len(l.cy))
 		}
 		hv = l.hv
 	}
 	l.products(hv, dstB, mixed, self)
 	if dstA != nil {
-		floats.AddScaledTo(dstA, mixed, l.stepA(), hv)
+		addScaledTo(dstA, mixed, l.stepA(), hv)
 	}
 }
 
 // stepA is the coefficient of H_i u in ⟨Â u⟩_i: dstA = mixed + stepA·hv.
-func (l *local) stepA() float64 { return -l.lin.Step() / l.lin.Omega }
+func (l *local[F]) stepA() float64 { return -l.lin.Step() / l.lin.Omega }
 
 // products is apply without its last step: it writes H_i·src into hv
 // instead of dstA (a nil hv or dstB is skipped), so that a caller can fold
 // dstA = mixed + stepA()·hv into its own pass over the vectors.
-func (l *local) products(hv, dstB, mixed, self []float64) {
+func (l *local[F]) products(hv []F, dstB []float64, mixed, self []F) {
 	src := self
 	if l.lin.Variant == BeforeComm {
 		src = mixed
@@ -222,20 +226,20 @@ func (l *local) products(hv, dstB, mixed, self []float64) {
 
 // bNeedsMessages reports whether B̂ reads other clients' vectors: only with
 // Eq. (4a), where λ enters the pushed message.
-func (l *local) bNeedsMessages() bool { return l.lin.Variant == BeforeComm }
+func (l *local[F]) bNeedsMessages() bool { return l.lin.Variant == BeforeComm }
 
 // mixOf returns dst = Σ_j coef_ij·part_j over the received messages, in
 // sender order, with part the slice [off, off+d) of each payload; slot
 // (0 or 1) names the term buffer, one per vector mixed in a round.
-func (l *local) mixOf(slot int, dst []float64, in []optim.Message, off int) optim.Mix[float64] {
+func (l *local[F]) mixOf(slot int, dst []F, in []optim.Message, off int) optim.Mix[F] {
 	l.terms[slot] = optim.TermsOf(l.terms[slot], in, off, len(dst), func(m *optim.Message) (float64, bool) {
 		return l.coefOf(m.From)
 	})
-	return optim.Mix[float64]{Dst: dst, Terms: l.terms[slot]}
+	return optim.Mix[F]{Dst: dst, Terms: l.terms[slot]}
 }
 
 // coefOf returns the coefficient of sender j, and whether it is not 0.
-func (l *local) coefOf(j int) (float64, bool) {
+func (l *local[F]) coefOf(j int) (float64, bool) {
 	k, ok := slices.BinarySearch(l.from, j)
 	if !ok {
 		return 0, false
@@ -244,7 +248,7 @@ func (l *local) coefOf(j int) (float64, bool) {
 }
 
 // densePBar returns p̄_ij for all j.
-func (lin *Linearization) densePBar() []float64 {
+func (lin *Linearization[F]) densePBar() []float64 {
 	if lin.Links == nil {
 		return lin.PBar
 	}
@@ -257,13 +261,13 @@ func (lin *Linearization) densePBar() []float64 {
 
 // estimate returns v + ⟨c^λ⟩_i as a fresh slice: every estimator keeps
 // v⁽⁰⁾ = 0 and adds ⟨c^λ⟩_i at the end (App. B).
-func (l *local) estimate(v []float64) []float64 {
+func (l *local[F]) estimate(v []float64) []float64 {
 	return floats.AddTo(make([]float64, len(v)), v, l.clam)
 }
 
 // sharedX returns lin.X when the estimator may use it as its x: when it
 // holds z·(1/ω) bit for bit (or z is not given). Otherwise nil.
-func sharedX(lin Linearization) []float64 {
+func sharedX[F vec.Float](lin Linearization[F]) []F {
 	if lin.X == nil || lin.Z == nil {
 		return lin.X
 	}
@@ -272,31 +276,39 @@ func sharedX(lin Linearization) []float64 {
 	}
 	inv := 1 / lin.Omega
 	for k, z := range lin.Z {
-		if math.Float64bits(lin.X[k]) != math.Float64bits(z*inv) {
+		if math.Float64bits(float64(lin.X[k])) != math.Float64bits(float64(F(inv*float64(z)))) {
 			return nil
 		}
 	}
 	return lin.X
 }
 
-// scratch holds d_x-vectors that one call of an estimator needs and none
-// keeps: a run holds as many as calls run at once, not one per client.
-var scratch sync.Pool
+// scratch64 and scratch32 hold d_x-vectors that one call of an estimator
+// needs and none keeps: a run holds as many as calls run at once, not one
+// per client.
+var scratch64, scratch32 sync.Pool
 
-// getScratch returns a vector of length d with arbitrary contents.
-func getScratch(d int) []float64 {
-	if p, ok := scratch.Get().(*[]float64); ok && cap(*p) >= d {
-		return (*p)[:d]
+func scratchPool[F vec.Float]() *sync.Pool {
+	if is64[F]() {
+		return &scratch64
 	}
-	return make([]float64, d)
+	return &scratch32
 }
 
-func putScratch(v []float64) { scratch.Put(&v) }
+// getScratch returns a vector of length d with arbitrary contents.
+func getScratch[F vec.Float](d int) []F {
+	if p, ok := scratchPool[F]().Get().(*[]F); ok && cap(*p) >= d {
+		return (*p)[:d]
+	}
+	return make([]F, d)
+}
+
+func putScratch[F vec.Float](v []F) { scratchPool[F]().Put(&v) }
 
 // release drops the model's references to the linearization point, once
 // the estimator is done.
-func (l *local) release() {
-	for _, at := range []models.Linearized[float64]{l.at, l.full} {
+func (l *local[F]) release() {
+	for _, at := range []models.Linearized[F]{l.at, l.full} {
 		if at != nil {
 			at.Release()
 		}

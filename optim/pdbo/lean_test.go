@@ -12,7 +12,7 @@ import (
 
 // notLockstep hides Round.Lockstep from a VR-HGP, as a driver whose
 // receivers may read a payload one round late would.
-type notLockstep struct{ *VRHGP }
+type notLockstep struct{ *VRHGP[float64] }
 
 func (n notLockstep) strip(r *optim.Round) *optim.Round {
 	c := *r
@@ -52,7 +52,7 @@ func TestVRHGPLockstepKeepsTwoBuffers(t *testing.T) {
 						t.Fatalf("%v, %v: client %d's estimate differs between two and three buffers", variant, s, i)
 					}
 				}
-				h := lock[i].(*VRHGP)
+				h := lock[i].(*VRHGP[float64])
 				if h.ring[2] != nil || h.l.hv != nil {
 					t.Errorf("%v, %v: client %d made a third [u; w] or an H·u scratch under the sequential driver", variant, s, i)
 				}
@@ -66,7 +66,7 @@ func TestVRHGPLockstepKeepsTwoBuffers(t *testing.T) {
 
 // vectorsHeld counts the d-vectors client c holds (a [u; w] counts two),
 // each backing array once.
-func vectorsHeld(c *Client, d int) int {
+func vectorsHeld(c *Client[float64], d int) int {
 	seen := map[*float64]bool{}
 	count := 0
 	add := func(vs ...[]float64) {
@@ -82,7 +82,7 @@ func vectorsHeld(c *Client, d int) int {
 		add(s.ps.Vectors()...)
 		add(s.grad, s.gx)
 	}
-	if h, ok := c.est.(*VRHGP); ok {
+	if h, ok := c.est.(*VRHGP[float64]); ok {
 		add(h.ring[:]...)
 		add(h.l.x, h.l.cy, h.l.hv, h.l.lin.Z, h.l.lin.X)
 	}
@@ -99,7 +99,7 @@ func TestPDBOClientHoldsSixVectors(t *testing.T) {
 		Estimator: "vr-hgp", Alpha: 0.9, Beta: 0.1, Sampling: Simultaneous, HyperLR: 0.1,
 		NewOptimizer: func() OuterOptimizer { return &SGD{LR: []float64{0.1, 0.1, 0.1}} }}
 	x0 := make([]float64, d)
-	clients := make([]*Client, n)
+	clients := make([]*Client[float64], n)
 	for i := range clients {
 		clients[i] = NewClient(i, cfg, newQuadratic(r, d, k), datasets.ClientData{Train: noData, Val: noData, Test: noData}, x0)
 	}
@@ -124,7 +124,7 @@ func TestPDBOClientHoldsSixVectors(t *testing.T) {
 // the phase ends.
 type countingSink struct {
 	optim.NoSink
-	clients []*Client
+	clients []*Client[float64]
 	d       int
 	most    map[string]int
 }

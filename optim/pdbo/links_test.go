@@ -10,7 +10,7 @@ import (
 // sparseLin returns lin with p̄ and δ̄ kept for the j where either is not 0
 // (and one j where both are, which must change nothing), as a client of a
 // large network holds them.
-func sparseLin(lin Linearization) Linearization {
+func sparseLin(lin Linearization[float64]) Linearization[float64] {
 	var links []int
 	var p, d []float64
 	for j := range lin.N {
@@ -26,10 +26,10 @@ func sparseLin(lin Linearization) Linearization {
 // n-vectors: a client of a sparse network keeps O(degree) numbers.
 func TestEstimatorsPerLinkMatchDense(t *testing.T) {
 	spec := netSpec{Name: "static-undirected", Params: &graph.StaticUndirected{EdgeProb: 0.4, Weights: "metropolis"}}
-	for name, mk := range map[string]func(Linearization) HyperEstimator{
-		"hgp":    func(l Linearization) HyperEstimator { return NewHGP(l, Simultaneous) },
-		"vr-hgp": func(l Linearization) HyperEstimator { return NewVRHGP(l, 0.9, 0.1, Alternate) },
-		"exact":  func(l Linearization) HyperEstimator { return NewExactBackprop(l, Simultaneous) },
+	for name, mk := range map[string]func(Linearization[float64]) HyperEstimator{
+		"hgp":    func(l Linearization[float64]) HyperEstimator { return NewHGP(l, Simultaneous) },
+		"vr-hgp": func(l Linearization[float64]) HyperEstimator { return NewVRHGP(l, 0.9, 0.1, Alternate) },
+		"exact":  func(l Linearization[float64]) HyperEstimator { return NewExactBackprop(l, Simultaneous) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := newHyperProblem(t, spec, 9, AfterComm, 0.1, 3)

@@ -46,7 +46,7 @@ func denseColumns(rows, cols int, apply func(col, e []float64)) *mat.Dense {
 // expectedJacobians builds Ā (n·d_x square, z-part only) and B̄
 // (n·d_λ × n·d_x) of App. A.2 with full-batch curvature and the PBar of each
 // Linearization taken as the true p̄, plus the stacked c^y and c^λ.
-func expectedJacobians(lins []Linearization) (a, b *mat.Dense, cy, cl *mat.VecDense) {
+func expectedJacobians(lins []Linearization[float64]) (a, b *mat.Dense, cy, cl *mat.VecDense) {
 	n := len(lins)
 	dx, dl := lins[0].Model.DimX(), lins[0].Model.DimLambda()
 	a = mat.NewDense(n*dx, n*dx, nil)
@@ -161,7 +161,7 @@ const exactRadiusRows = 600
 // it returns an *OracleError. ρ(Ā) comes from the eigenvalues up to
 // exactRadiusRows rows of Ā, and from a power iteration past that
 // (radiusEstimate).
-func FixedPointOracle(lins []Linearization) ([][]float64, error) {
+func FixedPointOracle(lins []Linearization[float64]) ([][]float64, error) {
 	a, b, cy, cl := expectedJacobians(lins)
 	n := a.RawMatrix().Rows
 	var ima mat.Dense
@@ -191,7 +191,7 @@ func FixedPointOracle(lins []Linearization) ([][]float64, error) {
 
 // TruncatedOracle returns B̄ Σ_{m<M} Ā^m c^y + c^λ: the expectation of HGP
 // after M iterations with alternate sampling (Eq. 9).
-func TruncatedOracle(lins []Linearization, m int) [][]float64 {
+func TruncatedOracle(lins []Linearization[float64], m int) [][]float64 {
 	a, b, cy, cl := expectedJacobians(lins)
 	sum := mat.VecDenseCopyOf(cy)
 	term := mat.VecDenseCopyOf(cy)
@@ -204,7 +204,7 @@ func TruncatedOracle(lins []Linearization, m int) [][]float64 {
 	return stackedHyper(lins, b, sum, cl)
 }
 
-func stackedHyper(lins []Linearization, b *mat.Dense, q, cl *mat.VecDense) [][]float64 {
+func stackedHyper(lins []Linearization[float64], b *mat.Dense, q, cl *mat.VecDense) [][]float64 {
 	dl := lins[0].Model.DimLambda()
 	var v mat.VecDense
 	v.MulVec(b, q)
@@ -362,7 +362,7 @@ func ConsensusOracle(cs []ConsensusClient, xStar []float64) ([][]float64, error)
 // push weights pBar[i][j] and full batches until it stops moving, and
 // returns y* = (z*, ω*) per client: the point where HGP's oracle is exact.
 // With the lins' WeightFloor it iterates the guarded map.
-func ExpectedFixedPoint(lins []Linearization, pBar [][]float64, x0 []float64, maxIter int, tol float64) (z [][]float64, omega []float64, err error) {
+func ExpectedFixedPoint(lins []Linearization[float64], pBar [][]float64, x0 []float64, maxIter int, tol float64) (z [][]float64, omega []float64, err error) {
 	n := len(lins)
 	dx := len(x0)
 	z = make([][]float64, n)

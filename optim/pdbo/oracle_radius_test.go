@@ -7,8 +7,8 @@ import (
 )
 
 // withLR returns lins with step lr.
-func withLR(lins []Linearization, lr float64) []Linearization {
-	out := append([]Linearization(nil), lins...)
+func withLR(lins []Linearization[float64], lr float64) []Linearization[float64] {
+	out := append([]Linearization[float64](nil), lins...)
 	for i := range out {
 		out[i].LR = lr
 	}

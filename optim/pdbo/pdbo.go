@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"hgpsim/datasets"
+	"hgpsim/internal/vec"
 	"hgpsim/models"
 	"hgpsim/optim"
 )
@@ -45,23 +46,26 @@ type Config struct {
 //   - "hypergradient": linearize the SGP map at the current state and run
 //     the estimator (HGP, VR-HGP, exact backprop, local);
 //   - "outer": λ_i ← optimizer step with the estimate (Alg. 1 line 7).
-type Client struct {
+//
+// F is the run's precision: the model, x⁰, the SGP state and the
+// estimator's vectors are F; λ and its optimizer are float64.
+type Client[F vec.Float] struct {
 	id    int
 	cfg   *Config
-	model models.Bilevel[float64]
+	model models.Bilevel[F]
 	data  datasets.ClientData
-	x0    []float64 // shared, read-only
+	x0    []F // shared, read-only
 	// trueP and trueDelta, when not nil, replace the counted p̄_i· and
 	// δ̄_{·→i} in the linearization (estimates: true).
 	trueP, trueDelta []float64
 
 	lambda []float64
 	opt    OuterOptimizer
-	sgp    *SGP
+	sgp    *SGP[F]
 	est    HyperEstimator
 	// warm is the iterate a resumed client starts its next warm SGP phase
 	// from (the last x_i of the run it was saved in).
-	warm []float64
+	warm []F
 	// cut says the SGP part last entered is followed by another part of
 	// the same phase: a checkpoint taken now saves the SGP state.
 	cut bool
@@ -72,8 +76,8 @@ type Client struct {
 
 // NewClient returns client id. model must be the client's own value
 // (models.Bilevel.Clone); x0 is shared and never written.
-func NewClient(id int, cfg *Config, model models.Bilevel[float64], data datasets.ClientData, x0 []float64) *Client {
-	c := &Client{id: id, cfg: cfg, model: model, data: data, x0: x0,
+func NewClient[F vec.Float](id int, cfg *Config, model models.Bilevel[F], data datasets.ClientData, x0 []F) *Client[F] {
+	c := &Client[F]{id: id, cfg: cfg, model: model, data: data, x0: x0,
 		lambda: make([]float64, model.DimLambda())} // λ⁽⁰⁾ = 0, as in the paper
 	if cfg.NewOptimizer != nil {
 		c.opt = cfg.NewOptimizer()
@@ -84,11 +88,11 @@ func NewClient(id int, cfg *Config, model models.Bilevel[float64], data datasets
 // UseTrueEstimates makes the client linearize with the exact p̄_i· (its row
 // of graph.Network.ExpectedPushWeights) and δ̄_{·→i} (its column of Prob)
 // instead of its Alg. 2 counts.
-func (c *Client) UseTrueEstimates(pBar, deltaBar []float64) {
+func (c *Client[F]) UseTrueEstimates(pBar, deltaBar []float64) {
 	c.trueP, c.trueDelta = pBar, deltaBar
 }
 
-func (c *Client) outer() *datasets.Dataset {
+func (c *Client[F]) outer() *datasets.Dataset {
 	if c.cfg.OuterVal {
 		return c.data.Val
 	}
@@ -96,7 +100,7 @@ func (c *Client) outer() *datasets.Dataset {
 }
 
 // Enter implements optim.Client.
-func (c *Client) Enter(p *optim.PhaseSpec) (optim.Behaviour, error) {
+func (c *Client[F]) Enter(p *optim.PhaseSpec) (optim.Behaviour, error) {
 	switch p.Name {
 	case "sgp":
 		args, err := optim.ArgsOf[SGPArgs](p)
@@ -108,7 +112,7 @@ func (c *Client) Enter(p *optim.PhaseSpec) (optim.Behaviour, error) {
 				return nil, fmt.Errorf("SGP rounds from %d need the part of the phase before them", p.Offset)
 			}
 			c.cut = p.Continued
-			return &pdboSGP{SGP: c.sgp, c: c, estimates: p.Track, state: args.ReportState}, nil
+			return &pdboSGP[F]{SGP: c.sgp, c: c, estimates: p.Track, state: args.ReportState}, nil
 		}
 		c.cut, c.lost = p.Continued, false
 		start := c.x0
@@ -119,7 +123,7 @@ func (c *Client) Enter(p *optim.PhaseSpec) (optim.Behaviour, error) {
 		}
 		c.warm = nil
 		c.newSGP(start)
-		return &pdboSGP{SGP: c.sgp, c: c, estimates: p.Track, state: args.ReportState}, nil
+		return &pdboSGP[F]{SGP: c.sgp, c: c, estimates: p.Track, state: args.ReportState}, nil
 	case "hypergradient":
 		if c.sgp == nil {
 			return nil, fmt.Errorf("a hyper-gradient phase needs an SGP phase before it")
@@ -137,7 +141,7 @@ func (c *Client) Enter(p *optim.PhaseSpec) (optim.Behaviour, error) {
 			return nil, err
 		}
 		c.est = e
-		return hyperPhase{e}, nil
+		return hyperPhase[F]{e}, nil
 	case "outer":
 		if c.est == nil && c.lost {
 			return nil, nil
@@ -151,7 +155,7 @@ func (c *Client) Enter(p *optim.PhaseSpec) (optim.Behaviour, error) {
 	return nil, fmt.Errorf("PDBO has no phase %q", p.Name)
 }
 
-func (c *Client) newSGP(start []float64) {
+func (c *Client[F]) newSGP(start []F) {
 	c.sgp = NewSGPBilevel(c.id, c.cfg.N, c.model, c.lambda, c.data, start, c.cfg.SGP, c.cfg.Seed)
 	if c.cfg.Estimator != "" {
 		c.sgp.SetOuterData(c.outer())
@@ -160,59 +164,67 @@ func (c *Client) newSGP(start []float64) {
 
 // pdboSGP reports λ_i (for the summary's ‖λ‖) at the end of the SGP phase
 // and, when asked, the Alg. 2 estimates and the push-sum state.
-type pdboSGP struct {
-	*SGP
-	c                *Client
+type pdboSGP[F vec.Float] struct {
+	*SGP[F]
+	c                *Client[F]
 	estimates, state bool
 }
 
 // Result implements optim.Resulter.
-func (s *pdboSGP) Result() optim.Result {
+func (s *pdboSGP[F]) Result() optim.Result {
 	r := SGPResult{Lambda: s.c.lambda}
 	if s.estimates {
 		r.PBar, r.DeltaBar = s.Estimates()
 	}
 	if s.state {
-		r.Z, r.Omega = s.State()
+		// The dense oracle is the float64 reference: z widened, exactly.
+		z, omega := s.State()
+		r.Z, r.Omega = widen(z), omega
 	}
 	return optim.PutResult(r)
 }
 
 // hyperPhase reports the estimate at the end of the phase.
-type hyperPhase struct{ HyperEstimator }
+type hyperPhase[F vec.Float] struct{ HyperEstimator }
 
 // Result implements optim.Resulter.
-func (h hyperPhase) Result() optim.Result {
+func (h hyperPhase[F]) Result() optim.Result {
 	return optim.PutResult(HyperResult{Hypergradient: h.Estimate()})
 }
 
 // Observe implements optim.Observer.
-func (h hyperPhase) Observe() optim.Stats { return optim.Stats{Hyper: h.Estimate()} }
+func (h hyperPhase[F]) Observe() optim.Stats { return optim.Stats{Hyper: h.Estimate()} }
 
 // Premix forwards to the estimator when it is a Premixer; otherwise it
 // needs no mix and ReceiveMixed is the estimator's Receive.
-func (h hyperPhase) Premix(r *optim.Round, in []optim.Message) []optim.Mix[float64] {
-	if p, ok := h.HyperEstimator.(optim.Premixer[float64]); ok {
+func (h hyperPhase[F]) Premix(r *optim.Round, in []optim.Message) []optim.Mix[F] {
+	if p, ok := h.HyperEstimator.(optim.Premixer[F]); ok {
 		return p.Premix(r, in)
 	}
 	return nil
 }
 
 // ReceiveMixed implements optim.Premixer.
-func (h hyperPhase) ReceiveMixed(r *optim.Round, in []optim.Message) error {
-	if p, ok := h.HyperEstimator.(optim.Premixer[float64]); ok {
+func (h hyperPhase[F]) ReceiveMixed(r *optim.Round, in []optim.Message) error {
+	if p, ok := h.HyperEstimator.(optim.Premixer[F]); ok {
 		return p.ReceiveMixed(r, in)
 	}
 	return h.HyperEstimator.Receive(r, in)
 }
 
 // NewEstimator builds a registered hyper-gradient estimator for lin.
-func NewEstimator(name string, lin Linearization, cfg *Config) (HyperEstimator, error) {
+func NewEstimator[F vec.Float](name string, lin Linearization[F], cfg *Config) (HyperEstimator, error) {
 	e, err := Estimators.Lookup(name)
 	if err != nil {
 		return nil, err
 	}
-	return e.New().New(lin, cfg), nil
+	switch l := any(lin).(type) {
+	case Linearization[float32]:
+		return e.New().New32(l, cfg), nil
+	case Linearization[float64]:
+		return e.New().New(l, cfg), nil
+	}
+	return nil, fmt.Errorf("pdbo: no estimator for %T", lin)
 }
 
 // pdboState is what a PDBO client carries from one outer step to the next:
@@ -220,16 +232,16 @@ func NewEstimator(name string, lin Linearization, cfg *Config) (HyperEstimator, 
 // The SGP state itself is rebuilt by each SGP phase, and the estimator by
 // each hyper-gradient phase; only a checkpoint between two parts of a cut
 // SGP phase saves it (SGP).
-type pdboState struct {
+type pdboState[F vec.Float] struct {
 	Lambda []float64
 	Opt    []byte
-	X      []float64
-	SGP    *SGPState
+	X      []F
+	SGP    *SGPState[F]
 }
 
 // SaveState implements optim.Stateful.
-func (c *Client) SaveState() ([]byte, error) {
-	st := pdboState{Lambda: c.lambda}
+func (c *Client[F]) SaveState() ([]byte, error) {
+	st := pdboState[F]{Lambda: c.lambda}
 	if c.cut && c.sgp != nil {
 		sgp, err := c.sgp.Save()
 		if err != nil {
@@ -258,8 +270,8 @@ func (c *Client) SaveState() ([]byte, error) {
 }
 
 // LoadState implements optim.Stateful.
-func (c *Client) LoadState(b []byte) error {
-	var st pdboState
+func (c *Client[F]) LoadState(b []byte) error {
+	var st pdboState[F]
 	if err := optim.DecodeState(b, &st); err != nil {
 		return err
 	}

@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/floats"
-
 	"hgpsim/datasets"
 	"hgpsim/internal/rng"
+	"hgpsim/internal/vec"
 	"hgpsim/models"
 	"hgpsim/optim"
 )
@@ -66,17 +65,20 @@ func GuardScale(omega, floor float64) float64 {
 
 // SGP is one client of Stochastic Gradient Push (Eq. 2 with Eq. 4a or 4b,
 // Alg. 2), counting p̄_ij and δ̄_{j→i} as it goes.
-type SGP struct {
-	ps     optim.PushSumPair[float64]
+//
+// F is the precision of z, x, the gradient and the messages; ω, λ and the
+// counts are float64 in either (see optim.PushSumPair).
+type SGP[F vec.Float] struct {
+	ps     optim.PushSumPair[F]
 	cfg    SGPConfig
-	model  models.Bilevel[float64]
+	model  models.Bilevel[F]
 	lambda []float64
 	data   datasets.ClientData
 
-	grad  []float64 // ∇f(x⁽ᵗ⁾) of this round, read again after mixing with Eq. (4b)
-	alpha float64   // α_t of this round, times the guard's factor
+	grad  []F     // ∇f(x⁽ᵗ⁾) of this round, read again after mixing with Eq. (4b)
+	alpha float64 // α_t of this round, times the guard's factor
 	outer *datasets.Dataset
-	gx    []float64 // scratch for ∂ₓF in Observe, which leaves grad alone
+	gx    []F       // scratch for ∂ₓF in Observe, which leaves grad alone
 	gl    []float64 // scratch for ∂_λF in Observe
 	batch *optim.Batcher
 	shedZ bool // z was dropped (shed): no more rounds
@@ -86,34 +88,34 @@ type SGP struct {
 // hyperparameters) from x0 (copied) with ω = 1. The model must be this
 // client's own (see models.Model.Clone) and have exact second-order
 // products.
-func NewSGP(id, n int, model models.Model[float64], data datasets.ClientData, x0 []float64, cfg SGPConfig, seed uint64) *SGP {
-	so, ok := model.(models.SecondOrder[float64])
+func NewSGP[F vec.Float](id, n int, model models.Model[F], data datasets.ClientData, x0 []F, cfg SGPConfig, seed uint64) *SGP[F] {
+	so, ok := model.(models.SecondOrder[F])
 	if !ok {
-		panic(fmt.Sprintf("optim: model %T does not implement models.SecondOrder[float64]", model))
+		panic(fmt.Sprintf("optim: model %T does not implement models.SecondOrder", model))
 	}
 	return NewSGPBilevel(id, n, models.Plain(so), nil, data, x0, cfg, seed)
 }
 
 // NewSGPBilevel returns client id of n minimizing its inner cost
 // f_i(·, λ_i) for fixed hyperparameters lambda (copied).
-func NewSGPBilevel(id, n int, model models.Bilevel[float64], lambda []float64, data datasets.ClientData, x0 []float64, cfg SGPConfig, seed uint64) *SGP {
+func NewSGPBilevel[F vec.Float](id, n int, model models.Bilevel[F], lambda []float64, data datasets.ClientData, x0 []F, cfg SGPConfig, seed uint64) *SGP[F] {
 	d := model.DimX()
 	if len(x0) != d || len(lambda) != model.DimLambda() {
 		panic(fmt.Sprintf("optim: len(x0) = %d, len(λ) = %d for a model with d_x = %d, d_λ = %d", len(x0), len(lambda), d, model.DimLambda()))
 	}
-	return &SGP{
+	return &SGP[F]{
 		ps:     optim.NewPushSumPair(id, n, x0),
 		cfg:    cfg,
 		model:  model,
 		lambda: append([]float64(nil), lambda...),
 		data:   data,
-		grad:   make([]float64, d),
+		grad:   make([]F, d),
 		batch:  optim.NewBatcher(data.Train.N, cfg.BatchSize, rng.NewStream(seed, id, rng.PurposeBatch)),
 	}
 }
 
 // Send implements optim.Behaviour: Alg. 2 lines 4–7.
-func (s *SGP) Send(r *optim.Round, out optim.Outbox) error {
+func (s *SGP[F]) Send(r *optim.Round, out optim.Outbox) error {
 	// The guard reads ω_i where the gradient is taken, before mixing, so that
 	// the step is a function of the client's own state (see GuardScale).
 	alpha := s.cfg.LR.At(r.Index) * GuardScale(s.ps.Omega, s.cfg.WeightFloor)
@@ -123,11 +125,11 @@ func (s *SGP) Send(r *optim.Round, out optim.Outbox) error {
 		// state itself overflows, often hundreds of rounds later.
 		return fmt.Errorf("%w: the minibatch training loss is %v (the iterates diverged; lower the step size)", optim.ErrNonFinite, loss)
 	}
-	var buf []float64
+	var buf []F
 	switch s.cfg.Variant {
 	case BeforeComm: // Eq. (4a)
 		buf = s.ps.NextPayload()
-		floats.AddScaledTo(buf, s.ps.Z, -alpha, s.grad)
+		addScaledTo(buf, s.ps.Z, -alpha, s.grad)
 	default: // Eq. (4b)
 		buf = s.ps.PayloadZ()
 	}
@@ -136,20 +138,20 @@ func (s *SGP) Send(r *optim.Round, out optim.Outbox) error {
 }
 
 // Receive implements optim.Behaviour: Alg. 2 lines 8–13.
-func (s *SGP) Receive(r *optim.Round, in []optim.Message) error {
+func (s *SGP[F]) Receive(r *optim.Round, in []optim.Message) error {
 	optim.ApplyMixes(s.Premix(r, in))
 	return s.ReceiveMixed(r, in)
 }
 
 // Premix implements optim.Premixer: z's share of line 8.
-func (s *SGP) Premix(_ *optim.Round, in []optim.Message) []optim.Mix[float64] { return s.ps.Premix(in) }
+func (s *SGP[F]) Premix(_ *optim.Round, in []optim.Message) []optim.Mix[F] { return s.ps.Premix(in) }
 
 // ReceiveMixed implements optim.Premixer: Alg. 2 lines 8–13 after z is mixed.
-func (s *SGP) ReceiveMixed(_ *optim.Round, in []optim.Message) error {
+func (s *SGP[F]) ReceiveMixed(_ *optim.Round, in []optim.Message) error {
 	s.ps.Mixed(in)
 	if !(s.ps.Omega > 0) {
 		if s.cfg.Variant == AfterComm {
-			floats.AddScaled(s.ps.Z, -s.alpha, s.grad)
+			addScaled(s.ps.Z, -s.alpha, s.grad)
 		}
 		return fmt.Errorf("push-sum weight ω = %v is not positive", s.ps.Omega)
 	}
@@ -169,21 +171,23 @@ func (s *SGP) ReceiveMixed(_ *optim.Round, in []optim.Message) error {
 }
 
 // X returns the debiased parameters x = z/ω (read-only view).
-func (s *SGP) X() []float64 { return s.ps.X }
+func (s *SGP[F]) X() []F { return s.ps.X }
 
 // State returns copies of the push-sum pair (z, ω).
-func (s *SGP) State() (z []float64, omega float64) {
-	return append([]float64(nil), s.ps.Z...), s.ps.Omega
+func (s *SGP[F]) State() (z []F, omega float64) {
+	return append([]F(nil), s.ps.Z...), s.ps.Omega
 }
 
 // Estimates returns p̄_ij and δ̄_{j→i} over the rounds so far (Alg. 2
 // lines 14–15).
-func (s *SGP) Estimates() (pBar, deltaBar []float64) { return s.ps.Estimates() }
+func (s *SGP[F]) Estimates() (pBar, deltaBar []float64) { return s.ps.Estimates() }
 
 // Observe implements optim.Observer with full-pass inner costs f_i(x_i, λ_i) and
-// accuracies on each split.
-func (s *SGP) Observe() optim.Stats {
-	st := optim.Stats{X: s.ps.X, TrainN: s.data.Train.N, Weight: s.ps.Omega}
+// accuracies on each split. Stats carries x in float64: a float32 x is
+// widened (exactly) into a fresh vector, which lives while the evaluation
+// does.
+func (s *SGP[F]) Observe() optim.Stats {
+	st := optim.Stats{X: widen(s.ps.X), TrainN: s.data.Train.N, Weight: s.ps.Omega}
 	x, l := s.ps.X, s.lambda
 	st.TrainLoss = s.model.InnerLoss(x, l, s.data.Train, nil)
 	st.TrainAcc = s.model.Accuracy(x, l, s.data.Train, nil)
@@ -204,9 +208,9 @@ func (s *SGP) Observe() optim.Stats {
 }
 
 // SetOuterData makes Observe report the outer cost F_i on d.
-func (s *SGP) SetOuterData(d *datasets.Dataset) {
+func (s *SGP[F]) SetOuterData(d *datasets.Dataset) {
 	s.outer = d
-	s.gx = make([]float64, len(s.grad))
+	s.gx = make([]F, len(s.grad))
 	s.gl = make([]float64, len(s.lambda))
 }
 
@@ -214,16 +218,16 @@ func (s *SGP) SetOuterData(d *datasets.Dataset) {
 // hyper-gradient estimation: its (z, ω), λ, data and its Alg. 2 estimates.
 // outer is the data of F_i; lr is the step size of the map being
 // differentiated.
-func (s *SGP) Linearize(outer *datasets.Dataset, lr float64, batch int, seed uint64) Linearization {
+func (s *SGP[F]) Linearize(outer *datasets.Dataset, lr float64, batch int, seed uint64) Linearization[F] {
 	z, omega := s.State()
 	lin := s.linearize(outer, lr, batch, seed)
 	lin.Z, lin.Omega = z, omega
 	return lin
 }
 
-func (s *SGP) linearize(outer *datasets.Dataset, lr float64, batch int, seed uint64) Linearization {
+func (s *SGP[F]) linearize(outer *datasets.Dataset, lr float64, batch int, seed uint64) Linearization[F] {
 	links, pBar, deltaBar := s.ps.LinkEstimates()
-	return Linearization{ID: s.ps.ID, N: s.ps.N(), Model: s.model, Inner: s.data.Train, Outer: outer,
+	return Linearization[F]{ID: s.ps.ID, N: s.ps.N(), Model: s.model, Inner: s.data.Train, Outer: outer,
 		Lambda: append([]float64(nil), s.lambda...), Omega: s.ps.Omega, Links: links, PBar: pBar, DeltaBar: deltaBar,
 		Variant: s.cfg.Variant, LR: lr, WeightFloor: s.cfg.WeightFloor, Batch: batch, Seed: seed}
 }
@@ -234,7 +238,7 @@ func (s *SGP) linearize(outer *datasets.Dataset, lr float64, batch int, seed uin
 // (the payload buffers, the gradient, Observe's scratch) and, with shed,
 // z, which leaves x and ω, all a warm start and a later linearization
 // read; the SGP can then not run rounds.
-func (s *SGP) linearizeShared(outer *datasets.Dataset, lr float64, batch int, seed uint64, shed bool) Linearization {
+func (s *SGP[F]) linearizeShared(outer *datasets.Dataset, lr float64, batch int, seed uint64, shed bool) Linearization[F] {
 	lin := s.linearize(outer, lr, batch, seed)
 	lin.Z, lin.X = s.ps.Z, s.ps.X
 	if s.ps.Z != nil && sharedX(lin) == nil {

@@ -68,7 +68,7 @@ func TestSGPConvergesToPooledMinimizer(t *testing.T) {
 				x0 := make([]float64, model.Dim())
 				model.Init(x0, rng.New(1, rng.Global, rng.PurposeInit))
 				cfg := SGPConfig{Variant: variant, LR: optim.Schedule{Kind: "inverse", Base: 1, Decay: 0.05, Power: 1}}
-				clients := make([]*SGP, n)
+				clients := make([]*SGP[float64], n)
 				b := make([]optim.Behaviour, n)
 				for i := range clients {
 					clients[i] = NewSGP(i, n, model.Clone(), data[i], x0, cfg, 1)

@@ -1,0 +1,119 @@
+package pdbo
+
+import (
+	"unsafe"
+
+	"gonum.org/v1/gonum/floats"
+
+	"hgpsim/internal/vec"
+)
+
+// The family runs in F = float64 or float32 (the scenario's precision):
+// the iterates z and x, the gradients, u and w and the messages are F.
+// What stays float64 in either precision, and why: ω and the p̄ / δ̄
+// counts (see optim.PushSumPair), λ and the λ-sized v = Σ_m B̂u and every
+// d_λ product (a sum of M terms, each itself a sum over the d_x
+// coordinates of u, which float32 would round to ε·M relative error
+// while it costs d_λ ≪ d_x numbers per client), and the losses.
+//
+// The helpers below call gonum's routines for float64, so that the
+// float64 instantiation keeps the bits it always had; for float32 each
+// product is rounded to F before it is added (explicit conversions, which
+// the compiler may not contract into fused multiply-adds), the same on
+// every kernel path.
+
+// is64 reports whether F is float64.
+func is64[F vec.Float]() bool { return unsafe.Sizeof(F(0)) == 8 }
+
+// as64 views s as []float64; F must be float64.
+func as64[F vec.Float](s []F) []float64 {
+	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
+// addScaledTo sets dst = y + alpha·s (floats.AddScaledTo).
+func addScaledTo[F vec.Float](dst, y []F, alpha float64, s []F) {
+	if is64[F]() {
+		floats.AddScaledTo(as64(dst), as64(y), alpha, as64(s))
+		return
+	}
+	a := F(alpha)
+	y, s = y[:len(dst)], s[:len(dst)]
+	for i := range dst {
+		dst[i] = y[i] + F(a*s[i])
+	}
+}
+
+// addScaled sets dst += alpha·s (floats.AddScaled).
+func addScaled[F vec.Float](dst []F, alpha float64, s []F) {
+	if is64[F]() {
+		floats.AddScaled(as64(dst), alpha, as64(s))
+		return
+	}
+	a := F(alpha)
+	s = s[:len(dst)]
+	for i := range dst {
+		dst[i] += F(a * s[i])
+	}
+}
+
+// scaleTo sets dst = c·s with the product in float64, rounded once to F
+// (floats.ScaleTo for float64; optim.PushSumPair.Debias's arithmetic).
+func scaleTo[F vec.Float](dst []F, c float64, s []F) {
+	if is64[F]() {
+		floats.ScaleTo(as64(dst), c, as64(s))
+		return
+	}
+	s = s[:len(dst)]
+	for i := range dst {
+		dst[i] = F(c * float64(s[i]))
+	}
+}
+
+// scale sets v = c·v (floats.Scale), the product in float64 and rounded
+// once to F.
+func scale[F vec.Float](c float64, v []F) { scaleTo(v, c, v) }
+
+// widen returns v in float64: v itself for float64 (a view), an exact
+// copy for float32.
+func widen[F vec.Float](v []F) []float64 {
+	if v == nil {
+		return nil
+	}
+	if is64[F]() {
+		return as64(v)
+	}
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+// narrow returns v rounded to F: v itself for float64 (a view).
+func narrow[F vec.Float](v []float64) []F {
+	if v == nil {
+		return nil
+	}
+	if is64[F]() {
+		return unsafe.Slice((*F)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
+	}
+	out := make([]F, len(v))
+	for i, x := range v {
+		out[i] = F(x)
+	}
+	return out
+}
+
+// sendBuffers is optim.SendBuffers in F: two buffers, filled in turn, so
+// that the one written was sent two rounds ago.
+type sendBuffers[F vec.Float] struct {
+	bufs [2][]F
+	cur  int
+}
+
+// fill switches to the other buffer and returns it holding a copy of v.
+func (b *sendBuffers[F]) fill(v []F) []F {
+	b.cur ^= 1
+	b.bufs[b.cur] = append(b.bufs[b.cur][:0], v...)
+	return b.bufs[b.cur]
+}
