@@ -66,7 +66,16 @@ func (h *workerHost) onClientAck(ctx actor.Context, m *clientAck) {
 		xs := make([][]float64, len(b.acks))
 		for k := range b.acks {
 			st := b.acks[k].stats
-			xs[k], st.X = st.X, nil
+			xs[k] = st.X
+			if st.X32 != nil {
+				// The parameters travel to worker 0 in float64, as the
+				// consensus distance reads them (widened exactly).
+				xs[k] = make([]float64, len(st.X32))
+				for j, v := range st.X32 {
+					xs[k][j] = float64(v)
+				}
+			}
+			st.X, st.X32 = nil, nil
 			out.AddStats(&st)
 		}
 		if b.me == 0 {

@@ -49,7 +49,7 @@ type ConsensusDistance struct {
 func ConsensusOf(stats []Stats) ConsensusDistance {
 	c := ConsensusDistance{Value: consensus(stats)}
 	for _, s := range stats {
-		if s.X != nil {
+		if s.HasX() {
 			c.Clients++
 		}
 	}
@@ -67,7 +67,7 @@ func summarize(stats []Stats, c *ConsensusDistance) Aggregate {
 		if s.TrainN > 0 {
 			n++
 		}
-		if s.X != nil {
+		if s.HasX() {
 			a.XClients++
 		}
 		a.TrainLoss += s.TrainLoss
@@ -123,17 +123,22 @@ func Percentile(v []float64, q float64) float64 {
 func consensus(stats []Stats) float64 {
 	n, d := 0, 0
 	for _, s := range stats {
-		if s.X != nil {
-			n, d = n+1, len(s.X)
+		if s.HasX() {
+			n, d = n+1, len(s.X)+len(s.X32)
 		}
 	}
 	if n == 0 {
 		return 0
 	}
+	// A float32 x is read widened (exactly): the same sums as a float64
+	// copy of it would give.
 	mean := make([]float64, d)
 	for _, s := range stats {
 		for k, v := range s.X {
 			mean[k] += v
+		}
+		for k, v := range s.X32 {
+			mean[k] += float64(v)
 		}
 	}
 	for k := range mean {
@@ -143,6 +148,9 @@ func consensus(stats []Stats) float64 {
 	for _, s := range stats {
 		for k, v := range s.X {
 			ss += (v - mean[k]) * (v - mean[k])
+		}
+		for k, v := range s.X32 {
+			ss += (float64(v) - mean[k]) * (float64(v) - mean[k])
 		}
 	}
 	return math.Sqrt(ss / float64(n))

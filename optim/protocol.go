@@ -168,6 +168,10 @@ type Stats struct {
 	// worker processes it stays with the workers, and the distance reaches
 	// the sink in RoundEvent.Consensus.
 	X []float64 `wire:"10"`
+	// X32 is X of a client computing in float32, in its place (a view
+	// likewise, not widened: at an evaluation every client's would be
+	// live at once). HasX tells whether either is set.
+	X32 []float32 `wire:"14"`
 	// Hyper is a hyper-gradient estimator's current estimate (a fresh slice).
 	Hyper []float64 `wire:"11"`
 	// Weight is a push-sum client's weight ω_i (0 for other clients). Its
@@ -175,6 +179,9 @@ type Stats struct {
 	// step on z moves x = z/ω by the step over ω.
 	Weight float64 `wire:"13"`
 }
+
+// HasX reports whether the stats carry the client's parameters (X or X32).
+func (s *Stats) HasX() bool { return s.X != nil || s.X32 != nil }
 
 // Observer is implemented by behaviours that can be evaluated.
 type Observer interface {

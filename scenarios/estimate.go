@@ -137,7 +137,11 @@ func Estimate(sc Scenario) Resources {
 	if c, ok := sc.Model.Arch.Params.(models.Coster); ok {
 		cost := c.Cost(features, classes, max(sc.SGP.Batch, sc.Hypergradient.Batch, 1))
 		fwd = cost.ForwardFlops * float64(members)
-		workspace = float64(cost.Workspace) * float64(members)
+		ws := models.WorkspaceOf[float64](cost)
+		if sc.Precision == "float32" {
+			ws = models.WorkspaceOf[float32](cost)
+		}
+		workspace = float64(ws) * float64(members)
 	}
 	links := sc.Network.Topology.Params.LinkCount(sc.Nodes()) + n
 	examples := sc.Data.Source.Params.Examples(sc.Nodes())

@@ -30,6 +30,11 @@ func as64[F vec.Float](s []F) []float64 {
 	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
 }
 
+// as32 views s as []float32; F must be float32.
+func as32[F vec.Float](s []F) []float32 {
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
 // addScaledTo sets dst = y + alpha·s (floats.AddScaledTo).
 func addScaledTo[F vec.Float](dst, y []F, alpha float64, s []F) {
 	if is64[F]() {

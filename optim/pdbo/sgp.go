@@ -183,11 +183,14 @@ func (s *SGP[F]) State() (z []F, omega float64) {
 func (s *SGP[F]) Estimates() (pBar, deltaBar []float64) { return s.ps.Estimates() }
 
 // Observe implements optim.Observer with full-pass inner costs f_i(x_i, λ_i) and
-// accuracies on each split. Stats carries x in float64: a float32 x is
-// widened (exactly) into a fresh vector, which lives while the evaluation
-// does.
+// accuracies on each split; x is a view (Stats.X, or Stats.X32 in float32).
 func (s *SGP[F]) Observe() optim.Stats {
-	st := optim.Stats{X: widen(s.ps.X), TrainN: s.data.Train.N, Weight: s.ps.Omega}
+	st := optim.Stats{TrainN: s.data.Train.N, Weight: s.ps.Omega}
+	if is64[F]() {
+		st.X = as64(s.ps.X)
+	} else {
+		st.X32 = as32(s.ps.X)
+	}
 	x, l := s.ps.X, s.lambda
 	st.TrainLoss = s.model.InnerLoss(x, l, s.data.Train, nil)
 	st.TrainAcc = s.model.Accuracy(x, l, s.data.Train, nil)
