@@ -130,6 +130,10 @@ type hgpErrorAlg struct {
 	prog *hgpErrorProgram
 }
 
+// Float32 tells validation that the algorithm computes in float32 under
+// precision: float32 (its SGP and VR-HGP; the oracles stay float64).
+func (*hgpErrorAlg) Float32() bool { return true }
+
 func (*hgpErrorAlg) Server() bool       { return false }
 func (*hgpErrorAlg) Validate(int) error { return nil }
 
@@ -149,6 +153,20 @@ func (a *hgpErrorAlg) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, 
 	p := &hgpErrorProgram{a: a, net: s.Net, data: s.Data, x0: x0, seed: s.Seed, pair: -1,
 		out: hgpErrorSeed{seed: s.Seed}, clients: make([]*pdbo.SGP[float64], n), got: make([][]float64, n)}
 	beh := make([]optim.Behaviour, n)
+	if s.Float32 != nil {
+		// SGP and VR-HGP in float32 from x⁰ rounded; the oracles stay
+		// float64, at the float32 iterates widened.
+		base32 := models.NewLogistic[float32](1, a.L2)
+		x32 := make([]float32, len(x0))
+		for k, v := range x0 {
+			x32[k] = float32(v)
+		}
+		p.model64, p.clients, p.clients32 = models.LabelWeights(base, 0), nil, make([]*pdbo.SGP[float32], n)
+		for i := range p.clients32 {
+			p.clients32[i] = pdbo.NewSGPBilevel(i, n, models.LabelWeights(base32, 0), lambda, s.Data[i], x32, cfg, s.Seed)
+			beh[i] = p.clients32[i]
+		}
+	}
 	for i := range p.clients {
 		p.clients[i] = pdbo.NewSGPBilevel(i, n, models.LabelWeights(base, 0), lambda, s.Data[i], x0, cfg, s.Seed)
 		beh[i] = p.clients[i]
@@ -167,21 +185,26 @@ func (a *hgpErrorAlg) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, 
 // oracle(s), then runs every (α, β) pair in turn; as the run's sink it
 // records each pair's error against the oracle every iteration m.
 type hgpErrorProgram struct {
-	a        *hgpErrorAlg
-	net      *graph.Network
-	data     []datasets.ClientData
-	x0       []float64
-	seed     uint64
-	clients  []*pdbo.SGP[float64]
-	fixed    []*optim.Fixed
-	sampling pdbo.Sampling
-	lins     []pdbo.Linearization[float64] // at the chosen point
-	oracle   [][]float64
-	other    [][]float64 // the oracle at the other point (oracle_gap), or nil
-	pair     int         // the pair running; −1 before the first
-	errs     []float64   // its errors, m = 0 … M
-	got      [][]float64
-	out      hgpErrorSeed
+	a       *hgpErrorAlg
+	net     *graph.Network
+	data    []datasets.ClientData
+	x0      []float64
+	seed    uint64
+	clients []*pdbo.SGP[float64]
+	// clients32, in a float32 run (in place of clients), and lins32 its
+	// linearizations; model64 is the float64 model of the oracles.
+	clients32 []*pdbo.SGP[float32]
+	lins32    []pdbo.Linearization[float32]
+	model64   models.Bilevel[float64]
+	fixed     []*optim.Fixed
+	sampling  pdbo.Sampling
+	lins      []pdbo.Linearization[float64] // at the chosen point
+	oracle    [][]float64
+	other     [][]float64 // the oracle at the other point (oracle_gap), or nil
+	pair      int         // the pair running; −1 before the first
+	errs      []float64   // its errors, m = 0 … M
+	got       [][]float64
+	out       hgpErrorSeed
 }
 
 // Next implements optim.Program.
@@ -215,7 +238,12 @@ func (p *hgpErrorProgram) Next(done *optim.PhaseReport) (*optim.PhaseSpec, error
 	}
 	pr := h.Pairs[p.pair]
 	for i, l := range p.lins {
-		e := pdbo.NewVRHGP(l, pr[0], pr[1], p.sampling)
+		var e pdbo.HyperEstimator
+		if p.lins32 != nil {
+			e = pdbo.NewVRHGP(p.lins32[i], pr[0], pr[1], p.sampling)
+		} else {
+			e = pdbo.NewVRHGP(l, pr[0], pr[1], p.sampling)
+		}
 		p.got[i] = e.Estimate()
 		p.fixed[i].Behaviour = e
 		if p.a.wrap != nil {
@@ -257,13 +285,23 @@ func (p *hgpErrorProgram) evaluated(ev *optim.RoundEvent) error {
 func (p *hgpErrorProgram) linearize() error {
 	h, out := p.a.Spec, &p.out
 	pTrue := p.net.ExpectedPushWeights()
-	last := make([]pdbo.Linearization[float64], len(p.clients))
-	for i, c := range p.clients {
-		lin := c.Linearize(p.data[i].Val, h.LR, 0, p.seed)
-		lin.Links, lin.PBar, lin.DeltaBar = nil, pTrue[i], make([]float64, p.net.N)
-		for j := range lin.DeltaBar {
-			lin.DeltaBar[j] = p.net.Delta(j, i)
+	n := p.net.N
+	last := make([]pdbo.Linearization[float64], n)
+	var last32 []pdbo.Linearization[float32]
+	for i := range n {
+		delta := make([]float64, n)
+		for j := range delta {
+			delta[j] = p.net.Delta(j, i)
 		}
+		if p.clients32 != nil {
+			lin := p.clients32[i].Linearize(p.data[i].Val, h.LR, 0, p.seed)
+			lin.Links, lin.PBar, lin.DeltaBar = nil, pTrue[i], delta
+			last32 = append(last32, lin)
+			last[i] = pdbo.Widen(lin, p.model64.Clone())
+			continue
+		}
+		lin := p.clients[i].Linearize(p.data[i].Val, h.LR, 0, p.seed)
+		lin.Links, lin.PBar, lin.DeltaBar = nil, pTrue[i], delta
 		last[i] = lin
 	}
 	// Each linearization point and its oracle, computed only when needed:
@@ -271,11 +309,12 @@ func (p *hgpErrorProgram) linearize() error {
 	type point struct {
 		name   string
 		lins   []pdbo.Linearization[float64]
+		lins32 []pdbo.Linearization[float32]
 		oracle [][]float64
 		miss   *HGPErrorSkip
 	}
 	build := func(name string) (*point, error) {
-		pt := &point{name: name, lins: last}
+		pt := &point{name: name, lins: last, lins32: last32}
 		if name == "fixed-point" {
 			fixed := append([]pdbo.Linearization[float64](nil), last...)
 			z, omega, err := pdbo.ExpectedFixedPoint(fixed, pTrue, p.x0, 1000000, 1e-13)
@@ -285,6 +324,19 @@ func (p *hgpErrorProgram) linearize() error {
 			}
 			for i := range fixed {
 				fixed[i].Z, fixed[i].Omega = z[i], omega[i]
+			}
+			if last32 != nil {
+				// The float32 estimators run at y* rounded, and the
+				// oracle at the same point.
+				pt.lins32 = append([]pdbo.Linearization[float32](nil), last32...)
+				for i := range fixed {
+					z32 := make([]float32, len(z[i]))
+					for k, v := range z[i] {
+						z32[k] = float32(v)
+					}
+					pt.lins32[i].Z, pt.lins32[i].Omega = z32, omega[i]
+					fixed[i].Z = pdbo.Widen(pt.lins32[i], p.model64).Z
+				}
 			}
 			pt.lins = fixed
 		}
@@ -330,7 +382,7 @@ func (p *hgpErrorProgram) linearize() error {
 		out.skip = chosen.miss
 		return nil
 	}
-	p.lins, p.oracle = chosen.lins, chosen.oracle
+	p.lins, p.lins32, p.oracle = chosen.lins, chosen.lins32, chosen.oracle
 	for i := range p.oracle {
 		for _, v := range p.oracle[i] {
 			out.norm += v * v

@@ -287,6 +287,10 @@ func (sc *Scenario) validatePrecision() error {
 	if e, err := optim.Algorithms.Lookup(sc.Algorithm.Name); err == nil && e.Can(optim.CanFloat32) {
 		return nil
 	}
+	// An experiment's own algorithm (not registered) says so itself.
+	if c, ok := sc.Algorithm.Params.(interface{ Float32() bool }); ok && c.Float32() {
+		return nil
+	}
 	can := "none does yet"
 	if names := optim.Algorithms.KindsThatCan(optim.CanFloat32); len(names) > 0 {
 		can = "those that do: " + strings.Join(names, ", ")

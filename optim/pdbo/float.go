@@ -6,6 +6,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"hgpsim/internal/vec"
+	"hgpsim/models"
 )
 
 // The family runs in F = float64 or float32 (the scenario's precision):
@@ -107,6 +108,15 @@ func narrow[F vec.Float](v []float64) []F {
 		out[i] = F(x)
 	}
 	return out
+}
+
+// Widen returns lin as a float64 linearization of model (the float64
+// counterpart of lin.Model) at lin's point widened exactly: the input of
+// the dense oracles, which are the float64 reference for a float32 run.
+func Widen(lin Linearization[float32], model models.Bilevel[float64]) Linearization[float64] {
+	return Linearization[float64]{ID: lin.ID, N: lin.N, Model: model, Inner: lin.Inner, Outer: lin.Outer,
+		Lambda: lin.Lambda, Z: widen(lin.Z), Omega: lin.Omega, X: widen(lin.X), PBar: lin.PBar, DeltaBar: lin.DeltaBar,
+		Links: lin.Links, Variant: lin.Variant, LR: lin.LR, WeightFloor: lin.WeightFloor, Batch: lin.Batch, Seed: lin.Seed}
 }
 
 // sendBuffers is optim.SendBuffers in F: two buffers, filled in turn, so
