@@ -95,21 +95,6 @@ func widen[F vec.Float](v []F) []float64 {
 	return out
 }
 
-// narrow returns v rounded to F: v itself for float64 (a view).
-func narrow[F vec.Float](v []float64) []F {
-	if v == nil {
-		return nil
-	}
-	if is64[F]() {
-		return unsafe.Slice((*F)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
-	}
-	out := make([]F, len(v))
-	for i, x := range v {
-		out[i] = F(x)
-	}
-	return out
-}
-
 // Widen returns lin as a float64 linearization of model (the float64
 // counterpart of lin.Model) at lin's point widened exactly: the input of
 // the dense oracles, which are the float64 reference for a float32 run.
