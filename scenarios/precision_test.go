@@ -9,7 +9,7 @@ import (
 
 // float32Test is an algorithm registered by this test binary only: fedavg
 // under another name, declaring float32, so that the acceptance of
-// precision: float32 is tested before any shipped algorithm declares it.
+// precision: float32 is tested on an algorithm besides pdbo.
 const float32Test = "float32-test"
 
 func init() {
@@ -29,13 +29,16 @@ func TestPrecisionKey(t *testing.T) {
 	}
 	for _, c := range []struct{ src, want string }{
 		{tiny + "precision: float16\n", `precision: must be one of float64, float32, got "float16"`},
-		{tiny + "precision: float32\n", "precision: algorithm pdbo computes in float64 only, not float32 (those that do: " + float32Test + ")"},
-		{"precision: float32\nalgorithm:\n  kind: fedavg\nnetwork:\n  kind: star\n", "precision: algorithm fedavg computes in float64 only"},
+		{"precision: float32\nalgorithm:\n  kind: fedavg\nnetwork:\n  kind: star\n",
+			"precision: algorithm fedavg computes in float64 only, not float32 (those that do: " + float32Test + ", pdbo)"},
 	} {
 		_, err := Parse("test.yaml", []byte(c.src))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want %q", c.src, err, c.want)
 		}
+	}
+	if sc := parseOK(t, tiny+"precision: float32\n"); sc.Precision != "float32" {
+		t.Errorf("pdbo in float32: precision %q", sc.Precision)
 	}
 	sc := parseOK(t, float32Src+"precision: float32\n")
 	if sc.Precision != "float32" || sc.ElemBytes() != 4 {
