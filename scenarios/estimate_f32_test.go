@@ -47,4 +47,9 @@ func TestEstimateFloat32(t *testing.T) {
 	if r32.PeakBytes > 22<<30 {
 		t.Errorf("n = 100 in float32: peak %d bytes, more than 22 GiB", r32.PeakBytes)
 	}
+	// The time at float32's rates: between the gradients' 1.4 and
+	// mixing's 2 times less than float64's.
+	if ratio := r64.Seconds / r32.Seconds; ratio <= 1.4 || ratio >= 2 {
+		t.Errorf("time: %.0f s in float64, %.0f s in float32: ratio %.2f, want within (1.4, 2)", r64.Seconds, r32.Seconds, ratio)
+	}
 }

@@ -23,6 +23,15 @@ const (
 	// denseRate is the dense models' (softmax, logistic, MLP), fitted to
 	// scenarios/paper/personalization-stod.yaml (softmax, n = 20).
 	denseRate = 43e9
+
+	// In float32 the CNN's gradient ran 1.4 times and its products 1.6
+	// times as fast (FedEM's CNN, `go test ./models/nn -bench Presets`,
+	// Zen 5), and mixing moves half the bytes; the short CNN runs of
+	// docs/scale.md took 1.7 times less CPU in float32. The dense models
+	// gain little (their batches are small) and keep their rate.
+	cnnGradRate32    = 1.4 * cnnGradRate
+	cnnProductRate32 = 1.6 * cnnProductRate
+	cnnForwardRate32 = 1.4 * cnnForwardRate
 )
 
 // work returns the floating-point work of a PDBO run and its time on one
@@ -67,6 +76,13 @@ func work(sc Scenario, fwd, dx, examples, links float64) (flops, seconds float64
 	if _, ok := sc.Model.Arch.Params.(models.Coster); ok {
 		gradCost, prodCost = 3, 8
 		gradRate, prodRate, fwdRate = cnnGradRate, cnnProductRate, cnnForwardRate
+		if sc.Precision == "float32" {
+			gradRate, prodRate, fwdRate = cnnGradRate32, cnnProductRate32, cnnForwardRate32
+		}
+	}
+	mixRate := float64(AssumedFlops)
+	if sc.Precision == "float32" {
+		mixRate *= 2
 	}
 	train, val, test := examples, 0.0, 0.0
 	if s, ok := sc.Data.Source.Params.(interface {
@@ -86,7 +102,7 @@ func work(sc Scenario, fwd, dx, examples, links float64) (flops, seconds float64
 	}
 	prods := hyperPhases * hyperRounds * products * n * clip(sc.Hypergradient.Batch, train/n)
 	flops = grads*gradCost*fwd + prods*prodCost*fwd + forwards*fwd + mix
-	seconds = grads*gradCost*fwd/gradRate + prods*prodCost*fwd/prodRate + forwards*fwd/fwdRate + mix/AssumedFlops
+	seconds = grads*gradCost*fwd/gradRate + prods*prodCost*fwd/prodRate + forwards*fwd/fwdRate + mix/mixRate
 	if sc.Hypergradient.Oracle {
 		m := n * dx
 		flops += m * m * m
