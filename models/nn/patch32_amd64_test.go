@@ -113,3 +113,67 @@ func TestPatchRows32MatchesGoLoop(t *testing.T) {
 		}
 	}
 }
+
+// A float32 net gives the same bits with its AVX kernels as with the Go
+// loops alone (HGPSIM_NOAVX2=1): loss, gradient, Hessian-vector product
+// and input gradients, on nets whose convolutions take each patch path
+// (3-, 4- and 5-wide kernels, patch rows and columns, strides, padding).
+func TestFloat32KernelsMatchGoLoops(t *testing.T) {
+	needAVX(t)
+	defer func(v bool) { patchVector = v }(patchVector)
+	const n, classes = 5, 7
+	for _, c := range []struct {
+		name  string
+		in    Shape
+		specs []Spec
+	}{
+		{"lenet", Shape{3, 32, 32}, nil},
+		{"3x3 rows, 4x4, pools", Shape{16, 14, 14}, []Spec{
+			Conv2D(16, 3, 1, 0), ReLU(), Conv2D(8, 4, 1, 0), ReLU(), MaxPool2D(2, 2),
+			Conv2D(8, 3, 2, 1), AvgPool2D(2, 2), Flatten(), Dense(classes)}},
+		{"5x5 rows on 16 channels", Shape{16, 12, 12}, []Spec{
+			Conv2D(8, 5, 1, 0), ReLU(), MaxPool2D(2, 2), Flatten(), Dense(classes)}},
+	} {
+		specs := c.specs
+		if specs == nil {
+			var err error
+			if specs, err = Preset(c.name, c.in, classes); err != nil {
+				t.Fatal(err)
+			}
+		}
+		net, err := New[float32](c.in, specs, classes)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		r := rand.New(rand.NewPCG(5, 2))
+		x := make([]float32, net.Dim())
+		net.Init(x, r)
+		u := to32(randVec(r, net.Dim(), 0.1))
+		a := to32(randVec(r, n*c.in.Size(), 1))
+		g, rg := to32(randVec(r, n*classes, 1)), to32(randVec(r, n*classes, 1))
+		labels := make([]int, n)
+		for i := range labels {
+			labels[i] = r.IntN(classes)
+		}
+		run := func(vector bool) [][]float32 {
+			patchVector = vector
+			grad, hvp := make([]float32, net.Dim()), make([]float32, net.Dim())
+			loss := net.Grad(grad, x, a, labels, 1e-3)
+			net.HVP(hvp, x, a, labels, 1e-3, u)
+			z, v := make([]float32, n*classes), make([]float32, n*classes)
+			gw, ga, rga := make([]float32, net.Dim()), make([]float32, len(a)), make([]float32, len(a))
+			net.Logits(z, x, a, n)
+			net.JVP(v, x, u)
+			net.VJPInput(gw, ga, x, g)
+			net.VJPRInput(gw, rga, x, u, g, rg)
+			return [][]float32{{float32(loss)}, grad, hvp, z, v, gw, ga, rga}
+		}
+		want, got := run(false), run(true)
+		for k, name := range []string{"loss", "gradient", "HVP", "logits", "JVP", "VJP+VJPR", "input gradient", "its derivative"} {
+			if i := sameBits32(got[k], want[k]); i >= 0 {
+				t.Errorf("%s: %s element %d is %x with the AVX kernels, %x without", c.name, name, i,
+					math.Float32bits(got[k][i]), math.Float32bits(want[k][i]))
+			}
+		}
+	}
+}
