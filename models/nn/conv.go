@@ -230,8 +230,13 @@ func padCols(cols int) int { return (cols + 3) &^ 3 }
 // setBias writes the bias of each output channel over its row of the
 // Out × cols chunk y.
 func setBias[F gemm.Float](y, bias []F, cols int) {
+	vector32 := patchVector && !is64[F]() && cols >= 8
 	for c, v := range bias {
 		row := y[c*cols : (c+1)*cols]
+		if vector32 {
+			fill32(ptr32(row), len(row), float32(v))
+			row = row[len(row)&^7:]
+		}
 		for i := range row {
 			row[i] = v
 		}
@@ -241,8 +246,13 @@ func setBias[F gemm.Float](y, bias []F, cols int) {
 // addBias adds the bias of each output channel to its row of the
 // Out × cols chunk y.
 func addBias[F gemm.Float](y, bias []F, cols int) {
+	vector32 := patchVector && !is64[F]() && cols >= 8
 	for c, v := range bias {
 		row := y[c*cols : (c+1)*cols]
+		if vector32 {
+			addConst32(ptr32(row), len(row), float32(v))
+			row = row[len(row)&^7:]
+		}
 		for i := range row {
 			row[i] += v
 		}
