@@ -35,6 +35,9 @@ type conv[F gemm.Float] struct {
 	// packed, which costs as much as the product when K is small (a first
 	// layer's K = KH·KW): measured 45–48 against 16–28 GFLOP/s for K = 9 and
 	// 25, while for K ≥ 64 the chain order is faster (49–51 against 40).
+	// In float32 also when Out is not a multiple of 8, which the chain
+	// kernels' tiles handle badly: lenet's first layer, 6×75 over 784
+	// positions, 184 GFLOP/s in dot order against 53.
 	wDot bool
 	// wT (when not wDot): accumulate the weight gradient transposed
 	// (K × Out) in gwT: the product then has Out columns, which the
@@ -112,7 +115,7 @@ func newConv[F gemm.Float](sp Spec, in Shape) (layer[F], error) {
 		l.lo[kx], l.hi[kx] = lo, max(hi, lo)
 	}
 	l.q = max(1, (minCols+l.p-1)/l.p)
-	l.wDot = l.k < dotMaxK
+	l.wDot = l.k < dotMaxK || (!is64[F]() && l.o.C%8 != 0)
 	l.wT = !l.wDot && l.o.C%8 == 0
 	l.rows = l.k >= dotMaxK && (is64[F]() || l.k%16 == 0)
 	for c := range in.C {
