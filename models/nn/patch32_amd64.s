@@ -9,9 +9,11 @@
 // Writes the patch rows of nox consecutive output positions of a
 // convolution with 3- or 5-wide kernels (conv.im2rowDense): for position
 // t, the nr runs of kw values, run i from src + t + runs[i], to
-// dst + t·ld + kw·i. A run of 3 is one 8-byte and one 4-byte move, a run of
-// 5 one 16-byte and one 4-byte move. Requires AVX, kw ∈ {3, 5}, nox ≥ 1,
-// nr ≥ 1.
+// dst + t·ld + kw·i. Every run but a row's last is one 16-byte (kw = 3) or
+// 32-byte (kw = 5) move, whose values past the run the next run
+// overwrites and whose source lies before the last run's end; the last run
+// of a row is an exact 8+4- or 16+4-byte move. Requires AVX, kw ∈ {3, 5},
+// nox ≥ 1, nr ≥ 1, runs[i+1] ≥ runs[i] + kw.
 TEXT ·patchRows32(SB), NOSPLIT, $0-56
 	MOVQ kw+0(FP), DX
 	MOVQ nox+8(FP), R11
@@ -25,16 +27,22 @@ pos3:
 	MOVQ nr+16(FP), CX
 	MOVQ runs+48(FP), BX
 	MOVQ DI, R8
+	DECQ CX
+	JZ last3
 run3:
+	MOVQ (BX), AX
+	VMOVUPS (SI)(AX*4), X0
+	VMOVUPS X0, (R8)
+	ADDQ $8, BX
+	ADDQ $12, R8
+	DECQ CX
+	JNZ run3
+last3:
 	MOVQ (BX), AX
 	VMOVSD (SI)(AX*4), X0
 	VMOVSS 8(SI)(AX*4), X1
 	VMOVSD X0, (R8)
 	VMOVSS X1, 8(R8)
-	ADDQ $8, BX
-	ADDQ $12, R8
-	DECQ CX
-	JNZ run3
 	ADDQ R9, DI
 	ADDQ $4, SI
 	DECQ R11
@@ -45,16 +53,22 @@ pos5:
 	MOVQ nr+16(FP), CX
 	MOVQ runs+48(FP), BX
 	MOVQ DI, R8
+	DECQ CX
+	JZ last5
 run5:
+	MOVQ (BX), AX
+	VMOVUPS (SI)(AX*4), Y0
+	VMOVUPS Y0, (R8)
+	ADDQ $8, BX
+	ADDQ $20, R8
+	DECQ CX
+	JNZ run5
+last5:
 	MOVQ (BX), AX
 	VMOVUPS (SI)(AX*4), X0
 	VMOVSS 16(SI)(AX*4), X1
 	VMOVUPS X0, (R8)
 	VMOVSS X1, 16(R8)
-	ADDQ $8, BX
-	ADDQ $20, R8
-	DECQ CX
-	JNZ run5
 	ADDQ R9, DI
 	ADDQ $4, SI
 	DECQ R11

@@ -84,7 +84,7 @@ func TestRuns32MatchGoLoops(t *testing.T) {
 
 // patchRows32 writes im2rowDense's Go rows for 3- and 5-wide runs, any
 // number of runs and positions, and leaves the rest of each row of the
-// leading dimension alone.
+// leading dimension, and what follows the last row, alone.
 func TestPatchRows32MatchesGoLoop(t *testing.T) {
 	needAVX(t)
 	r := rand.New(rand.NewPCG(4, 1))
@@ -97,7 +97,9 @@ func TestPatchRows32MatchesGoLoop(t *testing.T) {
 				}
 				ld := nr*kw + r.IntN(4)
 				src := special32(r, nox-1+runs[nr-1]+kw)
-				dst := special32(r, (nox-1)*ld+nr*kw)
+				// Eight values past the last row: a move past a row's
+				// end would show there or in the gaps up to ld.
+				dst := special32(r, (nox-1)*ld+nr*kw+8)
 				want, got := append([]float32(nil), dst...), append([]float32(nil), dst...)
 				for t := range nox {
 					for i, o := range runs {
