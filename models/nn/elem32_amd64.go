@@ -15,3 +15,9 @@ func relu32(dst, src *float32, n int)
 
 //go:noescape
 func reluMaskVec32(dst, src, y *float32, n int)
+
+//go:noescape
+func l2GradVec32(dst, x *float32, n int, l2 float32, acc *[8]float64)
+
+//go:noescape
+func l2HVPVec32(dst, u *float32, n int, l2 float32)

@@ -103,3 +103,63 @@ mloop:
 mdone:
 	VZEROUPPER
 	RET
+
+// func l2GradVec32(dst, x *float32, n int, l2 float32, acc *[8]float64)
+//
+// l2Grad32 on the first n &^ 7 values: dst = l2·x + dst and
+// acc[j] = float64(x_i)² + acc[j] over i ≡ j mod 8, in order of i (the
+// compiled Go loop's operand orders).
+TEXT ·l2GradVec32(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ acc+32(FP), DX
+	SHRQ $3, CX
+	JZ gdone
+	VBROADCASTSS l2+24(FP), Y15
+	VMOVUPD (DX), Y10
+	VMOVUPD 32(DX), Y11
+gloop:
+	VMOVUPS (SI), Y0
+	VMULPS Y0, Y15, Y1
+	VADDPS (DI), Y1, Y1
+	VMOVUPS Y1, (DI)
+	VCVTPS2PD (SI), Y2
+	VCVTPS2PD 16(SI), Y3
+	VMULPD Y2, Y2, Y2
+	VMULPD Y3, Y3, Y3
+	VADDPD Y10, Y2, Y10
+	VADDPD Y11, Y3, Y11
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ gloop
+	VMOVUPD Y10, (DX)
+	VMOVUPD Y11, 32(DX)
+gdone:
+	VZEROUPPER
+	RET
+
+// func l2HVPVec32(dst, u *float32, n int, l2 float32)
+//
+// dst = u·l2 + dst on the first n &^ 7 values, in the compiled Go loop's
+// operand order.
+TEXT ·l2HVPVec32(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ u+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ hdone
+	VBROADCASTSS l2+24(FP), Y15
+hloop:
+	VMOVUPS (SI), Y0
+	VMULPS Y15, Y0, Y1
+	VADDPS (DI), Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ hloop
+hdone:
+	VZEROUPPER
+	RET

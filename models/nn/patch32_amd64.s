@@ -131,9 +131,9 @@ cnext:
 // Adds n runs of w values, run i of src + i·srcStride to dst + i·dstStride
 // (strides in elements): each dst value takes one addition, as in the loop
 // of conv.col2imDense, eight values a vector, then four, then one at a
-// time. The source is the first operand, as in the Go loop's compiled
-// addition: when both values are NaNs, the result carries the source's
-// payload there too. Requires AVX, n ≥ 1, w ≥ 1.
+// time. The destination is the first operand, as in the Go loop's
+// compiled addition: when both values are NaNs, the result carries the
+// destination's payload there too. Requires AVX, n ≥ 1, w ≥ 1.
 TEXT ·addRuns32(SB), NOSPLIT, $0-48
 	MOVQ n+0(FP), CX
 	MOVQ w+8(FP), R8
@@ -149,8 +149,8 @@ arun:
 	CMPQ DX, $8
 	JLT afour
 aoct:
-	VMOVUPS (SI)(AX*4), Y0
-	VADDPS (DI)(AX*4), Y0, Y0
+	VMOVUPS (DI)(AX*4), Y0
+	VADDPS (SI)(AX*4), Y0, Y0
 	VMOVUPS Y0, (DI)(AX*4)
 	ADDQ $8, AX
 	SUBQ $8, DX
@@ -159,8 +159,8 @@ aoct:
 afour:
 	CMPQ DX, $4
 	JLT atail
-	VMOVUPS (SI)(AX*4), X0
-	VADDPS (DI)(AX*4), X0, X0
+	VMOVUPS (DI)(AX*4), X0
+	VADDPS (SI)(AX*4), X0, X0
 	VMOVUPS X0, (DI)(AX*4)
 	ADDQ $4, AX
 	SUBQ $4, DX
@@ -168,8 +168,8 @@ atail:
 	TESTQ DX, DX
 	JZ anext
 aone:
-	VMOVSS (SI)(AX*4), X1
-	VADDSS (DI)(AX*4), X1, X1
+	VMOVSS (DI)(AX*4), X1
+	VADDSS (SI)(AX*4), X1, X1
 	VMOVSS X1, (DI)(AX*4)
 	INCQ AX
 	DECQ DX
