@@ -73,7 +73,7 @@ func TestL2Terms32MatchGoLoops(t *testing.T) {
 				t.Fatalf("l2Grad32 n=%d l2=%v: element %d is %x with the kernel, %x without", n, l2, i,
 					math.Float32bits(got[i]), math.Float32bits(want[i]))
 			}
-			if math.Float64bits(ssGot) != math.Float64bits(ssWant) {
+			if math.Float64bits(ssGot) != math.Float64bits(ssWant) && !(raceBuild && ssGot != ssGot && ssWant != ssWant) {
 				t.Fatalf("l2Grad32 n=%d l2=%v: ‖x‖² is %x with the kernel, %x without", n, l2,
 					math.Float64bits(ssGot), math.Float64bits(ssWant))
 			}

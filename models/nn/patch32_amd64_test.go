@@ -30,9 +30,11 @@ func special32(r *rand.Rand, n int) []float32 {
 	return v
 }
 
+// sameBits32 returns the first index where a and b differ in bits, or −1;
+// in a race build any two NaNs count as equal (see raceBuild).
 func sameBits32(a, b []float32) int {
 	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) && !(raceBuild && a[i] != a[i] && b[i] != b[i]) {
 			return i
 		}
 	}
