@@ -35,6 +35,9 @@ type conv[F gemm.Float] struct {
 	// packed, which costs as much as the product when K is small (a first
 	// layer's K = KH·KW): measured 45–48 against 16–28 GFLOP/s for K = 9 and
 	// 25, while for K ≥ 64 the chain order is faster (49–51 against 40).
+	// In float32 also when Out is not a multiple of 8, which the chain
+	// kernels' tiles handle badly: lenet's first layer, 6×75 over 784
+	// positions, 184 GFLOP/s in dot order against 53.
 	wDot bool
 	// wT (when not wDot): accumulate the weight gradient transposed
 	// (K × Out) in gwT: the product then has Out columns, which the
@@ -46,6 +49,9 @@ type conv[F gemm.Float] struct {
 	// contiguous over K: measured 47–49 GFLOP/s where W·col in chain
 	// order ran at 32–47 (K = 576 or 800, P = 64 or 121). The backward
 	// products keep the patch columns, where the chain order is as fast.
+	// In float32 only for K a multiple of 16 (the dot kernels' vector
+	// over K): at lenet's K = 75 and 150 dot order ran at 35 and 83
+	// GFLOP/s against 230 and 179 in chain order.
 	rows bool
 
 	col, col2, gcol []F // K × qP patch matrices (col and col2 adjacent in colBuf)
@@ -109,9 +115,9 @@ func newConv[F gemm.Float](sp Spec, in Shape) (layer[F], error) {
 		l.lo[kx], l.hi[kx] = lo, max(hi, lo)
 	}
 	l.q = max(1, (minCols+l.p-1)/l.p)
-	l.wDot = l.k < dotMaxK
+	l.wDot = l.k < dotMaxK || (!is64[F]() && l.o.C%8 != 0)
 	l.wT = !l.wDot && l.o.C%8 == 0
-	l.rows = l.k >= dotMaxK
+	l.rows = l.k >= dotMaxK && (is64[F]() || l.k%16 == 0)
 	for c := range in.C {
 		for ky := range sp.KH {
 			l.runs = append(l.runs, (c*in.H+ky)*in.W)
@@ -227,8 +233,13 @@ func padCols(cols int) int { return (cols + 3) &^ 3 }
 // setBias writes the bias of each output channel over its row of the
 // Out × cols chunk y.
 func setBias[F gemm.Float](y, bias []F, cols int) {
+	vector32 := patchVector && !is64[F]() && cols >= 8
 	for c, v := range bias {
 		row := y[c*cols : (c+1)*cols]
+		if vector32 {
+			fill32(ptr32(row), len(row), float32(v))
+			row = row[len(row)&^7:]
+		}
 		for i := range row {
 			row[i] = v
 		}
@@ -238,8 +249,13 @@ func setBias[F gemm.Float](y, bias []F, cols int) {
 // addBias adds the bias of each output channel to its row of the
 // Out × cols chunk y.
 func addBias[F gemm.Float](y, bias []F, cols int) {
+	vector32 := patchVector && !is64[F]() && cols >= 8
 	for c, v := range bias {
 		row := y[c*cols : (c+1)*cols]
+		if vector32 {
+			addConst32(ptr32(row), len(row), float32(v))
+			row = row[len(row)&^7:]
+		}
 		for i := range row {
 			row[i] += v
 		}
@@ -406,6 +422,10 @@ func (l *conv[F]) rforwardRows(ry, rx, x, wt, ut, ub []F, n int) {
 		}
 		a, ka = l.uw, 2*k
 	}
+	// In float32, two products over K and a sum: the dot kernels ran
+	// fedem-cnn's second convolution (64 × 64 over K = 800) at 215 GFLOP/s
+	// and over 2K at 163, their rows no longer fitting L1 together.
+	split := rx != nil && !is64[F]()
 	for b0 := 0; b0 < n; b0 += l.q {
 		m := min(l.q, n-b0)
 		cols := m * l.p
@@ -414,7 +434,16 @@ func (l *conv[F]) rforwardRows(ry, rx, x, wt, ut, ub []F, n int) {
 		if rx != nil {
 			l.im2row(l.colBuf, ka, k, rx[b0*ni:(b0+m)*ni], m)
 		}
-		gemm.DotNT(l.o.C, cols, ka, a, ka, l.colBuf, ka, ryv, cols)
+		if split {
+			tmp := l.ystk[:l.o.C*cols]
+			gemm.DotNT(l.o.C, cols, k, ut, k, l.colBuf, ka, ryv, cols)
+			gemm.DotNT(l.o.C, cols, k, wt, k, l.colBuf[k:], ka, tmp, cols)
+			for i, v := range tmp {
+				ryv[i] += v
+			}
+		} else {
+			gemm.DotNT(l.o.C, cols, ka, a, ka, l.colBuf, ka, ryv, cols)
+		}
 		addBias(ryv, ub, cols)
 		l.scatterOut(ry, ryv, b0, m)
 	}

@@ -88,6 +88,15 @@
 // the one written before Net was generic, so float64 results are the same
 // bits.
 //
+// A float32 net is not a rounded float64 one step for step: its
+// convolutions pick the product forms the float32 kernels run fastest
+// (chain order where K, the patch rows, is not a multiple of 16, weight
+// gradients in dot order where the output channels are not a multiple of
+// 8), and Net.Grad sums ‖x‖² in eight interleaved partial sums. The
+// float32 patch, pool, bias, ReLU and L2 passes run AVX kernels that do
+// what their Go loops do, value by value in the same order, so every
+// kernel path (HGPSIM_NOAVX2=1 included) gives the same float32 bits.
+//
 // # Normalization
 //
 // Batch normalization with batch statistics couples the samples of a batch:

@@ -200,6 +200,7 @@ func TestFloat32LayersMatchFloat64(t *testing.T) {
 	}{
 		{"conv-stride-pad", Shape{2, 9, 8}, []Spec{{Kind: KindConv2D, Out: 3, KH: 2, KW: 3, Stride: 2, Pad: 1}, Tanh(), Dense(3)}, 3},
 		{"conv-rows-k5", Shape{3, 9, 8}, []Spec{Conv2D(8, 5, 1, 0), Softplus(), Conv2D(3, 3, 1, 0), Tanh(), Dense(3)}, 3},
+		{"conv-rows-k144", Shape{2, 14, 14}, []Spec{Conv2D(16, 3, 1, 0), ReLU(), Conv2D(5, 3, 1, 0), MaxPool2D(2, 2), Softplus(), Dense(3)}, 3},
 		{"conv-dot-k3", Shape{1, 9, 9}, []Spec{Conv2D(8, 3, 1, 0), Tanh(), Conv2D(4, 3, 1, 0), Softplus(), Flatten(), Dense(3)}, 3},
 		{"dense-tanh", Shape{1, 4, 4}, []Spec{Dense(5), Tanh(), Dense(3)}, 3},
 		{"dense-wide", Shape{1, 4, 4}, []Spec{Flatten(), Dense(wideOut + 3), Softplus(), Dense(3)}, 3},

@@ -45,3 +45,6 @@ func sameBits[F gemm.Float](a, b []F) bool {
 	}
 	return true
 }
+
+// ptr32 is ptr64 for the float32 assembly kernels; F must be float32.
+func ptr32[F gemm.Float](s []F) *float32 { return (*float32)(unsafe.Pointer(&s[0])) }

@@ -71,6 +71,11 @@ type relu[F gemm.Float] struct{ elementwise[F] }
 func (l *relu[F]) forward(y, x, _ []F, n int) {
 	y = y[:n*l.shape.Size()]
 	x = x[:len(y)]
+	if patchVector && !is64[F]() && len(y) >= 8 {
+		relu32(ptr32(y), ptr32(x), len(y))
+		k := len(y) &^ 7
+		y, x = y[k:], x[k:]
+	}
 	for i, v := range x {
 		y[i] = max(v, 0)
 	}
@@ -101,6 +106,11 @@ func reluMask64(dst, src, y []float64) {
 func reluMask32(dst, src, y []float32) {
 	src = src[:len(dst)]
 	y = y[:len(dst)]
+	if patchVector && len(dst) >= 8 {
+		reluMaskVec32(&dst[0], &src[0], &y[0], len(dst))
+		k := len(dst) &^ 7
+		dst, src, y = dst[k:], src[k:], y[k:]
+	}
 	for i, v := range y {
 		keep := uint32(-int32(math.Float32bits(v)) >> 31)
 		dst[i] = math.Float32frombits(math.Float32bits(src[i]) & keep)

@@ -38,6 +38,10 @@ func (net *Net[F]) Grad(dst, x, A []F, labels []int, l2 float64) float64 {
 	loss := net.softmaxGrad(labels, n)
 	clear(dst)
 	net.VJP(dst, x, net.gz[:n*net.info.classes])
+	if !is64[F]() {
+		ss := l2Grad32(reslice[float32](dst), reslice[float32](x), float32(l2))
+		return loss/float64(n) + 0.5*l2*ss
+	}
 	// ‖x‖² in the loop that adds l2·x: its chain of additions waits on
 	// each one's latency, which hides the other loop's work (sumSquares'
 	// order).
@@ -47,6 +51,27 @@ func (net *Net[F]) Grad(dst, x, A []F, labels []int, l2 float64) float64 {
 		ss += float64(v) * float64(v)
 	}
 	return loss/float64(n) + 0.5*l2*ss
+}
+
+// l2Grad32 adds l2·x to dst and returns ‖x‖² in float64, summed in eight
+// interleaved partial sums (x_i into sum i mod 8) combined pairwise: the
+// order of the vector kernel, which takes whole groups of eight, the loop
+// here taking the rest (all of it without AVX). A float32 product is
+// exact in float64, so only the additions round.
+func l2Grad32(dst, x []float32, l2 float32) float64 {
+	x = x[:len(dst)]
+	var acc [8]float64
+	i := 0
+	if patchVector && len(x) >= 8 {
+		i = len(x) &^ 7
+		l2GradVec32(&dst[0], &x[0], i, l2, &acc)
+	}
+	for ; i < len(x); i++ {
+		v := x[i]
+		dst[i] += l2 * v
+		acc[i&7] += float64(v) * float64(v)
+	}
+	return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
 }
 
 // HVP writes ∇²f(x)·u into dst.
@@ -59,8 +84,26 @@ func (net *Net[F]) HVP(dst, x, A []F, labels []int, l2 float64, u []F) {
 	SoftmaxRGrad(net.rgz[:n*c], net.p[:n*c], net.rz[:n*c], c, F(1/float64(n)))
 	clear(dst)
 	net.VJPR(dst, x, u, net.gz[:n*c], net.rgz[:n*c])
+	if !is64[F]() {
+		l2HVP32(reslice[float32](dst), reslice[float32](u), float32(l2))
+		return
+	}
 	for i, v := range u {
 		dst[i] += F(l2) * v
+	}
+}
+
+// l2HVP32 adds l2·u to dst: the vector kernel on whole groups of eight,
+// the loop here on the rest (all of it without AVX).
+func l2HVP32(dst, u []float32, l2 float32) {
+	u = u[:len(dst)]
+	if patchVector && len(u) >= 8 {
+		k := len(u) &^ 7
+		l2HVPVec32(&dst[0], &u[0], k, l2)
+		dst, u = dst[k:], u[k:]
+	}
+	for i, v := range u {
+		dst[i] += l2 * v
 	}
 }
 

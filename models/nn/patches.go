@@ -1,8 +1,8 @@
 package nn
 
 // The patch matrices of a convolution (im2col and its adjoint col2im) and
-// their rows. The AVX kernels move float64s; a float32 net takes the Go
-// loops.
+// their rows. The AVX kernels (patch_amd64.s, patch32_amd64.s) move or add
+// values one by one as the Go loops do, so either gives the same bits.
 
 // im2col writes the patch matrices of the m samples of x into col (leading
 // dimension m·P, sample j in columns j·P to (j+1)·P): row (c·KH + ky)·KW + kx,
@@ -99,9 +99,19 @@ func (l *conv[F]) im2rowDense(dst []F, ld, off int, x []F, m int) {
 	ni, p := l.in.Size(), l.p
 	runs := l.runs
 	vector := patchVector && is64[F]() // outside the loops: a type test reads the dictionary
+	vector32 := patchVector && !is64[F]() && (kw == 3 || kw == 5) && len(runs) > 0
 	for j := range m {
 		xj := x[j*ni : (j+1)*ni]
 		for oy := range ho {
+			if vector32 {
+				// Bounds of the kernel's last move: the last run of the
+				// row's last position (runs increase).
+				d0 := (j*p+oy*wo)*ld + off
+				_ = dst[d0+(wo-1)*ld+len(runs)*kw-1]
+				_ = xj[oy*w+wo-1+runs[len(runs)-1]+kw-1]
+				patchRows32(kw, wo, len(runs), ptr32(dst[d0:]), ld, ptr32(xj[oy*w:]), &runs[0])
+				continue
+			}
 			for ox := range wo {
 				r := dst[(j*p+oy*wo+ox)*ld+off:]
 				r = r[:len(runs)*kw]
@@ -147,6 +157,7 @@ func (l *conv[F]) im2colDense(col, x []F, m int) {
 	h, w, ho, wo, kh, kw := l.in.H, l.in.W, l.o.H, l.o.W, l.kh, l.kw
 	ld, p := m*l.p, l.p
 	vector := patchVector && is64[F]()
+	vector32 := patchVector && !is64[F]()
 	for j := range m {
 		xj := x[j*l.in.Size() : (j+1)*l.in.Size()]
 		for c := range l.in.C {
@@ -155,11 +166,15 @@ func (l *conv[F]) im2colDense(col, x []F, m int) {
 				r := c * kh * kw
 				prev := col[(r+kx)*ld+j*p : (r+kx)*ld+(j+1)*p]
 				src := plane[kx:]
-				if vector {
+				switch {
+				case vector:
 					// Bounds of the last run's source (prev has ho·wo).
 					_ = src[(ho-1)*w+wo-1]
 					copyRuns(ho, wo, ptr64(prev), wo, ptr64(src), w)
-				} else {
+				case vector32:
+					_ = src[(ho-1)*w+wo-1]
+					copyRuns32(ho, wo, ptr32(prev), wo, ptr32(src), w)
+				default:
 					for oy := range ho {
 						copy(prev[oy*wo:(oy+1)*wo], src[oy*w:oy*w+wo])
 					}
@@ -229,6 +244,7 @@ func (l *conv[F]) col2im(gx, gcol []F, ld, m int) {
 func (l *conv[F]) col2imDense(gx, gcol []F, ld, m int) {
 	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
 	vector := patchVector && is64[F]()
+	vector32 := patchVector && !is64[F]()
 	for j := range m {
 		gj := gx[j*l.in.Size() : (j+1)*l.in.Size()]
 		r := 0
@@ -243,6 +259,11 @@ func (l *conv[F]) col2imDense(gx, gcol []F, ld, m int) {
 						// Bounds of the last run (row has ho·wo).
 						_ = dst[(ho-1)*w+wo-1]
 						addRuns(ho, wo, ptr64(dst), w, ptr64(row), wo)
+						continue
+					}
+					if vector32 {
+						_ = dst[(ho-1)*w+wo-1]
+						addRuns32(ho, wo, ptr32(dst), w, ptr32(row), wo)
 						continue
 					}
 					for oy := range ho {

@@ -114,6 +114,11 @@ func (l *pool[F]) forwardMaxScan(y, x []F, n int) {
 // the row-major scan does.
 func (l *pool[F]) forwardMax2(y, x []F, n int) {
 	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
+	// Windows the float32 kernel takes per row, four or eight at a time.
+	k := 0
+	if patchVector && !is64[F]() {
+		k = wo &^ 3
+	}
 	for p := range n * l.in.C {
 		xp := x[p*h*w : (p+1)*h*w]
 		yp, ap := y[p*ho*wo:(p+1)*ho*wo], l.arg[p*ho*wo:(p+1)*ho*wo]
@@ -123,7 +128,10 @@ func (l *pool[F]) forwardMax2(y, x []F, n int) {
 			r0 := xp[2*oy*w : 2*oy*w+2*wo]
 			r1 := xp[(2*oy+1)*w : (2*oy+1)*w+2*wo]
 			yr, ar := yp[oy*wo:(oy+1)*wo], ap[oy*wo:(oy+1)*wo]
-			for ox := range yr {
+			if k > 0 {
+				maxPool2Row32(k, ptr32(r0), ptr32(r1), ptr32(yr), &ar[0], base+2*oy*w, w)
+			}
+			for ox := k; ox < len(yr); ox++ {
 				i0 := 2*ox + greater(r0[2*ox+1], r0[2*ox])
 				i1 := 2*ox + greater(r1[2*ox+1], r1[2*ox])
 				o0, o1 := 2*oy*w+i0, (2*oy+1)*w+i1

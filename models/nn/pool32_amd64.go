@@ -1,0 +1,7 @@
+package nn
+
+// maxPool2Row32 is pool.forwardMax2's row for float32, n &^ 3 windows
+// (pool32_amd64.s).
+//
+//go:noescape
+func maxPool2Row32(n int, r0, r1, y *float32, arg *int32, base, w int)

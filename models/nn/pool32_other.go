@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package nn
+
+func maxPool2Row32(int, *float32, *float32, *float32, *int32, int, int) {
+	panic("nn: maxPool2Row32 without AVX2")
+}
