@@ -133,3 +133,137 @@ rprojLoop:
 	JNZ rprojLoop
 	VZEROUPPER
 	RET
+
+// The passes that follow the eight-group sums form what those sums did
+// not store (h = γ·gy, R{h}, x̂) again from their inputs, with the same
+// operations as the scalar loops.
+
+// func normProjG(n int, gx, gy, x *float64, mu, s, gam, mh, mxh float64)
+// gx = s·(γ·gy − mh − x̂·mxh), x̂ = (x − μ)·s.
+TEXT ·normProjG(SB), NOSPLIT, $0-72
+	MOVQ n+0(FP), CX
+	MOVQ gx+8(FP), DI
+	MOVQ gy+16(FP), DX
+	MOVQ x+24(FP), SI
+	VBROADCASTSD mu+32(FP), Y8
+	VBROADCASTSD s+40(FP), Y9
+	VBROADCASTSD gam+48(FP), Y12
+	VBROADCASTSD mh+56(FP), Y10
+	VBROADCASTSD mxh+64(FP), Y11
+projGLoop:
+	VMOVUPD (SI), Y0
+	VSUBPD Y8, Y0, Y0
+	VMULPD Y9, Y0, Y0
+	VMULPD Y11, Y0, Y0
+	VMOVUPD (DX), Y1
+	VMULPD Y1, Y12, Y1
+	VSUBPD Y10, Y1, Y1
+	VSUBPD Y0, Y1, Y1
+	VMULPD Y1, Y9, Y1
+	VMOVUPD Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNZ projGLoop
+	VZEROUPPER
+	RET
+
+// func normTangentX(n int, r, y, rx, x, xh *float64, mu, s, mr, a, gam, gu, bu float64)
+// As normTangent, x̂ = (x − μ)·s formed from x and stored in xh.
+TEXT ·normTangentX(SB), NOSPLIT, $0-104
+	MOVQ n+0(FP), CX
+	MOVQ r+8(FP), DI
+	MOVQ y+16(FP), DX
+	MOVQ rx+24(FP), SI
+	MOVQ x+32(FP), AX
+	MOVQ xh+40(FP), BX
+	VBROADCASTSD mu+48(FP), Y14
+	VBROADCASTSD s+56(FP), Y8
+	VBROADCASTSD mr+64(FP), Y9
+	VBROADCASTSD a+72(FP), Y10
+	VBROADCASTSD gam+80(FP), Y11
+	VBROADCASTSD gu+88(FP), Y12
+	VBROADCASTSD bu+96(FP), Y13
+tanXLoop:
+	VMOVUPD (AX), Y1
+	VSUBPD Y14, Y1, Y1
+	VMULPD Y8, Y1, Y1
+	VMOVUPD Y1, (BX)
+	VMOVUPD (SI), Y0
+	VSUBPD Y9, Y0, Y0
+	VMULPD Y10, Y1, Y2
+	VSUBPD Y2, Y0, Y0
+	VMULPD Y0, Y8, Y0
+	VMOVUPD Y0, (DI)
+	VMULPD Y0, Y11, Y0
+	VMULPD Y1, Y12, Y1
+	VADDPD Y1, Y0, Y0
+	VADDPD Y13, Y0, Y0
+	VMOVUPD Y0, (DX)
+	ADDQ $32, AX
+	ADDQ $32, BX
+	ADDQ $32, SI
+	ADDQ $32, DI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ tanXLoop
+	VZEROUPPER
+	RET
+
+// func normRProjG(n int, gx, rgx, gy, rgy, xh, rxh *float64, s, mh, mxh, mrxh, mrh, mxrh, sa, gam, gu float64)
+// As normRProj with h = γ·gy and R{h} = γ·rgy + u_γ·gy formed from gy
+// and rgy.
+TEXT ·normRProjG(SB), NOSPLIT, $0-128
+	MOVQ n+0(FP), CX
+	MOVQ gx+8(FP), DI
+	MOVQ rgx+16(FP), DX
+	MOVQ gy+24(FP), SI
+	MOVQ rgy+32(FP), BX
+	MOVQ xh+40(FP), R8
+	MOVQ rxh+48(FP), R9
+	VBROADCASTSD s+56(FP), Y7
+	VBROADCASTSD mh+64(FP), Y8
+	VBROADCASTSD mxh+72(FP), Y9
+	VBROADCASTSD mrxh+80(FP), Y10
+	VBROADCASTSD mrh+88(FP), Y11
+	VBROADCASTSD mxrh+96(FP), Y12
+	VBROADCASTSD sa+104(FP), Y13
+	VBROADCASTSD gam+112(FP), Y14
+	VBROADCASTSD gu+120(FP), Y15
+rprojGLoop:
+	VMOVUPD (R8), Y0
+	VMOVUPD (SI), Y1
+	VMULPD Y1, Y14, Y2
+	VSUBPD Y8, Y2, Y2
+	VMULPD Y9, Y0, Y3
+	VSUBPD Y3, Y2, Y2
+	VMULPD Y2, Y7, Y2
+	VMOVUPD Y2, (DI)
+	VMOVUPD (BX), Y4
+	VMULPD Y4, Y14, Y4
+	VMULPD Y1, Y15, Y1
+	VADDPD Y1, Y4, Y4
+	VSUBPD Y11, Y4, Y4
+	VMULPD Y12, Y0, Y3
+	VSUBPD Y3, Y4, Y4
+	VMULPD Y4, Y7, Y4
+	VMULPD Y2, Y13, Y3
+	VSUBPD Y3, Y4, Y4
+	VMOVUPD (R9), Y5
+	VMULPD Y9, Y5, Y5
+	VMULPD Y10, Y0, Y6
+	VADDPD Y6, Y5, Y5
+	VMULPD Y5, Y7, Y5
+	VSUBPD Y5, Y4, Y4
+	VMOVUPD Y4, (DX)
+	ADDQ $32, SI
+	ADDQ $32, BX
+	ADDQ $32, R8
+	ADDQ $32, R9
+	ADDQ $32, DI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ rprojGLoop
+	VZEROUPPER
+	RET

@@ -89,3 +89,61 @@ func rprojScalar[F gemm.Float](h, rh, xh, rxh []F, s, mh, mxh, mrxh, mrh, mxrh, 
 		h[i] = g
 	}
 }
+
+// projGRun writes gx = P(h), h = g·gy formed again from gy: projRun for
+// the passes whose sums did not store h.
+func projGRun[F gemm.Float](gx, gy, x []F, mu, s, g, mh, mxh F) {
+	gy, x = gy[:len(gx)], x[:len(gx)]
+	i := 0
+	if q := len(gx) / 4; normVector && is64[F]() && q > 0 {
+		normProjG(q, ptr64(gx), ptr64(gy), ptr64(x), float64(mu), float64(s), float64(g), float64(mh), float64(mxh))
+		i = 4 * q
+	}
+	projGScalar(gx[i:], gy[i:], x[i:], mu, s, g, mh, mxh)
+}
+
+func projGScalar[F gemm.Float](gx, gy, x []F, mu, s, g, mh, mxh F) {
+	gy, x = gy[:len(gx)], x[:len(gx)]
+	for i, t := range gy {
+		v := F(g * t)
+		gx[i] = s * (v - mh - F((x[i]-mu)*s)*mxh)
+	}
+}
+
+// tangentXRun is tangentRun with x̂ = (x − μ)·s formed from x and written
+// to xh.
+func tangentXRun[F gemm.Float](r, y, rx, x, xh []F, mu, s, mr, a, g, gu, bu F) {
+	r, y, x, xh = r[:len(rx)], y[:len(rx)], x[:len(rx)], xh[:len(rx)]
+	i := 0
+	if q := len(rx) / 4; normVector && is64[F]() && q > 0 {
+		normTangentX(q, ptr64(r), ptr64(y), ptr64(rx), ptr64(x), ptr64(xh),
+			float64(mu), float64(s), float64(mr), float64(a), float64(g), float64(gu), float64(bu))
+		i = 4 * q
+	}
+	for ; i < len(rx); i++ {
+		xv := F((x[i] - mu) * s)
+		xh[i] = xv
+		v := s * (rx[i] - mr - xv*a)
+		r[i] = v
+		y[i] = g*v + gu*xv + bu
+	}
+}
+
+// rprojGRun is rprojRun with h = g·gy and R{h} = g·rgy + gu·gy formed
+// from gy and rgy; it writes gx and rgx.
+func rprojGRun[F gemm.Float](gx, rgx, gy, rgy, xh, rxh []F, s, mh, mxh, mrxh, mrh, mxrh, sa, g, gu F) {
+	rgx, gy, rgy, xh, rxh = rgx[:len(gx)], gy[:len(gx)], rgy[:len(gx)], xh[:len(gx)], rxh[:len(gx)]
+	i := 0
+	if q := len(gx) / 4; normVector && is64[F]() && q > 0 {
+		normRProjG(q, ptr64(gx), ptr64(rgx), ptr64(gy), ptr64(rgy), ptr64(xh), ptr64(rxh),
+			float64(s), float64(mh), float64(mxh), float64(mrxh), float64(mrh), float64(mxrh), float64(sa), float64(g), float64(gu))
+		i = 4 * q
+	}
+	for ; i < len(gx); i++ {
+		hv := F(g * gy[i])
+		rv := F(g*rgy[i]) + F(gu*gy[i])
+		v := s * (hv - mh - xh[i]*mxh)
+		rgx[i] = s*(rv-mrh-xh[i]*mxrh) - sa*v - s*(rxh[i]*mxh+xh[i]*mrxh)
+		gx[i] = v
+	}
+}

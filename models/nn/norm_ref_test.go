@@ -126,6 +126,14 @@ func TestGroupNormMatchesPlainLoops(t *testing.T) {
 		{Shape{6, 4, 4}, 3, 1, false},
 		{Shape{16, 6, 6}, 1, 4, true},
 		{Shape{3, 7, 1}, 3, 2, true},
+		// Eight groups at a time and the groups after them: several
+		// groups per sample, runs not multiples of four, fewer than four.
+		{Shape{4, 5, 3}, 2, 11, false},
+		{Shape{6, 4, 4}, 3, 5, false},
+		{Shape{16, 6, 6}, 1, 9, true},
+		{Shape{3, 7, 1}, 3, 8, true},
+		{Shape{2, 3, 1}, 2, 13, false},
+		{Shape{8, 24, 24}, 1, 17, false},
 	} {
 		ly, err := newGroupNorm[float64](GroupNorm(c.g), c.in)
 		if err != nil {
