@@ -40,10 +40,10 @@ func normSum8(stride, n int, x *float64, acc *[8][4]float64)
 func normSqDev8(stride, n int, x *float64, mu *[8][4]float64, acc *[8][4]float64)
 
 //go:noescape
-func normBackSums8(stride, n int, gy, x *float64, c *[3][8]float64, acc *[4][8]float64)
+func normBackSums8(scr *float64, stride, n int, gy, x *float64, c *[3][8]float64, acc *[4][8]float64)
 
 //go:noescape
-func normRFwdSums8(stride, n int, rx, x *float64, c *[2][8]float64, acc *[2][8]float64)
+func normRFwdSums8(scr *float64, stride, n int, rx, x *float64, c *[2][8]float64, acc *[2][8]float64)
 
 //go:noescape
-func normRBackSums8(stride, n int, rgy, gy, xh, rxh *float64, c *[2][8]float64, acc *[7][8]float64)
+func normRBackSums8(scr *float64, stride, n int, rgy, gy, xh, rxh *float64, c *[2][8]float64, acc *[7][8]float64)

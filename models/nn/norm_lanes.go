@@ -5,14 +5,18 @@ package nn
 // alone, a chain waits on every addition. The kernels of norm_lanes_amd64.s
 // run the chains of eight groups side by side, group j in lane j, each in
 // its own order, so they give the scalar loops' bits. They cover each run
-// of values four at a time; the loops here finish the last one to three
-// values of every group and use the sums. float64 only.
+// of values four (forward statistics) or eight at a time; the loops here
+// finish the last values of every group and use the sums. float64 only.
 
 import (
 	"math"
 
 	"hgpsim/internal/gemm"
 )
+
+// normScratch holds the transposing kernels' rows: eight of eight values
+// for each of up to four arrays, and room to align them to 64 bytes.
+type normScratch [4*64 + 8]float64
 
 // laneGroups is the number of groups the kernels sum side by side.
 const laneGroups = 8
@@ -55,7 +59,8 @@ func (l *groupNorm[F]) stats8(x []F, q int) {
 // gradients into gw) and, with gx, its second (gx = P(γ ⊙ gy)).
 func (l *groupNorm[F]) backward8(gx, gw, gy, x, gamma []F, q int) {
 	m, pl, c := l.m, l.plane, l.shape.C
-	steps, stride := pl/4, 8*m
+	steps, stride := pl/8, 8*m
+	var scr normScratch
 	var cs [3][8]float64
 	var acc [4][8]float64 // Σ gy x̂, Σ gy per channel; Σ h, Σ x̂ h per group
 	for j := range laneGroups {
@@ -67,13 +72,13 @@ func (l *groupNorm[F]) backward8(gx, gw, gy, x, gamma []F, q int) {
 		}
 		acc[0], acc[1] = [8]float64{}, [8]float64{}
 		if off := q*m + k*pl; steps > 0 {
-			normBackSums8(stride, steps, ptr64(gy[off:]), ptr64(x[off:]), &cs, &acc)
+			normBackSums8(&scr[0], stride, steps, ptr64(gy[off:]), ptr64(x[off:]), &cs, &acc)
 		}
 		for j := range laneGroups {
 			mu, s, g := cs[0][j], cs[1][j], cs[2][j]
 			sg, sb, sh, sxh := acc[0][j], acc[1][j], acc[2][j], acc[3][j]
 			o := (q+j)*m + k*pl
-			for i := o + 4*steps; i < o+pl; i++ {
+			for i := o + 8*steps; i < o+pl; i++ {
 				t := float64(gy[i])
 				xv := (float64(x[i]) - mu) * s
 				sg += t * xv
@@ -108,20 +113,21 @@ func (l *groupNorm[F]) backward8(gx, gw, gy, x, gamma []F, q int) {
 // each group, then x̂, R{x̂} and ry.
 func (l *groupNorm[F]) rforward8(ry, rx, x, gamma, ug, ub []F, q int) {
 	m, pl := l.m, l.plane
-	steps, stride := m/4, 8*m
+	steps, stride := m/8, 8*m
+	var scr normScratch
 	var cs, acc [2][8]float64
 	for j := range laneGroups {
 		cs[0][j], cs[1][j] = float64(l.mu[q+j]), float64(l.s[q+j])
 	}
 	if steps > 0 {
-		normRFwdSums8(stride, steps, ptr64(rx[q*m:]), ptr64(x[q*m:]), &cs, &acc)
+		normRFwdSums8(&scr[0], stride, steps, ptr64(rx[q*m:]), ptr64(x[q*m:]), &cs, &acc)
 	}
 	inv := 1 / float64(m)
 	for j := range laneGroups {
 		qq := q + j
 		mu, s := cs[0][j], cs[1][j]
 		sr, sxr := acc[0][j], acc[1][j]
-		for i := qq*m + 4*steps; i < (qq+1)*m; i++ {
+		for i := qq*m + 8*steps; i < (qq+1)*m; i++ {
 			t := float64(rx[i])
 			xv := (float64(x[i]) - mu) * s
 			sr += t
@@ -141,9 +147,11 @@ func (l *groupNorm[F]) rforward8(ry, rx, x, gamma, ug, ub []F, q int) {
 // rbackward8 is rbackward for groups q..q+7 with rgx: the affine
 // parameters' R-gradients into rgw and the five means per group, then gx
 // (when wanted) and R{gx}.
+
 func (l *groupNorm[F]) rbackward8(gx, rgx, rgw, gy, rgy, gamma, ug []F, q int) {
 	m, pl, c := l.m, l.plane, l.shape.C
-	steps, stride := pl/4, 8*m
+	steps, stride := pl/8, 8*m
+	var scr normScratch
 	var cs [2][8]float64
 	var acc [7][8]float64
 	for k := range m / pl {
@@ -153,7 +161,7 @@ func (l *groupNorm[F]) rbackward8(gx, rgx, rgw, gy, rgy, gamma, ug []F, q int) {
 		}
 		acc[0], acc[1] = [8]float64{}, [8]float64{}
 		if off := q*m + k*pl; steps > 0 {
-			normRBackSums8(stride, steps, ptr64(rgy[off:]), ptr64(gy[off:]), ptr64(l.xhat[off:]), ptr64(l.rxhat[off:]), &cs, &acc)
+			normRBackSums8(&scr[0], stride, steps, ptr64(rgy[off:]), ptr64(gy[off:]), ptr64(l.xhat[off:]), ptr64(l.rxhat[off:]), &cs, &acc)
 		}
 		for j := range laneGroups {
 			g, gu := cs[0][j], cs[1][j]
@@ -162,7 +170,7 @@ func (l *groupNorm[F]) rbackward8(gx, rgx, rgw, gy, rgy, gamma, ug []F, q int) {
 				s[i] = acc[i][j]
 			}
 			o := (q+j)*m + k*pl
-			for i := o + 4*steps; i < o+pl; i++ {
+			for i := o + 8*steps; i < o+pl; i++ {
 				t, gv := float64(rgy[i]), float64(gy[i])
 				xp, rp := float64(l.xhat[i]), float64(l.rxhat[i])
 				s[0] += t*xp + gv*rp

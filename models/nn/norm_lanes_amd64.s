@@ -3,10 +3,16 @@
 // The group norm's running sums over eight groups at once, one group a
 // lane (norm_lanes.go has the same sums in Go). Each lane adds its own
 // group's values in the order of the scalar loops, so every sum has the
-// scalar loops' bits; only the chains of different groups overlap. n counts
-// steps of four values per group, n ≥ 1; stride is the distance in bytes
-// between the groups' values. Accumulators are read from acc and written
-// back, so a caller can continue them over several runs.
+// scalar loops' bits; only the chains of different groups overlap.
+// stride is the distance in bytes between the groups' values. Accumulators
+// are read from acc and written back, so a caller can continue them over
+// several runs.
+//
+// The transposing kernels take n ≥ 1 steps of eight values per group and a
+// scratch of 8·64 + 63 bytes per array. Each step loads one whole cache
+// line of every group and array: the groups sit a multiple of 4 KiB apart,
+// in the same sets of the L1 cache, and a line read in two halves far
+// apart is often gone by the second.
 
 // Group j's values at position p are at (B)+j·stride: R8 = stride,
 // R9 = 3·stride, R10 = 5·stride, R11 = 7·stride reach all eight.
@@ -16,50 +22,80 @@
 	LEAQ (R8)(R8*4), R10; \
 	LEAQ (R9)(R8*4), R11
 
-// ROWS loads four values of each of the eight groups from B and transposes
-// them: A0..A3 end as the rows (value k of groups 0..7 in lanes 0..7);
-// T0..T3 are scratch. Each 256-bit half comes from one group, halves
-// paired as [0|2], [1|3], [4|6], [5|7] so the shuffles end in group order.
-#define ROWS(B, A0, A1, A2, A3, T0, T1, T2, T3) \
-	VBROADCASTF64X4 (B), A0; \
-	VINSERTF64X4 $1, (B)(R8*2), A0, A0; \
-	VBROADCASTF64X4 (B)(R8*1), A1; \
-	VINSERTF64X4 $1, (B)(R9*1), A1, A1; \
-	VBROADCASTF64X4 (B)(R8*4), A2; \
-	VINSERTF64X4 $1, (B)(R9*2), A2, A2; \
-	VBROADCASTF64X4 (B)(R10*1), A3; \
-	VINSERTF64X4 $1, (B)(R11*1), A3, A3; \
-	VUNPCKLPD A1, A0, T0; \
-	VUNPCKHPD A1, A0, T1; \
-	VUNPCKLPD A3, A2, T2; \
-	VUNPCKHPD A3, A2, T3; \
-	VSHUFF64X2 $0x88, T2, T0, A0; \
-	VSHUFF64X2 $0xDD, T2, T0, A2; \
-	VSHUFF64X2 $0x88, T3, T1, A1; \
-	VSHUFF64X2 $0xDD, T3, T1, A3
+// HALF transposes four 4×8 halves paired as [0|2], [1|3], [4|6], [5|7]
+// (A, B, C, D) into four rows in group order, stored at S(R13): row k holds
+// value k of groups 0..7. Z0..Z7 are scratch.
+#define HALF(A, B, C, D, S) \
+	VUNPCKLPD B, A, Z0; \
+	VUNPCKHPD B, A, Z1; \
+	VUNPCKLPD D, C, Z2; \
+	VUNPCKHPD D, C, Z3; \
+	VSHUFF64X2 $0x88, Z2, Z0, Z4; \
+	VSHUFF64X2 $0x88, Z3, Z1, Z5; \
+	VSHUFF64X2 $0xDD, Z2, Z0, Z6; \
+	VSHUFF64X2 $0xDD, Z3, Z1, Z7; \
+	VMOVUPD Z4, S(R13); \
+	VMOVUPD Z5, (S+64)(R13); \
+	VMOVUPD Z6, (S+128)(R13); \
+	VMOVUPD Z7, (S+192)(R13)
 
-// BACKSTEP: one value of each group, t = gy, X = x (overwritten by x̂).
-//   x̂ = (x − μ)·s; sg += t·x̂; sb += t; v = γ·t; sh += v; sxh += x̂·v
-#define BACKSTEP(T, X) \
-	VSUBPD Z28, X, X; \
-	VMULPD Z29, X, X; \
-	VMULPD X, T, Z12; \
-	VADDPD Z12, Z24, Z24; \
-	VADDPD T, Z25, Z25; \
-	VMULPD T, Z30, Z13; \
-	VADDPD Z13, Z26, Z26; \
-	VMULPD Z13, X, Z14; \
-	VADDPD Z14, Z27, Z27
+// TRANSPOSE loads eight values of each group from B and stores them as
+// eight rows at S(R13): row k holds value k of groups 0..7. Z0..Z15 are
+// scratch.
+#define TRANSPOSE(B, S) \
+	VMOVUPD (B), Z0; \
+	VMOVUPD (B)(R8*1), Z1; \
+	VMOVUPD (B)(R8*2), Z2; \
+	VMOVUPD (B)(R9*1), Z3; \
+	VMOVUPD (B)(R8*4), Z4; \
+	VMOVUPD (B)(R10*1), Z5; \
+	VMOVUPD (B)(R9*2), Z6; \
+	VMOVUPD (B)(R11*1), Z7; \
+	VSHUFF64X2 $0x44, Z2, Z0, Z8; \
+	VSHUFF64X2 $0xEE, Z2, Z0, Z9; \
+	VSHUFF64X2 $0x44, Z3, Z1, Z10; \
+	VSHUFF64X2 $0xEE, Z3, Z1, Z11; \
+	VSHUFF64X2 $0x44, Z6, Z4, Z12; \
+	VSHUFF64X2 $0xEE, Z6, Z4, Z13; \
+	VSHUFF64X2 $0x44, Z7, Z5, Z14; \
+	VSHUFF64X2 $0xEE, Z7, Z5, Z15; \
+	HALF(Z8, Z10, Z12, Z14, S); \
+	HALF(Z9, Z11, Z13, Z15, S+256)
 
-// func normBackSums8(stride, n int, gy, x *float64, c *[3][8]float64, acc *[4][8]float64)
+// SCRATCH points R13 at the 64-byte aligned scratch.
+#define SCRATCH \
+	MOVQ scr+0(FP), R13; \
+	ADDQ $63, R13; \
+	ANDQ $-64, R13
+
+// BACKSTEP: value K of each group, gy (row at 64K) and x (at 512+64K).
+//   x̂ = (x − μ)·s; sg += gy·x̂; sb += gy; v = γ·gy; sh += v; sxh += x̂·v
+#define BACKSTEP(K) \
+	VMOVUPD (512+64*K)(R13), Z16; \
+	VMOVUPD (64*K)(R13), Z17; \
+	VSUBPD Z28, Z16, Z16; \
+	VMULPD Z29, Z16, Z16; \
+	VMULPD Z16, Z17, Z18; \
+	VADDPD Z18, Z24, Z24; \
+	VADDPD Z17, Z25, Z25; \
+	VMULPD Z17, Z30, Z18; \
+	VADDPD Z18, Z26, Z26; \
+	VMULPD Z18, Z16, Z19; \
+	VADDPD Z19, Z27, Z27
+
+// func normBackSums8(scr *float64, stride, n int, gy, x *float64, c *[3][8]float64, acc *[4][8]float64)
 // c: μ, s, γ per lane; acc: Σ gy x̂, Σ gy, Σ γ gy, Σ x̂ γ gy.
-TEXT ·normBackSums8(SB), NOSPLIT, $0-48
-	STRIDES
-	MOVQ n+8(FP), CX
-	MOVQ gy+16(FP), SI
-	MOVQ x+24(FP), DI
-	MOVQ c+32(FP), AX
-	MOVQ acc+40(FP), DX
+TEXT ·normBackSums8(SB), NOSPLIT, $0-56
+	SCRATCH
+	MOVQ stride+8(FP), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R9)(R8*4), R11
+	MOVQ n+16(FP), CX
+	MOVQ gy+24(FP), SI
+	MOVQ x+32(FP), DI
+	MOVQ c+40(FP), AX
+	MOVQ acc+48(FP), DX
 	VMOVUPD 0(AX), Z28
 	VMOVUPD 64(AX), Z29
 	VMOVUPD 128(AX), Z30
@@ -68,14 +104,18 @@ TEXT ·normBackSums8(SB), NOSPLIT, $0-48
 	VMOVUPD 128(DX), Z26
 	VMOVUPD 192(DX), Z27
 backLoop:
-	ROWS(SI, Z0, Z1, Z2, Z3, Z8, Z9, Z10, Z11)
-	ROWS(DI, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11)
-	BACKSTEP(Z0, Z4)
-	BACKSTEP(Z1, Z5)
-	BACKSTEP(Z2, Z6)
-	BACKSTEP(Z3, Z7)
-	ADDQ $32, SI
-	ADDQ $32, DI
+	TRANSPOSE(SI, 0)
+	TRANSPOSE(DI, 512)
+	BACKSTEP(0)
+	BACKSTEP(1)
+	BACKSTEP(2)
+	BACKSTEP(3)
+	BACKSTEP(4)
+	BACKSTEP(5)
+	BACKSTEP(6)
+	BACKSTEP(7)
+	ADDQ $64, SI
+	ADDQ $64, DI
 	DECQ CX
 	JNZ backLoop
 	VMOVUPD Z24, 0(DX)
@@ -85,37 +125,47 @@ backLoop:
 	VZEROUPPER
 	RET
 
-// RFWDSTEP: t = rx, X = x (overwritten by x̂).
-//   x̂ = (x − μ)·s; sr += t; sxr += x̂·t
-#define RFWDSTEP(T, X) \
-	VSUBPD Z28, X, X; \
-	VMULPD Z29, X, X; \
-	VADDPD T, Z24, Z24; \
-	VMULPD T, X, Z12; \
-	VADDPD Z12, Z25, Z25
+// RFWDSTEP: value K of each group, rx (row at 64K) and x (at 512+64K).
+//   x̂ = (x − μ)·s; sr += rx; sxr += x̂·rx
+#define RFWDSTEP(K) \
+	VMOVUPD (512+64*K)(R13), Z16; \
+	VMOVUPD (64*K)(R13), Z17; \
+	VSUBPD Z28, Z16, Z16; \
+	VMULPD Z29, Z16, Z16; \
+	VADDPD Z17, Z24, Z24; \
+	VMULPD Z17, Z16, Z18; \
+	VADDPD Z18, Z25, Z25
 
-// func normRFwdSums8(stride, n int, rx, x *float64, c *[2][8]float64, acc *[2][8]float64)
+// func normRFwdSums8(scr *float64, stride, n int, rx, x *float64, c *[2][8]float64, acc *[2][8]float64)
 // c: μ, s per lane; acc: Σ rx, Σ x̂ rx.
-TEXT ·normRFwdSums8(SB), NOSPLIT, $0-48
-	STRIDES
-	MOVQ n+8(FP), CX
-	MOVQ rx+16(FP), SI
-	MOVQ x+24(FP), DI
-	MOVQ c+32(FP), AX
-	MOVQ acc+40(FP), DX
+TEXT ·normRFwdSums8(SB), NOSPLIT, $0-56
+	SCRATCH
+	MOVQ stride+8(FP), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R9)(R8*4), R11
+	MOVQ n+16(FP), CX
+	MOVQ rx+24(FP), SI
+	MOVQ x+32(FP), DI
+	MOVQ c+40(FP), AX
+	MOVQ acc+48(FP), DX
 	VMOVUPD 0(AX), Z28
 	VMOVUPD 64(AX), Z29
 	VMOVUPD 0(DX), Z24
 	VMOVUPD 64(DX), Z25
 rfwdLoop:
-	ROWS(SI, Z0, Z1, Z2, Z3, Z8, Z9, Z10, Z11)
-	ROWS(DI, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11)
-	RFWDSTEP(Z0, Z4)
-	RFWDSTEP(Z1, Z5)
-	RFWDSTEP(Z2, Z6)
-	RFWDSTEP(Z3, Z7)
-	ADDQ $32, SI
-	ADDQ $32, DI
+	TRANSPOSE(SI, 0)
+	TRANSPOSE(DI, 512)
+	RFWDSTEP(0)
+	RFWDSTEP(1)
+	RFWDSTEP(2)
+	RFWDSTEP(3)
+	RFWDSTEP(4)
+	RFWDSTEP(5)
+	RFWDSTEP(6)
+	RFWDSTEP(7)
+	ADDQ $64, SI
+	ADDQ $64, DI
 	DECQ CX
 	JNZ rfwdLoop
 	VMOVUPD Z24, 0(DX)
@@ -123,40 +173,49 @@ rfwdLoop:
 	VZEROUPPER
 	RET
 
-// RBACKSTEP: t = rgy, G = gy, X = x̂, R = R{x̂}.
-//   sg += t·x̂ + gy·R{x̂}; sb += t; h = γ·gy; sh += h; sxh += x̂·h;
-//   srxh += R{x̂}·h; r = γ·t + u_γ·gy; srh += r; sxrh += x̂·r
-#define RBACKSTEP(T, G, X, R) \
-	VMULPD X, T, Z29; \
-	VMULPD R, G, Z30; \
+// RBACKSTEP: value K of each group: rgy (row at 64K), gy (512+64K),
+// x̂ (1024+64K), R{x̂} (1536+64K).
+//   sg += rgy·x̂ + gy·R{x̂}; sb += rgy; h = γ·gy; sh += h; sxh += x̂·h;
+//   srxh += R{x̂}·h; r = γ·rgy + u_γ·gy; srh += r; sxrh += x̂·r
+#define RBACKSTEP(K) \
+	VMOVUPD (64*K)(R13), Z16; \
+	VMOVUPD (512+64*K)(R13), Z17; \
+	VMOVUPD (1024+64*K)(R13), Z18; \
+	VMOVUPD (1536+64*K)(R13), Z19; \
+	VMULPD Z18, Z16, Z29; \
+	VMULPD Z19, Z17, Z30; \
 	VADDPD Z30, Z29, Z29; \
 	VADDPD Z29, Z20, Z20; \
-	VADDPD T, Z21, Z21; \
-	VMULPD G, Z27, Z29; \
+	VADDPD Z16, Z21, Z21; \
+	VMULPD Z17, Z27, Z29; \
 	VADDPD Z29, Z22, Z22; \
-	VMULPD Z29, X, Z30; \
+	VMULPD Z29, Z18, Z30; \
 	VADDPD Z30, Z23, Z23; \
-	VMULPD Z29, R, Z30; \
+	VMULPD Z29, Z19, Z30; \
 	VADDPD Z30, Z24, Z24; \
-	VMULPD T, Z27, Z29; \
-	VMULPD G, Z28, Z30; \
+	VMULPD Z16, Z27, Z29; \
+	VMULPD Z17, Z28, Z30; \
 	VADDPD Z30, Z29, Z29; \
 	VADDPD Z29, Z25, Z25; \
-	VMULPD Z29, X, Z30; \
+	VMULPD Z29, Z18, Z30; \
 	VADDPD Z30, Z26, Z26
 
-// func normRBackSums8(stride, n int, rgy, gy, xh, rxh *float64, c *[2][8]float64, acc *[7][8]float64)
+// func normRBackSums8(scr *float64, stride, n int, rgy, gy, xh, rxh *float64, c *[2][8]float64, acc *[7][8]float64)
 // c: γ, u_γ per lane; acc: Σ rgy x̂ + gy R{x̂}, Σ rgy, Σ h, Σ x̂ h,
 // Σ R{x̂} h, Σ R{h}, Σ x̂ R{h}.
-TEXT ·normRBackSums8(SB), NOSPLIT, $0-64
-	STRIDES
-	MOVQ n+8(FP), CX
-	MOVQ rgy+16(FP), SI
-	MOVQ gy+24(FP), DI
-	MOVQ xh+32(FP), BX
-	MOVQ rxh+40(FP), R12
-	MOVQ c+48(FP), AX
-	MOVQ acc+56(FP), DX
+TEXT ·normRBackSums8(SB), NOSPLIT, $0-72
+	SCRATCH
+	MOVQ stride+8(FP), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R9)(R8*4), R11
+	MOVQ n+16(FP), CX
+	MOVQ rgy+24(FP), SI
+	MOVQ gy+32(FP), DI
+	MOVQ xh+40(FP), BX
+	MOVQ rxh+48(FP), R12
+	MOVQ c+56(FP), AX
+	MOVQ acc+64(FP), DX
 	VMOVUPD 0(AX), Z27
 	VMOVUPD 64(AX), Z28
 	VMOVUPD 0(DX), Z20
@@ -167,18 +226,22 @@ TEXT ·normRBackSums8(SB), NOSPLIT, $0-64
 	VMOVUPD 320(DX), Z25
 	VMOVUPD 384(DX), Z26
 rbackLoop:
-	ROWS(SI, Z0, Z1, Z2, Z3, Z8, Z9, Z10, Z11)
-	ROWS(DI, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11)
-	ROWS(BX, Z12, Z13, Z14, Z15, Z8, Z9, Z10, Z11)
-	ROWS(R12, Z16, Z17, Z18, Z19, Z8, Z9, Z10, Z11)
-	RBACKSTEP(Z0, Z4, Z12, Z16)
-	RBACKSTEP(Z1, Z5, Z13, Z17)
-	RBACKSTEP(Z2, Z6, Z14, Z18)
-	RBACKSTEP(Z3, Z7, Z15, Z19)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	ADDQ $32, BX
-	ADDQ $32, R12
+	TRANSPOSE(SI, 0)
+	TRANSPOSE(DI, 512)
+	TRANSPOSE(BX, 1024)
+	TRANSPOSE(R12, 1536)
+	RBACKSTEP(0)
+	RBACKSTEP(1)
+	RBACKSTEP(2)
+	RBACKSTEP(3)
+	RBACKSTEP(4)
+	RBACKSTEP(5)
+	RBACKSTEP(6)
+	RBACKSTEP(7)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $64, BX
+	ADDQ $64, R12
 	DECQ CX
 	JNZ rbackLoop
 	VMOVUPD Z20, 0(DX)

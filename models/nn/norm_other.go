@@ -40,14 +40,14 @@ func normSqDev8(int, int, *float64, *[8][4]float64, *[8][4]float64) {
 	panic("nn: normSqDev8 without AVX")
 }
 
-func normBackSums8(int, int, *float64, *float64, *[3][8]float64, *[4][8]float64) {
+func normBackSums8(*float64, int, int, *float64, *float64, *[3][8]float64, *[4][8]float64) {
 	panic("nn: normBackSums8 without AVX-512")
 }
 
-func normRFwdSums8(int, int, *float64, *float64, *[2][8]float64, *[2][8]float64) {
+func normRFwdSums8(*float64, int, int, *float64, *float64, *[2][8]float64, *[2][8]float64) {
 	panic("nn: normRFwdSums8 without AVX-512")
 }
 
-func normRBackSums8(int, int, *float64, *float64, *float64, *float64, *[2][8]float64, *[7][8]float64) {
+func normRBackSums8(*float64, int, int, *float64, *float64, *float64, *float64, *[2][8]float64, *[7][8]float64) {
 	panic("nn: normRBackSums8 without AVX-512")
 }
