@@ -120,10 +120,15 @@ func tangentXRun[F gemm.Float](r, y, rx, x, xh []F, mu, s, mr, a, g, gu, bu F) {
 			float64(mu), float64(s), float64(mr), float64(a), float64(g), float64(gu), float64(bu))
 		i = 4 * q
 	}
-	for ; i < len(rx); i++ {
+	tangentXScalar(r[i:], y[i:], rx[i:], x[i:], xh[i:], mu, s, mr, a, g, gu, bu)
+}
+
+func tangentXScalar[F gemm.Float](r, y, rx, x, xh []F, mu, s, mr, a, g, gu, bu F) {
+	r, y, x, xh = r[:len(rx)], y[:len(rx)], x[:len(rx)], xh[:len(rx)]
+	for i, t := range rx {
 		xv := F((x[i] - mu) * s)
 		xh[i] = xv
-		v := s * (rx[i] - mr - xv*a)
+		v := s * (t - mr - xv*a)
 		r[i] = v
 		y[i] = g*v + gu*xv + bu
 	}
@@ -139,9 +144,14 @@ func rprojGRun[F gemm.Float](gx, rgx, gy, rgy, xh, rxh []F, s, mh, mxh, mrxh, mr
 			float64(s), float64(mh), float64(mxh), float64(mrxh), float64(mrh), float64(mxrh), float64(sa), float64(g), float64(gu))
 		i = 4 * q
 	}
-	for ; i < len(gx); i++ {
-		hv := F(g * gy[i])
-		rv := F(g*rgy[i]) + F(gu*gy[i])
+	rprojGScalar(gx[i:], rgx[i:], gy[i:], rgy[i:], xh[i:], rxh[i:], s, mh, mxh, mrxh, mrh, mxrh, sa, g, gu)
+}
+
+func rprojGScalar[F gemm.Float](gx, rgx, gy, rgy, xh, rxh []F, s, mh, mxh, mrxh, mrh, mxrh, sa, g, gu F) {
+	rgx, gy, rgy, xh, rxh = rgx[:len(gx)], gy[:len(gx)], rgy[:len(gx)], xh[:len(gx)], rxh[:len(gx)]
+	for i, t := range gy {
+		hv := F(g * t)
+		rv := F(g*rgy[i]) + F(gu*t)
 		v := s * (hv - mh - xh[i]*mxh)
 		rgx[i] = s*(rv-mrh-xh[i]*mxrh) - sa*v - s*(rxh[i]*mxh+xh[i]*mrxh)
 		gx[i] = v
