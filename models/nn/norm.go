@@ -124,7 +124,7 @@ func (l *groupNorm[F]) backward(gx, gw, gy, x, _, w []F, n int) {
 	c := l.shape.C
 	gamma := w[:c]
 	inv := F(1 / float64(l.m))
-	q0 := 0
+	q0 := 0 // groups before it run eight at a time (norm_lanes.go)
 	if lanes[F]() {
 		for ; q0+laneGroups <= n*l.g; q0 += laneGroups {
 			l.backward8(gx, gw, gy, x, gamma, q0)
@@ -182,7 +182,7 @@ func (l *groupNorm[F]) rforward(ry, rx, x, _, w, u []F, n int) {
 	ug, ub := u[:c], u[c:2*c]
 	inv := F(1 / float64(l.m))
 	groups := n * l.g
-	q0 := 0
+	q0 := 0 // groups before it run eight at a time (norm_lanes.go)
 	if rx != nil && lanes[F]() {
 		for ; q0+laneGroups <= groups; q0 += laneGroups {
 			l.rforward8(ry, rx, x, gamma, ug, ub, q0)
@@ -259,7 +259,7 @@ func (l *groupNorm[F]) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []F, n 
 	c := l.shape.C
 	gamma, ug := w[:c], u[:c]
 	inv := F(1 / float64(l.m))
-	q0 := 0
+	q0 := 0 // groups before it run eight at a time (norm_lanes.go)
 	if rgx != nil && lanes[F]() {
 		for ; q0+laneGroups <= n*l.g; q0 += laneGroups {
 			l.rbackward8(gx, rgx, rgw, gy, rgy, gamma, ug, q0)
