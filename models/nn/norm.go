@@ -259,13 +259,7 @@ func (l *groupNorm[F]) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []F, n 
 	c := l.shape.C
 	gamma, ug := w[:c], u[:c]
 	inv := F(1 / float64(l.m))
-	q0 := 0 // groups before it run eight at a time (norm_lanes.go)
-	if rgx != nil && lanes[F]() {
-		for ; q0+laneGroups <= n*l.g; q0 += laneGroups {
-			l.rbackward8(gx, rgx, rgw, gy, rgy, gamma, ug, q0)
-		}
-	}
-	for q := q0; q < n*l.g; q++ {
+	for q := range n * l.g {
 		off := q * l.m
 		c0 := l.channels(q)
 		gyq, rgyq := gy[off:off+l.m], rgy[off:off+l.m]

@@ -31,9 +31,6 @@ func normProjG(n int, gx, gy, x *float64, mu, s, gam, mh, mxh float64)
 func normTangentX(n int, r, y, rx, x, xh *float64, mu, s, mr, a, gam, gu, bu float64)
 
 //go:noescape
-func normRProjG(n int, gx, rgx, gy, rgy, xh, rxh *float64, s, mh, mxh, mrxh, mrh, mxrh, sa, gam, gu float64)
-
-//go:noescape
 func normSum8(stride, n int, x *float64, acc *[8][4]float64)
 
 //go:noescape
@@ -44,6 +41,3 @@ func normBackSums8(scr *float64, stride, n int, gy, x *float64, c *[3][8]float64
 
 //go:noescape
 func normRFwdSums8(scr *float64, stride, n int, rx, x *float64, c *[2][8]float64, acc *[2][8]float64)
-
-//go:noescape
-func normRBackSums8(scr *float64, stride, n int, rgy, gy, xh, rxh *float64, c *[2][8]float64, acc *[7][8]float64)

@@ -135,7 +135,7 @@ rprojLoop:
 	RET
 
 // The passes that follow the eight-group sums form what those sums did
-// not store (h = γ·gy, R{h}, x̂) again from their inputs, with the same
+// not store (h = γ·gy, x̂) again from their inputs, with the same
 // operations as the scalar loops.
 
 // func normProjG(n int, gx, gy, x *float64, mu, s, gam, mh, mxh float64)
@@ -208,62 +208,5 @@ tanXLoop:
 	ADDQ $32, DX
 	DECQ CX
 	JNZ tanXLoop
-	VZEROUPPER
-	RET
-
-// func normRProjG(n int, gx, rgx, gy, rgy, xh, rxh *float64, s, mh, mxh, mrxh, mrh, mxrh, sa, gam, gu float64)
-// As normRProj with h = γ·gy and R{h} = γ·rgy + u_γ·gy formed from gy
-// and rgy.
-TEXT ·normRProjG(SB), NOSPLIT, $0-128
-	MOVQ n+0(FP), CX
-	MOVQ gx+8(FP), DI
-	MOVQ rgx+16(FP), DX
-	MOVQ gy+24(FP), SI
-	MOVQ rgy+32(FP), BX
-	MOVQ xh+40(FP), R8
-	MOVQ rxh+48(FP), R9
-	VBROADCASTSD s+56(FP), Y7
-	VBROADCASTSD mh+64(FP), Y8
-	VBROADCASTSD mxh+72(FP), Y9
-	VBROADCASTSD mrxh+80(FP), Y10
-	VBROADCASTSD mrh+88(FP), Y11
-	VBROADCASTSD mxrh+96(FP), Y12
-	VBROADCASTSD sa+104(FP), Y13
-	VBROADCASTSD gam+112(FP), Y14
-	VBROADCASTSD gu+120(FP), Y15
-rprojGLoop:
-	VMOVUPD (R8), Y0
-	VMOVUPD (SI), Y1
-	VMULPD Y1, Y14, Y2
-	VSUBPD Y8, Y2, Y2
-	VMULPD Y9, Y0, Y3
-	VSUBPD Y3, Y2, Y2
-	VMULPD Y2, Y7, Y2
-	VMOVUPD Y2, (DI)
-	VMOVUPD (BX), Y4
-	VMULPD Y4, Y14, Y4
-	VMULPD Y1, Y15, Y1
-	VADDPD Y1, Y4, Y4
-	VSUBPD Y11, Y4, Y4
-	VMULPD Y12, Y0, Y3
-	VSUBPD Y3, Y4, Y4
-	VMULPD Y4, Y7, Y4
-	VMULPD Y2, Y13, Y3
-	VSUBPD Y3, Y4, Y4
-	VMOVUPD (R9), Y5
-	VMULPD Y9, Y5, Y5
-	VMULPD Y10, Y0, Y6
-	VADDPD Y6, Y5, Y5
-	VMULPD Y5, Y7, Y5
-	VSUBPD Y5, Y4, Y4
-	VMOVUPD Y4, (DX)
-	ADDQ $32, SI
-	ADDQ $32, BX
-	ADDQ $32, R8
-	ADDQ $32, R9
-	ADDQ $32, DI
-	ADDQ $32, DX
-	DECQ CX
-	JNZ rprojGLoop
 	VZEROUPPER
 	RET

@@ -133,27 +133,3 @@ func tangentXScalar[F gemm.Float](r, y, rx, x, xh []F, mu, s, mr, a, g, gu, bu F
 		y[i] = g*v + gu*xv + bu
 	}
 }
-
-// rprojGRun is rprojRun with h = g·gy and R{h} = g·rgy + gu·gy formed
-// from gy and rgy; it writes gx and rgx.
-func rprojGRun[F gemm.Float](gx, rgx, gy, rgy, xh, rxh []F, s, mh, mxh, mrxh, mrh, mxrh, sa, g, gu F) {
-	rgx, gy, rgy, xh, rxh = rgx[:len(gx)], gy[:len(gx)], rgy[:len(gx)], xh[:len(gx)], rxh[:len(gx)]
-	i := 0
-	if q := len(gx) / 4; normVector && is64[F]() && q > 0 {
-		normRProjG(q, ptr64(gx), ptr64(rgx), ptr64(gy), ptr64(rgy), ptr64(xh), ptr64(rxh),
-			float64(s), float64(mh), float64(mxh), float64(mrxh), float64(mrh), float64(mxrh), float64(sa), float64(g), float64(gu))
-		i = 4 * q
-	}
-	rprojGScalar(gx[i:], rgx[i:], gy[i:], rgy[i:], xh[i:], rxh[i:], s, mh, mxh, mrxh, mrh, mxrh, sa, g, gu)
-}
-
-func rprojGScalar[F gemm.Float](gx, rgx, gy, rgy, xh, rxh []F, s, mh, mxh, mrxh, mrh, mxrh, sa, g, gu F) {
-	rgx, gy, rgy, xh, rxh = rgx[:len(gx)], gy[:len(gx)], rgy[:len(gx)], xh[:len(gx)], rxh[:len(gx)]
-	for i, t := range gy {
-		hv := F(g * t)
-		rv := F(g*rgy[i]) + F(gu*t)
-		v := s * (hv - mh - xh[i]*mxh)
-		rgx[i] = s*(rv-mrh-xh[i]*mxrh) - sa*v - s*(rxh[i]*mxh+xh[i]*mrxh)
-		gx[i] = v
-	}
-}

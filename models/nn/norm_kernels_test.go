@@ -80,12 +80,5 @@ func TestNormRunsMatchScalar(t *testing.T) {
 		sameBitsOrFail(t, "tangentX x̂", n, xh1, xh2)
 		sameBitsOrFail(t, "tangentX R{x̂}", n, r1, r2)
 		sameBitsOrFail(t, "tangentX ry", n, y1, y2)
-
-		rgx1, rgx2 := make([]float64, n), make([]float64, n)
-		c2 := normValues(r, 2)
-		rprojGRun(gx1, rgx1, h0, rh0, xh, rxh, c[1], c[0], c[2], c[3], c[4], c[5], c[6], c2[0], c2[1])
-		rprojGScalar(gx2, rgx2, h0, rh0, xh, rxh, c[1], c[0], c[2], c[3], c[4], c[5], c[6], c2[0], c2[1])
-		sameBitsOrFail(t, "rprojG gx", n, gx1, gx2)
-		sameBitsOrFail(t, "rprojG R{gx}", n, rgx1, rgx2)
 	}
 }

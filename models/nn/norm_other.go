@@ -30,10 +30,6 @@ func normTangentX(int, *float64, *float64, *float64, *float64, *float64, float64
 	panic("nn: normTangentX without AVX")
 }
 
-func normRProjG(int, *float64, *float64, *float64, *float64, *float64, *float64, float64, float64, float64, float64, float64, float64, float64, float64, float64) {
-	panic("nn: normRProjG without AVX")
-}
-
 func normSum8(int, int, *float64, *[8][4]float64) { panic("nn: normSum8 without AVX") }
 
 func normSqDev8(int, int, *float64, *[8][4]float64, *[8][4]float64) {
@@ -46,8 +42,4 @@ func normBackSums8(*float64, int, int, *float64, *float64, *[3][8]float64, *[4][
 
 func normRFwdSums8(*float64, int, int, *float64, *float64, *[2][8]float64, *[2][8]float64) {
 	panic("nn: normRFwdSums8 without AVX-512")
-}
-
-func normRBackSums8(*float64, int, int, *float64, *float64, *float64, *float64, *[2][8]float64, *[7][8]float64) {
-	panic("nn: normRBackSums8 without AVX-512")
 }
