@@ -87,14 +87,26 @@ func (l *groupNorm[F]) forward(y, x, w []F, n int) {
 	c := l.shape.C
 	gamma, beta := w[:c], w[c:2*c]
 	inv := F(1 / float64(l.m))
-	for q := range n * l.g {
+	groups := n * l.g
+	lanesEnd := 0 // groups before it take their statistics eight at a time
+	if normVector && is64[F]() {
+		lanesEnd = groups - groups%laneGroups
+	}
+	for q := range groups {
 		off := q * l.m
 		xq, yq := x[off:off+l.m], y[off:off+l.m]
-		mu := sum(xq) * inv
-		// Two passes: the variance as the mean of squared deviations does
-		// not cancel catastrophically as E[x²] − μ² would.
-		s := F(1 / math.Sqrt(float64(sumSquaredDeviations(xq, mu)*inv+normEps)))
-		l.mu[q], l.s[q] = mu, s
+		if q < lanesEnd {
+			if q%laneGroups == 0 {
+				l.stats8(x, q)
+			}
+		} else {
+			mu := sum(xq) * inv
+			// Two passes: the variance as the mean of squared deviations
+			// does not cancel catastrophically as E[x²] − μ² would.
+			l.mu[q] = mu
+			l.s[q] = F(1 / math.Sqrt(float64(sumSquaredDeviations(xq, mu)*inv+normEps)))
+		}
+		mu, s := l.mu[q], l.s[q]
 		// x̂ is not kept: the passes that need it form it again from x,
 		// bit for bit, which costs less than writing and reading it back.
 		c0 := l.channels(q)
@@ -112,7 +124,13 @@ func (l *groupNorm[F]) backward(gx, gw, gy, x, _, w []F, n int) {
 	c := l.shape.C
 	gamma := w[:c]
 	inv := F(1 / float64(l.m))
-	for q := range n * l.g {
+	q0 := 0 // groups before it run eight at a time (norm_lanes.go)
+	if lanes[F]() {
+		for ; q0+laneGroups <= n*l.g; q0 += laneGroups {
+			l.backward8(gx, gw, gy, x, gamma, q0)
+		}
+	}
+	for q := q0; q < n*l.g; q++ {
 		off := q * l.m
 		c0 := l.channels(q)
 		mu, s := l.mu[q], l.s[q]
@@ -164,7 +182,13 @@ func (l *groupNorm[F]) rforward(ry, rx, x, _, w, u []F, n int) {
 	ug, ub := u[:c], u[c:2*c]
 	inv := F(1 / float64(l.m))
 	groups := n * l.g
-	for q := 0; q < groups; q += 2 {
+	q0 := 0 // groups before it run eight at a time (norm_lanes.go)
+	if rx != nil && lanes[F]() {
+		for ; q0+laneGroups <= groups; q0 += laneGroups {
+			l.rforward8(ry, rx, x, gamma, ug, ub, q0)
+		}
+	}
+	for q := q0; q < groups; q += 2 {
 		qb := min(q+1, groups-1)
 		var sr, sxr [2]F
 		if rx != nil {

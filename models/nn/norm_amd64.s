@@ -133,3 +133,80 @@ rprojLoop:
 	JNZ rprojLoop
 	VZEROUPPER
 	RET
+
+// The passes that follow the eight-group sums form what those sums did
+// not store (h = γ·gy, x̂) again from their inputs, with the same
+// operations as the scalar loops.
+
+// func normProjG(n int, gx, gy, x *float64, mu, s, gam, mh, mxh float64)
+// gx = s·(γ·gy − mh − x̂·mxh), x̂ = (x − μ)·s.
+TEXT ·normProjG(SB), NOSPLIT, $0-72
+	MOVQ n+0(FP), CX
+	MOVQ gx+8(FP), DI
+	MOVQ gy+16(FP), DX
+	MOVQ x+24(FP), SI
+	VBROADCASTSD mu+32(FP), Y8
+	VBROADCASTSD s+40(FP), Y9
+	VBROADCASTSD gam+48(FP), Y12
+	VBROADCASTSD mh+56(FP), Y10
+	VBROADCASTSD mxh+64(FP), Y11
+projGLoop:
+	VMOVUPD (SI), Y0
+	VSUBPD Y8, Y0, Y0
+	VMULPD Y9, Y0, Y0
+	VMULPD Y11, Y0, Y0
+	VMOVUPD (DX), Y1
+	VMULPD Y1, Y12, Y1
+	VSUBPD Y10, Y1, Y1
+	VSUBPD Y0, Y1, Y1
+	VMULPD Y1, Y9, Y1
+	VMOVUPD Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNZ projGLoop
+	VZEROUPPER
+	RET
+
+// func normTangentX(n int, r, y, rx, x, xh *float64, mu, s, mr, a, gam, gu, bu float64)
+// As normTangent, x̂ = (x − μ)·s formed from x and stored in xh.
+TEXT ·normTangentX(SB), NOSPLIT, $0-104
+	MOVQ n+0(FP), CX
+	MOVQ r+8(FP), DI
+	MOVQ y+16(FP), DX
+	MOVQ rx+24(FP), SI
+	MOVQ x+32(FP), AX
+	MOVQ xh+40(FP), BX
+	VBROADCASTSD mu+48(FP), Y14
+	VBROADCASTSD s+56(FP), Y8
+	VBROADCASTSD mr+64(FP), Y9
+	VBROADCASTSD a+72(FP), Y10
+	VBROADCASTSD gam+80(FP), Y11
+	VBROADCASTSD gu+88(FP), Y12
+	VBROADCASTSD bu+96(FP), Y13
+tanXLoop:
+	VMOVUPD (AX), Y1
+	VSUBPD Y14, Y1, Y1
+	VMULPD Y8, Y1, Y1
+	VMOVUPD Y1, (BX)
+	VMOVUPD (SI), Y0
+	VSUBPD Y9, Y0, Y0
+	VMULPD Y10, Y1, Y2
+	VSUBPD Y2, Y0, Y0
+	VMULPD Y0, Y8, Y0
+	VMOVUPD Y0, (DI)
+	VMULPD Y0, Y11, Y0
+	VMULPD Y1, Y12, Y1
+	VADDPD Y1, Y0, Y0
+	VADDPD Y13, Y0, Y0
+	VMOVUPD Y0, (DX)
+	ADDQ $32, AX
+	ADDQ $32, BX
+	ADDQ $32, SI
+	ADDQ $32, DI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ tanXLoop
+	VZEROUPPER
+	RET

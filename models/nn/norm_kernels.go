@@ -89,3 +89,47 @@ func rprojScalar[F gemm.Float](h, rh, xh, rxh []F, s, mh, mxh, mrxh, mrh, mxrh, 
 		h[i] = g
 	}
 }
+
+// projGRun writes gx = P(h), h = g·gy formed again from gy: projRun for
+// the passes whose sums did not store h.
+func projGRun[F gemm.Float](gx, gy, x []F, mu, s, g, mh, mxh F) {
+	gy, x = gy[:len(gx)], x[:len(gx)]
+	i := 0
+	if q := len(gx) / 4; normVector && is64[F]() && q > 0 {
+		normProjG(q, ptr64(gx), ptr64(gy), ptr64(x), float64(mu), float64(s), float64(g), float64(mh), float64(mxh))
+		i = 4 * q
+	}
+	projGScalar(gx[i:], gy[i:], x[i:], mu, s, g, mh, mxh)
+}
+
+func projGScalar[F gemm.Float](gx, gy, x []F, mu, s, g, mh, mxh F) {
+	gy, x = gy[:len(gx)], x[:len(gx)]
+	for i, t := range gy {
+		v := F(g * t)
+		gx[i] = s * (v - mh - F((x[i]-mu)*s)*mxh)
+	}
+}
+
+// tangentXRun is tangentRun with x̂ = (x − μ)·s formed from x and written
+// to xh.
+func tangentXRun[F gemm.Float](r, y, rx, x, xh []F, mu, s, mr, a, g, gu, bu F) {
+	r, y, x, xh = r[:len(rx)], y[:len(rx)], x[:len(rx)], xh[:len(rx)]
+	i := 0
+	if q := len(rx) / 4; normVector && is64[F]() && q > 0 {
+		normTangentX(q, ptr64(r), ptr64(y), ptr64(rx), ptr64(x), ptr64(xh),
+			float64(mu), float64(s), float64(mr), float64(a), float64(g), float64(gu), float64(bu))
+		i = 4 * q
+	}
+	tangentXScalar(r[i:], y[i:], rx[i:], x[i:], xh[i:], mu, s, mr, a, g, gu, bu)
+}
+
+func tangentXScalar[F gemm.Float](r, y, rx, x, xh []F, mu, s, mr, a, g, gu, bu F) {
+	r, y, x, xh = r[:len(rx)], y[:len(rx)], x[:len(rx)], xh[:len(rx)]
+	for i, t := range rx {
+		xv := F((x[i] - mu) * s)
+		xh[i] = xv
+		v := s * (t - mr - xv*a)
+		r[i] = v
+		y[i] = g*v + gu*xv + bu
+	}
+}

@@ -68,5 +68,17 @@ func TestNormRunsMatchScalar(t *testing.T) {
 		rprojScalar(h2, rh2, xh, rxh, c[1], c[0], c[2], c[3], c[4], c[5], c[6])
 		sameBitsOrFail(t, "rproj gx", n, h1, h2)
 		sameBitsOrFail(t, "rproj R{gx}", n, rh1, rh2)
+
+		gx1, gx2 := make([]float64, n), make([]float64, n)
+		projGRun(gx1, h0, x, c[0], c[1], c[2], c[3], c[4])
+		projGScalar(gx2, h0, x, c[0], c[1], c[2], c[3], c[4])
+		sameBitsOrFail(t, "projG", n, gx1, gx2)
+
+		xh1, xh2 := make([]float64, n), make([]float64, n)
+		tangentXRun(r1, y1, rx, x, xh1, c[0], c[1], c[2], c[3], c[4], c[5], c[6])
+		tangentXScalar(r2, y2, rx, x, xh2, c[0], c[1], c[2], c[3], c[4], c[5], c[6])
+		sameBitsOrFail(t, "tangentX x̂", n, xh1, xh2)
+		sameBitsOrFail(t, "tangentX R{x̂}", n, r1, r2)
+		sameBitsOrFail(t, "tangentX ry", n, y1, y2)
 	}
 }

@@ -19,3 +19,27 @@ func normTangent(int, *float64, *float64, *float64, *float64, float64, float64, 
 func normRProj(int, *float64, *float64, *float64, *float64, float64, float64, float64, float64, float64, float64, float64) {
 	panic("nn: normRProj without AVX")
 }
+
+const normLanes = false
+
+func normProjG(int, *float64, *float64, *float64, float64, float64, float64, float64, float64) {
+	panic("nn: normProjG without AVX")
+}
+
+func normTangentX(int, *float64, *float64, *float64, *float64, *float64, float64, float64, float64, float64, float64, float64, float64) {
+	panic("nn: normTangentX without AVX")
+}
+
+func normSum8(int, int, *float64, *[8][4]float64) { panic("nn: normSum8 without AVX") }
+
+func normSqDev8(int, int, *float64, *[8][4]float64, *[8][4]float64) {
+	panic("nn: normSqDev8 without AVX")
+}
+
+func normBackSums8(*float64, int, int, *float64, *float64, *[3][8]float64, *[4][8]float64) {
+	panic("nn: normBackSums8 without AVX-512")
+}
+
+func normRFwdSums8(*float64, int, int, *float64, *float64, *[2][8]float64, *[2][8]float64) {
+	panic("nn: normRFwdSums8 without AVX-512")
+}

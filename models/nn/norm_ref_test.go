@@ -126,50 +126,91 @@ func TestGroupNormMatchesPlainLoops(t *testing.T) {
 		{Shape{6, 4, 4}, 3, 1, false},
 		{Shape{16, 6, 6}, 1, 4, true},
 		{Shape{3, 7, 1}, 3, 2, true},
+		// Eight groups at a time and the groups after them: several
+		// groups per sample, runs not multiples of four, fewer than four.
+		{Shape{4, 5, 3}, 2, 11, false},
+		{Shape{6, 4, 4}, 3, 5, false},
+		{Shape{16, 6, 6}, 1, 9, true},
+		{Shape{3, 7, 1}, 3, 8, true},
+		{Shape{2, 3, 1}, 2, 13, false},
+		{Shape{8, 24, 24}, 1, 17, false},
 	} {
-		ly, err := newGroupNorm[float64](GroupNorm(c.g), c.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l := ly.(*groupNorm[float64])
-		l.reserve(c.n)
-		size, ng := c.n*c.in.Size(), c.n*c.g
-		ref := &refNorm{c: c.in.C, g: c.g, m: l.m, plane: l.plane,
-			xhat: make([]float64, size), rxhat: make([]float64, size), s: make([]float64, ng), a: make([]float64, ng)}
-		r := rand.New(rand.NewPCG(11, uint64(c.n)))
-		x, rx, gy, rgy := randVec(r, size, 1), randVec(r, size, 1), randVec(r, size, 1), randVec(r, size, 1)
-		w, u := randVec(r, 2*c.in.C, 1), randVec(r, 2*c.in.C, 1)
-		y1, y2 := make([]float64, size), make([]float64, size)
-		l.forward(y1, x, w, c.n)
-		ref.forward(y2, x, w, c.n)
-		sameBitsOrFail(t, "forward", size, y1, y2)
+		checkGroupNormMatchesPlain(t, c.in, c.g, c.n, c.gxNil, randVec)
+	}
+}
 
-		gx1, gx2 := make([]float64, size), make([]float64, size)
-		gw1, gw2 := randVec(r, 2*c.in.C, 1), make([]float64, 2*c.in.C)
-		copy(gw2, gw1)
-		for _, nilGx := range []bool{false, true} {
-			if nilGx {
-				gx1, gx2 = nil, nil
+// The eight-group kernels give the plain loops' bits on signed zeros,
+// subnormals and large values too (large enough that the sums round
+// heavily, small enough that the variance stays finite).
+func TestGroupNormLanesSpecialValues(t *testing.T) {
+	special := func(r *rand.Rand, n int, _ float64) []float64 {
+		v := normValues(r, n)
+		for i := range v {
+			if math.Abs(v[i]) > 1e200 {
+				v[i] *= 1e-150
 			}
-			l.backward(gx1, gw1, gy, x, y1, w, c.n)
-			ref.backward(gx2, gw2, gy, w, c.n)
-			sameBitsOrFail(t, "backward gx", size, gx1, gx2)
-			sameBitsOrFail(t, "backward gw", size, gw1, gw2)
 		}
+		return v
+	}
+	for _, c := range []struct {
+		in   Shape
+		g, n int
+	}{
+		{Shape{4, 5, 3}, 2, 11},
+		{Shape{16, 6, 6}, 1, 9},
+		{Shape{8, 24, 24}, 1, 8},
+	} {
+		checkGroupNormMatchesPlain(t, c.in, c.g, c.n, false, special)
+	}
+}
 
-		l.rforward(y1, rx, x, y1, w, u, c.n)
-		ref.rforward(y2, rx, w, u, c.n)
-		sameBitsOrFail(t, "rforward", size, y1, y2)
+// checkGroupNormMatchesPlain runs every pass of a group norm of g groups
+// and of refNorm on a batch of n inputs of shape in, values from gen, and
+// fails unless they give the same bits.
+func checkGroupNormMatchesPlain(t *testing.T, in Shape, g, n int, gxNil bool, gen func(*rand.Rand, int, float64) []float64) {
+	t.Helper()
+	ly, err := newGroupNorm[float64](GroupNorm(g), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ly.(*groupNorm[float64])
+	l.reserve(n)
+	size, ng := n*in.Size(), n*g
+	ref := &refNorm{c: in.C, g: g, m: l.m, plane: l.plane,
+		xhat: make([]float64, size), rxhat: make([]float64, size), s: make([]float64, ng), a: make([]float64, ng)}
+	r := rand.New(rand.NewPCG(11, uint64(n)))
+	x, rx, gy, rgy := gen(r, size, 1), gen(r, size, 1), gen(r, size, 1), gen(r, size, 1)
+	w, u := gen(r, 2*in.C, 1), gen(r, 2*in.C, 1)
+	y1, y2 := make([]float64, size), make([]float64, size)
+	l.forward(y1, x, w, n)
+	ref.forward(y2, x, w, n)
+	sameBitsOrFail(t, "forward", size, y1, y2)
 
-		gx1, gx2 = make([]float64, size), make([]float64, size)
-		rgx1, rgx2 := make([]float64, size), make([]float64, size)
-		if c.gxNil {
+	gx1, gx2 := make([]float64, size), make([]float64, size)
+	gw1, gw2 := gen(r, 2*in.C, 1), make([]float64, 2*in.C)
+	copy(gw2, gw1)
+	for _, nilGx := range []bool{false, true} {
+		if nilGx {
 			gx1, gx2 = nil, nil
 		}
-		l.rbackward(gx1, rgx1, gw1, gy, rgy, x, rx, y1, y1, w, u, c.n)
-		ref.rbackward(gx2, rgx2, gw2, gy, rgy, w, u, c.n)
-		sameBitsOrFail(t, "rbackward gx", size, gx1, gx2)
-		sameBitsOrFail(t, "rbackward rgx", size, rgx1, rgx2)
-		sameBitsOrFail(t, "rbackward rgw", size, gw1, gw2)
+		l.backward(gx1, gw1, gy, x, y1, w, n)
+		ref.backward(gx2, gw2, gy, w, n)
+		sameBitsOrFail(t, "backward gx", size, gx1, gx2)
+		sameBitsOrFail(t, "backward gw", size, gw1, gw2)
 	}
+
+	l.rforward(y1, rx, x, y1, w, u, n)
+	ref.rforward(y2, rx, w, u, n)
+	sameBitsOrFail(t, "rforward", size, y1, y2)
+
+	gx1, gx2 = make([]float64, size), make([]float64, size)
+	rgx1, rgx2 := make([]float64, size), make([]float64, size)
+	if gxNil {
+		gx1, gx2 = nil, nil
+	}
+	l.rbackward(gx1, rgx1, gw1, gy, rgy, x, rx, y1, y1, w, u, n)
+	ref.rbackward(gx2, rgx2, gw2, gy, rgy, w, u, n)
+	sameBitsOrFail(t, "rbackward gx", size, gx1, gx2)
+	sameBitsOrFail(t, "rbackward rgx", size, rgx1, rgx2)
+	sameBitsOrFail(t, "rbackward rgw", size, gw1, gw2)
 }

@@ -1,0 +1,153 @@
+package nn
+
+// The group norm's running sums, eight groups at once. Each sum of a group
+// is one chain of additions in a fixed order (the scalar loops of norm.go);
+// alone, a chain waits on every addition. The kernels of norm_lanes_amd64.s
+// run the chains of eight groups side by side, group j in lane j, each in
+// its own order, so they give the scalar loops' bits. They cover each run
+// of values four (forward statistics) or eight at a time; the loops here
+// finish the last values of every group and use the sums. float64 only.
+//
+// rbackward keeps its per-group loop: its sums read four arrays, and eight
+// groups of them (2.3 MB in norm-16-32) outgrow the L2 cache its second
+// sweep reads them back from; side by side it measured no faster.
+
+import (
+	"math"
+
+	"hgpsim/internal/gemm"
+)
+
+// normScratch holds the transposing kernels' rows: eight of eight values
+// for each of two arrays, and room to align them to 64 bytes.
+type normScratch [2*64 + 8]float64
+
+// laneGroups is the number of groups the kernels sum side by side.
+const laneGroups = 8
+
+// stats8 sets μ and s of groups q..q+7 of x: sum and
+// sumSquaredDeviations, eight groups at once.
+func (l *groupNorm[F]) stats8(x []F, q int) {
+	m := l.m
+	steps, stride := m/4, 8*m
+	inv := 1 / float64(m)
+	var acc, mu [8][4]float64
+	if steps > 0 {
+		normSum8(stride, steps, ptr64(x[q*m:]), &acc)
+	}
+	for j := range laneGroups {
+		a := &acc[j]
+		for _, t := range x[(q+j)*m+4*steps : (q+j+1)*m] {
+			a[0] += float64(t)
+		}
+		v := ((a[0] + a[1]) + (a[2] + a[3])) * inv
+		mu[j] = [4]float64{v, v, v, v}
+		*a = [4]float64{}
+	}
+	if steps > 0 {
+		normSqDev8(stride, steps, ptr64(x[q*m:]), &mu, &acc)
+	}
+	for j := range laneGroups {
+		a, v := &acc[j], mu[j][0]
+		for _, t := range x[(q+j)*m+4*steps : (q+j+1)*m] {
+			d := float64(t) - v
+			a[0] += d * d
+		}
+		ss := (a[0] + a[1]) + (a[2] + a[3])
+		l.mu[q+j] = F(v)
+		l.s[q+j] = F(1 / math.Sqrt(ss*inv+normEps))
+	}
+}
+
+// backward8 is backward's first sweep for groups q..q+7 (the affine
+// gradients into gw) and, with gx, its second (gx = P(γ ⊙ gy)).
+func (l *groupNorm[F]) backward8(gx, gw, gy, x, gamma []F, q int) {
+	m, pl, c := l.m, l.plane, l.shape.C
+	steps, stride := pl/8, 8*m
+	var scr normScratch
+	var cs [3][8]float64
+	var acc [4][8]float64 // Σ gy x̂, Σ gy per channel; Σ h, Σ x̂ h per group
+	for j := range laneGroups {
+		cs[0][j], cs[1][j] = float64(l.mu[q+j]), float64(l.s[q+j])
+	}
+	for k := range m / pl {
+		for j := range laneGroups {
+			cs[2][j] = float64(gamma[l.channels(q+j)+k])
+		}
+		acc[0], acc[1] = [8]float64{}, [8]float64{}
+		if off := q*m + k*pl; steps > 0 {
+			normBackSums8(&scr[0], stride, steps, ptr64(gy[off:]), ptr64(x[off:]), &cs, &acc)
+		}
+		for j := range laneGroups {
+			mu, s, g := cs[0][j], cs[1][j], cs[2][j]
+			sg, sb, sh, sxh := acc[0][j], acc[1][j], acc[2][j], acc[3][j]
+			o := (q+j)*m + k*pl
+			for i := o + 8*steps; i < o+pl; i++ {
+				t := float64(gy[i])
+				xv := (float64(x[i]) - mu) * s
+				sg += t * xv
+				sb += t
+				v := g * t
+				sh += v
+				sxh += xv * v
+			}
+			acc[2][j], acc[3][j] = sh, sxh
+			c0 := l.channels(q + j)
+			gw[c0+k] += F(sg)
+			gw[c+c0+k] += F(sb)
+		}
+	}
+	if gx == nil {
+		return
+	}
+	inv := 1 / float64(m)
+	for j := range laneGroups {
+		qq := q + j
+		c0 := l.channels(qq)
+		mu, s := l.mu[qq], l.s[qq]
+		mh, mxh := F(acc[2][j]*inv), F(acc[3][j]*inv)
+		for k := range m / pl {
+			o := qq*m + k*pl
+			projGRun(gx[o:o+pl], gy[o:o+pl], x[o:o+pl], mu, s, gamma[c0+k], mh, mxh)
+		}
+	}
+}
+
+// rforward8 is rforward for groups q..q+7 with rx: Σ rx and Σ x̂ rx of
+// each group, then x̂, R{x̂} and ry.
+func (l *groupNorm[F]) rforward8(ry, rx, x, gamma, ug, ub []F, q int) {
+	m, pl := l.m, l.plane
+	steps, stride := m/8, 8*m
+	var scr normScratch
+	var cs, acc [2][8]float64
+	for j := range laneGroups {
+		cs[0][j], cs[1][j] = float64(l.mu[q+j]), float64(l.s[q+j])
+	}
+	if steps > 0 {
+		normRFwdSums8(&scr[0], stride, steps, ptr64(rx[q*m:]), ptr64(x[q*m:]), &cs, &acc)
+	}
+	inv := 1 / float64(m)
+	for j := range laneGroups {
+		qq := q + j
+		mu, s := cs[0][j], cs[1][j]
+		sr, sxr := acc[0][j], acc[1][j]
+		for i := qq*m + 8*steps; i < (qq+1)*m; i++ {
+			t := float64(rx[i])
+			xv := (float64(x[i]) - mu) * s
+			sr += t
+			sxr += xv * t
+		}
+		mr, a := F(sr*inv), F(sxr*inv)
+		l.a[qq] = a
+		c0 := l.channels(qq)
+		for k := range m / pl {
+			o := qq*m + k*pl
+			tangentXRun(l.rxhat[o:o+pl], ry[o:o+pl], rx[o:o+pl], x[o:o+pl], l.xhat[o:o+pl],
+				F(mu), F(s), mr, a, gamma[c0+k], ug[c0+k], ub[c0+k])
+		}
+	}
+}
+
+// lanes reports whether passes over n·g groups of F run eight groups at a
+// time: float64 with the 512-bit kernels.
+func lanes[F gemm.Float]() bool { return normLanes && is64[F]() }
