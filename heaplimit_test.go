@@ -10,17 +10,25 @@ import (
 	"hgpsim/scenarios"
 )
 
-// A run bounds the Go heap at its estimated live heap and a quarter more,
-// unless GOMEMLIMIT says otherwise.
-func TestBoundHeap(t *testing.T) {
+// cnnWithoutMemoryLimit unsets GOMEMLIMIT and restores the process's
+// memory limit when t ends, and returns the CNN personalization scenario.
+func cnnWithoutMemoryLimit(t *testing.T) scenarios.Scenario {
+	t.Helper()
 	old := debug.SetMemoryLimit(-1)
-	defer debug.SetMemoryLimit(old)
+	t.Cleanup(func() { debug.SetMemoryLimit(old) })
 	t.Setenv("GOMEMLIMIT", "")
 	os.Unsetenv("GOMEMLIMIT")
 	sc, err := scenarios.Load("scenarios/paper/personalization-cnn-stod.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return sc
+}
+
+// A run bounds the Go heap at its estimated live heap and a quarter more,
+// unless GOMEMLIMIT says otherwise.
+func TestBoundHeap(t *testing.T) {
+	sc := cnnWithoutMemoryLimit(t)
 	res := scenarios.Estimate(sc)
 	if live := res.LiveBytes(); res.HeapLimit < live+live/4 || res.PeakBytes <= res.HeapLimit || res.PeakBytes >= 2*live {
 		t.Fatalf("live %d, heap limit %d, peak %d: want live·1.25 ≤ limit < peak < 2·live", live, res.HeapLimit, res.PeakBytes)
@@ -67,14 +75,7 @@ func TestSweepResources(t *testing.T) {
 // A worker bounds its heap at the estimate of a worker hosting the
 // largest block, which is less than one process hosting every client.
 func TestBoundWorkerHeap(t *testing.T) {
-	old := debug.SetMemoryLimit(-1)
-	defer debug.SetMemoryLimit(old)
-	t.Setenv("GOMEMLIMIT", "")
-	os.Unsetenv("GOMEMLIMIT")
-	sc, err := scenarios.Load("scenarios/paper/personalization-cnn-stod.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := cnnWithoutMemoryLimit(t)
 	one := scenarios.Estimate(sc)
 	sc.Runtime.Workers = []string{"a:1", "b:2", "c:3", "d:4"}
 	over := scenarios.Estimate(sc)

@@ -9,63 +9,43 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"hgpsim/models/nn"
 )
 
-// readF64 reads a little-endian float64 file value by value, independently
-// of writeLE's encoding/binary path.
-func readF64(t *testing.T, path string) []float64 {
+// readLE reads a little-endian float64 or float32 file value by value,
+// independently of writeLE's encoding/binary path.
+func readLE[F float32 | float64](t *testing.T, path string) []F {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b)%8 != 0 {
-		t.Fatalf("%s: %d bytes, not a multiple of 8", path, len(b))
+	size := int(unsafe.Sizeof(F(0)))
+	if len(b)%size != 0 {
+		t.Fatalf("%s: %d bytes, not a multiple of %d", path, len(b), size)
 	}
-	v := make([]float64, len(b)/8)
+	v := make([]F, len(b)/size)
 	for i := range v {
-		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-	}
-	return v
-}
-
-func sameF64(t *testing.T, what string, got, want []float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
-	}
-	for i := range got {
-		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
-			t.Fatalf("%s[%d] = %v, want %v", what, i, got[i], want[i])
+		if size == 8 {
+			v[i] = F(math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:])))
+		} else {
+			v[i] = F(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
 		}
 	}
-}
-
-func readF32(t *testing.T, path string) []float32 {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(b)%4 != 0 {
-		t.Fatalf("%s: %d bytes, not a multiple of 4", path, len(b))
-	}
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
 	return v
 }
 
-func sameF32(t *testing.T, what string, got, want []float32) {
+// sameBits fails t unless got and want hold the same values bit for bit
+// (float32 widens to float64 exactly, so comparing widened bits is exact).
+func sameBits[F float32 | float64](t *testing.T, what string, got, want []F) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
 	}
 	for i := range got {
-		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+		if math.Float64bits(float64(got[i])) != math.Float64bits(float64(want[i])) {
 			t.Fatalf("%s[%d] = %v, want %v", what, i, got[i], want[i])
 		}
 	}
@@ -133,11 +113,11 @@ func TestDumpNetRoundTrip(t *testing.T) {
 		}
 	}
 
-	sameF64(t, DumpX, readF64(t, filepath.Join(folder, DumpX)), q.X)
-	sameF64(t, DumpA, readF64(t, filepath.Join(folder, DumpA)), q.A)
-	sameF64(t, DumpU, readF64(t, filepath.Join(folder, DumpU)), q.U)
-	sameF64(t, DumpGrad, readF64(t, filepath.Join(folder, DumpGrad)), grad)
-	sameF64(t, DumpHVP, readF64(t, filepath.Join(folder, DumpHVP)), hvp)
+	sameBits(t, DumpX, readLE[float64](t, filepath.Join(folder, DumpX)), q.X)
+	sameBits(t, DumpA, readLE[float64](t, filepath.Join(folder, DumpA)), q.A)
+	sameBits(t, DumpU, readLE[float64](t, filepath.Join(folder, DumpU)), q.U)
+	sameBits(t, DumpGrad, readLE[float64](t, filepath.Join(folder, DumpGrad)), grad)
+	sameBits(t, DumpHVP, readLE[float64](t, filepath.Join(folder, DumpHVP)), hvp)
 
 	// The float32 results: q's float32 twin, built independently at the
 	// rounded point, must give the dumped bits.
@@ -151,8 +131,8 @@ func TestDumpNetRoundTrip(t *testing.T) {
 	if spec.Loss32 != loss32 || loss32 == loss {
 		t.Errorf("float32 loss %v, want %v (and not the float64 loss %v)", spec.Loss32, loss32, loss)
 	}
-	sameF32(t, DumpGrad32, readF32(t, filepath.Join(folder, DumpGrad32)), grad32)
-	sameF32(t, DumpHVP32, readF32(t, filepath.Join(folder, DumpHVP32)), hvp32)
+	sameBits(t, DumpGrad32, readLE[float32](t, filepath.Join(folder, DumpGrad32)), grad32)
+	sameBits(t, DumpHVP32, readLE[float32](t, filepath.Join(folder, DumpHVP32)), hvp32)
 	yb, err := os.ReadFile(filepath.Join(folder, DumpY))
 	if err != nil {
 		t.Fatal(err)
