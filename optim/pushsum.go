@@ -295,8 +295,7 @@ func (s *linkSums) load(v []float64) {
 // own vector and all of them converge to the average of the starting
 // vectors.
 type PushSum[F vec.Float] struct {
-	ps  PushSumPair[F]
-	x64 []float64 // x in float64 for Observe, when F is float32
+	ps PushSumPair[F]
 }
 
 // NewPushSum returns client id of n averaging the vector v0 (copied).
@@ -332,17 +331,15 @@ func (a *PushSum[F]) ReceiveMixed(_ *Round, in []Message) error {
 // Value returns the client's current estimate z/ω (a read-only view).
 func (a *PushSum[F]) Value() []F { return a.ps.X }
 
-// Observe implements Observer: only X is meaningful for averaging (Stats
-// carries it in float64; a float32 x is widened, exactly, into a buffer).
+// Observe implements Observer: only X is meaningful for averaging. A
+// float32 x goes out as Stats.X32, a view like X, which the consensus
+// reads widened: a float64 copy would cost a parameter-sized buffer a
+// client.
 func (a *PushSum[F]) Observe() Stats {
 	if is64[F]() {
 		return Stats{X: reslice[float64](a.ps.X), Weight: a.ps.Omega}
 	}
-	a.x64 = slices.Grow(a.x64[:0], len(a.ps.X))[:len(a.ps.X)]
-	for i, x := range a.ps.X {
-		a.x64[i] = float64(x)
-	}
-	return Stats{X: a.x64, Weight: a.ps.Omega}
+	return Stats{X32: reslice[float32](a.ps.X), Weight: a.ps.Omega}
 }
 
 // Estimates returns this client's p̄_ij and δ̄_{j→i} over the rounds so far.

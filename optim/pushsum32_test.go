@@ -158,3 +158,19 @@ func TestReinitForwardsFloat32Mixes(t *testing.T) {
 		t.Errorf("mixes %+v", ms)
 	}
 }
+
+// A float32 client's Observe hands out its x as Stats.X32, a view of the
+// value and not a widened copy, and the consensus reads it widened.
+func TestPushSum32ObservesX32View(t *testing.T) {
+	c := NewPushSum(0, 2, []float32{1.5, -2.25, 3})
+	st := c.Observe()
+	if st.X != nil || len(st.X32) != 3 {
+		t.Fatalf("Observe of a float32 client: X %v, X32 %v; want X nil, X32 of length 3", st.X, st.X32)
+	}
+	if &st.X32[0] != &c.Value()[0] {
+		t.Fatal("Observe copied x: Stats.X32 is not a view of the client's value")
+	}
+	if !st.HasX() {
+		t.Fatal("Stats with X32 report no x")
+	}
+}
