@@ -2122,10 +2122,10 @@ packRows6_loop:
 	VZEROUPPER
 	RET
 
-// func dotKern1x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKern1x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Y(r·1+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·dotKern1x1(SB), NOSPLIT, $0-64
+TEXT ·dotKern1x1(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -2135,10 +2135,18 @@ TEXT ·dotKern1x1(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKern1x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKern1x1_carryin
 	VXORPD Y0, Y0, Y0
+	JMP dotKern1x1_start
+dotKern1x1_carryin:
+	VMOVUPD 0(R15), Y0
+dotKern1x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKern1x1_tail
@@ -2152,6 +2160,12 @@ dotKern1x1_loop:
 	DECQ CX
 	JNZ dotKern1x1_loop
 dotKern1x1_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKern1x1_finish
+	VMOVUPD Y0, 0(R15)
+	JMP dotKern1x1_next
+dotKern1x1_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -2175,6 +2189,8 @@ dotKern1x1_comb0:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, (DI)
+dotKern1x1_next:
+	ADDQ $32, R15
 	ADDQ $8, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -2182,10 +2198,10 @@ dotKern1x1_comb0:
 	VZEROUPPER
 	RET
 
-// func dotKern1x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKern1x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Y(r·2+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·dotKern1x2(SB), NOSPLIT, $0-64
+TEXT ·dotKern1x2(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -2195,11 +2211,20 @@ TEXT ·dotKern1x2(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKern1x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKern1x2_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
+	JMP dotKern1x2_start
+dotKern1x2_carryin:
+	VMOVUPD 0(R15), Y0
+	VMOVUPD 32(R15), Y1
+dotKern1x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKern1x2_tail
@@ -2216,6 +2241,13 @@ dotKern1x2_loop:
 	DECQ CX
 	JNZ dotKern1x2_loop
 dotKern1x2_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKern1x2_finish
+	VMOVUPD Y0, 0(R15)
+	VMOVUPD Y1, 32(R15)
+	JMP dotKern1x2_next
+dotKern1x2_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -2260,6 +2292,8 @@ dotKern1x2_comb1:
 	VUNPCKHPD X1, X1, X14
 	VADDSD X14, X1, X1
 	VMOVSD X1, 8(DI)
+dotKern1x2_next:
+	ADDQ $64, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -2267,10 +2301,10 @@ dotKern1x2_comb1:
 	VZEROUPPER
 	RET
 
-// func dotKern1x3(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKern1x3(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Y(r·3+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·dotKern1x3(SB), NOSPLIT, $0-64
+TEXT ·dotKern1x3(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -2280,12 +2314,22 @@ TEXT ·dotKern1x3(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKern1x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKern1x3_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
+	JMP dotKern1x3_start
+dotKern1x3_carryin:
+	VMOVUPD 0(R15), Y0
+	VMOVUPD 32(R15), Y1
+	VMOVUPD 64(R15), Y2
+dotKern1x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKern1x3_tail
@@ -2305,6 +2349,14 @@ dotKern1x3_loop:
 	DECQ CX
 	JNZ dotKern1x3_loop
 dotKern1x3_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKern1x3_finish
+	VMOVUPD Y0, 0(R15)
+	VMOVUPD Y1, 32(R15)
+	VMOVUPD Y2, 64(R15)
+	JMP dotKern1x3_next
+dotKern1x3_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -2370,6 +2422,8 @@ dotKern1x3_comb2:
 	VUNPCKHPD X2, X2, X14
 	VADDSD X14, X2, X2
 	VMOVSD X2, 16(DI)
+dotKern1x3_next:
+	ADDQ $96, R15
 	ADDQ $24, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -2378,10 +2432,10 @@ dotKern1x3_comb2:
 	VZEROUPPER
 	RET
 
-// func dotKern2x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKern2x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Y(r·1+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·dotKern2x1(SB), NOSPLIT, $0-64
+TEXT ·dotKern2x1(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -2391,11 +2445,20 @@ TEXT ·dotKern2x1(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKern2x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKern2x1_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
+	JMP dotKern2x1_start
+dotKern2x1_carryin:
+	VMOVUPD 0(R15), Y0
+	VMOVUPD 32(R15), Y1
+dotKern2x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKern2x1_tail
@@ -2412,6 +2475,13 @@ dotKern2x1_loop:
 	DECQ CX
 	JNZ dotKern2x1_loop
 dotKern2x1_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKern2x1_finish
+	VMOVUPD Y0, 0(R15)
+	VMOVUPD Y1, 32(R15)
+	JMP dotKern2x1_next
+dotKern2x1_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -2456,6 +2526,8 @@ dotKern2x1_comb1:
 	VUNPCKHPD X1, X1, X14
 	VADDSD X14, X1, X1
 	VMOVSD X1, (DI)(R13*1)
+dotKern2x1_next:
+	ADDQ $64, R15
 	ADDQ $8, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -2463,10 +2535,10 @@ dotKern2x1_comb1:
 	VZEROUPPER
 	RET
 
-// func dotKern2x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKern2x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Y(r·2+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·dotKern2x2(SB), NOSPLIT, $0-64
+TEXT ·dotKern2x2(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -2476,13 +2548,24 @@ TEXT ·dotKern2x2(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKern2x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKern2x2_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
 	VXORPD Y3, Y3, Y3
+	JMP dotKern2x2_start
+dotKern2x2_carryin:
+	VMOVUPD 0(R15), Y0
+	VMOVUPD 32(R15), Y1
+	VMOVUPD 64(R15), Y2
+	VMOVUPD 96(R15), Y3
+dotKern2x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKern2x2_tail
@@ -2504,6 +2587,15 @@ dotKern2x2_loop:
 	DECQ CX
 	JNZ dotKern2x2_loop
 dotKern2x2_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKern2x2_finish
+	VMOVUPD Y0, 0(R15)
+	VMOVUPD Y1, 32(R15)
+	VMOVUPD Y2, 64(R15)
+	VMOVUPD Y3, 96(R15)
+	JMP dotKern2x2_next
+dotKern2x2_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -2590,6 +2682,8 @@ dotKern2x2_comb3:
 	VUNPCKHPD X3, X3, X14
 	VADDSD X14, X3, X3
 	VMOVSD X3, 8(DI)(R13*1)
+dotKern2x2_next:
+	ADDQ $128, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -2597,10 +2691,10 @@ dotKern2x2_comb3:
 	VZEROUPPER
 	RET
 
-// func dotKern2x3(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKern2x3(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Y(r·3+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·dotKern2x3(SB), NOSPLIT, $0-64
+TEXT ·dotKern2x3(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -2610,15 +2704,28 @@ TEXT ·dotKern2x3(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKern2x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKern2x3_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
 	VXORPD Y3, Y3, Y3
 	VXORPD Y4, Y4, Y4
 	VXORPD Y5, Y5, Y5
+	JMP dotKern2x3_start
+dotKern2x3_carryin:
+	VMOVUPD 0(R15), Y0
+	VMOVUPD 32(R15), Y1
+	VMOVUPD 64(R15), Y2
+	VMOVUPD 96(R15), Y3
+	VMOVUPD 128(R15), Y4
+	VMOVUPD 160(R15), Y5
+dotKern2x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKern2x3_tail
@@ -2645,6 +2752,17 @@ dotKern2x3_loop:
 	DECQ CX
 	JNZ dotKern2x3_loop
 dotKern2x3_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKern2x3_finish
+	VMOVUPD Y0, 0(R15)
+	VMOVUPD Y1, 32(R15)
+	VMOVUPD Y2, 64(R15)
+	VMOVUPD Y3, 96(R15)
+	VMOVUPD Y4, 128(R15)
+	VMOVUPD Y5, 160(R15)
+	JMP dotKern2x3_next
+dotKern2x3_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -2773,6 +2891,8 @@ dotKern2x3_comb5:
 	VUNPCKHPD X5, X5, X14
 	VADDSD X14, X5, X5
 	VMOVSD X5, 16(DI)(R13*1)
+dotKern2x3_next:
+	ADDQ $192, R15
 	ADDQ $24, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -2781,10 +2901,10 @@ dotKern2x3_comb5:
 	VZEROUPPER
 	RET
 
-// func dotKern3x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKern3x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Y(r·1+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·dotKern3x1(SB), NOSPLIT, $0-64
+TEXT ·dotKern3x1(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -2794,12 +2914,22 @@ TEXT ·dotKern3x1(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKern3x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKern3x1_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
+	JMP dotKern3x1_start
+dotKern3x1_carryin:
+	VMOVUPD 0(R15), Y0
+	VMOVUPD 32(R15), Y1
+	VMOVUPD 64(R15), Y2
+dotKern3x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKern3x1_tail
@@ -2819,6 +2949,14 @@ dotKern3x1_loop:
 	DECQ CX
 	JNZ dotKern3x1_loop
 dotKern3x1_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKern3x1_finish
+	VMOVUPD Y0, 0(R15)
+	VMOVUPD Y1, 32(R15)
+	VMOVUPD Y2, 64(R15)
+	JMP dotKern3x1_next
+dotKern3x1_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -2884,6 +3022,8 @@ dotKern3x1_comb2:
 	VUNPCKHPD X2, X2, X14
 	VADDSD X14, X2, X2
 	VMOVSD X2, (DI)(R13*2)
+dotKern3x1_next:
+	ADDQ $96, R15
 	ADDQ $8, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -2891,10 +3031,10 @@ dotKern3x1_comb2:
 	VZEROUPPER
 	RET
 
-// func dotKern3x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKern3x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Y(r·2+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·dotKern3x2(SB), NOSPLIT, $0-64
+TEXT ·dotKern3x2(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -2904,15 +3044,28 @@ TEXT ·dotKern3x2(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKern3x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKern3x2_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
 	VXORPD Y3, Y3, Y3
 	VXORPD Y4, Y4, Y4
 	VXORPD Y5, Y5, Y5
+	JMP dotKern3x2_start
+dotKern3x2_carryin:
+	VMOVUPD 0(R15), Y0
+	VMOVUPD 32(R15), Y1
+	VMOVUPD 64(R15), Y2
+	VMOVUPD 96(R15), Y3
+	VMOVUPD 128(R15), Y4
+	VMOVUPD 160(R15), Y5
+dotKern3x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKern3x2_tail
@@ -2939,6 +3092,17 @@ dotKern3x2_loop:
 	DECQ CX
 	JNZ dotKern3x2_loop
 dotKern3x2_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKern3x2_finish
+	VMOVUPD Y0, 0(R15)
+	VMOVUPD Y1, 32(R15)
+	VMOVUPD Y2, 64(R15)
+	VMOVUPD Y3, 96(R15)
+	VMOVUPD Y4, 128(R15)
+	VMOVUPD Y5, 160(R15)
+	JMP dotKern3x2_next
+dotKern3x2_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -3067,6 +3231,8 @@ dotKern3x2_comb5:
 	VUNPCKHPD X5, X5, X14
 	VADDSD X14, X5, X5
 	VMOVSD X5, 8(DI)(R13*2)
+dotKern3x2_next:
+	ADDQ $192, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -3074,10 +3240,10 @@ dotKern3x2_comb5:
 	VZEROUPPER
 	RET
 
-// func dotKern3x3(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKern3x3(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Y(r·3+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·dotKern3x3(SB), NOSPLIT, $0-64
+TEXT ·dotKern3x3(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -3087,9 +3253,13 @@ TEXT ·dotKern3x3(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKern3x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKern3x3_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -3099,6 +3269,18 @@ dotKern3x3_tile:
 	VXORPD Y6, Y6, Y6
 	VXORPD Y7, Y7, Y7
 	VXORPD Y8, Y8, Y8
+	JMP dotKern3x3_start
+dotKern3x3_carryin:
+	VMOVUPD 0(R15), Y0
+	VMOVUPD 32(R15), Y1
+	VMOVUPD 64(R15), Y2
+	VMOVUPD 96(R15), Y3
+	VMOVUPD 128(R15), Y4
+	VMOVUPD 160(R15), Y5
+	VMOVUPD 192(R15), Y6
+	VMOVUPD 224(R15), Y7
+	VMOVUPD 256(R15), Y8
+dotKern3x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKern3x3_tail
@@ -3132,6 +3314,20 @@ dotKern3x3_loop:
 	DECQ CX
 	JNZ dotKern3x3_loop
 dotKern3x3_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKern3x3_finish
+	VMOVUPD Y0, 0(R15)
+	VMOVUPD Y1, 32(R15)
+	VMOVUPD Y2, 64(R15)
+	VMOVUPD Y3, 96(R15)
+	VMOVUPD Y4, 128(R15)
+	VMOVUPD Y5, 160(R15)
+	VMOVUPD Y6, 192(R15)
+	VMOVUPD Y7, 224(R15)
+	VMOVUPD Y8, 256(R15)
+	JMP dotKern3x3_next
+dotKern3x3_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -3323,6 +3519,8 @@ dotKern3x3_comb8:
 	VUNPCKHPD X8, X8, X14
 	VADDSD X14, X8, X8
 	VMOVSD X8, 16(DI)(R13*2)
+dotKern3x3_next:
+	ADDQ $288, R15
 	ADDQ $24, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -3331,10 +3529,10 @@ dotKern3x3_comb8:
 	VZEROUPPER
 	RET
 
-// func dotKernX1x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernX1x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Y(r·4+c) accumulates output (r, c). Requires AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernX1x4(SB), NOSPLIT, $0-64
+TEXT ·dotKernX1x4(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -3344,15 +3542,26 @@ TEXT ·dotKernX1x4(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernX1x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernX1x4_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
 	VXORPD Y3, Y3, Y3
+	JMP dotKernX1x4_start
+dotKernX1x4_carryin:
+	VMOVUPD 0(R15), Y0
+	VMOVUPD 32(R15), Y1
+	VMOVUPD 64(R15), Y2
+	VMOVUPD 96(R15), Y3
+dotKernX1x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernX1x4_tail
@@ -3376,6 +3585,15 @@ dotKernX1x4_loop:
 	DECQ CX
 	JNZ dotKernX1x4_loop
 dotKernX1x4_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernX1x4_finish
+	VMOVUPD Y0, 0(R15)
+	VMOVUPD Y1, 32(R15)
+	VMOVUPD Y2, 64(R15)
+	VMOVUPD Y3, 96(R15)
+	JMP dotKernX1x4_next
+dotKernX1x4_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -3462,6 +3680,8 @@ dotKernX1x4_comb3:
 	VUNPCKHPD X3, X3, X14
 	VADDSD X14, X3, X3
 	VMOVSD X3, 24(DI)
+dotKernX1x4_next:
+	ADDQ $128, R15
 	ADDQ $32, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -3469,10 +3689,10 @@ dotKernX1x4_comb3:
 	VZEROUPPER
 	RET
 
-// func dotKernX2x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernX2x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Y(r·4+c) accumulates output (r, c). Requires AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernX2x4(SB), NOSPLIT, $0-64
+TEXT ·dotKernX2x4(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -3482,11 +3702,15 @@ TEXT ·dotKernX2x4(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernX2x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernX2x4_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -3495,6 +3719,17 @@ dotKernX2x4_tile:
 	VXORPD Y5, Y5, Y5
 	VXORPD Y6, Y6, Y6
 	VXORPD Y7, Y7, Y7
+	JMP dotKernX2x4_start
+dotKernX2x4_carryin:
+	VMOVUPD 0(R15), Y0
+	VMOVUPD 32(R15), Y1
+	VMOVUPD 64(R15), Y2
+	VMOVUPD 96(R15), Y3
+	VMOVUPD 128(R15), Y4
+	VMOVUPD 160(R15), Y5
+	VMOVUPD 192(R15), Y6
+	VMOVUPD 224(R15), Y7
+dotKernX2x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernX2x4_tail
@@ -3527,6 +3762,19 @@ dotKernX2x4_loop:
 	DECQ CX
 	JNZ dotKernX2x4_loop
 dotKernX2x4_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernX2x4_finish
+	VMOVUPD Y0, 0(R15)
+	VMOVUPD Y1, 32(R15)
+	VMOVUPD Y2, 64(R15)
+	VMOVUPD Y3, 96(R15)
+	VMOVUPD Y4, 128(R15)
+	VMOVUPD Y5, 160(R15)
+	VMOVUPD Y6, 192(R15)
+	VMOVUPD Y7, 224(R15)
+	JMP dotKernX2x4_next
+dotKernX2x4_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -3697,6 +3945,8 @@ dotKernX2x4_comb7:
 	VUNPCKHPD X7, X7, X14
 	VADDSD X14, X7, X7
 	VMOVSD X7, 24(DI)(R13*1)
+dotKernX2x4_next:
+	ADDQ $256, R15
 	ADDQ $32, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -3704,10 +3954,10 @@ dotKernX2x4_comb7:
 	VZEROUPPER
 	RET
 
-// func dotKernX3x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernX3x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Y(r·4+c) accumulates output (r, c). Requires AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernX3x4(SB), NOSPLIT, $0-64
+TEXT ·dotKernX3x4(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -3717,11 +3967,15 @@ TEXT ·dotKernX3x4(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernX3x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernX3x4_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -3734,6 +3988,21 @@ dotKernX3x4_tile:
 	VXORPD Y9, Y9, Y9
 	VXORPD Y10, Y10, Y10
 	VXORPD Y11, Y11, Y11
+	JMP dotKernX3x4_start
+dotKernX3x4_carryin:
+	VMOVUPD 0(R15), Y0
+	VMOVUPD 32(R15), Y1
+	VMOVUPD 64(R15), Y2
+	VMOVUPD 96(R15), Y3
+	VMOVUPD 128(R15), Y4
+	VMOVUPD 160(R15), Y5
+	VMOVUPD 192(R15), Y6
+	VMOVUPD 224(R15), Y7
+	VMOVUPD 256(R15), Y8
+	VMOVUPD 288(R15), Y9
+	VMOVUPD 320(R15), Y10
+	VMOVUPD 352(R15), Y11
+dotKernX3x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernX3x4_tail
@@ -3775,6 +4044,23 @@ dotKernX3x4_loop:
 	DECQ CX
 	JNZ dotKernX3x4_loop
 dotKernX3x4_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernX3x4_finish
+	VMOVUPD Y0, 0(R15)
+	VMOVUPD Y1, 32(R15)
+	VMOVUPD Y2, 64(R15)
+	VMOVUPD Y3, 96(R15)
+	VMOVUPD Y4, 128(R15)
+	VMOVUPD Y5, 160(R15)
+	VMOVUPD Y6, 192(R15)
+	VMOVUPD Y7, 224(R15)
+	VMOVUPD Y8, 256(R15)
+	VMOVUPD Y9, 288(R15)
+	VMOVUPD Y10, 320(R15)
+	VMOVUPD Y11, 352(R15)
+	JMP dotKernX3x4_next
+dotKernX3x4_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -4029,6 +4315,8 @@ dotKernX3x4_comb11:
 	VUNPCKHPD X11, X11, X14
 	VADDSD X14, X11, X11
 	VMOVSD X11, 24(DI)(R13*2)
+dotKernX3x4_next:
+	ADDQ $384, R15
 	ADDQ $32, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -4036,10 +4324,10 @@ dotKernX3x4_comb11:
 	VZEROUPPER
 	RET
 
-// func dotKernX4x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernX4x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Y(r·1+c) accumulates output (r, c). Requires AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernX4x1(SB), NOSPLIT, $0-64
+TEXT ·dotKernX4x1(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -4049,6 +4337,7 @@ TEXT ·dotKernX4x1(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernX4x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -4056,10 +4345,20 @@ dotKernX4x1_tile:
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
 	ADDQ R13, R14
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernX4x1_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
 	VXORPD Y3, Y3, Y3
+	JMP dotKernX4x1_start
+dotKernX4x1_carryin:
+	VMOVUPD 0(R15), Y0
+	VMOVUPD 32(R15), Y1
+	VMOVUPD 64(R15), Y2
+	VMOVUPD 96(R15), Y3
+dotKernX4x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernX4x1_tail
@@ -4083,6 +4382,15 @@ dotKernX4x1_loop:
 	DECQ CX
 	JNZ dotKernX4x1_loop
 dotKernX4x1_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernX4x1_finish
+	VMOVUPD Y0, 0(R15)
+	VMOVUPD Y1, 32(R15)
+	VMOVUPD Y2, 64(R15)
+	VMOVUPD Y3, 96(R15)
+	JMP dotKernX4x1_next
+dotKernX4x1_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -4169,6 +4477,8 @@ dotKernX4x1_comb3:
 	VUNPCKHPD X3, X3, X14
 	VADDSD X14, X3, X3
 	VMOVSD X3, (R14)
+dotKernX4x1_next:
+	ADDQ $128, R15
 	ADDQ $8, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -4176,10 +4486,10 @@ dotKernX4x1_comb3:
 	VZEROUPPER
 	RET
 
-// func dotKernX4x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernX4x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Y(r·2+c) accumulates output (r, c). Requires AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernX4x2(SB), NOSPLIT, $0-64
+TEXT ·dotKernX4x2(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -4189,6 +4499,7 @@ TEXT ·dotKernX4x2(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernX4x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -4196,6 +4507,9 @@ dotKernX4x2_tile:
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
 	ADDQ R13, R14
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernX4x2_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -4204,6 +4518,17 @@ dotKernX4x2_tile:
 	VXORPD Y5, Y5, Y5
 	VXORPD Y6, Y6, Y6
 	VXORPD Y7, Y7, Y7
+	JMP dotKernX4x2_start
+dotKernX4x2_carryin:
+	VMOVUPD 0(R15), Y0
+	VMOVUPD 32(R15), Y1
+	VMOVUPD 64(R15), Y2
+	VMOVUPD 96(R15), Y3
+	VMOVUPD 128(R15), Y4
+	VMOVUPD 160(R15), Y5
+	VMOVUPD 192(R15), Y6
+	VMOVUPD 224(R15), Y7
+dotKernX4x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernX4x2_tail
@@ -4236,6 +4561,19 @@ dotKernX4x2_loop:
 	DECQ CX
 	JNZ dotKernX4x2_loop
 dotKernX4x2_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernX4x2_finish
+	VMOVUPD Y0, 0(R15)
+	VMOVUPD Y1, 32(R15)
+	VMOVUPD Y2, 64(R15)
+	VMOVUPD Y3, 96(R15)
+	VMOVUPD Y4, 128(R15)
+	VMOVUPD Y5, 160(R15)
+	VMOVUPD Y6, 192(R15)
+	VMOVUPD Y7, 224(R15)
+	JMP dotKernX4x2_next
+dotKernX4x2_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -4406,6 +4744,8 @@ dotKernX4x2_comb7:
 	VUNPCKHPD X7, X7, X14
 	VADDSD X14, X7, X7
 	VMOVSD X7, 8(R14)
+dotKernX4x2_next:
+	ADDQ $256, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -4413,10 +4753,10 @@ dotKernX4x2_comb7:
 	VZEROUPPER
 	RET
 
-// func dotKernX4x3(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernX4x3(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Y(r·3+c) accumulates output (r, c). Requires AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernX4x3(SB), NOSPLIT, $0-64
+TEXT ·dotKernX4x3(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -4426,6 +4766,7 @@ TEXT ·dotKernX4x3(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernX4x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -4433,6 +4774,9 @@ dotKernX4x3_tile:
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
 	ADDQ R13, R14
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernX4x3_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -4445,6 +4789,21 @@ dotKernX4x3_tile:
 	VXORPD Y9, Y9, Y9
 	VXORPD Y10, Y10, Y10
 	VXORPD Y11, Y11, Y11
+	JMP dotKernX4x3_start
+dotKernX4x3_carryin:
+	VMOVUPD 0(R15), Y0
+	VMOVUPD 32(R15), Y1
+	VMOVUPD 64(R15), Y2
+	VMOVUPD 96(R15), Y3
+	VMOVUPD 128(R15), Y4
+	VMOVUPD 160(R15), Y5
+	VMOVUPD 192(R15), Y6
+	VMOVUPD 224(R15), Y7
+	VMOVUPD 256(R15), Y8
+	VMOVUPD 288(R15), Y9
+	VMOVUPD 320(R15), Y10
+	VMOVUPD 352(R15), Y11
+dotKernX4x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernX4x3_tail
@@ -4486,6 +4845,23 @@ dotKernX4x3_loop:
 	DECQ CX
 	JNZ dotKernX4x3_loop
 dotKernX4x3_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernX4x3_finish
+	VMOVUPD Y0, 0(R15)
+	VMOVUPD Y1, 32(R15)
+	VMOVUPD Y2, 64(R15)
+	VMOVUPD Y3, 96(R15)
+	VMOVUPD Y4, 128(R15)
+	VMOVUPD Y5, 160(R15)
+	VMOVUPD Y6, 192(R15)
+	VMOVUPD Y7, 224(R15)
+	VMOVUPD Y8, 256(R15)
+	VMOVUPD Y9, 288(R15)
+	VMOVUPD Y10, 320(R15)
+	VMOVUPD Y11, 352(R15)
+	JMP dotKernX4x3_next
+dotKernX4x3_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -4740,6 +5116,8 @@ dotKernX4x3_comb11:
 	VUNPCKHPD X11, X11, X14
 	VADDSD X14, X11, X11
 	VMOVSD X11, 16(R14)
+dotKernX4x3_next:
+	ADDQ $384, R15
 	ADDQ $24, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -4748,10 +5126,10 @@ dotKernX4x3_comb11:
 	VZEROUPPER
 	RET
 
-// func dotKernX4x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernX4x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Y(r·4+c) accumulates output (r, c). Requires AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernX4x4(SB), NOSPLIT, $0-64
+TEXT ·dotKernX4x4(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -4761,6 +5139,7 @@ TEXT ·dotKernX4x4(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernX4x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -4770,6 +5149,9 @@ dotKernX4x4_tile:
 	ADDQ R13, R14
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernX4x4_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -4786,6 +5168,25 @@ dotKernX4x4_tile:
 	VXORPD Y13, Y13, Y13
 	VXORPD Y14, Y14, Y14
 	VXORPD Y15, Y15, Y15
+	JMP dotKernX4x4_start
+dotKernX4x4_carryin:
+	VMOVUPD 0(R15), Y0
+	VMOVUPD 32(R15), Y1
+	VMOVUPD 64(R15), Y2
+	VMOVUPD 96(R15), Y3
+	VMOVUPD 128(R15), Y4
+	VMOVUPD 160(R15), Y5
+	VMOVUPD 192(R15), Y6
+	VMOVUPD 224(R15), Y7
+	VMOVUPD 256(R15), Y8
+	VMOVUPD 288(R15), Y9
+	VMOVUPD 320(R15), Y10
+	VMOVUPD 352(R15), Y11
+	VMOVUPD 384(R15), Y12
+	VMOVUPD 416(R15), Y13
+	VMOVUPD 448(R15), Y14
+	VMOVUPD 480(R15), Y15
+dotKernX4x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernX4x4_tail
@@ -4837,6 +5238,27 @@ dotKernX4x4_loop:
 	DECQ CX
 	JNZ dotKernX4x4_loop
 dotKernX4x4_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernX4x4_finish
+	VMOVUPD Y0, 0(R15)
+	VMOVUPD Y1, 32(R15)
+	VMOVUPD Y2, 64(R15)
+	VMOVUPD Y3, 96(R15)
+	VMOVUPD Y4, 128(R15)
+	VMOVUPD Y5, 160(R15)
+	VMOVUPD Y6, 192(R15)
+	VMOVUPD Y7, 224(R15)
+	VMOVUPD Y8, 256(R15)
+	VMOVUPD Y9, 288(R15)
+	VMOVUPD Y10, 320(R15)
+	VMOVUPD Y11, 352(R15)
+	VMOVUPD Y12, 384(R15)
+	VMOVUPD Y13, 416(R15)
+	VMOVUPD Y14, 448(R15)
+	VMOVUPD Y15, 480(R15)
+	JMP dotKernX4x4_next
+dotKernX4x4_finish:
 	VMOVAPD Y14, Y30
 	VMOVAPD Y15, Y31
 	MOVQ k+8(FP), CX
@@ -5179,6 +5601,8 @@ dotKernX4x4_comb15:
 	VUNPCKHPD X1, X1, X14
 	VADDSD X14, X1, X1
 	VMOVSD X1, 24(R14)
+dotKernX4x4_next:
+	ADDQ $512, R15
 	ADDQ $32, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -5186,11 +5610,11 @@ dotKernX4x4_comb15:
 	VZEROUPPER
 	RET
 
-// func dotKernZ1x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernZ1x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Z(r·1+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ1x2(SB), NOSPLIT, $0-64
+TEXT ·dotKernZ1x2(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -5200,10 +5624,18 @@ TEXT ·dotKernZ1x2(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernZ1x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernZ1x2_carryin
 	VXORPD Z0, Z0, Z0
+	JMP dotKernZ1x2_start
+dotKernZ1x2_carryin:
+	VMOVUPD 0(R15), Z0
+dotKernZ1x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ1x2_tail
@@ -5218,6 +5650,12 @@ dotKernZ1x2_loop:
 	DECQ CX
 	JNZ dotKernZ1x2_loop
 dotKernZ1x2_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernZ1x2_finish
+	VMOVUPD Z0, 0(R15)
+	JMP dotKernZ1x2_next
+dotKernZ1x2_finish:
 	VMOVAPD Z0, Z16
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
@@ -5265,6 +5703,8 @@ dotKernZ1x2_r0c1:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 8(DI)
+dotKernZ1x2_next:
+	ADDQ $64, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -5272,11 +5712,11 @@ dotKernZ1x2_r0c1:
 	VZEROUPPER
 	RET
 
-// func dotKernZ1x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernZ1x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Z(r·2+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ1x4(SB), NOSPLIT, $0-64
+TEXT ·dotKernZ1x4(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -5286,13 +5726,22 @@ TEXT ·dotKernZ1x4(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernZ1x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernZ1x4_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
+	JMP dotKernZ1x4_start
+dotKernZ1x4_carryin:
+	VMOVUPD 0(R15), Z0
+	VMOVUPD 64(R15), Z1
+dotKernZ1x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ1x4_tail
@@ -5312,6 +5761,13 @@ dotKernZ1x4_loop:
 	DECQ CX
 	JNZ dotKernZ1x4_loop
 dotKernZ1x4_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernZ1x4_finish
+	VMOVUPD Z0, 0(R15)
+	VMOVUPD Z1, 64(R15)
+	JMP dotKernZ1x4_next
+dotKernZ1x4_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	MOVQ k+8(FP), CX
@@ -5404,6 +5860,8 @@ dotKernZ1x4_r0c3:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 24(DI)
+dotKernZ1x4_next:
+	ADDQ $128, R15
 	ADDQ $32, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -5411,11 +5869,11 @@ dotKernZ1x4_r0c3:
 	VZEROUPPER
 	RET
 
-// func dotKernZ1x6(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernZ1x6(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Z(r·3+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ1x6(SB), NOSPLIT, $0-64
+TEXT ·dotKernZ1x6(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -5425,14 +5883,24 @@ TEXT ·dotKernZ1x6(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernZ1x6_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernZ1x6_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
+	JMP dotKernZ1x6_start
+dotKernZ1x6_carryin:
+	VMOVUPD 0(R15), Z0
+	VMOVUPD 64(R15), Z1
+	VMOVUPD 128(R15), Z2
+dotKernZ1x6_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ1x6_tail
@@ -5456,6 +5924,14 @@ dotKernZ1x6_loop:
 	DECQ CX
 	JNZ dotKernZ1x6_loop
 dotKernZ1x6_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernZ1x6_finish
+	VMOVUPD Z0, 0(R15)
+	VMOVUPD Z1, 64(R15)
+	VMOVUPD Z2, 128(R15)
+	JMP dotKernZ1x6_next
+dotKernZ1x6_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -5593,6 +6069,8 @@ dotKernZ1x6_r0c5:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 40(DI)
+dotKernZ1x6_next:
+	ADDQ $192, R15
 	ADDQ $48, DI
 	LEAQ (AX)(R11*2), AX
 	LEAQ (AX)(R11*4), AX
@@ -5601,11 +6079,11 @@ dotKernZ1x6_r0c5:
 	VZEROUPPER
 	RET
 
-// func dotKernZ1x8(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernZ1x8(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Z(r·4+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ1x8(SB), NOSPLIT, $0-64
+TEXT ·dotKernZ1x8(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -5615,6 +6093,7 @@ TEXT ·dotKernZ1x8(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernZ1x8_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -5622,10 +6101,20 @@ dotKernZ1x8_tile:
 	ADDQ R11, R12
 	LEAQ (R12)(R11*2), SI
 	ADDQ R11, SI
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernZ1x8_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
+	JMP dotKernZ1x8_start
+dotKernZ1x8_carryin:
+	VMOVUPD 0(R15), Z0
+	VMOVUPD 64(R15), Z1
+	VMOVUPD 128(R15), Z2
+	VMOVUPD 192(R15), Z3
+dotKernZ1x8_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ1x8_tail
@@ -5654,6 +6143,15 @@ dotKernZ1x8_loop:
 	DECQ CX
 	JNZ dotKernZ1x8_loop
 dotKernZ1x8_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernZ1x8_finish
+	VMOVUPD Z0, 0(R15)
+	VMOVUPD Z1, 64(R15)
+	VMOVUPD Z2, 128(R15)
+	VMOVUPD Z3, 192(R15)
+	JMP dotKernZ1x8_next
+dotKernZ1x8_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -5836,6 +6334,8 @@ dotKernZ1x8_r0c7:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 56(DI)
+dotKernZ1x8_next:
+	ADDQ $256, R15
 	ADDQ $64, DI
 	LEAQ (AX)(R11*8), AX
 	DECQ BX
@@ -5843,11 +6343,11 @@ dotKernZ1x8_r0c7:
 	VZEROUPPER
 	RET
 
-// func dotKernZ2x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernZ2x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Z(r·1+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ2x2(SB), NOSPLIT, $0-64
+TEXT ·dotKernZ2x2(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -5857,11 +6357,20 @@ TEXT ·dotKernZ2x2(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernZ2x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernZ2x2_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
+	JMP dotKernZ2x2_start
+dotKernZ2x2_carryin:
+	VMOVUPD 0(R15), Z0
+	VMOVUPD 64(R15), Z1
+dotKernZ2x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ2x2_tail
@@ -5879,6 +6388,13 @@ dotKernZ2x2_loop:
 	DECQ CX
 	JNZ dotKernZ2x2_loop
 dotKernZ2x2_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernZ2x2_finish
+	VMOVUPD Z0, 0(R15)
+	VMOVUPD Z1, 64(R15)
+	JMP dotKernZ2x2_next
+dotKernZ2x2_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	MOVQ k+8(FP), CX
@@ -5971,6 +6487,8 @@ dotKernZ2x2_r1c1:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 8(DI)(R13*1)
+dotKernZ2x2_next:
+	ADDQ $128, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -5978,11 +6496,11 @@ dotKernZ2x2_r1c1:
 	VZEROUPPER
 	RET
 
-// func dotKernZ2x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernZ2x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Z(r·2+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ2x4(SB), NOSPLIT, $0-64
+TEXT ·dotKernZ2x4(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -5992,15 +6510,26 @@ TEXT ·dotKernZ2x4(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernZ2x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernZ2x4_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
+	JMP dotKernZ2x4_start
+dotKernZ2x4_carryin:
+	VMOVUPD 0(R15), Z0
+	VMOVUPD 64(R15), Z1
+	VMOVUPD 128(R15), Z2
+	VMOVUPD 192(R15), Z3
+dotKernZ2x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ2x4_tail
@@ -6025,6 +6554,15 @@ dotKernZ2x4_loop:
 	DECQ CX
 	JNZ dotKernZ2x4_loop
 dotKernZ2x4_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernZ2x4_finish
+	VMOVUPD Z0, 0(R15)
+	VMOVUPD Z1, 64(R15)
+	VMOVUPD Z2, 128(R15)
+	VMOVUPD Z3, 192(R15)
+	JMP dotKernZ2x4_next
+dotKernZ2x4_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -6207,6 +6745,8 @@ dotKernZ2x4_r1c3:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 24(DI)(R13*1)
+dotKernZ2x4_next:
+	ADDQ $256, R15
 	ADDQ $32, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -6214,11 +6754,11 @@ dotKernZ2x4_r1c3:
 	VZEROUPPER
 	RET
 
-// func dotKernZ2x6(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernZ2x6(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Z(r·3+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ2x6(SB), NOSPLIT, $0-64
+TEXT ·dotKernZ2x6(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -6228,17 +6768,30 @@ TEXT ·dotKernZ2x6(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernZ2x6_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernZ2x6_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
+	JMP dotKernZ2x6_start
+dotKernZ2x6_carryin:
+	VMOVUPD 0(R15), Z0
+	VMOVUPD 64(R15), Z1
+	VMOVUPD 128(R15), Z2
+	VMOVUPD 192(R15), Z3
+	VMOVUPD 256(R15), Z4
+	VMOVUPD 320(R15), Z5
+dotKernZ2x6_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ2x6_tail
@@ -6269,6 +6822,17 @@ dotKernZ2x6_loop:
 	DECQ CX
 	JNZ dotKernZ2x6_loop
 dotKernZ2x6_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernZ2x6_finish
+	VMOVUPD Z0, 0(R15)
+	VMOVUPD Z1, 64(R15)
+	VMOVUPD Z2, 128(R15)
+	VMOVUPD Z3, 192(R15)
+	VMOVUPD Z4, 256(R15)
+	VMOVUPD Z5, 320(R15)
+	JMP dotKernZ2x6_next
+dotKernZ2x6_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -6541,6 +7105,8 @@ dotKernZ2x6_r1c5:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 40(DI)(R13*1)
+dotKernZ2x6_next:
+	ADDQ $384, R15
 	ADDQ $48, DI
 	LEAQ (AX)(R11*2), AX
 	LEAQ (AX)(R11*4), AX
@@ -6549,11 +7115,11 @@ dotKernZ2x6_r1c5:
 	VZEROUPPER
 	RET
 
-// func dotKernZ2x8(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernZ2x8(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Z(r·4+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ2x8(SB), NOSPLIT, $0-64
+TEXT ·dotKernZ2x8(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -6563,6 +7129,7 @@ TEXT ·dotKernZ2x8(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernZ2x8_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -6570,6 +7137,9 @@ dotKernZ2x8_tile:
 	ADDQ R11, R12
 	LEAQ (R12)(R11*2), SI
 	ADDQ R11, SI
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernZ2x8_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
@@ -6578,6 +7148,17 @@ dotKernZ2x8_tile:
 	VXORPD Z5, Z5, Z5
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
+	JMP dotKernZ2x8_start
+dotKernZ2x8_carryin:
+	VMOVUPD 0(R15), Z0
+	VMOVUPD 64(R15), Z1
+	VMOVUPD 128(R15), Z2
+	VMOVUPD 192(R15), Z3
+	VMOVUPD 256(R15), Z4
+	VMOVUPD 320(R15), Z5
+	VMOVUPD 384(R15), Z6
+	VMOVUPD 448(R15), Z7
+dotKernZ2x8_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ2x8_tail
@@ -6615,6 +7196,19 @@ dotKernZ2x8_loop:
 	DECQ CX
 	JNZ dotKernZ2x8_loop
 dotKernZ2x8_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernZ2x8_finish
+	VMOVUPD Z0, 0(R15)
+	VMOVUPD Z1, 64(R15)
+	VMOVUPD Z2, 128(R15)
+	VMOVUPD Z3, 192(R15)
+	VMOVUPD Z4, 256(R15)
+	VMOVUPD Z5, 320(R15)
+	VMOVUPD Z6, 384(R15)
+	VMOVUPD Z7, 448(R15)
+	JMP dotKernZ2x8_next
+dotKernZ2x8_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -6977,6 +7571,8 @@ dotKernZ2x8_r1c7:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 56(DI)(R13*1)
+dotKernZ2x8_next:
+	ADDQ $512, R15
 	ADDQ $64, DI
 	LEAQ (AX)(R11*8), AX
 	DECQ BX
@@ -6984,11 +7580,11 @@ dotKernZ2x8_r1c7:
 	VZEROUPPER
 	RET
 
-// func dotKernZ3x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernZ3x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Z(r·1+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ3x2(SB), NOSPLIT, $0-64
+TEXT ·dotKernZ3x2(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -6998,12 +7594,22 @@ TEXT ·dotKernZ3x2(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernZ3x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernZ3x2_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
+	JMP dotKernZ3x2_start
+dotKernZ3x2_carryin:
+	VMOVUPD 0(R15), Z0
+	VMOVUPD 64(R15), Z1
+	VMOVUPD 128(R15), Z2
+dotKernZ3x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ3x2_tail
@@ -7024,6 +7630,14 @@ dotKernZ3x2_loop:
 	DECQ CX
 	JNZ dotKernZ3x2_loop
 dotKernZ3x2_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernZ3x2_finish
+	VMOVUPD Z0, 0(R15)
+	VMOVUPD Z1, 64(R15)
+	VMOVUPD Z2, 128(R15)
+	JMP dotKernZ3x2_next
+dotKernZ3x2_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -7161,6 +7775,8 @@ dotKernZ3x2_r2c1:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 8(DI)(R13*2)
+dotKernZ3x2_next:
+	ADDQ $192, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -7168,11 +7784,11 @@ dotKernZ3x2_r2c1:
 	VZEROUPPER
 	RET
 
-// func dotKernZ3x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernZ3x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Z(r·2+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ3x4(SB), NOSPLIT, $0-64
+TEXT ·dotKernZ3x4(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -7182,17 +7798,30 @@ TEXT ·dotKernZ3x4(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernZ3x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernZ3x4_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
+	JMP dotKernZ3x4_start
+dotKernZ3x4_carryin:
+	VMOVUPD 0(R15), Z0
+	VMOVUPD 64(R15), Z1
+	VMOVUPD 128(R15), Z2
+	VMOVUPD 192(R15), Z3
+	VMOVUPD 256(R15), Z4
+	VMOVUPD 320(R15), Z5
+dotKernZ3x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ3x4_tail
@@ -7222,6 +7851,17 @@ dotKernZ3x4_loop:
 	DECQ CX
 	JNZ dotKernZ3x4_loop
 dotKernZ3x4_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernZ3x4_finish
+	VMOVUPD Z0, 0(R15)
+	VMOVUPD Z1, 64(R15)
+	VMOVUPD Z2, 128(R15)
+	VMOVUPD Z3, 192(R15)
+	VMOVUPD Z4, 256(R15)
+	VMOVUPD Z5, 320(R15)
+	JMP dotKernZ3x4_next
+dotKernZ3x4_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -7494,6 +8134,8 @@ dotKernZ3x4_r2c3:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 24(DI)(R13*2)
+dotKernZ3x4_next:
+	ADDQ $384, R15
 	ADDQ $32, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -7501,11 +8143,11 @@ dotKernZ3x4_r2c3:
 	VZEROUPPER
 	RET
 
-// func dotKernZ3x6(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernZ3x6(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Z(r·3+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ3x6(SB), NOSPLIT, $0-64
+TEXT ·dotKernZ3x6(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -7515,11 +8157,15 @@ TEXT ·dotKernZ3x6(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernZ3x6_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernZ3x6_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
@@ -7529,6 +8175,18 @@ dotKernZ3x6_tile:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 	VXORPD Z8, Z8, Z8
+	JMP dotKernZ3x6_start
+dotKernZ3x6_carryin:
+	VMOVUPD 0(R15), Z0
+	VMOVUPD 64(R15), Z1
+	VMOVUPD 128(R15), Z2
+	VMOVUPD 192(R15), Z3
+	VMOVUPD 256(R15), Z4
+	VMOVUPD 320(R15), Z5
+	VMOVUPD 384(R15), Z6
+	VMOVUPD 448(R15), Z7
+	VMOVUPD 512(R15), Z8
+dotKernZ3x6_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ3x6_tail
@@ -7566,6 +8224,20 @@ dotKernZ3x6_loop:
 	DECQ CX
 	JNZ dotKernZ3x6_loop
 dotKernZ3x6_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernZ3x6_finish
+	VMOVUPD Z0, 0(R15)
+	VMOVUPD Z1, 64(R15)
+	VMOVUPD Z2, 128(R15)
+	VMOVUPD Z3, 192(R15)
+	VMOVUPD Z4, 256(R15)
+	VMOVUPD Z5, 320(R15)
+	VMOVUPD Z6, 384(R15)
+	VMOVUPD Z7, 448(R15)
+	VMOVUPD Z8, 512(R15)
+	JMP dotKernZ3x6_next
+dotKernZ3x6_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -7973,6 +8645,8 @@ dotKernZ3x6_r2c5:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 40(DI)(R13*2)
+dotKernZ3x6_next:
+	ADDQ $576, R15
 	ADDQ $48, DI
 	LEAQ (AX)(R11*2), AX
 	LEAQ (AX)(R11*4), AX
@@ -7981,11 +8655,11 @@ dotKernZ3x6_r2c5:
 	VZEROUPPER
 	RET
 
-// func dotKernZ3x8(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernZ3x8(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Z(r·4+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ3x8(SB), NOSPLIT, $0-64
+TEXT ·dotKernZ3x8(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -7995,6 +8669,7 @@ TEXT ·dotKernZ3x8(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernZ3x8_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -8002,6 +8677,9 @@ dotKernZ3x8_tile:
 	ADDQ R11, R12
 	LEAQ (R12)(R11*2), SI
 	ADDQ R11, SI
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernZ3x8_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
@@ -8014,6 +8692,21 @@ dotKernZ3x8_tile:
 	VXORPD Z9, Z9, Z9
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
+	JMP dotKernZ3x8_start
+dotKernZ3x8_carryin:
+	VMOVUPD 0(R15), Z0
+	VMOVUPD 64(R15), Z1
+	VMOVUPD 128(R15), Z2
+	VMOVUPD 192(R15), Z3
+	VMOVUPD 256(R15), Z4
+	VMOVUPD 320(R15), Z5
+	VMOVUPD 384(R15), Z6
+	VMOVUPD 448(R15), Z7
+	VMOVUPD 512(R15), Z8
+	VMOVUPD 576(R15), Z9
+	VMOVUPD 640(R15), Z10
+	VMOVUPD 704(R15), Z11
+dotKernZ3x8_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ3x8_tail
@@ -8060,6 +8753,23 @@ dotKernZ3x8_loop:
 	DECQ CX
 	JNZ dotKernZ3x8_loop
 dotKernZ3x8_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernZ3x8_finish
+	VMOVUPD Z0, 0(R15)
+	VMOVUPD Z1, 64(R15)
+	VMOVUPD Z2, 128(R15)
+	VMOVUPD Z3, 192(R15)
+	VMOVUPD Z4, 256(R15)
+	VMOVUPD Z5, 320(R15)
+	VMOVUPD Z6, 384(R15)
+	VMOVUPD Z7, 448(R15)
+	VMOVUPD Z8, 512(R15)
+	VMOVUPD Z9, 576(R15)
+	VMOVUPD Z10, 640(R15)
+	VMOVUPD Z11, 704(R15)
+	JMP dotKernZ3x8_next
+dotKernZ3x8_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -8602,6 +9312,8 @@ dotKernZ3x8_r2c7:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 56(DI)(R13*2)
+dotKernZ3x8_next:
+	ADDQ $768, R15
 	ADDQ $64, DI
 	LEAQ (AX)(R11*8), AX
 	DECQ BX
@@ -8609,11 +9321,11 @@ dotKernZ3x8_r2c7:
 	VZEROUPPER
 	RET
 
-// func dotKernZ4x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernZ4x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Z(r·1+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ4x2(SB), NOSPLIT, $0-64
+TEXT ·dotKernZ4x2(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -8623,6 +9335,7 @@ TEXT ·dotKernZ4x2(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernZ4x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -8630,10 +9343,20 @@ dotKernZ4x2_tile:
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
 	ADDQ R13, R14
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernZ4x2_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
+	JMP dotKernZ4x2_start
+dotKernZ4x2_carryin:
+	VMOVUPD 0(R15), Z0
+	VMOVUPD 64(R15), Z1
+	VMOVUPD 128(R15), Z2
+	VMOVUPD 192(R15), Z3
+dotKernZ4x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ4x2_tail
@@ -8658,6 +9381,15 @@ dotKernZ4x2_loop:
 	DECQ CX
 	JNZ dotKernZ4x2_loop
 dotKernZ4x2_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernZ4x2_finish
+	VMOVUPD Z0, 0(R15)
+	VMOVUPD Z1, 64(R15)
+	VMOVUPD Z2, 128(R15)
+	VMOVUPD Z3, 192(R15)
+	JMP dotKernZ4x2_next
+dotKernZ4x2_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -8840,6 +9572,8 @@ dotKernZ4x2_r3c1:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 8(R14)
+dotKernZ4x2_next:
+	ADDQ $256, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -8847,11 +9581,11 @@ dotKernZ4x2_r3c1:
 	VZEROUPPER
 	RET
 
-// func dotKernZ4x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernZ4x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Z(r·2+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ4x4(SB), NOSPLIT, $0-64
+TEXT ·dotKernZ4x4(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -8861,6 +9595,7 @@ TEXT ·dotKernZ4x4(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernZ4x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -8870,6 +9605,9 @@ dotKernZ4x4_tile:
 	ADDQ R13, R14
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernZ4x4_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
@@ -8878,6 +9616,17 @@ dotKernZ4x4_tile:
 	VXORPD Z5, Z5, Z5
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
+	JMP dotKernZ4x4_start
+dotKernZ4x4_carryin:
+	VMOVUPD 0(R15), Z0
+	VMOVUPD 64(R15), Z1
+	VMOVUPD 128(R15), Z2
+	VMOVUPD 192(R15), Z3
+	VMOVUPD 256(R15), Z4
+	VMOVUPD 320(R15), Z5
+	VMOVUPD 384(R15), Z6
+	VMOVUPD 448(R15), Z7
+dotKernZ4x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ4x4_tail
@@ -8913,6 +9662,19 @@ dotKernZ4x4_loop:
 	DECQ CX
 	JNZ dotKernZ4x4_loop
 dotKernZ4x4_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernZ4x4_finish
+	VMOVUPD Z0, 0(R15)
+	VMOVUPD Z1, 64(R15)
+	VMOVUPD Z2, 128(R15)
+	VMOVUPD Z3, 192(R15)
+	VMOVUPD Z4, 256(R15)
+	VMOVUPD Z5, 320(R15)
+	VMOVUPD Z6, 384(R15)
+	VMOVUPD Z7, 448(R15)
+	JMP dotKernZ4x4_next
+dotKernZ4x4_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -9275,6 +10037,8 @@ dotKernZ4x4_r3c3:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 24(R14)
+dotKernZ4x4_next:
+	ADDQ $512, R15
 	ADDQ $32, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -9282,11 +10046,11 @@ dotKernZ4x4_r3c3:
 	VZEROUPPER
 	RET
 
-// func dotKernZ4x6(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernZ4x6(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Z(r·3+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ4x6(SB), NOSPLIT, $0-64
+TEXT ·dotKernZ4x6(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -9296,6 +10060,7 @@ TEXT ·dotKernZ4x6(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernZ4x6_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -9305,6 +10070,9 @@ dotKernZ4x6_tile:
 	ADDQ R13, R14
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernZ4x6_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
@@ -9317,6 +10085,21 @@ dotKernZ4x6_tile:
 	VXORPD Z9, Z9, Z9
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
+	JMP dotKernZ4x6_start
+dotKernZ4x6_carryin:
+	VMOVUPD 0(R15), Z0
+	VMOVUPD 64(R15), Z1
+	VMOVUPD 128(R15), Z2
+	VMOVUPD 192(R15), Z3
+	VMOVUPD 256(R15), Z4
+	VMOVUPD 320(R15), Z5
+	VMOVUPD 384(R15), Z6
+	VMOVUPD 448(R15), Z7
+	VMOVUPD 512(R15), Z8
+	VMOVUPD 576(R15), Z9
+	VMOVUPD 640(R15), Z10
+	VMOVUPD 704(R15), Z11
+dotKernZ4x6_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ4x6_tail
@@ -9362,6 +10145,23 @@ dotKernZ4x6_loop:
 	DECQ CX
 	JNZ dotKernZ4x6_loop
 dotKernZ4x6_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernZ4x6_finish
+	VMOVUPD Z0, 0(R15)
+	VMOVUPD Z1, 64(R15)
+	VMOVUPD Z2, 128(R15)
+	VMOVUPD Z3, 192(R15)
+	VMOVUPD Z4, 256(R15)
+	VMOVUPD Z5, 320(R15)
+	VMOVUPD Z6, 384(R15)
+	VMOVUPD Z7, 448(R15)
+	VMOVUPD Z8, 512(R15)
+	VMOVUPD Z9, 576(R15)
+	VMOVUPD Z10, 640(R15)
+	VMOVUPD Z11, 704(R15)
+	JMP dotKernZ4x6_next
+dotKernZ4x6_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -9904,6 +10704,8 @@ dotKernZ4x6_r3c5:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 40(R14)
+dotKernZ4x6_next:
+	ADDQ $768, R15
 	ADDQ $48, DI
 	LEAQ (AX)(R11*2), AX
 	LEAQ (AX)(R11*4), AX
@@ -9912,11 +10714,11 @@ dotKernZ4x6_r3c5:
 	VZEROUPPER
 	RET
 
-// func dotKernZ4x8(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+// func dotKernZ4x8(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
 //
 // Z(r·4+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ4x8(SB), NOSPLIT, $0-64
+TEXT ·dotKernZ4x8(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -9926,6 +10728,7 @@ TEXT ·dotKernZ4x8(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
+	MOVQ s+64(FP), R15
 dotKernZ4x8_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -9937,6 +10740,9 @@ dotKernZ4x8_tile:
 	ADDQ R11, R12
 	LEAQ (R12)(R11*2), SI
 	ADDQ R11, SI
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ dotKernZ4x8_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
@@ -9953,6 +10759,25 @@ dotKernZ4x8_tile:
 	VXORPD Z13, Z13, Z13
 	VXORPD Z14, Z14, Z14
 	VXORPD Z15, Z15, Z15
+	JMP dotKernZ4x8_start
+dotKernZ4x8_carryin:
+	VMOVUPD 0(R15), Z0
+	VMOVUPD 64(R15), Z1
+	VMOVUPD 128(R15), Z2
+	VMOVUPD 192(R15), Z3
+	VMOVUPD 256(R15), Z4
+	VMOVUPD 320(R15), Z5
+	VMOVUPD 384(R15), Z6
+	VMOVUPD 448(R15), Z7
+	VMOVUPD 512(R15), Z8
+	VMOVUPD 576(R15), Z9
+	VMOVUPD 640(R15), Z10
+	VMOVUPD 704(R15), Z11
+	VMOVUPD 768(R15), Z12
+	VMOVUPD 832(R15), Z13
+	VMOVUPD 896(R15), Z14
+	VMOVUPD 960(R15), Z15
+dotKernZ4x8_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ4x8_tail
@@ -10009,6 +10834,27 @@ dotKernZ4x8_loop:
 	DECQ CX
 	JNZ dotKernZ4x8_loop
 dotKernZ4x8_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ dotKernZ4x8_finish
+	VMOVUPD Z0, 0(R15)
+	VMOVUPD Z1, 64(R15)
+	VMOVUPD Z2, 128(R15)
+	VMOVUPD Z3, 192(R15)
+	VMOVUPD Z4, 256(R15)
+	VMOVUPD Z5, 320(R15)
+	VMOVUPD Z6, 384(R15)
+	VMOVUPD Z7, 448(R15)
+	VMOVUPD Z8, 512(R15)
+	VMOVUPD Z9, 576(R15)
+	VMOVUPD Z10, 640(R15)
+	VMOVUPD Z11, 704(R15)
+	VMOVUPD Z12, 768(R15)
+	VMOVUPD Z13, 832(R15)
+	VMOVUPD Z14, 896(R15)
+	VMOVUPD Z15, 960(R15)
+	JMP dotKernZ4x8_next
+dotKernZ4x8_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -10731,6 +11577,8 @@ dotKernZ4x8_r3c7:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 56(R14)
+dotKernZ4x8_next:
+	ADDQ $1024, R15
 	ADDQ $64, DI
 	LEAQ (AX)(R11*8), AX
 	DECQ BX
@@ -13056,11 +13904,11 @@ spackRows6_loop:
 	VZEROUPPER
 	RET
 
-// func sdotKern1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKern1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Y(2(r·1+c)) and Y(2(r·1+c)+1) accumulate output (r, c). Requires
 // AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKern1x1(SB), NOSPLIT, $0-64
+TEXT ·sdotKern1x1(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -13070,11 +13918,20 @@ TEXT ·sdotKern1x1(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKern1x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKern1x1_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
+	JMP sdotKern1x1_start
+sdotKern1x1_carryin:
+	VMOVUPS 0(R15), Y0
+	VMOVUPS 32(R15), Y1
+sdotKern1x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKern1x1_tail
@@ -13092,6 +13949,13 @@ sdotKern1x1_loop:
 	DECQ CX
 	JNZ sdotKern1x1_loop
 sdotKern1x1_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKern1x1_finish
+	VMOVUPS Y0, 0(R15)
+	VMOVUPS Y1, 32(R15)
+	JMP sdotKern1x1_next
+sdotKern1x1_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -13119,6 +13983,8 @@ sdotKern1x1_r0c0_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, (DI)
+sdotKern1x1_next:
+	ADDQ $64, R15
 	ADDQ $4, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -13126,11 +13992,11 @@ sdotKern1x1_r0c0_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKern1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKern1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Y(2(r·2+c)) and Y(2(r·2+c)+1) accumulate output (r, c). Requires
 // AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKern1x2(SB), NOSPLIT, $0-64
+TEXT ·sdotKern1x2(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -13140,13 +14006,24 @@ TEXT ·sdotKern1x2(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKern1x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKern1x2_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	JMP sdotKern1x2_start
+sdotKern1x2_carryin:
+	VMOVUPS 0(R15), Y0
+	VMOVUPS 32(R15), Y1
+	VMOVUPS 64(R15), Y2
+	VMOVUPS 96(R15), Y3
+sdotKern1x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKern1x2_tail
@@ -13170,6 +14047,15 @@ sdotKern1x2_loop:
 	DECQ CX
 	JNZ sdotKern1x2_loop
 sdotKern1x2_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKern1x2_finish
+	VMOVUPS Y0, 0(R15)
+	VMOVUPS Y1, 32(R15)
+	VMOVUPS Y2, 64(R15)
+	VMOVUPS Y3, 96(R15)
+	JMP sdotKern1x2_next
+sdotKern1x2_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -13224,6 +14110,8 @@ sdotKern1x2_r0c1_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 4(DI)
+sdotKern1x2_next:
+	ADDQ $128, R15
 	ADDQ $8, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -13231,11 +14119,11 @@ sdotKern1x2_r0c1_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKern1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKern1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Y(2(r·3+c)) and Y(2(r·3+c)+1) accumulate output (r, c). Requires
 // AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKern1x3(SB), NOSPLIT, $0-64
+TEXT ·sdotKern1x3(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -13245,15 +14133,28 @@ TEXT ·sdotKern1x3(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKern1x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKern1x3_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
+	JMP sdotKern1x3_start
+sdotKern1x3_carryin:
+	VMOVUPS 0(R15), Y0
+	VMOVUPS 32(R15), Y1
+	VMOVUPS 64(R15), Y2
+	VMOVUPS 96(R15), Y3
+	VMOVUPS 128(R15), Y4
+	VMOVUPS 160(R15), Y5
+sdotKern1x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKern1x3_tail
@@ -13283,6 +14184,17 @@ sdotKern1x3_loop:
 	DECQ CX
 	JNZ sdotKern1x3_loop
 sdotKern1x3_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKern1x3_finish
+	VMOVUPS Y0, 0(R15)
+	VMOVUPS Y1, 32(R15)
+	VMOVUPS Y2, 64(R15)
+	VMOVUPS Y3, 96(R15)
+	VMOVUPS Y4, 128(R15)
+	VMOVUPS Y5, 160(R15)
+	JMP sdotKern1x3_next
+sdotKern1x3_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -13364,6 +14276,8 @@ sdotKern1x3_r0c2_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 8(DI)
+sdotKern1x3_next:
+	ADDQ $192, R15
 	ADDQ $12, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -13372,11 +14286,11 @@ sdotKern1x3_r0c2_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKern2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKern2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Y(2(r·1+c)) and Y(2(r·1+c)+1) accumulate output (r, c). Requires
 // AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKern2x1(SB), NOSPLIT, $0-64
+TEXT ·sdotKern2x1(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -13386,13 +14300,24 @@ TEXT ·sdotKern2x1(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKern2x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKern2x1_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	JMP sdotKern2x1_start
+sdotKern2x1_carryin:
+	VMOVUPS 0(R15), Y0
+	VMOVUPS 32(R15), Y1
+	VMOVUPS 64(R15), Y2
+	VMOVUPS 96(R15), Y3
+sdotKern2x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKern2x1_tail
@@ -13416,6 +14341,15 @@ sdotKern2x1_loop:
 	DECQ CX
 	JNZ sdotKern2x1_loop
 sdotKern2x1_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKern2x1_finish
+	VMOVUPS Y0, 0(R15)
+	VMOVUPS Y1, 32(R15)
+	VMOVUPS Y2, 64(R15)
+	VMOVUPS Y3, 96(R15)
+	JMP sdotKern2x1_next
+sdotKern2x1_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -13470,6 +14404,8 @@ sdotKern2x1_r1c0_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, (DI)(R13*1)
+sdotKern2x1_next:
+	ADDQ $128, R15
 	ADDQ $4, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -13477,11 +14413,11 @@ sdotKern2x1_r1c0_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKern2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKern2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Y(2(r·2+c)) and Y(2(r·2+c)+1) accumulate output (r, c). Requires
 // AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKern2x2(SB), NOSPLIT, $0-64
+TEXT ·sdotKern2x2(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -13491,9 +14427,13 @@ TEXT ·sdotKern2x2(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKern2x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKern2x2_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -13502,6 +14442,17 @@ sdotKern2x2_tile:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
+	JMP sdotKern2x2_start
+sdotKern2x2_carryin:
+	VMOVUPS 0(R15), Y0
+	VMOVUPS 32(R15), Y1
+	VMOVUPS 64(R15), Y2
+	VMOVUPS 96(R15), Y3
+	VMOVUPS 128(R15), Y4
+	VMOVUPS 160(R15), Y5
+	VMOVUPS 192(R15), Y6
+	VMOVUPS 224(R15), Y7
+sdotKern2x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKern2x2_tail
@@ -13535,6 +14486,19 @@ sdotKern2x2_loop:
 	DECQ CX
 	JNZ sdotKern2x2_loop
 sdotKern2x2_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKern2x2_finish
+	VMOVUPS Y0, 0(R15)
+	VMOVUPS Y1, 32(R15)
+	VMOVUPS Y2, 64(R15)
+	VMOVUPS Y3, 96(R15)
+	VMOVUPS Y4, 128(R15)
+	VMOVUPS Y5, 160(R15)
+	VMOVUPS Y6, 192(R15)
+	VMOVUPS Y7, 224(R15)
+	JMP sdotKern2x2_next
+sdotKern2x2_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -13643,6 +14607,8 @@ sdotKern2x2_r1c1_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 4(DI)(R13*1)
+sdotKern2x2_next:
+	ADDQ $256, R15
 	ADDQ $8, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -13650,11 +14616,11 @@ sdotKern2x2_r1c1_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKern2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKern2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Y(2(r·3+c)) and Y(2(r·3+c)+1) accumulate output (r, c). Requires
 // AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKern2x3(SB), NOSPLIT, $0-64
+TEXT ·sdotKern2x3(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -13664,9 +14630,13 @@ TEXT ·sdotKern2x3(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKern2x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKern2x3_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -13679,6 +14649,21 @@ sdotKern2x3_tile:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	JMP sdotKern2x3_start
+sdotKern2x3_carryin:
+	VMOVUPS 0(R15), Y0
+	VMOVUPS 32(R15), Y1
+	VMOVUPS 64(R15), Y2
+	VMOVUPS 96(R15), Y3
+	VMOVUPS 128(R15), Y4
+	VMOVUPS 160(R15), Y5
+	VMOVUPS 192(R15), Y6
+	VMOVUPS 224(R15), Y7
+	VMOVUPS 256(R15), Y8
+	VMOVUPS 288(R15), Y9
+	VMOVUPS 320(R15), Y10
+	VMOVUPS 352(R15), Y11
+sdotKern2x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKern2x3_tail
@@ -13722,6 +14707,23 @@ sdotKern2x3_loop:
 	DECQ CX
 	JNZ sdotKern2x3_loop
 sdotKern2x3_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKern2x3_finish
+	VMOVUPS Y0, 0(R15)
+	VMOVUPS Y1, 32(R15)
+	VMOVUPS Y2, 64(R15)
+	VMOVUPS Y3, 96(R15)
+	VMOVUPS Y4, 128(R15)
+	VMOVUPS Y5, 160(R15)
+	VMOVUPS Y6, 192(R15)
+	VMOVUPS Y7, 224(R15)
+	VMOVUPS Y8, 256(R15)
+	VMOVUPS Y9, 288(R15)
+	VMOVUPS Y10, 320(R15)
+	VMOVUPS Y11, 352(R15)
+	JMP sdotKern2x3_next
+sdotKern2x3_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -13884,6 +14886,8 @@ sdotKern2x3_r1c2_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 8(DI)(R13*1)
+sdotKern2x3_next:
+	ADDQ $384, R15
 	ADDQ $12, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -13892,11 +14896,11 @@ sdotKern2x3_r1c2_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernX1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernX1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Y(2(r·1+c)) and Y(2(r·1+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX1x1(SB), NOSPLIT, $0-64
+TEXT ·sdotKernX1x1(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -13906,11 +14910,20 @@ TEXT ·sdotKernX1x1(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernX1x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernX1x1_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
+	JMP sdotKernX1x1_start
+sdotKernX1x1_carryin:
+	VMOVUPS 0(R15), Y0
+	VMOVUPS 32(R15), Y1
+sdotKernX1x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX1x1_tail
@@ -13928,6 +14941,13 @@ sdotKernX1x1_loop:
 	DECQ CX
 	JNZ sdotKernX1x1_loop
 sdotKernX1x1_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernX1x1_finish
+	VMOVUPS Y0, 0(R15)
+	VMOVUPS Y1, 32(R15)
+	JMP sdotKernX1x1_next
+sdotKernX1x1_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -13955,6 +14975,8 @@ sdotKernX1x1_r0c0_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, (DI)
+sdotKernX1x1_next:
+	ADDQ $64, R15
 	ADDQ $4, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -13962,11 +14984,11 @@ sdotKernX1x1_r0c0_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernX1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernX1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Y(2(r·2+c)) and Y(2(r·2+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX1x2(SB), NOSPLIT, $0-64
+TEXT ·sdotKernX1x2(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -13976,13 +14998,24 @@ TEXT ·sdotKernX1x2(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernX1x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernX1x2_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	JMP sdotKernX1x2_start
+sdotKernX1x2_carryin:
+	VMOVUPS 0(R15), Y0
+	VMOVUPS 32(R15), Y1
+	VMOVUPS 64(R15), Y2
+	VMOVUPS 96(R15), Y3
+sdotKernX1x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX1x2_tail
@@ -14006,6 +15039,15 @@ sdotKernX1x2_loop:
 	DECQ CX
 	JNZ sdotKernX1x2_loop
 sdotKernX1x2_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernX1x2_finish
+	VMOVUPS Y0, 0(R15)
+	VMOVUPS Y1, 32(R15)
+	VMOVUPS Y2, 64(R15)
+	VMOVUPS Y3, 96(R15)
+	JMP sdotKernX1x2_next
+sdotKernX1x2_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -14060,6 +15102,8 @@ sdotKernX1x2_r0c1_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 4(DI)
+sdotKernX1x2_next:
+	ADDQ $128, R15
 	ADDQ $8, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -14067,11 +15111,11 @@ sdotKernX1x2_r0c1_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernX1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernX1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Y(2(r·3+c)) and Y(2(r·3+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX1x3(SB), NOSPLIT, $0-64
+TEXT ·sdotKernX1x3(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -14081,15 +15125,28 @@ TEXT ·sdotKernX1x3(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernX1x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernX1x3_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
+	JMP sdotKernX1x3_start
+sdotKernX1x3_carryin:
+	VMOVUPS 0(R15), Y0
+	VMOVUPS 32(R15), Y1
+	VMOVUPS 64(R15), Y2
+	VMOVUPS 96(R15), Y3
+	VMOVUPS 128(R15), Y4
+	VMOVUPS 160(R15), Y5
+sdotKernX1x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX1x3_tail
@@ -14119,6 +15176,17 @@ sdotKernX1x3_loop:
 	DECQ CX
 	JNZ sdotKernX1x3_loop
 sdotKernX1x3_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernX1x3_finish
+	VMOVUPS Y0, 0(R15)
+	VMOVUPS Y1, 32(R15)
+	VMOVUPS Y2, 64(R15)
+	VMOVUPS Y3, 96(R15)
+	VMOVUPS Y4, 128(R15)
+	VMOVUPS Y5, 160(R15)
+	JMP sdotKernX1x3_next
+sdotKernX1x3_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -14200,6 +15268,8 @@ sdotKernX1x3_r0c2_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 8(DI)
+sdotKernX1x3_next:
+	ADDQ $192, R15
 	ADDQ $12, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -14208,11 +15278,11 @@ sdotKernX1x3_r0c2_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernX2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernX2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Y(2(r·1+c)) and Y(2(r·1+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX2x1(SB), NOSPLIT, $0-64
+TEXT ·sdotKernX2x1(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -14222,13 +15292,24 @@ TEXT ·sdotKernX2x1(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernX2x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernX2x1_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	JMP sdotKernX2x1_start
+sdotKernX2x1_carryin:
+	VMOVUPS 0(R15), Y0
+	VMOVUPS 32(R15), Y1
+	VMOVUPS 64(R15), Y2
+	VMOVUPS 96(R15), Y3
+sdotKernX2x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX2x1_tail
@@ -14252,6 +15333,15 @@ sdotKernX2x1_loop:
 	DECQ CX
 	JNZ sdotKernX2x1_loop
 sdotKernX2x1_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernX2x1_finish
+	VMOVUPS Y0, 0(R15)
+	VMOVUPS Y1, 32(R15)
+	VMOVUPS Y2, 64(R15)
+	VMOVUPS Y3, 96(R15)
+	JMP sdotKernX2x1_next
+sdotKernX2x1_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -14306,6 +15396,8 @@ sdotKernX2x1_r1c0_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, (DI)(R13*1)
+sdotKernX2x1_next:
+	ADDQ $128, R15
 	ADDQ $4, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -14313,11 +15405,11 @@ sdotKernX2x1_r1c0_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernX2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernX2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Y(2(r·2+c)) and Y(2(r·2+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX2x2(SB), NOSPLIT, $0-64
+TEXT ·sdotKernX2x2(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -14327,9 +15419,13 @@ TEXT ·sdotKernX2x2(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernX2x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernX2x2_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -14338,6 +15434,17 @@ sdotKernX2x2_tile:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
+	JMP sdotKernX2x2_start
+sdotKernX2x2_carryin:
+	VMOVUPS 0(R15), Y0
+	VMOVUPS 32(R15), Y1
+	VMOVUPS 64(R15), Y2
+	VMOVUPS 96(R15), Y3
+	VMOVUPS 128(R15), Y4
+	VMOVUPS 160(R15), Y5
+	VMOVUPS 192(R15), Y6
+	VMOVUPS 224(R15), Y7
+sdotKernX2x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX2x2_tail
@@ -14371,6 +15478,19 @@ sdotKernX2x2_loop:
 	DECQ CX
 	JNZ sdotKernX2x2_loop
 sdotKernX2x2_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernX2x2_finish
+	VMOVUPS Y0, 0(R15)
+	VMOVUPS Y1, 32(R15)
+	VMOVUPS Y2, 64(R15)
+	VMOVUPS Y3, 96(R15)
+	VMOVUPS Y4, 128(R15)
+	VMOVUPS Y5, 160(R15)
+	VMOVUPS Y6, 192(R15)
+	VMOVUPS Y7, 224(R15)
+	JMP sdotKernX2x2_next
+sdotKernX2x2_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -14479,6 +15599,8 @@ sdotKernX2x2_r1c1_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 4(DI)(R13*1)
+sdotKernX2x2_next:
+	ADDQ $256, R15
 	ADDQ $8, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -14486,11 +15608,11 @@ sdotKernX2x2_r1c1_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernX2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernX2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Y(2(r·3+c)) and Y(2(r·3+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX2x3(SB), NOSPLIT, $0-64
+TEXT ·sdotKernX2x3(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -14500,9 +15622,13 @@ TEXT ·sdotKernX2x3(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernX2x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernX2x3_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -14515,6 +15641,21 @@ sdotKernX2x3_tile:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	JMP sdotKernX2x3_start
+sdotKernX2x3_carryin:
+	VMOVUPS 0(R15), Y0
+	VMOVUPS 32(R15), Y1
+	VMOVUPS 64(R15), Y2
+	VMOVUPS 96(R15), Y3
+	VMOVUPS 128(R15), Y4
+	VMOVUPS 160(R15), Y5
+	VMOVUPS 192(R15), Y6
+	VMOVUPS 224(R15), Y7
+	VMOVUPS 256(R15), Y8
+	VMOVUPS 288(R15), Y9
+	VMOVUPS 320(R15), Y10
+	VMOVUPS 352(R15), Y11
+sdotKernX2x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX2x3_tail
@@ -14558,6 +15699,23 @@ sdotKernX2x3_loop:
 	DECQ CX
 	JNZ sdotKernX2x3_loop
 sdotKernX2x3_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernX2x3_finish
+	VMOVUPS Y0, 0(R15)
+	VMOVUPS Y1, 32(R15)
+	VMOVUPS Y2, 64(R15)
+	VMOVUPS Y3, 96(R15)
+	VMOVUPS Y4, 128(R15)
+	VMOVUPS Y5, 160(R15)
+	VMOVUPS Y6, 192(R15)
+	VMOVUPS Y7, 224(R15)
+	VMOVUPS Y8, 256(R15)
+	VMOVUPS Y9, 288(R15)
+	VMOVUPS Y10, 320(R15)
+	VMOVUPS Y11, 352(R15)
+	JMP sdotKernX2x3_next
+sdotKernX2x3_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -14720,6 +15878,8 @@ sdotKernX2x3_r1c2_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 8(DI)(R13*1)
+sdotKernX2x3_next:
+	ADDQ $384, R15
 	ADDQ $12, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -14728,11 +15888,11 @@ sdotKernX2x3_r1c2_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernX3x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernX3x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Y(2(r·1+c)) and Y(2(r·1+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX3x1(SB), NOSPLIT, $0-64
+TEXT ·sdotKernX3x1(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -14742,15 +15902,28 @@ TEXT ·sdotKernX3x1(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernX3x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernX3x1_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
+	JMP sdotKernX3x1_start
+sdotKernX3x1_carryin:
+	VMOVUPS 0(R15), Y0
+	VMOVUPS 32(R15), Y1
+	VMOVUPS 64(R15), Y2
+	VMOVUPS 96(R15), Y3
+	VMOVUPS 128(R15), Y4
+	VMOVUPS 160(R15), Y5
+sdotKernX3x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX3x1_tail
@@ -14780,6 +15953,17 @@ sdotKernX3x1_loop:
 	DECQ CX
 	JNZ sdotKernX3x1_loop
 sdotKernX3x1_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernX3x1_finish
+	VMOVUPS Y0, 0(R15)
+	VMOVUPS Y1, 32(R15)
+	VMOVUPS Y2, 64(R15)
+	VMOVUPS Y3, 96(R15)
+	VMOVUPS Y4, 128(R15)
+	VMOVUPS Y5, 160(R15)
+	JMP sdotKernX3x1_next
+sdotKernX3x1_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -14861,6 +16045,8 @@ sdotKernX3x1_r2c0_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, (DI)(R13*2)
+sdotKernX3x1_next:
+	ADDQ $192, R15
 	ADDQ $4, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -14868,11 +16054,11 @@ sdotKernX3x1_r2c0_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernX3x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernX3x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Y(2(r·2+c)) and Y(2(r·2+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX3x2(SB), NOSPLIT, $0-64
+TEXT ·sdotKernX3x2(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -14882,9 +16068,13 @@ TEXT ·sdotKernX3x2(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernX3x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernX3x2_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -14897,6 +16087,21 @@ sdotKernX3x2_tile:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	JMP sdotKernX3x2_start
+sdotKernX3x2_carryin:
+	VMOVUPS 0(R15), Y0
+	VMOVUPS 32(R15), Y1
+	VMOVUPS 64(R15), Y2
+	VMOVUPS 96(R15), Y3
+	VMOVUPS 128(R15), Y4
+	VMOVUPS 160(R15), Y5
+	VMOVUPS 192(R15), Y6
+	VMOVUPS 224(R15), Y7
+	VMOVUPS 256(R15), Y8
+	VMOVUPS 288(R15), Y9
+	VMOVUPS 320(R15), Y10
+	VMOVUPS 352(R15), Y11
+sdotKernX3x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX3x2_tail
@@ -14940,6 +16145,23 @@ sdotKernX3x2_loop:
 	DECQ CX
 	JNZ sdotKernX3x2_loop
 sdotKernX3x2_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernX3x2_finish
+	VMOVUPS Y0, 0(R15)
+	VMOVUPS Y1, 32(R15)
+	VMOVUPS Y2, 64(R15)
+	VMOVUPS Y3, 96(R15)
+	VMOVUPS Y4, 128(R15)
+	VMOVUPS Y5, 160(R15)
+	VMOVUPS Y6, 192(R15)
+	VMOVUPS Y7, 224(R15)
+	VMOVUPS Y8, 256(R15)
+	VMOVUPS Y9, 288(R15)
+	VMOVUPS Y10, 320(R15)
+	VMOVUPS Y11, 352(R15)
+	JMP sdotKernX3x2_next
+sdotKernX3x2_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -15102,6 +16324,8 @@ sdotKernX3x2_r2c1_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 4(DI)(R13*2)
+sdotKernX3x2_next:
+	ADDQ $384, R15
 	ADDQ $8, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -15109,11 +16333,11 @@ sdotKernX3x2_r2c1_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernX3x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernX3x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Y(2(r·3+c)) and Y(2(r·3+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX3x3(SB), NOSPLIT, $0-64
+TEXT ·sdotKernX3x3(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -15123,9 +16347,13 @@ TEXT ·sdotKernX3x3(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernX3x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernX3x3_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -15144,6 +16372,27 @@ sdotKernX3x3_tile:
 	VXORPS Y15, Y15, Y15
 	VXORPS Y16, Y16, Y16
 	VXORPS Y17, Y17, Y17
+	JMP sdotKernX3x3_start
+sdotKernX3x3_carryin:
+	VMOVUPS 0(R15), Y0
+	VMOVUPS 32(R15), Y1
+	VMOVUPS 64(R15), Y2
+	VMOVUPS 96(R15), Y3
+	VMOVUPS 128(R15), Y4
+	VMOVUPS 160(R15), Y5
+	VMOVUPS 192(R15), Y6
+	VMOVUPS 224(R15), Y7
+	VMOVUPS 256(R15), Y8
+	VMOVUPS 288(R15), Y9
+	VMOVUPS 320(R15), Y10
+	VMOVUPS 352(R15), Y11
+	VMOVUPS 384(R15), Y12
+	VMOVUPS 416(R15), Y13
+	VMOVUPS 448(R15), Y14
+	VMOVUPS 480(R15), Y15
+	VMOVUPS 512(R15), Y16
+	VMOVUPS 544(R15), Y17
+sdotKernX3x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX3x3_tail
@@ -15201,6 +16450,29 @@ sdotKernX3x3_loop:
 	DECQ CX
 	JNZ sdotKernX3x3_loop
 sdotKernX3x3_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernX3x3_finish
+	VMOVUPS Y0, 0(R15)
+	VMOVUPS Y1, 32(R15)
+	VMOVUPS Y2, 64(R15)
+	VMOVUPS Y3, 96(R15)
+	VMOVUPS Y4, 128(R15)
+	VMOVUPS Y5, 160(R15)
+	VMOVUPS Y6, 192(R15)
+	VMOVUPS Y7, 224(R15)
+	VMOVUPS Y8, 256(R15)
+	VMOVUPS Y9, 288(R15)
+	VMOVUPS Y10, 320(R15)
+	VMOVUPS Y11, 352(R15)
+	VMOVUPS Y12, 384(R15)
+	VMOVUPS Y13, 416(R15)
+	VMOVUPS Y14, 448(R15)
+	VMOVUPS Y15, 480(R15)
+	VMOVUPS Y16, 512(R15)
+	VMOVUPS Y17, 544(R15)
+	JMP sdotKernX3x3_next
+sdotKernX3x3_finish:
 	VMOVAPS Y12, Y24
 	VMOVAPS Y13, Y25
 	VMOVAPS Y14, Y26
@@ -15454,6 +16726,8 @@ sdotKernX3x3_r2c2_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 8(DI)(R13*2)
+sdotKernX3x3_next:
+	ADDQ $576, R15
 	ADDQ $12, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -15462,11 +16736,11 @@ sdotKernX3x3_r2c2_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernX4x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernX4x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Y(2(r·1+c)) and Y(2(r·1+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX4x1(SB), NOSPLIT, $0-64
+TEXT ·sdotKernX4x1(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -15476,6 +16750,7 @@ TEXT ·sdotKernX4x1(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernX4x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -15483,6 +16758,9 @@ sdotKernX4x1_tile:
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
 	ADDQ R13, R14
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernX4x1_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -15491,6 +16769,17 @@ sdotKernX4x1_tile:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
+	JMP sdotKernX4x1_start
+sdotKernX4x1_carryin:
+	VMOVUPS 0(R15), Y0
+	VMOVUPS 32(R15), Y1
+	VMOVUPS 64(R15), Y2
+	VMOVUPS 96(R15), Y3
+	VMOVUPS 128(R15), Y4
+	VMOVUPS 160(R15), Y5
+	VMOVUPS 192(R15), Y6
+	VMOVUPS 224(R15), Y7
+sdotKernX4x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX4x1_tail
@@ -15527,6 +16816,19 @@ sdotKernX4x1_loop:
 	DECQ CX
 	JNZ sdotKernX4x1_loop
 sdotKernX4x1_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernX4x1_finish
+	VMOVUPS Y0, 0(R15)
+	VMOVUPS Y1, 32(R15)
+	VMOVUPS Y2, 64(R15)
+	VMOVUPS Y3, 96(R15)
+	VMOVUPS Y4, 128(R15)
+	VMOVUPS Y5, 160(R15)
+	VMOVUPS Y6, 192(R15)
+	VMOVUPS Y7, 224(R15)
+	JMP sdotKernX4x1_next
+sdotKernX4x1_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -15635,6 +16937,8 @@ sdotKernX4x1_r3c0_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, (R14)
+sdotKernX4x1_next:
+	ADDQ $256, R15
 	ADDQ $4, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -15642,11 +16946,11 @@ sdotKernX4x1_r3c0_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernX4x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernX4x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Y(2(r·2+c)) and Y(2(r·2+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX4x2(SB), NOSPLIT, $0-64
+TEXT ·sdotKernX4x2(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -15656,6 +16960,7 @@ TEXT ·sdotKernX4x2(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernX4x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -15663,6 +16968,9 @@ sdotKernX4x2_tile:
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
 	ADDQ R13, R14
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernX4x2_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -15679,6 +16987,25 @@ sdotKernX4x2_tile:
 	VXORPS Y13, Y13, Y13
 	VXORPS Y14, Y14, Y14
 	VXORPS Y15, Y15, Y15
+	JMP sdotKernX4x2_start
+sdotKernX4x2_carryin:
+	VMOVUPS 0(R15), Y0
+	VMOVUPS 32(R15), Y1
+	VMOVUPS 64(R15), Y2
+	VMOVUPS 96(R15), Y3
+	VMOVUPS 128(R15), Y4
+	VMOVUPS 160(R15), Y5
+	VMOVUPS 192(R15), Y6
+	VMOVUPS 224(R15), Y7
+	VMOVUPS 256(R15), Y8
+	VMOVUPS 288(R15), Y9
+	VMOVUPS 320(R15), Y10
+	VMOVUPS 352(R15), Y11
+	VMOVUPS 384(R15), Y12
+	VMOVUPS 416(R15), Y13
+	VMOVUPS 448(R15), Y14
+	VMOVUPS 480(R15), Y15
+sdotKernX4x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX4x2_tail
@@ -15733,6 +17060,27 @@ sdotKernX4x2_loop:
 	DECQ CX
 	JNZ sdotKernX4x2_loop
 sdotKernX4x2_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernX4x2_finish
+	VMOVUPS Y0, 0(R15)
+	VMOVUPS Y1, 32(R15)
+	VMOVUPS Y2, 64(R15)
+	VMOVUPS Y3, 96(R15)
+	VMOVUPS Y4, 128(R15)
+	VMOVUPS Y5, 160(R15)
+	VMOVUPS Y6, 192(R15)
+	VMOVUPS Y7, 224(R15)
+	VMOVUPS Y8, 256(R15)
+	VMOVUPS Y9, 288(R15)
+	VMOVUPS Y10, 320(R15)
+	VMOVUPS Y11, 352(R15)
+	VMOVUPS Y12, 384(R15)
+	VMOVUPS Y13, 416(R15)
+	VMOVUPS Y14, 448(R15)
+	VMOVUPS Y15, 480(R15)
+	JMP sdotKernX4x2_next
+sdotKernX4x2_finish:
 	VMOVAPS Y12, Y24
 	VMOVAPS Y13, Y25
 	VMOVAPS Y14, Y26
@@ -15957,6 +17305,8 @@ sdotKernX4x2_r3c1_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 4(R14)
+sdotKernX4x2_next:
+	ADDQ $512, R15
 	ADDQ $8, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -15964,11 +17314,11 @@ sdotKernX4x2_r3c1_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernX4x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernX4x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Y(2(r·3+c)) and Y(2(r·3+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX4x3(SB), NOSPLIT, $0-64
+TEXT ·sdotKernX4x3(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -15978,6 +17328,7 @@ TEXT ·sdotKernX4x3(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernX4x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -15985,6 +17336,9 @@ sdotKernX4x3_tile:
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
 	ADDQ R13, R14
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernX4x3_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -16009,6 +17363,33 @@ sdotKernX4x3_tile:
 	VXORPS Y21, Y21, Y21
 	VXORPS Y22, Y22, Y22
 	VXORPS Y23, Y23, Y23
+	JMP sdotKernX4x3_start
+sdotKernX4x3_carryin:
+	VMOVUPS 0(R15), Y0
+	VMOVUPS 32(R15), Y1
+	VMOVUPS 64(R15), Y2
+	VMOVUPS 96(R15), Y3
+	VMOVUPS 128(R15), Y4
+	VMOVUPS 160(R15), Y5
+	VMOVUPS 192(R15), Y6
+	VMOVUPS 224(R15), Y7
+	VMOVUPS 256(R15), Y8
+	VMOVUPS 288(R15), Y9
+	VMOVUPS 320(R15), Y10
+	VMOVUPS 352(R15), Y11
+	VMOVUPS 384(R15), Y12
+	VMOVUPS 416(R15), Y13
+	VMOVUPS 448(R15), Y14
+	VMOVUPS 480(R15), Y15
+	VMOVUPS 512(R15), Y16
+	VMOVUPS 544(R15), Y17
+	VMOVUPS 576(R15), Y18
+	VMOVUPS 608(R15), Y19
+	VMOVUPS 640(R15), Y20
+	VMOVUPS 672(R15), Y21
+	VMOVUPS 704(R15), Y22
+	VMOVUPS 736(R15), Y23
+sdotKernX4x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX4x3_tail
@@ -16081,6 +17462,35 @@ sdotKernX4x3_loop:
 	DECQ CX
 	JNZ sdotKernX4x3_loop
 sdotKernX4x3_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernX4x3_finish
+	VMOVUPS Y0, 0(R15)
+	VMOVUPS Y1, 32(R15)
+	VMOVUPS Y2, 64(R15)
+	VMOVUPS Y3, 96(R15)
+	VMOVUPS Y4, 128(R15)
+	VMOVUPS Y5, 160(R15)
+	VMOVUPS Y6, 192(R15)
+	VMOVUPS Y7, 224(R15)
+	VMOVUPS Y8, 256(R15)
+	VMOVUPS Y9, 288(R15)
+	VMOVUPS Y10, 320(R15)
+	VMOVUPS Y11, 352(R15)
+	VMOVUPS Y12, 384(R15)
+	VMOVUPS Y13, 416(R15)
+	VMOVUPS Y14, 448(R15)
+	VMOVUPS Y15, 480(R15)
+	VMOVUPS Y16, 512(R15)
+	VMOVUPS Y17, 544(R15)
+	VMOVUPS Y18, 576(R15)
+	VMOVUPS Y19, 608(R15)
+	VMOVUPS Y20, 640(R15)
+	VMOVUPS Y21, 672(R15)
+	VMOVUPS Y22, 704(R15)
+	VMOVUPS Y23, 736(R15)
+	JMP sdotKernX4x3_next
+sdotKernX4x3_finish:
 	VMOVAPS Y12, Y24
 	VMOVAPS Y13, Y25
 	VMOVAPS Y14, Y26
@@ -16421,6 +17831,8 @@ sdotKernX4x3_r3c2_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 8(R14)
+sdotKernX4x3_next:
+	ADDQ $768, R15
 	ADDQ $12, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -16429,10 +17841,10 @@ sdotKernX4x3_r3c2_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernZ1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Z(r·1+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ1x1(SB), NOSPLIT, $0-64
+TEXT ·sdotKernZ1x1(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -16442,10 +17854,18 @@ TEXT ·sdotKernZ1x1(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernZ1x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernZ1x1_carryin
 	VXORPS Z0, Z0, Z0
+	JMP sdotKernZ1x1_start
+sdotKernZ1x1_carryin:
+	VMOVUPS 0(R15), Z0
+sdotKernZ1x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ1x1_tail
@@ -16459,6 +17879,12 @@ sdotKernZ1x1_loop:
 	DECQ CX
 	JNZ sdotKernZ1x1_loop
 sdotKernZ1x1_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernZ1x1_finish
+	VMOVUPS Z0, 0(R15)
+	JMP sdotKernZ1x1_next
+sdotKernZ1x1_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Y16, Y0
 	VEXTRACTF64X4 $1, Z16, Y1
@@ -16489,6 +17915,8 @@ sdotKernZ1x1_r0c0_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, (DI)
+sdotKernZ1x1_next:
+	ADDQ $64, R15
 	ADDQ $4, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -16496,10 +17924,10 @@ sdotKernZ1x1_r0c0_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernZ1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Z(r·2+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ1x2(SB), NOSPLIT, $0-64
+TEXT ·sdotKernZ1x2(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -16509,11 +17937,20 @@ TEXT ·sdotKernZ1x2(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernZ1x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernZ1x2_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
+	JMP sdotKernZ1x2_start
+sdotKernZ1x2_carryin:
+	VMOVUPS 0(R15), Z0
+	VMOVUPS 64(R15), Z1
+sdotKernZ1x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ1x2_tail
@@ -16530,6 +17967,13 @@ sdotKernZ1x2_loop:
 	DECQ CX
 	JNZ sdotKernZ1x2_loop
 sdotKernZ1x2_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernZ1x2_finish
+	VMOVUPS Z0, 0(R15)
+	VMOVUPS Z1, 64(R15)
+	JMP sdotKernZ1x2_next
+sdotKernZ1x2_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Y16, Y0
@@ -16590,6 +18034,8 @@ sdotKernZ1x2_r0c1_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 4(DI)
+sdotKernZ1x2_next:
+	ADDQ $128, R15
 	ADDQ $8, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -16597,10 +18043,10 @@ sdotKernZ1x2_r0c1_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernZ1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Z(r·3+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ1x3(SB), NOSPLIT, $0-64
+TEXT ·sdotKernZ1x3(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -16610,12 +18056,22 @@ TEXT ·sdotKernZ1x3(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernZ1x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernZ1x3_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
+	JMP sdotKernZ1x3_start
+sdotKernZ1x3_carryin:
+	VMOVUPS 0(R15), Z0
+	VMOVUPS 64(R15), Z1
+	VMOVUPS 128(R15), Z2
+sdotKernZ1x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ1x3_tail
@@ -16635,6 +18091,14 @@ sdotKernZ1x3_loop:
 	DECQ CX
 	JNZ sdotKernZ1x3_loop
 sdotKernZ1x3_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernZ1x3_finish
+	VMOVUPS Z0, 0(R15)
+	VMOVUPS Z1, 64(R15)
+	VMOVUPS Z2, 128(R15)
+	JMP sdotKernZ1x3_next
+sdotKernZ1x3_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -16725,6 +18189,8 @@ sdotKernZ1x3_r0c2_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 8(DI)
+sdotKernZ1x3_next:
+	ADDQ $192, R15
 	ADDQ $12, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -16733,10 +18199,10 @@ sdotKernZ1x3_r0c2_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ1x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernZ1x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Z(r·4+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ1x4(SB), NOSPLIT, $0-64
+TEXT ·sdotKernZ1x4(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -16746,15 +18212,26 @@ TEXT ·sdotKernZ1x4(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernZ1x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernZ1x4_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
+	JMP sdotKernZ1x4_start
+sdotKernZ1x4_carryin:
+	VMOVUPS 0(R15), Z0
+	VMOVUPS 64(R15), Z1
+	VMOVUPS 128(R15), Z2
+	VMOVUPS 192(R15), Z3
+sdotKernZ1x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ1x4_tail
@@ -16778,6 +18255,15 @@ sdotKernZ1x4_loop:
 	DECQ CX
 	JNZ sdotKernZ1x4_loop
 sdotKernZ1x4_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernZ1x4_finish
+	VMOVUPS Z0, 0(R15)
+	VMOVUPS Z1, 64(R15)
+	VMOVUPS Z2, 128(R15)
+	VMOVUPS Z3, 192(R15)
+	JMP sdotKernZ1x4_next
+sdotKernZ1x4_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -16898,6 +18384,8 @@ sdotKernZ1x4_r0c3_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 12(DI)
+sdotKernZ1x4_next:
+	ADDQ $256, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -16905,10 +18393,10 @@ sdotKernZ1x4_r0c3_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernZ2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Z(r·1+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ2x1(SB), NOSPLIT, $0-64
+TEXT ·sdotKernZ2x1(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -16918,11 +18406,20 @@ TEXT ·sdotKernZ2x1(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernZ2x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernZ2x1_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
+	JMP sdotKernZ2x1_start
+sdotKernZ2x1_carryin:
+	VMOVUPS 0(R15), Z0
+	VMOVUPS 64(R15), Z1
+sdotKernZ2x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ2x1_tail
@@ -16939,6 +18436,13 @@ sdotKernZ2x1_loop:
 	DECQ CX
 	JNZ sdotKernZ2x1_loop
 sdotKernZ2x1_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernZ2x1_finish
+	VMOVUPS Z0, 0(R15)
+	VMOVUPS Z1, 64(R15)
+	JMP sdotKernZ2x1_next
+sdotKernZ2x1_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Y16, Y0
@@ -16999,6 +18503,8 @@ sdotKernZ2x1_r1c0_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, (DI)(R13*1)
+sdotKernZ2x1_next:
+	ADDQ $128, R15
 	ADDQ $4, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -17006,10 +18512,10 @@ sdotKernZ2x1_r1c0_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernZ2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Z(r·2+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ2x2(SB), NOSPLIT, $0-64
+TEXT ·sdotKernZ2x2(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -17019,13 +18525,24 @@ TEXT ·sdotKernZ2x2(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernZ2x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernZ2x2_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
+	JMP sdotKernZ2x2_start
+sdotKernZ2x2_carryin:
+	VMOVUPS 0(R15), Z0
+	VMOVUPS 64(R15), Z1
+	VMOVUPS 128(R15), Z2
+	VMOVUPS 192(R15), Z3
+sdotKernZ2x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ2x2_tail
@@ -17047,6 +18564,15 @@ sdotKernZ2x2_loop:
 	DECQ CX
 	JNZ sdotKernZ2x2_loop
 sdotKernZ2x2_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernZ2x2_finish
+	VMOVUPS Z0, 0(R15)
+	VMOVUPS Z1, 64(R15)
+	VMOVUPS Z2, 128(R15)
+	VMOVUPS Z3, 192(R15)
+	JMP sdotKernZ2x2_next
+sdotKernZ2x2_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -17167,6 +18693,8 @@ sdotKernZ2x2_r1c1_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 4(DI)(R13*1)
+sdotKernZ2x2_next:
+	ADDQ $256, R15
 	ADDQ $8, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -17174,10 +18702,10 @@ sdotKernZ2x2_r1c1_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernZ2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Z(r·3+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ2x3(SB), NOSPLIT, $0-64
+TEXT ·sdotKernZ2x3(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -17187,15 +18715,28 @@ TEXT ·sdotKernZ2x3(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernZ2x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernZ2x3_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
 	VXORPS Z4, Z4, Z4
 	VXORPS Z5, Z5, Z5
+	JMP sdotKernZ2x3_start
+sdotKernZ2x3_carryin:
+	VMOVUPS 0(R15), Z0
+	VMOVUPS 64(R15), Z1
+	VMOVUPS 128(R15), Z2
+	VMOVUPS 192(R15), Z3
+	VMOVUPS 256(R15), Z4
+	VMOVUPS 320(R15), Z5
+sdotKernZ2x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ2x3_tail
@@ -17222,6 +18763,17 @@ sdotKernZ2x3_loop:
 	DECQ CX
 	JNZ sdotKernZ2x3_loop
 sdotKernZ2x3_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernZ2x3_finish
+	VMOVUPS Z0, 0(R15)
+	VMOVUPS Z1, 64(R15)
+	VMOVUPS Z2, 128(R15)
+	VMOVUPS Z3, 192(R15)
+	VMOVUPS Z4, 256(R15)
+	VMOVUPS Z5, 320(R15)
+	JMP sdotKernZ2x3_next
+sdotKernZ2x3_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -17402,6 +18954,8 @@ sdotKernZ2x3_r1c2_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 8(DI)(R13*1)
+sdotKernZ2x3_next:
+	ADDQ $384, R15
 	ADDQ $12, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -17410,10 +18964,10 @@ sdotKernZ2x3_r1c2_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ2x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernZ2x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Z(r·4+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ2x4(SB), NOSPLIT, $0-64
+TEXT ·sdotKernZ2x4(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -17423,11 +18977,15 @@ TEXT ·sdotKernZ2x4(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernZ2x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernZ2x4_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -17436,6 +18994,17 @@ sdotKernZ2x4_tile:
 	VXORPS Z5, Z5, Z5
 	VXORPS Z6, Z6, Z6
 	VXORPS Z7, Z7, Z7
+	JMP sdotKernZ2x4_start
+sdotKernZ2x4_carryin:
+	VMOVUPS 0(R15), Z0
+	VMOVUPS 64(R15), Z1
+	VMOVUPS 128(R15), Z2
+	VMOVUPS 192(R15), Z3
+	VMOVUPS 256(R15), Z4
+	VMOVUPS 320(R15), Z5
+	VMOVUPS 384(R15), Z6
+	VMOVUPS 448(R15), Z7
+sdotKernZ2x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ2x4_tail
@@ -17468,6 +19037,19 @@ sdotKernZ2x4_loop:
 	DECQ CX
 	JNZ sdotKernZ2x4_loop
 sdotKernZ2x4_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernZ2x4_finish
+	VMOVUPS Z0, 0(R15)
+	VMOVUPS Z1, 64(R15)
+	VMOVUPS Z2, 128(R15)
+	VMOVUPS Z3, 192(R15)
+	VMOVUPS Z4, 256(R15)
+	VMOVUPS Z5, 320(R15)
+	VMOVUPS Z6, 384(R15)
+	VMOVUPS Z7, 448(R15)
+	JMP sdotKernZ2x4_next
+sdotKernZ2x4_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -17708,6 +19290,8 @@ sdotKernZ2x4_r1c3_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 12(DI)(R13*1)
+sdotKernZ2x4_next:
+	ADDQ $512, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -17715,10 +19299,10 @@ sdotKernZ2x4_r1c3_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ3x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernZ3x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Z(r·1+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ3x1(SB), NOSPLIT, $0-64
+TEXT ·sdotKernZ3x1(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -17728,12 +19312,22 @@ TEXT ·sdotKernZ3x1(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernZ3x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernZ3x1_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
+	JMP sdotKernZ3x1_start
+sdotKernZ3x1_carryin:
+	VMOVUPS 0(R15), Z0
+	VMOVUPS 64(R15), Z1
+	VMOVUPS 128(R15), Z2
+sdotKernZ3x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ3x1_tail
@@ -17753,6 +19347,14 @@ sdotKernZ3x1_loop:
 	DECQ CX
 	JNZ sdotKernZ3x1_loop
 sdotKernZ3x1_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernZ3x1_finish
+	VMOVUPS Z0, 0(R15)
+	VMOVUPS Z1, 64(R15)
+	VMOVUPS Z2, 128(R15)
+	JMP sdotKernZ3x1_next
+sdotKernZ3x1_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -17843,6 +19445,8 @@ sdotKernZ3x1_r2c0_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, (DI)(R13*2)
+sdotKernZ3x1_next:
+	ADDQ $192, R15
 	ADDQ $4, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -17850,10 +19454,10 @@ sdotKernZ3x1_r2c0_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ3x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernZ3x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Z(r·2+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ3x2(SB), NOSPLIT, $0-64
+TEXT ·sdotKernZ3x2(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -17863,15 +19467,28 @@ TEXT ·sdotKernZ3x2(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernZ3x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernZ3x2_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
 	VXORPS Z4, Z4, Z4
 	VXORPS Z5, Z5, Z5
+	JMP sdotKernZ3x2_start
+sdotKernZ3x2_carryin:
+	VMOVUPS 0(R15), Z0
+	VMOVUPS 64(R15), Z1
+	VMOVUPS 128(R15), Z2
+	VMOVUPS 192(R15), Z3
+	VMOVUPS 256(R15), Z4
+	VMOVUPS 320(R15), Z5
+sdotKernZ3x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ3x2_tail
@@ -17898,6 +19515,17 @@ sdotKernZ3x2_loop:
 	DECQ CX
 	JNZ sdotKernZ3x2_loop
 sdotKernZ3x2_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernZ3x2_finish
+	VMOVUPS Z0, 0(R15)
+	VMOVUPS Z1, 64(R15)
+	VMOVUPS Z2, 128(R15)
+	VMOVUPS Z3, 192(R15)
+	VMOVUPS Z4, 256(R15)
+	VMOVUPS Z5, 320(R15)
+	JMP sdotKernZ3x2_next
+sdotKernZ3x2_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -18078,6 +19706,8 @@ sdotKernZ3x2_r2c1_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 4(DI)(R13*2)
+sdotKernZ3x2_next:
+	ADDQ $384, R15
 	ADDQ $8, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -18085,10 +19715,10 @@ sdotKernZ3x2_r2c1_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ3x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernZ3x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Z(r·3+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ3x3(SB), NOSPLIT, $0-64
+TEXT ·sdotKernZ3x3(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -18098,9 +19728,13 @@ TEXT ·sdotKernZ3x3(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernZ3x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernZ3x3_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -18110,6 +19744,18 @@ sdotKernZ3x3_tile:
 	VXORPS Z6, Z6, Z6
 	VXORPS Z7, Z7, Z7
 	VXORPS Z8, Z8, Z8
+	JMP sdotKernZ3x3_start
+sdotKernZ3x3_carryin:
+	VMOVUPS 0(R15), Z0
+	VMOVUPS 64(R15), Z1
+	VMOVUPS 128(R15), Z2
+	VMOVUPS 192(R15), Z3
+	VMOVUPS 256(R15), Z4
+	VMOVUPS 320(R15), Z5
+	VMOVUPS 384(R15), Z6
+	VMOVUPS 448(R15), Z7
+	VMOVUPS 512(R15), Z8
+sdotKernZ3x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ3x3_tail
@@ -18143,6 +19789,20 @@ sdotKernZ3x3_loop:
 	DECQ CX
 	JNZ sdotKernZ3x3_loop
 sdotKernZ3x3_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernZ3x3_finish
+	VMOVUPS Z0, 0(R15)
+	VMOVUPS Z1, 64(R15)
+	VMOVUPS Z2, 128(R15)
+	VMOVUPS Z3, 192(R15)
+	VMOVUPS Z4, 256(R15)
+	VMOVUPS Z5, 320(R15)
+	VMOVUPS Z6, 384(R15)
+	VMOVUPS Z7, 448(R15)
+	VMOVUPS Z8, 512(R15)
+	JMP sdotKernZ3x3_next
+sdotKernZ3x3_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -18413,6 +20073,8 @@ sdotKernZ3x3_r2c2_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 8(DI)(R13*2)
+sdotKernZ3x3_next:
+	ADDQ $576, R15
 	ADDQ $12, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -18421,10 +20083,10 @@ sdotKernZ3x3_r2c2_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ3x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernZ3x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Z(r·4+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ3x4(SB), NOSPLIT, $0-64
+TEXT ·sdotKernZ3x4(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -18434,11 +20096,15 @@ TEXT ·sdotKernZ3x4(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernZ3x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernZ3x4_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -18451,6 +20117,21 @@ sdotKernZ3x4_tile:
 	VXORPS Z9, Z9, Z9
 	VXORPS Z10, Z10, Z10
 	VXORPS Z11, Z11, Z11
+	JMP sdotKernZ3x4_start
+sdotKernZ3x4_carryin:
+	VMOVUPS 0(R15), Z0
+	VMOVUPS 64(R15), Z1
+	VMOVUPS 128(R15), Z2
+	VMOVUPS 192(R15), Z3
+	VMOVUPS 256(R15), Z4
+	VMOVUPS 320(R15), Z5
+	VMOVUPS 384(R15), Z6
+	VMOVUPS 448(R15), Z7
+	VMOVUPS 512(R15), Z8
+	VMOVUPS 576(R15), Z9
+	VMOVUPS 640(R15), Z10
+	VMOVUPS 704(R15), Z11
+sdotKernZ3x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ3x4_tail
@@ -18492,6 +20173,23 @@ sdotKernZ3x4_loop:
 	DECQ CX
 	JNZ sdotKernZ3x4_loop
 sdotKernZ3x4_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernZ3x4_finish
+	VMOVUPS Z0, 0(R15)
+	VMOVUPS Z1, 64(R15)
+	VMOVUPS Z2, 128(R15)
+	VMOVUPS Z3, 192(R15)
+	VMOVUPS Z4, 256(R15)
+	VMOVUPS Z5, 320(R15)
+	VMOVUPS Z6, 384(R15)
+	VMOVUPS Z7, 448(R15)
+	VMOVUPS Z8, 512(R15)
+	VMOVUPS Z9, 576(R15)
+	VMOVUPS Z10, 640(R15)
+	VMOVUPS Z11, 704(R15)
+	JMP sdotKernZ3x4_next
+sdotKernZ3x4_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -18852,6 +20550,8 @@ sdotKernZ3x4_r2c3_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 12(DI)(R13*2)
+sdotKernZ3x4_next:
+	ADDQ $768, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -18859,10 +20559,10 @@ sdotKernZ3x4_r2c3_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ4x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernZ4x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Z(r·1+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ4x1(SB), NOSPLIT, $0-64
+TEXT ·sdotKernZ4x1(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -18872,6 +20572,7 @@ TEXT ·sdotKernZ4x1(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernZ4x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -18879,10 +20580,20 @@ sdotKernZ4x1_tile:
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
 	ADDQ R13, R14
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernZ4x1_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
+	JMP sdotKernZ4x1_start
+sdotKernZ4x1_carryin:
+	VMOVUPS 0(R15), Z0
+	VMOVUPS 64(R15), Z1
+	VMOVUPS 128(R15), Z2
+	VMOVUPS 192(R15), Z3
+sdotKernZ4x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ4x1_tail
@@ -18906,6 +20617,15 @@ sdotKernZ4x1_loop:
 	DECQ CX
 	JNZ sdotKernZ4x1_loop
 sdotKernZ4x1_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernZ4x1_finish
+	VMOVUPS Z0, 0(R15)
+	VMOVUPS Z1, 64(R15)
+	VMOVUPS Z2, 128(R15)
+	VMOVUPS Z3, 192(R15)
+	JMP sdotKernZ4x1_next
+sdotKernZ4x1_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -19026,6 +20746,8 @@ sdotKernZ4x1_r3c0_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, (R14)
+sdotKernZ4x1_next:
+	ADDQ $256, R15
 	ADDQ $4, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -19033,10 +20755,10 @@ sdotKernZ4x1_r3c0_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ4x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernZ4x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Z(r·2+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ4x2(SB), NOSPLIT, $0-64
+TEXT ·sdotKernZ4x2(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -19046,6 +20768,7 @@ TEXT ·sdotKernZ4x2(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernZ4x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -19053,6 +20776,9 @@ sdotKernZ4x2_tile:
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
 	ADDQ R13, R14
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernZ4x2_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -19061,6 +20787,17 @@ sdotKernZ4x2_tile:
 	VXORPS Z5, Z5, Z5
 	VXORPS Z6, Z6, Z6
 	VXORPS Z7, Z7, Z7
+	JMP sdotKernZ4x2_start
+sdotKernZ4x2_carryin:
+	VMOVUPS 0(R15), Z0
+	VMOVUPS 64(R15), Z1
+	VMOVUPS 128(R15), Z2
+	VMOVUPS 192(R15), Z3
+	VMOVUPS 256(R15), Z4
+	VMOVUPS 320(R15), Z5
+	VMOVUPS 384(R15), Z6
+	VMOVUPS 448(R15), Z7
+sdotKernZ4x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ4x2_tail
@@ -19093,6 +20830,19 @@ sdotKernZ4x2_loop:
 	DECQ CX
 	JNZ sdotKernZ4x2_loop
 sdotKernZ4x2_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernZ4x2_finish
+	VMOVUPS Z0, 0(R15)
+	VMOVUPS Z1, 64(R15)
+	VMOVUPS Z2, 128(R15)
+	VMOVUPS Z3, 192(R15)
+	VMOVUPS Z4, 256(R15)
+	VMOVUPS Z5, 320(R15)
+	VMOVUPS Z6, 384(R15)
+	VMOVUPS Z7, 448(R15)
+	JMP sdotKernZ4x2_next
+sdotKernZ4x2_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -19333,6 +21083,8 @@ sdotKernZ4x2_r3c1_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 4(R14)
+sdotKernZ4x2_next:
+	ADDQ $512, R15
 	ADDQ $8, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -19340,10 +21092,10 @@ sdotKernZ4x2_r3c1_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ4x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernZ4x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Z(r·3+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ4x3(SB), NOSPLIT, $0-64
+TEXT ·sdotKernZ4x3(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -19353,6 +21105,7 @@ TEXT ·sdotKernZ4x3(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernZ4x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -19360,6 +21113,9 @@ sdotKernZ4x3_tile:
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
 	ADDQ R13, R14
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernZ4x3_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -19372,6 +21128,21 @@ sdotKernZ4x3_tile:
 	VXORPS Z9, Z9, Z9
 	VXORPS Z10, Z10, Z10
 	VXORPS Z11, Z11, Z11
+	JMP sdotKernZ4x3_start
+sdotKernZ4x3_carryin:
+	VMOVUPS 0(R15), Z0
+	VMOVUPS 64(R15), Z1
+	VMOVUPS 128(R15), Z2
+	VMOVUPS 192(R15), Z3
+	VMOVUPS 256(R15), Z4
+	VMOVUPS 320(R15), Z5
+	VMOVUPS 384(R15), Z6
+	VMOVUPS 448(R15), Z7
+	VMOVUPS 512(R15), Z8
+	VMOVUPS 576(R15), Z9
+	VMOVUPS 640(R15), Z10
+	VMOVUPS 704(R15), Z11
+sdotKernZ4x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ4x3_tail
@@ -19413,6 +21184,23 @@ sdotKernZ4x3_loop:
 	DECQ CX
 	JNZ sdotKernZ4x3_loop
 sdotKernZ4x3_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernZ4x3_finish
+	VMOVUPS Z0, 0(R15)
+	VMOVUPS Z1, 64(R15)
+	VMOVUPS Z2, 128(R15)
+	VMOVUPS Z3, 192(R15)
+	VMOVUPS Z4, 256(R15)
+	VMOVUPS Z5, 320(R15)
+	VMOVUPS Z6, 384(R15)
+	VMOVUPS Z7, 448(R15)
+	VMOVUPS Z8, 512(R15)
+	VMOVUPS Z9, 576(R15)
+	VMOVUPS Z10, 640(R15)
+	VMOVUPS Z11, 704(R15)
+	JMP sdotKernZ4x3_next
+sdotKernZ4x3_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -19773,6 +21561,8 @@ sdotKernZ4x3_r3c2_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 8(R14)
+sdotKernZ4x3_next:
+	ADDQ $768, R15
 	ADDQ $12, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -19781,10 +21571,10 @@ sdotKernZ4x3_r3c2_tree:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ4x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// func sdotKernZ4x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
 //
 // Z(r·4+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ4x4(SB), NOSPLIT, $0-64
+TEXT ·sdotKernZ4x4(SB), NOSPLIT, $0-80
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -19794,6 +21584,7 @@ TEXT ·sdotKernZ4x4(SB), NOSPLIT, $0-64
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
+	MOVQ s+64(FP), R15
 sdotKernZ4x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -19803,6 +21594,9 @@ sdotKernZ4x4_tile:
 	ADDQ R13, R14
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
+	MOVQ flags+72(FP), CX
+	TESTQ $1, CX
+	JNZ sdotKernZ4x4_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -19819,6 +21613,25 @@ sdotKernZ4x4_tile:
 	VXORPS Z13, Z13, Z13
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
+	JMP sdotKernZ4x4_start
+sdotKernZ4x4_carryin:
+	VMOVUPS 0(R15), Z0
+	VMOVUPS 64(R15), Z1
+	VMOVUPS 128(R15), Z2
+	VMOVUPS 192(R15), Z3
+	VMOVUPS 256(R15), Z4
+	VMOVUPS 320(R15), Z5
+	VMOVUPS 384(R15), Z6
+	VMOVUPS 448(R15), Z7
+	VMOVUPS 512(R15), Z8
+	VMOVUPS 576(R15), Z9
+	VMOVUPS 640(R15), Z10
+	VMOVUPS 704(R15), Z11
+	VMOVUPS 768(R15), Z12
+	VMOVUPS 832(R15), Z13
+	VMOVUPS 896(R15), Z14
+	VMOVUPS 960(R15), Z15
+sdotKernZ4x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ4x4_tail
@@ -19870,6 +21683,27 @@ sdotKernZ4x4_loop:
 	DECQ CX
 	JNZ sdotKernZ4x4_loop
 sdotKernZ4x4_tail:
+	MOVQ flags+72(FP), CX
+	TESTQ $2, CX
+	JZ sdotKernZ4x4_finish
+	VMOVUPS Z0, 0(R15)
+	VMOVUPS Z1, 64(R15)
+	VMOVUPS Z2, 128(R15)
+	VMOVUPS Z3, 192(R15)
+	VMOVUPS Z4, 256(R15)
+	VMOVUPS Z5, 320(R15)
+	VMOVUPS Z6, 384(R15)
+	VMOVUPS Z7, 448(R15)
+	VMOVUPS Z8, 512(R15)
+	VMOVUPS Z9, 576(R15)
+	VMOVUPS Z10, 640(R15)
+	VMOVUPS Z11, 704(R15)
+	VMOVUPS Z12, 768(R15)
+	VMOVUPS Z13, 832(R15)
+	VMOVUPS Z14, 896(R15)
+	VMOVUPS Z15, 960(R15)
+	JMP sdotKernZ4x4_next
+sdotKernZ4x4_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -20350,6 +22184,8 @@ sdotKernZ4x4_r3c3_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 12(R14)
+sdotKernZ4x4_next:
+	ADDQ $1024, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
