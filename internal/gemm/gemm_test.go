@@ -262,38 +262,6 @@ func randomShapes[F Float](t *testing.T) {
 	}
 }
 
-// TestDotChunksBitIdentical runs DotNT over k on both sides of the packed
-// path's chunk boundaries (k a few elements short of or past one to three
-// chunks, and below one chunk), on blocks of rows and columns that leave
-// partial tiles, with leading dimensions that are multiples of 4 kB (the
-// dispatched kernels then pack) and that are not.
-func TestDotChunksBitIdentical(t *testing.T) {
-	bothTypes(t, dotChunks[float64], dotChunks[float32])
-}
-
-func dotChunks[F Float](t *testing.T) {
-	r := rand.New(rand.NewPCG(13, 14))
-	kd := kindsOf[F]()[0]
-	kc := 1024 / int(unsafe.Sizeof(F(0))) // the chunk, dotKCBytes
-	page := 4096 / int(unsafe.Sizeof(F(0)))
-	var ks []int
-	for _, base := range []int{kc, 2 * kc, 3 * kc} {
-		for d := 1; d <= 15; d++ {
-			ks = append(ks, base-d, base+d)
-		}
-		ks = append(ks, base)
-	}
-	ks = append(ks, 1, 7, kc/2+3, page-1, page, page+5)
-	shapes := [][2]int{{1, 1}, {5, 7}, {4, 8}, {33, 41}, {37, 19}, {2, 35}}
-	for i, k := range ks {
-		s := shapes[i%len(shapes)]
-		check(t, kd, filler[F]{r, i%3 == 0}, s[0], s[1], k, r.IntN(3))
-		// Leading dimensions of 4 kB multiples: the packed path where
-		// k spans more than a chunk.
-		check(t, kd, filler[F]{r, i%4 == 1}, s[0], s[1], k, (page-k%page)%page)
-	}
-}
-
 // TestExportedMatchesReference checks the dispatched entry points, whatever
 // the CPU and HGPSIM_NOAVX2 selected.
 func TestExportedMatchesReference(t *testing.T) {

@@ -10,13 +10,9 @@ func archImpls[F Float](name string) []impl[F] {
 	}
 	switch name {
 	case "DotNT":
-		ims := []impl[F]{{"avx2", dotNTAVX2[F]}, {"avx2/packed", packedDot[F](dotNTAVX2Tiles[F])}}
+		ims := []impl[F]{{"avx2", dotNTAVX2[F]}}
 		if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL {
-			ims = append(ims,
-				impl[F]{"avx512", setZMM(false, dotNTAVX512[F])},
-				impl[F]{"avx512/packed", setZMM(false, packedDot[F](dotNTAVX512Tiles[F]))},
-				impl[F]{"avx512/zmm", setZMM(true, dotNTAVX512[F])},
-				impl[F]{"avx512/zmm/packed", setZMM(true, packedDot[F](dotNTAVX512Tiles[F]))})
+			ims = append(ims, impl[F]{"avx512", setZMM(false, dotNTAVX512[F])}, impl[F]{"avx512/zmm", setZMM(true, dotNTAVX512[F])})
 		}
 		return ims
 	case "AccNN":
@@ -48,13 +44,5 @@ func setZMM[F Float](on bool, k kernelOf[F]) kernelOf[F] {
 		zmm = on
 		defer func() { zmm = old }()
 		k(m, n, kk, a, lda, b, ldb, c, ldc)
-	}
-}
-
-// packedDot runs DotNT on packed k chunks whatever the leading
-// dimensions, in the tiles tiles returns when called.
-func packedDot[F Float](tiles func() dotTiles) kernelOf[F] {
-	return func(m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
-		dotNTRun(tiles(), true, m, n, k, a, lda, b, ldb, c, ldc)
 	}
 }

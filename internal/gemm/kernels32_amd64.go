@@ -111,106 +111,106 @@ func spackRows16(n int, src *float32, lds int, dst *float32)
 func spackRows6(n int, src *float32, lds int, dst *float32)
 
 //go:noescape
-func sdotKern1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKern1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKern1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKern1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKern1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKern1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKern2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKern2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKern2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKern2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKern2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKern2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernX1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernX1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernX1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernX1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernX1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernX1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernX2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernX2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernX2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernX2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernX2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernX2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernX3x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernX3x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernX3x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernX3x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernX3x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernX3x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernX4x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernX4x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernX4x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernX4x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernX4x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernX4x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernZ1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernZ1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernZ1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernZ1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernZ1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernZ1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernZ1x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernZ1x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernZ2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernZ2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernZ2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernZ2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernZ2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernZ2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernZ2x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernZ2x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernZ3x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernZ3x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernZ3x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernZ3x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernZ3x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernZ3x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernZ3x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernZ3x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernZ4x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernZ4x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernZ4x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernZ4x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernZ4x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernZ4x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func sdotKernZ4x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+func sdotKernZ4x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 // saccTile is accTile in float32: nr = 32 (only with zmm), 16 or 8.
 func saccTile(mr, nr, nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int) {
@@ -303,20 +303,20 @@ func saccTail(mr, w, kc int, a *float32, rs, ks int, b *float32, ldb int, c *flo
 
 // sdotTile runs the mr × nr float32 dot-order kernel on YMM registers
 // (mr ≤ 2, nr ≤ 3).
-func sdotTile(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int) {
+func sdotTile(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {
 	switch mr*8 + nr {
 	case 1*8 + 1:
-		sdotKern1x1(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKern1x1(nj, k, a, lda, b, ldb, c, ldc)
 	case 1*8 + 2:
-		sdotKern1x2(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKern1x2(nj, k, a, lda, b, ldb, c, ldc)
 	case 1*8 + 3:
-		sdotKern1x3(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKern1x3(nj, k, a, lda, b, ldb, c, ldc)
 	case 2*8 + 1:
-		sdotKern2x1(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKern2x1(nj, k, a, lda, b, ldb, c, ldc)
 	case 2*8 + 2:
-		sdotKern2x2(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKern2x2(nj, k, a, lda, b, ldb, c, ldc)
 	case 2*8 + 3:
-		sdotKern2x3(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKern2x3(nj, k, a, lda, b, ldb, c, ldc)
 	default:
 		panic("gemm: no float32 dot kernel for this tile")
 	}
@@ -324,32 +324,32 @@ func sdotTile(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *fl
 
 // sdotTileX runs the mr × nr float32 dot-order kernel on the 32 YMM
 // registers of AVX-512VL (mr ≤ 4, nr ≤ 3).
-func sdotTileX(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int) {
+func sdotTileX(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {
 	switch mr*8 + nr {
 	case 1*8 + 1:
-		sdotKernX1x1(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernX1x1(nj, k, a, lda, b, ldb, c, ldc)
 	case 1*8 + 2:
-		sdotKernX1x2(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernX1x2(nj, k, a, lda, b, ldb, c, ldc)
 	case 1*8 + 3:
-		sdotKernX1x3(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernX1x3(nj, k, a, lda, b, ldb, c, ldc)
 	case 2*8 + 1:
-		sdotKernX2x1(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernX2x1(nj, k, a, lda, b, ldb, c, ldc)
 	case 2*8 + 2:
-		sdotKernX2x2(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernX2x2(nj, k, a, lda, b, ldb, c, ldc)
 	case 2*8 + 3:
-		sdotKernX2x3(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernX2x3(nj, k, a, lda, b, ldb, c, ldc)
 	case 3*8 + 1:
-		sdotKernX3x1(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernX3x1(nj, k, a, lda, b, ldb, c, ldc)
 	case 3*8 + 2:
-		sdotKernX3x2(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernX3x2(nj, k, a, lda, b, ldb, c, ldc)
 	case 3*8 + 3:
-		sdotKernX3x3(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernX3x3(nj, k, a, lda, b, ldb, c, ldc)
 	case 4*8 + 1:
-		sdotKernX4x1(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernX4x1(nj, k, a, lda, b, ldb, c, ldc)
 	case 4*8 + 2:
-		sdotKernX4x2(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernX4x2(nj, k, a, lda, b, ldb, c, ldc)
 	case 4*8 + 3:
-		sdotKernX4x3(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernX4x3(nj, k, a, lda, b, ldb, c, ldc)
 	default:
 		panic("gemm: no float32 dot kernel for this tile")
 	}
@@ -357,40 +357,40 @@ func sdotTileX(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *f
 
 // sdotTileZ runs the mr × nr float32 dot-order kernel on ZMM registers
 // (mr, nr ≤ 4).
-func sdotTileZ(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int) {
+func sdotTileZ(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {
 	switch mr*8 + nr {
 	case 1*8 + 1:
-		sdotKernZ1x1(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernZ1x1(nj, k, a, lda, b, ldb, c, ldc)
 	case 1*8 + 2:
-		sdotKernZ1x2(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernZ1x2(nj, k, a, lda, b, ldb, c, ldc)
 	case 1*8 + 3:
-		sdotKernZ1x3(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernZ1x3(nj, k, a, lda, b, ldb, c, ldc)
 	case 1*8 + 4:
-		sdotKernZ1x4(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernZ1x4(nj, k, a, lda, b, ldb, c, ldc)
 	case 2*8 + 1:
-		sdotKernZ2x1(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernZ2x1(nj, k, a, lda, b, ldb, c, ldc)
 	case 2*8 + 2:
-		sdotKernZ2x2(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernZ2x2(nj, k, a, lda, b, ldb, c, ldc)
 	case 2*8 + 3:
-		sdotKernZ2x3(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernZ2x3(nj, k, a, lda, b, ldb, c, ldc)
 	case 2*8 + 4:
-		sdotKernZ2x4(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernZ2x4(nj, k, a, lda, b, ldb, c, ldc)
 	case 3*8 + 1:
-		sdotKernZ3x1(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernZ3x1(nj, k, a, lda, b, ldb, c, ldc)
 	case 3*8 + 2:
-		sdotKernZ3x2(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernZ3x2(nj, k, a, lda, b, ldb, c, ldc)
 	case 3*8 + 3:
-		sdotKernZ3x3(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernZ3x3(nj, k, a, lda, b, ldb, c, ldc)
 	case 3*8 + 4:
-		sdotKernZ3x4(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernZ3x4(nj, k, a, lda, b, ldb, c, ldc)
 	case 4*8 + 1:
-		sdotKernZ4x1(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernZ4x1(nj, k, a, lda, b, ldb, c, ldc)
 	case 4*8 + 2:
-		sdotKernZ4x2(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernZ4x2(nj, k, a, lda, b, ldb, c, ldc)
 	case 4*8 + 3:
-		sdotKernZ4x3(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernZ4x3(nj, k, a, lda, b, ldb, c, ldc)
 	case 4*8 + 4:
-		sdotKernZ4x4(nj, k, a, lda, b, ldb, c, ldc, s, flags)
+		sdotKernZ4x4(nj, k, a, lda, b, ldb, c, ldc)
 	default:
 		panic("gemm: no float32 dot kernel for this tile")
 	}

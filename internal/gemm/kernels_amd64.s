@@ -2122,10 +2122,10 @@ packRows6_loop:
 	VZEROUPPER
 	RET
 
-// func dotKern1x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKern1x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Y(r·1+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·dotKern1x1(SB), NOSPLIT, $0-80
+TEXT ·dotKern1x1(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -2135,18 +2135,10 @@ TEXT ·dotKern1x1(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKern1x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKern1x1_carryin
 	VXORPD Y0, Y0, Y0
-	JMP dotKern1x1_start
-dotKern1x1_carryin:
-	VMOVUPD 0(R15), Y0
-dotKern1x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKern1x1_tail
@@ -2160,12 +2152,6 @@ dotKern1x1_loop:
 	DECQ CX
 	JNZ dotKern1x1_loop
 dotKern1x1_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKern1x1_finish
-	VMOVUPD Y0, 0(R15)
-	JMP dotKern1x1_next
-dotKern1x1_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -2189,8 +2175,6 @@ dotKern1x1_comb0:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, (DI)
-dotKern1x1_next:
-	ADDQ $32, R15
 	ADDQ $8, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -2198,10 +2182,10 @@ dotKern1x1_next:
 	VZEROUPPER
 	RET
 
-// func dotKern1x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKern1x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Y(r·2+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·dotKern1x2(SB), NOSPLIT, $0-80
+TEXT ·dotKern1x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -2211,20 +2195,11 @@ TEXT ·dotKern1x2(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKern1x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKern1x2_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
-	JMP dotKern1x2_start
-dotKern1x2_carryin:
-	VMOVUPD 0(R15), Y0
-	VMOVUPD 32(R15), Y1
-dotKern1x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKern1x2_tail
@@ -2241,13 +2216,6 @@ dotKern1x2_loop:
 	DECQ CX
 	JNZ dotKern1x2_loop
 dotKern1x2_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKern1x2_finish
-	VMOVUPD Y0, 0(R15)
-	VMOVUPD Y1, 32(R15)
-	JMP dotKern1x2_next
-dotKern1x2_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -2292,8 +2260,6 @@ dotKern1x2_comb1:
 	VUNPCKHPD X1, X1, X14
 	VADDSD X14, X1, X1
 	VMOVSD X1, 8(DI)
-dotKern1x2_next:
-	ADDQ $64, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -2301,10 +2267,10 @@ dotKern1x2_next:
 	VZEROUPPER
 	RET
 
-// func dotKern1x3(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKern1x3(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Y(r·3+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·dotKern1x3(SB), NOSPLIT, $0-80
+TEXT ·dotKern1x3(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -2314,22 +2280,12 @@ TEXT ·dotKern1x3(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKern1x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKern1x3_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
-	JMP dotKern1x3_start
-dotKern1x3_carryin:
-	VMOVUPD 0(R15), Y0
-	VMOVUPD 32(R15), Y1
-	VMOVUPD 64(R15), Y2
-dotKern1x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKern1x3_tail
@@ -2349,14 +2305,6 @@ dotKern1x3_loop:
 	DECQ CX
 	JNZ dotKern1x3_loop
 dotKern1x3_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKern1x3_finish
-	VMOVUPD Y0, 0(R15)
-	VMOVUPD Y1, 32(R15)
-	VMOVUPD Y2, 64(R15)
-	JMP dotKern1x3_next
-dotKern1x3_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -2422,8 +2370,6 @@ dotKern1x3_comb2:
 	VUNPCKHPD X2, X2, X14
 	VADDSD X14, X2, X2
 	VMOVSD X2, 16(DI)
-dotKern1x3_next:
-	ADDQ $96, R15
 	ADDQ $24, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -2432,10 +2378,10 @@ dotKern1x3_next:
 	VZEROUPPER
 	RET
 
-// func dotKern2x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKern2x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Y(r·1+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·dotKern2x1(SB), NOSPLIT, $0-80
+TEXT ·dotKern2x1(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -2445,20 +2391,11 @@ TEXT ·dotKern2x1(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKern2x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKern2x1_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
-	JMP dotKern2x1_start
-dotKern2x1_carryin:
-	VMOVUPD 0(R15), Y0
-	VMOVUPD 32(R15), Y1
-dotKern2x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKern2x1_tail
@@ -2475,13 +2412,6 @@ dotKern2x1_loop:
 	DECQ CX
 	JNZ dotKern2x1_loop
 dotKern2x1_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKern2x1_finish
-	VMOVUPD Y0, 0(R15)
-	VMOVUPD Y1, 32(R15)
-	JMP dotKern2x1_next
-dotKern2x1_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -2526,8 +2456,6 @@ dotKern2x1_comb1:
 	VUNPCKHPD X1, X1, X14
 	VADDSD X14, X1, X1
 	VMOVSD X1, (DI)(R13*1)
-dotKern2x1_next:
-	ADDQ $64, R15
 	ADDQ $8, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -2535,10 +2463,10 @@ dotKern2x1_next:
 	VZEROUPPER
 	RET
 
-// func dotKern2x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKern2x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Y(r·2+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·dotKern2x2(SB), NOSPLIT, $0-80
+TEXT ·dotKern2x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -2548,24 +2476,13 @@ TEXT ·dotKern2x2(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKern2x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKern2x2_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
 	VXORPD Y3, Y3, Y3
-	JMP dotKern2x2_start
-dotKern2x2_carryin:
-	VMOVUPD 0(R15), Y0
-	VMOVUPD 32(R15), Y1
-	VMOVUPD 64(R15), Y2
-	VMOVUPD 96(R15), Y3
-dotKern2x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKern2x2_tail
@@ -2587,15 +2504,6 @@ dotKern2x2_loop:
 	DECQ CX
 	JNZ dotKern2x2_loop
 dotKern2x2_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKern2x2_finish
-	VMOVUPD Y0, 0(R15)
-	VMOVUPD Y1, 32(R15)
-	VMOVUPD Y2, 64(R15)
-	VMOVUPD Y3, 96(R15)
-	JMP dotKern2x2_next
-dotKern2x2_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -2682,8 +2590,6 @@ dotKern2x2_comb3:
 	VUNPCKHPD X3, X3, X14
 	VADDSD X14, X3, X3
 	VMOVSD X3, 8(DI)(R13*1)
-dotKern2x2_next:
-	ADDQ $128, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -2691,10 +2597,10 @@ dotKern2x2_next:
 	VZEROUPPER
 	RET
 
-// func dotKern2x3(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKern2x3(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Y(r·3+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·dotKern2x3(SB), NOSPLIT, $0-80
+TEXT ·dotKern2x3(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -2704,28 +2610,15 @@ TEXT ·dotKern2x3(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKern2x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKern2x3_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
 	VXORPD Y3, Y3, Y3
 	VXORPD Y4, Y4, Y4
 	VXORPD Y5, Y5, Y5
-	JMP dotKern2x3_start
-dotKern2x3_carryin:
-	VMOVUPD 0(R15), Y0
-	VMOVUPD 32(R15), Y1
-	VMOVUPD 64(R15), Y2
-	VMOVUPD 96(R15), Y3
-	VMOVUPD 128(R15), Y4
-	VMOVUPD 160(R15), Y5
-dotKern2x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKern2x3_tail
@@ -2752,17 +2645,6 @@ dotKern2x3_loop:
 	DECQ CX
 	JNZ dotKern2x3_loop
 dotKern2x3_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKern2x3_finish
-	VMOVUPD Y0, 0(R15)
-	VMOVUPD Y1, 32(R15)
-	VMOVUPD Y2, 64(R15)
-	VMOVUPD Y3, 96(R15)
-	VMOVUPD Y4, 128(R15)
-	VMOVUPD Y5, 160(R15)
-	JMP dotKern2x3_next
-dotKern2x3_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -2891,8 +2773,6 @@ dotKern2x3_comb5:
 	VUNPCKHPD X5, X5, X14
 	VADDSD X14, X5, X5
 	VMOVSD X5, 16(DI)(R13*1)
-dotKern2x3_next:
-	ADDQ $192, R15
 	ADDQ $24, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -2901,10 +2781,10 @@ dotKern2x3_next:
 	VZEROUPPER
 	RET
 
-// func dotKern3x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKern3x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Y(r·1+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·dotKern3x1(SB), NOSPLIT, $0-80
+TEXT ·dotKern3x1(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -2914,22 +2794,12 @@ TEXT ·dotKern3x1(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKern3x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKern3x1_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
-	JMP dotKern3x1_start
-dotKern3x1_carryin:
-	VMOVUPD 0(R15), Y0
-	VMOVUPD 32(R15), Y1
-	VMOVUPD 64(R15), Y2
-dotKern3x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKern3x1_tail
@@ -2949,14 +2819,6 @@ dotKern3x1_loop:
 	DECQ CX
 	JNZ dotKern3x1_loop
 dotKern3x1_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKern3x1_finish
-	VMOVUPD Y0, 0(R15)
-	VMOVUPD Y1, 32(R15)
-	VMOVUPD Y2, 64(R15)
-	JMP dotKern3x1_next
-dotKern3x1_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -3022,8 +2884,6 @@ dotKern3x1_comb2:
 	VUNPCKHPD X2, X2, X14
 	VADDSD X14, X2, X2
 	VMOVSD X2, (DI)(R13*2)
-dotKern3x1_next:
-	ADDQ $96, R15
 	ADDQ $8, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -3031,10 +2891,10 @@ dotKern3x1_next:
 	VZEROUPPER
 	RET
 
-// func dotKern3x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKern3x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Y(r·2+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·dotKern3x2(SB), NOSPLIT, $0-80
+TEXT ·dotKern3x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -3044,28 +2904,15 @@ TEXT ·dotKern3x2(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKern3x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKern3x2_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
 	VXORPD Y3, Y3, Y3
 	VXORPD Y4, Y4, Y4
 	VXORPD Y5, Y5, Y5
-	JMP dotKern3x2_start
-dotKern3x2_carryin:
-	VMOVUPD 0(R15), Y0
-	VMOVUPD 32(R15), Y1
-	VMOVUPD 64(R15), Y2
-	VMOVUPD 96(R15), Y3
-	VMOVUPD 128(R15), Y4
-	VMOVUPD 160(R15), Y5
-dotKern3x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKern3x2_tail
@@ -3092,17 +2939,6 @@ dotKern3x2_loop:
 	DECQ CX
 	JNZ dotKern3x2_loop
 dotKern3x2_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKern3x2_finish
-	VMOVUPD Y0, 0(R15)
-	VMOVUPD Y1, 32(R15)
-	VMOVUPD Y2, 64(R15)
-	VMOVUPD Y3, 96(R15)
-	VMOVUPD Y4, 128(R15)
-	VMOVUPD Y5, 160(R15)
-	JMP dotKern3x2_next
-dotKern3x2_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -3231,8 +3067,6 @@ dotKern3x2_comb5:
 	VUNPCKHPD X5, X5, X14
 	VADDSD X14, X5, X5
 	VMOVSD X5, 8(DI)(R13*2)
-dotKern3x2_next:
-	ADDQ $192, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -3240,10 +3074,10 @@ dotKern3x2_next:
 	VZEROUPPER
 	RET
 
-// func dotKern3x3(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKern3x3(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Y(r·3+c) accumulates output (r, c). Requires AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·dotKern3x3(SB), NOSPLIT, $0-80
+TEXT ·dotKern3x3(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -3253,13 +3087,9 @@ TEXT ·dotKern3x3(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKern3x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKern3x3_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -3269,18 +3099,6 @@ dotKern3x3_tile:
 	VXORPD Y6, Y6, Y6
 	VXORPD Y7, Y7, Y7
 	VXORPD Y8, Y8, Y8
-	JMP dotKern3x3_start
-dotKern3x3_carryin:
-	VMOVUPD 0(R15), Y0
-	VMOVUPD 32(R15), Y1
-	VMOVUPD 64(R15), Y2
-	VMOVUPD 96(R15), Y3
-	VMOVUPD 128(R15), Y4
-	VMOVUPD 160(R15), Y5
-	VMOVUPD 192(R15), Y6
-	VMOVUPD 224(R15), Y7
-	VMOVUPD 256(R15), Y8
-dotKern3x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKern3x3_tail
@@ -3314,20 +3132,6 @@ dotKern3x3_loop:
 	DECQ CX
 	JNZ dotKern3x3_loop
 dotKern3x3_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKern3x3_finish
-	VMOVUPD Y0, 0(R15)
-	VMOVUPD Y1, 32(R15)
-	VMOVUPD Y2, 64(R15)
-	VMOVUPD Y3, 96(R15)
-	VMOVUPD Y4, 128(R15)
-	VMOVUPD Y5, 160(R15)
-	VMOVUPD Y6, 192(R15)
-	VMOVUPD Y7, 224(R15)
-	VMOVUPD Y8, 256(R15)
-	JMP dotKern3x3_next
-dotKern3x3_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -3519,8 +3323,6 @@ dotKern3x3_comb8:
 	VUNPCKHPD X8, X8, X14
 	VADDSD X14, X8, X8
 	VMOVSD X8, 16(DI)(R13*2)
-dotKern3x3_next:
-	ADDQ $288, R15
 	ADDQ $24, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -3529,10 +3331,10 @@ dotKern3x3_next:
 	VZEROUPPER
 	RET
 
-// func dotKernX1x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernX1x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Y(r·4+c) accumulates output (r, c). Requires AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernX1x4(SB), NOSPLIT, $0-80
+TEXT ·dotKernX1x4(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -3542,26 +3344,15 @@ TEXT ·dotKernX1x4(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernX1x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernX1x4_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
 	VXORPD Y3, Y3, Y3
-	JMP dotKernX1x4_start
-dotKernX1x4_carryin:
-	VMOVUPD 0(R15), Y0
-	VMOVUPD 32(R15), Y1
-	VMOVUPD 64(R15), Y2
-	VMOVUPD 96(R15), Y3
-dotKernX1x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernX1x4_tail
@@ -3585,15 +3376,6 @@ dotKernX1x4_loop:
 	DECQ CX
 	JNZ dotKernX1x4_loop
 dotKernX1x4_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernX1x4_finish
-	VMOVUPD Y0, 0(R15)
-	VMOVUPD Y1, 32(R15)
-	VMOVUPD Y2, 64(R15)
-	VMOVUPD Y3, 96(R15)
-	JMP dotKernX1x4_next
-dotKernX1x4_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -3680,8 +3462,6 @@ dotKernX1x4_comb3:
 	VUNPCKHPD X3, X3, X14
 	VADDSD X14, X3, X3
 	VMOVSD X3, 24(DI)
-dotKernX1x4_next:
-	ADDQ $128, R15
 	ADDQ $32, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -3689,10 +3469,10 @@ dotKernX1x4_next:
 	VZEROUPPER
 	RET
 
-// func dotKernX2x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernX2x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Y(r·4+c) accumulates output (r, c). Requires AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernX2x4(SB), NOSPLIT, $0-80
+TEXT ·dotKernX2x4(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -3702,15 +3482,11 @@ TEXT ·dotKernX2x4(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernX2x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernX2x4_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -3719,17 +3495,6 @@ dotKernX2x4_tile:
 	VXORPD Y5, Y5, Y5
 	VXORPD Y6, Y6, Y6
 	VXORPD Y7, Y7, Y7
-	JMP dotKernX2x4_start
-dotKernX2x4_carryin:
-	VMOVUPD 0(R15), Y0
-	VMOVUPD 32(R15), Y1
-	VMOVUPD 64(R15), Y2
-	VMOVUPD 96(R15), Y3
-	VMOVUPD 128(R15), Y4
-	VMOVUPD 160(R15), Y5
-	VMOVUPD 192(R15), Y6
-	VMOVUPD 224(R15), Y7
-dotKernX2x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernX2x4_tail
@@ -3762,19 +3527,6 @@ dotKernX2x4_loop:
 	DECQ CX
 	JNZ dotKernX2x4_loop
 dotKernX2x4_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernX2x4_finish
-	VMOVUPD Y0, 0(R15)
-	VMOVUPD Y1, 32(R15)
-	VMOVUPD Y2, 64(R15)
-	VMOVUPD Y3, 96(R15)
-	VMOVUPD Y4, 128(R15)
-	VMOVUPD Y5, 160(R15)
-	VMOVUPD Y6, 192(R15)
-	VMOVUPD Y7, 224(R15)
-	JMP dotKernX2x4_next
-dotKernX2x4_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -3945,8 +3697,6 @@ dotKernX2x4_comb7:
 	VUNPCKHPD X7, X7, X14
 	VADDSD X14, X7, X7
 	VMOVSD X7, 24(DI)(R13*1)
-dotKernX2x4_next:
-	ADDQ $256, R15
 	ADDQ $32, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -3954,10 +3704,10 @@ dotKernX2x4_next:
 	VZEROUPPER
 	RET
 
-// func dotKernX3x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernX3x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Y(r·4+c) accumulates output (r, c). Requires AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernX3x4(SB), NOSPLIT, $0-80
+TEXT ·dotKernX3x4(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -3967,15 +3717,11 @@ TEXT ·dotKernX3x4(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernX3x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernX3x4_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -3988,21 +3734,6 @@ dotKernX3x4_tile:
 	VXORPD Y9, Y9, Y9
 	VXORPD Y10, Y10, Y10
 	VXORPD Y11, Y11, Y11
-	JMP dotKernX3x4_start
-dotKernX3x4_carryin:
-	VMOVUPD 0(R15), Y0
-	VMOVUPD 32(R15), Y1
-	VMOVUPD 64(R15), Y2
-	VMOVUPD 96(R15), Y3
-	VMOVUPD 128(R15), Y4
-	VMOVUPD 160(R15), Y5
-	VMOVUPD 192(R15), Y6
-	VMOVUPD 224(R15), Y7
-	VMOVUPD 256(R15), Y8
-	VMOVUPD 288(R15), Y9
-	VMOVUPD 320(R15), Y10
-	VMOVUPD 352(R15), Y11
-dotKernX3x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernX3x4_tail
@@ -4044,23 +3775,6 @@ dotKernX3x4_loop:
 	DECQ CX
 	JNZ dotKernX3x4_loop
 dotKernX3x4_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernX3x4_finish
-	VMOVUPD Y0, 0(R15)
-	VMOVUPD Y1, 32(R15)
-	VMOVUPD Y2, 64(R15)
-	VMOVUPD Y3, 96(R15)
-	VMOVUPD Y4, 128(R15)
-	VMOVUPD Y5, 160(R15)
-	VMOVUPD Y6, 192(R15)
-	VMOVUPD Y7, 224(R15)
-	VMOVUPD Y8, 256(R15)
-	VMOVUPD Y9, 288(R15)
-	VMOVUPD Y10, 320(R15)
-	VMOVUPD Y11, 352(R15)
-	JMP dotKernX3x4_next
-dotKernX3x4_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -4315,8 +4029,6 @@ dotKernX3x4_comb11:
 	VUNPCKHPD X11, X11, X14
 	VADDSD X14, X11, X11
 	VMOVSD X11, 24(DI)(R13*2)
-dotKernX3x4_next:
-	ADDQ $384, R15
 	ADDQ $32, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -4324,10 +4036,10 @@ dotKernX3x4_next:
 	VZEROUPPER
 	RET
 
-// func dotKernX4x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernX4x1(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Y(r·1+c) accumulates output (r, c). Requires AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernX4x1(SB), NOSPLIT, $0-80
+TEXT ·dotKernX4x1(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -4337,7 +4049,6 @@ TEXT ·dotKernX4x1(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernX4x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -4345,20 +4056,10 @@ dotKernX4x1_tile:
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
 	ADDQ R13, R14
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernX4x1_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
 	VXORPD Y3, Y3, Y3
-	JMP dotKernX4x1_start
-dotKernX4x1_carryin:
-	VMOVUPD 0(R15), Y0
-	VMOVUPD 32(R15), Y1
-	VMOVUPD 64(R15), Y2
-	VMOVUPD 96(R15), Y3
-dotKernX4x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernX4x1_tail
@@ -4382,15 +4083,6 @@ dotKernX4x1_loop:
 	DECQ CX
 	JNZ dotKernX4x1_loop
 dotKernX4x1_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernX4x1_finish
-	VMOVUPD Y0, 0(R15)
-	VMOVUPD Y1, 32(R15)
-	VMOVUPD Y2, 64(R15)
-	VMOVUPD Y3, 96(R15)
-	JMP dotKernX4x1_next
-dotKernX4x1_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -4477,8 +4169,6 @@ dotKernX4x1_comb3:
 	VUNPCKHPD X3, X3, X14
 	VADDSD X14, X3, X3
 	VMOVSD X3, (R14)
-dotKernX4x1_next:
-	ADDQ $128, R15
 	ADDQ $8, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -4486,10 +4176,10 @@ dotKernX4x1_next:
 	VZEROUPPER
 	RET
 
-// func dotKernX4x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernX4x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Y(r·2+c) accumulates output (r, c). Requires AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernX4x2(SB), NOSPLIT, $0-80
+TEXT ·dotKernX4x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -4499,7 +4189,6 @@ TEXT ·dotKernX4x2(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernX4x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -4507,9 +4196,6 @@ dotKernX4x2_tile:
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
 	ADDQ R13, R14
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernX4x2_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -4518,17 +4204,6 @@ dotKernX4x2_tile:
 	VXORPD Y5, Y5, Y5
 	VXORPD Y6, Y6, Y6
 	VXORPD Y7, Y7, Y7
-	JMP dotKernX4x2_start
-dotKernX4x2_carryin:
-	VMOVUPD 0(R15), Y0
-	VMOVUPD 32(R15), Y1
-	VMOVUPD 64(R15), Y2
-	VMOVUPD 96(R15), Y3
-	VMOVUPD 128(R15), Y4
-	VMOVUPD 160(R15), Y5
-	VMOVUPD 192(R15), Y6
-	VMOVUPD 224(R15), Y7
-dotKernX4x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernX4x2_tail
@@ -4561,19 +4236,6 @@ dotKernX4x2_loop:
 	DECQ CX
 	JNZ dotKernX4x2_loop
 dotKernX4x2_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernX4x2_finish
-	VMOVUPD Y0, 0(R15)
-	VMOVUPD Y1, 32(R15)
-	VMOVUPD Y2, 64(R15)
-	VMOVUPD Y3, 96(R15)
-	VMOVUPD Y4, 128(R15)
-	VMOVUPD Y5, 160(R15)
-	VMOVUPD Y6, 192(R15)
-	VMOVUPD Y7, 224(R15)
-	JMP dotKernX4x2_next
-dotKernX4x2_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -4744,8 +4406,6 @@ dotKernX4x2_comb7:
 	VUNPCKHPD X7, X7, X14
 	VADDSD X14, X7, X7
 	VMOVSD X7, 8(R14)
-dotKernX4x2_next:
-	ADDQ $256, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -4753,10 +4413,10 @@ dotKernX4x2_next:
 	VZEROUPPER
 	RET
 
-// func dotKernX4x3(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernX4x3(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Y(r·3+c) accumulates output (r, c). Requires AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernX4x3(SB), NOSPLIT, $0-80
+TEXT ·dotKernX4x3(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -4766,7 +4426,6 @@ TEXT ·dotKernX4x3(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernX4x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -4774,9 +4433,6 @@ dotKernX4x3_tile:
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
 	ADDQ R13, R14
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernX4x3_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -4789,21 +4445,6 @@ dotKernX4x3_tile:
 	VXORPD Y9, Y9, Y9
 	VXORPD Y10, Y10, Y10
 	VXORPD Y11, Y11, Y11
-	JMP dotKernX4x3_start
-dotKernX4x3_carryin:
-	VMOVUPD 0(R15), Y0
-	VMOVUPD 32(R15), Y1
-	VMOVUPD 64(R15), Y2
-	VMOVUPD 96(R15), Y3
-	VMOVUPD 128(R15), Y4
-	VMOVUPD 160(R15), Y5
-	VMOVUPD 192(R15), Y6
-	VMOVUPD 224(R15), Y7
-	VMOVUPD 256(R15), Y8
-	VMOVUPD 288(R15), Y9
-	VMOVUPD 320(R15), Y10
-	VMOVUPD 352(R15), Y11
-dotKernX4x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernX4x3_tail
@@ -4845,23 +4486,6 @@ dotKernX4x3_loop:
 	DECQ CX
 	JNZ dotKernX4x3_loop
 dotKernX4x3_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernX4x3_finish
-	VMOVUPD Y0, 0(R15)
-	VMOVUPD Y1, 32(R15)
-	VMOVUPD Y2, 64(R15)
-	VMOVUPD Y3, 96(R15)
-	VMOVUPD Y4, 128(R15)
-	VMOVUPD Y5, 160(R15)
-	VMOVUPD Y6, 192(R15)
-	VMOVUPD Y7, 224(R15)
-	VMOVUPD Y8, 256(R15)
-	VMOVUPD Y9, 288(R15)
-	VMOVUPD Y10, 320(R15)
-	VMOVUPD Y11, 352(R15)
-	JMP dotKernX4x3_next
-dotKernX4x3_finish:
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
 	VEXTRACTF128 $1, Y0, X14
@@ -5116,8 +4740,6 @@ dotKernX4x3_comb11:
 	VUNPCKHPD X11, X11, X14
 	VADDSD X14, X11, X11
 	VMOVSD X11, 16(R14)
-dotKernX4x3_next:
-	ADDQ $384, R15
 	ADDQ $24, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -5126,10 +4748,10 @@ dotKernX4x3_next:
 	VZEROUPPER
 	RET
 
-// func dotKernX4x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernX4x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Y(r·4+c) accumulates output (r, c). Requires AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernX4x4(SB), NOSPLIT, $0-80
+TEXT ·dotKernX4x4(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -5139,7 +4761,6 @@ TEXT ·dotKernX4x4(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernX4x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -5149,9 +4770,6 @@ dotKernX4x4_tile:
 	ADDQ R13, R14
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernX4x4_carryin
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -5168,25 +4786,6 @@ dotKernX4x4_tile:
 	VXORPD Y13, Y13, Y13
 	VXORPD Y14, Y14, Y14
 	VXORPD Y15, Y15, Y15
-	JMP dotKernX4x4_start
-dotKernX4x4_carryin:
-	VMOVUPD 0(R15), Y0
-	VMOVUPD 32(R15), Y1
-	VMOVUPD 64(R15), Y2
-	VMOVUPD 96(R15), Y3
-	VMOVUPD 128(R15), Y4
-	VMOVUPD 160(R15), Y5
-	VMOVUPD 192(R15), Y6
-	VMOVUPD 224(R15), Y7
-	VMOVUPD 256(R15), Y8
-	VMOVUPD 288(R15), Y9
-	VMOVUPD 320(R15), Y10
-	VMOVUPD 352(R15), Y11
-	VMOVUPD 384(R15), Y12
-	VMOVUPD 416(R15), Y13
-	VMOVUPD 448(R15), Y14
-	VMOVUPD 480(R15), Y15
-dotKernX4x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernX4x4_tail
@@ -5238,27 +4837,6 @@ dotKernX4x4_loop:
 	DECQ CX
 	JNZ dotKernX4x4_loop
 dotKernX4x4_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernX4x4_finish
-	VMOVUPD Y0, 0(R15)
-	VMOVUPD Y1, 32(R15)
-	VMOVUPD Y2, 64(R15)
-	VMOVUPD Y3, 96(R15)
-	VMOVUPD Y4, 128(R15)
-	VMOVUPD Y5, 160(R15)
-	VMOVUPD Y6, 192(R15)
-	VMOVUPD Y7, 224(R15)
-	VMOVUPD Y8, 256(R15)
-	VMOVUPD Y9, 288(R15)
-	VMOVUPD Y10, 320(R15)
-	VMOVUPD Y11, 352(R15)
-	VMOVUPD Y12, 384(R15)
-	VMOVUPD Y13, 416(R15)
-	VMOVUPD Y14, 448(R15)
-	VMOVUPD Y15, 480(R15)
-	JMP dotKernX4x4_next
-dotKernX4x4_finish:
 	VMOVAPD Y14, Y30
 	VMOVAPD Y15, Y31
 	MOVQ k+8(FP), CX
@@ -5601,8 +5179,6 @@ dotKernX4x4_comb15:
 	VUNPCKHPD X1, X1, X14
 	VADDSD X14, X1, X1
 	VMOVSD X1, 24(R14)
-dotKernX4x4_next:
-	ADDQ $512, R15
 	ADDQ $32, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -5610,11 +5186,11 @@ dotKernX4x4_next:
 	VZEROUPPER
 	RET
 
-// func dotKernZ1x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernZ1x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Z(r·1+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ1x2(SB), NOSPLIT, $0-80
+TEXT ·dotKernZ1x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -5624,18 +5200,10 @@ TEXT ·dotKernZ1x2(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernZ1x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernZ1x2_carryin
 	VXORPD Z0, Z0, Z0
-	JMP dotKernZ1x2_start
-dotKernZ1x2_carryin:
-	VMOVUPD 0(R15), Z0
-dotKernZ1x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ1x2_tail
@@ -5650,12 +5218,6 @@ dotKernZ1x2_loop:
 	DECQ CX
 	JNZ dotKernZ1x2_loop
 dotKernZ1x2_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernZ1x2_finish
-	VMOVUPD Z0, 0(R15)
-	JMP dotKernZ1x2_next
-dotKernZ1x2_finish:
 	VMOVAPD Z0, Z16
 	MOVQ k+8(FP), CX
 	ANDQ $3, CX
@@ -5703,8 +5265,6 @@ dotKernZ1x2_r0c1:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 8(DI)
-dotKernZ1x2_next:
-	ADDQ $64, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -5712,11 +5272,11 @@ dotKernZ1x2_next:
 	VZEROUPPER
 	RET
 
-// func dotKernZ1x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernZ1x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Z(r·2+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ1x4(SB), NOSPLIT, $0-80
+TEXT ·dotKernZ1x4(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -5726,22 +5286,13 @@ TEXT ·dotKernZ1x4(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernZ1x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernZ1x4_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
-	JMP dotKernZ1x4_start
-dotKernZ1x4_carryin:
-	VMOVUPD 0(R15), Z0
-	VMOVUPD 64(R15), Z1
-dotKernZ1x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ1x4_tail
@@ -5761,13 +5312,6 @@ dotKernZ1x4_loop:
 	DECQ CX
 	JNZ dotKernZ1x4_loop
 dotKernZ1x4_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernZ1x4_finish
-	VMOVUPD Z0, 0(R15)
-	VMOVUPD Z1, 64(R15)
-	JMP dotKernZ1x4_next
-dotKernZ1x4_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	MOVQ k+8(FP), CX
@@ -5860,8 +5404,6 @@ dotKernZ1x4_r0c3:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 24(DI)
-dotKernZ1x4_next:
-	ADDQ $128, R15
 	ADDQ $32, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -5869,11 +5411,11 @@ dotKernZ1x4_next:
 	VZEROUPPER
 	RET
 
-// func dotKernZ1x6(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernZ1x6(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Z(r·3+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ1x6(SB), NOSPLIT, $0-80
+TEXT ·dotKernZ1x6(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -5883,24 +5425,14 @@ TEXT ·dotKernZ1x6(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernZ1x6_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernZ1x6_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
-	JMP dotKernZ1x6_start
-dotKernZ1x6_carryin:
-	VMOVUPD 0(R15), Z0
-	VMOVUPD 64(R15), Z1
-	VMOVUPD 128(R15), Z2
-dotKernZ1x6_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ1x6_tail
@@ -5924,14 +5456,6 @@ dotKernZ1x6_loop:
 	DECQ CX
 	JNZ dotKernZ1x6_loop
 dotKernZ1x6_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernZ1x6_finish
-	VMOVUPD Z0, 0(R15)
-	VMOVUPD Z1, 64(R15)
-	VMOVUPD Z2, 128(R15)
-	JMP dotKernZ1x6_next
-dotKernZ1x6_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -6069,8 +5593,6 @@ dotKernZ1x6_r0c5:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 40(DI)
-dotKernZ1x6_next:
-	ADDQ $192, R15
 	ADDQ $48, DI
 	LEAQ (AX)(R11*2), AX
 	LEAQ (AX)(R11*4), AX
@@ -6079,11 +5601,11 @@ dotKernZ1x6_next:
 	VZEROUPPER
 	RET
 
-// func dotKernZ1x8(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernZ1x8(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Z(r·4+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ1x8(SB), NOSPLIT, $0-80
+TEXT ·dotKernZ1x8(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -6093,7 +5615,6 @@ TEXT ·dotKernZ1x8(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernZ1x8_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -6101,20 +5622,10 @@ dotKernZ1x8_tile:
 	ADDQ R11, R12
 	LEAQ (R12)(R11*2), SI
 	ADDQ R11, SI
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernZ1x8_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
-	JMP dotKernZ1x8_start
-dotKernZ1x8_carryin:
-	VMOVUPD 0(R15), Z0
-	VMOVUPD 64(R15), Z1
-	VMOVUPD 128(R15), Z2
-	VMOVUPD 192(R15), Z3
-dotKernZ1x8_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ1x8_tail
@@ -6143,15 +5654,6 @@ dotKernZ1x8_loop:
 	DECQ CX
 	JNZ dotKernZ1x8_loop
 dotKernZ1x8_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernZ1x8_finish
-	VMOVUPD Z0, 0(R15)
-	VMOVUPD Z1, 64(R15)
-	VMOVUPD Z2, 128(R15)
-	VMOVUPD Z3, 192(R15)
-	JMP dotKernZ1x8_next
-dotKernZ1x8_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -6334,8 +5836,6 @@ dotKernZ1x8_r0c7:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 56(DI)
-dotKernZ1x8_next:
-	ADDQ $256, R15
 	ADDQ $64, DI
 	LEAQ (AX)(R11*8), AX
 	DECQ BX
@@ -6343,11 +5843,11 @@ dotKernZ1x8_next:
 	VZEROUPPER
 	RET
 
-// func dotKernZ2x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernZ2x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Z(r·1+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ2x2(SB), NOSPLIT, $0-80
+TEXT ·dotKernZ2x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -6357,20 +5857,11 @@ TEXT ·dotKernZ2x2(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernZ2x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernZ2x2_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
-	JMP dotKernZ2x2_start
-dotKernZ2x2_carryin:
-	VMOVUPD 0(R15), Z0
-	VMOVUPD 64(R15), Z1
-dotKernZ2x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ2x2_tail
@@ -6388,13 +5879,6 @@ dotKernZ2x2_loop:
 	DECQ CX
 	JNZ dotKernZ2x2_loop
 dotKernZ2x2_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernZ2x2_finish
-	VMOVUPD Z0, 0(R15)
-	VMOVUPD Z1, 64(R15)
-	JMP dotKernZ2x2_next
-dotKernZ2x2_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	MOVQ k+8(FP), CX
@@ -6487,8 +5971,6 @@ dotKernZ2x2_r1c1:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 8(DI)(R13*1)
-dotKernZ2x2_next:
-	ADDQ $128, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -6496,11 +5978,11 @@ dotKernZ2x2_next:
 	VZEROUPPER
 	RET
 
-// func dotKernZ2x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernZ2x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Z(r·2+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ2x4(SB), NOSPLIT, $0-80
+TEXT ·dotKernZ2x4(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -6510,26 +5992,15 @@ TEXT ·dotKernZ2x4(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernZ2x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernZ2x4_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
-	JMP dotKernZ2x4_start
-dotKernZ2x4_carryin:
-	VMOVUPD 0(R15), Z0
-	VMOVUPD 64(R15), Z1
-	VMOVUPD 128(R15), Z2
-	VMOVUPD 192(R15), Z3
-dotKernZ2x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ2x4_tail
@@ -6554,15 +6025,6 @@ dotKernZ2x4_loop:
 	DECQ CX
 	JNZ dotKernZ2x4_loop
 dotKernZ2x4_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernZ2x4_finish
-	VMOVUPD Z0, 0(R15)
-	VMOVUPD Z1, 64(R15)
-	VMOVUPD Z2, 128(R15)
-	VMOVUPD Z3, 192(R15)
-	JMP dotKernZ2x4_next
-dotKernZ2x4_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -6745,8 +6207,6 @@ dotKernZ2x4_r1c3:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 24(DI)(R13*1)
-dotKernZ2x4_next:
-	ADDQ $256, R15
 	ADDQ $32, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -6754,11 +6214,11 @@ dotKernZ2x4_next:
 	VZEROUPPER
 	RET
 
-// func dotKernZ2x6(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernZ2x6(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Z(r·3+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ2x6(SB), NOSPLIT, $0-80
+TEXT ·dotKernZ2x6(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -6768,30 +6228,17 @@ TEXT ·dotKernZ2x6(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernZ2x6_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernZ2x6_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
-	JMP dotKernZ2x6_start
-dotKernZ2x6_carryin:
-	VMOVUPD 0(R15), Z0
-	VMOVUPD 64(R15), Z1
-	VMOVUPD 128(R15), Z2
-	VMOVUPD 192(R15), Z3
-	VMOVUPD 256(R15), Z4
-	VMOVUPD 320(R15), Z5
-dotKernZ2x6_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ2x6_tail
@@ -6822,17 +6269,6 @@ dotKernZ2x6_loop:
 	DECQ CX
 	JNZ dotKernZ2x6_loop
 dotKernZ2x6_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernZ2x6_finish
-	VMOVUPD Z0, 0(R15)
-	VMOVUPD Z1, 64(R15)
-	VMOVUPD Z2, 128(R15)
-	VMOVUPD Z3, 192(R15)
-	VMOVUPD Z4, 256(R15)
-	VMOVUPD Z5, 320(R15)
-	JMP dotKernZ2x6_next
-dotKernZ2x6_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -7105,8 +6541,6 @@ dotKernZ2x6_r1c5:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 40(DI)(R13*1)
-dotKernZ2x6_next:
-	ADDQ $384, R15
 	ADDQ $48, DI
 	LEAQ (AX)(R11*2), AX
 	LEAQ (AX)(R11*4), AX
@@ -7115,11 +6549,11 @@ dotKernZ2x6_next:
 	VZEROUPPER
 	RET
 
-// func dotKernZ2x8(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernZ2x8(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Z(r·4+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ2x8(SB), NOSPLIT, $0-80
+TEXT ·dotKernZ2x8(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -7129,7 +6563,6 @@ TEXT ·dotKernZ2x8(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernZ2x8_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -7137,9 +6570,6 @@ dotKernZ2x8_tile:
 	ADDQ R11, R12
 	LEAQ (R12)(R11*2), SI
 	ADDQ R11, SI
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernZ2x8_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
@@ -7148,17 +6578,6 @@ dotKernZ2x8_tile:
 	VXORPD Z5, Z5, Z5
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
-	JMP dotKernZ2x8_start
-dotKernZ2x8_carryin:
-	VMOVUPD 0(R15), Z0
-	VMOVUPD 64(R15), Z1
-	VMOVUPD 128(R15), Z2
-	VMOVUPD 192(R15), Z3
-	VMOVUPD 256(R15), Z4
-	VMOVUPD 320(R15), Z5
-	VMOVUPD 384(R15), Z6
-	VMOVUPD 448(R15), Z7
-dotKernZ2x8_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ2x8_tail
@@ -7196,19 +6615,6 @@ dotKernZ2x8_loop:
 	DECQ CX
 	JNZ dotKernZ2x8_loop
 dotKernZ2x8_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernZ2x8_finish
-	VMOVUPD Z0, 0(R15)
-	VMOVUPD Z1, 64(R15)
-	VMOVUPD Z2, 128(R15)
-	VMOVUPD Z3, 192(R15)
-	VMOVUPD Z4, 256(R15)
-	VMOVUPD Z5, 320(R15)
-	VMOVUPD Z6, 384(R15)
-	VMOVUPD Z7, 448(R15)
-	JMP dotKernZ2x8_next
-dotKernZ2x8_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -7571,8 +6977,6 @@ dotKernZ2x8_r1c7:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 56(DI)(R13*1)
-dotKernZ2x8_next:
-	ADDQ $512, R15
 	ADDQ $64, DI
 	LEAQ (AX)(R11*8), AX
 	DECQ BX
@@ -7580,11 +6984,11 @@ dotKernZ2x8_next:
 	VZEROUPPER
 	RET
 
-// func dotKernZ3x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernZ3x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Z(r·1+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ3x2(SB), NOSPLIT, $0-80
+TEXT ·dotKernZ3x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -7594,22 +6998,12 @@ TEXT ·dotKernZ3x2(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernZ3x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernZ3x2_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
-	JMP dotKernZ3x2_start
-dotKernZ3x2_carryin:
-	VMOVUPD 0(R15), Z0
-	VMOVUPD 64(R15), Z1
-	VMOVUPD 128(R15), Z2
-dotKernZ3x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ3x2_tail
@@ -7630,14 +7024,6 @@ dotKernZ3x2_loop:
 	DECQ CX
 	JNZ dotKernZ3x2_loop
 dotKernZ3x2_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernZ3x2_finish
-	VMOVUPD Z0, 0(R15)
-	VMOVUPD Z1, 64(R15)
-	VMOVUPD Z2, 128(R15)
-	JMP dotKernZ3x2_next
-dotKernZ3x2_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -7775,8 +7161,6 @@ dotKernZ3x2_r2c1:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 8(DI)(R13*2)
-dotKernZ3x2_next:
-	ADDQ $192, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -7784,11 +7168,11 @@ dotKernZ3x2_next:
 	VZEROUPPER
 	RET
 
-// func dotKernZ3x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernZ3x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Z(r·2+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ3x4(SB), NOSPLIT, $0-80
+TEXT ·dotKernZ3x4(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -7798,30 +7182,17 @@ TEXT ·dotKernZ3x4(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernZ3x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernZ3x4_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
-	JMP dotKernZ3x4_start
-dotKernZ3x4_carryin:
-	VMOVUPD 0(R15), Z0
-	VMOVUPD 64(R15), Z1
-	VMOVUPD 128(R15), Z2
-	VMOVUPD 192(R15), Z3
-	VMOVUPD 256(R15), Z4
-	VMOVUPD 320(R15), Z5
-dotKernZ3x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ3x4_tail
@@ -7851,17 +7222,6 @@ dotKernZ3x4_loop:
 	DECQ CX
 	JNZ dotKernZ3x4_loop
 dotKernZ3x4_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernZ3x4_finish
-	VMOVUPD Z0, 0(R15)
-	VMOVUPD Z1, 64(R15)
-	VMOVUPD Z2, 128(R15)
-	VMOVUPD Z3, 192(R15)
-	VMOVUPD Z4, 256(R15)
-	VMOVUPD Z5, 320(R15)
-	JMP dotKernZ3x4_next
-dotKernZ3x4_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -8134,8 +7494,6 @@ dotKernZ3x4_r2c3:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 24(DI)(R13*2)
-dotKernZ3x4_next:
-	ADDQ $384, R15
 	ADDQ $32, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -8143,11 +7501,11 @@ dotKernZ3x4_next:
 	VZEROUPPER
 	RET
 
-// func dotKernZ3x6(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernZ3x6(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Z(r·3+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ3x6(SB), NOSPLIT, $0-80
+TEXT ·dotKernZ3x6(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -8157,15 +7515,11 @@ TEXT ·dotKernZ3x6(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernZ3x6_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernZ3x6_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
@@ -8175,18 +7529,6 @@ dotKernZ3x6_tile:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 	VXORPD Z8, Z8, Z8
-	JMP dotKernZ3x6_start
-dotKernZ3x6_carryin:
-	VMOVUPD 0(R15), Z0
-	VMOVUPD 64(R15), Z1
-	VMOVUPD 128(R15), Z2
-	VMOVUPD 192(R15), Z3
-	VMOVUPD 256(R15), Z4
-	VMOVUPD 320(R15), Z5
-	VMOVUPD 384(R15), Z6
-	VMOVUPD 448(R15), Z7
-	VMOVUPD 512(R15), Z8
-dotKernZ3x6_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ3x6_tail
@@ -8224,20 +7566,6 @@ dotKernZ3x6_loop:
 	DECQ CX
 	JNZ dotKernZ3x6_loop
 dotKernZ3x6_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernZ3x6_finish
-	VMOVUPD Z0, 0(R15)
-	VMOVUPD Z1, 64(R15)
-	VMOVUPD Z2, 128(R15)
-	VMOVUPD Z3, 192(R15)
-	VMOVUPD Z4, 256(R15)
-	VMOVUPD Z5, 320(R15)
-	VMOVUPD Z6, 384(R15)
-	VMOVUPD Z7, 448(R15)
-	VMOVUPD Z8, 512(R15)
-	JMP dotKernZ3x6_next
-dotKernZ3x6_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -8645,8 +7973,6 @@ dotKernZ3x6_r2c5:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 40(DI)(R13*2)
-dotKernZ3x6_next:
-	ADDQ $576, R15
 	ADDQ $48, DI
 	LEAQ (AX)(R11*2), AX
 	LEAQ (AX)(R11*4), AX
@@ -8655,11 +7981,11 @@ dotKernZ3x6_next:
 	VZEROUPPER
 	RET
 
-// func dotKernZ3x8(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernZ3x8(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Z(r·4+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ3x8(SB), NOSPLIT, $0-80
+TEXT ·dotKernZ3x8(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -8669,7 +7995,6 @@ TEXT ·dotKernZ3x8(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernZ3x8_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -8677,9 +8002,6 @@ dotKernZ3x8_tile:
 	ADDQ R11, R12
 	LEAQ (R12)(R11*2), SI
 	ADDQ R11, SI
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernZ3x8_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
@@ -8692,21 +8014,6 @@ dotKernZ3x8_tile:
 	VXORPD Z9, Z9, Z9
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
-	JMP dotKernZ3x8_start
-dotKernZ3x8_carryin:
-	VMOVUPD 0(R15), Z0
-	VMOVUPD 64(R15), Z1
-	VMOVUPD 128(R15), Z2
-	VMOVUPD 192(R15), Z3
-	VMOVUPD 256(R15), Z4
-	VMOVUPD 320(R15), Z5
-	VMOVUPD 384(R15), Z6
-	VMOVUPD 448(R15), Z7
-	VMOVUPD 512(R15), Z8
-	VMOVUPD 576(R15), Z9
-	VMOVUPD 640(R15), Z10
-	VMOVUPD 704(R15), Z11
-dotKernZ3x8_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ3x8_tail
@@ -8753,23 +8060,6 @@ dotKernZ3x8_loop:
 	DECQ CX
 	JNZ dotKernZ3x8_loop
 dotKernZ3x8_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernZ3x8_finish
-	VMOVUPD Z0, 0(R15)
-	VMOVUPD Z1, 64(R15)
-	VMOVUPD Z2, 128(R15)
-	VMOVUPD Z3, 192(R15)
-	VMOVUPD Z4, 256(R15)
-	VMOVUPD Z5, 320(R15)
-	VMOVUPD Z6, 384(R15)
-	VMOVUPD Z7, 448(R15)
-	VMOVUPD Z8, 512(R15)
-	VMOVUPD Z9, 576(R15)
-	VMOVUPD Z10, 640(R15)
-	VMOVUPD Z11, 704(R15)
-	JMP dotKernZ3x8_next
-dotKernZ3x8_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -9312,8 +8602,6 @@ dotKernZ3x8_r2c7:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 56(DI)(R13*2)
-dotKernZ3x8_next:
-	ADDQ $768, R15
 	ADDQ $64, DI
 	LEAQ (AX)(R11*8), AX
 	DECQ BX
@@ -9321,11 +8609,11 @@ dotKernZ3x8_next:
 	VZEROUPPER
 	RET
 
-// func dotKernZ4x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernZ4x2(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Z(r·1+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ4x2(SB), NOSPLIT, $0-80
+TEXT ·dotKernZ4x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -9335,7 +8623,6 @@ TEXT ·dotKernZ4x2(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernZ4x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -9343,20 +8630,10 @@ dotKernZ4x2_tile:
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
 	ADDQ R13, R14
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernZ4x2_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
-	JMP dotKernZ4x2_start
-dotKernZ4x2_carryin:
-	VMOVUPD 0(R15), Z0
-	VMOVUPD 64(R15), Z1
-	VMOVUPD 128(R15), Z2
-	VMOVUPD 192(R15), Z3
-dotKernZ4x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ4x2_tail
@@ -9381,15 +8658,6 @@ dotKernZ4x2_loop:
 	DECQ CX
 	JNZ dotKernZ4x2_loop
 dotKernZ4x2_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernZ4x2_finish
-	VMOVUPD Z0, 0(R15)
-	VMOVUPD Z1, 64(R15)
-	VMOVUPD Z2, 128(R15)
-	VMOVUPD Z3, 192(R15)
-	JMP dotKernZ4x2_next
-dotKernZ4x2_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -9572,8 +8840,6 @@ dotKernZ4x2_r3c1:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 8(R14)
-dotKernZ4x2_next:
-	ADDQ $256, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -9581,11 +8847,11 @@ dotKernZ4x2_next:
 	VZEROUPPER
 	RET
 
-// func dotKernZ4x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernZ4x4(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Z(r·2+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ4x4(SB), NOSPLIT, $0-80
+TEXT ·dotKernZ4x4(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -9595,7 +8861,6 @@ TEXT ·dotKernZ4x4(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernZ4x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -9605,9 +8870,6 @@ dotKernZ4x4_tile:
 	ADDQ R13, R14
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernZ4x4_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
@@ -9616,17 +8878,6 @@ dotKernZ4x4_tile:
 	VXORPD Z5, Z5, Z5
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
-	JMP dotKernZ4x4_start
-dotKernZ4x4_carryin:
-	VMOVUPD 0(R15), Z0
-	VMOVUPD 64(R15), Z1
-	VMOVUPD 128(R15), Z2
-	VMOVUPD 192(R15), Z3
-	VMOVUPD 256(R15), Z4
-	VMOVUPD 320(R15), Z5
-	VMOVUPD 384(R15), Z6
-	VMOVUPD 448(R15), Z7
-dotKernZ4x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ4x4_tail
@@ -9662,19 +8913,6 @@ dotKernZ4x4_loop:
 	DECQ CX
 	JNZ dotKernZ4x4_loop
 dotKernZ4x4_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernZ4x4_finish
-	VMOVUPD Z0, 0(R15)
-	VMOVUPD Z1, 64(R15)
-	VMOVUPD Z2, 128(R15)
-	VMOVUPD Z3, 192(R15)
-	VMOVUPD Z4, 256(R15)
-	VMOVUPD Z5, 320(R15)
-	VMOVUPD Z6, 384(R15)
-	VMOVUPD Z7, 448(R15)
-	JMP dotKernZ4x4_next
-dotKernZ4x4_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -10037,8 +9275,6 @@ dotKernZ4x4_r3c3:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 24(R14)
-dotKernZ4x4_next:
-	ADDQ $512, R15
 	ADDQ $32, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -10046,11 +9282,11 @@ dotKernZ4x4_next:
 	VZEROUPPER
 	RET
 
-// func dotKernZ4x6(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernZ4x6(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Z(r·3+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ4x6(SB), NOSPLIT, $0-80
+TEXT ·dotKernZ4x6(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -10060,7 +9296,6 @@ TEXT ·dotKernZ4x6(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernZ4x6_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -10070,9 +9305,6 @@ dotKernZ4x6_tile:
 	ADDQ R13, R14
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernZ4x6_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
@@ -10085,21 +9317,6 @@ dotKernZ4x6_tile:
 	VXORPD Z9, Z9, Z9
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
-	JMP dotKernZ4x6_start
-dotKernZ4x6_carryin:
-	VMOVUPD 0(R15), Z0
-	VMOVUPD 64(R15), Z1
-	VMOVUPD 128(R15), Z2
-	VMOVUPD 192(R15), Z3
-	VMOVUPD 256(R15), Z4
-	VMOVUPD 320(R15), Z5
-	VMOVUPD 384(R15), Z6
-	VMOVUPD 448(R15), Z7
-	VMOVUPD 512(R15), Z8
-	VMOVUPD 576(R15), Z9
-	VMOVUPD 640(R15), Z10
-	VMOVUPD 704(R15), Z11
-dotKernZ4x6_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ4x6_tail
@@ -10145,23 +9362,6 @@ dotKernZ4x6_loop:
 	DECQ CX
 	JNZ dotKernZ4x6_loop
 dotKernZ4x6_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernZ4x6_finish
-	VMOVUPD Z0, 0(R15)
-	VMOVUPD Z1, 64(R15)
-	VMOVUPD Z2, 128(R15)
-	VMOVUPD Z3, 192(R15)
-	VMOVUPD Z4, 256(R15)
-	VMOVUPD Z5, 320(R15)
-	VMOVUPD Z6, 384(R15)
-	VMOVUPD Z7, 448(R15)
-	VMOVUPD Z8, 512(R15)
-	VMOVUPD Z9, 576(R15)
-	VMOVUPD Z10, 640(R15)
-	VMOVUPD Z11, 704(R15)
-	JMP dotKernZ4x6_next
-dotKernZ4x6_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -10704,8 +9904,6 @@ dotKernZ4x6_r3c5:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 40(R14)
-dotKernZ4x6_next:
-	ADDQ $768, R15
 	ADDQ $48, DI
 	LEAQ (AX)(R11*2), AX
 	LEAQ (AX)(R11*4), AX
@@ -10714,11 +9912,11 @@ dotKernZ4x6_next:
 	VZEROUPPER
 	RET
 
-// func dotKernZ4x8(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)
+// func dotKernZ4x8(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 //
 // Z(r·4+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·dotKernZ4x8(SB), NOSPLIT, $0-80
+TEXT ·dotKernZ4x8(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $3, R10
@@ -10728,7 +9926,6 @@ TEXT ·dotKernZ4x8(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
-	MOVQ s+64(FP), R15
 dotKernZ4x8_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -10740,9 +9937,6 @@ dotKernZ4x8_tile:
 	ADDQ R11, R12
 	LEAQ (R12)(R11*2), SI
 	ADDQ R11, SI
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ dotKernZ4x8_carryin
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
@@ -10759,25 +9953,6 @@ dotKernZ4x8_tile:
 	VXORPD Z13, Z13, Z13
 	VXORPD Z14, Z14, Z14
 	VXORPD Z15, Z15, Z15
-	JMP dotKernZ4x8_start
-dotKernZ4x8_carryin:
-	VMOVUPD 0(R15), Z0
-	VMOVUPD 64(R15), Z1
-	VMOVUPD 128(R15), Z2
-	VMOVUPD 192(R15), Z3
-	VMOVUPD 256(R15), Z4
-	VMOVUPD 320(R15), Z5
-	VMOVUPD 384(R15), Z6
-	VMOVUPD 448(R15), Z7
-	VMOVUPD 512(R15), Z8
-	VMOVUPD 576(R15), Z9
-	VMOVUPD 640(R15), Z10
-	VMOVUPD 704(R15), Z11
-	VMOVUPD 768(R15), Z12
-	VMOVUPD 832(R15), Z13
-	VMOVUPD 896(R15), Z14
-	VMOVUPD 960(R15), Z15
-dotKernZ4x8_start:
 	MOVQ k+8(FP), CX
 	SHRQ $2, CX
 	JZ dotKernZ4x8_tail
@@ -10834,27 +10009,6 @@ dotKernZ4x8_loop:
 	DECQ CX
 	JNZ dotKernZ4x8_loop
 dotKernZ4x8_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ dotKernZ4x8_finish
-	VMOVUPD Z0, 0(R15)
-	VMOVUPD Z1, 64(R15)
-	VMOVUPD Z2, 128(R15)
-	VMOVUPD Z3, 192(R15)
-	VMOVUPD Z4, 256(R15)
-	VMOVUPD Z5, 320(R15)
-	VMOVUPD Z6, 384(R15)
-	VMOVUPD Z7, 448(R15)
-	VMOVUPD Z8, 512(R15)
-	VMOVUPD Z9, 576(R15)
-	VMOVUPD Z10, 640(R15)
-	VMOVUPD Z11, 704(R15)
-	VMOVUPD Z12, 768(R15)
-	VMOVUPD Z13, 832(R15)
-	VMOVUPD Z14, 896(R15)
-	VMOVUPD Z15, 960(R15)
-	JMP dotKernZ4x8_next
-dotKernZ4x8_finish:
 	VMOVAPD Z0, Z16
 	VMOVAPD Z1, Z17
 	VMOVAPD Z2, Z18
@@ -11577,8 +10731,6 @@ dotKernZ4x8_r3c7:
 	VUNPCKHPD X0, X0, X14
 	VADDSD X14, X0, X0
 	VMOVSD X0, 56(R14)
-dotKernZ4x8_next:
-	ADDQ $1024, R15
 	ADDQ $64, DI
 	LEAQ (AX)(R11*8), AX
 	DECQ BX
@@ -13904,11 +13056,11 @@ spackRows6_loop:
 	VZEROUPPER
 	RET
 
-// func sdotKern1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKern1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Y(2(r·1+c)) and Y(2(r·1+c)+1) accumulate output (r, c). Requires
 // AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKern1x1(SB), NOSPLIT, $0-80
+TEXT ·sdotKern1x1(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -13918,20 +13070,11 @@ TEXT ·sdotKern1x1(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKern1x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKern1x1_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
-	JMP sdotKern1x1_start
-sdotKern1x1_carryin:
-	VMOVUPS 0(R15), Y0
-	VMOVUPS 32(R15), Y1
-sdotKern1x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKern1x1_tail
@@ -13949,13 +13092,6 @@ sdotKern1x1_loop:
 	DECQ CX
 	JNZ sdotKern1x1_loop
 sdotKern1x1_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKern1x1_finish
-	VMOVUPS Y0, 0(R15)
-	VMOVUPS Y1, 32(R15)
-	JMP sdotKern1x1_next
-sdotKern1x1_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -13983,8 +13119,6 @@ sdotKern1x1_r0c0_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, (DI)
-sdotKern1x1_next:
-	ADDQ $64, R15
 	ADDQ $4, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -13992,11 +13126,11 @@ sdotKern1x1_next:
 	VZEROUPPER
 	RET
 
-// func sdotKern1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKern1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Y(2(r·2+c)) and Y(2(r·2+c)+1) accumulate output (r, c). Requires
 // AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKern1x2(SB), NOSPLIT, $0-80
+TEXT ·sdotKern1x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -14006,24 +13140,13 @@ TEXT ·sdotKern1x2(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKern1x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKern1x2_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	JMP sdotKern1x2_start
-sdotKern1x2_carryin:
-	VMOVUPS 0(R15), Y0
-	VMOVUPS 32(R15), Y1
-	VMOVUPS 64(R15), Y2
-	VMOVUPS 96(R15), Y3
-sdotKern1x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKern1x2_tail
@@ -14047,15 +13170,6 @@ sdotKern1x2_loop:
 	DECQ CX
 	JNZ sdotKern1x2_loop
 sdotKern1x2_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKern1x2_finish
-	VMOVUPS Y0, 0(R15)
-	VMOVUPS Y1, 32(R15)
-	VMOVUPS Y2, 64(R15)
-	VMOVUPS Y3, 96(R15)
-	JMP sdotKern1x2_next
-sdotKern1x2_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -14110,8 +13224,6 @@ sdotKern1x2_r0c1_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 4(DI)
-sdotKern1x2_next:
-	ADDQ $128, R15
 	ADDQ $8, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -14119,11 +13231,11 @@ sdotKern1x2_next:
 	VZEROUPPER
 	RET
 
-// func sdotKern1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKern1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Y(2(r·3+c)) and Y(2(r·3+c)+1) accumulate output (r, c). Requires
 // AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKern1x3(SB), NOSPLIT, $0-80
+TEXT ·sdotKern1x3(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -14133,28 +13245,15 @@ TEXT ·sdotKern1x3(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKern1x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKern1x3_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	JMP sdotKern1x3_start
-sdotKern1x3_carryin:
-	VMOVUPS 0(R15), Y0
-	VMOVUPS 32(R15), Y1
-	VMOVUPS 64(R15), Y2
-	VMOVUPS 96(R15), Y3
-	VMOVUPS 128(R15), Y4
-	VMOVUPS 160(R15), Y5
-sdotKern1x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKern1x3_tail
@@ -14184,17 +13283,6 @@ sdotKern1x3_loop:
 	DECQ CX
 	JNZ sdotKern1x3_loop
 sdotKern1x3_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKern1x3_finish
-	VMOVUPS Y0, 0(R15)
-	VMOVUPS Y1, 32(R15)
-	VMOVUPS Y2, 64(R15)
-	VMOVUPS Y3, 96(R15)
-	VMOVUPS Y4, 128(R15)
-	VMOVUPS Y5, 160(R15)
-	JMP sdotKern1x3_next
-sdotKern1x3_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -14276,8 +13364,6 @@ sdotKern1x3_r0c2_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 8(DI)
-sdotKern1x3_next:
-	ADDQ $192, R15
 	ADDQ $12, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -14286,11 +13372,11 @@ sdotKern1x3_next:
 	VZEROUPPER
 	RET
 
-// func sdotKern2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKern2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Y(2(r·1+c)) and Y(2(r·1+c)+1) accumulate output (r, c). Requires
 // AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKern2x1(SB), NOSPLIT, $0-80
+TEXT ·sdotKern2x1(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -14300,24 +13386,13 @@ TEXT ·sdotKern2x1(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKern2x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKern2x1_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	JMP sdotKern2x1_start
-sdotKern2x1_carryin:
-	VMOVUPS 0(R15), Y0
-	VMOVUPS 32(R15), Y1
-	VMOVUPS 64(R15), Y2
-	VMOVUPS 96(R15), Y3
-sdotKern2x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKern2x1_tail
@@ -14341,15 +13416,6 @@ sdotKern2x1_loop:
 	DECQ CX
 	JNZ sdotKern2x1_loop
 sdotKern2x1_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKern2x1_finish
-	VMOVUPS Y0, 0(R15)
-	VMOVUPS Y1, 32(R15)
-	VMOVUPS Y2, 64(R15)
-	VMOVUPS Y3, 96(R15)
-	JMP sdotKern2x1_next
-sdotKern2x1_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -14404,8 +13470,6 @@ sdotKern2x1_r1c0_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, (DI)(R13*1)
-sdotKern2x1_next:
-	ADDQ $128, R15
 	ADDQ $4, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -14413,11 +13477,11 @@ sdotKern2x1_next:
 	VZEROUPPER
 	RET
 
-// func sdotKern2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKern2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Y(2(r·2+c)) and Y(2(r·2+c)+1) accumulate output (r, c). Requires
 // AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKern2x2(SB), NOSPLIT, $0-80
+TEXT ·sdotKern2x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -14427,13 +13491,9 @@ TEXT ·sdotKern2x2(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKern2x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKern2x2_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -14442,17 +13502,6 @@ sdotKern2x2_tile:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	JMP sdotKern2x2_start
-sdotKern2x2_carryin:
-	VMOVUPS 0(R15), Y0
-	VMOVUPS 32(R15), Y1
-	VMOVUPS 64(R15), Y2
-	VMOVUPS 96(R15), Y3
-	VMOVUPS 128(R15), Y4
-	VMOVUPS 160(R15), Y5
-	VMOVUPS 192(R15), Y6
-	VMOVUPS 224(R15), Y7
-sdotKern2x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKern2x2_tail
@@ -14486,19 +13535,6 @@ sdotKern2x2_loop:
 	DECQ CX
 	JNZ sdotKern2x2_loop
 sdotKern2x2_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKern2x2_finish
-	VMOVUPS Y0, 0(R15)
-	VMOVUPS Y1, 32(R15)
-	VMOVUPS Y2, 64(R15)
-	VMOVUPS Y3, 96(R15)
-	VMOVUPS Y4, 128(R15)
-	VMOVUPS Y5, 160(R15)
-	VMOVUPS Y6, 192(R15)
-	VMOVUPS Y7, 224(R15)
-	JMP sdotKern2x2_next
-sdotKern2x2_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -14607,8 +13643,6 @@ sdotKern2x2_r1c1_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 4(DI)(R13*1)
-sdotKern2x2_next:
-	ADDQ $256, R15
 	ADDQ $8, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -14616,11 +13650,11 @@ sdotKern2x2_next:
 	VZEROUPPER
 	RET
 
-// func sdotKern2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKern2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Y(2(r·3+c)) and Y(2(r·3+c)+1) accumulate output (r, c). Requires
 // AVX2, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKern2x3(SB), NOSPLIT, $0-80
+TEXT ·sdotKern2x3(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -14630,13 +13664,9 @@ TEXT ·sdotKern2x3(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKern2x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKern2x3_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -14649,21 +13679,6 @@ sdotKern2x3_tile:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	JMP sdotKern2x3_start
-sdotKern2x3_carryin:
-	VMOVUPS 0(R15), Y0
-	VMOVUPS 32(R15), Y1
-	VMOVUPS 64(R15), Y2
-	VMOVUPS 96(R15), Y3
-	VMOVUPS 128(R15), Y4
-	VMOVUPS 160(R15), Y5
-	VMOVUPS 192(R15), Y6
-	VMOVUPS 224(R15), Y7
-	VMOVUPS 256(R15), Y8
-	VMOVUPS 288(R15), Y9
-	VMOVUPS 320(R15), Y10
-	VMOVUPS 352(R15), Y11
-sdotKern2x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKern2x3_tail
@@ -14707,23 +13722,6 @@ sdotKern2x3_loop:
 	DECQ CX
 	JNZ sdotKern2x3_loop
 sdotKern2x3_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKern2x3_finish
-	VMOVUPS Y0, 0(R15)
-	VMOVUPS Y1, 32(R15)
-	VMOVUPS Y2, 64(R15)
-	VMOVUPS Y3, 96(R15)
-	VMOVUPS Y4, 128(R15)
-	VMOVUPS Y5, 160(R15)
-	VMOVUPS Y6, 192(R15)
-	VMOVUPS Y7, 224(R15)
-	VMOVUPS Y8, 256(R15)
-	VMOVUPS Y9, 288(R15)
-	VMOVUPS Y10, 320(R15)
-	VMOVUPS Y11, 352(R15)
-	JMP sdotKern2x3_next
-sdotKern2x3_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -14886,8 +13884,6 @@ sdotKern2x3_r1c2_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 8(DI)(R13*1)
-sdotKern2x3_next:
-	ADDQ $384, R15
 	ADDQ $12, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -14896,11 +13892,11 @@ sdotKern2x3_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernX1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernX1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Y(2(r·1+c)) and Y(2(r·1+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX1x1(SB), NOSPLIT, $0-80
+TEXT ·sdotKernX1x1(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -14910,20 +13906,11 @@ TEXT ·sdotKernX1x1(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernX1x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernX1x1_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
-	JMP sdotKernX1x1_start
-sdotKernX1x1_carryin:
-	VMOVUPS 0(R15), Y0
-	VMOVUPS 32(R15), Y1
-sdotKernX1x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX1x1_tail
@@ -14941,13 +13928,6 @@ sdotKernX1x1_loop:
 	DECQ CX
 	JNZ sdotKernX1x1_loop
 sdotKernX1x1_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernX1x1_finish
-	VMOVUPS Y0, 0(R15)
-	VMOVUPS Y1, 32(R15)
-	JMP sdotKernX1x1_next
-sdotKernX1x1_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -14975,8 +13955,6 @@ sdotKernX1x1_r0c0_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, (DI)
-sdotKernX1x1_next:
-	ADDQ $64, R15
 	ADDQ $4, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -14984,11 +13962,11 @@ sdotKernX1x1_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernX1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernX1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Y(2(r·2+c)) and Y(2(r·2+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX1x2(SB), NOSPLIT, $0-80
+TEXT ·sdotKernX1x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -14998,24 +13976,13 @@ TEXT ·sdotKernX1x2(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernX1x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernX1x2_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	JMP sdotKernX1x2_start
-sdotKernX1x2_carryin:
-	VMOVUPS 0(R15), Y0
-	VMOVUPS 32(R15), Y1
-	VMOVUPS 64(R15), Y2
-	VMOVUPS 96(R15), Y3
-sdotKernX1x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX1x2_tail
@@ -15039,15 +14006,6 @@ sdotKernX1x2_loop:
 	DECQ CX
 	JNZ sdotKernX1x2_loop
 sdotKernX1x2_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernX1x2_finish
-	VMOVUPS Y0, 0(R15)
-	VMOVUPS Y1, 32(R15)
-	VMOVUPS Y2, 64(R15)
-	VMOVUPS Y3, 96(R15)
-	JMP sdotKernX1x2_next
-sdotKernX1x2_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -15102,8 +14060,6 @@ sdotKernX1x2_r0c1_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 4(DI)
-sdotKernX1x2_next:
-	ADDQ $128, R15
 	ADDQ $8, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -15111,11 +14067,11 @@ sdotKernX1x2_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernX1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernX1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Y(2(r·3+c)) and Y(2(r·3+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX1x3(SB), NOSPLIT, $0-80
+TEXT ·sdotKernX1x3(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -15125,28 +14081,15 @@ TEXT ·sdotKernX1x3(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernX1x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernX1x3_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	JMP sdotKernX1x3_start
-sdotKernX1x3_carryin:
-	VMOVUPS 0(R15), Y0
-	VMOVUPS 32(R15), Y1
-	VMOVUPS 64(R15), Y2
-	VMOVUPS 96(R15), Y3
-	VMOVUPS 128(R15), Y4
-	VMOVUPS 160(R15), Y5
-sdotKernX1x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX1x3_tail
@@ -15176,17 +14119,6 @@ sdotKernX1x3_loop:
 	DECQ CX
 	JNZ sdotKernX1x3_loop
 sdotKernX1x3_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernX1x3_finish
-	VMOVUPS Y0, 0(R15)
-	VMOVUPS Y1, 32(R15)
-	VMOVUPS Y2, 64(R15)
-	VMOVUPS Y3, 96(R15)
-	VMOVUPS Y4, 128(R15)
-	VMOVUPS Y5, 160(R15)
-	JMP sdotKernX1x3_next
-sdotKernX1x3_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -15268,8 +14200,6 @@ sdotKernX1x3_r0c2_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 8(DI)
-sdotKernX1x3_next:
-	ADDQ $192, R15
 	ADDQ $12, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -15278,11 +14208,11 @@ sdotKernX1x3_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernX2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernX2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Y(2(r·1+c)) and Y(2(r·1+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX2x1(SB), NOSPLIT, $0-80
+TEXT ·sdotKernX2x1(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -15292,24 +14222,13 @@ TEXT ·sdotKernX2x1(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernX2x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernX2x1_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	JMP sdotKernX2x1_start
-sdotKernX2x1_carryin:
-	VMOVUPS 0(R15), Y0
-	VMOVUPS 32(R15), Y1
-	VMOVUPS 64(R15), Y2
-	VMOVUPS 96(R15), Y3
-sdotKernX2x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX2x1_tail
@@ -15333,15 +14252,6 @@ sdotKernX2x1_loop:
 	DECQ CX
 	JNZ sdotKernX2x1_loop
 sdotKernX2x1_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernX2x1_finish
-	VMOVUPS Y0, 0(R15)
-	VMOVUPS Y1, 32(R15)
-	VMOVUPS Y2, 64(R15)
-	VMOVUPS Y3, 96(R15)
-	JMP sdotKernX2x1_next
-sdotKernX2x1_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -15396,8 +14306,6 @@ sdotKernX2x1_r1c0_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, (DI)(R13*1)
-sdotKernX2x1_next:
-	ADDQ $128, R15
 	ADDQ $4, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -15405,11 +14313,11 @@ sdotKernX2x1_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernX2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernX2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Y(2(r·2+c)) and Y(2(r·2+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX2x2(SB), NOSPLIT, $0-80
+TEXT ·sdotKernX2x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -15419,13 +14327,9 @@ TEXT ·sdotKernX2x2(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernX2x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernX2x2_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -15434,17 +14338,6 @@ sdotKernX2x2_tile:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	JMP sdotKernX2x2_start
-sdotKernX2x2_carryin:
-	VMOVUPS 0(R15), Y0
-	VMOVUPS 32(R15), Y1
-	VMOVUPS 64(R15), Y2
-	VMOVUPS 96(R15), Y3
-	VMOVUPS 128(R15), Y4
-	VMOVUPS 160(R15), Y5
-	VMOVUPS 192(R15), Y6
-	VMOVUPS 224(R15), Y7
-sdotKernX2x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX2x2_tail
@@ -15478,19 +14371,6 @@ sdotKernX2x2_loop:
 	DECQ CX
 	JNZ sdotKernX2x2_loop
 sdotKernX2x2_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernX2x2_finish
-	VMOVUPS Y0, 0(R15)
-	VMOVUPS Y1, 32(R15)
-	VMOVUPS Y2, 64(R15)
-	VMOVUPS Y3, 96(R15)
-	VMOVUPS Y4, 128(R15)
-	VMOVUPS Y5, 160(R15)
-	VMOVUPS Y6, 192(R15)
-	VMOVUPS Y7, 224(R15)
-	JMP sdotKernX2x2_next
-sdotKernX2x2_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -15599,8 +14479,6 @@ sdotKernX2x2_r1c1_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 4(DI)(R13*1)
-sdotKernX2x2_next:
-	ADDQ $256, R15
 	ADDQ $8, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -15608,11 +14486,11 @@ sdotKernX2x2_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernX2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernX2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Y(2(r·3+c)) and Y(2(r·3+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX2x3(SB), NOSPLIT, $0-80
+TEXT ·sdotKernX2x3(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -15622,13 +14500,9 @@ TEXT ·sdotKernX2x3(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernX2x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernX2x3_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -15641,21 +14515,6 @@ sdotKernX2x3_tile:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	JMP sdotKernX2x3_start
-sdotKernX2x3_carryin:
-	VMOVUPS 0(R15), Y0
-	VMOVUPS 32(R15), Y1
-	VMOVUPS 64(R15), Y2
-	VMOVUPS 96(R15), Y3
-	VMOVUPS 128(R15), Y4
-	VMOVUPS 160(R15), Y5
-	VMOVUPS 192(R15), Y6
-	VMOVUPS 224(R15), Y7
-	VMOVUPS 256(R15), Y8
-	VMOVUPS 288(R15), Y9
-	VMOVUPS 320(R15), Y10
-	VMOVUPS 352(R15), Y11
-sdotKernX2x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX2x3_tail
@@ -15699,23 +14558,6 @@ sdotKernX2x3_loop:
 	DECQ CX
 	JNZ sdotKernX2x3_loop
 sdotKernX2x3_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernX2x3_finish
-	VMOVUPS Y0, 0(R15)
-	VMOVUPS Y1, 32(R15)
-	VMOVUPS Y2, 64(R15)
-	VMOVUPS Y3, 96(R15)
-	VMOVUPS Y4, 128(R15)
-	VMOVUPS Y5, 160(R15)
-	VMOVUPS Y6, 192(R15)
-	VMOVUPS Y7, 224(R15)
-	VMOVUPS Y8, 256(R15)
-	VMOVUPS Y9, 288(R15)
-	VMOVUPS Y10, 320(R15)
-	VMOVUPS Y11, 352(R15)
-	JMP sdotKernX2x3_next
-sdotKernX2x3_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -15878,8 +14720,6 @@ sdotKernX2x3_r1c2_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 8(DI)(R13*1)
-sdotKernX2x3_next:
-	ADDQ $384, R15
 	ADDQ $12, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -15888,11 +14728,11 @@ sdotKernX2x3_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernX3x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernX3x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Y(2(r·1+c)) and Y(2(r·1+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX3x1(SB), NOSPLIT, $0-80
+TEXT ·sdotKernX3x1(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -15902,28 +14742,15 @@ TEXT ·sdotKernX3x1(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernX3x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernX3x1_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	JMP sdotKernX3x1_start
-sdotKernX3x1_carryin:
-	VMOVUPS 0(R15), Y0
-	VMOVUPS 32(R15), Y1
-	VMOVUPS 64(R15), Y2
-	VMOVUPS 96(R15), Y3
-	VMOVUPS 128(R15), Y4
-	VMOVUPS 160(R15), Y5
-sdotKernX3x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX3x1_tail
@@ -15953,17 +14780,6 @@ sdotKernX3x1_loop:
 	DECQ CX
 	JNZ sdotKernX3x1_loop
 sdotKernX3x1_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernX3x1_finish
-	VMOVUPS Y0, 0(R15)
-	VMOVUPS Y1, 32(R15)
-	VMOVUPS Y2, 64(R15)
-	VMOVUPS Y3, 96(R15)
-	VMOVUPS Y4, 128(R15)
-	VMOVUPS Y5, 160(R15)
-	JMP sdotKernX3x1_next
-sdotKernX3x1_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -16045,8 +14861,6 @@ sdotKernX3x1_r2c0_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, (DI)(R13*2)
-sdotKernX3x1_next:
-	ADDQ $192, R15
 	ADDQ $4, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -16054,11 +14868,11 @@ sdotKernX3x1_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernX3x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernX3x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Y(2(r·2+c)) and Y(2(r·2+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX3x2(SB), NOSPLIT, $0-80
+TEXT ·sdotKernX3x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -16068,13 +14882,9 @@ TEXT ·sdotKernX3x2(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernX3x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernX3x2_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -16087,21 +14897,6 @@ sdotKernX3x2_tile:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	JMP sdotKernX3x2_start
-sdotKernX3x2_carryin:
-	VMOVUPS 0(R15), Y0
-	VMOVUPS 32(R15), Y1
-	VMOVUPS 64(R15), Y2
-	VMOVUPS 96(R15), Y3
-	VMOVUPS 128(R15), Y4
-	VMOVUPS 160(R15), Y5
-	VMOVUPS 192(R15), Y6
-	VMOVUPS 224(R15), Y7
-	VMOVUPS 256(R15), Y8
-	VMOVUPS 288(R15), Y9
-	VMOVUPS 320(R15), Y10
-	VMOVUPS 352(R15), Y11
-sdotKernX3x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX3x2_tail
@@ -16145,23 +14940,6 @@ sdotKernX3x2_loop:
 	DECQ CX
 	JNZ sdotKernX3x2_loop
 sdotKernX3x2_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernX3x2_finish
-	VMOVUPS Y0, 0(R15)
-	VMOVUPS Y1, 32(R15)
-	VMOVUPS Y2, 64(R15)
-	VMOVUPS Y3, 96(R15)
-	VMOVUPS Y4, 128(R15)
-	VMOVUPS Y5, 160(R15)
-	VMOVUPS Y6, 192(R15)
-	VMOVUPS Y7, 224(R15)
-	VMOVUPS Y8, 256(R15)
-	VMOVUPS Y9, 288(R15)
-	VMOVUPS Y10, 320(R15)
-	VMOVUPS Y11, 352(R15)
-	JMP sdotKernX3x2_next
-sdotKernX3x2_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -16324,8 +15102,6 @@ sdotKernX3x2_r2c1_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 4(DI)(R13*2)
-sdotKernX3x2_next:
-	ADDQ $384, R15
 	ADDQ $8, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -16333,11 +15109,11 @@ sdotKernX3x2_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernX3x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernX3x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Y(2(r·3+c)) and Y(2(r·3+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX3x3(SB), NOSPLIT, $0-80
+TEXT ·sdotKernX3x3(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -16347,13 +15123,9 @@ TEXT ·sdotKernX3x3(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernX3x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernX3x3_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -16372,27 +15144,6 @@ sdotKernX3x3_tile:
 	VXORPS Y15, Y15, Y15
 	VXORPS Y16, Y16, Y16
 	VXORPS Y17, Y17, Y17
-	JMP sdotKernX3x3_start
-sdotKernX3x3_carryin:
-	VMOVUPS 0(R15), Y0
-	VMOVUPS 32(R15), Y1
-	VMOVUPS 64(R15), Y2
-	VMOVUPS 96(R15), Y3
-	VMOVUPS 128(R15), Y4
-	VMOVUPS 160(R15), Y5
-	VMOVUPS 192(R15), Y6
-	VMOVUPS 224(R15), Y7
-	VMOVUPS 256(R15), Y8
-	VMOVUPS 288(R15), Y9
-	VMOVUPS 320(R15), Y10
-	VMOVUPS 352(R15), Y11
-	VMOVUPS 384(R15), Y12
-	VMOVUPS 416(R15), Y13
-	VMOVUPS 448(R15), Y14
-	VMOVUPS 480(R15), Y15
-	VMOVUPS 512(R15), Y16
-	VMOVUPS 544(R15), Y17
-sdotKernX3x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX3x3_tail
@@ -16450,29 +15201,6 @@ sdotKernX3x3_loop:
 	DECQ CX
 	JNZ sdotKernX3x3_loop
 sdotKernX3x3_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernX3x3_finish
-	VMOVUPS Y0, 0(R15)
-	VMOVUPS Y1, 32(R15)
-	VMOVUPS Y2, 64(R15)
-	VMOVUPS Y3, 96(R15)
-	VMOVUPS Y4, 128(R15)
-	VMOVUPS Y5, 160(R15)
-	VMOVUPS Y6, 192(R15)
-	VMOVUPS Y7, 224(R15)
-	VMOVUPS Y8, 256(R15)
-	VMOVUPS Y9, 288(R15)
-	VMOVUPS Y10, 320(R15)
-	VMOVUPS Y11, 352(R15)
-	VMOVUPS Y12, 384(R15)
-	VMOVUPS Y13, 416(R15)
-	VMOVUPS Y14, 448(R15)
-	VMOVUPS Y15, 480(R15)
-	VMOVUPS Y16, 512(R15)
-	VMOVUPS Y17, 544(R15)
-	JMP sdotKernX3x3_next
-sdotKernX3x3_finish:
 	VMOVAPS Y12, Y24
 	VMOVAPS Y13, Y25
 	VMOVAPS Y14, Y26
@@ -16726,8 +15454,6 @@ sdotKernX3x3_r2c2_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 8(DI)(R13*2)
-sdotKernX3x3_next:
-	ADDQ $576, R15
 	ADDQ $12, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -16736,11 +15462,11 @@ sdotKernX3x3_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernX4x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernX4x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Y(2(r·1+c)) and Y(2(r·1+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX4x1(SB), NOSPLIT, $0-80
+TEXT ·sdotKernX4x1(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -16750,7 +15476,6 @@ TEXT ·sdotKernX4x1(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernX4x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -16758,9 +15483,6 @@ sdotKernX4x1_tile:
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
 	ADDQ R13, R14
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernX4x1_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -16769,17 +15491,6 @@ sdotKernX4x1_tile:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	JMP sdotKernX4x1_start
-sdotKernX4x1_carryin:
-	VMOVUPS 0(R15), Y0
-	VMOVUPS 32(R15), Y1
-	VMOVUPS 64(R15), Y2
-	VMOVUPS 96(R15), Y3
-	VMOVUPS 128(R15), Y4
-	VMOVUPS 160(R15), Y5
-	VMOVUPS 192(R15), Y6
-	VMOVUPS 224(R15), Y7
-sdotKernX4x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX4x1_tail
@@ -16816,19 +15527,6 @@ sdotKernX4x1_loop:
 	DECQ CX
 	JNZ sdotKernX4x1_loop
 sdotKernX4x1_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernX4x1_finish
-	VMOVUPS Y0, 0(R15)
-	VMOVUPS Y1, 32(R15)
-	VMOVUPS Y2, 64(R15)
-	VMOVUPS Y3, 96(R15)
-	VMOVUPS Y4, 128(R15)
-	VMOVUPS Y5, 160(R15)
-	VMOVUPS Y6, 192(R15)
-	VMOVUPS Y7, 224(R15)
-	JMP sdotKernX4x1_next
-sdotKernX4x1_finish:
 	VADDPS Y1, Y0, Y12
 	VEXTRACTF128 $1, Y12, X14
 	MOVQ k+8(FP), CX
@@ -16937,8 +15635,6 @@ sdotKernX4x1_r3c0_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, (R14)
-sdotKernX4x1_next:
-	ADDQ $256, R15
 	ADDQ $4, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -16946,11 +15642,11 @@ sdotKernX4x1_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernX4x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernX4x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Y(2(r·2+c)) and Y(2(r·2+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX4x2(SB), NOSPLIT, $0-80
+TEXT ·sdotKernX4x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -16960,7 +15656,6 @@ TEXT ·sdotKernX4x2(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernX4x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -16968,9 +15663,6 @@ sdotKernX4x2_tile:
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
 	ADDQ R13, R14
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernX4x2_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -16987,25 +15679,6 @@ sdotKernX4x2_tile:
 	VXORPS Y13, Y13, Y13
 	VXORPS Y14, Y14, Y14
 	VXORPS Y15, Y15, Y15
-	JMP sdotKernX4x2_start
-sdotKernX4x2_carryin:
-	VMOVUPS 0(R15), Y0
-	VMOVUPS 32(R15), Y1
-	VMOVUPS 64(R15), Y2
-	VMOVUPS 96(R15), Y3
-	VMOVUPS 128(R15), Y4
-	VMOVUPS 160(R15), Y5
-	VMOVUPS 192(R15), Y6
-	VMOVUPS 224(R15), Y7
-	VMOVUPS 256(R15), Y8
-	VMOVUPS 288(R15), Y9
-	VMOVUPS 320(R15), Y10
-	VMOVUPS 352(R15), Y11
-	VMOVUPS 384(R15), Y12
-	VMOVUPS 416(R15), Y13
-	VMOVUPS 448(R15), Y14
-	VMOVUPS 480(R15), Y15
-sdotKernX4x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX4x2_tail
@@ -17060,27 +15733,6 @@ sdotKernX4x2_loop:
 	DECQ CX
 	JNZ sdotKernX4x2_loop
 sdotKernX4x2_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernX4x2_finish
-	VMOVUPS Y0, 0(R15)
-	VMOVUPS Y1, 32(R15)
-	VMOVUPS Y2, 64(R15)
-	VMOVUPS Y3, 96(R15)
-	VMOVUPS Y4, 128(R15)
-	VMOVUPS Y5, 160(R15)
-	VMOVUPS Y6, 192(R15)
-	VMOVUPS Y7, 224(R15)
-	VMOVUPS Y8, 256(R15)
-	VMOVUPS Y9, 288(R15)
-	VMOVUPS Y10, 320(R15)
-	VMOVUPS Y11, 352(R15)
-	VMOVUPS Y12, 384(R15)
-	VMOVUPS Y13, 416(R15)
-	VMOVUPS Y14, 448(R15)
-	VMOVUPS Y15, 480(R15)
-	JMP sdotKernX4x2_next
-sdotKernX4x2_finish:
 	VMOVAPS Y12, Y24
 	VMOVAPS Y13, Y25
 	VMOVAPS Y14, Y26
@@ -17305,8 +15957,6 @@ sdotKernX4x2_r3c1_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 4(R14)
-sdotKernX4x2_next:
-	ADDQ $512, R15
 	ADDQ $8, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -17314,11 +15964,11 @@ sdotKernX4x2_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernX4x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernX4x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Y(2(r·3+c)) and Y(2(r·3+c)+1) accumulate output (r, c). Requires
 // AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernX4x3(SB), NOSPLIT, $0-80
+TEXT ·sdotKernX4x3(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -17328,7 +15978,6 @@ TEXT ·sdotKernX4x3(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernX4x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -17336,9 +15985,6 @@ sdotKernX4x3_tile:
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
 	ADDQ R13, R14
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernX4x3_carryin
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -17363,33 +16009,6 @@ sdotKernX4x3_tile:
 	VXORPS Y21, Y21, Y21
 	VXORPS Y22, Y22, Y22
 	VXORPS Y23, Y23, Y23
-	JMP sdotKernX4x3_start
-sdotKernX4x3_carryin:
-	VMOVUPS 0(R15), Y0
-	VMOVUPS 32(R15), Y1
-	VMOVUPS 64(R15), Y2
-	VMOVUPS 96(R15), Y3
-	VMOVUPS 128(R15), Y4
-	VMOVUPS 160(R15), Y5
-	VMOVUPS 192(R15), Y6
-	VMOVUPS 224(R15), Y7
-	VMOVUPS 256(R15), Y8
-	VMOVUPS 288(R15), Y9
-	VMOVUPS 320(R15), Y10
-	VMOVUPS 352(R15), Y11
-	VMOVUPS 384(R15), Y12
-	VMOVUPS 416(R15), Y13
-	VMOVUPS 448(R15), Y14
-	VMOVUPS 480(R15), Y15
-	VMOVUPS 512(R15), Y16
-	VMOVUPS 544(R15), Y17
-	VMOVUPS 576(R15), Y18
-	VMOVUPS 608(R15), Y19
-	VMOVUPS 640(R15), Y20
-	VMOVUPS 672(R15), Y21
-	VMOVUPS 704(R15), Y22
-	VMOVUPS 736(R15), Y23
-sdotKernX4x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernX4x3_tail
@@ -17462,35 +16081,6 @@ sdotKernX4x3_loop:
 	DECQ CX
 	JNZ sdotKernX4x3_loop
 sdotKernX4x3_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernX4x3_finish
-	VMOVUPS Y0, 0(R15)
-	VMOVUPS Y1, 32(R15)
-	VMOVUPS Y2, 64(R15)
-	VMOVUPS Y3, 96(R15)
-	VMOVUPS Y4, 128(R15)
-	VMOVUPS Y5, 160(R15)
-	VMOVUPS Y6, 192(R15)
-	VMOVUPS Y7, 224(R15)
-	VMOVUPS Y8, 256(R15)
-	VMOVUPS Y9, 288(R15)
-	VMOVUPS Y10, 320(R15)
-	VMOVUPS Y11, 352(R15)
-	VMOVUPS Y12, 384(R15)
-	VMOVUPS Y13, 416(R15)
-	VMOVUPS Y14, 448(R15)
-	VMOVUPS Y15, 480(R15)
-	VMOVUPS Y16, 512(R15)
-	VMOVUPS Y17, 544(R15)
-	VMOVUPS Y18, 576(R15)
-	VMOVUPS Y19, 608(R15)
-	VMOVUPS Y20, 640(R15)
-	VMOVUPS Y21, 672(R15)
-	VMOVUPS Y22, 704(R15)
-	VMOVUPS Y23, 736(R15)
-	JMP sdotKernX4x3_next
-sdotKernX4x3_finish:
 	VMOVAPS Y12, Y24
 	VMOVAPS Y13, Y25
 	VMOVAPS Y14, Y26
@@ -17831,8 +16421,6 @@ sdotKernX4x3_r3c2_tree:
 	VMOVSHDUP X12, X14
 	VADDSS X14, X12, X12
 	VMOVSS X12, 8(R14)
-sdotKernX4x3_next:
-	ADDQ $768, R15
 	ADDQ $12, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -17841,10 +16429,10 @@ sdotKernX4x3_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernZ1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Z(r·1+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ1x1(SB), NOSPLIT, $0-80
+TEXT ·sdotKernZ1x1(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -17854,18 +16442,10 @@ TEXT ·sdotKernZ1x1(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernZ1x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernZ1x1_carryin
 	VXORPS Z0, Z0, Z0
-	JMP sdotKernZ1x1_start
-sdotKernZ1x1_carryin:
-	VMOVUPS 0(R15), Z0
-sdotKernZ1x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ1x1_tail
@@ -17879,12 +16459,6 @@ sdotKernZ1x1_loop:
 	DECQ CX
 	JNZ sdotKernZ1x1_loop
 sdotKernZ1x1_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernZ1x1_finish
-	VMOVUPS Z0, 0(R15)
-	JMP sdotKernZ1x1_next
-sdotKernZ1x1_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Y16, Y0
 	VEXTRACTF64X4 $1, Z16, Y1
@@ -17915,8 +16489,6 @@ sdotKernZ1x1_r0c0_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, (DI)
-sdotKernZ1x1_next:
-	ADDQ $64, R15
 	ADDQ $4, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -17924,10 +16496,10 @@ sdotKernZ1x1_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernZ1x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Z(r·2+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ1x2(SB), NOSPLIT, $0-80
+TEXT ·sdotKernZ1x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -17937,20 +16509,11 @@ TEXT ·sdotKernZ1x2(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernZ1x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernZ1x2_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
-	JMP sdotKernZ1x2_start
-sdotKernZ1x2_carryin:
-	VMOVUPS 0(R15), Z0
-	VMOVUPS 64(R15), Z1
-sdotKernZ1x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ1x2_tail
@@ -17967,13 +16530,6 @@ sdotKernZ1x2_loop:
 	DECQ CX
 	JNZ sdotKernZ1x2_loop
 sdotKernZ1x2_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernZ1x2_finish
-	VMOVUPS Z0, 0(R15)
-	VMOVUPS Z1, 64(R15)
-	JMP sdotKernZ1x2_next
-sdotKernZ1x2_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Y16, Y0
@@ -18034,8 +16590,6 @@ sdotKernZ1x2_r0c1_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 4(DI)
-sdotKernZ1x2_next:
-	ADDQ $128, R15
 	ADDQ $8, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -18043,10 +16597,10 @@ sdotKernZ1x2_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernZ1x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Z(r·3+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ1x3(SB), NOSPLIT, $0-80
+TEXT ·sdotKernZ1x3(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -18056,22 +16610,12 @@ TEXT ·sdotKernZ1x3(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernZ1x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernZ1x3_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
-	JMP sdotKernZ1x3_start
-sdotKernZ1x3_carryin:
-	VMOVUPS 0(R15), Z0
-	VMOVUPS 64(R15), Z1
-	VMOVUPS 128(R15), Z2
-sdotKernZ1x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ1x3_tail
@@ -18091,14 +16635,6 @@ sdotKernZ1x3_loop:
 	DECQ CX
 	JNZ sdotKernZ1x3_loop
 sdotKernZ1x3_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernZ1x3_finish
-	VMOVUPS Z0, 0(R15)
-	VMOVUPS Z1, 64(R15)
-	VMOVUPS Z2, 128(R15)
-	JMP sdotKernZ1x3_next
-sdotKernZ1x3_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -18189,8 +16725,6 @@ sdotKernZ1x3_r0c2_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 8(DI)
-sdotKernZ1x3_next:
-	ADDQ $192, R15
 	ADDQ $12, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -18199,10 +16733,10 @@ sdotKernZ1x3_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ1x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernZ1x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Z(r·4+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ1x4(SB), NOSPLIT, $0-80
+TEXT ·sdotKernZ1x4(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -18212,26 +16746,15 @@ TEXT ·sdotKernZ1x4(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernZ1x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernZ1x4_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
-	JMP sdotKernZ1x4_start
-sdotKernZ1x4_carryin:
-	VMOVUPS 0(R15), Z0
-	VMOVUPS 64(R15), Z1
-	VMOVUPS 128(R15), Z2
-	VMOVUPS 192(R15), Z3
-sdotKernZ1x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ1x4_tail
@@ -18255,15 +16778,6 @@ sdotKernZ1x4_loop:
 	DECQ CX
 	JNZ sdotKernZ1x4_loop
 sdotKernZ1x4_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernZ1x4_finish
-	VMOVUPS Z0, 0(R15)
-	VMOVUPS Z1, 64(R15)
-	VMOVUPS Z2, 128(R15)
-	VMOVUPS Z3, 192(R15)
-	JMP sdotKernZ1x4_next
-sdotKernZ1x4_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -18384,8 +16898,6 @@ sdotKernZ1x4_r0c3_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 12(DI)
-sdotKernZ1x4_next:
-	ADDQ $256, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -18393,10 +16905,10 @@ sdotKernZ1x4_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernZ2x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Z(r·1+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ2x1(SB), NOSPLIT, $0-80
+TEXT ·sdotKernZ2x1(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -18406,20 +16918,11 @@ TEXT ·sdotKernZ2x1(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernZ2x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernZ2x1_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
-	JMP sdotKernZ2x1_start
-sdotKernZ2x1_carryin:
-	VMOVUPS 0(R15), Z0
-	VMOVUPS 64(R15), Z1
-sdotKernZ2x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ2x1_tail
@@ -18436,13 +16939,6 @@ sdotKernZ2x1_loop:
 	DECQ CX
 	JNZ sdotKernZ2x1_loop
 sdotKernZ2x1_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernZ2x1_finish
-	VMOVUPS Z0, 0(R15)
-	VMOVUPS Z1, 64(R15)
-	JMP sdotKernZ2x1_next
-sdotKernZ2x1_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Y16, Y0
@@ -18503,8 +16999,6 @@ sdotKernZ2x1_r1c0_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, (DI)(R13*1)
-sdotKernZ2x1_next:
-	ADDQ $128, R15
 	ADDQ $4, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -18512,10 +17006,10 @@ sdotKernZ2x1_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernZ2x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Z(r·2+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ2x2(SB), NOSPLIT, $0-80
+TEXT ·sdotKernZ2x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -18525,24 +17019,13 @@ TEXT ·sdotKernZ2x2(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernZ2x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernZ2x2_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
-	JMP sdotKernZ2x2_start
-sdotKernZ2x2_carryin:
-	VMOVUPS 0(R15), Z0
-	VMOVUPS 64(R15), Z1
-	VMOVUPS 128(R15), Z2
-	VMOVUPS 192(R15), Z3
-sdotKernZ2x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ2x2_tail
@@ -18564,15 +17047,6 @@ sdotKernZ2x2_loop:
 	DECQ CX
 	JNZ sdotKernZ2x2_loop
 sdotKernZ2x2_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernZ2x2_finish
-	VMOVUPS Z0, 0(R15)
-	VMOVUPS Z1, 64(R15)
-	VMOVUPS Z2, 128(R15)
-	VMOVUPS Z3, 192(R15)
-	JMP sdotKernZ2x2_next
-sdotKernZ2x2_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -18693,8 +17167,6 @@ sdotKernZ2x2_r1c1_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 4(DI)(R13*1)
-sdotKernZ2x2_next:
-	ADDQ $256, R15
 	ADDQ $8, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -18702,10 +17174,10 @@ sdotKernZ2x2_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernZ2x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Z(r·3+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ2x3(SB), NOSPLIT, $0-80
+TEXT ·sdotKernZ2x3(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -18715,28 +17187,15 @@ TEXT ·sdotKernZ2x3(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernZ2x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernZ2x3_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
 	VXORPS Z4, Z4, Z4
 	VXORPS Z5, Z5, Z5
-	JMP sdotKernZ2x3_start
-sdotKernZ2x3_carryin:
-	VMOVUPS 0(R15), Z0
-	VMOVUPS 64(R15), Z1
-	VMOVUPS 128(R15), Z2
-	VMOVUPS 192(R15), Z3
-	VMOVUPS 256(R15), Z4
-	VMOVUPS 320(R15), Z5
-sdotKernZ2x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ2x3_tail
@@ -18763,17 +17222,6 @@ sdotKernZ2x3_loop:
 	DECQ CX
 	JNZ sdotKernZ2x3_loop
 sdotKernZ2x3_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernZ2x3_finish
-	VMOVUPS Z0, 0(R15)
-	VMOVUPS Z1, 64(R15)
-	VMOVUPS Z2, 128(R15)
-	VMOVUPS Z3, 192(R15)
-	VMOVUPS Z4, 256(R15)
-	VMOVUPS Z5, 320(R15)
-	JMP sdotKernZ2x3_next
-sdotKernZ2x3_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -18954,8 +17402,6 @@ sdotKernZ2x3_r1c2_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 8(DI)(R13*1)
-sdotKernZ2x3_next:
-	ADDQ $384, R15
 	ADDQ $12, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -18964,10 +17410,10 @@ sdotKernZ2x3_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ2x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernZ2x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Z(r·4+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ2x4(SB), NOSPLIT, $0-80
+TEXT ·sdotKernZ2x4(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -18977,15 +17423,11 @@ TEXT ·sdotKernZ2x4(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernZ2x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernZ2x4_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -18994,17 +17436,6 @@ sdotKernZ2x4_tile:
 	VXORPS Z5, Z5, Z5
 	VXORPS Z6, Z6, Z6
 	VXORPS Z7, Z7, Z7
-	JMP sdotKernZ2x4_start
-sdotKernZ2x4_carryin:
-	VMOVUPS 0(R15), Z0
-	VMOVUPS 64(R15), Z1
-	VMOVUPS 128(R15), Z2
-	VMOVUPS 192(R15), Z3
-	VMOVUPS 256(R15), Z4
-	VMOVUPS 320(R15), Z5
-	VMOVUPS 384(R15), Z6
-	VMOVUPS 448(R15), Z7
-sdotKernZ2x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ2x4_tail
@@ -19037,19 +17468,6 @@ sdotKernZ2x4_loop:
 	DECQ CX
 	JNZ sdotKernZ2x4_loop
 sdotKernZ2x4_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernZ2x4_finish
-	VMOVUPS Z0, 0(R15)
-	VMOVUPS Z1, 64(R15)
-	VMOVUPS Z2, 128(R15)
-	VMOVUPS Z3, 192(R15)
-	VMOVUPS Z4, 256(R15)
-	VMOVUPS Z5, 320(R15)
-	VMOVUPS Z6, 384(R15)
-	VMOVUPS Z7, 448(R15)
-	JMP sdotKernZ2x4_next
-sdotKernZ2x4_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -19290,8 +17708,6 @@ sdotKernZ2x4_r1c3_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 12(DI)(R13*1)
-sdotKernZ2x4_next:
-	ADDQ $512, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -19299,10 +17715,10 @@ sdotKernZ2x4_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ3x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernZ3x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Z(r·1+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ3x1(SB), NOSPLIT, $0-80
+TEXT ·sdotKernZ3x1(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -19312,22 +17728,12 @@ TEXT ·sdotKernZ3x1(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernZ3x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernZ3x1_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
-	JMP sdotKernZ3x1_start
-sdotKernZ3x1_carryin:
-	VMOVUPS 0(R15), Z0
-	VMOVUPS 64(R15), Z1
-	VMOVUPS 128(R15), Z2
-sdotKernZ3x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ3x1_tail
@@ -19347,14 +17753,6 @@ sdotKernZ3x1_loop:
 	DECQ CX
 	JNZ sdotKernZ3x1_loop
 sdotKernZ3x1_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernZ3x1_finish
-	VMOVUPS Z0, 0(R15)
-	VMOVUPS Z1, 64(R15)
-	VMOVUPS Z2, 128(R15)
-	JMP sdotKernZ3x1_next
-sdotKernZ3x1_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -19445,8 +17843,6 @@ sdotKernZ3x1_r2c0_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, (DI)(R13*2)
-sdotKernZ3x1_next:
-	ADDQ $192, R15
 	ADDQ $4, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -19454,10 +17850,10 @@ sdotKernZ3x1_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ3x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernZ3x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Z(r·2+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ3x2(SB), NOSPLIT, $0-80
+TEXT ·sdotKernZ3x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -19467,28 +17863,15 @@ TEXT ·sdotKernZ3x2(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernZ3x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernZ3x2_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
 	VXORPS Z4, Z4, Z4
 	VXORPS Z5, Z5, Z5
-	JMP sdotKernZ3x2_start
-sdotKernZ3x2_carryin:
-	VMOVUPS 0(R15), Z0
-	VMOVUPS 64(R15), Z1
-	VMOVUPS 128(R15), Z2
-	VMOVUPS 192(R15), Z3
-	VMOVUPS 256(R15), Z4
-	VMOVUPS 320(R15), Z5
-sdotKernZ3x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ3x2_tail
@@ -19515,17 +17898,6 @@ sdotKernZ3x2_loop:
 	DECQ CX
 	JNZ sdotKernZ3x2_loop
 sdotKernZ3x2_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernZ3x2_finish
-	VMOVUPS Z0, 0(R15)
-	VMOVUPS Z1, 64(R15)
-	VMOVUPS Z2, 128(R15)
-	VMOVUPS Z3, 192(R15)
-	VMOVUPS Z4, 256(R15)
-	VMOVUPS Z5, 320(R15)
-	JMP sdotKernZ3x2_next
-sdotKernZ3x2_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -19706,8 +18078,6 @@ sdotKernZ3x2_r2c1_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 4(DI)(R13*2)
-sdotKernZ3x2_next:
-	ADDQ $384, R15
 	ADDQ $8, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -19715,10 +18085,10 @@ sdotKernZ3x2_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ3x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernZ3x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Z(r·3+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ3x3(SB), NOSPLIT, $0-80
+TEXT ·sdotKernZ3x3(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -19728,13 +18098,9 @@ TEXT ·sdotKernZ3x3(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernZ3x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernZ3x3_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -19744,18 +18110,6 @@ sdotKernZ3x3_tile:
 	VXORPS Z6, Z6, Z6
 	VXORPS Z7, Z7, Z7
 	VXORPS Z8, Z8, Z8
-	JMP sdotKernZ3x3_start
-sdotKernZ3x3_carryin:
-	VMOVUPS 0(R15), Z0
-	VMOVUPS 64(R15), Z1
-	VMOVUPS 128(R15), Z2
-	VMOVUPS 192(R15), Z3
-	VMOVUPS 256(R15), Z4
-	VMOVUPS 320(R15), Z5
-	VMOVUPS 384(R15), Z6
-	VMOVUPS 448(R15), Z7
-	VMOVUPS 512(R15), Z8
-sdotKernZ3x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ3x3_tail
@@ -19789,20 +18143,6 @@ sdotKernZ3x3_loop:
 	DECQ CX
 	JNZ sdotKernZ3x3_loop
 sdotKernZ3x3_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernZ3x3_finish
-	VMOVUPS Z0, 0(R15)
-	VMOVUPS Z1, 64(R15)
-	VMOVUPS Z2, 128(R15)
-	VMOVUPS Z3, 192(R15)
-	VMOVUPS Z4, 256(R15)
-	VMOVUPS Z5, 320(R15)
-	VMOVUPS Z6, 384(R15)
-	VMOVUPS Z7, 448(R15)
-	VMOVUPS Z8, 512(R15)
-	JMP sdotKernZ3x3_next
-sdotKernZ3x3_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -20073,8 +18413,6 @@ sdotKernZ3x3_r2c2_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 8(DI)(R13*2)
-sdotKernZ3x3_next:
-	ADDQ $576, R15
 	ADDQ $12, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -20083,10 +18421,10 @@ sdotKernZ3x3_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ3x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernZ3x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Z(r·4+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ3x4(SB), NOSPLIT, $0-80
+TEXT ·sdotKernZ3x4(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -20096,15 +18434,11 @@ TEXT ·sdotKernZ3x4(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernZ3x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernZ3x4_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -20117,21 +18451,6 @@ sdotKernZ3x4_tile:
 	VXORPS Z9, Z9, Z9
 	VXORPS Z10, Z10, Z10
 	VXORPS Z11, Z11, Z11
-	JMP sdotKernZ3x4_start
-sdotKernZ3x4_carryin:
-	VMOVUPS 0(R15), Z0
-	VMOVUPS 64(R15), Z1
-	VMOVUPS 128(R15), Z2
-	VMOVUPS 192(R15), Z3
-	VMOVUPS 256(R15), Z4
-	VMOVUPS 320(R15), Z5
-	VMOVUPS 384(R15), Z6
-	VMOVUPS 448(R15), Z7
-	VMOVUPS 512(R15), Z8
-	VMOVUPS 576(R15), Z9
-	VMOVUPS 640(R15), Z10
-	VMOVUPS 704(R15), Z11
-sdotKernZ3x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ3x4_tail
@@ -20173,23 +18492,6 @@ sdotKernZ3x4_loop:
 	DECQ CX
 	JNZ sdotKernZ3x4_loop
 sdotKernZ3x4_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernZ3x4_finish
-	VMOVUPS Z0, 0(R15)
-	VMOVUPS Z1, 64(R15)
-	VMOVUPS Z2, 128(R15)
-	VMOVUPS Z3, 192(R15)
-	VMOVUPS Z4, 256(R15)
-	VMOVUPS Z5, 320(R15)
-	VMOVUPS Z6, 384(R15)
-	VMOVUPS Z7, 448(R15)
-	VMOVUPS Z8, 512(R15)
-	VMOVUPS Z9, 576(R15)
-	VMOVUPS Z10, 640(R15)
-	VMOVUPS Z11, 704(R15)
-	JMP sdotKernZ3x4_next
-sdotKernZ3x4_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -20550,8 +18852,6 @@ sdotKernZ3x4_r2c3_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 12(DI)(R13*2)
-sdotKernZ3x4_next:
-	ADDQ $768, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX
@@ -20559,10 +18859,10 @@ sdotKernZ3x4_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ4x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernZ4x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Z(r·1+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ4x1(SB), NOSPLIT, $0-80
+TEXT ·sdotKernZ4x1(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -20572,7 +18872,6 @@ TEXT ·sdotKernZ4x1(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernZ4x1_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -20580,20 +18879,10 @@ sdotKernZ4x1_tile:
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
 	ADDQ R13, R14
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernZ4x1_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
-	JMP sdotKernZ4x1_start
-sdotKernZ4x1_carryin:
-	VMOVUPS 0(R15), Z0
-	VMOVUPS 64(R15), Z1
-	VMOVUPS 128(R15), Z2
-	VMOVUPS 192(R15), Z3
-sdotKernZ4x1_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ4x1_tail
@@ -20617,15 +18906,6 @@ sdotKernZ4x1_loop:
 	DECQ CX
 	JNZ sdotKernZ4x1_loop
 sdotKernZ4x1_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernZ4x1_finish
-	VMOVUPS Z0, 0(R15)
-	VMOVUPS Z1, 64(R15)
-	VMOVUPS Z2, 128(R15)
-	VMOVUPS Z3, 192(R15)
-	JMP sdotKernZ4x1_next
-sdotKernZ4x1_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -20746,8 +19026,6 @@ sdotKernZ4x1_r3c0_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, (R14)
-sdotKernZ4x1_next:
-	ADDQ $256, R15
 	ADDQ $4, DI
 	ADDQ R11, AX
 	DECQ BX
@@ -20755,10 +19033,10 @@ sdotKernZ4x1_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ4x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernZ4x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Z(r·2+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ4x2(SB), NOSPLIT, $0-80
+TEXT ·sdotKernZ4x2(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -20768,7 +19046,6 @@ TEXT ·sdotKernZ4x2(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernZ4x2_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -20776,9 +19053,6 @@ sdotKernZ4x2_tile:
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
 	ADDQ R13, R14
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernZ4x2_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -20787,17 +19061,6 @@ sdotKernZ4x2_tile:
 	VXORPS Z5, Z5, Z5
 	VXORPS Z6, Z6, Z6
 	VXORPS Z7, Z7, Z7
-	JMP sdotKernZ4x2_start
-sdotKernZ4x2_carryin:
-	VMOVUPS 0(R15), Z0
-	VMOVUPS 64(R15), Z1
-	VMOVUPS 128(R15), Z2
-	VMOVUPS 192(R15), Z3
-	VMOVUPS 256(R15), Z4
-	VMOVUPS 320(R15), Z5
-	VMOVUPS 384(R15), Z6
-	VMOVUPS 448(R15), Z7
-sdotKernZ4x2_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ4x2_tail
@@ -20830,19 +19093,6 @@ sdotKernZ4x2_loop:
 	DECQ CX
 	JNZ sdotKernZ4x2_loop
 sdotKernZ4x2_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernZ4x2_finish
-	VMOVUPS Z0, 0(R15)
-	VMOVUPS Z1, 64(R15)
-	VMOVUPS Z2, 128(R15)
-	VMOVUPS Z3, 192(R15)
-	VMOVUPS Z4, 256(R15)
-	VMOVUPS Z5, 320(R15)
-	VMOVUPS Z6, 384(R15)
-	VMOVUPS Z7, 448(R15)
-	JMP sdotKernZ4x2_next
-sdotKernZ4x2_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -21083,8 +19333,6 @@ sdotKernZ4x2_r3c1_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 4(R14)
-sdotKernZ4x2_next:
-	ADDQ $512, R15
 	ADDQ $8, DI
 	LEAQ (AX)(R11*2), AX
 	DECQ BX
@@ -21092,10 +19340,10 @@ sdotKernZ4x2_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ4x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernZ4x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Z(r·3+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ4x3(SB), NOSPLIT, $0-80
+TEXT ·sdotKernZ4x3(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -21105,7 +19353,6 @@ TEXT ·sdotKernZ4x3(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernZ4x3_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -21113,9 +19360,6 @@ sdotKernZ4x3_tile:
 	ADDQ R10, R9
 	LEAQ (DI)(R13*2), R14
 	ADDQ R13, R14
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernZ4x3_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -21128,21 +19372,6 @@ sdotKernZ4x3_tile:
 	VXORPS Z9, Z9, Z9
 	VXORPS Z10, Z10, Z10
 	VXORPS Z11, Z11, Z11
-	JMP sdotKernZ4x3_start
-sdotKernZ4x3_carryin:
-	VMOVUPS 0(R15), Z0
-	VMOVUPS 64(R15), Z1
-	VMOVUPS 128(R15), Z2
-	VMOVUPS 192(R15), Z3
-	VMOVUPS 256(R15), Z4
-	VMOVUPS 320(R15), Z5
-	VMOVUPS 384(R15), Z6
-	VMOVUPS 448(R15), Z7
-	VMOVUPS 512(R15), Z8
-	VMOVUPS 576(R15), Z9
-	VMOVUPS 640(R15), Z10
-	VMOVUPS 704(R15), Z11
-sdotKernZ4x3_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ4x3_tail
@@ -21184,23 +19413,6 @@ sdotKernZ4x3_loop:
 	DECQ CX
 	JNZ sdotKernZ4x3_loop
 sdotKernZ4x3_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernZ4x3_finish
-	VMOVUPS Z0, 0(R15)
-	VMOVUPS Z1, 64(R15)
-	VMOVUPS Z2, 128(R15)
-	VMOVUPS Z3, 192(R15)
-	VMOVUPS Z4, 256(R15)
-	VMOVUPS Z5, 320(R15)
-	VMOVUPS Z6, 384(R15)
-	VMOVUPS Z7, 448(R15)
-	VMOVUPS Z8, 512(R15)
-	VMOVUPS Z9, 576(R15)
-	VMOVUPS Z10, 640(R15)
-	VMOVUPS Z11, 704(R15)
-	JMP sdotKernZ4x3_next
-sdotKernZ4x3_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -21561,8 +19773,6 @@ sdotKernZ4x3_r3c2_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 8(R14)
-sdotKernZ4x3_next:
-	ADDQ $768, R15
 	ADDQ $12, DI
 	ADDQ R11, AX
 	LEAQ (AX)(R11*2), AX
@@ -21571,10 +19781,10 @@ sdotKernZ4x3_next:
 	VZEROUPPER
 	RET
 
-// func sdotKernZ4x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)
+// func sdotKernZ4x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // Z(r·4+c) accumulates output (r, c). Requires AVX-512F, nj ≥ 1, k ≥ 1.
-TEXT ·sdotKernZ4x4(SB), NOSPLIT, $0-80
+TEXT ·sdotKernZ4x4(SB), NOSPLIT, $0-64
 	MOVQ nj+0(FP), BX
 	MOVQ lda+24(FP), R10
 	SHLQ $2, R10
@@ -21584,7 +19794,6 @@ TEXT ·sdotKernZ4x4(SB), NOSPLIT, $0-80
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
-	MOVQ s+64(FP), R15
 sdotKernZ4x4_tile:
 	MOVQ a+16(FP), R8
 	MOVQ AX, DX
@@ -21594,9 +19803,6 @@ sdotKernZ4x4_tile:
 	ADDQ R13, R14
 	LEAQ (DX)(R11*2), R12
 	ADDQ R11, R12
-	MOVQ flags+72(FP), CX
-	TESTQ $1, CX
-	JNZ sdotKernZ4x4_carryin
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -21613,25 +19819,6 @@ sdotKernZ4x4_tile:
 	VXORPS Z13, Z13, Z13
 	VXORPS Z14, Z14, Z14
 	VXORPS Z15, Z15, Z15
-	JMP sdotKernZ4x4_start
-sdotKernZ4x4_carryin:
-	VMOVUPS 0(R15), Z0
-	VMOVUPS 64(R15), Z1
-	VMOVUPS 128(R15), Z2
-	VMOVUPS 192(R15), Z3
-	VMOVUPS 256(R15), Z4
-	VMOVUPS 320(R15), Z5
-	VMOVUPS 384(R15), Z6
-	VMOVUPS 448(R15), Z7
-	VMOVUPS 512(R15), Z8
-	VMOVUPS 576(R15), Z9
-	VMOVUPS 640(R15), Z10
-	VMOVUPS 704(R15), Z11
-	VMOVUPS 768(R15), Z12
-	VMOVUPS 832(R15), Z13
-	VMOVUPS 896(R15), Z14
-	VMOVUPS 960(R15), Z15
-sdotKernZ4x4_start:
 	MOVQ k+8(FP), CX
 	SHRQ $4, CX
 	JZ sdotKernZ4x4_tail
@@ -21683,27 +19870,6 @@ sdotKernZ4x4_loop:
 	DECQ CX
 	JNZ sdotKernZ4x4_loop
 sdotKernZ4x4_tail:
-	MOVQ flags+72(FP), CX
-	TESTQ $2, CX
-	JZ sdotKernZ4x4_finish
-	VMOVUPS Z0, 0(R15)
-	VMOVUPS Z1, 64(R15)
-	VMOVUPS Z2, 128(R15)
-	VMOVUPS Z3, 192(R15)
-	VMOVUPS Z4, 256(R15)
-	VMOVUPS Z5, 320(R15)
-	VMOVUPS Z6, 384(R15)
-	VMOVUPS Z7, 448(R15)
-	VMOVUPS Z8, 512(R15)
-	VMOVUPS Z9, 576(R15)
-	VMOVUPS Z10, 640(R15)
-	VMOVUPS Z11, 704(R15)
-	VMOVUPS Z12, 768(R15)
-	VMOVUPS Z13, 832(R15)
-	VMOVUPS Z14, 896(R15)
-	VMOVUPS Z15, 960(R15)
-	JMP sdotKernZ4x4_next
-sdotKernZ4x4_finish:
 	VMOVAPS Z0, Z16
 	VMOVAPS Z1, Z17
 	VMOVAPS Z2, Z18
@@ -22184,8 +20350,6 @@ sdotKernZ4x4_r3c3_tree:
 	VMOVSHDUP X2, X14
 	VADDSS X14, X2, X2
 	VMOVSS X2, 12(R14)
-sdotKernZ4x4_next:
-	ADDQ $1024, R15
 	ADDQ $16, DI
 	LEAQ (AX)(R11*4), AX
 	DECQ BX

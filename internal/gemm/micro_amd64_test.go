@@ -26,14 +26,14 @@ func BenchmarkMicrokernel(b *testing.B) {
 		}},
 		{"dot3x3", reps * 2 * 3 * 3 * kc, func() {
 			for range reps {
-				dotKern3x3(1, kc, &a[0], kc+8, &bm[0], kc+8, &out[0], 4, nil, 0)
+				dotKern3x3(1, kc, &a[0], kc+8, &bm[0], kc+8, &out[0], 4)
 			}
 		}},
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL {
 		vs = append(vs, variant{"dotX4x4", reps * 2 * 4 * 4 * kc, func() {
 			for range reps {
-				dotKernX4x4(1, kc, &a[0], kc+8, &bm[0], kc+8, &out[0], 4, nil, 0)
+				dotKernX4x4(1, kc, &a[0], kc+8, &bm[0], kc+8, &out[0], 4)
 			}
 		}})
 	}

@@ -22,13 +22,14 @@ func dot(p func(string, ...any), mr, nr int, evex bool) {
 	}
 	nout := mr * nr
 	p("")
-	p("// func %s(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)", name)
+	p("// func %s(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)", name)
 	p("//")
 	p("// Y(r·%d+c) accumulates output (r, c). Requires %s, nj ≥ 1, k ≥ 1.", nr, need)
-	p("TEXT ·%s(SB), NOSPLIT, $0-80", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
 	dotEntry(p, f64, name, mr, nr)
-	sums := dotSums{"Y", 32, nout, "PD"}
-	dotStart(p, name, sums)
+	for i := range nout {
+		p("\tVXORPD Y%d, Y%d, Y%d", i, i, i)
+	}
 	p("\tMOVQ k+8(FP), CX")
 	p("\tSHRQ $2, CX")
 	p("\tJZ %s_tail", name)
@@ -55,7 +56,6 @@ func dot(p func(string, ...any), mr, nr int, evex bool) {
 	p("\tDECQ CX")
 	p("\tJNZ %s_loop", name)
 	p("%s_tail:", name)
-	dotCarryOut(p, name, sums)
 	// The finish needs two scratch registers below Y16 (VEX encodings);
 	// a 4 × 4 tile parks its last two sums in Y30, Y31 meanwhile.
 	home := make([]int, nout)
@@ -80,7 +80,7 @@ func dot(p func(string, ...any), mr, nr int, evex bool) {
 		}
 		dotFinish(p, fmt.Sprintf("%s_comb%d", name, o), q, r, c)
 	}
-	dotExit(p, f64, name, nr, sums)
+	dotExit(p, f64, name, nr)
 }
 
 // rowAddr8 returns the address of row r < 9 of a matrix whose rows 0–2
@@ -106,14 +106,15 @@ func dotZ(p func(string, ...any), mr, np int) {
 	nacc := mr * np
 	const areg, breg, tmp = 16, 20, 21
 	p("")
-	p("// func %s(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, s *float64, flags int)", name)
+	p("// func %s(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)", name)
 	p("//")
 	p("// Z(r·%d+q) accumulates outputs (r, 2q) and (r, 2q+1). Requires", np)
 	p("// AVX-512F and AVX-512VL, nj ≥ 1, k ≥ 1.")
-	p("TEXT ·%s(SB), NOSPLIT, $0-80", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
 	dotEntry(p, f64, name, mr, nr)
-	sums := dotSums{"Z", 64, nacc, "PD"}
-	dotStart(p, name, sums)
+	for i := range nacc {
+		p("\tVXORPD Z%d, Z%d, Z%d", i, i, i)
+	}
 	p("\tMOVQ k+8(FP), CX")
 	p("\tSHRQ $2, CX")
 	p("\tJZ %s_tail", name)
@@ -142,7 +143,6 @@ func dotZ(p func(string, ...any), mr, np int) {
 	p("\tDECQ CX")
 	p("\tJNZ %s_loop", name)
 	p("%s_tail:", name)
-	dotCarryOut(p, name, sums)
 	for i := range nacc {
 		p("\tVMOVAPD Z%d, Z%d", i, 16+i)
 	}
@@ -161,7 +161,7 @@ func dotZ(p func(string, ...any), mr, np int) {
 			dotFinish(p, o, 0, r, c)
 		}
 	}
-	dotExit(p, f64, name, nr, sums)
+	dotExit(p, f64, name, nr)
 }
 
 // dotB holds the bases of rows 0–2, 3–5 and 6–8 of B in the dot kernels.
@@ -170,7 +170,7 @@ var dotB = [3]string{"DX", "R12", "SI"}
 // dotEntry loads the arguments shared by the dot-order kernels (strides
 // in bytes) and opens the tile loop: R8 and R9 walk rows 0–2 and 3–5 of
 // A, DX, R12 and SI rows 0–2, 3–5 and 6–8 of B, DI and R14 rows 0–2 and
-// 3–5 of C, R15 the tiles' carried sums.
+// 3–5 of C.
 func dotEntry(p func(string, ...any), e elem, name string, mr, nr int) {
 	p("\tMOVQ nj+0(FP), BX")
 	p("\tMOVQ lda+24(FP), R10")
@@ -181,7 +181,6 @@ func dotEntry(p func(string, ...any), e elem, name string, mr, nr int) {
 	p("\tMOVQ c+48(FP), DI")
 	p("\tMOVQ ldc+56(FP), R13")
 	p("\tSHLQ $%d, R13", e.shift)
-	p("\tMOVQ s+64(FP), R15")
 	p("%s_tile:", name)
 	p("\tMOVQ a+16(FP), R8")
 	p("\tMOVQ AX, DX")
@@ -221,11 +220,9 @@ func dotFinish(p func(string, ...any), label string, q, r, c int) {
 	p("\tVMOVSD X%d, %s", q, rowAddr(8*c, r, "DI", "R14", "R13"))
 }
 
-// dotExit moves C, B and the carried sums to the next tile of nr columns
-// (nr ≤ 8), closes the tile loop and returns.
-func dotExit(p func(string, ...any), e elem, name string, nr int, sums dotSums) {
-	p("%s_next:", name)
-	p("\tADDQ $%d, R15", sums.bytes())
+// dotExit moves C and B to the next tile of nr columns (nr ≤ 8), closes
+// the tile loop and returns.
+func dotExit(p func(string, ...any), e elem, name string, nr int) {
 	p("\tADDQ $%d, DI", e.size*nr)
 	for left := nr; left > 0; {
 		step := min(left&-left, 8) // the largest LEAQ scale dividing left
@@ -240,48 +237,4 @@ func dotExit(p func(string, ...any), e elem, name string, nr int, sums dotSums) 
 	p("\tJNZ %s_tile", name)
 	p("\tVZEROUPPER")
 	p("\tRET")
-}
-
-// dotSums describes a dot kernel's accumulators: n registers Vr0… of
-// width bytes, moved with VMOVU{pk}.
-type dotSums struct {
-	vr    string // "Y" or "Z"
-	width int
-	n     int
-	pk    string // PD or PS
-}
-
-// bytes is the size of a tile's carried sums.
-func (d dotSums) bytes() int { return d.n * d.width }
-
-// dotStart zeroes the accumulators or, with bit 0 of flags set (carry
-// in), loads them from the tile's carried sums at R15: the raw partial
-// sums an earlier call over the preceding part of k stored.
-func dotStart(p func(string, ...any), name string, d dotSums) {
-	p("\tMOVQ flags+72(FP), CX")
-	p("\tTESTQ $1, CX")
-	p("\tJNZ %s_carryin", name)
-	for i := range d.n {
-		p("\tVXOR%s %s%d, %s%d, %s%d", d.pk, d.vr, i, d.vr, i, d.vr, i)
-	}
-	p("\tJMP %s_start", name)
-	p("%s_carryin:", name)
-	for i := range d.n {
-		p("\tVMOVU%s %d(R15), %s%d", d.pk, i*d.width, d.vr, i)
-	}
-	p("%s_start:", name)
-}
-
-// dotCarryOut stores the raw accumulators at R15 and skips the finish
-// when bit 1 of flags is set (carry out): the caller's k then stops at a
-// whole block of the order's lanes, and a later call carries the sums in.
-func dotCarryOut(p func(string, ...any), name string, d dotSums) {
-	p("\tMOVQ flags+72(FP), CX")
-	p("\tTESTQ $2, CX")
-	p("\tJZ %s_finish", name)
-	for i := range d.n {
-		p("\tVMOVU%s %s%d, %d(R15)", d.pk, d.vr, i, i*d.width)
-	}
-	p("\tJMP %s_next", name)
-	p("%s_finish:", name)
 }

@@ -31,7 +31,7 @@ func dot16(p func(string, ...any), variant string, mr, nr int) {
 	}
 	breg, tmp := areg+mr, areg+mr+1
 	p("")
-	p("// func %s(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)", name)
+	p("// func %s(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)", name)
 	p("//")
 	if z {
 		p("// Z(r·%d+c) accumulates output (r, c). Requires %s, nj ≥ 1, k ≥ 1.", nr, need)
@@ -39,14 +39,11 @@ func dot16(p func(string, ...any), variant string, mr, nr int) {
 		p("// Y(2(r·%d+c)) and Y(2(r·%d+c)+1) accumulate output (r, c). Requires", nr, nr)
 		p("// %s, nj ≥ 1, k ≥ 1.", need)
 	}
-	p("TEXT ·%s(SB), NOSPLIT, $0-80", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
 	dotEntry(p, f32, name, mr, nr)
-	width := 32
-	if z {
-		width = 64
+	for i := range nacc {
+		p("\tVXORPS %s%d, %s%d, %s%d", vr, i, vr, i, vr, i)
 	}
-	sums := dotSums{vr, width, nacc, "PS"}
-	dotStart(p, name, sums)
 	p("\tMOVQ k+8(FP), CX")
 	p("\tSHRQ $4, CX")
 	p("\tJZ %s_tail", name)
@@ -75,7 +72,6 @@ func dot16(p func(string, ...any), variant string, mr, nr int) {
 	p("\tDECQ CX")
 	p("\tJNZ %s_loop", name)
 	p("%s_tail:", name)
-	dotCarryOut(p, name, sums)
 	// The finish runs in VEX registers (below 16) and needs three of them
 	// for scratch, Y12, X14 and X15 on YMM: outputs 6 and 7 move out of
 	// Y12–Y15 first (to Y24–Y27, free after the loop), and every output
@@ -116,7 +112,7 @@ func dot16(p func(string, ...any), variant string, mr, nr int) {
 		}
 		dot16Finish(p, fmt.Sprintf("%s_r%dc%d", name, r, c), lo, hi, t, r, c)
 	}
-	dotExit(p, f32, name, nr, sums)
+	dotExit(p, f32, name, nr)
 }
 
 // dot16Finish ends output (r, c), whose sums s_0…s_7 are in Ylo and

@@ -121,7 +121,7 @@ func float32Decls() string {
 	p("// their float64 counterparts (kernels_amd64.go).")
 	const (
 		accSig = "(nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int)"
-		dotSig = "(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int)"
+		dotSig = "(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)"
 	)
 	decl := func(name, sig string) {
 		p("")
@@ -204,12 +204,12 @@ func float32Decls() string {
 	p("")
 	p("// sdotTile runs the mr × nr float32 dot-order kernel on YMM registers")
 	p("// (mr ≤ 2, nr ≤ 3).")
-	p("func sdotTile(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int) {")
+	p("func sdotTile(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {")
 	p("switch mr*8 + nr {")
 	for mr := 1; mr <= 2; mr++ {
 		for nr := 1; nr <= 3; nr++ {
 			p("case %d*8 + %d:", mr, nr)
-			p("%s(nj, k, a, lda, b, ldb, c, ldc, s, flags)", f32.name("dotKern%dx%d", mr, nr))
+			p("%s(nj, k, a, lda, b, ldb, c, ldc)", f32.name("dotKern%dx%d", mr, nr))
 		}
 	}
 	p("default:")
@@ -219,12 +219,12 @@ func float32Decls() string {
 	p("")
 	p("// sdotTileX runs the mr × nr float32 dot-order kernel on the 32 YMM")
 	p("// registers of AVX-512VL (mr ≤ 4, nr ≤ 3).")
-	p("func sdotTileX(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int) {")
+	p("func sdotTileX(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {")
 	p("switch mr*8 + nr {")
 	for mr := 1; mr <= 4; mr++ {
 		for nr := 1; nr <= 3; nr++ {
 			p("case %d*8 + %d:", mr, nr)
-			p("%s(nj, k, a, lda, b, ldb, c, ldc, s, flags)", f32.name("dotKernX%dx%d", mr, nr))
+			p("%s(nj, k, a, lda, b, ldb, c, ldc)", f32.name("dotKernX%dx%d", mr, nr))
 		}
 	}
 	p("default:")
@@ -234,12 +234,12 @@ func float32Decls() string {
 	p("")
 	p("// sdotTileZ runs the mr × nr float32 dot-order kernel on ZMM registers")
 	p("// (mr, nr ≤ 4).")
-	p("func sdotTileZ(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, s *float32, flags int) {")
+	p("func sdotTileZ(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {")
 	p("switch mr*8 + nr {")
 	for mr := 1; mr <= 4; mr++ {
 		for nr := 1; nr <= 4; nr++ {
 			p("case %d*8 + %d:", mr, nr)
-			p("%s(nj, k, a, lda, b, ldb, c, ldc, s, flags)", f32.name("dotKernZ%dx%d", mr, nr))
+			p("%s(nj, k, a, lda, b, ldb, c, ldc)", f32.name("dotKernZ%dx%d", mr, nr))
 		}
 	}
 	p("default:")
