@@ -69,7 +69,9 @@ import (
 // 128 (forward, weight gradients, softmax layer), an eighth of the im2col
 // convolution 15488 × 576 × 64 at batch 128 (and its input gradient), a
 // width that is not a multiple of four, few rows against a wide operand,
-// and a larger square-ish product.
+// a larger square-ish product, and norm-16-32's first weight gradient in
+// dot order per sample (as the convolutions run it) and over a batch of
+// 128 in one product (long k: its rows stream from L3).
 var benchShapes = []struct {
 	kernel  string
 	m, n, k int
@@ -78,6 +80,8 @@ var benchShapes = []struct {
 	{"DotNT", 128, 10, 784},
 	{"DotNT", 1936, 64, 576},
 	{"DotNT", 512, 256, 784},
+	{"DotNT", 16, 25, 576},
+	{"DotNT", 16, 25, 73728},
 	{"AccNN", 128, 64, 10},
 	{"AccNN", 1936, 64, 576},
 	{"AccNN", 512, 256, 784},
