@@ -37,6 +37,9 @@ type groupNorm[F gemm.Float] struct {
 	xhat, rxhat []F // per batch value: x̂, R{x̂} (both rforward)
 	h           []F // one group: scratch for gx in rbackward
 	mu, s, a    []F // per group of the batch: μ, s (forward), mean(x̂ rx) (rforward)
+
+	// pool: the max pool after the norm when the two run fused (fuse.go).
+	pool *pool[F]
 }
 
 const normEps = 1e-5
@@ -84,6 +87,18 @@ func (l *groupNorm[F]) channels(q int) int { return (q % l.g) * (l.shape.C / l.g
 // sums the means they need, one that writes the results.
 
 func (l *groupNorm[F]) forward(y, x, w []F, n int) {
+	l.forwardPlanes(x, w, n, func(p int, xp []F, mu, s, g, b F) {
+		outRun(y[p*l.plane:(p+1)*l.plane], xp, mu, s, g, b)
+	})
+}
+
+// forwardPlanes sets μ and s of the batch's groups and calls out on each
+// channel plane p of the batch in order, with its inputs xp and what its
+// outputs y = g·x̂ + b, x̂ = (x − μ)·s need: forward, or a pass that
+// takes the outputs on to the next layers plane by plane while they are
+// in L1 (fuse.go). A group's planes follow its statistics, which eight
+// groups at a time have just read into L2.
+func (l *groupNorm[F]) forwardPlanes(x, w []F, n int, out func(p int, xp []F, mu, s, g, b F)) {
 	c := l.shape.C
 	gamma, beta := w[:c], w[c:2*c]
 	inv := F(1 / float64(l.m))
@@ -92,9 +107,10 @@ func (l *groupNorm[F]) forward(y, x, w []F, n int) {
 	if normVector && is64[F]() {
 		lanesEnd = groups - groups%laneGroups
 	}
+	per := l.m / l.plane
 	for q := range groups {
 		off := q * l.m
-		xq, yq := x[off:off+l.m], y[off:off+l.m]
+		xq := x[off : off+l.m]
 		if q < lanesEnd {
 			if q%laneGroups == 0 {
 				l.stats8(x, q)
@@ -110,10 +126,24 @@ func (l *groupNorm[F]) forward(y, x, w []F, n int) {
 		// x̂ is not kept: the passes that need it form it again from x,
 		// bit for bit, which costs less than writing and reading it back.
 		c0 := l.channels(q)
-		for k := range l.m / l.plane {
-			g, bt := gamma[c0+k], beta[c0+k]
+		for k := range per {
 			p := k * l.plane
-			outRun(yq[p:p+l.plane], xq[p:p+l.plane], mu, s, g, bt)
+			out(q*per+k, xq[p:p+l.plane], mu, s, gamma[c0+k], beta[c0+k])
+		}
+	}
+}
+
+// outputPlanes calls out as forwardPlanes does with the statistics the
+// last forwardPlanes set.
+func (l *groupNorm[F]) outputPlanes(x, w []F, n int, out func(p int, xp []F, mu, s, g, b F)) {
+	c := l.shape.C
+	gamma, beta := w[:c], w[c:2*c]
+	per := l.m / l.plane
+	for q := range n * l.g {
+		c0 := l.channels(q)
+		for k := range per {
+			p := (q*per + k) * l.plane
+			out(q*per+k, x[p:p+l.plane], l.mu[q], l.s[q], gamma[c0+k], beta[c0+k])
 		}
 	}
 }
@@ -121,20 +151,27 @@ func (l *groupNorm[F]) forward(y, x, w []F, n int) {
 // backward: h = γ ⊙ gy and the affine gradients in one sweep, gx = P(h)
 // in the next; both form x̂ again from x.
 func (l *groupNorm[F]) backward(gx, gw, gy, x, _, w []F, n int) {
+	l.backwardFrom(gx, gw, x, w, n, func(q, k int) []F { return gy[q*l.m : (q+k)*l.m] })
+}
+
+// backwardFrom is backward with the output gradients of groups q..q+k−1
+// from gyOf(q, k), asked for once per block of groups in order: the
+// gradients of a batch, or of a few groups formed just then (fuse.go).
+func (l *groupNorm[F]) backwardFrom(gx, gw, x, w []F, n int, gyOf func(q, k int) []F) {
 	c := l.shape.C
 	gamma := w[:c]
 	inv := F(1 / float64(l.m))
 	q0 := 0 // groups before it run eight at a time (norm_lanes.go)
 	if lanes[F]() {
 		for ; q0+laneGroups <= n*l.g; q0 += laneGroups {
-			l.backward8(gx, gw, gy, x, gamma, q0)
+			l.backward8(gx, gw, gyOf(q0, laneGroups), x, gamma, q0)
 		}
 	}
 	for q := q0; q < n*l.g; q++ {
 		off := q * l.m
 		c0 := l.channels(q)
 		mu, s := l.mu[q], l.s[q]
-		gyq, xq := gy[off:off+l.m], x[off:off+l.m]
+		gyq, xq := gyOf(q, 1)[:l.m], x[off:off+l.m]
 		if gx == nil {
 			for k := range l.m / l.plane {
 				p := k * l.plane
