@@ -234,11 +234,16 @@ func padCols(cols int) int { return (cols + 3) &^ 3 }
 // Out × cols chunk y.
 func setBias[F gemm.Float](y, bias []F, cols int) {
 	vector32 := patchVector && !is64[F]() && cols >= 8
+	vector64 := patchVector && is64[F]() && cols >= 4
 	for c, v := range bias {
 		row := y[c*cols : (c+1)*cols]
 		if vector32 {
 			fill32(ptr32(row), len(row), float32(v))
 			row = row[len(row)&^7:]
+		}
+		if vector64 {
+			fill64(ptr64(row), len(row), float64(v))
+			row = row[len(row)&^3:]
 		}
 		for i := range row {
 			row[i] = v
@@ -250,11 +255,16 @@ func setBias[F gemm.Float](y, bias []F, cols int) {
 // Out × cols chunk y.
 func addBias[F gemm.Float](y, bias []F, cols int) {
 	vector32 := patchVector && !is64[F]() && cols >= 8
+	vector64 := patchVector && is64[F]() && cols >= 4
 	for c, v := range bias {
 		row := y[c*cols : (c+1)*cols]
 		if vector32 {
 			addConst32(ptr32(row), len(row), float32(v))
 			row = row[len(row)&^7:]
+		}
+		if vector64 {
+			addConst64(ptr64(row), len(row), float64(v))
+			row = row[len(row)&^3:]
 		}
 		for i := range row {
 			row[i] += v
