@@ -124,9 +124,9 @@ func (l *pool[F]) forwardMax2(y, x []F, n int) {
 // l.arg.
 func (l *pool[F]) max2Plane(p int, y, xp []F) {
 	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
-	// Windows the float32 kernel takes per row, four or eight at a time.
+	// Windows the kernels take per row, four (or eight) at a time.
 	k := 0
-	if patchVector && !is64[F]() {
+	if patchVector {
 		k = wo &^ 3
 	}
 	xp = xp[:h*w]
@@ -137,7 +137,9 @@ func (l *pool[F]) max2Plane(p int, y, xp []F) {
 		r0 := xp[2*oy*w : 2*oy*w+2*wo]
 		r1 := xp[(2*oy+1)*w : (2*oy+1)*w+2*wo]
 		yr, ar := yp[oy*wo:(oy+1)*wo], ap[oy*wo:(oy+1)*wo]
-		if k > 0 {
+		if k > 0 && is64[F]() {
+			maxPool2Row64(k, ptr64(r0), ptr64(r1), ptr64(yr), &ar[0], base+2*oy*w, w)
+		} else if k > 0 {
 			maxPool2Row32(k, ptr32(r0), ptr32(r1), ptr32(yr), &ar[0], base+2*oy*w, w)
 		}
 		for ox := k; ox < len(yr); ox++ {

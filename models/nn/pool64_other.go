@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package nn
+
+func maxPool2Row64(int, *float64, *float64, *float64, *int32, int, int) {
+	panic("nn: maxPool2Row64 without AVX2")
+}
