@@ -15,3 +15,6 @@ func relu64(dst, src *float64, n int)
 
 //go:noescape
 func reluMaskVec64(dst, src, y *float64, n int)
+
+//go:noescape
+func sumRows4(steps int, x *float64, ld int, acc *[4][4]float64)

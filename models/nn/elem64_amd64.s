@@ -103,3 +103,36 @@ mloop:
 mdone:
 	VZEROUPPER
 	RET
+
+// func sumRows4(steps int, x *float64, ld int, acc *[4][4]float64)
+//
+// The running sums of sum over the first 4·steps values of four rows of
+// x, ld values apart, side by side: acc[r][j] = Σ x[r·ld + 4i + j] over i
+// in order, from +0, the accumulator the first operand as in the
+// compiled Go loop. Requires AVX, steps ≥ 1.
+TEXT ·sumRows4(SB), NOSPLIT, $0-32
+	MOVQ steps+0(FP), CX
+	MOVQ x+8(FP), SI
+	MOVQ ld+16(FP), BX
+	SHLQ $3, BX
+	MOVQ acc+24(FP), DI
+	LEAQ (SI)(BX*2), DX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+sloop:
+	VADDPD (SI), Y0, Y0
+	VADDPD (SI)(BX*1), Y1, Y1
+	VADDPD (DX), Y2, Y2
+	VADDPD (DX)(BX*1), Y3, Y3
+	ADDQ $32, SI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ sloop
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	VZEROUPPER
+	RET
