@@ -12,7 +12,9 @@ import "hgpsim/internal/gemm"
 // the bits of the layers one after the other:
 //
 //   - forward: the norm writes each output plane to a scratch plane, the
-//     pool reads it from there. No pass reads the norm's output again (the
+//     pool reads it from there. After a convolution, the three run a few
+//     samples at a time (Net.forwardConvNorm), so that the norm reads
+//     the convolution's output from L2. No pass reads the norm's output again (the
 //     pool's other passes read only its choices, the norm's its input), so
 //     it is never written.
 //   - backward: the norm reads its output gradient for a block of groups
@@ -50,11 +52,11 @@ func (net *Net[F]) fusedNorm(i int) *groupNorm[F] {
 }
 
 // forwardPooled is forward of the norm and then of its pool, which writes
-// y, on the norm's input x.
-func (l *groupNorm[F]) forwardPooled(y, x, w []F, n int) {
+// y, on the n samples from b0 of the norm's input x (see forwardPlanes).
+func (l *groupNorm[F]) forwardPooled(y, x, w []F, b0, n int) {
 	// rbackward's one-group scratch: free in a forward pass.
 	scr := l.h[:l.plane]
-	l.forwardPlanes(x, w, n, func(p int, xp []F, mu, s, g, b F) {
+	l.forwardPlanes(x, w, b0, n, func(p int, xp []F, mu, s, g, b F) {
 		outRun(scr, xp, mu, s, g, b)
 		l.pool.max2Plane(p, y, scr)
 	})
@@ -72,6 +74,24 @@ func (l *groupNorm[F]) backwardPooled(gx, gw, gy, x, w, buf []F, n int) {
 		}
 		return buf
 	})
+}
+
+// forwardConvNorm runs the forward passes of the convolution cv at layer
+// i on its input x (parameters p) and of the fused norm and pool after it
+// a block of samples at a time: the norm then reads the convolution's
+// output while it is in L2. Each block is a whole number of the
+// convolution's chunks and of eight groups, so every layer computes as
+// over the whole batch.
+func (net *Net[F]) forwardConvNorm(i int, cv *conv[F], gn *groupNorm[F], x, p []F, n int) {
+	ni, no := cv.in.Size(), cv.o.Size()
+	wc, wn := p[net.off[i]:net.off[i+1]], p[net.off[i+1]:net.off[i+2]]
+	y := net.acts[i]
+	block := laneGroups * cv.q
+	for b0 := 0; b0 < n; b0 += block {
+		m := min(block, n-b0)
+		cv.forward(y[b0*no:(b0+m)*no], x[b0*ni:(b0+m)*ni], wc, m)
+		gn.forwardPooled(net.acts[i+2], y, wn, b0, m)
+	}
 }
 
 // formNormGrads writes the output gradients of the fused norms that VJP

@@ -187,9 +187,16 @@ func (net *Net[F]) Logits(Z, x, A []F, n int) {
 		in, _ := net.input(i)
 		w := x[net.off[i]:net.off[i+1]]
 		if gn := net.fusedNorm(i); gn != nil {
-			gn.forwardPooled(net.acts[i+1], in, w, n)
+			gn.forwardPooled(net.acts[i+1], in, w, 0, n)
 			i++
 			continue
+		}
+		if cv, ok := net.layers[i].(*conv[F]); ok && i+1 < len(net.layers) {
+			if gn := net.fusedNorm(i + 1); gn != nil {
+				net.forwardConvNorm(i, cv, gn, in, x, n)
+				i += 2
+				continue
+			}
 		}
 		net.layers[i].forward(net.acts[i], in, w, n)
 	}

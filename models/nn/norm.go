@@ -87,32 +87,35 @@ func (l *groupNorm[F]) channels(q int) int { return (q % l.g) * (l.shape.C / l.g
 // sums the means they need, one that writes the results.
 
 func (l *groupNorm[F]) forward(y, x, w []F, n int) {
-	l.forwardPlanes(x, w, n, func(p int, xp []F, mu, s, g, b F) {
+	l.forwardPlanes(x, w, 0, n, func(p int, xp []F, mu, s, g, b F) {
 		outRun(y[p*l.plane:(p+1)*l.plane], xp, mu, s, g, b)
 	})
 }
 
-// forwardPlanes sets μ and s of the batch's groups and calls out on each
-// channel plane p of the batch in order, with its inputs xp and what its
-// outputs y = g·x̂ + b, x̂ = (x − μ)·s need: forward, or a pass that
-// takes the outputs on to the next layers plane by plane while they are
-// in L1 (fuse.go). A group's planes follow its statistics, which eight
-// groups at a time have just read into L2.
-func (l *groupNorm[F]) forwardPlanes(x, w []F, n int, out func(p int, xp []F, mu, s, g, b F)) {
+// forwardPlanes sets μ and s of the groups of the n samples from b0 of the
+// batch x and calls out on each of their channel planes p (of the batch)
+// in order, with its inputs xp and what its outputs y = g·x̂ + b,
+// x̂ = (x − μ)·s need: forward, or a pass that takes the outputs on to
+// the next layers plane by plane while they are in L1 (fuse.go). A
+// group's planes follow its statistics, which eight groups at a time have
+// just read into L2. For b0 a multiple of 8, the groups take their
+// statistics eight or one at a time as in a pass over the whole batch
+// (which gives the same bits either way).
+func (l *groupNorm[F]) forwardPlanes(x, w []F, b0, n int, out func(p int, xp []F, mu, s, g, b F)) {
 	c := l.shape.C
 	gamma, beta := w[:c], w[c:2*c]
 	inv := F(1 / float64(l.m))
-	groups := n * l.g
-	lanesEnd := 0 // groups before it take their statistics eight at a time
+	q0, groups := b0*l.g, n*l.g
+	lanesEnd := q0 // groups before it take their statistics eight at a time
 	if normVector && is64[F]() {
-		lanesEnd = groups - groups%laneGroups
+		lanesEnd = q0 + groups - groups%laneGroups
 	}
 	per := l.m / l.plane
-	for q := range groups {
+	for q := q0; q < q0+groups; q++ {
 		off := q * l.m
 		xq := x[off : off+l.m]
 		if q < lanesEnd {
-			if q%laneGroups == 0 {
+			if (q-q0)%laneGroups == 0 {
 				l.stats8(x, q)
 			}
 		} else {
@@ -129,21 +132,6 @@ func (l *groupNorm[F]) forwardPlanes(x, w []F, n int, out func(p int, xp []F, mu
 		for k := range per {
 			p := k * l.plane
 			out(q*per+k, xq[p:p+l.plane], mu, s, gamma[c0+k], beta[c0+k])
-		}
-	}
-}
-
-// outputPlanes calls out as forwardPlanes does with the statistics the
-// last forwardPlanes set.
-func (l *groupNorm[F]) outputPlanes(x, w []F, n int, out func(p int, xp []F, mu, s, g, b F)) {
-	c := l.shape.C
-	gamma, beta := w[:c], w[c:2*c]
-	per := l.m / l.plane
-	for q := range n * l.g {
-		c0 := l.channels(q)
-		for k := range per {
-			p := (q*per + k) * l.plane
-			out(q*per+k, x[p:p+l.plane], l.mu[q], l.s[q], gamma[c0+k], beta[c0+k])
 		}
 	}
 }
