@@ -203,20 +203,40 @@ func (l *pool[F]) scatter(gx, gy []F, n int) {
 // scatterPlane is scatter of a disjoint pool on the batch's channel plane
 // p, into dst, that plane of gx.
 func (l *pool[F]) scatterPlane(dst, gy []F, p int) {
-	plane := l.o.H * l.o.W
-	clear(dst)
+	h, w, wo, plane := l.in.H, l.in.W, l.o.W, l.o.H*l.o.W
 	// The offsets in arg are within the sample: dst starts at the
 	// plane's offset.
-	dst = dst[:l.in.H*l.in.W]
+	dst = dst[:h*w]
 	off := int32((p % l.in.C) * len(dst))
 	gp, ap := gy[p*plane:(p+1)*plane], l.arg[p*plane:(p+1)*plane]
 	ap = ap[:len(gp)]
+	if patchVector && is64[F]() && wo >= 4 && l.tiles() {
+		// Whole rows of windows: each input stored once, no clearing.
+		k := wo &^ 3
+		for oy := range l.o.H {
+			d0, d1 := dst[2*oy*w:(2*oy+1)*w], dst[(2*oy+1)*w:(2*oy+2)*w]
+			g, a := gp[oy*wo:(oy+1)*wo], ap[oy*wo:(oy+1)*wo]
+			scatterPool2Row64(k, ptr64(g), &a[0], ptr64(d0), ptr64(d1), int(off)+2*oy*w, w)
+			for ox := k; ox < wo; ox++ {
+				d0[2*ox], d0[2*ox+1], d1[2*ox], d1[2*ox+1] = 0, 0, 0, 0
+				dst[a[ox]-off] = 0 + g[ox]
+			}
+		}
+		return
+	}
+	clear(dst)
 	// Each input is the maximum of at most one window: store 0 + v, the
 	// bits the addition to the cleared value gives (+0 for v = −0),
 	// without loading it back.
 	for i, v := range gp {
 		dst[ap[i]-off] = 0 + v
 	}
+}
+
+// tiles reports whether the pool's windows are 2×2 with stride 2 and
+// cover its input planes, every input in one window.
+func (l *pool[F]) tiles() bool {
+	return l.kh == 2 && l.kw == 2 && l.s == 2 && l.in.H%2 == 0 && l.in.W%2 == 0
 }
 
 // disjoint reports whether no two windows share an input (stride at least

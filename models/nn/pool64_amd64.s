@@ -86,3 +86,72 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// Lanes 0, 1, 0, 1: the positions in a window's row of the two values of
+// two windows side by side.
+DATA pair01<>+0(SB)/8, $0
+DATA pair01<>+8(SB)/8, $1
+DATA pair01<>+16(SB)/8, $0
+DATA pair01<>+24(SB)/8, $1
+GLOBL pair01<>(SB), RODATA|NOPTR, $32
+
+DATA ox4n<>+0(SB)/8, $0
+DATA ox4n<>+8(SB)/8, $2
+DATA ox4n<>+16(SB)/8, $4
+DATA ox4n<>+24(SB)/8, $6
+GLOBL ox4n<>(SB), RODATA|NOPTR, $32
+
+// func scatterPool2Row64(n int, gy *float64, arg *int32, d0, d1 *float64, base, w int)
+//
+// pool.scatterPlane on n &^ 3 windows of one output row of a 2×2 pool of
+// stride 2 that tiles its plane: d0 and d1 are the windows' two input
+// rows (in the plane's gradient), base the sample offset of d0[0], w the
+// input width. Each input gets 0 + gy of its window where arg selects it
+// and +0 elsewhere: the bits of clearing the rows and storing 0 + gy at
+// the selected inputs. Four windows a step. Requires AVX2.
+TEXT ·scatterPool2Row64(SB), NOSPLIT, $0-56
+	MOVQ n+0(FP), CX
+	MOVQ gy+8(FP), SI
+	MOVQ arg+16(FP), R8
+	MOVQ d0+24(FP), DI
+	MOVQ d1+32(FP), DX
+	SHRQ $2, CX
+	JZ sdone
+	VXORPD Y15, Y15, Y15
+	VPBROADCASTQ base+40(FP), Y14
+	VPADDQ ox4n<>(SB), Y14, Y14
+	VPBROADCASTQ eightq<>(SB), Y13
+	VMOVDQU pair01<>(SB), Y12
+	VPBROADCASTQ w+48(FP), Y11
+	VPADDQ Y12, Y11, Y11
+sloop:
+	VMOVUPD (SI), Y0
+	VADDPD Y0, Y15, Y0
+	VPMOVSXDQ (R8), Y1
+	VPSUBQ Y14, Y1, Y1
+	VPERMPD $0x50, Y0, Y2
+	VPERMPD $0xFA, Y0, Y3
+	VPERMQ $0x50, Y1, Y4
+	VPERMQ $0xFA, Y1, Y5
+	VPCMPEQQ Y12, Y4, Y6
+	VPAND Y2, Y6, Y6
+	VMOVDQU Y6, (DI)
+	VPCMPEQQ Y12, Y5, Y6
+	VPAND Y3, Y6, Y6
+	VMOVDQU Y6, 32(DI)
+	VPCMPEQQ Y11, Y4, Y6
+	VPAND Y2, Y6, Y6
+	VMOVDQU Y6, (DX)
+	VPCMPEQQ Y11, Y5, Y6
+	VPAND Y3, Y6, Y6
+	VMOVDQU Y6, 32(DX)
+	VPADDQ Y13, Y14, Y14
+	ADDQ $32, SI
+	ADDQ $16, R8
+	ADDQ $64, DI
+	ADDQ $64, DX
+	DECQ CX
+	JNZ sloop
+sdone:
+	VZEROUPPER
+	RET
