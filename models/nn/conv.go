@@ -359,14 +359,29 @@ func (l *conv[F]) endWeightGrad(gwt []F) {
 }
 
 func (l *conv[F]) backward(gx, gw, gy, x, _, w []F, n int) {
-	ni, no := l.in.Size(), l.o.C
-	gwt, gb := gw[:no*l.k], gw[no*l.k:]
-	if gx != nil {
-		l.transposeWeights(w[:no*l.k], nil)
+	l.backwardStart(gx != nil, w)
+	l.backwardSamples(gx, gw, gy, x, 0, n)
+	l.endWeightGrad(gw[:l.o.C*l.k])
+}
+
+// backwardStart prepares backward's passes over the samples
+// (backwardSamples), which endWeightGrad finishes; with input gradients
+// (gx), it transposes the weights.
+func (l *conv[F]) backwardStart(gx bool, w []F) {
+	if gx {
+		l.transposeWeights(w[:l.o.C*l.k], nil)
 	}
 	l.startWeightGrad()
-	for b0 := 0; b0 < n; b0 += l.q {
-		m := min(l.q, n-b0)
+}
+
+// backwardSamples is backward's pass over the samples b0 to b1 − 1 of
+// the batch, b0 a multiple of the chunk: passes over consecutive ranges
+// give the bits of one pass over them all.
+func (l *conv[F]) backwardSamples(gx, gw, gy, x []F, b0, b1 int) {
+	ni, no := l.in.Size(), l.o.C
+	gwt, gb := gw[:no*l.k], gw[no*l.k:]
+	for ; b0 < b1; b0 += l.q {
+		m := min(l.q, b1-b0)
 		cols := m * l.p
 		ld := padCols(cols)
 		var gyv []F
@@ -383,7 +398,6 @@ func (l *conv[F]) backward(gx, gw, gy, x, _, w []F, n int) {
 			l.inputGrad(gx[b0*ni:(b0+m)*ni], no, gyv, ld, m)
 		}
 	}
-	l.endWeightGrad(gwt)
 }
 
 // transposeWeights writes [Wᵀ Uᵀ] (K × 2·Out) into l.wut, or Wᵀ alone

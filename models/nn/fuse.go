@@ -22,7 +22,9 @@ import "hgpsim/internal/gemm"
 //     first groups of the buffer that gradient would fill, in L2, instead
 //     of the batch's gradient from memory, twice. VJP then leaves the rest
 //     of that buffer stale, and a VJPR reusing VJP's backpropagation forms
-//     it first (Net.formNormGrads).
+//     it first (Net.formNormGrads). After a convolution, the three run a
+//     few samples at a time (Net.backwardConvNorm), so that the
+//     convolution reads the norm's input gradient from L2.
 
 // fuseLayers turns the fused passes on; tests turn it off to compare.
 var fuseLayers = true
@@ -62,12 +64,13 @@ func (l *groupNorm[F]) forwardPooled(y, x, w []F, b0, n int) {
 	})
 }
 
-// backwardPooled is backward of the pool and then of the norm: gy is the
-// pool's output gradient, gx the norm's input gradient, and buf holds the
-// norm's output gradient of eight groups at a time.
-func (l *groupNorm[F]) backwardPooled(gx, gw, gy, x, w, buf []F, n int) {
+// backwardPooled is backward of the pool and then of the norm on the n
+// samples from b0 (see backwardFrom): gy is the pool's output gradient, gx
+// the norm's input gradient, and buf holds the norm's output gradient of
+// eight groups at a time.
+func (l *groupNorm[F]) backwardPooled(gx, gw, gy, x, w, buf []F, b0, n int) {
 	per := l.m / l.plane
-	l.backwardFrom(gx, gw, x, w, n, func(q, k int) []F {
+	l.backwardFrom(gx, gw, x, w, b0, n, func(q, k int) []F {
 		buf := buf[:k*l.m]
 		for j := range k * per {
 			l.pool.scatterPlane(buf[j*l.plane:(j+1)*l.plane], gy, q*per+j)
@@ -92,6 +95,29 @@ func (net *Net[F]) forwardConvNorm(i int, cv *conv[F], gn *groupNorm[F], x, p []
 		cv.forward(y[b0*no:(b0+m)*no], x[b0*ni:(b0+m)*ni], wc, m)
 		gn.forwardPooled(net.acts[i+2], y, wn, b0, m)
 	}
+}
+
+// backwardConvNorm is backward of the fused pool and norm at layers i+2
+// and i+1 and of the convolution cv at i, a block of samples at a time
+// (as forwardConvNorm), so that the convolution reads the norm's input
+// gradient from L2: gy is the pool's output gradient, gx the
+// convolution's input gradient (nil: none), dst the parameters' gradient.
+func (net *Net[F]) backwardConvNorm(i int, cv *conv[F], gn *groupNorm[F], gx, dst, gy, p []F) {
+	n := net.n
+	wc, wn := p[net.off[i]:net.off[i+1]], p[net.off[i+1]:net.off[i+2]]
+	gc, gg := dst[net.off[i]:net.off[i+1]], dst[net.off[i+1]:net.off[i+2]]
+	x, _ := net.input(i)
+	// The norm's input gradient and, in its first groups, its output
+	// gradient.
+	gxn, buf := net.gs[i][:n*net.inSize(i+1)], net.gs[i+1]
+	block := laneGroups * cv.q
+	cv.backwardStart(gx != nil, wc)
+	for b0 := 0; b0 < n; b0 += block {
+		m := min(block, n-b0)
+		gn.backwardPooled(gxn, gg, gy, net.acts[i], wn, buf, b0, m)
+		cv.backwardSamples(gx, gc, gxn, x, b0, b0+m)
+	}
+	cv.endWeightGrad(gc[:cv.o.C*cv.k])
 }
 
 // formNormGrads writes the output gradients of the fused norms that VJP

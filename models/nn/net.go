@@ -287,8 +287,20 @@ func (net *Net[F]) vjp(dst, gA, x, G []F) {
 			if i > 1 {
 				gxn, in = net.gs[i-2][:n*net.inSize(i-1)], net.acts[i-2]
 			}
+			if cv, ok := net.layers[max(i-2, 0)].(*conv[F]); ok && i >= 2 {
+				// And the convolution before them.
+				gxc := gA
+				if i > 2 {
+					gxc = net.gs[i-3][:n*net.inSize(i-2)]
+				}
+				net.backwardConvNorm(i-2, cv, gn, gxc, dst, gy, x)
+				net.gsStale = true
+				gy = gxc
+				i -= 2
+				continue
+			}
 			lo, hi := net.off[i-1], net.off[i]
-			gn.backwardPooled(gxn, dst[lo:hi], gy, in, x[lo:hi], gx, n)
+			gn.backwardPooled(gxn, dst[lo:hi], gy, in, x[lo:hi], gx, 0, n)
 			net.gsStale = true
 			gy = gxn
 			i--

@@ -139,23 +139,26 @@ func (l *groupNorm[F]) forwardPlanes(x, w []F, b0, n int, out func(p int, xp []F
 // backward: h = γ ⊙ gy and the affine gradients in one sweep, gx = P(h)
 // in the next; both form x̂ again from x.
 func (l *groupNorm[F]) backward(gx, gw, gy, x, _, w []F, n int) {
-	l.backwardFrom(gx, gw, x, w, n, func(q, k int) []F { return gy[q*l.m : (q+k)*l.m] })
+	l.backwardFrom(gx, gw, x, w, 0, n, func(q, k int) []F { return gy[q*l.m : (q+k)*l.m] })
 }
 
-// backwardFrom is backward with the output gradients of groups q..q+k−1
-// from gyOf(q, k), asked for once per block of groups in order: the
-// gradients of a batch, or of a few groups formed just then (fuse.go).
-func (l *groupNorm[F]) backwardFrom(gx, gw, x, w []F, n int, gyOf func(q, k int) []F) {
+// backwardFrom is backward on the n samples from b0 of the batch with the
+// output gradients of groups q..q+k−1 from gyOf(q, k), asked for once per
+// block of groups in order: the gradients of a batch, or of a few groups
+// formed just then (fuse.go). Passes over consecutive ranges, each but
+// the last a whole number of eight groups, give the bits of one pass over
+// them all.
+func (l *groupNorm[F]) backwardFrom(gx, gw, x, w []F, b0, n int, gyOf func(q, k int) []F) {
 	c := l.shape.C
 	gamma := w[:c]
 	inv := F(1 / float64(l.m))
-	q0 := 0 // groups before it run eight at a time (norm_lanes.go)
+	q0, q1 := b0*l.g, (b0+n)*l.g // groups from q0 run eight at a time (norm_lanes.go)
 	if lanes[F]() {
-		for ; q0+laneGroups <= n*l.g; q0 += laneGroups {
+		for ; q0+laneGroups <= q1; q0 += laneGroups {
 			l.backward8(gx, gw, gyOf(q0, laneGroups), x, gamma, q0)
 		}
 	}
-	for q := q0; q < n*l.g; q++ {
+	for q := q0; q < q1; q++ {
 		off := q * l.m
 		c0 := l.channels(q)
 		mu, s := l.mu[q], l.s[q]
