@@ -184,8 +184,9 @@ func (l *pool[F]) gather(y, x []F, n int) {
 func (l *pool[F]) scatter(gx, gy []F, n int) {
 	hw, plane := l.in.H*l.in.W, l.o.H*l.o.W
 	ni, c := l.in.Size(), l.in.C
+	vector := patchVector && is64[F]() && l.o.W >= 4 && l.tiles()
 	for p := range n * c {
-		if l.disjoint() {
+		if vector {
 			l.scatterPlane(gx[p*hw:(p+1)*hw], gy, p)
 			continue
 		}
@@ -194,6 +195,15 @@ func (l *pool[F]) scatter(gx, gy []F, n int) {
 		gxb := gx[b*ni : (b+1)*ni]
 		gp, ap := gy[p*plane:(p+1)*plane], l.arg[p*plane:(p+1)*plane]
 		ap = ap[:len(gp)]
+		if l.disjoint() {
+			// Each input is the maximum of at most one window: store
+			// 0 + v, the bits the addition to the cleared value gives
+			// (+0 for v = −0), without loading it back.
+			for i, v := range gp {
+				gxb[ap[i]] = 0 + v
+			}
+			continue
+		}
 		for i, v := range gp {
 			gxb[ap[i]] += v
 		}
@@ -201,7 +211,8 @@ func (l *pool[F]) scatter(gx, gy []F, n int) {
 }
 
 // scatterPlane is scatter of a disjoint pool on the batch's channel plane
-// p, into dst, that plane of gx.
+// p, into dst, that plane of gx: for the fused passes (fuse.go) and the
+// float64 kernel.
 func (l *pool[F]) scatterPlane(dst, gy []F, p int) {
 	h, w, wo, plane := l.in.H, l.in.W, l.o.W, l.o.H*l.o.W
 	// The offsets in arg are within the sample: dst starts at the
