@@ -230,46 +230,6 @@ func (l *conv[F]) inPlace(m int, noInput bool) bool {
 // the last columns of a product run as scalar chains).
 func padCols(cols int) int { return (cols + 3) &^ 3 }
 
-// setBias writes the bias of each output channel over its row of the
-// Out × cols chunk y.
-func setBias[F gemm.Float](y, bias []F, cols int) {
-	vector32 := patchVector && !is64[F]() && cols >= 8
-	for c, v := range bias {
-		row := y[c*cols : (c+1)*cols]
-		if vector32 {
-			fill32(ptr32(row), len(row), float32(v))
-			row = row[len(row)&^7:]
-		}
-		for i := range row {
-			row[i] = v
-		}
-	}
-}
-
-// addBias adds the bias of each output channel to its row of the
-// Out × cols chunk y.
-func addBias[F gemm.Float](y, bias []F, cols int) {
-	vector32 := patchVector && !is64[F]() && cols >= 8
-	for c, v := range bias {
-		row := y[c*cols : (c+1)*cols]
-		if vector32 {
-			addConst32(ptr32(row), len(row), float32(v))
-			row = row[len(row)&^7:]
-		}
-		for i := range row {
-			row[i] += v
-		}
-	}
-}
-
-// addRowSums adds the sum of the first cols entries of each row of the
-// chunk g (leading dimension ld) to gb.
-func addRowSums[F gemm.Float](gb, g []F, ld, cols int) {
-	for c := range gb {
-		gb[c] += sum(g[c*ld : c*ld+cols])
-	}
-}
-
 func (l *conv[F]) forward(y, x, w []F, n int) {
 	ni := l.in.Size()
 	wt, bias := w[:l.o.C*l.k], w[l.o.C*l.k:]
@@ -330,14 +290,29 @@ func (l *conv[F]) endWeightGrad(gwt []F) {
 }
 
 func (l *conv[F]) backward(gx, gw, gy, x, _, w []F, n int) {
-	ni, no := l.in.Size(), l.o.C
-	gwt, gb := gw[:no*l.k], gw[no*l.k:]
-	if gx != nil {
-		l.transposeWeights(w[:no*l.k], nil)
+	l.backwardStart(gx != nil, w)
+	l.backwardSamples(gx, gw, gy, x, 0, n)
+	l.endWeightGrad(gw[:l.o.C*l.k])
+}
+
+// backwardStart prepares backward's passes over the samples
+// (backwardSamples), which endWeightGrad finishes; with input gradients
+// (gx), it transposes the weights.
+func (l *conv[F]) backwardStart(gx bool, w []F) {
+	if gx {
+		l.transposeWeights(w[:l.o.C*l.k], nil)
 	}
 	l.startWeightGrad()
-	for b0 := 0; b0 < n; b0 += l.q {
-		m := min(l.q, n-b0)
+}
+
+// backwardSamples is backward's pass over the samples b0 to b1 − 1 of
+// the batch, b0 a multiple of the chunk: passes over consecutive ranges
+// give the bits of one pass over them all.
+func (l *conv[F]) backwardSamples(gx, gw, gy, x []F, b0, b1 int) {
+	ni, no := l.in.Size(), l.o.C
+	gwt, gb := gw[:no*l.k], gw[no*l.k:]
+	for ; b0 < b1; b0 += l.q {
+		m := min(l.q, b1-b0)
 		cols := m * l.p
 		ld := padCols(cols)
 		var gyv []F
@@ -354,7 +329,6 @@ func (l *conv[F]) backward(gx, gw, gy, x, _, w []F, n int) {
 			l.inputGrad(gx[b0*ni:(b0+m)*ni], no, gyv, ld, m)
 		}
 	}
-	l.endWeightGrad(gwt)
 }
 
 // transposeWeights writes [Wᵀ Uᵀ] (K × 2·Out) into l.wut, or Wᵀ alone

@@ -67,7 +67,11 @@
 // for the largest batch it has seen, and does not allocate after that. A
 // ReLU directly followed by a max pool is computed after the pool, on a
 // quarter of the values for 2×2 windows: the two commute, with the same
-// outputs and derivatives.
+// outputs and derivatives. A group norm directly followed by a 2×2 max
+// pool runs with it plane by plane, and with a convolution before them a
+// few samples at a time, so that the norm's output and its gradient are
+// never written out whole and the large activations around it are read
+// from cache; each value is computed as by the layers one after another.
 //
 // # Precision
 //
@@ -93,9 +97,10 @@
 // (chain order where K, the patch rows, is not a multiple of 16, weight
 // gradients in dot order where the output channels are not a multiple of
 // 8), and Net.Grad sums ‖x‖² in eight interleaved partial sums. The
-// float32 patch, pool, bias, ReLU and L2 passes run AVX kernels that do
-// what their Go loops do, value by value in the same order, so every
-// kernel path (HGPSIM_NOAVX2=1 included) gives the same float32 bits.
+// patch, pool, bias and ReLU passes (and float32's L2 passes) run AVX
+// kernels that do what their Go loops do, value by value in the same
+// order, so every kernel path (HGPSIM_NOAVX2=1 included) gives the same
+// bits.
 //
 // # Normalization
 //

@@ -76,6 +76,11 @@ func (l *relu[F]) forward(y, x, _ []F, n int) {
 		k := len(y) &^ 7
 		y, x = y[k:], x[k:]
 	}
+	if patchVector && is64[F]() && len(y) >= 4 {
+		relu64(ptr64(y), ptr64(x), len(y))
+		k := len(y) &^ 3
+		y, x = y[k:], x[k:]
+	}
 	for i, v := range x {
 		y[i] = max(v, 0)
 	}
@@ -97,6 +102,11 @@ func reluMask[F gemm.Float](dst, src, y []F) {
 func reluMask64(dst, src, y []float64) {
 	src = src[:len(dst)]
 	y = y[:len(dst)]
+	if patchVector && len(dst) >= 4 {
+		reluMaskVec64(&dst[0], &src[0], &y[0], len(dst))
+		k := len(dst) &^ 3
+		dst, src, y = dst[k:], src[k:], y[k:]
+	}
 	for i, v := range y {
 		keep := uint64(-int64(math.Float64bits(v)) >> 63)
 		dst[i] = math.Float64frombits(math.Float64bits(src[i]) & keep)

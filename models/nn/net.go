@@ -35,7 +35,8 @@ type Net[F gemm.Float] struct {
 	// on u: repeated VJPR calls at one x (one Hessian-vector product after
 	// another) and a VJPR after VJP reuse them instead of backpropagating
 	// G again. VJPR forms only those the passes read (gs[i] where
-	// needGy[i+1]); VJP forms them all.
+	// needGy[i+1]); VJP forms them all (those of fused group norms once
+	// a VJPR asks, gsStale).
 	gs     [][]F
 	gTop   []F
 	gValid bool
@@ -48,6 +49,9 @@ type Net[F gemm.Float] struct {
 	// needGyIn is the same for VJPRInput, whose first layer also forms
 	// R{gA} = Wᵀ·R{gy} + Uᵀ·gy and so reads its gy.
 	needGy, needGyIn []bool
+	// gsStale: VJP left out the output gradients of the group norms it
+	// ran fused with their pools (fuse.go).
+	gsStale bool
 
 	z, p, rz, gz, rgz []F // cross-entropy scratch, n × classes
 }
@@ -178,9 +182,23 @@ func (net *Net[F]) Logits(Z, x, A []F, n int) {
 	net.reserve(n)
 	net.n, net.a, net.jvpDone, net.gValid = n, A, false, false
 	net.checkBatch("Z", Z, net.info.classes)
-	for i, l := range net.layers {
+	net.gsStale = false
+	for i := 0; i < len(net.layers); i++ {
 		in, _ := net.input(i)
-		l.forward(net.acts[i], in, x[net.off[i]:net.off[i+1]], n)
+		w := x[net.off[i]:net.off[i+1]]
+		if gn := net.fusedNorm(i); gn != nil {
+			gn.forwardPooled(net.acts[i+1], in, w, 0, n)
+			i++
+			continue
+		}
+		if cv, ok := net.layers[i].(*conv[F]); ok && i+1 < len(net.layers) {
+			if gn := net.fusedNorm(i + 1); gn != nil {
+				net.forwardConvNorm(i, cv, gn, in, x, n)
+				i += 2
+				continue
+			}
+		}
+		net.layers[i].forward(net.acts[i], in, w, n)
 	}
 	copy(Z, net.acts[len(net.acts)-1])
 }
@@ -254,12 +272,39 @@ func (net *Net[F]) vjp(dst, gA, x, G []F) {
 	net.checkBatch("G", G, net.info.classes)
 	n := net.n
 	gy := G
+	net.gsStale = false
 	for i := len(net.layers) - 1; i >= 0; i-- {
 		l := net.layers[i]
 		in, _ := net.input(i)
 		gx := gA
 		if i > 0 {
 			gx = net.gs[i-1][:n*net.inSize(i)]
+		}
+		if gn := net.fusedNorm(i - 1); gn != nil {
+			// The pool (i) and its norm: gx is the buffer of the
+			// norm's output gradient.
+			gxn, in := gA, net.a
+			if i > 1 {
+				gxn, in = net.gs[i-2][:n*net.inSize(i-1)], net.acts[i-2]
+			}
+			if cv, ok := net.layers[max(i-2, 0)].(*conv[F]); ok && i >= 2 {
+				// And the convolution before them.
+				gxc := gA
+				if i > 2 {
+					gxc = net.gs[i-3][:n*net.inSize(i-2)]
+				}
+				net.backwardConvNorm(i-2, cv, gn, gxc, dst, gy, x)
+				net.gsStale = true
+				gy = gxc
+				i -= 2
+				continue
+			}
+			lo, hi := net.off[i-1], net.off[i]
+			gn.backwardPooled(gxn, dst[lo:hi], gy, in, x[lo:hi], gx, 0, n)
+			net.gsStale = true
+			gy = gxn
+			i--
+			continue
 		}
 		l.backward(gx, dst[net.off[i]:net.off[i+1]], gy, in, net.acts[i], x[net.off[i]:net.off[i+1]], n)
 		gy = gx
@@ -302,6 +347,9 @@ func (net *Net[F]) vjpr(dst, rgA, x, u, G, RG []F) {
 	net.checkBatch("RG", RG, net.info.classes)
 	n := net.n
 	reuse := net.gValid && !(rgA != nil && net.gPartial) && sameBits(G, net.gTop[:len(G)])
+	if reuse && net.gsStale {
+		net.formNormGrads()
+	}
 	need := net.needGy
 	if rgA != nil {
 		need = net.needGyIn
@@ -326,7 +374,7 @@ func (net *Net[F]) vjpr(dst, rgA, x, u, G, RG []F) {
 	}
 	if !reuse {
 		copy(net.gTop, G)
-		net.gValid, net.gPartial = true, rgA == nil
+		net.gValid, net.gPartial, net.gsStale = true, rgA == nil, false
 	}
 }
 

@@ -37,6 +37,9 @@ type groupNorm[F gemm.Float] struct {
 	xhat, rxhat []F // per batch value: x̂, R{x̂} (both rforward)
 	h           []F // one group: scratch for gx in rbackward
 	mu, s, a    []F // per group of the batch: μ, s (forward), mean(x̂ rx) (rforward)
+
+	// pool: the max pool after the norm when the two run fused (fuse.go).
+	pool *pool[F]
 }
 
 const normEps = 1e-5
@@ -84,19 +87,35 @@ func (l *groupNorm[F]) channels(q int) int { return (q % l.g) * (l.shape.C / l.g
 // sums the means they need, one that writes the results.
 
 func (l *groupNorm[F]) forward(y, x, w []F, n int) {
+	l.forwardPlanes(x, w, 0, n, func(p int, xp []F, mu, s, g, b F) {
+		outRun(y[p*l.plane:(p+1)*l.plane], xp, mu, s, g, b)
+	})
+}
+
+// forwardPlanes sets μ and s of the groups of the n samples from b0 of the
+// batch x and calls out on each of their channel planes p (of the batch)
+// in order, with its inputs xp and what its outputs y = g·x̂ + b,
+// x̂ = (x − μ)·s need: forward, or a pass that takes the outputs on to
+// the next layers plane by plane while they are in L1 (fuse.go). A
+// group's planes follow its statistics, which eight groups at a time have
+// just read into L2. For b0 a multiple of 8, the groups take their
+// statistics eight or one at a time as in a pass over the whole batch
+// (which gives the same bits either way).
+func (l *groupNorm[F]) forwardPlanes(x, w []F, b0, n int, out func(p int, xp []F, mu, s, g, b F)) {
 	c := l.shape.C
 	gamma, beta := w[:c], w[c:2*c]
 	inv := F(1 / float64(l.m))
-	groups := n * l.g
-	lanesEnd := 0 // groups before it take their statistics eight at a time
+	q0, groups := b0*l.g, n*l.g
+	lanesEnd := q0 // groups before it take their statistics eight at a time
 	if normVector && is64[F]() {
-		lanesEnd = groups - groups%laneGroups
+		lanesEnd = q0 + groups - groups%laneGroups
 	}
-	for q := range groups {
+	per := l.m / l.plane
+	for q := q0; q < q0+groups; q++ {
 		off := q * l.m
-		xq, yq := x[off:off+l.m], y[off:off+l.m]
+		xq := x[off : off+l.m]
 		if q < lanesEnd {
-			if q%laneGroups == 0 {
+			if (q-q0)%laneGroups == 0 {
 				l.stats8(x, q)
 			}
 		} else {
@@ -110,10 +129,9 @@ func (l *groupNorm[F]) forward(y, x, w []F, n int) {
 		// x̂ is not kept: the passes that need it form it again from x,
 		// bit for bit, which costs less than writing and reading it back.
 		c0 := l.channels(q)
-		for k := range l.m / l.plane {
-			g, bt := gamma[c0+k], beta[c0+k]
+		for k := range per {
 			p := k * l.plane
-			outRun(yq[p:p+l.plane], xq[p:p+l.plane], mu, s, g, bt)
+			out(q*per+k, xq[p:p+l.plane], mu, s, gamma[c0+k], beta[c0+k])
 		}
 	}
 }
@@ -121,20 +139,30 @@ func (l *groupNorm[F]) forward(y, x, w []F, n int) {
 // backward: h = γ ⊙ gy and the affine gradients in one sweep, gx = P(h)
 // in the next; both form x̂ again from x.
 func (l *groupNorm[F]) backward(gx, gw, gy, x, _, w []F, n int) {
+	l.backwardFrom(gx, gw, x, w, 0, n, func(q, k int) []F { return gy[q*l.m : (q+k)*l.m] })
+}
+
+// backwardFrom is backward on the n samples from b0 of the batch with the
+// output gradients of groups q..q+k−1 from gyOf(q, k), asked for once per
+// block of groups in order: the gradients of a batch, or of a few groups
+// formed just then (fuse.go). Passes over consecutive ranges, each but
+// the last a whole number of eight groups, give the bits of one pass over
+// them all.
+func (l *groupNorm[F]) backwardFrom(gx, gw, x, w []F, b0, n int, gyOf func(q, k int) []F) {
 	c := l.shape.C
 	gamma := w[:c]
 	inv := F(1 / float64(l.m))
-	q0 := 0 // groups before it run eight at a time (norm_lanes.go)
+	q0, q1 := b0*l.g, (b0+n)*l.g // groups from q0 run eight at a time (norm_lanes.go)
 	if lanes[F]() {
-		for ; q0+laneGroups <= n*l.g; q0 += laneGroups {
-			l.backward8(gx, gw, gy, x, gamma, q0)
+		for ; q0+laneGroups <= q1; q0 += laneGroups {
+			l.backward8(gx, gw, gyOf(q0, laneGroups), x, gamma, q0)
 		}
 	}
-	for q := q0; q < n*l.g; q++ {
+	for q := q0; q < q1; q++ {
 		off := q * l.m
 		c0 := l.channels(q)
 		mu, s := l.mu[q], l.s[q]
-		gyq, xq := gy[off:off+l.m], x[off:off+l.m]
+		gyq, xq := gyOf(q, 1)[:l.m], x[off:off+l.m]
 		if gx == nil {
 			for k := range l.m / l.plane {
 				p := k * l.plane

@@ -60,7 +60,8 @@ func (l *groupNorm[F]) stats8(x []F, q int) {
 }
 
 // backward8 is backward's first sweep for groups q..q+7 (the affine
-// gradients into gw) and, with gx, its second (gx = P(γ ⊙ gy)).
+// gradients into gw) and, with gx, its second (gx = P(γ ⊙ gy)); gy holds
+// the eight groups' output gradients.
 func (l *groupNorm[F]) backward8(gx, gw, gy, x, gamma []F, q int) {
 	m, pl, c := l.m, l.plane, l.shape.C
 	steps, stride := pl/8, 8*m
@@ -75,15 +76,16 @@ func (l *groupNorm[F]) backward8(gx, gw, gy, x, gamma []F, q int) {
 			cs[2][j] = float64(gamma[l.channels(q+j)+k])
 		}
 		acc[0], acc[1] = [8]float64{}, [8]float64{}
-		if off := q*m + k*pl; steps > 0 {
-			normBackSums8(&scr[0], stride, steps, ptr64(gy[off:]), ptr64(x[off:]), &cs, &acc)
+		if off := k * pl; steps > 0 {
+			_ = gy[off+7*m+pl-1] // the kernel's last group
+			normBackSums8(&scr[0], stride, steps, ptr64(gy[off:]), ptr64(x[q*m+off:]), &cs, &acc)
 		}
 		for j := range laneGroups {
 			mu, s, g := cs[0][j], cs[1][j], cs[2][j]
 			sg, sb, sh, sxh := acc[0][j], acc[1][j], acc[2][j], acc[3][j]
 			o := (q+j)*m + k*pl
 			for i := o + 8*steps; i < o+pl; i++ {
-				t := float64(gy[i])
+				t := float64(gy[i-q*m])
 				xv := (float64(x[i]) - mu) * s
 				sg += t * xv
 				sb += t
@@ -108,7 +110,7 @@ func (l *groupNorm[F]) backward8(gx, gw, gy, x, gamma []F, q int) {
 		mh, mxh := F(acc[2][j]*inv), F(acc[3][j]*inv)
 		for k := range m / pl {
 			o := qq*m + k*pl
-			projGRun(gx[o:o+pl], gy[o:o+pl], x[o:o+pl], mu, s, gamma[c0+k], mh, mxh)
+			projGRun(gx[o:o+pl], gy[o-q*m:o-q*m+pl], x[o:o+pl], mu, s, gamma[c0+k], mh, mxh)
 		}
 	}
 }

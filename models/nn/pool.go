@@ -113,32 +113,42 @@ func (l *pool[F]) forwardMaxScan(y, x []F, n int) {
 // Strict comparisons keep the earlier element on ties, so it selects what
 // the row-major scan does.
 func (l *pool[F]) forwardMax2(y, x []F, n int) {
+	hw := l.in.H * l.in.W
+	for p := range n * l.in.C {
+		l.max2Plane(p, y, x[p*hw:(p+1)*hw])
+	}
+}
+
+// max2Plane is forwardMax2 on the batch's channel plane p, whose inputs
+// are xp: it writes that plane's maxima into y and their offsets into
+// l.arg.
+func (l *pool[F]) max2Plane(p int, y, xp []F) {
 	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
-	// Windows the float32 kernel takes per row, four or eight at a time.
+	// Windows the kernels take per row, four (or eight) at a time.
 	k := 0
-	if patchVector && !is64[F]() {
+	if patchVector {
 		k = wo &^ 3
 	}
-	for p := range n * l.in.C {
-		xp := x[p*h*w : (p+1)*h*w]
-		yp, ap := y[p*ho*wo:(p+1)*ho*wo], l.arg[p*ho*wo:(p+1)*ho*wo]
-		// Offsets in arg are within the sample: add the plane's start.
-		base := (p % l.in.C) * h * w
-		for oy := range ho {
-			r0 := xp[2*oy*w : 2*oy*w+2*wo]
-			r1 := xp[(2*oy+1)*w : (2*oy+1)*w+2*wo]
-			yr, ar := yp[oy*wo:(oy+1)*wo], ap[oy*wo:(oy+1)*wo]
-			if k > 0 {
-				maxPool2Row32(k, ptr32(r0), ptr32(r1), ptr32(yr), &ar[0], base+2*oy*w, w)
-			}
-			for ox := k; ox < len(yr); ox++ {
-				i0 := 2*ox + greater(r0[2*ox+1], r0[2*ox])
-				i1 := 2*ox + greater(r1[2*ox+1], r1[2*ox])
-				o0, o1 := 2*oy*w+i0, (2*oy+1)*w+i1
-				off := o0 + greater(r1[i1], r0[i0])*(o1-o0)
-				yr[ox] = xp[off]
-				ar[ox] = int32(base + off)
-			}
+	xp = xp[:h*w]
+	yp, ap := y[p*ho*wo:(p+1)*ho*wo], l.arg[p*ho*wo:(p+1)*ho*wo]
+	// Offsets in arg are within the sample: add the plane's start.
+	base := (p % l.in.C) * h * w
+	for oy := range ho {
+		r0 := xp[2*oy*w : 2*oy*w+2*wo]
+		r1 := xp[(2*oy+1)*w : (2*oy+1)*w+2*wo]
+		yr, ar := yp[oy*wo:(oy+1)*wo], ap[oy*wo:(oy+1)*wo]
+		if k > 0 && is64[F]() {
+			maxPool2Row64(k, ptr64(r0), ptr64(r1), ptr64(yr), &ar[0], base+2*oy*w, w)
+		} else if k > 0 {
+			maxPool2Row32(k, ptr32(r0), ptr32(r1), ptr32(yr), &ar[0], base+2*oy*w, w)
+		}
+		for ox := k; ox < len(yr); ox++ {
+			i0 := 2*ox + greater(r0[2*ox+1], r0[2*ox])
+			i1 := 2*ox + greater(r1[2*ox+1], r1[2*ox])
+			o0, o1 := 2*oy*w+i0, (2*oy+1)*w+i1
+			off := o0 + greater(r1[i1], r0[i0])*(o1-o0)
+			yr[ox] = xp[off]
+			ar[ox] = int32(base + off)
 		}
 	}
 }
@@ -174,7 +184,12 @@ func (l *pool[F]) gather(y, x []F, n int) {
 func (l *pool[F]) scatter(gx, gy []F, n int) {
 	hw, plane := l.in.H*l.in.W, l.o.H*l.o.W
 	ni, c := l.in.Size(), l.in.C
+	vector := patchVector && is64[F]() && l.o.W >= 4 && l.tiles()
 	for p := range n * c {
+		if vector {
+			l.scatterPlane(gx[p*hw:(p+1)*hw], gy, p)
+			continue
+		}
 		b := p / c
 		clear(gx[p*hw : (p+1)*hw])
 		gxb := gx[b*ni : (b+1)*ni]
@@ -193,6 +208,46 @@ func (l *pool[F]) scatter(gx, gy []F, n int) {
 			gxb[ap[i]] += v
 		}
 	}
+}
+
+// scatterPlane is scatter of a disjoint pool on the batch's channel plane
+// p, into dst, that plane of gx: for the fused passes (fuse.go) and the
+// float64 kernel.
+func (l *pool[F]) scatterPlane(dst, gy []F, p int) {
+	h, w, wo, plane := l.in.H, l.in.W, l.o.W, l.o.H*l.o.W
+	// The offsets in arg are within the sample: dst starts at the
+	// plane's offset.
+	dst = dst[:h*w]
+	off := int32((p % l.in.C) * len(dst))
+	gp, ap := gy[p*plane:(p+1)*plane], l.arg[p*plane:(p+1)*plane]
+	ap = ap[:len(gp)]
+	if patchVector && is64[F]() && wo >= 4 && l.tiles() {
+		// Whole rows of windows: each input stored once, no clearing.
+		k := wo &^ 3
+		for oy := range l.o.H {
+			d0, d1 := dst[2*oy*w:(2*oy+1)*w], dst[(2*oy+1)*w:(2*oy+2)*w]
+			g, a := gp[oy*wo:(oy+1)*wo], ap[oy*wo:(oy+1)*wo]
+			scatterPool2Row64(k, ptr64(g), &a[0], ptr64(d0), ptr64(d1), int(off)+2*oy*w, w)
+			for ox := k; ox < wo; ox++ {
+				d0[2*ox], d0[2*ox+1], d1[2*ox], d1[2*ox+1] = 0, 0, 0, 0
+				dst[a[ox]-off] = 0 + g[ox]
+			}
+		}
+		return
+	}
+	clear(dst)
+	// Each input is the maximum of at most one window: store 0 + v, the
+	// bits the addition to the cleared value gives (+0 for v = −0),
+	// without loading it back.
+	for i, v := range gp {
+		dst[ap[i]-off] = 0 + v
+	}
+}
+
+// tiles reports whether the pool's windows are 2×2 with stride 2 and
+// cover its input planes, every input in one window.
+func (l *pool[F]) tiles() bool {
+	return l.kh == 2 && l.kw == 2 && l.s == 2 && l.in.H%2 == 0 && l.in.W%2 == 0
 }
 
 // disjoint reports whether no two windows share an input (stride at least

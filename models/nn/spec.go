@@ -258,6 +258,7 @@ func plan[F gemm.Float](in Shape, specs []Spec, classes int) (Info, []layer[F], 
 			s, s.Size(), classes, classes)
 	}
 	poolBeforeReLU(layers, info.shapes)
+	markFusions(layers)
 	for _, l := range layers {
 		info.layers = append(info.layers, l)
 	}
