@@ -45,6 +45,9 @@ func (s *SparseStochastic) Validate(n int) error {
 	return s.RandomLinks.validate()
 }
 
+// UpFraction implements UpFraction: the mean of U[delta_min, delta_max].
+func (s *SparseStochastic) UpFraction() float64 { return (s.DeltaMin + s.DeltaMax) / 2 }
+
 // LinkCount implements Topology.
 func (s *SparseStochastic) LinkCount(n int) int64 { return s.Support.Params.LinkCount(n) }
 

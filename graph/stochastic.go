@@ -38,6 +38,9 @@ func (s *Stochastic) Validate(int) error {
 	return s.RandomLinks.validate()
 }
 
+// UpFraction implements UpFraction: the mean of U[delta_min, delta_max].
+func (s *Stochastic) UpFraction() float64 { return (s.DeltaMin + s.DeltaMax) / 2 }
+
 // LinkCount implements Topology.
 func (s *Stochastic) LinkCount(n int) int64 { return dense(n) }
 

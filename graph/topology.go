@@ -32,6 +32,15 @@ type Topology interface {
 	OneWay() bool
 }
 
+// UpFraction is implemented by topologies whose links are up only part of
+// the time: the mean of their links' δ̄, so that about LinkCount·UpFraction
+// links carry a message in a round (every link process keeps δ̄ as a
+// link's long-run rate, fading lowers it). Work estimates use it; memory
+// estimates keep LinkCount, since any link may be up.
+type UpFraction interface {
+	UpFraction() float64
+}
+
 // ConnectedByConstruction is implemented by topologies whose expected
 // graph meets Assumptions 2 and 6 for every valid parameter set, so that
 // validation need not build it (which costs O(n²) time and memory).

@@ -165,7 +165,22 @@ func Estimate(sc Scenario) Resources {
 		r.HeapLimit, r.PeakBytes = heapBound(r.LiveBytes())
 	}
 
-	r.Flops, r.Seconds = work(sc, fwd, float64(dx), float64(examples), float64(links))
+	// Mixing costs what the links up in a round carry, not every link.
+	up := float64(links - n)
+	if f, ok := sc.Network.Topology.Params.(graph.UpFraction); ok {
+		up *= f.UpFraction()
+	}
+	r.Flops, r.Seconds = work(sc, fwd, float64(dx), float64(examples), up+float64(n))
+	// Every byte of the peak is first touched once: page faults and the
+	// kernel's zeroing cost system time.
+	touched := float64(r.PeakBytes)
+	if len(r.Processes) > 0 {
+		touched = 0
+		for _, p := range r.Processes {
+			touched += float64(p.Count) * float64(p.PeakBytes)
+		}
+	}
+	r.Seconds += touched * touchCost
 	if !ownsSection(sc.Algorithm.Params, "sgp") {
 		r.Flops, r.Seconds = 0, 0
 		r.NoTime = "the work model counts PDBO's rounds, not algorithm " + sc.Algorithm.Name + "'s"

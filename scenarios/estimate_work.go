@@ -22,22 +22,26 @@ const (
 	cnnForwardRate = 70e9
 	// denseRate is the dense models' (softmax, logistic, MLP), fitted to
 	// scenarios/paper/personalization-stod.yaml (softmax, n = 20).
-	denseRate = 43e9
+	denseRate = 55e9
 
-	// In float32 the CNN's gradient ran 1.4 times and its products 1.6
-	// times as fast (FedEM's CNN, `go test ./models/nn -bench Presets`,
-	// Zen 5), and mixing moves half the bytes; the short CNN runs of
-	// docs/scale.md took 1.7 times less CPU in float32. The dense models
-	// gain little (their batches are small) and keep their rate.
-	cnnGradRate32    = 1.4 * cnnGradRate
-	cnnProductRate32 = 1.6 * cnnProductRate
-	cnnForwardRate32 = 1.4 * cnnForwardRate
+	// In float32 FedEM's CNN runs its gradient 2.1 times and its products
+	// 2.14 times as fast (29.8 against 62.8 ms and 65.9 against 141.3 ms,
+	// docs/performance.md, Zen 5), and mixing moves half the bytes. The
+	// dense models gain little (their batches are small) and keep their
+	// rate.
+	cnnGradRate32    = 2.1 * cnnGradRate
+	cnnProductRate32 = 2.14 * cnnProductRate
+	cnnForwardRate32 = 2.1 * cnnForwardRate
+
+	// touchCost is the system time of first touching a byte: the n = 100
+	// float32 CNN run of docs/scale.md spent 41 s of it on its 18.5 GiB.
+	touchCost = 41.0 / (18.5 * (1 << 30))
 )
 
 // work returns the floating-point work of a PDBO run and its time on one
 // core. fwd is one example's forward pass over every ensemble member, dx
 // the parameters, examples what the data source loads and links the
-// network's links with self-loops.
+// network's links up in a round (expected), with self-loops.
 func work(sc Scenario, fwd, dx, examples, links float64) (flops, seconds float64) {
 	n := float64(sc.Nodes())
 	steps := float64(sc.Outer.Steps)
