@@ -82,7 +82,7 @@ func TestFloat32PushSumAcrossDrivers(t *testing.T) {
 		for e := range want.events {
 			for i, a := range want.events[e].Clients {
 				b := got.events[e].Clients[i]
-				if len(a.X) != pushSum32D || !sameBits(a.X, b.X) || math.Float64bits(a.Weight) != math.Float64bits(b.Weight) {
+				if a.X != nil || len(a.X32) != pushSum32D || !sameBits32(a.X32, b.X32) || math.Float64bits(a.Weight) != math.Float64bits(b.Weight) {
 					t.Fatalf("%d groups, event %d, client %d: the evaluations differ", groups, e, i)
 				}
 			}
@@ -113,4 +113,17 @@ func TestFloat32PushSumAcrossDrivers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sameBits32 reports whether a and b hold the same float32 bits.
+func sameBits32(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if math.Float32bits(a[k]) != math.Float32bits(b[k]) {
+			return false
+		}
+	}
+	return true
 }

@@ -173,10 +173,10 @@ func sameEvaluation(want, got *optim.RoundEvent) error {
 	}
 	for i := range want.Clients {
 		a, b := want.Clients[i], got.Clients[i]
-		if b.X != nil {
-			return fmt.Errorf("client %d: %d parameters reached the supervisor", i, len(b.X))
+		if b.X != nil || b.X32 != nil {
+			return fmt.Errorf("client %d: %d parameters reached the supervisor", i, len(b.X)+len(b.X32))
 		}
-		a.X = nil
+		a.X, a.X32 = nil, nil
 		if !reflect.DeepEqual(a, b) {
 			return fmt.Errorf("client %d: stats %+v, in process %+v", i, b, a)
 		}

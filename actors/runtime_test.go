@@ -80,6 +80,9 @@ func (r *recorder) Evaluated(ev *optim.RoundEvent) error {
 	for i, s := range ev.Clients {
 		cp.Clients[i] = s
 		cp.Clients[i].X = append([]float64(nil), s.X...)
+		if s.X32 != nil {
+			cp.Clients[i].X32 = append([]float32(nil), s.X32...)
+		}
 	}
 	r.events = append(r.events, cp)
 	return nil
