@@ -184,7 +184,7 @@ func (l *pool[F]) gather(y, x []F, n int) {
 func (l *pool[F]) scatter(gx, gy []F, n int) {
 	hw, plane := l.in.H*l.in.W, l.o.H*l.o.W
 	ni, c := l.in.Size(), l.in.C
-	vector := patchVector && is64[F]() && l.o.W >= 4 && l.tiles()
+	vector := patchVector && l.o.W >= 4 && l.tiles()
 	for p := range n * c {
 		if vector {
 			l.scatterPlane(gx[p*hw:(p+1)*hw], gy, p)
@@ -212,7 +212,7 @@ func (l *pool[F]) scatter(gx, gy []F, n int) {
 
 // scatterPlane is scatter of a disjoint pool on the batch's channel plane
 // p, into dst, that plane of gx: for the fused passes (fuse.go) and the
-// float64 kernel.
+// AVX kernels.
 func (l *pool[F]) scatterPlane(dst, gy []F, p int) {
 	h, w, wo, plane := l.in.H, l.in.W, l.o.W, l.o.H*l.o.W
 	// The offsets in arg are within the sample: dst starts at the
@@ -221,13 +221,17 @@ func (l *pool[F]) scatterPlane(dst, gy []F, p int) {
 	off := int32((p % l.in.C) * len(dst))
 	gp, ap := gy[p*plane:(p+1)*plane], l.arg[p*plane:(p+1)*plane]
 	ap = ap[:len(gp)]
-	if patchVector && is64[F]() && wo >= 4 && l.tiles() {
+	if patchVector && wo >= 4 && l.tiles() {
 		// Whole rows of windows: each input stored once, no clearing.
 		k := wo &^ 3
 		for oy := range l.o.H {
 			d0, d1 := dst[2*oy*w:(2*oy+1)*w], dst[(2*oy+1)*w:(2*oy+2)*w]
 			g, a := gp[oy*wo:(oy+1)*wo], ap[oy*wo:(oy+1)*wo]
-			scatterPool2Row64(k, ptr64(g), &a[0], ptr64(d0), ptr64(d1), int(off)+2*oy*w, w)
+			if is64[F]() {
+				scatterPool2Row64(k, ptr64(g), &a[0], ptr64(d0), ptr64(d1), int(off)+2*oy*w, w)
+			} else {
+				scatterPool2Row32(k, ptr32(g), &a[0], ptr32(d0), ptr32(d1), int(off)+2*oy*w, w)
+			}
 			for ox := k; ox < wo; ox++ {
 				d0[2*ox], d0[2*ox+1], d1[2*ox], d1[2*ox+1] = 0, 0, 0, 0
 				dst[a[ox]-off] = 0 + g[ox]

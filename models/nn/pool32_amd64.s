@@ -120,3 +120,116 @@ four:
 done:
 	VZEROUPPER
 	RET
+
+// Doubleword permutations that spread four windows over the eight
+// positions of their row pairs (0, 0, 1, 1, …), for the first and the
+// last four of eight windows; the positions in a window's row of the two
+// values of four windows side by side; window positions 2·ox of eight.
+DATA spread0<>+0(SB)/4, $0
+DATA spread0<>+4(SB)/4, $0
+DATA spread0<>+8(SB)/4, $1
+DATA spread0<>+12(SB)/4, $1
+DATA spread0<>+16(SB)/4, $2
+DATA spread0<>+20(SB)/4, $2
+DATA spread0<>+24(SB)/4, $3
+DATA spread0<>+28(SB)/4, $3
+GLOBL spread0<>(SB), RODATA|NOPTR, $32
+
+DATA spread1<>+0(SB)/4, $4
+DATA spread1<>+4(SB)/4, $4
+DATA spread1<>+8(SB)/4, $5
+DATA spread1<>+12(SB)/4, $5
+DATA spread1<>+16(SB)/4, $6
+DATA spread1<>+20(SB)/4, $6
+DATA spread1<>+24(SB)/4, $7
+DATA spread1<>+28(SB)/4, $7
+GLOBL spread1<>(SB), RODATA|NOPTR, $32
+
+DATA pair01d<>+0(SB)/4, $0
+DATA pair01d<>+4(SB)/4, $1
+DATA pair01d<>+8(SB)/4, $0
+DATA pair01d<>+12(SB)/4, $1
+DATA pair01d<>+16(SB)/4, $0
+DATA pair01d<>+20(SB)/4, $1
+DATA pair01d<>+24(SB)/4, $0
+DATA pair01d<>+28(SB)/4, $1
+GLOBL pair01d<>(SB), RODATA|NOPTR, $32
+
+DATA ox8n<>+0(SB)/4, $0
+DATA ox8n<>+4(SB)/4, $2
+DATA ox8n<>+8(SB)/4, $4
+DATA ox8n<>+12(SB)/4, $6
+DATA ox8n<>+16(SB)/4, $8
+DATA ox8n<>+20(SB)/4, $10
+DATA ox8n<>+24(SB)/4, $12
+DATA ox8n<>+28(SB)/4, $14
+GLOBL ox8n<>(SB), RODATA|NOPTR, $32
+
+// SCATTER4(V, A, D) stores the four windows' row pairs whose values 0 + gy
+// are in V and whose selected positions relative to the window (0, 1 in
+// the first row, w, w + 1 in the second) are in A, both spread by D: each
+// position gets the value where it is the selected one and +0 elsewhere.
+#define SCATTER4(V, A, D) \
+	VPERMD V, D, Y2; \
+	VPERMD A, D, Y3; \
+	VPCMPEQD Y12, Y3, Y4; \
+	VPAND Y2, Y4, Y4; \
+	VMOVDQU Y4, (DI); \
+	VPCMPEQD Y11, Y3, Y4; \
+	VPAND Y2, Y4, Y4; \
+	VMOVDQU Y4, (DX)
+
+// func scatterPool2Row32(n int, gy *float32, arg *int32, d0, d1 *float32, base, w int)
+//
+// scatterPool2Row64 for float32: pool.scatterPlane on n &^ 3 windows of
+// one output row of a 2×2 pool of stride 2 that tiles its plane: d0 and
+// d1 are the windows' two input rows (in the plane's gradient), base the
+// sample offset of d0[0], w the input width. Each input gets 0 + gy of
+// its window where arg selects it and +0 elsewhere: the bits of clearing
+// the rows and storing 0 + gy at the selected inputs. Eight windows a
+// step, then four. Requires AVX2.
+TEXT ·scatterPool2Row32(SB), NOSPLIT, $0-56
+	MOVQ n+0(FP), CX
+	MOVQ gy+8(FP), SI
+	MOVQ arg+16(FP), R8
+	MOVQ d0+24(FP), DI
+	MOVQ d1+32(FP), DX
+	VXORPS Y15, Y15, Y15
+	VPBROADCASTD base+40(FP), Y14
+	VPADDD ox8n<>(SB), Y14, Y14
+	VPBROADCASTD sixteen<>(SB), Y13
+	VMOVDQU pair01d<>(SB), Y12
+	VPBROADCASTD w+48(FP), Y11
+	VPADDD Y12, Y11, Y11
+	VMOVDQU spread0<>(SB), Y10
+	VMOVDQU spread1<>(SB), Y9
+	CMPQ CX, $8
+	JLT sfour
+seight:
+	VMOVUPS (SI), Y0
+	VADDPS Y0, Y15, Y0
+	VMOVDQU (R8), Y1
+	VPSUBD Y14, Y1, Y1
+	SCATTER4(Y0, Y1, Y10)
+	ADDQ $32, DI
+	ADDQ $32, DX
+	SCATTER4(Y0, Y1, Y9)
+	VPADDD Y13, Y14, Y14
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $32, DI
+	ADDQ $32, DX
+	SUBQ $8, CX
+	CMPQ CX, $8
+	JGE seight
+sfour:
+	CMPQ CX, $4
+	JLT sdone
+	VMOVUPS (SI), X0
+	VADDPS X0, X15, X0
+	VMOVDQU (R8), X1
+	VPSUBD X14, X1, X1
+	SCATTER4(Y0, Y1, Y10)
+sdone:
+	VZEROUPPER
+	RET
