@@ -43,3 +43,19 @@ func normBackSums8(*float64, int, int, *float64, *float64, *[3][8]float64, *[4][
 func normRFwdSums8(*float64, int, int, *float64, *float64, *[2][8]float64, *[2][8]float64) {
 	panic("nn: normRFwdSums8 without AVX-512")
 }
+
+func normOut32(int, *float32, *float32, float32, float32, float32, float32) {
+	panic("nn: normOut32 without AVX")
+}
+
+func normProj32(int, *float32, *float32, float32, float32, float32, float32) {
+	panic("nn: normProj32 without AVX")
+}
+
+func normTangent32(int, *float32, *float32, *float32, *float32, float32, float32, float32, float32, float32, float32) {
+	panic("nn: normTangent32 without AVX")
+}
+
+func normRProj32(int, *float32, *float32, *float32, *float32, float32, float32, float32, float32, float32, float32, float32) {
+	panic("nn: normRProj32 without AVX")
+}

@@ -1,0 +1,16 @@
+package nn
+
+// The float32 twins of the group norm's elementwise kernels
+// (norm32_amd64.s), eight values a step; they run on normVector.
+
+//go:noescape
+func normOut32(n int, y, x *float32, mu, s, gam, b float32)
+
+//go:noescape
+func normProj32(n int, h, x *float32, mu, s, mh, mxh float32)
+
+//go:noescape
+func normTangent32(n int, r, y, rx, xh *float32, s, mr, a, gam, gu, bu float32)
+
+//go:noescape
+func normRProj32(n int, h, rh, xh, rxh *float32, s, mh, mxh, mrxh, mrh, mxrh, sa float32)
