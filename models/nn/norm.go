@@ -107,7 +107,7 @@ func (l *groupNorm[F]) forwardPlanes(x, w []F, b0, n int, out func(p int, xp []F
 	inv := F(1 / float64(l.m))
 	q0, groups := b0*l.g, n*l.g
 	lanesEnd := q0 // groups before it take their statistics eight at a time
-	if normVector && is64[F]() {
+	if normVector {
 		lanesEnd = q0 + groups - groups%laneGroups
 	}
 	per := l.m / l.plane
@@ -115,8 +115,10 @@ func (l *groupNorm[F]) forwardPlanes(x, w []F, b0, n int, out func(p int, xp []F
 		off := q * l.m
 		xq := x[off : off+l.m]
 		if q < lanesEnd {
-			if (q-q0)%laneGroups == 0 {
+			if (q-q0)%laneGroups == 0 && is64[F]() {
 				l.stats8(x, q)
+			} else if (q-q0)%laneGroups == 0 {
+				l.stats8x32(x, q)
 			}
 		} else {
 			mu := sum(xq) * inv

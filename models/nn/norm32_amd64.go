@@ -14,3 +14,9 @@ func normTangent32(n int, r, y, rx, xh *float32, s, mr, a, gam, gu, bu float32)
 
 //go:noescape
 func normRProj32(n int, h, rh, xh, rxh *float32, s, mh, mxh, mrxh, mrh, mxrh, sa float32)
+
+//go:noescape
+func normSum8x32(stride, n int, x *float32, acc *[8][4]float32)
+
+//go:noescape
+func normSqDev8x32(stride, n int, x *float32, mu *[8][4]float32, acc *[8][4]float32)

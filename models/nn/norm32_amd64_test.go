@@ -69,3 +69,88 @@ func TestNormRuns32MatchScalar(t *testing.T) {
 		}
 	}
 }
+
+// The float32 forward statistics eight groups at a time give the scalar
+// loops' bits (μ, s and the outputs, normVector off), on group sizes with
+// and without a tail past the kernels' steps of four, batches whose
+// groups are not a multiple of eight, and special values: signed zeros,
+// subnormals, infinities and NaNs of distinct payloads in some groups,
+// ordinary values (whose sums round, so that a change of order shows) in
+// others.
+func TestNormStats32MatchScalar(t *testing.T) {
+	needAVX(t)
+	defer func(v bool) { normVector = v }(normVector)
+	r := rand.New(rand.NewPCG(9, 11))
+	for _, c := range []struct {
+		in   Shape
+		g, n int
+	}{
+		{Shape{4, 5, 3}, 2, 11},
+		{Shape{16, 6, 6}, 1, 9},
+		{Shape{3, 3, 3}, 3, 5},
+		{Shape{8, 24, 24}, 1, 8},
+		{Shape{1, 1, 3}, 1, 17},
+	} {
+		ly, err := newGroupNorm[float32](GroupNorm(c.g), c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := ly.(*groupNorm[float32])
+		l.reserve(c.n)
+		size := c.n * c.in.Size()
+		x := make([]float32, size)
+		for q := range c.n * c.g {
+			v := x[q*l.m : (q+1)*l.m]
+			switch q % 3 {
+			case 0:
+				copy(v, nans32(r, len(v)))
+			case 1:
+				copy(v, special32(r, len(v)))
+			default:
+				for i := range v {
+					v[i] = float32(r.NormFloat64()*10 + 3)
+				}
+			}
+		}
+		w := special32(r, 2*c.in.C)
+		var ys, mus, ss [2][]float32
+		for k, vector := range []bool{false, true} {
+			normVector = vector
+			y := make([]float32, size)
+			l.forward(y, x, w, c.n)
+			ys[k] = y
+			mus[k] = append([]float32(nil), l.mu[:c.n*c.g]...)
+			ss[k] = append([]float32(nil), l.s[:c.n*c.g]...)
+		}
+		// Where two NaNs meet in the Go additions that finish a group's
+		// sums, which payload survives is the compiler's choice of
+		// operand order (as for addRowSums): a NaN μ or s of a group
+		// need only be NaN, and so need its outputs.
+		for q := range c.n * c.g {
+			if mus[0][q] != mus[0][q] || ss[0][q] != ss[0][q] {
+				for k := range 2 {
+					if mus[k][q] != mus[k][q] {
+						mus[k][q] = float32(math.NaN())
+					}
+					if ss[k][q] != ss[k][q] {
+						ss[k][q] = float32(math.NaN())
+					}
+					for i := q * l.m; i < (q+1)*l.m; i++ {
+						if ys[k][i] != ys[k][i] {
+							ys[k][i] = float32(math.NaN())
+						}
+					}
+				}
+			}
+		}
+		for _, v := range []struct {
+			what      string
+			got, want []float32
+		}{{"μ", mus[1], mus[0]}, {"s", ss[1], ss[0]}, {"y", ys[1], ys[0]}} {
+			if i := sameBits32(v.got, v.want); i >= 0 {
+				t.Fatalf("%v, %d groups, batch %d: %s[%d] = %x with the kernels, %x without", c.in, c.g, c.n,
+					v.what, i, math.Float32bits(v.got[i]), math.Float32bits(v.want[i]))
+			}
+		}
+	}
+}

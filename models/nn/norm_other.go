@@ -59,3 +59,9 @@ func normTangent32(int, *float32, *float32, *float32, *float32, float32, float32
 func normRProj32(int, *float32, *float32, *float32, *float32, float32, float32, float32, float32, float32, float32, float32) {
 	panic("nn: normRProj32 without AVX")
 }
+
+func normSum8x32(int, int, *float32, *[8][4]float32) { panic("nn: normSum8x32 without AVX") }
+
+func normSqDev8x32(int, int, *float32, *[8][4]float32, *[8][4]float32) {
+	panic("nn: normSqDev8x32 without AVX")
+}
