@@ -51,15 +51,9 @@ sum32Loop:
 	VZEROUPPER
 	RET
 
-// SQDEV32 adds (x − μ)² of group j (its values at ADDR, μ at MU) to ACC.
-#define SQDEV32(ADDR, MU, ACC, T) \
-	VMOVUPS ADDR, T; \
-	VSUBPS MU, T, T; \
-	VMULPS T, T, T; \
-	VADDPS T, ACC, ACC
-
 // func normSqDev8x32(stride, n int, x *float32, mu *[8][4]float32, acc *[8][4]float32)
-// mu holds each group's mean four times.
+// mu holds each group's mean four times; per group, its acc gets
+// (x − μ)², x − μ rounded, the accumulator the first operand.
 TEXT ·normSqDev8x32(SB), NOSPLIT, $0-40
 	STRIDES
 	MOVQ n+8(FP), CX
@@ -75,14 +69,38 @@ TEXT ·normSqDev8x32(SB), NOSPLIT, $0-40
 	VMOVUPS 96(DX), X6
 	VMOVUPS 112(DX), X7
 sq32Loop:
-	SQDEV32((SI), 0(AX), X0, X8)
-	SQDEV32((SI)(R8*1), 16(AX), X1, X9)
-	SQDEV32((SI)(R8*2), 32(AX), X2, X10)
-	SQDEV32((SI)(R9*1), 48(AX), X3, X11)
-	SQDEV32((SI)(R8*4), 64(AX), X4, X12)
-	SQDEV32((SI)(R10*1), 80(AX), X5, X13)
-	SQDEV32((SI)(R9*2), 96(AX), X6, X14)
-	SQDEV32((SI)(R11*1), 112(AX), X7, X15)
+	VMOVUPS (SI), X8
+	VSUBPS 0(AX), X8, X8
+	VMULPS X8, X8, X8
+	VADDPS X8, X0, X0
+	VMOVUPS (SI)(R8*1), X9
+	VSUBPS 16(AX), X9, X9
+	VMULPS X9, X9, X9
+	VADDPS X9, X1, X1
+	VMOVUPS (SI)(R8*2), X10
+	VSUBPS 32(AX), X10, X10
+	VMULPS X10, X10, X10
+	VADDPS X10, X2, X2
+	VMOVUPS (SI)(R9*1), X11
+	VSUBPS 48(AX), X11, X11
+	VMULPS X11, X11, X11
+	VADDPS X11, X3, X3
+	VMOVUPS (SI)(R8*4), X12
+	VSUBPS 64(AX), X12, X12
+	VMULPS X12, X12, X12
+	VADDPS X12, X4, X4
+	VMOVUPS (SI)(R10*1), X13
+	VSUBPS 80(AX), X13, X13
+	VMULPS X13, X13, X13
+	VADDPS X13, X5, X5
+	VMOVUPS (SI)(R9*2), X14
+	VSUBPS 96(AX), X14, X14
+	VMULPS X14, X14, X14
+	VADDPS X14, X6, X6
+	VMOVUPS (SI)(R11*1), X15
+	VSUBPS 112(AX), X15, X15
+	VMULPS X15, X15, X15
+	VADDPS X15, X7, X7
 	ADDQ $16, SI
 	DECQ CX
 	JNZ sq32Loop
