@@ -218,6 +218,11 @@ func (l *groupNorm[F]) rforward(ry, rx, x, _, w, u []F, n int) {
 			l.rforward8(ry, rx, x, gamma, ug, ub, q0)
 		}
 	}
+	if rx != nil && normVector && !is64[F]() {
+		for ; q0+laneGroups <= groups; q0 += laneGroups {
+			l.rforward8x32(ry, rx, x, gamma, ug, ub, q0)
+		}
+	}
 	for q := q0; q < groups; q += 2 {
 		qb := min(q+1, groups-1)
 		var sr, sxr [2]F

@@ -20,3 +20,9 @@ func normSum8x32(stride, n int, x *float32, acc *[8][4]float32)
 
 //go:noescape
 func normSqDev8x32(stride, n int, x *float32, mu *[8][4]float32, acc *[8][4]float32)
+
+//go:noescape
+func normTangentX32(n int, r, y, rx, x, xh *float32, mu, s, mr, a, gam, gu, bu float32)
+
+//go:noescape
+func normRFwdSums8x32(scr *float32, stride, n int, rx, x *float32, c *[2][8]float32, acc *[2][8]float32)

@@ -136,3 +136,45 @@ rproj32Loop:
 	JNZ rproj32Loop
 	VZEROUPPER
 	RET
+
+// func normTangentX32(n int, r, y, rx, x, xh *float32, mu, s, mr, a, gam, gu, bu float32)
+// As normTangent, x̂ = (x − μ)·s formed from x and stored in xh.
+TEXT ·normTangentX32(SB), NOSPLIT, $0-76
+	MOVQ n+0(FP), CX
+	MOVQ r+8(FP), DI
+	MOVQ y+16(FP), DX
+	MOVQ rx+24(FP), SI
+	MOVQ x+32(FP), AX
+	MOVQ xh+40(FP), BX
+	VBROADCASTSS mu+48(FP), Y14
+	VBROADCASTSS s+52(FP), Y8
+	VBROADCASTSS mr+56(FP), Y9
+	VBROADCASTSS a+60(FP), Y10
+	VBROADCASTSS gam+64(FP), Y11
+	VBROADCASTSS gu+68(FP), Y12
+	VBROADCASTSS bu+72(FP), Y13
+tanX32Loop:
+	VMOVUPS (AX), Y1
+	VSUBPS Y14, Y1, Y1
+	VMULPS Y8, Y1, Y1
+	VMOVUPS Y1, (BX)
+	VMOVUPS (SI), Y0
+	VSUBPS Y9, Y0, Y0
+	VMULPS Y10, Y1, Y2
+	VSUBPS Y2, Y0, Y0
+	VMULPS Y8, Y0, Y0
+	VMOVUPS Y0, (DI)
+	VMULPS Y11, Y0, Y0
+	VMULPS Y12, Y1, Y1
+	VADDPS Y1, Y0, Y0
+	VADDPS Y13, Y0, Y0
+	VMOVUPS Y0, (DX)
+	ADDQ $32, AX
+	ADDQ $32, BX
+	ADDQ $32, SI
+	ADDQ $32, DI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ tanX32Loop
+	VZEROUPPER
+	RET

@@ -66,6 +66,15 @@ func TestNormRuns32MatchScalar(t *testing.T) {
 			rprojRun(h2, rh2, xh, rxh, c[1], c[0], c[2], c[3], c[4], c[5], c[6])
 			check("rproj gx", n, h1, h2)
 			check("rproj R{gx}", n, rh1, rh2)
+
+			xh1, xh2 := make([]float32, n), make([]float32, n)
+			normVector = true
+			tangentXRun(r1, y1, rx, x, xh1, c[0], c[1], c[2], c[3], c[4], c[5], c[6])
+			normVector = false
+			tangentXRun(r2, y2, rx, x, xh2, c[0], c[1], c[2], c[3], c[4], c[5], c[6])
+			check("tangentX x̂", n, xh1, xh2)
+			check("tangentX R{x̂}", n, r1, r2)
+			check("tangentX ry", n, y1, y2)
 		}
 	}
 }
@@ -147,6 +156,89 @@ func TestNormStats32MatchScalar(t *testing.T) {
 			what      string
 			got, want []float32
 		}{{"μ", mus[1], mus[0]}, {"s", ss[1], ss[0]}, {"y", ys[1], ys[0]}} {
+			if i := sameBits32(v.got, v.want); i >= 0 {
+				t.Fatalf("%v, %d groups, batch %d: %s[%d] = %x with the kernels, %x without", c.in, c.g, c.n,
+					v.what, i, math.Float32bits(v.got[i]), math.Float32bits(v.want[i]))
+			}
+		}
+	}
+}
+
+// The float32 tangent pass eight groups at a time (rforward8x32: the
+// transposing sums, then x̂, R{x̂} and ry formed from x) gives the bits of
+// the scalar passes (normVector off): outputs, x̂, R{x̂} and mean(x̂ rx),
+// on group sizes with and without a tail past the kernel's steps of
+// sixteen, batches whose groups are not a multiple of eight, and special
+// values (NaN-carrying groups compared as for the forward statistics).
+func TestNormRForward32MatchesScalar(t *testing.T) {
+	needAVX(t)
+	defer func(v bool) { normVector = v }(normVector)
+	r := rand.New(rand.NewPCG(9, 12))
+	for _, c := range []struct {
+		in   Shape
+		g, n int
+	}{
+		{Shape{4, 5, 3}, 2, 11},
+		{Shape{16, 6, 6}, 1, 9},
+		{Shape{3, 3, 3}, 3, 5},
+		{Shape{4, 8, 8}, 1, 8},
+		{Shape{2, 7, 9}, 2, 9},
+	} {
+		ly, err := newGroupNorm[float32](GroupNorm(c.g), c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := ly.(*groupNorm[float32])
+		l.reserve(c.n)
+		size, ng := c.n*c.in.Size(), c.n*c.g
+		x, rx := make([]float32, size), make([]float32, size)
+		for q := range ng {
+			for _, v := range [][]float32{x[q*l.m : (q+1)*l.m], rx[q*l.m : (q+1)*l.m]} {
+				switch q % 3 {
+				case 0:
+					copy(v, nans32(r, len(v)))
+				case 1:
+					copy(v, special32(r, len(v)))
+				default:
+					for i := range v {
+						v[i] = float32(r.NormFloat64()*10 + 3)
+					}
+				}
+			}
+		}
+		w, u := special32(r, 2*c.in.C), special32(r, 2*c.in.C)
+		var ys, xh, rxh, as [2][]float32
+		for k, vector := range []bool{false, true} {
+			normVector = vector
+			l.forward(make([]float32, size), x, w, c.n)
+			y := nans32(r, size)
+			l.rforward(y, rx, x, nil, w, u, c.n)
+			ys[k], as[k] = y, append([]float32(nil), l.a[:ng]...)
+			xh[k], rxh[k] = append([]float32(nil), l.xhat[:size]...), append([]float32(nil), l.rxhat[:size]...)
+		}
+		for q := range ng {
+			if as[0][q] == as[0][q] {
+				continue
+			}
+			// A NaN mean(x̂ rx): which payload the Go tail's additions keep
+			// is the compiler's choice, and it reaches R{x̂} and ry.
+			for k := range 2 {
+				if as[k][q] != as[k][q] {
+					as[k][q] = float32(math.NaN())
+				}
+				for _, v := range [][]float32{ys[k], rxh[k]} {
+					for i := q * l.m; i < (q+1)*l.m; i++ {
+						if v[i] != v[i] {
+							v[i] = float32(math.NaN())
+						}
+					}
+				}
+			}
+		}
+		for _, v := range []struct {
+			what      string
+			got, want []float32
+		}{{"a", as[1], as[0]}, {"x̂", xh[1], xh[0]}, {"R{x̂}", rxh[1], rxh[0]}, {"ry", ys[1], ys[0]}} {
 			if i := sameBits32(v.got, v.want); i >= 0 {
 				t.Fatalf("%v, %d groups, batch %d: %s[%d] = %x with the kernels, %x without", c.in, c.g, c.n,
 					v.what, i, math.Float32bits(v.got[i]), math.Float32bits(v.want[i]))

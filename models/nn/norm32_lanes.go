@@ -45,3 +45,44 @@ func (l *groupNorm[F]) stats8x32(x []F, q int) {
 		l.s[q+j] = F(1 / math.Sqrt(float64(ss*inv+normEps)))
 	}
 }
+
+// rforward8x32 is rforward8 for float32 (F must be float32): Σ rx and
+// Σ x̂ rx of groups q..q+7 side by side, then x̂, R{x̂} and ry, as
+// rforwardSums and rforward's second sweep do.
+func (l *groupNorm[F]) rforward8x32(ry, rx, x, gamma, ug, ub []F, q int) {
+	m, pl := l.m, l.plane
+	steps, stride := m/16, 4*m
+	var scr normScratch32
+	var cs, acc [2][8]F
+	for j := range laneGroups {
+		cs[0][j], cs[1][j] = l.mu[q+j], l.s[q+j]
+	}
+	if steps > 0 {
+		normRFwdSums8x32(&scr[0], stride, steps, ptr32(rx[q*m:]), ptr32(x[q*m:]),
+			(*[2][8]float32)(unsafe.Pointer(&cs)), (*[2][8]float32)(unsafe.Pointer(&acc)))
+	}
+	inv := F(1 / float64(m))
+	for j := range laneGroups {
+		qq := q + j
+		mu, s := cs[0][j], cs[1][j]
+		sr, sxr := acc[0][j], acc[1][j]
+		for i := qq*m + 16*steps; i < (qq+1)*m; i++ {
+			t := rx[i]
+			xv := F((x[i] - mu) * s)
+			sr += t
+			sxr += xv * t
+		}
+		mr, a := sr*inv, sxr*inv
+		l.a[qq] = a
+		c0 := l.channels(qq)
+		for k := range m / pl {
+			o := qq*m + k*pl
+			tangentXRun(l.rxhat[o:o+pl], ry[o:o+pl], rx[o:o+pl], x[o:o+pl], l.xhat[o:o+pl],
+				mu, s, mr, a, gamma[c0+k], ug[c0+k], ub[c0+k])
+		}
+	}
+}
+
+// normScratch32 holds normRFwdSums8x32's transposed rows: eight of eight
+// values for each of two arrays, and room to align them to 32 bytes.
+type normScratch32 [2*64 + 8]float32

@@ -114,3 +114,126 @@ sq32Loop:
 	VMOVUPS X7, 112(DX)
 	VZEROUPPER
 	RET
+
+// TRANSPOSE32 loads eight values of each group from O(B) and stores them as
+// eight rows at S(R13): row k holds value k of groups 0..7. Y0..Y11 are
+// scratch.
+#define TRANSPOSE32(O, B, S) \
+	VMOVUPS O(B), Y0; \
+	VMOVUPS O(B)(R8*1), Y1; \
+	VMOVUPS O(B)(R8*2), Y2; \
+	VMOVUPS O(B)(R9*1), Y3; \
+	VMOVUPS O(B)(R8*4), Y4; \
+	VMOVUPS O(B)(R10*1), Y5; \
+	VMOVUPS O(B)(R9*2), Y6; \
+	VMOVUPS O(B)(R11*1), Y7; \
+	VUNPCKLPS Y1, Y0, Y8; \
+	VUNPCKHPS Y1, Y0, Y9; \
+	VUNPCKLPS Y3, Y2, Y10; \
+	VUNPCKHPS Y3, Y2, Y11; \
+	VSHUFPS $0x44, Y10, Y8, Y0; \
+	VSHUFPS $0xEE, Y10, Y8, Y1; \
+	VSHUFPS $0x44, Y11, Y9, Y2; \
+	VSHUFPS $0xEE, Y11, Y9, Y3; \
+	VUNPCKLPS Y5, Y4, Y8; \
+	VUNPCKHPS Y5, Y4, Y9; \
+	VUNPCKLPS Y7, Y6, Y10; \
+	VUNPCKHPS Y7, Y6, Y11; \
+	VSHUFPS $0x44, Y10, Y8, Y4; \
+	VSHUFPS $0xEE, Y10, Y8, Y5; \
+	VSHUFPS $0x44, Y11, Y9, Y6; \
+	VSHUFPS $0xEE, Y11, Y9, Y7; \
+	VPERM2F128 $0x20, Y4, Y0, Y8; \
+	VPERM2F128 $0x31, Y4, Y0, Y9; \
+	VMOVAPS Y8, S(R13); \
+	VMOVAPS Y9, (S+128)(R13); \
+	VPERM2F128 $0x20, Y5, Y1, Y8; \
+	VPERM2F128 $0x31, Y5, Y1, Y9; \
+	VMOVAPS Y8, (S+32)(R13); \
+	VMOVAPS Y9, (S+160)(R13); \
+	VPERM2F128 $0x20, Y6, Y2, Y8; \
+	VPERM2F128 $0x31, Y6, Y2, Y9; \
+	VMOVAPS Y8, (S+64)(R13); \
+	VMOVAPS Y9, (S+192)(R13); \
+	VPERM2F128 $0x20, Y7, Y3, Y8; \
+	VPERM2F128 $0x31, Y7, Y3, Y9; \
+	VMOVAPS Y8, (S+96)(R13); \
+	VMOVAPS Y9, (S+224)(R13)
+
+// RFWD32STEP: value K of each group, rx (row at 32K) and x (at 256+32K):
+//   x̂ = (x − μ)·s; sr += rx; sxr += x̂·rx
+// with the operands in rforwardSums' compiled order (x̂ the first factor,
+// the accumulators the first addends).
+#define RFWD32STEP(K) \
+	VMOVAPS (256+32*K)(R13), Y0; \
+	VMOVAPS (32*K)(R13), Y1; \
+	VSUBPS Y14, Y0, Y0; \
+	VMULPS Y15, Y0, Y0; \
+	VADDPS Y1, Y12, Y12; \
+	VMULPS Y1, Y0, Y2; \
+	VADDPS Y2, Y13, Y13
+
+#define PREFETCH32(B) \
+	PREFETCHT0 1024(B); \
+	PREFETCHT0 1024(B)(R8*1); \
+	PREFETCHT0 1024(B)(R8*2); \
+	PREFETCHT0 1024(B)(R9*1); \
+	PREFETCHT0 1024(B)(R8*4); \
+	PREFETCHT0 1024(B)(R10*1); \
+	PREFETCHT0 1024(B)(R9*2); \
+	PREFETCHT0 1024(B)(R11*1)
+
+// func normRFwdSums8x32(scr *float32, stride, n int, rx, x *float32, c *[2][8]float32, acc *[2][8]float32)
+//
+// normRFwdSums8 for float32 with 256-bit vectors: n ≥ 1 steps of sixteen
+// values per group (one cache line of each group and array, transposed
+// eight values at a time into the scratch of 512 + 31 bytes); c holds μ
+// and s per lane, acc Σ rx and Σ x̂ rx. Requires AVX.
+TEXT ·normRFwdSums8x32(SB), NOSPLIT, $0-56
+	MOVQ scr+0(FP), R13
+	ADDQ $31, R13
+	ANDQ $-32, R13
+	MOVQ stride+8(FP), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R9)(R8*4), R11
+	MOVQ n+16(FP), CX
+	MOVQ rx+24(FP), SI
+	MOVQ x+32(FP), DI
+	MOVQ c+40(FP), AX
+	MOVQ acc+48(FP), DX
+	VMOVUPS 0(AX), Y14
+	VMOVUPS 32(AX), Y15
+	VMOVUPS 0(DX), Y12
+	VMOVUPS 32(DX), Y13
+rfwd32Loop:
+	PREFETCH32(SI)
+	PREFETCH32(DI)
+	TRANSPOSE32(0, SI, 0)
+	TRANSPOSE32(0, DI, 256)
+	RFWD32STEP(0)
+	RFWD32STEP(1)
+	RFWD32STEP(2)
+	RFWD32STEP(3)
+	RFWD32STEP(4)
+	RFWD32STEP(5)
+	RFWD32STEP(6)
+	RFWD32STEP(7)
+	TRANSPOSE32(32, SI, 0)
+	TRANSPOSE32(32, DI, 256)
+	RFWD32STEP(0)
+	RFWD32STEP(1)
+	RFWD32STEP(2)
+	RFWD32STEP(3)
+	RFWD32STEP(4)
+	RFWD32STEP(5)
+	RFWD32STEP(6)
+	RFWD32STEP(7)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ rfwd32Loop
+	VMOVUPS Y12, 0(DX)
+	VMOVUPS Y13, 32(DX)
+	VZEROUPPER
+	RET

@@ -134,6 +134,10 @@ func tangentXRun[F gemm.Float](r, y, rx, x, xh []F, mu, s, mr, a, g, gu, bu F) {
 		normTangentX(q, ptr64(r), ptr64(y), ptr64(rx), ptr64(x), ptr64(xh),
 			float64(mu), float64(s), float64(mr), float64(a), float64(g), float64(gu), float64(bu))
 		i = 4 * q
+	} else if q := len(rx) / 8; normVector && !is64[F]() && q > 0 {
+		normTangentX32(q, ptr32(r), ptr32(y), ptr32(rx), ptr32(x), ptr32(xh),
+			float32(mu), float32(s), float32(mr), float32(a), float32(g), float32(gu), float32(bu))
+		i = 8 * q
 	}
 	tangentXScalar(r[i:], y[i:], rx[i:], x[i:], xh[i:], mu, s, mr, a, g, gu, bu)
 }

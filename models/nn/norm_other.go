@@ -65,3 +65,11 @@ func normSum8x32(int, int, *float32, *[8][4]float32) { panic("nn: normSum8x32 wi
 func normSqDev8x32(int, int, *float32, *[8][4]float32, *[8][4]float32) {
 	panic("nn: normSqDev8x32 without AVX")
 }
+
+func normTangentX32(int, *float32, *float32, *float32, *float32, *float32, float32, float32, float32, float32, float32, float32, float32) {
+	panic("nn: normTangentX32 without AVX")
+}
+
+func normRFwdSums8x32(*float32, int, int, *float32, *float32, *[2][8]float32, *[2][8]float32) {
+	panic("nn: normRFwdSums8x32 without AVX")
+}
