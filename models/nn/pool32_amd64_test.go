@@ -9,14 +9,15 @@ import (
 // The float32 2×2 max pool kernel selects what the Go tournament selects,
 // value and offset, on inputs rich in ties (signed zeros, repeated
 // values), infinities and NaNs, for output widths 1 to 21 (the kernel's
-// eight- and four-window steps and the Go tail) and odd input widths.
-func TestMaxPool2Row32MatchesGoLoop(t *testing.T) {
+// eight- and four-window steps and the Go tail, planes of whole rows in
+// one call), three output rows, and odd input widths and heights.
+func TestMaxPool2Rows32MatchesGoLoop(t *testing.T) {
 	needAVX(t)
 	defer func(v bool) { patchVector = v }(patchVector)
 	r := rand.New(rand.NewPCG(7, 1))
 	for wo := 1; wo <= 21; wo++ {
 		for _, extra := range []int{0, 1} {
-			in := Shape{2, 4 + extra, 2*wo + extra}
+			in := Shape{2, 6 + extra, 2*wo + extra}
 			l, err := newPool[float32](MaxPool2D(2, 2), in)
 			if err != nil {
 				t.Fatal(err)
@@ -64,7 +65,7 @@ func TestMaxPool2Row32MatchesGoLoop(t *testing.T) {
 // steps and the Go tail), with the choices of a forward pass over inputs
 // rich in ties and gradients with special values and NaNs; planes of odd
 // sizes take the clearing path.
-func TestScatterPool2Row32MatchesGoLoop(t *testing.T) {
+func TestScatterPool2Rows32MatchesGoLoop(t *testing.T) {
 	needAVX(t)
 	defer func(v bool) { patchVector = v }(patchVector)
 	r := rand.New(rand.NewPCG(7, 4))
