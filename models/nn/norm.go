@@ -328,9 +328,11 @@ func (l *groupNorm[F]) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []F, n 
 			p := k * l.plane
 			g, gu := gamma[c0+k], ug[c0+k]
 			var sg, sb F
-			xp, rp, gp := xh[p:p+l.plane], rxh[p:p+l.plane], gyq[p:p+l.plane]
-			hp, rhp := h[p:p+l.plane], rh[p:p+l.plane]
-			for i, t := range rgyq[p : p+l.plane] {
+			rgp := rgyq[p : p+l.plane]
+			// Sliced to rgp's length: the loop runs without bounds checks.
+			xp, rp, gp := xh[p:p+len(rgp)], rxh[p:p+len(rgp)], gyq[p:p+len(rgp)]
+			hp, rhp := h[p:p+len(rgp)], rh[p:p+len(rgp)]
+			for i, t := range rgp {
 				gv := gp[i]
 				sg += t*xp[i] + gv*rp[i]
 				sb += t
