@@ -6,7 +6,9 @@ package nn
 // run the chains of eight groups side by side, group j in lane j, each in
 // its own order, so they give the scalar loops' bits. They cover each run
 // of values four (forward statistics) or eight at a time; the loops here
-// finish the last values of every group and use the sums. float64 only.
+// finish the last values of every group and use the sums. float32 has its
+// own forward statistics and tangent sums (norm32_lanes.go); its backward
+// passes run group by group.
 //
 // rbackward keeps its per-group loop: its sums read four arrays, and eight
 // groups of them (2.3 MB in norm-16-32) outgrow the L2 cache its second
