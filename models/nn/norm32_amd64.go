@@ -26,3 +26,9 @@ func normTangentX32(n int, r, y, rx, x, xh *float32, mu, s, mr, a, gam, gu, bu f
 
 //go:noescape
 func normRFwdSums8x32(scr *float32, stride, n int, rx, x *float32, c *[2][8]float32, acc *[2][8]float32)
+
+//go:noescape
+func normRBackSums8x32(scr *float32, stride, n int, rgy, gy, xh, rxh *float32, c *[2][8]float32, acc *[7][8]float32)
+
+//go:noescape
+func normRProjG32(n int, gx, rgx, gy, rgy, xh, rxh *float32, gam, gu, s, mh, mxh, mrxh, mrh, mxrh, sa float32)

@@ -178,3 +178,63 @@ tanX32Loop:
 	JNZ tanX32Loop
 	VZEROUPPER
 	RET
+
+// func normRProjG32(n int, gx, rgx, gy, rgy, xh, rxh *float32, gam, gu, s, mh, mxh, mrxh, mrh, mxrh, sa float32)
+//
+// normRProj32 with h = gy·γ and R{h} = gy·u_γ + rgy·γ formed again from
+// gy and rgy (as rbackward's first sweep forms them, same operand order)
+// and gx, R{gx} written to gx and rgx: for the sums eight groups at a
+// time, which do not store h and R{h}.
+TEXT ·normRProjG32(SB), NOSPLIT, $0-92
+	MOVQ n+0(FP), CX
+	MOVQ gx+8(FP), DI
+	MOVQ rgx+16(FP), DX
+	MOVQ gy+24(FP), AX
+	MOVQ rgy+32(FP), R9
+	MOVQ xh+40(FP), SI
+	MOVQ rxh+48(FP), BX
+	VBROADCASTSS gam+56(FP), Y15
+	VBROADCASTSS gu+60(FP), Y7
+	VBROADCASTSS s+64(FP), Y8
+	VBROADCASTSS mh+68(FP), Y9
+	VBROADCASTSS mxh+72(FP), Y10
+	VBROADCASTSS mrxh+76(FP), Y11
+	VBROADCASTSS mrh+80(FP), Y12
+	VBROADCASTSS mxrh+84(FP), Y13
+	VBROADCASTSS sa+88(FP), Y14
+rprojG32Loop:
+	VMOVUPS (AX), Y5
+	VMOVUPS (R9), Y6
+	VMULPS Y15, Y5, Y1
+	VMULPS Y7, Y5, Y3
+	VMULPS Y15, Y6, Y6
+	VADDPS Y6, Y3, Y3
+	VMOVUPS (SI), Y0
+	VSUBPS Y9, Y1, Y1
+	VMULPS Y10, Y0, Y2
+	VSUBPS Y2, Y1, Y1
+	VMULPS Y8, Y1, Y1
+	VMOVUPS Y1, (DI)
+	VSUBPS Y12, Y3, Y3
+	VMULPS Y0, Y13, Y4
+	VSUBPS Y4, Y3, Y3
+	VMULPS Y8, Y3, Y3
+	VMULPS Y1, Y14, Y4
+	VSUBPS Y4, Y3, Y3
+	VMOVUPS (BX), Y5
+	VMULPS Y10, Y5, Y5
+	VMULPS Y11, Y0, Y6
+	VADDPS Y6, Y5, Y5
+	VMULPS Y8, Y5, Y5
+	VSUBPS Y5, Y3, Y3
+	VMOVUPS Y3, (DX)
+	ADDQ $32, AX
+	ADDQ $32, R9
+	ADDQ $32, SI
+	ADDQ $32, BX
+	ADDQ $32, DI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ rprojG32Loop
+	VZEROUPPER
+	RET

@@ -246,3 +246,104 @@ func TestNormRForward32MatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// The float32 tangent backward pass eight groups at a time
+// (rbackward8x32: the transposing sums, then gx and R{gx} with h and R{h}
+// formed again) gives the bits of the group-by-group loop (normLanes off):
+// gx (or none), R{gx} and the parameters' R-gradients, on group sizes and
+// planes with and without a tail past the kernel's steps of eight,
+// batches whose groups are not a multiple of eight, and special values
+// (NaN-carrying groups compared as for the forward statistics).
+func TestNormRBackward32MatchesScalar(t *testing.T) {
+	needAVX(t)
+	if !normLanes {
+		t.Skip("no AVX-512: the eight-group float32 tangent backward never runs here")
+	}
+	defer func(v bool) { normLanes = v }(normLanes)
+	r := rand.New(rand.NewPCG(9, 14))
+	for _, c := range []struct {
+		in   Shape
+		g, n int
+	}{
+		{Shape{4, 5, 3}, 2, 11},
+		{Shape{16, 6, 6}, 1, 9},
+		{Shape{3, 3, 3}, 3, 5},
+		{Shape{4, 8, 8}, 1, 8},
+		{Shape{2, 7, 9}, 2, 9},
+	} {
+		ly, err := newGroupNorm[float32](GroupNorm(c.g), c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := ly.(*groupNorm[float32])
+		l.reserve(c.n)
+		size, ng := c.n*c.in.Size(), c.n*c.g
+		x, rx := make([]float32, size), make([]float32, size)
+		gy, rgy := make([]float32, size), make([]float32, size)
+		for q := range ng {
+			for _, v := range [][]float32{x[q*l.m : (q+1)*l.m], rx[q*l.m : (q+1)*l.m], gy[q*l.m : (q+1)*l.m], rgy[q*l.m : (q+1)*l.m]} {
+				switch q % 3 {
+				case 0:
+					copy(v, nans32(r, len(v)))
+				case 1:
+					copy(v, special32(r, len(v)))
+				default:
+					for i := range v {
+						v[i] = float32(r.NormFloat64()*10 + 3)
+					}
+				}
+			}
+		}
+		w, u := special32(r, 2*c.in.C), special32(r, 2*c.in.C)
+		w[0], u[1] = 1.5, -0.25 // finite parameters for the finite groups' channels
+		l.forward(make([]float32, size), x, w, c.n)
+		l.rforward(make([]float32, size), rx, x, nil, w, u, c.n)
+		gw0 := special32(r, 2*c.in.C)
+		for _, withGx := range []bool{true, false} {
+			var gxs, rgxs, gws [2][]float32
+			for k, lanes := range []bool{false, true} {
+				normLanes = lanes
+				var gx []float32
+				if withGx {
+					gx = nans32(r, size)
+				}
+				rgx, gw := nans32(r, size), append([]float32(nil), gw0...)
+				l.rbackward(gx, rgx, gw, gy, rgy, x, rx, nil, nil, w, u, c.n)
+				gxs[k], rgxs[k], gws[k] = gx, rgx, gw
+			}
+			// Where a group carries NaNs, which payload its sums keep
+			// where two meet in the Go loops is the compiler's choice.
+			for q := range ng {
+				nan := false
+				for i := q * l.m; i < (q+1)*l.m; i++ {
+					if x[i] != x[i] || rx[i] != rx[i] || gy[i] != gy[i] || rgy[i] != rgy[i] {
+						nan = true
+					}
+				}
+				for k := range 2 {
+					for _, v := range [][]float32{gxs[k], rgxs[k]} {
+						for i := q * l.m; nan && v != nil && i < (q+1)*l.m; i++ {
+							if v[i] != v[i] {
+								v[i] = float32(math.NaN())
+							}
+						}
+					}
+					for i := range gws[k] {
+						if gws[k][i] != gws[k][i] {
+							gws[k][i] = float32(math.NaN())
+						}
+					}
+				}
+			}
+			for _, v := range []struct {
+				what      string
+				got, want []float32
+			}{{"gx", gxs[1], gxs[0]}, {"R{gx}", rgxs[1], rgxs[0]}, {"R{gw}", gws[1], gws[0]}} {
+				if i := sameBits32(v.got, v.want); i >= 0 {
+					t.Fatalf("%v, %d groups, batch %d, gx %v: %s[%d] = %x with the kernels, %x without", c.in, c.g, c.n, withGx,
+						v.what, i, math.Float32bits(v.got[i]), math.Float32bits(v.want[i]))
+				}
+			}
+		}
+	}
+}

@@ -237,3 +237,90 @@ rfwd32Loop:
 	VMOVUPS Y13, 32(DX)
 	VZEROUPPER
 	RET
+
+// RBACK32STEP: value K of each group, rgy (row at 32K), gy (256+32K),
+// x̂ (512+32K) and R{x̂} (768+32K), in the operand order of rbackward's
+// compiled loop (the accumulators the first addends):
+//   sg += x̂·rgy + R{x̂}·gy; sb += rgy; h = gy·γ; R{h} = gy·u_γ + rgy·γ;
+//   sh += h; sxh += x̂·h; srxh += R{x̂}·h; srh += R{h}; sxrh += x̂·R{h}
+// Y16..Y22: sg, sb, sh, sxh, srxh, srh, sxrh; γ and u_γ at 0(AX), 32(AX).
+#define RBACK32STEP(K) \
+	VMOVAPS (32*K)(R13), Y0; \
+	VMOVAPS (256+32*K)(R13), Y1; \
+	VMOVAPS (512+32*K)(R13), Y2; \
+	VMOVAPS (768+32*K)(R13), Y3; \
+	VMULPS Y0, Y2, Y4; \
+	VMULPS Y1, Y3, Y5; \
+	VADDPS Y5, Y4, Y4; \
+	VADDPS Y4, Y16, Y16; \
+	VADDPS Y0, Y17, Y17; \
+	VMULPS 0(AX), Y1, Y4; \
+	VMULPS 32(AX), Y1, Y5; \
+	VMULPS 0(AX), Y0, Y6; \
+	VADDPS Y6, Y5, Y5; \
+	VADDPS Y4, Y18, Y18; \
+	VMULPS Y4, Y2, Y6; \
+	VADDPS Y6, Y19, Y19; \
+	VMULPS Y4, Y3, Y6; \
+	VADDPS Y6, Y20, Y20; \
+	VADDPS Y5, Y21, Y21; \
+	VMULPS Y5, Y2, Y6; \
+	VADDPS Y6, Y22, Y22
+
+// func normRBackSums8x32(scr *float32, stride, n int, rgy, gy, xh, rxh *float32, c *[2][8]float32, acc *[7][8]float32)
+//
+// The sums of rbackward's first sweep over n ≥ 1 steps of eight values of
+// one channel plane of eight groups side by side, transposed into the
+// scratch of 1024 + 31 bytes; c holds γ and u_γ per lane, acc the seven
+// sums (above), read and written back. Requires AVX-512 (for the
+// registers Y16..Y22).
+TEXT ·normRBackSums8x32(SB), NOSPLIT, $0-72
+	MOVQ scr+0(FP), R13
+	ADDQ $31, R13
+	ANDQ $-32, R13
+	MOVQ stride+8(FP), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R9)(R8*4), R11
+	MOVQ n+16(FP), CX
+	MOVQ rgy+24(FP), SI
+	MOVQ gy+32(FP), DI
+	MOVQ xh+40(FP), BX
+	MOVQ rxh+48(FP), R12
+	MOVQ c+56(FP), AX
+	MOVQ acc+64(FP), DX
+	VMOVUPS 0(DX), Y16
+	VMOVUPS 32(DX), Y17
+	VMOVUPS 64(DX), Y18
+	VMOVUPS 96(DX), Y19
+	VMOVUPS 128(DX), Y20
+	VMOVUPS 160(DX), Y21
+	VMOVUPS 192(DX), Y22
+rback32Loop:
+	TRANSPOSE32(0, SI, 0)
+	TRANSPOSE32(0, DI, 256)
+	TRANSPOSE32(0, BX, 512)
+	TRANSPOSE32(0, R12, 768)
+	RBACK32STEP(0)
+	RBACK32STEP(1)
+	RBACK32STEP(2)
+	RBACK32STEP(3)
+	RBACK32STEP(4)
+	RBACK32STEP(5)
+	RBACK32STEP(6)
+	RBACK32STEP(7)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	ADDQ $32, BX
+	ADDQ $32, R12
+	DECQ CX
+	JNZ rback32Loop
+	VMOVUPS Y16, 0(DX)
+	VMOVUPS Y17, 32(DX)
+	VMOVUPS Y18, 64(DX)
+	VMOVUPS Y19, 96(DX)
+	VMOVUPS Y20, 128(DX)
+	VMOVUPS Y21, 160(DX)
+	VMOVUPS Y22, 192(DX)
+	VZEROUPPER
+	RET

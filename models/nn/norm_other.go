@@ -73,3 +73,11 @@ func normTangentX32(int, *float32, *float32, *float32, *float32, *float32, float
 func normRFwdSums8x32(*float32, int, int, *float32, *float32, *[2][8]float32, *[2][8]float32) {
 	panic("nn: normRFwdSums8x32 without AVX")
 }
+
+func normRBackSums8x32(*float32, int, int, *float32, *float32, *float32, *float32, *[2][8]float32, *[7][8]float32) {
+	panic("nn: normRBackSums8x32 without AVX-512")
+}
+
+func normRProjG32(int, *float32, *float32, *float32, *float32, *float32, *float32, float32, float32, float32, float32, float32, float32, float32, float32, float32) {
+	panic("nn: normRProjG32 without AVX")
+}
