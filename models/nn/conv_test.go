@@ -144,3 +144,34 @@ func TestPresetNoAllocations(t *testing.T) {
 		}
 	}
 }
+
+// A wide dense layer's gY transposed eight samples at a time holds every
+// value where the plain transposition puts it, bit for bit (NaN payloads
+// included, any bits), for batches of 1 to 19 (whole blocks of eight and the rest)
+// and in both slots.
+func TestDenseTransposedMatchesPlain(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 13))
+	for n := 1; n <= 19; n++ {
+		l := &dense[float32]{ni: 3, no: wideOut + 3}
+		l.reserve(n)
+		for s := range 2 {
+			g := make([]float32, n*l.no)
+			for i := range g {
+				g[i] = math.Float32frombits(r.Uint32()) // NaNs among them
+			}
+			got := l.transposed(g, n, s)
+			want := make([]float32, len(got))
+			for b := range n {
+				for o := range l.no {
+					want[o*n+b] = g[b*l.no+o]
+				}
+			}
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("batch %d, slot %d: element %d is %x, plain %x", n, s, i,
+						math.Float32bits(got[i]), math.Float32bits(want[i]))
+				}
+			}
+		}
+	}
+}

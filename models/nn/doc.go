@@ -97,10 +97,10 @@
 // (chain order where K, the patch rows, is not a multiple of 16, weight
 // gradients in dot order where the output channels are not a multiple of
 // 8), and Net.Grad sums ‖x‖² in eight interleaved partial sums. The
-// patch, pool, bias and ReLU passes (and float32's L2 passes) run AVX
-// kernels that do what their Go loops do, value by value in the same
-// order, so every kernel path (HGPSIM_NOAVX2=1 included) gives the same
-// bits.
+// patch, pool, bias, ReLU and group norm passes (and float32's L2 passes)
+// run AVX kernels in both types that do what their Go loops do, value by
+// value in the same order, so every kernel path (HGPSIM_NOAVX2=1
+// included) gives the same bits.
 //
 // # Normalization
 //

@@ -163,3 +163,37 @@ hloop:
 hdone:
 	VZEROUPPER
 	RET
+
+// func sumRows4x32(steps int, x *float32, ld int, acc *[4][4]float32)
+//
+// sumRows4 for float32: the running sums of sum over the first 4·steps
+// values of four rows of x, ld values apart, side by side, one row's four
+// sums a 128-bit vector: acc[r][j] = Σ x[r·ld + 4i + j] over i in order,
+// from +0, the accumulator the first operand as in the compiled Go loop.
+// Requires AVX, steps ≥ 1.
+TEXT ·sumRows4x32(SB), NOSPLIT, $0-32
+	MOVQ steps+0(FP), CX
+	MOVQ x+8(FP), SI
+	MOVQ ld+16(FP), BX
+	SHLQ $2, BX
+	MOVQ acc+24(FP), DI
+	LEAQ (SI)(BX*2), DX
+	VXORPS X0, X0, X0
+	VXORPS X1, X1, X1
+	VXORPS X2, X2, X2
+	VXORPS X3, X3, X3
+sloop:
+	VADDPS (SI), X0, X0
+	VADDPS (SI)(BX*1), X1, X1
+	VADDPS (DX), X2, X2
+	VADDPS (DX)(BX*1), X3, X3
+	ADDQ $16, SI
+	ADDQ $16, DX
+	DECQ CX
+	JNZ sloop
+	VMOVUPS X0, (DI)
+	VMOVUPS X1, 16(DI)
+	VMOVUPS X2, 32(DI)
+	VMOVUPS X3, 48(DI)
+	VZEROUPPER
+	RET

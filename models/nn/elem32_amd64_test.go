@@ -101,3 +101,43 @@ func nans32(r *rand.Rand, n int) []float32 {
 	}
 	return v
 }
+
+// addRowSums gives sum's bits in float32 with the four-row kernel, for 1
+// to 9 rows (whole groups of four and the rest), 0 to 21 columns and a
+// leading dimension past them, on special values, half the chunks finite
+// (whose sums are not NaN, so a change of order shows in the rounding).
+// As for float64, two NaNs met in the Go additions that finish a sum
+// leave the compiler's choice of payload, so a NaN need only be a NaN.
+func TestAddRowSums32MatchesSum(t *testing.T) {
+	needAVX(t)
+	defer func(v bool) { patchVector = v }(patchVector)
+	r := rand.New(rand.NewPCG(6, 4))
+	for rows := 1; rows <= 9; rows++ {
+		for cols := 0; cols <= 21; cols++ {
+			ld := cols + r.IntN(3)
+			g := special32(r, rows*ld+1)
+			if r.IntN(2) == 0 {
+				for i := range g {
+					if g[i] != g[i] || math.IsInf(float64(g[i]), 0) {
+						g[i] = float32(r.NormFloat64())
+					}
+				}
+			}
+			gb := special32(r, rows)
+			want, got := append([]float32(nil), gb...), append([]float32(nil), gb...)
+			patchVector = false
+			addRowSums(want, g, ld, cols)
+			patchVector = true
+			addRowSums(got, g, ld, cols)
+			for i := range got {
+				if got[i] != got[i] && want[i] != want[i] {
+					got[i] = want[i]
+				}
+			}
+			if i := sameBits32(got, want); i >= 0 {
+				t.Fatalf("rows=%d cols=%d: sum %d is %x with the kernel, %x without", rows, cols, i,
+					math.Float32bits(got[i]), math.Float32bits(want[i]))
+			}
+		}
+	}
+}

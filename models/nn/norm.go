@@ -107,7 +107,7 @@ func (l *groupNorm[F]) forwardPlanes(x, w []F, b0, n int, out func(p int, xp []F
 	inv := F(1 / float64(l.m))
 	q0, groups := b0*l.g, n*l.g
 	lanesEnd := q0 // groups before it take their statistics eight at a time
-	if normVector && is64[F]() {
+	if normVector {
 		lanesEnd = q0 + groups - groups%laneGroups
 	}
 	per := l.m / l.plane
@@ -115,8 +115,10 @@ func (l *groupNorm[F]) forwardPlanes(x, w []F, b0, n int, out func(p int, xp []F
 		off := q * l.m
 		xq := x[off : off+l.m]
 		if q < lanesEnd {
-			if (q-q0)%laneGroups == 0 {
+			if (q-q0)%laneGroups == 0 && is64[F]() {
 				l.stats8(x, q)
+			} else if (q-q0)%laneGroups == 0 {
+				l.stats8x32(x, q)
 			}
 		} else {
 			mu := sum(xq) * inv
@@ -216,6 +218,11 @@ func (l *groupNorm[F]) rforward(ry, rx, x, _, w, u []F, n int) {
 			l.rforward8(ry, rx, x, gamma, ug, ub, q0)
 		}
 	}
+	if rx != nil && normVector && !is64[F]() {
+		for ; q0+laneGroups <= groups; q0 += laneGroups {
+			l.rforward8x32(ry, rx, x, gamma, ug, ub, q0)
+		}
+	}
 	for q := q0; q < groups; q += 2 {
 		qb := min(q+1, groups-1)
 		var sr, sxr [2]F
@@ -287,7 +294,13 @@ func (l *groupNorm[F]) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []F, n 
 	c := l.shape.C
 	gamma, ug := w[:c], u[:c]
 	inv := F(1 / float64(l.m))
-	for q := range n * l.g {
+	q0 := 0 // groups before it run eight at a time (norm32_lanes.go)
+	if rgx != nil && normLanes && !is64[F]() {
+		for ; q0+laneGroups <= n*l.g; q0 += laneGroups {
+			l.rbackward8x32(gx, rgx, rgw, gy, rgy, gamma, ug, q0)
+		}
+	}
+	for q := q0; q < n*l.g; q++ {
 		off := q * l.m
 		c0 := l.channels(q)
 		gyq, rgyq := gy[off:off+l.m], rgy[off:off+l.m]
@@ -321,9 +334,11 @@ func (l *groupNorm[F]) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []F, n 
 			p := k * l.plane
 			g, gu := gamma[c0+k], ug[c0+k]
 			var sg, sb F
-			xp, rp, gp := xh[p:p+l.plane], rxh[p:p+l.plane], gyq[p:p+l.plane]
-			hp, rhp := h[p:p+l.plane], rh[p:p+l.plane]
-			for i, t := range rgyq[p : p+l.plane] {
+			rgp := rgyq[p : p+l.plane]
+			// Sliced to rgp's length: the loop runs without bounds checks.
+			xp, rp, gp := xh[p:p+len(rgp)], rxh[p:p+len(rgp)], gyq[p:p+len(rgp)]
+			hp, rhp := h[p:p+len(rgp)], rh[p:p+len(rgp)]
+			for i, t := range rgp {
 				gv := gp[i]
 				sg += t*xp[i] + gv*rp[i]
 				sb += t

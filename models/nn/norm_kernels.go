@@ -3,7 +3,8 @@ package nn
 // The group norm's elementwise passes over runs of values: AVX kernels
 // (normVector) for the multiples of four, the scalar loops for the rest
 // and elsewhere. Both round each operation as written here, so they give
-// the same bits. The kernels are float64's; float32 runs the scalar loops.
+// the same bits. float32 runs eight values a step in its own kernels
+// (norm32_amd64.s) for the passes outside the eight-group sums.
 
 import "hgpsim/internal/gemm"
 
@@ -14,6 +15,9 @@ func outRun[F gemm.Float](y, x []F, mu, s, g, b F) {
 	if q := len(x) / 4; normVector && is64[F]() && q > 0 {
 		normOut(q, ptr64(y), ptr64(x), float64(mu), float64(s), float64(g), float64(b))
 		i = 4 * q
+	} else if q := len(x) / 8; normVector && !is64[F]() && q > 0 {
+		normOut32(q, ptr32(y), ptr32(x), float32(mu), float32(s), float32(g), float32(b))
+		i = 8 * q
 	}
 	outScalar(y[i:], x[i:], mu, s, g, b)
 }
@@ -35,6 +39,9 @@ func projRun[F gemm.Float](h, x []F, mu, s, mh, mxh F) {
 	if q := len(h) / 4; normVector && is64[F]() && q > 0 {
 		normProj(q, ptr64(h), ptr64(x), float64(mu), float64(s), float64(mh), float64(mxh))
 		i = 4 * q
+	} else if q := len(h) / 8; normVector && !is64[F]() && q > 0 {
+		normProj32(q, ptr32(h), ptr32(x), float32(mu), float32(s), float32(mh), float32(mxh))
+		i = 8 * q
 	}
 	projScalar(h[i:], x[i:], mu, s, mh, mxh)
 }
@@ -55,6 +62,10 @@ func tangentRun[F gemm.Float](r, y, rx, xh []F, s, mr, a, g, gu, bu F) {
 		normTangent(q, ptr64(r), ptr64(y), ptr64(rx), ptr64(xh),
 			float64(s), float64(mr), float64(a), float64(g), float64(gu), float64(bu))
 		i = 4 * q
+	} else if q := len(rx) / 8; normVector && !is64[F]() && q > 0 {
+		normTangent32(q, ptr32(r), ptr32(y), ptr32(rx), ptr32(xh),
+			float32(s), float32(mr), float32(a), float32(g), float32(gu), float32(bu))
+		i = 8 * q
 	}
 	tangentScalar(r[i:], y[i:], rx[i:], xh[i:], s, mr, a, g, gu, bu)
 }
@@ -77,6 +88,10 @@ func rprojRun[F gemm.Float](h, rh, xh, rxh []F, s, mh, mxh, mrxh, mrh, mxrh, sa 
 		normRProj(q, ptr64(h), ptr64(rh), ptr64(xh), ptr64(rxh),
 			float64(s), float64(mh), float64(mxh), float64(mrxh), float64(mrh), float64(mxrh), float64(sa))
 		i = 4 * q
+	} else if q := len(h) / 8; normVector && !is64[F]() && q > 0 {
+		normRProj32(q, ptr32(h), ptr32(rh), ptr32(xh), ptr32(rxh),
+			float32(s), float32(mh), float32(mxh), float32(mrxh), float32(mrh), float32(mxrh), float32(sa))
+		i = 8 * q
 	}
 	rprojScalar(h[i:], rh[i:], xh[i:], rxh[i:], s, mh, mxh, mrxh, mrh, mxrh, sa)
 }
@@ -119,6 +134,10 @@ func tangentXRun[F gemm.Float](r, y, rx, x, xh []F, mu, s, mr, a, g, gu, bu F) {
 		normTangentX(q, ptr64(r), ptr64(y), ptr64(rx), ptr64(x), ptr64(xh),
 			float64(mu), float64(s), float64(mr), float64(a), float64(g), float64(gu), float64(bu))
 		i = 4 * q
+	} else if q := len(rx) / 8; normVector && !is64[F]() && q > 0 {
+		normTangentX32(q, ptr32(r), ptr32(y), ptr32(rx), ptr32(x), ptr32(xh),
+			float32(mu), float32(s), float32(mr), float32(a), float32(g), float32(gu), float32(bu))
+		i = 8 * q
 	}
 	tangentXScalar(r[i:], y[i:], rx[i:], x[i:], xh[i:], mu, s, mr, a, g, gu, bu)
 }

@@ -43,3 +43,41 @@ func normBackSums8(*float64, int, int, *float64, *float64, *[3][8]float64, *[4][
 func normRFwdSums8(*float64, int, int, *float64, *float64, *[2][8]float64, *[2][8]float64) {
 	panic("nn: normRFwdSums8 without AVX-512")
 }
+
+func normOut32(int, *float32, *float32, float32, float32, float32, float32) {
+	panic("nn: normOut32 without AVX")
+}
+
+func normProj32(int, *float32, *float32, float32, float32, float32, float32) {
+	panic("nn: normProj32 without AVX")
+}
+
+func normTangent32(int, *float32, *float32, *float32, *float32, float32, float32, float32, float32, float32, float32) {
+	panic("nn: normTangent32 without AVX")
+}
+
+func normRProj32(int, *float32, *float32, *float32, *float32, float32, float32, float32, float32, float32, float32, float32) {
+	panic("nn: normRProj32 without AVX")
+}
+
+func normSum8x32(int, int, *float32, *[8][4]float32) { panic("nn: normSum8x32 without AVX") }
+
+func normSqDev8x32(int, int, *float32, *[8][4]float32, *[8][4]float32) {
+	panic("nn: normSqDev8x32 without AVX")
+}
+
+func normTangentX32(int, *float32, *float32, *float32, *float32, *float32, float32, float32, float32, float32, float32, float32, float32) {
+	panic("nn: normTangentX32 without AVX")
+}
+
+func normRFwdSums8x32(*float32, int, int, *float32, *float32, *[2][8]float32, *[2][8]float32) {
+	panic("nn: normRFwdSums8x32 without AVX")
+}
+
+func normRBackSums8x32(*float32, int, int, *float32, *float32, *float32, *float32, *[2][8]float32, *[7][8]float32) {
+	panic("nn: normRBackSums8x32 without AVX-512")
+}
+
+func normRProjG32(int, *float32, *float32, *float32, *float32, *float32, *float32, float32, float32, float32, float32, float32, float32, float32, float32, float32) {
+	panic("nn: normRProjG32 without AVX")
+}

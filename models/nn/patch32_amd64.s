@@ -90,6 +90,9 @@ TEXT ·copyRuns32(SB), NOSPLIT, $0-48
 	MOVQ src+32(FP), SI
 	MOVQ srcStride+40(FP), R10
 	SHLQ $2, R10
+	// The row loop runs once per patch row: aligned, its speed does not
+	// depend on where the linker happens to place the function.
+	PCALIGN $32
 crun:
 	MOVQ R8, DX
 	XORQ AX, AX
@@ -143,6 +146,7 @@ TEXT ·addRuns32(SB), NOSPLIT, $0-48
 	MOVQ src+32(FP), SI
 	MOVQ srcStride+40(FP), R10
 	SHLQ $2, R10
+	PCALIGN $32
 arun:
 	MOVQ R8, DX
 	XORQ AX, AX

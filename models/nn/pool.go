@@ -133,6 +133,12 @@ func (l *pool[F]) max2Plane(p int, y, xp []F) {
 	yp, ap := y[p*ho*wo:(p+1)*ho*wo], l.arg[p*ho*wo:(p+1)*ho*wo]
 	// Offsets in arg are within the sample: add the plane's start.
 	base := (p % l.in.C) * h * w
+	if k > 0 && k == wo && !is64[F]() {
+		// No row has a tail: one call for the plane, without a call's
+		// overhead per row.
+		maxPool2Rows32(ho, wo, ptr32(xp), ptr32(yp), &ap[0], base, w)
+		return
+	}
 	for oy := range ho {
 		r0 := xp[2*oy*w : 2*oy*w+2*wo]
 		r1 := xp[(2*oy+1)*w : (2*oy+1)*w+2*wo]
@@ -140,7 +146,7 @@ func (l *pool[F]) max2Plane(p int, y, xp []F) {
 		if k > 0 && is64[F]() {
 			maxPool2Row64(k, ptr64(r0), ptr64(r1), ptr64(yr), &ar[0], base+2*oy*w, w)
 		} else if k > 0 {
-			maxPool2Row32(k, ptr32(r0), ptr32(r1), ptr32(yr), &ar[0], base+2*oy*w, w)
+			maxPool2Rows32(1, k, ptr32(r0), ptr32(yr), &ar[0], base+2*oy*w, w)
 		}
 		for ox := k; ox < len(yr); ox++ {
 			i0 := 2*ox + greater(r0[2*ox+1], r0[2*ox])
@@ -184,7 +190,7 @@ func (l *pool[F]) gather(y, x []F, n int) {
 func (l *pool[F]) scatter(gx, gy []F, n int) {
 	hw, plane := l.in.H*l.in.W, l.o.H*l.o.W
 	ni, c := l.in.Size(), l.in.C
-	vector := patchVector && is64[F]() && l.o.W >= 4 && l.tiles()
+	vector := patchVector && l.o.W >= 4 && l.tiles()
 	for p := range n * c {
 		if vector {
 			l.scatterPlane(gx[p*hw:(p+1)*hw], gy, p)
@@ -212,7 +218,7 @@ func (l *pool[F]) scatter(gx, gy []F, n int) {
 
 // scatterPlane is scatter of a disjoint pool on the batch's channel plane
 // p, into dst, that plane of gx: for the fused passes (fuse.go) and the
-// float64 kernel.
+// AVX kernels.
 func (l *pool[F]) scatterPlane(dst, gy []F, p int) {
 	h, w, wo, plane := l.in.H, l.in.W, l.o.W, l.o.H*l.o.W
 	// The offsets in arg are within the sample: dst starts at the
@@ -221,13 +227,24 @@ func (l *pool[F]) scatterPlane(dst, gy []F, p int) {
 	off := int32((p % l.in.C) * len(dst))
 	gp, ap := gy[p*plane:(p+1)*plane], l.arg[p*plane:(p+1)*plane]
 	ap = ap[:len(gp)]
-	if patchVector && is64[F]() && wo >= 4 && l.tiles() {
+	if patchVector && wo >= 4 && l.tiles() {
 		// Whole rows of windows: each input stored once, no clearing.
 		k := wo &^ 3
+		if !is64[F]() && k == wo {
+			// No row has a tail: one call for the plane, without a
+			// call's overhead per row (rows of 4 to 12 windows in
+			// fedem-cnn).
+			scatterPool2Rows32(l.o.H, wo, ptr32(gp), &ap[0], ptr32(dst), int(off), w)
+			return
+		}
 		for oy := range l.o.H {
 			d0, d1 := dst[2*oy*w:(2*oy+1)*w], dst[(2*oy+1)*w:(2*oy+2)*w]
 			g, a := gp[oy*wo:(oy+1)*wo], ap[oy*wo:(oy+1)*wo]
-			scatterPool2Row64(k, ptr64(g), &a[0], ptr64(d0), ptr64(d1), int(off)+2*oy*w, w)
+			if is64[F]() {
+				scatterPool2Row64(k, ptr64(g), &a[0], ptr64(d0), ptr64(d1), int(off)+2*oy*w, w)
+			} else {
+				scatterPool2Rows32(1, k, ptr32(g), &a[0], ptr32(d0), int(off)+2*oy*w, w)
+			}
 			for ox := k; ox < wo; ox++ {
 				d0[2*ox], d0[2*ox+1], d1[2*ox], d1[2*ox+1] = 0, 0, 0, 0
 				dst[a[ox]-off] = 0 + g[ox]
