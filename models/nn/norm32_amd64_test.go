@@ -110,16 +110,7 @@ func TestNormStats32MatchScalar(t *testing.T) {
 		x := make([]float32, size)
 		for q := range c.n * c.g {
 			v := x[q*l.m : (q+1)*l.m]
-			switch q % 3 {
-			case 0:
-				copy(v, nans32(r, len(v)))
-			case 1:
-				copy(v, special32(r, len(v)))
-			default:
-				for i := range v {
-					v[i] = float32(r.NormFloat64()*10 + 3)
-				}
-			}
+			fillGroup32(r, v, q)
 		}
 		w := special32(r, 2*c.in.C)
 		var ys, mus, ss [2][]float32
@@ -194,16 +185,7 @@ func TestNormRForward32MatchesScalar(t *testing.T) {
 		x, rx := make([]float32, size), make([]float32, size)
 		for q := range ng {
 			for _, v := range [][]float32{x[q*l.m : (q+1)*l.m], rx[q*l.m : (q+1)*l.m]} {
-				switch q % 3 {
-				case 0:
-					copy(v, nans32(r, len(v)))
-				case 1:
-					copy(v, special32(r, len(v)))
-				default:
-					for i := range v {
-						v[i] = float32(r.NormFloat64()*10 + 3)
-					}
-				}
+				fillGroup32(r, v, q)
 			}
 		}
 		w, u := special32(r, 2*c.in.C), special32(r, 2*c.in.C)
@@ -282,16 +264,7 @@ func TestNormRBackward32MatchesScalar(t *testing.T) {
 		gy, rgy := make([]float32, size), make([]float32, size)
 		for q := range ng {
 			for _, v := range [][]float32{x[q*l.m : (q+1)*l.m], rx[q*l.m : (q+1)*l.m], gy[q*l.m : (q+1)*l.m], rgy[q*l.m : (q+1)*l.m]} {
-				switch q % 3 {
-				case 0:
-					copy(v, nans32(r, len(v)))
-				case 1:
-					copy(v, special32(r, len(v)))
-				default:
-					for i := range v {
-						v[i] = float32(r.NormFloat64()*10 + 3)
-					}
-				}
+				fillGroup32(r, v, q)
 			}
 		}
 		w, u := special32(r, 2*c.in.C), special32(r, 2*c.in.C)
@@ -344,6 +317,22 @@ func TestNormRBackward32MatchesScalar(t *testing.T) {
 						v.what, i, math.Float32bits(v.got[i]), math.Float32bits(v.want[i]))
 				}
 			}
+		}
+	}
+}
+
+// fillGroup32 fills group q's values v by q mod 3: NaNs of distinct
+// payloads, special values (signed zeros, subnormals, infinities), or
+// ordinary values whose sums round, so that a change of order shows.
+func fillGroup32(r *rand.Rand, v []float32, q int) {
+	switch q % 3 {
+	case 0:
+		copy(v, nans32(r, len(v)))
+	case 1:
+		copy(v, special32(r, len(v)))
+	default:
+		for i := range v {
+			v[i] = float32(r.NormFloat64()*10 + 3)
 		}
 	}
 }
