@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"hgpsim/datasets"
+	"hgpsim/internal/vec"
 )
 
 // Classifier is a SecondOrder model whose per-row loss is the softmax
@@ -79,7 +80,7 @@ func chunks(n int) iter.Seq2[int, int] {
 // nil and both d and F are float64, otherwise the rows gathered (decoded,
 // if d is coded; rounded to F) into *buf, which grows as needed.
 func batchRows[F Float](buf *[]F, d *datasets.Dataset, idx []int, lo, hi int) []F {
-	if !is64[F]() {
+	if !vec.Is64[F]() {
 		*buf = resize(*buf, (hi-lo)*d.D)
 		if idx == nil {
 			datasets.GatherRangeAs(d, *buf, lo, hi)
@@ -90,14 +91,14 @@ func batchRows[F Float](buf *[]F, d *datasets.Dataset, idx []int, lo, hi int) []
 	}
 	if idx == nil {
 		if !d.Coded() {
-			return fromF64[F](d.X[lo*d.D : hi*d.D])
+			return vec.View[F](d.X[lo*d.D : hi*d.D])
 		}
 		*buf = resize(*buf, (hi-lo)*d.D)
-		d.GatherRange(as64(*buf), lo, hi)
+		d.GatherRange(vec.View[float64](*buf), lo, hi)
 		return *buf
 	}
 	*buf = resize(*buf, (hi-lo)*d.D)
-	d.Gather(as64(*buf), idx[lo:hi])
+	d.Gather(vec.View[float64](*buf), idx[lo:hi])
 	return *buf
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"hgpsim/internal/vec"
 	"hgpsim/models/nn"
 )
 
@@ -176,7 +177,7 @@ type Cost struct {
 
 // WorkspaceOf returns c's workspace bytes for a model computing in F.
 func WorkspaceOf[F Float](c Cost) int64 {
-	if is64[F]() {
+	if vec.Is64[F]() {
 		return c.Workspace
 	}
 	return c.Workspace32

@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"hgpsim/internal/vec"
 	"testing"
 )
 
@@ -27,7 +28,7 @@ func benchCNNMixture[F Float](b *testing.B) {
 	lambda := randomVec(r, m.DimLambda(), 0.5)
 	dst, dl := make([]F, len(x)), make([]float64, len(lambda))
 	idx := randomBatch(r, ds, batch)
-	runOps(b, fmt.Sprintf("f%d/", 8*elemSize[F]()), []benchOp{
+	runOps(b, fmt.Sprintf("f%d/", 8*vec.ElemSize[F]()), []benchOp{
 		{"InnerGrad", func() { m.InnerGrad(dst, x, lambda, ds, idx) }},
 		{"InnerHVP", func() { m.InnerHVP(dst, x, lambda, ds, idx, u) }},
 		{"InnerCross", func() { m.InnerCross(dl, x, lambda, ds, idx, u) }},

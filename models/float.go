@@ -2,7 +2,6 @@ package models
 
 import (
 	"math"
-	"unsafe"
 
 	"gonum.org/v1/gonum/floats"
 
@@ -15,30 +14,11 @@ import (
 // float32 (see the package documentation's Precision).
 type Float = gemm.Float
 
-// is64 reports whether F is float64.
-func is64[F Float]() bool { return unsafe.Sizeof(F(0)) == 8 }
-
-// elemSize returns the bytes of one F.
-func elemSize[F Float]() int64 { return int64(unsafe.Sizeof(F(0))) }
-
-// as64 views s as []float64; F must be float64. The float64 instantiation
-// hands its slices to the routines it always called (gonum, internal/vec),
-// so that its results keep their bits; a conversion through an interface
-// would allocate.
-func as64[F Float](s []F) []float64 {
-	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
-}
-
-// fromF64 views s as []F; F must be float64.
-func fromF64[F Float](s []float64) []F {
-	return unsafe.Slice((*F)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
-}
-
 // logSumExp is vec.LogSumExp for F, evaluated in float64: for float64 it is
 // that function, for float32 the same steps on the widened values.
 func logSumExp[F Float](z []F) float64 {
-	if is64[F]() {
-		return vec.LogSumExp(as64(z))
+	if vec.Is64[F]() {
+		return vec.LogSumExp(vec.View[float64](z))
 	}
 	m := float64(z[0])
 	for _, v := range z[1:] {
@@ -60,8 +40,8 @@ func logSumExp[F Float](z []F) float64 {
 // times fewer dependent additions than one running sum (‖x‖² of a CNN's
 // five million parameters is a regularizer term of every gradient).
 func dotF[F Float](a, b []F) float64 {
-	if is64[F]() {
-		return floats.Dot(as64(a), as64(b))
+	if vec.Is64[F]() {
+		return floats.Dot(vec.View[float64](a), vec.View[float64](b))
 	}
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float64
@@ -85,8 +65,8 @@ func sumSquares[F Float](x []F) float64 { return dotF(x, x) }
 // addScaled adds alpha·s to dst with gonum's floats.AddScaled for float64
 // and alpha rounded to F for float32.
 func addScaled[F Float](dst []F, alpha float64, s []F) {
-	if is64[F]() {
-		floats.AddScaled(as64(dst), alpha, as64(s))
+	if vec.Is64[F]() {
+		floats.AddScaled(vec.View[float64](dst), alpha, vec.View[float64](s))
 		return
 	}
 	addScaled32(dst, F(alpha), s)
@@ -95,8 +75,8 @@ func addScaled[F Float](dst []F, alpha float64, s []F) {
 // vecAddScaled is addScaled with internal/vec's kernel for float64, for the
 // callers that always used it.
 func vecAddScaled[F Float](dst []F, alpha float64, s []F) {
-	if is64[F]() {
-		vec.AddScaled(as64(dst), alpha, as64(s))
+	if vec.Is64[F]() {
+		vec.AddScaled(vec.View[float64](dst), alpha, vec.View[float64](s))
 		return
 	}
 	addScaled32(dst, F(alpha), s)
@@ -112,8 +92,8 @@ func addScaled32[F Float](dst []F, a F, s []F) {
 // addScaledTo adds alpha·s to the float64 dst (a λ-sized or class-sized
 // accumulator) from an F vector.
 func addScaledTo[F Float](dst []float64, alpha float64, s []F) {
-	if is64[F]() {
-		floats.AddScaled(dst, alpha, as64(s))
+	if vec.Is64[F]() {
+		floats.AddScaled(dst, alpha, vec.View[float64](s))
 		return
 	}
 	s = s[:len(dst)]
@@ -124,8 +104,8 @@ func addScaledTo[F Float](dst []float64, alpha float64, s []F) {
 
 // scale multiplies v by alpha (gonum's floats.Scale for float64).
 func scale[F Float](alpha float64, v []F) {
-	if is64[F]() {
-		floats.Scale(alpha, as64(v))
+	if vec.Is64[F]() {
+		floats.Scale(alpha, vec.View[float64](v))
 		return
 	}
 	a := F(alpha)
@@ -153,8 +133,8 @@ func resize[T any](b []T, n int) []T {
 // gatherAs is d.Gather for F (datasets.GatherAs, which writes the same
 // bits for float64).
 func gatherAs[F Float](d *datasets.Dataset, dst []F, idx []int) {
-	if is64[F]() {
-		d.Gather(as64(dst), idx)
+	if vec.Is64[F]() {
+		d.Gather(vec.View[float64](dst), idx)
 		return
 	}
 	datasets.GatherAs(d, dst, idx)

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"hgpsim/datasets"
+	"hgpsim/internal/vec"
 	"hgpsim/models/nn"
 )
 
@@ -292,8 +293,8 @@ func (m *HyperRep[F]) Init(dst []F, r *rand.Rand) {
 func (m *HyperRep[F]) InitLambda(dst []float64, r *rand.Rand) {
 	checkVec("dst", dst, m.DimLambda())
 	if !m.mlp {
-		if is64[F]() {
-			m.body.Init(fromF64[F](dst), r)
+		if vec.Is64[F]() {
+			m.body.Init(vec.View[F](dst), r)
 			return
 		}
 		// The same draws as the float64 body's, rounded to F once:

@@ -5,6 +5,7 @@ import (
 
 	"hgpsim/datasets"
 	"hgpsim/internal/gemm"
+	"hgpsim/internal/vec"
 	"hgpsim/models/nn"
 )
 
@@ -68,8 +69,8 @@ func (m *HyperRep[F]) tangents(c *featureCache[F], x []F, d *datasets.Dataset, i
 func (m *HyperRep[F]) begin(x []F, lambda []float64, d *datasets.Dataset, idx []int) (*featureCache[F], int, float64) {
 	m.check(x, lambda, d)
 	n := batchSize(d, idx)
-	if is64[F]() {
-		m.lam = fromF64[F](lambda)
+	if vec.Is64[F]() {
+		m.lam = vec.View[F](lambda)
 	} else {
 		m.lam = resize(m.lam, len(lambda))
 		toF(m.lam, lambda)
@@ -271,8 +272,8 @@ func (m *HyperRep[F]) Accuracy(x []F, lambda []float64, d *datasets.Dataset, idx
 // lambdaGrad returns where the body accumulates a gradient in λ for the
 // float64 dst: dst itself for float64, m.lamGrad for float32.
 func (m *HyperRep[F]) lambdaGrad(dst []float64) []F {
-	if is64[F]() {
-		return fromF64[F](dst)
+	if vec.Is64[F]() {
+		return vec.View[F](dst)
 	}
 	m.lamGrad = resize(m.lamGrad, len(dst))
 	return m.lamGrad
@@ -281,7 +282,7 @@ func (m *HyperRep[F]) lambdaGrad(dst []float64) []F {
 // widen writes the body's gradient gl into dst, for float32 (for float64
 // gl is dst).
 func (m *HyperRep[F]) widen(dst []float64, gl []F) {
-	if is64[F]() {
+	if vec.Is64[F]() {
 		return
 	}
 	for i, v := range gl {

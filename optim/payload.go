@@ -1,8 +1,6 @@
 package optim
 
 import (
-	"unsafe"
-
 	"hgpsim/internal/vec"
 )
 
@@ -11,10 +9,10 @@ import (
 // without branching on it.
 func NewPayload[F vec.Float](kind Kind, v []F, mass float64) Payload {
 	p := Payload{Kind: kind, Mass: mass}
-	if is64[F]() {
-		p.Vec = reslice[float64](v)
+	if vec.Is64[F]() {
+		p.Vec = vec.View[float64](v)
 	} else {
-		p.Vec32 = reslice[float32](v)
+		p.Vec32 = vec.View[float32](v)
 	}
 	return p
 }
@@ -22,24 +20,11 @@ func NewPayload[F vec.Float](kind Kind, v []F, mass float64) Payload {
 // VecOf returns p's vector in F: Vec for float64, Vec32 for float32 (nil
 // when p carries its vector in the other precision, or none).
 func VecOf[F vec.Float](p *Payload) []F {
-	if is64[F]() {
-		return reslice[F](p.Vec)
+	if vec.Is64[F]() {
+		return vec.View[F](p.Vec)
 	}
-	return reslice[F](p.Vec32)
+	return vec.View[F](p.Vec32)
 }
 
 // Len returns the length of p's vector, in whichever precision it is.
 func (p *Payload) Len() int { return len(p.Vec) + len(p.Vec32) }
-
-// is64 reports whether F is float64 (otherwise it is float32).
-func is64[F vec.Float]() bool { return unsafe.Sizeof(F(0)) == 8 }
-
-// reslice views s as a slice of T, which must be F itself: generic code
-// cannot convert a []float64 to a []F even where F is float64. A nil s
-// stays nil.
-func reslice[T, F vec.Float](s []F) []T {
-	if s == nil {
-		return nil
-	}
-	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
-}

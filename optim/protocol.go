@@ -360,8 +360,8 @@ var ErrNonFinite = errors.New("non-finite value (NaN or Inf)")
 
 // AllFinite reports whether every coordinate of v is finite.
 func AllFinite[F vec.Float](v []F) bool {
-	if is64[F]() {
-		return allFinite64(reslice[float64](v))
+	if vec.Is64[F]() {
+		return allFinite64(vec.View[float64](v))
 	}
 	// x − x is 0 for a finite x and NaN otherwise; four sums, so that no
 	// chain of additions bounds the loop.

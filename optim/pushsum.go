@@ -336,10 +336,10 @@ func (a *PushSum[F]) Value() []F { return a.ps.X }
 // reads widened: a float64 copy would cost a parameter-sized buffer a
 // client.
 func (a *PushSum[F]) Observe() Stats {
-	if is64[F]() {
-		return Stats{X: reslice[float64](a.ps.X), Weight: a.ps.Omega}
+	if vec.Is64[F]() {
+		return Stats{X: vec.View[float64](a.ps.X), Weight: a.ps.Omega}
 	}
-	return Stats{X32: reslice[float32](a.ps.X), Weight: a.ps.Omega}
+	return Stats{X32: vec.View[float32](a.ps.X), Weight: a.ps.Omega}
 }
 
 // Estimates returns this client's p̄_ij and δ̄_{j→i} over the rounds so far.

@@ -2,7 +2,6 @@ package gemm
 
 import (
 	"fmt"
-	"unsafe"
 
 	"hgpsim/internal/vec"
 )
@@ -17,16 +16,11 @@ type Float = vec.Float
 // kernels take their own element type; the slices are reinterpreted, not
 // copied, because F is exactly that type.
 func run[F Float](k64 kernel, k32 kernel32, m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
-	if unsafe.Sizeof(F(0)) == 8 {
-		k64(m, n, k, reslice[float64](a), lda, reslice[float64](b), ldb, reslice[float64](c), ldc)
+	if vec.Is64[F]() {
+		k64(m, n, k, vec.View[float64](a), lda, vec.View[float64](b), ldb, vec.View[float64](c), ldc)
 		return
 	}
-	k32(m, n, k, reslice[float32](a), lda, reslice[float32](b), ldb, reslice[float32](c), ldc)
-}
-
-// reslice views s as a slice of T, which must have F's size.
-func reslice[T, F Float](s []F) []T {
-	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+	k32(m, n, k, vec.View[float32](a), lda, vec.View[float32](b), ldb, vec.View[float32](c), ldc)
 }
 
 // DotNT sets c[i·ldc+j] = Σ_k a[i·lda+k]·b[j·ldb+k] for i < m, j < n, in

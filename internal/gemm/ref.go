@@ -1,6 +1,6 @@
 package gemm
 
-import "unsafe"
+import "hgpsim/internal/vec"
 
 // The reference kernels: the orders of the package doc written as plain
 // loops. They define the results every faster kernel must reproduce bit for
@@ -10,7 +10,7 @@ import "unsafe"
 // dotRef returns Σ a[i]·b[i] in dot order: float64's four partial sums,
 // or float32's sixteen (dot16Ref).
 func dotRef[F Float](a, b []F) F {
-	if unsafe.Sizeof(F(0)) == 4 {
+	if !vec.Is64[F]() {
 		return dot16Ref(a, b)
 	}
 	var s0, s1, s2, s3 F

@@ -37,35 +37,22 @@ type Term[F Float] struct {
 // It panics when off < 0 or a term's Vec is shorter than off+len(dst). No
 // Vec may overlap dst.
 func Combine[F Float](dst []F, terms []Term[F], off int) {
-	// The checks run in the non-generic checkTerms, on the terms as the
-	// kernels take them: written over F they cost float64 mixing a
-	// tenth more on short blocks.
-	if is64[F]() {
-		d, t := reslice[float64](dst), resliceTerms[float64](terms)
+	if Is64[F]() {
+		d, t := View[float64](dst), resliceTerms[float64](terms)
 		checkTerms(len(d), t, off)
 		combine(d, t, off)
 		return
 	}
-	d, t := reslice[float32](dst), resliceTerms[float32](terms)
-	checkTerms32(len(d), t, off)
+	d, t := View[float32](dst), resliceTerms[float32](terms)
+	checkTerms(len(d), t, off)
 	combine32(d, t, off)
 }
 
 // checkTerms panics unless off ≥ 0 and every term holds coordinates
-// [off, off+n).
-func checkTerms(n int, terms []Term[float64], off int) {
-	if off < 0 {
-		panic(fmt.Sprintf("vec: Combine at offset %d", off))
-	}
-	for k := range terms {
-		if len(terms[k].Vec) < off+n {
-			panic(fmt.Sprintf("vec: Combine of %d coordinates from %d but term %d has %d", n, off, k, len(terms[k].Vec)))
-		}
-	}
-}
-
-// checkTerms32 is checkTerms for float32 terms.
-func checkTerms32(n int, terms []Term[float32], off int) {
+// [off, off+n). It runs on the terms as the kernels take them, one
+// instantiation per element type: checked through Combine's F it cost
+// float64 mixing a tenth more on short blocks.
+func checkTerms[F Float](n int, terms []Term[F], off int) {
 	if off < 0 {
 		panic(fmt.Sprintf("vec: Combine at offset %d", off))
 	}

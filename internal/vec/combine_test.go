@@ -39,7 +39,7 @@ var specials32 = []float32{
 
 // specialValue returns one of the special values of F.
 func specialValue[F Float](r *rand.Rand) F {
-	if is64[F]() {
+	if Is64[F]() {
 		return F(specials[r.IntN(len(specials))])
 	}
 	return F(specials32[r.IntN(len(specials32))])
@@ -50,7 +50,7 @@ func specialValue[F Float](r *rand.Rand) F {
 // and, when special, about one value in eight from the specials.
 func randomTerms[F Float](r *rand.Rand, k, n int, special bool) []Term[F] {
 	decades := 40
-	if !is64[F]() {
+	if !Is64[F]() {
 		decades = 20
 	}
 	v := func() F {
@@ -72,7 +72,7 @@ func randomTerms[F Float](r *rand.Rand, k, n int, special bool) []Term[F] {
 
 // bits returns x's bits, widened to 64.
 func bits[F Float](x F) uint64 {
-	if is64[F]() {
+	if Is64[F]() {
 		return math.Float64bits(float64(x))
 	}
 	return uint64(math.Float32bits(float32(x)))

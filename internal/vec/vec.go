@@ -11,12 +11,17 @@ import (
 // and each sum rounded to F.
 type Float interface{ float32 | float64 }
 
-// is64 reports whether F is float64 (otherwise it is float32).
-func is64[F Float]() bool { return unsafe.Sizeof(F(0)) == 8 }
+// Is64 reports whether F is float64 (otherwise it is float32).
+func Is64[F Float]() bool { return unsafe.Sizeof(F(0)) == 8 }
 
-// reslice views s as a slice of T, which must be F itself: the kernels
-// take their own element type, and a generic F is exactly one of them.
-func reslice[T, F Float](s []F) []T {
+// ElemSize returns the bytes of one F: 8 for float64, 4 for float32.
+func ElemSize[F Float]() int64 { return int64(unsafe.Sizeof(F(0))) }
+
+// View views s as a slice of T, which must be F itself: generic code
+// cannot convert a []F to a []float64 even where F is float64, and the
+// kernels take their own element type. It reinterprets, never copies (a
+// conversion through an interface would allocate); a nil s stays nil.
+func View[T, F Float](s []F) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
 }
 
@@ -26,11 +31,11 @@ func AddScaled[F Float](dst []F, alpha F, s []F) {
 	if len(dst) != len(s) {
 		panic(fmt.Sprintf("vec: AddScaled of lengths %d and %d", len(dst), len(s)))
 	}
-	if is64[F]() {
-		addScaled(reslice[float64](dst), float64(alpha), reslice[float64](s))
+	if Is64[F]() {
+		addScaled(View[float64](dst), float64(alpha), View[float64](s))
 		return
 	}
-	addScaled32(reslice[float32](dst), float32(alpha), reslice[float32](s))
+	addScaled32(View[float32](dst), float32(alpha), View[float32](s))
 }
 
 // addScaled32Go is the float32 AddScaled in Go. The conversion rounds the

@@ -7,13 +7,14 @@ import (
 	"unsafe"
 
 	"hgpsim/internal/gemm"
+	"hgpsim/internal/vec"
 )
 
 // setBias writes the bias of each output channel over its row of the
 // Out × cols chunk y.
 func setBias[F gemm.Float](y, bias []F, cols int) {
-	vector32 := patchVector && !is64[F]() && cols >= 8
-	vector64 := patchVector && is64[F]() && cols >= 4
+	vector32 := patchVector && !vec.Is64[F]() && cols >= 8
+	vector64 := patchVector && vec.Is64[F]() && cols >= 4
 	for c, v := range bias {
 		row := y[c*cols : (c+1)*cols]
 		if vector32 {
@@ -33,8 +34,8 @@ func setBias[F gemm.Float](y, bias []F, cols int) {
 // addBias adds the bias of each output channel to its row of the
 // Out × cols chunk y.
 func addBias[F gemm.Float](y, bias []F, cols int) {
-	vector32 := patchVector && !is64[F]() && cols >= 8
-	vector64 := patchVector && is64[F]() && cols >= 4
+	vector32 := patchVector && !vec.Is64[F]() && cols >= 8
+	vector64 := patchVector && vec.Is64[F]() && cols >= 4
 	for c, v := range bias {
 		row := y[c*cols : (c+1)*cols]
 		if vector32 {
@@ -64,7 +65,7 @@ func addRowSums[F gemm.Float](gb, g []F, ld, cols int) {
 		for ; c+4 <= len(gb); c += 4 {
 			var acc [4][4]F
 			_ = g[(c+3)*ld+cols-1] // the kernel's last row
-			if is64[F]() {
+			if vec.Is64[F]() {
 				sumRows4(cols/4, ptr64(g[c*ld:]), ld, (*[4][4]float64)(unsafe.Pointer(&acc)))
 			} else {
 				sumRows4x32(cols/4, ptr32(g[c*ld:]), ld, (*[4][4]float32)(unsafe.Pointer(&acc)))

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"hgpsim/internal/gemm"
+	"hgpsim/internal/vec"
 )
 
 // conv is a 2-D convolution computed as matrix products with patch
@@ -115,9 +116,9 @@ func newConv[F gemm.Float](sp Spec, in Shape) (layer[F], error) {
 		l.lo[kx], l.hi[kx] = lo, max(hi, lo)
 	}
 	l.q = max(1, (minCols+l.p-1)/l.p)
-	l.wDot = l.k < dotMaxK || (!is64[F]() && l.o.C%8 != 0)
+	l.wDot = l.k < dotMaxK || (!vec.Is64[F]() && l.o.C%8 != 0)
 	l.wT = !l.wDot && l.o.C%8 == 0
-	l.rows = l.k >= dotMaxK && (is64[F]() || l.k%16 == 0)
+	l.rows = l.k >= dotMaxK && (vec.Is64[F]() || l.k%16 == 0)
 	for c := range in.C {
 		for ky := range sp.KH {
 			l.runs = append(l.runs, (c*in.H+ky)*in.W)
@@ -142,7 +143,7 @@ func (l *conv[F]) memory(int) int64 {
 	if l.q > 1 {
 		f += no * cols
 	}
-	return elemSize[F]() * f
+	return vec.ElemSize[F]() * f
 }
 
 func (l *conv[F]) reserve(int) {
@@ -399,7 +400,7 @@ func (l *conv[F]) rforwardRows(ry, rx, x, wt, ut, ub []F, n int) {
 	// In float32, two products over K and a sum: the dot kernels ran
 	// fedem-cnn's second convolution (64 × 64 over K = 800) at 215 GFLOP/s
 	// and over 2K at 163, their rows no longer fitting L1 together.
-	split := rx != nil && !is64[F]()
+	split := rx != nil && !vec.Is64[F]()
 	for b0 := 0; b0 < n; b0 += l.q {
 		m := min(l.q, n-b0)
 		cols := m * l.p

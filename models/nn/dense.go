@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"hgpsim/internal/gemm"
+	"hgpsim/internal/vec"
 )
 
 // dense is Y = X·Wᵀ + 1bᵀ on the batch, X being n × In (each sample's
@@ -38,7 +39,7 @@ func (l *dense[F]) out() Shape   { return Shape{l.no, 1, 1} }
 func (l *dense[F]) params() int  { return l.no*l.ni + l.no }
 func (l *dense[F]) flops() int64 { return 2 * int64(l.no) * int64(l.ni) }
 func (l *dense[F]) memory(n int) int64 {
-	e := elemSize[F]()
+	e := vec.ElemSize[F]()
 	if l.rows {
 		return e * (int64(n)*(3*int64(l.no)+2*int64(l.ni)+2*int64(l.no)) + 2*int64(l.no)*int64(l.ni))
 	}

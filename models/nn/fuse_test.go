@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"hgpsim/internal/gemm"
+	"hgpsim/internal/vec"
 )
 
 // The fused passes of a group norm and its max pool give the bits of the
@@ -82,7 +83,7 @@ func fusedSequence[F gemm.Float](t *testing.T, in Shape, specs []Spec, n int, sp
 	case 1: // sample 0 all zeros, sample 1 scaled up
 		clear(a[:in.Size()])
 		big := 1e150
-		if !is64[F]() {
+		if !vec.Is64[F]() {
 			big = 1e30
 		}
 		for i := range in.Size() {

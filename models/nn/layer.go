@@ -71,12 +71,12 @@ type relu[F gemm.Float] struct{ elementwise[F] }
 func (l *relu[F]) forward(y, x, _ []F, n int) {
 	y = y[:n*l.shape.Size()]
 	x = x[:len(y)]
-	if patchVector && !is64[F]() && len(y) >= 8 {
+	if patchVector && !vec.Is64[F]() && len(y) >= 8 {
 		relu32(ptr32(y), ptr32(x), len(y))
 		k := len(y) &^ 7
 		y, x = y[k:], x[k:]
 	}
-	if patchVector && is64[F]() && len(y) >= 4 {
+	if patchVector && vec.Is64[F]() && len(y) >= 4 {
 		relu64(ptr64(y), ptr64(x), len(y))
 		k := len(y) &^ 3
 		y, x = y[k:], x[k:]
@@ -92,11 +92,11 @@ func (l *relu[F]) forward(y, x, _ []F, n int) {
 // half the time. y ≥ 0 (never −0: max(−0, 0) = +0), so y > 0 exactly when
 // its bits are nonzero, and 0 − bits has its sign bit set exactly then.
 func reluMask[F gemm.Float](dst, src, y []F) {
-	if !is64[F]() {
-		reluMask32(reslice[float32](dst), reslice[float32](src), reslice[float32](y))
+	if !vec.Is64[F]() {
+		reluMask32(vec.View[float32](dst), vec.View[float32](src), vec.View[float32](y))
 		return
 	}
-	reluMask64(reslice[float64](dst), reslice[float64](src), reslice[float64](y))
+	reluMask64(vec.View[float64](dst), vec.View[float64](src), vec.View[float64](y))
 }
 
 func reluMask64(dst, src, y []float64) {
@@ -155,8 +155,8 @@ type tanhLayer[F gemm.Float] struct{ elementwise[F] }
 func (l *tanhLayer[F]) forward(y, x, _ []F, n int) {
 	y = y[:n*l.shape.Size()]
 	x = x[:len(y)]
-	if is64[F]() {
-		vec.Tanh(reslice[float64](y), reslice[float64](x)) // math.Tanh's bits, several lanes at a time
+	if vec.Is64[F]() {
+		vec.Tanh(vec.View[float64](y), vec.View[float64](x)) // math.Tanh's bits, several lanes at a time
 		return
 	}
 	for i, v := range x {

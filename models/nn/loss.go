@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"hgpsim/internal/gemm"
+	"hgpsim/internal/vec"
 )
 
 // The mean softmax cross-entropy of a batch plus an L2 term,
@@ -38,8 +39,8 @@ func (net *Net[F]) Grad(dst, x, A []F, labels []int, l2 float64) float64 {
 	loss := net.softmaxGrad(labels, n)
 	clear(dst)
 	net.VJP(dst, x, net.gz[:n*net.info.classes])
-	if !is64[F]() {
-		ss := l2Grad32(reslice[float32](dst), reslice[float32](x), float32(l2))
+	if !vec.Is64[F]() {
+		ss := l2Grad32(vec.View[float32](dst), vec.View[float32](x), float32(l2))
 		return loss/float64(n) + 0.5*l2*ss
 	}
 	// ‖x‖² in the loop that adds l2·x: its chain of additions waits on
@@ -84,8 +85,8 @@ func (net *Net[F]) HVP(dst, x, A []F, labels []int, l2 float64, u []F) {
 	SoftmaxRGrad(net.rgz[:n*c], net.p[:n*c], net.rz[:n*c], c, F(1/float64(n)))
 	clear(dst)
 	net.VJPR(dst, x, u, net.gz[:n*c], net.rgz[:n*c])
-	if !is64[F]() {
-		l2HVP32(reslice[float32](dst), reslice[float32](u), float32(l2))
+	if !vec.Is64[F]() {
+		l2HVP32(vec.View[float32](dst), vec.View[float32](u), float32(l2))
 		return
 	}
 	for i, v := range u {

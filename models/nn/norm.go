@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"hgpsim/internal/gemm"
+	"hgpsim/internal/vec"
 )
 
 // groupNorm normalizes each group of C/G consecutive channels of each
@@ -56,7 +57,7 @@ func (l *groupNorm[F]) params() int  { return 2 * l.shape.C }
 func (l *groupNorm[F]) flops() int64 { return 0 }
 
 func (l *groupNorm[F]) memory(n int) int64 {
-	return elemSize[F]() * (int64(n)*(2*int64(l.shape.Size())+3*int64(l.g)) + int64(l.m))
+	return vec.ElemSize[F]() * (int64(n)*(2*int64(l.shape.Size())+3*int64(l.g)) + int64(l.m))
 }
 
 func (l *groupNorm[F]) reserve(n int) {
@@ -115,7 +116,7 @@ func (l *groupNorm[F]) forwardPlanes(x, w []F, b0, n int, out func(p int, xp []F
 		off := q * l.m
 		xq := x[off : off+l.m]
 		if q < lanesEnd {
-			if (q-q0)%laneGroups == 0 && is64[F]() {
+			if (q-q0)%laneGroups == 0 && vec.Is64[F]() {
 				l.stats8(x, q)
 			} else if (q-q0)%laneGroups == 0 {
 				l.stats8x32(x, q)
@@ -218,7 +219,7 @@ func (l *groupNorm[F]) rforward(ry, rx, x, _, w, u []F, n int) {
 			l.rforward8(ry, rx, x, gamma, ug, ub, q0)
 		}
 	}
-	if rx != nil && normVector && !is64[F]() {
+	if rx != nil && normVector && !vec.Is64[F]() {
 		for ; q0+laneGroups <= groups; q0 += laneGroups {
 			l.rforward8x32(ry, rx, x, gamma, ug, ub, q0)
 		}
@@ -295,7 +296,7 @@ func (l *groupNorm[F]) rbackward(gx, rgx, rgw, gy, rgy, _, _, _, _, w, u []F, n 
 	gamma, ug := w[:c], u[:c]
 	inv := F(1 / float64(l.m))
 	q0 := 0 // groups before it run eight at a time (norm32_lanes.go)
-	if rgx != nil && normLanes && !is64[F]() {
+	if rgx != nil && normLanes && !vec.Is64[F]() {
 		for ; q0+laneGroups <= n*l.g; q0 += laneGroups {
 			l.rbackward8x32(gx, rgx, rgw, gy, rgy, gamma, ug, q0)
 		}

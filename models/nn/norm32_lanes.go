@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"hgpsim/internal/gemm"
+	"hgpsim/internal/vec"
 )
 
 // stats8x32 is stats8 for float32 (F must be float32): it sets μ and s of
@@ -170,7 +171,7 @@ func (l *groupNorm[F]) rbackward8x32(gx, rgx, rgw, gy, rgy, gamma, ug []F, q int
 func rprojGRun[F gemm.Float](h, rh, gy, rgy, xh, rxh []F, g, gu, s, mh, mxh, mrxh, mrh, mxrh, sa F) {
 	rh, gy, rgy, xh, rxh = rh[:len(h)], gy[:len(h)], rgy[:len(h)], xh[:len(h)], rxh[:len(h)]
 	i := 0
-	if q := len(h) / 8; normVector && !is64[F]() && q > 0 {
+	if q := len(h) / 8; normVector && !vec.Is64[F]() && q > 0 {
 		normRProjG32(q, ptr32(h), ptr32(rh), ptr32(gy), ptr32(rgy), ptr32(xh), ptr32(rxh),
 			float32(g), float32(gu), float32(s), float32(mh), float32(mxh), float32(mrxh), float32(mrh), float32(mxrh), float32(sa))
 		i = 8 * q

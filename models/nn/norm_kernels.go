@@ -6,16 +6,19 @@ package nn
 // the same bits. float32 runs eight values a step in its own kernels
 // (norm32_amd64.s) for the passes outside the eight-group sums.
 
-import "hgpsim/internal/gemm"
+import (
+	"hgpsim/internal/gemm"
+	"hgpsim/internal/vec"
+)
 
 // outRun writes y = g·x̂ + b, x̂ = (x − μ)·s: forward's output.
 func outRun[F gemm.Float](y, x []F, mu, s, g, b F) {
 	y = y[:len(x)]
 	i := 0
-	if q := len(x) / 4; normVector && is64[F]() && q > 0 {
+	if q := len(x) / 4; normVector && vec.Is64[F]() && q > 0 {
 		normOut(q, ptr64(y), ptr64(x), float64(mu), float64(s), float64(g), float64(b))
 		i = 4 * q
-	} else if q := len(x) / 8; normVector && !is64[F]() && q > 0 {
+	} else if q := len(x) / 8; normVector && !vec.Is64[F]() && q > 0 {
 		normOut32(q, ptr32(y), ptr32(x), float32(mu), float32(s), float32(g), float32(b))
 		i = 8 * q
 	}
@@ -36,10 +39,10 @@ func outScalar[F gemm.Float](y, x []F, mu, s, g, b F) {
 func projRun[F gemm.Float](h, x []F, mu, s, mh, mxh F) {
 	x = x[:len(h)]
 	i := 0
-	if q := len(h) / 4; normVector && is64[F]() && q > 0 {
+	if q := len(h) / 4; normVector && vec.Is64[F]() && q > 0 {
 		normProj(q, ptr64(h), ptr64(x), float64(mu), float64(s), float64(mh), float64(mxh))
 		i = 4 * q
-	} else if q := len(h) / 8; normVector && !is64[F]() && q > 0 {
+	} else if q := len(h) / 8; normVector && !vec.Is64[F]() && q > 0 {
 		normProj32(q, ptr32(h), ptr32(x), float32(mu), float32(s), float32(mh), float32(mxh))
 		i = 8 * q
 	}
@@ -58,11 +61,11 @@ func projScalar[F gemm.Float](h, x []F, mu, s, mh, mxh F) {
 func tangentRun[F gemm.Float](r, y, rx, xh []F, s, mr, a, g, gu, bu F) {
 	r, y, xh = r[:len(rx)], y[:len(rx)], xh[:len(rx)]
 	i := 0
-	if q := len(rx) / 4; normVector && is64[F]() && q > 0 {
+	if q := len(rx) / 4; normVector && vec.Is64[F]() && q > 0 {
 		normTangent(q, ptr64(r), ptr64(y), ptr64(rx), ptr64(xh),
 			float64(s), float64(mr), float64(a), float64(g), float64(gu), float64(bu))
 		i = 4 * q
-	} else if q := len(rx) / 8; normVector && !is64[F]() && q > 0 {
+	} else if q := len(rx) / 8; normVector && !vec.Is64[F]() && q > 0 {
 		normTangent32(q, ptr32(r), ptr32(y), ptr32(rx), ptr32(xh),
 			float32(s), float32(mr), float32(a), float32(g), float32(gu), float32(bu))
 		i = 8 * q
@@ -84,11 +87,11 @@ func tangentScalar[F gemm.Float](r, y, rx, xh []F, s, mr, a, g, gu, bu F) {
 func rprojRun[F gemm.Float](h, rh, xh, rxh []F, s, mh, mxh, mrxh, mrh, mxrh, sa F) {
 	rh, xh, rxh = rh[:len(h)], xh[:len(h)], rxh[:len(h)]
 	i := 0
-	if q := len(h) / 4; normVector && is64[F]() && q > 0 {
+	if q := len(h) / 4; normVector && vec.Is64[F]() && q > 0 {
 		normRProj(q, ptr64(h), ptr64(rh), ptr64(xh), ptr64(rxh),
 			float64(s), float64(mh), float64(mxh), float64(mrxh), float64(mrh), float64(mxrh), float64(sa))
 		i = 4 * q
-	} else if q := len(h) / 8; normVector && !is64[F]() && q > 0 {
+	} else if q := len(h) / 8; normVector && !vec.Is64[F]() && q > 0 {
 		normRProj32(q, ptr32(h), ptr32(rh), ptr32(xh), ptr32(rxh),
 			float32(s), float32(mh), float32(mxh), float32(mrxh), float32(mrh), float32(mxrh), float32(sa))
 		i = 8 * q
@@ -110,7 +113,7 @@ func rprojScalar[F gemm.Float](h, rh, xh, rxh []F, s, mh, mxh, mrxh, mrh, mxrh, 
 func projGRun[F gemm.Float](gx, gy, x []F, mu, s, g, mh, mxh F) {
 	gy, x = gy[:len(gx)], x[:len(gx)]
 	i := 0
-	if q := len(gx) / 4; normVector && is64[F]() && q > 0 {
+	if q := len(gx) / 4; normVector && vec.Is64[F]() && q > 0 {
 		normProjG(q, ptr64(gx), ptr64(gy), ptr64(x), float64(mu), float64(s), float64(g), float64(mh), float64(mxh))
 		i = 4 * q
 	}
@@ -130,11 +133,11 @@ func projGScalar[F gemm.Float](gx, gy, x []F, mu, s, g, mh, mxh F) {
 func tangentXRun[F gemm.Float](r, y, rx, x, xh []F, mu, s, mr, a, g, gu, bu F) {
 	r, y, x, xh = r[:len(rx)], y[:len(rx)], x[:len(rx)], xh[:len(rx)]
 	i := 0
-	if q := len(rx) / 4; normVector && is64[F]() && q > 0 {
+	if q := len(rx) / 4; normVector && vec.Is64[F]() && q > 0 {
 		normTangentX(q, ptr64(r), ptr64(y), ptr64(rx), ptr64(x), ptr64(xh),
 			float64(mu), float64(s), float64(mr), float64(a), float64(g), float64(gu), float64(bu))
 		i = 4 * q
-	} else if q := len(rx) / 8; normVector && !is64[F]() && q > 0 {
+	} else if q := len(rx) / 8; normVector && !vec.Is64[F]() && q > 0 {
 		normTangentX32(q, ptr32(r), ptr32(y), ptr32(rx), ptr32(x), ptr32(xh),
 			float32(mu), float32(s), float32(mr), float32(a), float32(g), float32(gu), float32(bu))
 		i = 8 * q

@@ -20,6 +20,7 @@ import (
 	"math"
 
 	"hgpsim/internal/gemm"
+	"hgpsim/internal/vec"
 )
 
 // normScratch holds the transposing kernels' rows: eight of eight values
@@ -156,4 +157,4 @@ func (l *groupNorm[F]) rforward8(ry, rx, x, gamma, ug, ub []F, q int) {
 
 // lanes reports whether passes over n·g groups of F run eight groups at a
 // time: float64 with the 512-bit kernels.
-func lanes[F gemm.Float]() bool { return normLanes && is64[F]() }
+func lanes[F gemm.Float]() bool { return normLanes && vec.Is64[F]() }

@@ -1,5 +1,7 @@
 package nn
 
+import "hgpsim/internal/vec"
+
 // The patch matrices of a convolution (im2col and its adjoint col2im) and
 // their rows. The AVX kernels (patch_amd64.s, patch32_amd64.s) move or add
 // values one by one as the Go loops do, so either gives the same bits.
@@ -98,8 +100,8 @@ func (l *conv[F]) im2rowDense(dst []F, ld, off int, x []F, m int) {
 	w, ho, wo, kw := l.in.W, l.o.H, l.o.W, l.kw
 	ni, p := l.in.Size(), l.p
 	runs := l.runs
-	vector := patchVector && is64[F]() // outside the loops: a type test reads the dictionary
-	vector32 := patchVector && !is64[F]() && (kw == 3 || kw == 5) && len(runs) > 0
+	vector := patchVector && vec.Is64[F]() // outside the loops: a type test reads the dictionary
+	vector32 := patchVector && !vec.Is64[F]() && (kw == 3 || kw == 5) && len(runs) > 0
 	for j := range m {
 		xj := x[j*ni : (j+1)*ni]
 		for oy := range ho {
@@ -166,8 +168,8 @@ const runsMaxW = 16
 func (l *conv[F]) im2colDense(col, x []F, m int) {
 	h, w, ho, wo, kh, kw := l.in.H, l.in.W, l.o.H, l.o.W, l.kh, l.kw
 	ld, p := m*l.p, l.p
-	vector := patchVector && is64[F]()
-	vector32 := patchVector && !is64[F]()
+	vector := patchVector && vec.Is64[F]()
+	vector32 := patchVector && !vec.Is64[F]()
 	for j := range m {
 		xj := x[j*l.in.Size() : (j+1)*l.in.Size()]
 		for c := range l.in.C {
@@ -261,8 +263,8 @@ func (l *conv[F]) col2im(gx, gcol []F, ld, m int) {
 // twice as fast at fedem-cnn's and norm-16-32's second convolutions).
 func (l *conv[F]) col2imDense(gx, gcol []F, ld, m int) {
 	h, w, ho, wo := l.in.H, l.in.W, l.o.H, l.o.W
-	vector := patchVector && is64[F]()
-	vector32 := patchVector && !is64[F]()
+	vector := patchVector && vec.Is64[F]()
+	vector32 := patchVector && !vec.Is64[F]()
 	for j := range m {
 		gj := gx[j*l.in.Size() : (j+1)*l.in.Size()]
 		r := 0

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"hgpsim/internal/gemm"
+	"hgpsim/internal/vec"
 )
 
 // pool is a max or average pool over KH × KW windows without padding
@@ -133,7 +134,7 @@ func (l *pool[F]) max2Plane(p int, y, xp []F) {
 	yp, ap := y[p*ho*wo:(p+1)*ho*wo], l.arg[p*ho*wo:(p+1)*ho*wo]
 	// Offsets in arg are within the sample: add the plane's start.
 	base := (p % l.in.C) * h * w
-	if k > 0 && k == wo && !is64[F]() {
+	if k > 0 && k == wo && !vec.Is64[F]() {
 		// No row has a tail: one call for the plane, without a call's
 		// overhead per row.
 		maxPool2Rows32(ho, wo, ptr32(xp), ptr32(yp), &ap[0], base, w)
@@ -143,7 +144,7 @@ func (l *pool[F]) max2Plane(p int, y, xp []F) {
 		r0 := xp[2*oy*w : 2*oy*w+2*wo]
 		r1 := xp[(2*oy+1)*w : (2*oy+1)*w+2*wo]
 		yr, ar := yp[oy*wo:(oy+1)*wo], ap[oy*wo:(oy+1)*wo]
-		if k > 0 && is64[F]() {
+		if k > 0 && vec.Is64[F]() {
 			maxPool2Row64(k, ptr64(r0), ptr64(r1), ptr64(yr), &ar[0], base+2*oy*w, w)
 		} else if k > 0 {
 			maxPool2Rows32(1, k, ptr32(r0), ptr32(yr), &ar[0], base+2*oy*w, w)
@@ -230,7 +231,7 @@ func (l *pool[F]) scatterPlane(dst, gy []F, p int) {
 	if patchVector && wo >= 4 && l.tiles() {
 		// Whole rows of windows: each input stored once, no clearing.
 		k := wo &^ 3
-		if !is64[F]() && k == wo {
+		if !vec.Is64[F]() && k == wo {
 			// No row has a tail: one call for the plane, without a
 			// call's overhead per row (rows of 4 to 12 windows in
 			// fedem-cnn).
@@ -240,7 +241,7 @@ func (l *pool[F]) scatterPlane(dst, gy []F, p int) {
 		for oy := range l.o.H {
 			d0, d1 := dst[2*oy*w:(2*oy+1)*w], dst[(2*oy+1)*w:(2*oy+2)*w]
 			g, a := gp[oy*wo:(oy+1)*wo], ap[oy*wo:(oy+1)*wo]
-			if is64[F]() {
+			if vec.Is64[F]() {
 				scatterPool2Row64(k, ptr64(g), &a[0], ptr64(d0), ptr64(d1), int(off)+2*oy*w, w)
 			} else {
 				scatterPool2Rows32(1, k, ptr32(g), &a[0], ptr32(d0), int(off)+2*oy*w, w)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"hgpsim/internal/gemm"
+	"hgpsim/internal/vec"
 )
 
 // Shape is the shape of one sample's activation: C planes (channels) of
@@ -231,7 +232,7 @@ func plan[F gemm.Float](in Shape, specs []Spec, classes int) (Info, []layer[F], 
 	if len(specs) == 0 {
 		return Info{}, nil, errors.New("nn: no layers")
 	}
-	info := Info{in: in, classes: classes, Offsets: []int{0}, elem: elemSize[F]()}
+	info := Info{in: in, classes: classes, Offsets: []int{0}, elem: vec.ElemSize[F]()}
 	var layers []layer[F]
 	s := in
 	for i, sp := range specs {

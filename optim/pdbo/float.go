@@ -1,8 +1,6 @@
 package pdbo
 
 import (
-	"unsafe"
-
 	"gonum.org/v1/gonum/floats"
 
 	"hgpsim/internal/vec"
@@ -23,23 +21,10 @@ import (
 // the compiler may not contract into fused multiply-adds), the same on
 // every kernel path.
 
-// is64 reports whether F is float64.
-func is64[F vec.Float]() bool { return unsafe.Sizeof(F(0)) == 8 }
-
-// as64 views s as []float64; F must be float64.
-func as64[F vec.Float](s []F) []float64 {
-	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
-}
-
-// as32 views s as []float32; F must be float32.
-func as32[F vec.Float](s []F) []float32 {
-	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
-}
-
 // addScaledTo sets dst = y + alpha·s (floats.AddScaledTo).
 func addScaledTo[F vec.Float](dst, y []F, alpha float64, s []F) {
-	if is64[F]() {
-		floats.AddScaledTo(as64(dst), as64(y), alpha, as64(s))
+	if vec.Is64[F]() {
+		floats.AddScaledTo(vec.View[float64](dst), vec.View[float64](y), alpha, vec.View[float64](s))
 		return
 	}
 	a := F(alpha)
@@ -51,8 +36,8 @@ func addScaledTo[F vec.Float](dst, y []F, alpha float64, s []F) {
 
 // addScaled sets dst += alpha·s (floats.AddScaled).
 func addScaled[F vec.Float](dst []F, alpha float64, s []F) {
-	if is64[F]() {
-		floats.AddScaled(as64(dst), alpha, as64(s))
+	if vec.Is64[F]() {
+		floats.AddScaled(vec.View[float64](dst), alpha, vec.View[float64](s))
 		return
 	}
 	a := F(alpha)
@@ -65,8 +50,8 @@ func addScaled[F vec.Float](dst []F, alpha float64, s []F) {
 // scaleTo sets dst = c·s with the product in float64, rounded once to F
 // (floats.ScaleTo for float64; optim.PushSumPair.Debias's arithmetic).
 func scaleTo[F vec.Float](dst []F, c float64, s []F) {
-	if is64[F]() {
-		floats.ScaleTo(as64(dst), c, as64(s))
+	if vec.Is64[F]() {
+		floats.ScaleTo(vec.View[float64](dst), c, vec.View[float64](s))
 		return
 	}
 	s = s[:len(dst)]
@@ -85,8 +70,8 @@ func widen[F vec.Float](v []F) []float64 {
 	if v == nil {
 		return nil
 	}
-	if is64[F]() {
-		return as64(v)
+	if vec.Is64[F]() {
+		return vec.View[float64](v)
 	}
 	out := make([]float64, len(v))
 	for i, x := range v {

@@ -289,7 +289,7 @@ func sharedX[F vec.Float](lin Linearization[F]) []F {
 var scratch64, scratch32 sync.Pool
 
 func scratchPool[F vec.Float]() *sync.Pool {
-	if is64[F]() {
+	if vec.Is64[F]() {
 		return &scratch64
 	}
 	return &scratch32

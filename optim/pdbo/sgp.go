@@ -186,10 +186,10 @@ func (s *SGP[F]) Estimates() (pBar, deltaBar []float64) { return s.ps.Estimates(
 // accuracies on each split; x is a view (Stats.X, or Stats.X32 in float32).
 func (s *SGP[F]) Observe() optim.Stats {
 	st := optim.Stats{TrainN: s.data.Train.N, Weight: s.ps.Omega}
-	if is64[F]() {
-		st.X = as64(s.ps.X)
+	if vec.Is64[F]() {
+		st.X = vec.View[float64](s.ps.X)
 	} else {
-		st.X32 = as32(s.ps.X)
+		st.X32 = vec.View[float32](s.ps.X)
 	}
 	x, l := s.ps.X, s.lambda
 	st.TrainLoss = s.model.InnerLoss(x, l, s.data.Train, nil)
