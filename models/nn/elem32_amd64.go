@@ -20,7 +20,4 @@ func reluMaskVec32(dst, src, y *float32, n int)
 func l2GradVec32(dst, x *float32, n int, l2 float32, acc *[8]float64)
 
 //go:noescape
-func l2HVPVec32(dst, u *float32, n int, l2 float32)
-
-//go:noescape
 func sumRows4x32(steps int, x *float32, ld int, acc *[4][4]float32)

@@ -140,30 +140,6 @@ gdone:
 	VZEROUPPER
 	RET
 
-// func l2HVPVec32(dst, u *float32, n int, l2 float32)
-//
-// dst = u·l2 + dst on the first n &^ 7 values, in the compiled Go loop's
-// operand order.
-TEXT ·l2HVPVec32(SB), NOSPLIT, $0-28
-	MOVQ dst+0(FP), DI
-	MOVQ u+8(FP), SI
-	MOVQ n+16(FP), CX
-	SHRQ $3, CX
-	JZ hdone
-	VBROADCASTSS l2+24(FP), Y15
-hloop:
-	VMOVUPS (SI), Y0
-	VMULPS Y15, Y0, Y1
-	VADDPS (DI), Y1, Y1
-	VMOVUPS Y1, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	DECQ CX
-	JNZ hloop
-hdone:
-	VZEROUPPER
-	RET
-
 // func sumRows4x32(steps int, x *float32, ld int, acc *[4][4]float32)
 //
 // sumRows4 for float32: the running sums of sum over the first 4·steps

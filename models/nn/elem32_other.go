@@ -12,6 +12,4 @@ func reluMaskVec32(*float32, *float32, *float32, int) { panic("nn: reluMaskVec32
 
 func l2GradVec32(*float32, *float32, int, float32, *[8]float64) { panic("nn: l2GradVec32 without AVX") }
 
-func l2HVPVec32(*float32, *float32, int, float32) { panic("nn: l2HVPVec32 without AVX") }
-
 func sumRows4x32(int, *float32, int, *[4][4]float32) { panic("nn: sumRows4x32 without AVX") }

@@ -85,27 +85,7 @@ func (net *Net[F]) HVP(dst, x, A []F, labels []int, l2 float64, u []F) {
 	SoftmaxRGrad(net.rgz[:n*c], net.p[:n*c], net.rz[:n*c], c, F(1/float64(n)))
 	clear(dst)
 	net.VJPR(dst, x, u, net.gz[:n*c], net.rgz[:n*c])
-	if !vec.Is64[F]() {
-		l2HVP32(vec.View[float32](dst), vec.View[float32](u), float32(l2))
-		return
-	}
-	for i, v := range u {
-		dst[i] += F(l2) * v
-	}
-}
-
-// l2HVP32 adds l2·u to dst: the vector kernel on whole groups of eight,
-// the loop here on the rest (all of it without AVX).
-func l2HVP32(dst, u []float32, l2 float32) {
-	u = u[:len(dst)]
-	if patchVector && len(u) >= 8 {
-		k := len(u) &^ 7
-		l2HVPVec32(&dst[0], &u[0], k, l2)
-		dst, u = dst[k:], u[k:]
-	}
-	for i, v := range u {
-		dst[i] += l2 * v
-	}
+	vec.AddScaled(dst, F(l2), u)
 }
 
 // logitsFor checks the labels, runs Logits into net.z and returns n.
