@@ -124,13 +124,7 @@ func (p *PushSumPair[F]) Mixed(in []Message) {
 
 // Debias refreshes x = z/ω: x_i = F(inv·z_i) with inv = 1/ω and the
 // product in float64 (in float64, floats.ScaleTo(x, 1/ω, z) bit for bit).
-func (p *PushSumPair[F]) Debias() {
-	inv := 1 / p.Omega
-	x := p.X[:len(p.Z)]
-	for i, z := range p.Z {
-		x[i] = F(inv * float64(z))
-	}
-}
+func (p *PushSumPair[F]) Debias() { vec.ScaleTo(p.X[:len(p.Z)], 1/p.Omega, p.Z) }
 
 // N returns the number of clients.
 func (p *PushSumPair[F]) N() int { return p.n }

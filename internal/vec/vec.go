@@ -3,6 +3,8 @@ package vec
 import (
 	"fmt"
 	"unsafe"
+
+	"gonum.org/v1/gonum/floats"
 )
 
 // Float is an element type of the kernels: float64, in which every
@@ -44,6 +46,22 @@ func addScaled32Go(dst []float32, alpha float32, s []float32) {
 	s = s[:len(dst)]
 	for i, v := range s {
 		dst[i] += float32(alpha * v)
+	}
+}
+
+// ScaleTo sets dst = c·s, each product in float64 and rounded once to F:
+// in float64 floats.ScaleTo bit for bit, in float32 the widened value
+// times c, rounded. dst may be s. It panics when the lengths differ.
+func ScaleTo[F Float](dst []F, c float64, s []F) {
+	if len(dst) != len(s) {
+		panic(fmt.Sprintf("vec: ScaleTo of lengths %d and %d", len(dst), len(s)))
+	}
+	if Is64[F]() {
+		floats.ScaleTo(View[float64](dst), c, View[float64](s))
+		return
+	}
+	for i, v := range s {
+		dst[i] = F(c * float64(v))
 	}
 }
 

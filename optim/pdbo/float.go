@@ -34,36 +34,6 @@ func addScaledTo[F vec.Float](dst, y []F, alpha float64, s []F) {
 	}
 }
 
-// addScaled sets dst += alpha·s (floats.AddScaled).
-func addScaled[F vec.Float](dst []F, alpha float64, s []F) {
-	if vec.Is64[F]() {
-		floats.AddScaled(vec.View[float64](dst), alpha, vec.View[float64](s))
-		return
-	}
-	a := F(alpha)
-	s = s[:len(dst)]
-	for i := range dst {
-		dst[i] += F(a * s[i])
-	}
-}
-
-// scaleTo sets dst = c·s with the product in float64, rounded once to F
-// (floats.ScaleTo for float64; optim.PushSumPair.Debias's arithmetic).
-func scaleTo[F vec.Float](dst []F, c float64, s []F) {
-	if vec.Is64[F]() {
-		floats.ScaleTo(vec.View[float64](dst), c, vec.View[float64](s))
-		return
-	}
-	s = s[:len(dst)]
-	for i := range dst {
-		dst[i] = F(c * float64(s[i]))
-	}
-}
-
-// scale sets v = c·v (floats.Scale), the product in float64 and rounded
-// once to F.
-func scale[F vec.Float](c float64, v []F) { scaleTo(v, c, v) }
-
 // widen returns v in float64: v itself for float64 (a view), an exact
 // copy for float32.
 func widen[F vec.Float](v []F) []float64 {

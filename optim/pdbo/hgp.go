@@ -362,7 +362,7 @@ func (e *ExactBackprop[F]) Receive(r *optim.Round, in []optim.Message) error {
 		if !ok {
 			return fmt.Errorf("exact backpropagation needs undirected links: received from client %d without a link %d→%d", m.From, e.l.lin.ID, m.From)
 		}
-		addScaled(e.mixed, w, optim.VecOf[F](&m.Payload))
+		vec.AddScaled(e.mixed, F(w), optim.VecOf[F](&m.Payload))
 	}
 	for _, j := range e.sentTo {
 		if !containsFrom(in, j) {

@@ -123,12 +123,12 @@ func newLocal[F vec.Float](lin Linearization[F]) local[F] {
 		cross: make([]float64, dl)}
 	if l.x == nil {
 		l.x = make([]F, dx)
-		scaleTo(l.x, 1/lin.Omega, lin.Z)
+		vec.ScaleTo(l.x, 1/lin.Omega, lin.Z)
 	}
 	l.lin.Z = nil // not read again: the estimator does not keep it alive
 	lin.Model.OuterGrad(l.cy, l.clam, l.x, lin.Lambda, lin.Outer, nil)
 	n := float64(lin.N)
-	scale(1/(n*lin.Omega), l.cy)
+	vec.ScaleTo(l.cy, 1/(n*lin.Omega), l.cy)
 	floats.Scale(1/n, l.clam)
 	for k := range links {
 		j := k

@@ -151,7 +151,7 @@ func (s *SGP[F]) ReceiveMixed(_ *optim.Round, in []optim.Message) error {
 	s.ps.Mixed(in)
 	if !(s.ps.Omega > 0) {
 		if s.cfg.Variant == AfterComm {
-			addScaled(s.ps.Z, -s.alpha, s.grad)
+			vec.AddScaled(s.ps.Z, F(-s.alpha), s.grad)
 		}
 		return fmt.Errorf("push-sum weight ω = %v is not positive", s.ps.Omega)
 	}
