@@ -413,9 +413,7 @@ func (l *conv[F]) rforwardRows(ry, rx, x, wt, ut, ub []F, n int) {
 			tmp := l.ystk[:l.o.C*cols]
 			gemm.DotNT(l.o.C, cols, k, ut, k, l.colBuf, ka, ryv, cols)
 			gemm.DotNT(l.o.C, cols, k, wt, k, l.colBuf[k:], ka, tmp, cols)
-			for i, v := range tmp {
-				ryv[i] += v
-			}
+			vec.AddScaled(ryv[:len(tmp)], 1, tmp)
 		} else {
 			gemm.DotNT(l.o.C, cols, ka, a, ka, l.colBuf, ka, ryv, cols)
 		}

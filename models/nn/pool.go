@@ -192,8 +192,9 @@ func (l *pool[F]) scatter(gx, gy []F, n int) {
 	hw, plane := l.in.H*l.in.W, l.o.H*l.o.W
 	ni, c := l.in.Size(), l.in.C
 	vector := patchVector && l.o.W >= 4 && l.tiles()
+	disjoint := vector || l.disjoint()
 	for p := range n * c {
-		if vector {
+		if disjoint {
 			l.scatterPlane(gx[p*hw:(p+1)*hw], gy, p)
 			continue
 		}
@@ -202,15 +203,6 @@ func (l *pool[F]) scatter(gx, gy []F, n int) {
 		gxb := gx[b*ni : (b+1)*ni]
 		gp, ap := gy[p*plane:(p+1)*plane], l.arg[p*plane:(p+1)*plane]
 		ap = ap[:len(gp)]
-		if l.disjoint() {
-			// Each input is the maximum of at most one window: store
-			// 0 + v, the bits the addition to the cleared value gives
-			// (+0 for v = −0), without loading it back.
-			for i, v := range gp {
-				gxb[ap[i]] = 0 + v
-			}
-			continue
-		}
 		for i, v := range gp {
 			gxb[ap[i]] += v
 		}
