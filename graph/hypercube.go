@@ -71,6 +71,9 @@ func (h *Hypercube) Validate(n int) error {
 	return nil
 }
 
+// UpFraction implements UpFraction: every link is up with prob.
+func (h *Hypercube) UpFraction() float64 { return h.Prob }
+
 // LinkCount implements Topology: d links out of each node.
 func (h *Hypercube) LinkCount(n int) int64 {
 	return int64(n) * int64(bits.Len(uint(n-1)))

@@ -21,6 +21,9 @@ func (r *Ring) Validate(int) error {
 	return r.RandomLinks.validate()
 }
 
+// UpFraction implements UpFraction: every link is up with prob.
+func (r *Ring) UpFraction() float64 { return r.Prob }
+
 // LinkCount implements Topology.
 func (r *Ring) LinkCount(n int) int64 { return 2 * int64(n) }
 

@@ -45,6 +45,9 @@ func (s *Star) Validate(int) error {
 	return s.RandomLinks.validate()
 }
 
+// UpFraction implements UpFraction: every link is up with prob.
+func (s *Star) UpFraction() float64 { return s.Prob }
+
 // LinkCount implements Topology.
 func (s *Star) LinkCount(n int) int64 { return 2 * int64(n-1) }
 

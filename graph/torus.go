@@ -49,6 +49,9 @@ func (t *Torus) Validate(n int) error {
 	return t.RandomLinks.validate()
 }
 
+// UpFraction implements UpFraction: every link is up with prob.
+func (t *Torus) UpFraction() float64 { return t.Prob }
+
 // LinkCount implements Topology.
 func (t *Torus) LinkCount(n int) int64 { return 4 * int64(n) }
 

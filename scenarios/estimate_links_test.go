@@ -28,3 +28,20 @@ func TestEstimateMixesOverLinksUp(t *testing.T) {
 		t.Errorf("peak memory depends on δ̄: %d at 0.2, %d at 1", lo.PeakBytes, hi.PeakBytes)
 	}
 }
+
+// A ring whose links are up with prob mixes over prob of them too.
+func TestEstimateMixesOverRingLinksUp(t *testing.T) {
+	at := func(prob string) Resources {
+		sc, err := LoadWith("paper/personalization-stod.yaml", []Set{
+			{Path: []string{"network"}, Value: "{kind: ring, prob: " + prob + "}"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Estimate(sc)
+	}
+	lo, mid, hi := at("0.2"), at("0.6"), at("1")
+	d1, d2 := hi.Flops-mid.Flops, mid.Flops-lo.Flops
+	if !(d1 > 0) || math.Abs(d1-d2) > 1e-9*hi.Flops {
+		t.Errorf("flops at prob 0.2, 0.6, 1: %g, %g, %g; want equal positive steps", lo.Flops, mid.Flops, hi.Flops)
+	}
+}
