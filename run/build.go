@@ -86,7 +86,7 @@ func Build(sc scenarios.Scenario, opts ...BuildOption) (*Run, error) {
 	r := &Run{Scenario: sc, Net: nw, Data: data, Model: model, X0: x0, lo: o.lo, hi: o.hi}
 	setup := &optim.Setup{Net: nw, Data: data, Model: model, X0: x0, Seed: sc.Seed,
 		Head: sc.Model.Head.Name, HeadParams: sc.Model.HeadParams(), Sections: &r.Scenario}
-	if sc.Precision == "float32" {
+	if sc.Float32() {
 		// float32 clients start from the float64 initial parameters rounded
 		// once, so that both precisions start from the same point.
 		x32 := make([]float32, len(x0))

@@ -136,7 +136,7 @@ func Estimate(sc Scenario) Resources {
 		cost := c.Cost(features, classes, max(sc.SGP.Batch, sc.Hypergradient.Batch, 1))
 		fwd = cost.ForwardFlops * float64(members)
 		ws := models.WorkspaceOf[float64](cost)
-		if sc.Precision == "float32" {
+		if sc.Float32() {
 			ws = models.WorkspaceOf[float32](cost)
 		}
 		workspace = float64(ws) * float64(members)

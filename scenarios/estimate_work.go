@@ -80,12 +80,12 @@ func work(sc Scenario, fwd, dx, examples, links float64) (flops, seconds float64
 	if _, ok := sc.Model.Arch.Params.(models.Coster); ok {
 		gradCost, prodCost = 3, 8
 		gradRate, prodRate, fwdRate = cnnGradRate, cnnProductRate, cnnForwardRate
-		if sc.Precision == "float32" {
+		if sc.Float32() {
 			gradRate, prodRate, fwdRate = cnnGradRate32, cnnProductRate32, cnnForwardRate32
 		}
 	}
 	mixRate := float64(AssumedFlops)
-	if sc.Precision == "float32" {
+	if sc.Float32() {
 		mixRate *= 2
 	}
 	train, val, test := examples, 0.0, 0.0

@@ -149,10 +149,14 @@ func Default() Scenario {
 // Precisions are the values of precision, the default first.
 var Precisions = []string{"float64", "float32"}
 
+// Float32 reports whether the scenario computes in float32 (precision:
+// float32); otherwise it computes in float64.
+func (sc *Scenario) Float32() bool { return sc.Precision == "float32" }
+
 // ElemBytes is the size of one element of the clients' vectors and
 // payloads in the scenario's precision.
 func (sc *Scenario) ElemBytes() int64 {
-	if sc.Precision == "float32" {
+	if sc.Float32() {
 		return 4
 	}
 	return 8

@@ -281,7 +281,7 @@ func (sc *Scenario) validatePrecision() error {
 	if !slices.Contains(Precisions, sc.Precision) {
 		return fmt.Errorf("precision: must be one of %s, got %q", strings.Join(Precisions, ", "), sc.Precision)
 	}
-	if sc.Precision != "float32" {
+	if !sc.Float32() {
 		return nil
 	}
 	if e, err := optim.Algorithms.Lookup(sc.Algorithm.Name); err == nil && e.Can(optim.CanFloat32) {
