@@ -6,6 +6,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"google.golang.org/protobuf/proto"
 
+	"hgpsim/internal/vec"
 	"hgpsim/optim"
 	"hgpsim/wire"
 )
@@ -71,9 +72,7 @@ func (h *workerHost) onClientAck(ctx actor.Context, m *clientAck) {
 				// The parameters travel to worker 0 in float64, as the
 				// consensus distance reads them (widened exactly).
 				xs[k] = make([]float64, len(st.X32))
-				for j, v := range st.X32 {
-					xs[k][j] = float64(v)
-				}
+				vec.Widen(xs[k], st.X32)
 			}
 			st.X, st.X32 = nil, nil
 			out.AddStats(&st)

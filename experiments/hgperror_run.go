@@ -10,6 +10,7 @@ import (
 	"hgpsim/graph"
 	"hgpsim/internal/registry"
 	"hgpsim/internal/rng"
+	"hgpsim/internal/vec"
 	"hgpsim/models"
 	"hgpsim/optim"
 	"hgpsim/optim/pdbo"
@@ -158,9 +159,7 @@ func (a *hgpErrorAlg) Plan(s *optim.Setup) (optim.ClientFactory, optim.Program, 
 		// float64, at the float32 iterates widened.
 		base32 := models.NewLogistic[float32](1, a.L2)
 		x32 := make([]float32, len(x0))
-		for k, v := range x0 {
-			x32[k] = float32(v)
-		}
+		vec.Narrow(x32, x0)
 		p.model64, p.clients, p.clients32 = models.LabelWeights(base, 0), nil, make([]*pdbo.SGP[float32], n)
 		for i := range p.clients32 {
 			p.clients32[i] = pdbo.NewSGPBilevel(i, n, models.LabelWeights(base32, 0), lambda, s.Data[i], x32, cfg, s.Seed)
@@ -330,12 +329,11 @@ func (p *hgpErrorProgram) linearize() error {
 				// oracle at the same point.
 				pt.lins32 = append([]pdbo.Linearization[float32](nil), last32...)
 				for i := range fixed {
-					z32 := make([]float32, len(z[i]))
-					for k, v := range z[i] {
-						z32[k] = float32(v)
-					}
+					z32, z64 := make([]float32, len(z[i])), make([]float64, len(z[i]))
+					vec.Narrow(z32, z[i])
+					vec.Widen(z64, z32)
 					pt.lins32[i].Z, pt.lins32[i].Omega = z32, omega[i]
-					fixed[i].Z = pdbo.Widen(pt.lins32[i], p.model64).Z
+					fixed[i].Z = z64
 				}
 			}
 			pt.lins = fixed

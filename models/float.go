@@ -114,14 +114,6 @@ func scale[F Float](alpha float64, v []F) {
 	}
 }
 
-// toF writes src into dst, rounding to F.
-func toF[F Float](dst []F, src []float64) {
-	src = src[:len(dst)]
-	for i, v := range src {
-		dst[i] = F(v)
-	}
-}
-
 // resize returns b with length n, reallocated only when it is too short.
 func resize[T any](b []T, n int) []T {
 	if cap(b) < n {

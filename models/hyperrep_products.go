@@ -73,7 +73,7 @@ func (m *HyperRep[F]) begin(x []F, lambda []float64, d *datasets.Dataset, idx []
 		m.lam = vec.View[F](lambda)
 	} else {
 		m.lam = resize(m.lam, len(lambda))
-		toF(m.lam, lambda)
+		vec.Narrow(m.lam, lambda)
 	}
 	return m.cache.of(lambda, d, m.feat), n, 1 / float64(n)
 }

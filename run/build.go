@@ -6,6 +6,7 @@ import (
 	"hgpsim/datasets"
 	"hgpsim/graph"
 	"hgpsim/internal/rng"
+	"hgpsim/internal/vec"
 	"hgpsim/models"
 	"hgpsim/optim"
 	"hgpsim/optim/faults"
@@ -90,9 +91,7 @@ func Build(sc scenarios.Scenario, opts ...BuildOption) (*Run, error) {
 		// float32 clients start from the float64 initial parameters rounded
 		// once, so that both precisions start from the same point.
 		x32 := make([]float32, len(x0))
-		for k, v := range x0 {
-			x32[k] = float32(v)
-		}
+		vec.Narrow(x32, x0)
 		features, classes := sc.Shape()
 		setup.Float32 = &optim.Float32Setup{X0: x32,
 			Model: models.Build[float32](sc.Model.Arch.Params, sc.Model.Head.Params, features, classes, sc.Model.HeadParams())}

@@ -65,6 +65,24 @@ func ScaleTo[F Float](dst []F, c float64, s []F) {
 	}
 }
 
+// Narrow sets dst[i] = F(src[i]): each float64 rounded once to F (a
+// copy for float64). src must hold at least len(dst) values.
+func Narrow[F Float](dst []F, src []float64) {
+	src = src[:len(dst)]
+	for i, v := range src {
+		dst[i] = F(v)
+	}
+}
+
+// Widen sets dst[i] = float64(src[i]), exactly. src must hold at least
+// len(dst) values.
+func Widen[F Float](dst []float64, src []F) {
+	src = src[:len(dst)]
+	for i, v := range src {
+		dst[i] = float64(v)
+	}
+}
+
 // DotRows sets dst[j] to the dot product of row j of m — the len(a)
 // elements from m[j·stride] — with a, for every j < len(dst), each summed
 // exactly as gonum's floats.Dot sums it (on amd64 with AVX2, four rows at a

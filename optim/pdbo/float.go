@@ -44,9 +44,7 @@ func widen[F vec.Float](v []F) []float64 {
 		return vec.View[float64](v)
 	}
 	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = float64(x)
-	}
+	vec.Widen(out, v)
 	return out
 }
 
