@@ -2,6 +2,7 @@ package optim
 
 import (
 	"fmt"
+	"hgpsim/internal/vec"
 	"math"
 )
 
@@ -46,20 +47,23 @@ func ValidateServer(participation float64, batch, n int) error {
 	return nil
 }
 
-// SendBuffers holds what a behaviour sends once a round in two buffers
+// SendBuffersOf holds what a behaviour sends once a round in two buffers
 // used in turn. A sent vector must not change while its receivers read it,
 // which they do until the round after; writing the buffer sent two rounds
 // ago keeps that promise and allocates nothing in steady state. The zero
 // value is ready to use.
-type SendBuffers struct {
-	bufs [2][]float64
+type SendBuffersOf[F vec.Float] struct {
+	bufs [2][]F
 	cur  int
 }
+
+// SendBuffers are float64 send buffers.
+type SendBuffers = SendBuffersOf[float64]
 
 // Fill switches to the other buffer and returns it holding the
 // concatenation of parts (nil parts add nothing). The result is valid
 // until the second Fill after this one.
-func (b *SendBuffers) Fill(parts ...[]float64) []float64 {
+func (b *SendBuffersOf[F]) Fill(parts ...[]F) []F {
 	b.cur ^= 1
 	v := b.bufs[b.cur][:0]
 	for _, p := range parts {

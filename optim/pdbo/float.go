@@ -56,17 +56,3 @@ func Widen(lin Linearization[float32], model models.Bilevel[float64]) Linearizat
 		Lambda: lin.Lambda, Z: widen(lin.Z), Omega: lin.Omega, X: widen(lin.X), PBar: lin.PBar, DeltaBar: lin.DeltaBar,
 		Links: lin.Links, Variant: lin.Variant, LR: lin.LR, WeightFloor: lin.WeightFloor, Batch: lin.Batch, Seed: lin.Seed}
 }
-
-// sendBuffers is optim.SendBuffers in F: two buffers, filled in turn, so
-// that the one written was sent two rounds ago.
-type sendBuffers[F vec.Float] struct {
-	bufs [2][]F
-	cur  int
-}
-
-// fill switches to the other buffer and returns it holding a copy of v.
-func (b *sendBuffers[F]) fill(v []F) []F {
-	b.cur ^= 1
-	b.bufs[b.cur] = append(b.bufs[b.cur][:0], v...)
-	return b.bufs[b.cur]
-}

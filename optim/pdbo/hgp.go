@@ -31,7 +31,7 @@ type HGP[F vec.Float] struct {
 	sampling Sampling
 	u        []F
 	v        []float64
-	out      sendBuffers[F]
+	out      optim.SendBuffersOf[F]
 	mixed    []F
 	uNew     []F
 	b        []float64
@@ -70,7 +70,7 @@ func (h *HGP[F]) Send(r *optim.Round, out optim.Outbox) error {
 	if !doA && doB && !h.l.bNeedsMessages() {
 		return nil // with Eq. (4b) a B̂ round needs only the client's own u
 	}
-	optim.Send(out, r.Links, optim.NewPayload(optim.KindDual, h.out.fill(h.u), 0))
+	optim.Send(out, r.Links, optim.NewPayload(optim.KindDual, h.out.Fill(h.u), 0))
 	return nil
 }
 
@@ -302,7 +302,7 @@ type ExactBackprop[F vec.Float] struct {
 	sampling Sampling
 	u        []F
 	v        []float64
-	out      sendBuffers[F]
+	out      optim.SendBuffersOf[F]
 	// sentTo lists the receivers of this round's push, ascending, and
 	// sentW their weights p_ij(δ_i).
 	sentTo []int
@@ -346,7 +346,7 @@ func (e *ExactBackprop[F]) Send(r *optim.Round, out optim.Outbox) error {
 		e.sentTo = slices.Insert(e.sentTo, at, j)
 		e.sentW = slices.Insert(e.sentW, at, r.Weights[k])
 	}
-	optim.Send(out, r.Links, optim.NewPayload(optim.KindDual, e.out.fill(e.u), 0))
+	optim.Send(out, r.Links, optim.NewPayload(optim.KindDual, e.out.Fill(e.u), 0))
 	return nil
 }
 
