@@ -116,10 +116,8 @@ func (l *groupNorm[F]) forwardPlanes(x, w []F, b0, n int, out func(p int, xp []F
 		off := q * l.m
 		xq := x[off : off+l.m]
 		if q < lanesEnd {
-			if (q-q0)%laneGroups == 0 && vec.Is64[F]() {
+			if (q-q0)%laneGroups == 0 {
 				l.stats8(x, q)
-			} else if (q-q0)%laneGroups == 0 {
-				l.stats8x32(x, q)
 			}
 		} else {
 			mu := sum(xq) * inv

@@ -18,6 +18,7 @@ package nn
 
 import (
 	"math"
+	"unsafe"
 
 	"hgpsim/internal/gemm"
 	"hgpsim/internal/vec"
@@ -30,37 +31,47 @@ type normScratch [2*64 + 8]float64
 // laneGroups is the number of groups the kernels sum side by side.
 const laneGroups = 8
 
-// stats8 sets μ and s of groups q..q+7 of x: sum and
-// sumSquaredDeviations, eight groups at once.
+// stats8 sets μ and s of groups q..q+7 of x as forwardPlanes' scalar
+// loop does (sum, then sumSquaredDeviations), eight groups at once: each
+// group's four partial sums in F, one lane of the kernels each.
 func (l *groupNorm[F]) stats8(x []F, q int) {
 	m := l.m
-	steps, stride := m/4, 8*m
-	inv := 1 / float64(m)
-	var acc, mu [8][4]float64
+	steps, stride := m/4, int(vec.ElemSize[F]())*m
+	inv := F(1 / float64(m))
+	var acc, mu [8][4]F
 	if steps > 0 {
-		normSum8(stride, steps, ptr64(x[q*m:]), &acc)
+		if vec.Is64[F]() {
+			normSum8(stride, steps, ptr64(x[q*m:]), (*[8][4]float64)(unsafe.Pointer(&acc)))
+		} else {
+			normSum8x32(stride, steps, ptr32(x[q*m:]), (*[8][4]float32)(unsafe.Pointer(&acc)))
+		}
 	}
 	for j := range laneGroups {
-		a := &acc[j]
+		s0, s1, s2, s3 := acc[j][0], acc[j][1], acc[j][2], acc[j][3]
 		for _, t := range x[(q+j)*m+4*steps : (q+j+1)*m] {
-			a[0] += float64(t)
+			s0 += t
 		}
-		v := ((a[0] + a[1]) + (a[2] + a[3])) * inv
-		mu[j] = [4]float64{v, v, v, v}
-		*a = [4]float64{}
+		v := ((s0 + s1) + (s2 + s3)) * inv
+		mu[j] = [4]F{v, v, v, v}
+		acc[j] = [4]F{}
 	}
 	if steps > 0 {
-		normSqDev8(stride, steps, ptr64(x[q*m:]), &mu, &acc)
+		if vec.Is64[F]() {
+			normSqDev8(stride, steps, ptr64(x[q*m:]), (*[8][4]float64)(unsafe.Pointer(&mu)), (*[8][4]float64)(unsafe.Pointer(&acc)))
+		} else {
+			normSqDev8x32(stride, steps, ptr32(x[q*m:]), (*[8][4]float32)(unsafe.Pointer(&mu)), (*[8][4]float32)(unsafe.Pointer(&acc)))
+		}
 	}
 	for j := range laneGroups {
-		a, v := &acc[j], mu[j][0]
+		v := mu[j][0]
+		s0, s1, s2, s3 := acc[j][0], acc[j][1], acc[j][2], acc[j][3]
 		for _, t := range x[(q+j)*m+4*steps : (q+j+1)*m] {
-			d := float64(t) - v
-			a[0] += d * d
+			d := t - v
+			s0 += d * d
 		}
-		ss := (a[0] + a[1]) + (a[2] + a[3])
-		l.mu[q+j] = F(v)
-		l.s[q+j] = F(1 / math.Sqrt(ss*inv+normEps))
+		ss := (s0 + s1) + (s2 + s3)
+		l.mu[q+j] = v
+		l.s[q+j] = F(1 / math.Sqrt(float64(ss*inv+normEps)))
 	}
 }
 
