@@ -104,7 +104,7 @@ func (f *field) appendAt(b []byte, p unsafe.Pointer, always bool) []byte {
 		case kBytes:
 			return append(b, *(*[]byte)(p)...)
 		case kFloats32:
-			return appendFloats32(b, *(*[]float32)(p))
+			return appendFloats(b, *(*[]float32)(p))
 		}
 		return appendFloats(b, *(*[]float64)(p))
 	}
@@ -208,37 +208,39 @@ func (f *field) decodeAt(b []byte, wt int, p unsafe.Pointer) ([]byte, error) {
 			*(*[]byte)(p) = append([]byte(nil), data...)
 		}
 	case kFloats:
-		if len(data)%8 != 0 {
-			return nil, fmt.Errorf("packed doubles of %d bytes", len(data))
-		}
-		if n := len(data) / 8; n > 0 {
-			xs := (*[]float64)(p)
-			old := len(*xs)
-			*xs = append(*xs, make([]float64, n)...)
-			if littleEndian {
-				copy(floatBytes((*xs)[old:]), data)
-			} else {
-				for i := range n {
-					(*xs)[old+i] = math.Float64frombits(binary.LittleEndian.Uint64(data[8*i:]))
-				}
-			}
-		}
+		err = decodePacked((*[]float64)(p), data, "doubles")
 	case kFloats32:
-		if len(data)%4 != 0 {
-			return nil, fmt.Errorf("packed floats of %d bytes", len(data))
-		}
-		if n := len(data) / 4; n > 0 {
-			xs := (*[]float32)(p)
-			old := len(*xs)
-			*xs = append(*xs, make([]float32, n)...)
-			if littleEndian {
-				copy(floatBytes32((*xs)[old:]), data)
-			} else {
-				for i := range n {
-					(*xs)[old+i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
-				}
-			}
-		}
+		err = decodePacked((*[]float32)(p), data, "floats")
+	}
+	if err != nil {
+		return nil, err
 	}
 	return rest, nil
+}
+
+// decodePacked appends the packed little-endian values of data to *xs;
+// what names them in an error.
+func decodePacked[F float](xs *[]F, data []byte, what string) error {
+	size := int(unsafe.Sizeof(F(0)))
+	if len(data)%size != 0 {
+		return fmt.Errorf("packed %s of %d bytes", what, len(data))
+	}
+	n := len(data) / size
+	if n == 0 {
+		return nil
+	}
+	old := len(*xs)
+	*xs = append(*xs, make([]F, n)...)
+	if littleEndian {
+		copy(floatBytes((*xs)[old:]), data)
+		return nil
+	}
+	for i := range n {
+		if size == 8 {
+			(*xs)[old+i] = F(math.Float64frombits(binary.LittleEndian.Uint64(data[8*i:])))
+		} else {
+			(*xs)[old+i] = F(math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:])))
+		}
+	}
+	return nil
 }

@@ -281,33 +281,26 @@ func intsLen(v reflect.Value) int {
 // (bits little-endian), so that vectors are copied, not converted.
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
+// float is an element type of the packed repeated fields: double
+// (float64) and float (float32).
+type float interface{ float32 | float64 }
+
 // floatBytes returns the memory of xs (on a little-endian machine, its
 // packed encoding).
-func floatBytes(xs []float64) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(xs))), 8*len(xs))
+func floatBytes[F float](xs []F) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(xs))), int(unsafe.Sizeof(F(0)))*len(xs))
 }
 
-func appendFloats(b []byte, xs []float64) []byte {
+func appendFloats[F float](b []byte, xs []F) []byte {
 	if littleEndian {
 		return append(b, floatBytes(xs)...)
 	}
 	for _, x := range xs {
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
-	}
-	return b
-}
-
-// floatBytes32 is floatBytes of a []float32.
-func floatBytes32(xs []float32) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(xs))), 4*len(xs))
-}
-
-func appendFloats32(b []byte, xs []float32) []byte {
-	if littleEndian {
-		return append(b, floatBytes32(xs)...)
-	}
-	for _, x := range xs {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+		if unsafe.Sizeof(x) == 8 {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(x)))
+		} else {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(x)))
+		}
 	}
 	return b
 }
