@@ -2,6 +2,7 @@ package nn
 
 import (
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 )
@@ -323,5 +324,33 @@ func TestFloat32Memory(t *testing.T) {
 	after.read()
 	if got := after.total - before.total; got > uint64(m32)+uint64(2*4*net.Dim())+1<<16 {
 		t.Errorf("a float32 batch of %d allocated %d bytes, estimate %d", n, got, m32)
+	}
+}
+
+// In float32 Loss and Grad return the same f(x), bit for bit, as in
+// float64: their ‖x‖² are summed in one order.
+func TestLossMatchesGradLoss32(t *testing.T) {
+	const n, classes, l2 = 5, 10, 1e-3
+	in := Shape{1, 12, 12}
+	net, err := New[float32](in, []Spec{Conv2D(4, 3, 1, 0), ReLU(), Flatten(), Dense(classes)}, classes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	x := make([]float32, net.Dim())
+	for i := range x {
+		// Magnitudes over eight decades, so that the order of ‖x‖²'s
+		// additions shows in its rounding.
+		x[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(8)-6)))
+	}
+	a := make([]float32, n*in.Size())
+	for i := range a {
+		a[i] = float32(r.Float64())
+	}
+	labels := []int{0, 3, 9, 1, 4}
+	g := make([]float32, net.Dim())
+	loss := net.Grad(g, x, a, labels, l2)
+	if l := net.Loss(x, a, labels, l2); math.Float64bits(l) != math.Float64bits(loss) {
+		t.Errorf("float32 Loss %.17g, Grad's loss %.17g", l, loss)
 	}
 }

@@ -141,6 +141,15 @@ func logSumExp[F gemm.Float](z []F) float64 {
 
 // sumSquares returns ‖x‖² in float64.
 func sumSquares[F gemm.Float](x []F) float64 {
+	if !vec.Is64[F]() {
+		// Grad's order in float32 (l2Grad32), so that Loss and Grad
+		// return the same f(x).
+		var acc [8]float64
+		for i, v := range x {
+			acc[i&7] += float64(v) * float64(v)
+		}
+		return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
+	}
 	var s float64
 	for _, v := range x {
 		s += float64(v) * float64(v)
