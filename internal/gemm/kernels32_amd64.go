@@ -212,6 +212,30 @@ func sdotKernZ4x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float3
 //go:noescape
 func sdotKernZ4x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
+//go:noescape
+func sdotKernZ5x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sdotKernZ5x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sdotKernZ5x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sdotKernZ5x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sdotKernZ6x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sdotKernZ6x2(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sdotKernZ6x3(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sdotKernZ6x4(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
 // saccTile is accTile in float32: nr = 32 (only with zmm), 16 or 8.
 func saccTile(mr, nr, nj, kc int, a *float32, rs, ks int, b *float32, ldb, bstep int, c *float32, ldc int) {
 	switch {
@@ -356,7 +380,7 @@ func sdotTileX(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *f
 }
 
 // sdotTileZ runs the mr × nr float32 dot-order kernel on ZMM registers
-// (mr, nr ≤ 4).
+// (mr ≤ 6, nr ≤ 4).
 func sdotTileZ(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {
 	switch mr*8 + nr {
 	case 1*8 + 1:
@@ -391,6 +415,22 @@ func sdotTileZ(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *f
 		sdotKernZ4x3(nj, k, a, lda, b, ldb, c, ldc)
 	case 4*8 + 4:
 		sdotKernZ4x4(nj, k, a, lda, b, ldb, c, ldc)
+	case 5*8 + 1:
+		sdotKernZ5x1(nj, k, a, lda, b, ldb, c, ldc)
+	case 5*8 + 2:
+		sdotKernZ5x2(nj, k, a, lda, b, ldb, c, ldc)
+	case 5*8 + 3:
+		sdotKernZ5x3(nj, k, a, lda, b, ldb, c, ldc)
+	case 5*8 + 4:
+		sdotKernZ5x4(nj, k, a, lda, b, ldb, c, ldc)
+	case 6*8 + 1:
+		sdotKernZ6x1(nj, k, a, lda, b, ldb, c, ldc)
+	case 6*8 + 2:
+		sdotKernZ6x2(nj, k, a, lda, b, ldb, c, ldc)
+	case 6*8 + 3:
+		sdotKernZ6x3(nj, k, a, lda, b, ldb, c, ldc)
+	case 6*8 + 4:
+		sdotKernZ6x4(nj, k, a, lda, b, ldb, c, ldc)
 	default:
 		panic("gemm: no float32 dot kernel for this tile")
 	}

@@ -86,40 +86,46 @@ func TestConvPathsDerivatives(t *testing.T) {
 
 // TestDenseWide covers dense layers wider than kSlice and wideOut, whose
 // input gradients are computed in slices or transposed and weight
-// gradients from gY transposed: the same bits as the plain products, and
-// exact derivatives.
+// gradients from gY transposed: the same bits as the plain products, in
+// both precisions, and exact derivatives.
 func TestDenseWide(t *testing.T) {
+	t.Run("float64", denseWideCase[float64])
+	t.Run("float32", denseWideCase[float32])
+	specs := []Spec{Flatten(), Dense(wideOut + 9), Tanh(), Dense(3)}
+	checkDerivatives(t, Shape{2, 3, 3}, specs, 3, 3)
+}
+
+func denseWideCase[F gemm.Float](t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
-	l := &dense[float64]{ni: 7, no: max(2*kSlice, wideOut) + 5}
+	l := &dense[F]{ni: 7, no: max(2*kSlice, wideOut) + 5}
 	n := 3
 	l.reserve(n)
-	g, w, x := randVec(r, n*l.no, 1), randVec(r, l.no*l.ni, 1), randVec(r, n*l.ni, 1)
-	same := func(what string, got, want []float64) {
+	rv := func(k int) []F { return convert[F](randVec(r, k, 1)) }
+	g, w, x := rv(n*l.no), rv(l.no*l.ni), rv(n*l.ni)
+	same := func(what string, got, want []F) {
 		for i := range want {
-			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			if math.Float64bits(float64(got[i])) != math.Float64bits(float64(want[i])) {
 				t.Fatalf("%s, element %d: %.17g, plain product %.17g", what, i, got[i], want[i])
 			}
 		}
 	}
-	got, want := make([]float64, n*l.ni), make([]float64, n*l.ni)
+	got, want := make([]F, n*l.ni), make([]F, n*l.ni)
 	l.accNN(got, g, w, n)
 	gemm.AccNN(n, l.ni, l.no, g, l.no, w, l.ni, want, l.ni)
 	same("sliced gY·W", got, want)
-	gw, gwant := randVec(r, l.no*l.ni, 1), make([]float64, l.no*l.ni)
-	copy(gwant, gw)
+	gw := rv(l.no * l.ni)
+	gwant := append([]F(nil), gw...)
 	gT := l.transposed(g, n, 0)
 	l.weightGrad(gw, gT, x, n)
 	gemm.AccTN(l.no, l.ni, n, g, l.no, x, l.ni, gwant, l.ni)
 	same("weight gradient", gw, gwant)
 	// R{gX} = R{gY}·W + gY·U: one chain over both products.
-	rg, u := randVec(r, n*l.no, 1), randVec(r, l.no*l.ni, 1)
+	rg, u := rv(n*l.no), rv(l.no*l.ni)
 	clear(want)
 	gemm.AccNN(n, l.ni, l.no, rg, l.no, w, l.ni, want, l.ni)
 	gemm.AccNN(n, l.ni, l.no, g, l.no, u, l.ni, want, l.ni)
-	l.inputGrad(got, n, l.transposed(rg, n, 1), w, gT, u)
-	same("transposed R{gY}·W + gY·U", got, want)
-	specs := []Spec{Flatten(), Dense(wideOut + 9), Tanh(), Dense(3)}
-	checkDerivatives(t, Shape{2, 3, 3}, specs, 3, 3)
+	l.inputGrad(got, n, l.inputTerm(rg, l.transposed(rg, n, 1)), w, l.inputTerm(g, gT), u)
+	same("R{gY}·W + gY·U", got, want)
 }
 
 // TestPresetNoAllocations runs the presets' passes, which reach the

@@ -111,13 +111,13 @@ func (l *dense[F]) weightGrad(gw, g, x []F, n int) {
 
 // inputGrad writes gx = g₁·W₁ + g₂·W₂ + … (n × In), one chain over the
 // terms in order, each over the Out outputs, for pairs (g_t, W_t) of g as
-// transposed returns it and a weight matrix. A wide layer forms gxᵀ =
-// Σ W_tᵀ·g_tᵀ by AccTN and transposes it: the same products in the same
-// order (a·b = b·a exactly), measured 38 → 44 GFLOP/s at 1024 ← 2048,
-// batch 128, where gY·W packs slivers of the whole of W (16 MB, a leading
-// dimension of 8 kB) for only 128 rows of gY.
+// inputTerm returns it and a weight matrix. Where inputGradT, it forms
+// gxᵀ = Σ W_tᵀ·g_tᵀ by AccTN and transposes it: the same products in the
+// same order (a·b = b·a exactly), measured 38 → 44 GFLOP/s in float64 at
+// 1024 ← 2048, batch 128, where gY·W packs slivers of the whole of W
+// (16 MB, a leading dimension of 8 kB) for only 128 rows of gY.
 func (l *dense[F]) inputGrad(gx []F, n int, terms ...[]F) {
-	if !l.wide() {
+	if !l.inputGradT() {
 		clear(gx[:n*l.ni])
 		for t := 0; t < len(terms); t += 2 {
 			l.accNN(gx, terms[t], terms[t+1], n)
@@ -135,6 +135,21 @@ func (l *dense[F]) inputGrad(gx []F, n int, terms ...[]F) {
 			row[i] = gxT[i*n+b]
 		}
 	}
+}
+
+// inputGradT reports whether inputGrad forms gXᵀ from gYᵀ. In float32 it
+// does not: there gY·W by AccNN measured 2.52–2.55 ms against AccTN's
+// 2.9–4.1 at 1024 ← 2048, batch 128 (Zen 5), where in float64 AccTN
+// keeps its lead (6.9–7.2 ms against 8.9–9.3).
+func (l *dense[F]) inputGradT() bool { return l.wide() && vec.Is64[F]() }
+
+// inputTerm returns, of gY and the g that transposed returned for it, the
+// one inputGrad takes.
+func (l *dense[F]) inputTerm(gy, g []F) []F {
+	if l.inputGradT() {
+		return g
+	}
+	return gy
 }
 
 // init draws from U(−1/√In, 1/√In), PyTorch's default for Linear.
@@ -191,7 +206,7 @@ func (l *dense[F]) backward(gx, gw, gy, x, _, w []F, n int) {
 	l.weightGrad(gw[:l.no*l.ni], g, x, n)
 	addColumnSums(gw[l.no*l.ni:], gy, n)
 	if gx != nil {
-		l.inputGrad(gx, n, g, wt)
+		l.inputGrad(gx, n, l.inputTerm(gy, g), wt)
 	}
 }
 
@@ -235,9 +250,9 @@ func (l *dense[F]) rbackward(gx, rgx, rgw, gy, rgy, x, rx, _, _, w, u []F, n int
 	}
 	addColumnSums(rgw[l.no*l.ni:], rgy, n)
 	if gx != nil {
-		l.inputGrad(gx, n, g, wt)
+		l.inputGrad(gx, n, l.inputTerm(gy, g), wt)
 	}
 	if rgx != nil {
-		l.inputGrad(rgx, n, rg, wt, g, ut)
+		l.inputGrad(rgx, n, l.inputTerm(rgy, rg), wt, l.inputTerm(gy, g), ut)
 	}
 }

@@ -24,10 +24,11 @@ func dot16(p func(string, ...any), variant string, mr, nr int) {
 	nacc := nout * rpo
 	acc := func(o, h int) int { return o*rpo + h }
 	// A's rows, B's row and the product follow the sums (from Z16 on
-	// ZMM, where the sums may fill Z0–Z15).
+	// ZMM, where the sums may fill Z0–Z15; a tile of more than sixteen
+	// outputs takes the registers from Z24 on).
 	areg := nacc
 	if z {
-		areg = 16
+		areg = max(16, nacc)
 	}
 	breg, tmp := areg+mr, areg+mr+1
 	p("")
@@ -92,9 +93,25 @@ func dot16(p func(string, ...any), variant string, mr, nr int) {
 			return acc(o, h)
 		}
 	}
-	if z {
+	// Where the sums fill more than Z0–Z15, only those of the outputs in
+	// Z0–Z4, the finish's scratch, are parked (in Z24–Z28, A's registers),
+	// and the scratch moves from X14–X15 to X3–X4.
+	parked := func(o int) int { return 16 + o }
+	s1, s2 := 14, 15
+	if z && nout > 16 {
+		parked = func(o int) int {
+			if o < 5 {
+				return 24 + o
+			}
+			return o
+		}
+		s1, s2 = 3, 4
+		for o := range 5 {
+			p("\tVMOVAPS Z%d, Z%d", o, parked(o))
+		}
+	} else if z {
 		for o := range nout {
-			p("\tVMOVAPS Z%d, Z%d", o, 16+o)
+			p("\tVMOVAPS Z%d, Z%d", o, parked(o))
 		}
 	}
 	for o := range nout {
@@ -103,14 +120,14 @@ func dot16(p func(string, ...any), variant string, mr, nr int) {
 		switch {
 		case z:
 			lo, hi, t = 0, 1, 2
-			p("\tVMOVAPS Y%d, Y0", 16+o)
-			p("\tVEXTRACTF64X4 $1, Z%d, Y1", 16+o)
+			p("\tVMOVAPS Y%d, Y0", parked(o))
+			p("\tVEXTRACTF64X4 $1, Z%d, Y1", parked(o))
 		case o >= 6:
 			lo, hi = acc(o-6, 0), acc(o-6, 1)
 			p("\tVMOVAPS Y%d, Y%d", home(o, 0), lo)
 			p("\tVMOVAPS Y%d, Y%d", home(o, 1), hi)
 		}
-		dot16Finish(p, fmt.Sprintf("%s_r%dc%d", name, r, c), lo, hi, t, r, c)
+		dot16Finish(p, fmt.Sprintf("%s_r%dc%d", name, r, c), lo, hi, t, s1, s2, r, c)
 	}
 	dotExit(p, f32, name, nr)
 }
@@ -120,8 +137,8 @@ func dot16(p func(string, ...any), variant string, mr, nr int) {
 // lane 0 is redone when k mod 16 products remain (they go into s_0 in
 // order first: A's and B's row pointers, left by the loop at those
 // products, walk them and are put back), then the tree of dot16's doc is
-// stored. X14 and X15 are scratch; label prefixes the local labels.
-func dot16Finish(p func(string, ...any), label string, lo, hi, t, r, c int) {
+// stored. Xs1 and Xs2 are scratch; label prefixes the local labels.
+func dot16Finish(p func(string, ...any), label string, lo, hi, t, s1, s2, r, c int) {
 	aBase, bBase := "R8", "DX"
 	if r >= 3 {
 		aBase = "R9"
@@ -130,14 +147,14 @@ func dot16Finish(p func(string, ...any), label string, lo, hi, t, r, c int) {
 		bBase = "R12"
 	}
 	p("\tVADDPS Y%d, Y%d, Y%d", hi, lo, t)
-	p("\tVEXTRACTF128 $1, Y%d, X14", t)
+	p("\tVEXTRACTF128 $1, Y%d, X%d", t, s1)
 	p("\tMOVQ k+8(FP), CX")
 	p("\tANDQ $15, CX")
 	p("\tJZ %s_tree", label)
 	p("%s_rem:", label)
-	p("\tVMOVSS %s, X15", rowAddr(0, r, "R8", "R9", "R10"))
-	p("\tVMULSS %s, X15, X15", rowAddr(0, c, "DX", "R12", "R11"))
-	p("\tVADDSS X15, X%d, X%d", lo, lo)
+	p("\tVMOVSS %s, X%d", rowAddr(0, r, "R8", "R9", "R10"), s2)
+	p("\tVMULSS %s, X%d, X%d", rowAddr(0, c, "DX", "R12", "R11"), s2, s2)
+	p("\tVADDSS X%d, X%d, X%d", s2, lo, lo)
 	p("\tADDQ $4, %s", aBase)
 	p("\tADDQ $4, %s", bBase)
 	p("\tDECQ CX")
@@ -150,10 +167,10 @@ func dot16Finish(p func(string, ...any), label string, lo, hi, t, r, c int) {
 	p("\tVADDSS X%d, X%d, X%d", hi, lo, lo)
 	p("\tVMOVSS X%d, X%d, X%d", lo, t, t) // lane 0 ← s_0 + s_8, lanes 1–3 kept
 	p("%s_tree:", label)
-	p("\tVADDPS X14, X%d, X%d", t, t)
-	p("\tVMOVHLPS X%d, X%d, X14", t, t)
-	p("\tVADDPS X14, X%d, X%d", t, t)
-	p("\tVMOVSHDUP X%d, X14", t)
-	p("\tVADDSS X14, X%d, X%d", t, t)
+	p("\tVADDPS X%d, X%d, X%d", s1, t, t)
+	p("\tVMOVHLPS X%d, X%d, X%d", t, t, s1)
+	p("\tVADDPS X%d, X%d, X%d", s1, t, t)
+	p("\tVMOVSHDUP X%d, X%d", t, s1)
+	p("\tVADDSS X%d, X%d, X%d", s1, t, t)
 	p("\tVMOVSS X%d, %s", t, rowAddr(4*c, r, "DI", "R14", "R13"))
 }

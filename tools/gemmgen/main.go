@@ -69,6 +69,11 @@ func main() {
 	}
 }
 
+// dotZRows32 is the most rows of float32's dot-order tiles on ZMM
+// registers: six rows of four outputs fill 24 of the 32 registers with
+// sums, the other eight holding A's six rows, B's row and a product.
+const dotZRows32 = 6
+
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, err)
 	os.Exit(1)
@@ -101,7 +106,7 @@ func float32Kernels(p func(string, ...any)) {
 			dot16(p, "X", mr, nr)
 		}
 	}
-	for mr := 1; mr <= 4; mr++ {
+	for mr := 1; mr <= dotZRows32; mr++ {
 		for nr := 1; nr <= 4; nr++ {
 			dot16(p, "Z", mr, nr)
 		}
@@ -150,7 +155,7 @@ func float32Decls() string {
 			decl(f32.name("dotKernX%dx%d", mr, nr), dotSig)
 		}
 	}
-	for mr := 1; mr <= 4; mr++ {
+	for mr := 1; mr <= dotZRows32; mr++ {
 		for nr := 1; nr <= 4; nr++ {
 			decl(f32.name("dotKernZ%dx%d", mr, nr), dotSig)
 		}
@@ -233,10 +238,10 @@ func float32Decls() string {
 	p("}")
 	p("")
 	p("// sdotTileZ runs the mr × nr float32 dot-order kernel on ZMM registers")
-	p("// (mr, nr ≤ 4).")
+	p("// (mr ≤ %d, nr ≤ 4).", dotZRows32)
 	p("func sdotTileZ(mr, nr, nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {")
 	p("switch mr*8 + nr {")
-	for mr := 1; mr <= 4; mr++ {
+	for mr := 1; mr <= dotZRows32; mr++ {
 		for nr := 1; nr <= 4; nr++ {
 			p("case %d*8 + %d:", mr, nr)
 			p("%s(nj, k, a, lda, b, ldb, c, ldc)", f32.name("dotKernZ%dx%d", mr, nr))
