@@ -71,7 +71,8 @@ import (
 // width that is not a multiple of four, few rows against a wide operand,
 // a larger square-ish product, and norm-16-32's first weight gradient in
 // dot order per sample (as the convolutions run it) and over a batch of
-// 128 in one product (long k: its rows stream from L3).
+// 128 in one product (long k: its rows stream from L3), and FedEM's CNN's
+// dense layer 1024 → 2048 at batch 128 (forward and input gradient).
 var benchShapes = []struct {
 	kernel  string
 	m, n, k int
@@ -80,6 +81,7 @@ var benchShapes = []struct {
 	{"DotNT", 128, 10, 784},
 	{"DotNT", 1936, 64, 576},
 	{"DotNT", 512, 256, 784},
+	{"DotNT", 128, 2048, 1024},
 	{"DotNT", 16, 25, 576},
 	{"DotNT", 16, 25, 73728},
 	{"AccNN", 128, 64, 10},
@@ -89,6 +91,7 @@ var benchShapes = []struct {
 	{"AccTN", 64, 784, 128},
 	{"AccTN", 10, 784, 128},
 	{"AccTN", 512, 256, 784},
+	{"AccTN", 1024, 128, 2048},
 	{"AccNT", 128, 784, 64},
 	{"AccNT", 128, 64, 784},
 	{"AccNT", 512, 256, 784},

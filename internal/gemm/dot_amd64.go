@@ -19,7 +19,7 @@ func dotNTAVX2[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc 
 func dotNTAVX512[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
 	switch {
 	case zmm && lanes[F]() == 8:
-		dotNTTiled(4, 4, 1, dotTileZF[F], m, n, k, a, lda, b, ldb, c, ldc)
+		dotNTTiled(6, 4, 1, dotTileZF[F], m, n, k, a, lda, b, ldb, c, ldc)
 	case zmm:
 		dotNTTiled(4, 8, 2, dotTileZF[F], m, n, k, a, lda, b, ldb, c, ldc)
 	case lanes[F]() == 8:

@@ -73,6 +73,16 @@ func dot16(p func(string, ...any), variant string, mr, nr int) {
 	p("\tDECQ CX")
 	p("\tJNZ %s_loop", name)
 	p("%s_tail:", name)
+	if z {
+		// With no products left over, every output of the tile ends in one
+		// tree of shuffles (dot16TreeZ); otherwise each ends on its own.
+		p("\tMOVQ k+8(FP), CX")
+		p("\tTESTQ $15, CX")
+		p("\tJNZ %s_each", name)
+		dot16TreeZ(p, mr, nr)
+		p("\tJMP %s_next", name)
+		p("%s_each:", name)
+	}
 	// The finish runs in VEX registers (below 16) and needs three of them
 	// for scratch, Y12, X14 and X15 on YMM: outputs 6 and 7 move out of
 	// Y12–Y15 first (to Y24–Y27, free after the loop), and every output
@@ -129,6 +139,9 @@ func dot16(p func(string, ...any), variant string, mr, nr int) {
 		}
 		dot16Finish(p, fmt.Sprintf("%s_r%dc%d", name, r, c), lo, hi, t, s1, s2, r, c)
 	}
+	if z {
+		p("%s_next:", name)
+	}
 	dotExit(p, f32, name, nr)
 }
 
@@ -173,4 +186,87 @@ func dot16Finish(p func(string, ...any), label string, lo, hi, t, s1, s2, r, c i
 	p("\tVMOVSHDUP X%d, X%d", t, s1)
 	p("\tVADDSS X%d, X%d, X%d", s1, t, t)
 	p("\tVMOVSS X%d, %s", t, rowAddr(4*c, r, "DI", "R14", "R13"))
+}
+
+// dot16TreeZ ends the outputs of an mr × nr tile of dot16's ZMM kernel,
+// sixteen at a time (rows 4g … 4g+3), when no products are left over:
+// each step of dot16's tree is one lane shuffle of two registers and one
+// add, for up to sixteen outputs at once, where the finish of a single
+// output runs it in a register of its own. The outputs sit in a 4 × 4 grid
+// G[j][q] = output (4g+j, q); step 1 pairs rows j = 0, 1 and 2, 3 of a
+// column (t_l = s_l + s_{l+8}: 256-bit halves), step 2 the two pairs (t_l +
+// t_{l+4}: 128-bit quarters), step 3 columns 0, 1 and 2, 3 (lanes l and
+// l+2 of a quarter), step 4 those two (lanes l and l+1). Quarter j of the
+// result then holds row 4g+j: one 128-bit store when the row is four wide.
+// A missing operand (fewer than four rows or columns) is replaced by its
+// partner, whose lanes are then computed twice and not stored. Z30 and Z31
+// (A's rows or B's row in the loop) are the shuffles' scratch, Z29 the
+// stores'.
+func dot16TreeZ(p func(string, ...any), mr, nr int) {
+	const t1, t2, xs = 31, 30, 29
+	// combine writes op(x, y) into x's register: lo = shuffle imLo of (x,
+	// y), hi = shuffle imHi, x = lo + hi. y < 0 stands for x.
+	combine := func(op string, imLo, imHi, x, y int) int {
+		if x < 0 {
+			return y
+		}
+		if y < 0 {
+			y = x
+		}
+		p("\t%s $0x%X, Z%d, Z%d, Z%d", op, imLo, y, x, t1)
+		p("\t%s $0x%X, Z%d, Z%d, Z%d", op, imHi, y, x, t2)
+		p("\tVADDPS Z%d, Z%d, Z%d", t2, t1, x)
+		return x
+	}
+	for g := 0; 4*g < mr; g++ {
+		rows := min(4, mr-4*g)
+		var col [4]int // step 2's result for column q, or −1
+		for q := range 4 {
+			col[q] = -1
+			if q >= nr {
+				continue
+			}
+			reg := func(j int) int {
+				if j >= rows {
+					return -1
+				}
+				return (4*g+j)*nr + q
+			}
+			// Step 1: halves [x.lo, y.lo] + [x.hi, y.hi].
+			h01 := combine("VSHUFF32X4", 0x44, 0xEE, reg(0), reg(1))
+			h23 := -1
+			if reg(2) >= 0 {
+				h23 = combine("VSHUFF32X4", 0x44, 0xEE, reg(2), reg(3))
+			}
+			// Step 2: quarters [x.0, x.2, y.0, y.2] + [x.1, x.3, y.1, y.3].
+			col[q] = combine("VSHUFF32X4", 0x88, 0xDD, h01, h23)
+		}
+		// Step 3: lanes [x0, x1, y0, y1] + [x2, x3, y2, y3] of each quarter.
+		w01 := combine("VSHUFPS", 0x44, 0xEE, col[0], col[1])
+		w23 := -1
+		if col[2] >= 0 {
+			w23 = combine("VSHUFPS", 0x44, 0xEE, col[2], col[3])
+		}
+		// Step 4: lanes [x0, x2, y0, y2] + [x1, x3, y1, y3].
+		f := combine("VSHUFPS", 0x88, 0xDD, w01, w23)
+		for j := range rows {
+			r := 4*g + j
+			if nr == 4 {
+				if j == 0 {
+					p("\tVMOVUPS X%d, %s", f, rowAddr(0, r, "DI", "R14", "R13"))
+				} else {
+					p("\tVEXTRACTF32X4 $%d, Z%d, %s", j, f, rowAddr(0, r, "DI", "R14", "R13"))
+				}
+				continue
+			}
+			x := f
+			if j > 0 {
+				p("\tVEXTRACTF32X4 $%d, Z%d, X%d", j, f, xs)
+				x = xs
+			}
+			for q := range nr {
+				p("\tVEXTRACTPS $%d, X%d, %s", q, x, rowAddr(4*q, r, "DI", "R14", "R13"))
+			}
+		}
+	}
 }
