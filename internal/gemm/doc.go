@@ -47,7 +47,7 @@
 // tiles holding two outputs a register; otherwise 6 × 8 YMM tiles, and
 // DotNT 4 × 4 where AVX-512VL offers 32 vector registers (3 × 3 without).
 // float32 runs the same register tiles with twice the lanes: chain order
-// in 6 × 32 (ZMM) or 6 × 16 (YMM) tiles, DotNT in 4 × 4 tiles of one
+// in 6 × 32 (ZMM) or 6 × 16 (YMM) tiles, DotNT in 6 × 4 tiles of one
 // output a ZMM register or 2 × 3 tiles of two YMM registers an output.
 // Elsewhere, or with HGPSIM_NOAVX2=1, blocked pure-Go loops;
 // HGPSIM_NOAVX512=1 keeps the 256-bit kernels. ref.go holds the reference

@@ -227,6 +227,10 @@ func largeShapes[F Float](t *testing.T) {
 		// a narrow last sliver (odd widths run masked tail tiles), and
 		// few rows against long k.
 		{203, 131, 531}, {97, 67, 300}, {150, 5, 520}, {3, 143, 777}, {16, 201, 600},
+		// DotNT's packed pairs of B (float64 on ZMM, from 48 rows): a last
+		// tile row of every height, widths with and without a packed tile,
+		// one to three products left over after an odd number of steps.
+		{49, 17, 527}, {50, 24, 182}, {51, 40, 13}, {52, 9, 527}, {53, 16, 101}, {48, 8, 5},
 	}
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, kd := range kindsOf[F]() {

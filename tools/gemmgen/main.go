@@ -51,11 +51,13 @@ func main() {
 			}
 		}
 	}
-	for mr := 1; mr <= 4; mr++ {
+	for mr := 1; mr <= 6; mr++ {
 		for np := 1; np <= 4; np++ {
-			dotZ(p, mr, np)
+			dotZ(p, mr, np, false)
 		}
+		dotZ(p, mr, 4, true)
 	}
+	packPairs8(p)
 	float32Kernels(p)
 	if err := os.WriteFile("kernels_amd64.s", w.Bytes(), 0o644); err != nil {
 		fail(err)
