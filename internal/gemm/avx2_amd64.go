@@ -30,7 +30,7 @@ func init() {
 	}
 	if vec.HasAVX512() {
 		zmm = true
-		path = "avx512: 512-bit registers, chain order in 6×16 tiles (float32 6×32), dot order in 4×8 (float32 6×4)"
+		path = "avx512: 512-bit registers, chain order in 6×16 tiles (float32 6×32), dot order in 6×8 (float32 6×4)"
 	}
 }
 

@@ -15,8 +15,9 @@ func dotNTAVX2[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc 
 	dotNTTiled(3, 3, 1, dotTileF[F], m, n, k, a, lda, b, ldb, c, ldc)
 }
 
-// dotNTAVX512 runs 4 × 4 tiles of YMM registers or, with zmm, 4 × 8 tiles
-// of two outputs a ZMM register (dotTileZ). In float32 it runs 6 × 4
+// dotNTAVX512 runs 4 × 4 tiles of YMM registers or, with zmm, 6 × 8 tiles
+// of two outputs a ZMM register (dotTileZ; B's pairs of rows packed from
+// pairRows rows of A on). In float32 it runs 6 × 4
 // tiles of one output a ZMM register with zmm (24 of the 32 registers
 // hold sums; against 4 × 4 on Zen 5, both with the per-output finish:
 // DotNT 1024 × 64 × 800 209 → 221 GFLOP/s, 128 × 512 × 4096 131 → 163),
@@ -116,7 +117,7 @@ func dotTileZ(mr, nr, nj, k int, a *float64, lda int, b *float64, ldb int, c *fl
 
 // dotNTTiled computes DotNT in tm × tn tiles, a row of tiles per kernel
 // call of tile (3 × 3 with AVX2's sixteen registers, 4 × 4 with
-// AVX-512VL's 32, 4 × 8 on ZMM registers), and the last tn − 1 columns or
+// AVX-512VL's 32, 6 × 8 or, in float32, 6 × 4 on ZMM registers), and the last tn − 1 columns or
 // fewer in one narrower tile; a tile that holds outputs in pairs (pairs =
 // 2) takes an even width, and a column left over runs dot's one-column
 // kernel. The kernels sum each output exactly as dotRef does.
