@@ -117,8 +117,8 @@ func dotTileZ(mr, nr, nj, k int, a *float64, lda int, b *float64, ldb int, c *fl
 
 // dotNTTiled computes DotNT in tm × tn tiles, a row of tiles per kernel
 // call of tile (3 × 3 with AVX2's sixteen registers, 4 × 4 with
-// AVX-512VL's 32, 6 × 8 or, in float32, 6 × 4 on ZMM registers), and the last tn − 1 columns or
-// fewer in one narrower tile; a tile that holds outputs in pairs (pairs =
+// AVX-512VL's 32, 6 × 8 or, in float32, 6 × 4 on ZMM registers), and the
+// last tn − 1 columns or fewer in one narrower tile; a tile that holds outputs in pairs (pairs =
 // 2) takes an even width, and a column left over runs dot's one-column
 // kernel. The kernels sum each output exactly as dotRef does.
 //
