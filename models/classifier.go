@@ -182,8 +182,7 @@ func classifierGrad[F Float](m Classifier[F], s *classifierScratch[F], dst, x []
 		m.batchVJP(dst, x, s.g[:nb*C])
 	}
 	l2 := m.l2Rate()
-	vecAddScaled(dst, l2, x)
-	return loss/float64(n) + 0.5*l2*sumSquares(x)
+	return loss/float64(n) + 0.5*l2*addScaledSumSquares(dst, l2, x)
 }
 
 // classifierHVP writes dst = ∇²f(x)·u by the R-operator: per row

@@ -82,6 +82,16 @@ func vecAddScaled[F Float](dst []F, alpha float64, s []F) {
 	addScaled32(dst, F(alpha), s)
 }
 
+// addScaledSumSquares adds alpha·s to dst and returns sumSquares(s), the
+// same bits as the two calls, in one pass over s in float64.
+func addScaledSumSquares[F Float](dst []F, alpha float64, s []F) float64 {
+	if vec.Is64[F]() {
+		return vec.AddScaledSumSquares(vec.View[float64](dst), alpha, vec.View[float64](s))
+	}
+	vecAddScaled(dst, alpha, s)
+	return sumSquares(s)
+}
+
 func addScaled32[F Float](dst []F, a F, s []F) {
 	s = s[:len(dst)]
 	for i, v := range s {

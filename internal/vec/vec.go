@@ -40,6 +40,17 @@ func AddScaled[F Float](dst []F, alpha F, s []F) {
 	addScaled32(View[float32](dst), float32(alpha), View[float32](s))
 }
 
+// AddScaledSumSquares adds alpha·s to dst as AddScaled does and returns
+// ‖s‖² summed exactly as gonum's floats.Dot(s, s) sums it, in one pass
+// over s (a regularized gradient's l2·x and ‖x‖²). It panics when the
+// lengths differ.
+func AddScaledSumSquares(dst []float64, alpha float64, s []float64) float64 {
+	if len(dst) != len(s) {
+		panic(fmt.Sprintf("vec: AddScaledSumSquares of lengths %d and %d", len(dst), len(s)))
+	}
+	return addScaledSumSquares(dst, alpha, s)
+}
+
 // addScaled32Go is the float32 AddScaled in Go. The conversion rounds the
 // product on its own: without it the compiler may fuse it into the sum.
 func addScaled32Go(dst []float32, alpha float32, s []float32) {

@@ -37,6 +37,20 @@ func addScaled(dst []float64, alpha float64, s []float64) {
 	floats.AddScaled(dst, alpha, s)
 }
 
+// axpySumSquaresAVX2 is axpyAVX2 that also returns Σ x_i² in gonum's
+// DotUnitary order.
+//
+//go:noescape
+func axpySumSquaresAVX2(alpha float64, x, y []float64) float64
+
+func addScaledSumSquares(dst []float64, alpha float64, s []float64) float64 {
+	if hasAVX2 {
+		return axpySumSquaresAVX2(alpha, s, dst)
+	}
+	floats.AddScaled(dst, alpha, s)
+	return floats.Dot(s, s)
+}
+
 // axpy32AVX2 is axpyAVX2 in float32: separate VMULPS and VADDPS.
 //
 //go:noescape

@@ -21,3 +21,8 @@ func dotRows(dst, m []float64, stride int, a []float64) {
 		dst[j] = floats.Dot(m[j*stride:j*stride+len(a)], a)
 	}
 }
+
+func addScaledSumSquares(dst []float64, alpha float64, s []float64) float64 {
+	floats.AddScaled(dst, alpha, s)
+	return floats.Dot(s, s)
+}
