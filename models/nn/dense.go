@@ -16,7 +16,7 @@ type dense[F gemm.Float] struct {
 	rows   bool // Spec.RowOrder: the tangent sums of a loop over samples
 	tmp    []F  // n × Out: the second product of rforward
 	gyT    []F  // 2 × Out × n: gY and R{gY} transposed (wide layers)
-	gxT    []F  // In × n: an input gradient transposed (wide layers)
+	gxT    []F  // In × n: an input gradient transposed (inputGradT)
 	ord    *rowOrderScratch[F]
 }
 
@@ -43,8 +43,11 @@ func (l *dense[F]) memory(n int) int64 {
 	if l.rows {
 		return e * (int64(n)*(3*int64(l.no)+2*int64(l.ni)+2*int64(l.no)) + 2*int64(l.no)*int64(l.ni))
 	}
-	if l.wide() {
+	if l.inputGradT() {
 		return e * int64(n) * (3*int64(l.no) + int64(l.ni))
+	}
+	if l.wide() {
+		return e * int64(n) * 3 * int64(l.no)
 	}
 	return e * int64(n) * int64(l.no)
 }
@@ -54,6 +57,8 @@ func (l *dense[F]) reserve(n int) {
 		l.tmp = make([]F, n*l.no)
 		if l.wide() {
 			l.gyT = make([]F, 2*n*l.no)
+		}
+		if l.inputGradT() {
 			l.gxT = make([]F, n*l.ni)
 		}
 		if l.rows {
@@ -242,7 +247,7 @@ func (l *dense[F]) rbackward(gx, rgx, rgw, gy, rgy, x, rx, _, _, w, u []F, n int
 	rg := l.transposed(rgy, n, 1)
 	l.weightGrad(rgwt, rg, x, n)
 	var g []F
-	if rx != nil || gx != nil || rgx != nil {
+	if rx != nil || l.inputGradT() && (gx != nil || rgx != nil) {
 		g = l.transposed(gy, n, 0)
 	}
 	if rx != nil {
