@@ -67,8 +67,7 @@ func (m *Net[F]) logisticGrad(dst, x []F, d *datasets.Dataset, idx []int) float6
 		}
 		m.ws().VJP(dst, x, m.s.g[:nb])
 	}
-	addScaled(dst, m.l2, x)
-	return loss/float64(n) + 0.5*m.l2*sumSquares(x)
+	return loss/float64(n) + 0.5*m.l2*addScaledSumSquares(dst, m.l2, x)
 }
 
 // logisticHVP: z is linear in x, so per row the Hessian is

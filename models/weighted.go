@@ -161,8 +161,7 @@ func (w *SampleWeighted[F]) Grad(dst, x []F, lambda []float64, d *datasets.Datas
 		}
 		w.c.batchVJP(dst, x, w.s.g[:len(w.keep)*C])
 	}
-	addScaled(dst, w.L2(), x)
-	return loss*inv + 0.5*w.L2()*sumSquares(x)
+	return loss*inv + 0.5*w.L2()*addScaledSumSquares(dst, w.L2(), x)
 }
 
 // HVP writes dst = ∇²ₓg(x; λ)·u. dst must not alias x or u. Rows of

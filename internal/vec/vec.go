@@ -51,6 +51,13 @@ func AddScaledSumSquares(dst []float64, alpha float64, s []float64) float64 {
 	return addScaledSumSquares(dst, alpha, s)
 }
 
+// addScaledSumSquaresGo is AddScaledSumSquares by definition, where the
+// AVX2 kernel is not in use.
+func addScaledSumSquaresGo(dst []float64, alpha float64, s []float64) float64 {
+	floats.AddScaled(dst, alpha, s)
+	return floats.Dot(s, s)
+}
+
 // addScaled32Go is the float32 AddScaled in Go. The conversion rounds the
 // product on its own: without it the compiler may fuse it into the sum.
 func addScaled32Go(dst []float32, alpha float32, s []float32) {

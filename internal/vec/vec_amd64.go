@@ -47,8 +47,7 @@ func addScaledSumSquares(dst []float64, alpha float64, s []float64) float64 {
 	if hasAVX2 {
 		return axpySumSquaresAVX2(alpha, s, dst)
 	}
-	floats.AddScaled(dst, alpha, s)
-	return floats.Dot(s, s)
+	return addScaledSumSquaresGo(dst, alpha, s)
 }
 
 // axpy32AVX2 is axpyAVX2 in float32: separate VMULPS and VADDPS.

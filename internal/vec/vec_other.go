@@ -23,6 +23,5 @@ func dotRows(dst, m []float64, stride int, a []float64) {
 }
 
 func addScaledSumSquares(dst []float64, alpha float64, s []float64) float64 {
-	floats.AddScaled(dst, alpha, s)
-	return floats.Dot(s, s)
+	return addScaledSumSquaresGo(dst, alpha, s)
 }
