@@ -1,58 +1,8 @@
 package gemm
 
-// Measured with BenchmarkInterleaved (-cpu 1 -benchtime 20x, fastest of 60
-// calls each) on the project's machine: AMD EPYC Zen 4 at 3.67 GHz, two
-// vCPUs shared with other jobs (load average 2.6–2.9 during the run).
-// Unfused multiply-then-add peaks at 16 flops a cycle, 58.7 GFLOP/s.
-// Columns: the dispatched kernel's GFLOP/s (AVX2; DotNT in 4 × 4 tiles on
-// AVX-512VL), its speed-up over the reference loop and over gonum's
-// blas64.Gemm (pure Go, one goroutine), and the pure-Go fallback's GFLOP/s
-// (and its speed-up over the reference loop). Between runs the kernels
-// moved by up to 8 %, the reference loops and gonum by up to 25 % (AccTN's
-// reference loop by 50 %). DotNT's AVX2-only 3 × 3 tiles run at 38–42.
-//
-//	kernel m×n×k              GFLOP/s  ref  gonum  pure Go
-//	AccNN 64x121x576          46.2   12.7×   4.5×    5.8 (1.6×)
-//	AccNN 128x64x10           45.6   13.0×   4.7×    5.5 (1.6×)
-//	AccNN 512x256x784         50.1   14.4×   6.1×    5.5 (1.6×)
-//	AccNN 1936x64x576         48.3   13.7×   5.3×    5.5 (1.6×)
-//	AccNT 10x784x128          35.0   14.5×   4.3×    5.2 (2.2×)
-//	AccNT 128x64x784          50.0   20.8×   5.1×    5.3 (2.2×)
-//	AccNT 128x784x64          49.0   20.6×   5.3×    5.2 (2.2×)
-//	AccNT 512x256x784         50.5   21.4×   7.0×    5.1 (2.2×)
-//	AccNT 1936x576x64         49.1   20.9×   5.5×    5.1 (2.2×)
-//	AccTN 10x784x128          40.8    7.5×   4.6×    6.0 (1.1×)
-//	AccTN 64x784x128          49.4    9.2×   6.8×    5.7 (1.1×)
-//	AccTN 512x256x784         46.6    9.2×   5.9×    5.4 (1.1×)
-//	DotNT 128x10x784          46.1    8.6×   4.7×    5.5 (1.0×)
-//	DotNT 128x64x784          49.2    9.1×   5.0×    5.5 (1.0×)
-//	DotNT 512x256x784         47.5    8.9×   6.6×    5.3 (1.0×)
-//	DotNT 1936x64x576         45.1    8.5×   6.3×    5.3 (1.0×)
-//
-// float32 and float64 in one run (-cpu 1 -benchtime 20x, fastest call) on
-// Zen 5 (AMD EPYC, family 26) with the 512-bit kernels: GFLOP/s of the
-// dispatched kernels, their ratio, and float32 against OpenBLAS's
-// one-thread SGEMM on 1024³ (PyTorch 1.13 torch.mm, fastest of 60 calls,
-// measured right after: 236 GFLOP/s; DGEMM 101). The 256-bit float32
-// kernels (HGPSIM_NOAVX512=1) run at 91–129, the pure-Go ones at 5–8.
-//
-//	kernel m×n×k          float64  float32  ratio  of SGEMM
-//	DotNT 128x64x784         90.1    226.8   2.52     96 %
-//	DotNT 128x10x784         79.5    212.5   2.67     90 %
-//	DotNT 1936x64x576        85.6    211.8   2.47     90 %
-//	DotNT 512x256x784        88.9    226.7   2.55     96 %
-//	AccNN 128x64x10          96.3    170.5   1.77     72 %
-//	AccNN 1936x64x576       117.7    242.1   2.06    102 %
-//	AccNN 512x256x784       118.9    241.4   2.03    102 %
-//	AccNN 64x121x576         97.8    175.3   1.79     74 %
-//	AccTN 64x784x128        115.7    239.9   2.07    101 %
-//	AccTN 10x784x128        108.9    220.2   2.02     93 %
-//	AccTN 512x256x784       107.8    221.1   2.05     94 %
-//	AccNT 128x784x64        111.0    223.5   2.01     95 %
-//	AccNT 128x64x784        112.2    232.1   2.07     98 %
-//	AccNT 512x256x784       118.5    240.4   2.03    102 %
-//	AccNT 10x784x128         65.7    114.6   1.74     48 %
-//	AccNT 1936x576x64       119.6    243.5   2.04    103 %
+// BenchmarkInterleaved's figures, with the processor and the load of the
+// run and OpenBLAS's for comparison, are in docs/performance.md (Matrix
+// products): one table per processor, replaced when the kernels change.
 
 import (
 	"fmt"

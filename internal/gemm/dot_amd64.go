@@ -180,7 +180,9 @@ const pairRows = 48
 
 // pairBlock holds a block of B packed by packPairs8: dotL2 bytes, the
 // block dotNTTiled keeps in L2. The blocks are pooled rather than declared
-// on the stack, where Go would clear 384 kB on every call.
+// on the stack, where Go would clear 384 kB on every call; a pool drops
+// its blocks over two garbage collections, after which a call allocates
+// one again (the contents are always written before they are read).
 type pairBlock [dotL2 / 8]float64
 
 var pairBlocks = sync.Pool{New: func() any { return new(pairBlock) }}
