@@ -144,8 +144,9 @@ func (l *dense[F]) inputGrad(gx []F, n int, terms ...[]F) {
 
 // inputGradT reports whether inputGrad forms gXᵀ from gYᵀ. In float32 it
 // does not: there gY·W by AccNN measured 2.52–2.55 ms against AccTN's
-// 2.9–4.1 at 1024 ← 2048, batch 128 (Zen 5), where in float64 AccTN
-// keeps its lead (6.9–7.2 ms against 8.9–9.3).
+// 2.9–4.1 at 1024 ← 2048, batch 128 (Zen 5; on its 256-bit kernels 4.3–4.6
+// against 4.8–5.0), where in float64 AccTN keeps its lead on 512-bit
+// kernels (6.9–7.2 ms against 8.9–9.3; even on 256-bit ones).
 func (l *dense[F]) inputGradT() bool { return l.wide() && vec.Is64[F]() }
 
 // inputTerm returns, of gY and the g that transposed returned for it, the
