@@ -86,7 +86,12 @@ func accAVX2[F Float](m, n, k int, a []F, rs, ks int, b []F, ldb int, c []F, ldc
 		kb := min(kcAcc, k-p0)
 		for i0 := 0; i0 < m; i0 += mcAcc {
 			i1 := min(m, i0+mcAcc)
-			if pack {
+			switch {
+			case pack && rs == 1 && i1-i0 == 48:
+				// Aᵀ, a whole block: one walk over p (packBlock48).
+				_, _ = block[48*kb-1], a[i0+p0*ks+(kb-1)*ks+47] // bounds of the copy
+				packBlockF(kb, &a[i0+p0*ks], ks, &block[0])
+			case pack:
 				for i := i0; i < i1; i += 6 {
 					mr := min(6, i1-i)
 					s := block[(i-i0)*kb : (i-i0+mr)*kb]

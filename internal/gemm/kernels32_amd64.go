@@ -111,6 +111,9 @@ func spackRows16(n int, src *float32, lds int, dst *float32)
 func spackRows6(n int, src *float32, lds int, dst *float32)
 
 //go:noescape
+func spackBlock48(kb int, src *float32, lds int, dst *float32)
+
+//go:noescape
 func sdotKern1x1(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape

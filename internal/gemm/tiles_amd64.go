@@ -154,6 +154,16 @@ func packRowsF[F Float](w, n int, src *F, lds int, dst *F) {
 	}
 }
 
+// packBlockF runs packBlock48 or, in float32, spackBlock48: rows 0–47 of a
+// k panel of Aᵀ (A(i, p) = src[i + p·lds]) into eight six-row slivers.
+func packBlockF[F Float](kb int, src *F, lds int, dst *F) {
+	if lanes[F]() == 8 {
+		spackBlock48(kb, as[float32](src), lds, as[float32](dst))
+		return
+	}
+	packBlock48(kb, as[float64](src), lds, as[float64](dst))
+}
+
 // packNTF packs w rows (2·lanes or 4·lanes) of Bᵀ into a sliver, columns
 // 0 … lanes·nb−1 (packNT8/16 in blocks of four, spackNT16/32 of eight).
 func packNTF[F Float](w, nb int, b *F, ldb int, d *F) {

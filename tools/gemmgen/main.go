@@ -39,6 +39,7 @@ func main() {
 	packRows(p, f64, 16)
 	packRows(p, f64, 8)
 	packRows(p, f64, 6)
+	packBlock(p, f64, 48)
 	for mr := 1; mr <= 3; mr++ {
 		for nr := 1; nr <= 3; nr++ {
 			dot(p, mr, nr, false)
@@ -98,6 +99,7 @@ func float32Kernels(p func(string, ...any)) {
 	packRows(p, f32, 32)
 	packRows(p, f32, 16)
 	packRows(p, f32, 6)
+	packBlock(p, f32, 48)
 	for mr := 1; mr <= 2; mr++ {
 		for nr := 1; nr <= 3; nr++ {
 			dot16(p, "", mr, nr)
@@ -147,6 +149,7 @@ func float32Decls() string {
 	for _, w := range []int{32, 16, 6} {
 		decl(fmt.Sprintf("spackRows%d", w), "(n int, src *float32, lds int, dst *float32)")
 	}
+	decl("spackBlock48", "(kb int, src *float32, lds int, dst *float32)")
 	for mr := 1; mr <= 2; mr++ {
 		for nr := 1; nr <= 3; nr++ {
 			decl(f32.name("dotKern%dx%d", mr, nr), dotSig)

@@ -173,3 +173,52 @@ func packRows(p func(string, ...any), e elem, w int) {
 	p("\tVZEROUPPER")
 	p("\tRET")
 }
+
+// packBlock writes packBlock{mb}: packRows6 for a whole block of mb rows
+// of Aᵀ (mb a multiple of 6) in one walk over p. Each p's mb contiguous
+// values are read once and stored into the block's mb/6 slivers (sliver s
+// at dst + 6·s·kb elements, element (p, r) at p·6 + r), where packRows6
+// walks all kb rows once per sliver: with rows 4 or 8 kB apart (a wide
+// layer's weights), each of those walks fetched the same cache lines from
+// L3 again, the rows mapping to a few sets of L1 and L2.
+func packBlock(p func(string, ...any), e elem, mb int) {
+	name := e.name("packBlock%d", mb)
+	w := 6 * e.size // bytes of a sliver's row
+	p("")
+	p("// func %s(kb int, src *%[2]s, lds int, dst *%[2]s)", name, e.goType)
+	p("//")
+	p("// Requires AVX, kb ≥ 1.")
+	p("TEXT ·%s(SB), NOSPLIT, $0-32", name)
+	p("\tMOVQ kb+0(FP), CX")
+	p("\tMOVQ src+8(FP), SI")
+	p("\tMOVQ lds+16(FP), R8")
+	p("\tSHLQ $%d, R8", e.shift)
+	p("\tMOVQ dst+24(FP), DI")
+	p("\tMOVQ CX, R9")
+	p("\tIMULQ $%d, R9", w) // a sliver's bytes: 6·kb elements
+	p("%s_loop:", name)
+	p("\tMOVQ DI, R10")
+	for s := range mb / 6 {
+		off := s * w
+		if e.size == 8 {
+			p("\tVMOVUPD %d(SI), Y0", off)
+			p("\tVMOVUPD %d(SI), X1", off+32)
+			p("\tVMOVUPD Y0, (R10)")
+			p("\tVMOVUPD X1, 32(R10)")
+		} else {
+			p("\tVMOVUPS %d(SI), X0", off)
+			p("\tVMOVSD %d(SI), X1", off+16)
+			p("\tVMOVUPS X0, (R10)")
+			p("\tVMOVSD X1, 16(R10)")
+		}
+		if s < mb/6-1 {
+			p("\tADDQ R9, R10")
+		}
+	}
+	p("\tADDQ R8, SI")
+	p("\tADDQ $%d, DI", w)
+	p("\tDECQ CX")
+	p("\tJNZ %s_loop", name)
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
