@@ -143,10 +143,11 @@ func (l *dense[F]) inputGrad(gx []F, n int, terms ...[]F) {
 }
 
 // inputGradT reports whether inputGrad forms gXᵀ from gYᵀ. In float32 it
-// does not: there gY·W by AccNN measured 2.52–2.55 ms against AccTN's
-// 2.9–4.1 at 1024 ← 2048, batch 128 (Zen 5; on its 256-bit kernels 4.3–4.6
-// against 4.8–5.0), where in float64 AccTN keeps its lead on 512-bit
-// kernels (6.9–7.2 ms against 8.9–9.3; even on 256-bit ones).
+// does not: at 1024 ← 2048, batch 128 (Zen 5), gY·W by AccNN took 2.7–2.8
+// ms against AccTN's 2.9–3.0 on 512-bit kernels and 5.0–5.1 against
+// 5.3–5.4 on 256-bit ones, where in float64 AccTN keeps a small lead on
+// 512-bit kernels (5.6–5.7 ms against 5.8–5.9; 10.4–10.6 against
+// 10.2–10.4 on 256-bit ones).
 func (l *dense[F]) inputGradT() bool { return l.wide() && vec.Is64[F]() }
 
 // inputTerm returns, of gY and the g that transposed returned for it, the
