@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -100,12 +101,7 @@ func TestNormStats32MatchScalar(t *testing.T) {
 		{Shape{8, 24, 24}, 1, 8},
 		{Shape{1, 1, 3}, 1, 17},
 	} {
-		ly, err := newGroupNorm[float32](GroupNorm(c.g), c.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l := ly.(*groupNorm[float32])
-		l.reserve(c.n)
+		l := groupNorm32(t, c.in, c.g, c.n)
 		size := c.n * c.in.Size()
 		x := make([]float32, size)
 		for q := range c.n * c.g {
@@ -129,29 +125,12 @@ func TestNormStats32MatchScalar(t *testing.T) {
 		for q := range c.n * c.g {
 			if mus[0][q] != mus[0][q] || ss[0][q] != ss[0][q] {
 				for k := range 2 {
-					if mus[k][q] != mus[k][q] {
-						mus[k][q] = float32(math.NaN())
-					}
-					if ss[k][q] != ss[k][q] {
-						ss[k][q] = float32(math.NaN())
-					}
-					for i := q * l.m; i < (q+1)*l.m; i++ {
-						if ys[k][i] != ys[k][i] {
-							ys[k][i] = float32(math.NaN())
-						}
-					}
+					canonNaN(mus[k][q:q+1], ss[k][q:q+1], ys[k][q*l.m:(q+1)*l.m])
 				}
 			}
 		}
-		for _, v := range []struct {
-			what      string
-			got, want []float32
-		}{{"μ", mus[1], mus[0]}, {"s", ss[1], ss[0]}, {"y", ys[1], ys[0]}} {
-			if i := sameBits32(v.got, v.want); i >= 0 {
-				t.Fatalf("%v, %d groups, batch %d: %s[%d] = %x with the kernels, %x without", c.in, c.g, c.n,
-					v.what, i, math.Float32bits(v.got[i]), math.Float32bits(v.want[i]))
-			}
-		}
+		where := fmt.Sprintf("%v, %d groups, batch %d", c.in, c.g, c.n)
+		sameBitsNamed(t, where, "μ", mus, "s", ss, "y", ys)
 	}
 }
 
@@ -175,12 +154,7 @@ func TestNormRForward32MatchesScalar(t *testing.T) {
 		{Shape{4, 8, 8}, 1, 8},
 		{Shape{2, 7, 9}, 2, 9},
 	} {
-		ly, err := newGroupNorm[float32](GroupNorm(c.g), c.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l := ly.(*groupNorm[float32])
-		l.reserve(c.n)
+		l := groupNorm32(t, c.in, c.g, c.n)
 		size, ng := c.n*c.in.Size(), c.n*c.g
 		x, rx := make([]float32, size), make([]float32, size)
 		for q := range ng {
@@ -205,27 +179,11 @@ func TestNormRForward32MatchesScalar(t *testing.T) {
 			// A NaN mean(x̂ rx): which payload the Go tail's additions keep
 			// is the compiler's choice, and it reaches R{x̂} and ry.
 			for k := range 2 {
-				if as[k][q] != as[k][q] {
-					as[k][q] = float32(math.NaN())
-				}
-				for _, v := range [][]float32{ys[k], rxh[k]} {
-					for i := q * l.m; i < (q+1)*l.m; i++ {
-						if v[i] != v[i] {
-							v[i] = float32(math.NaN())
-						}
-					}
-				}
+				canonNaN(as[k][q:q+1], ys[k][q*l.m:(q+1)*l.m], rxh[k][q*l.m:(q+1)*l.m])
 			}
 		}
-		for _, v := range []struct {
-			what      string
-			got, want []float32
-		}{{"a", as[1], as[0]}, {"x̂", xh[1], xh[0]}, {"R{x̂}", rxh[1], rxh[0]}, {"ry", ys[1], ys[0]}} {
-			if i := sameBits32(v.got, v.want); i >= 0 {
-				t.Fatalf("%v, %d groups, batch %d: %s[%d] = %x with the kernels, %x without", c.in, c.g, c.n,
-					v.what, i, math.Float32bits(v.got[i]), math.Float32bits(v.want[i]))
-			}
-		}
+		where := fmt.Sprintf("%v, %d groups, batch %d", c.in, c.g, c.n)
+		sameBitsNamed(t, where, "a", as, "x̂", xh, "R{x̂}", rxh, "ry", ys)
 	}
 }
 
@@ -253,12 +211,7 @@ func TestNormRBackward32MatchesScalar(t *testing.T) {
 		{Shape{4, 8, 8}, 1, 8},
 		{Shape{2, 7, 9}, 2, 9},
 	} {
-		ly, err := newGroupNorm[float32](GroupNorm(c.g), c.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l := ly.(*groupNorm[float32])
-		l.reserve(c.n)
+		l := groupNorm32(t, c.in, c.g, c.n)
 		size, ng := c.n*c.in.Size(), c.n*c.g
 		x, rx := make([]float32, size), make([]float32, size)
 		gy, rgy := make([]float32, size), make([]float32, size)
@@ -294,29 +247,56 @@ func TestNormRBackward32MatchesScalar(t *testing.T) {
 					}
 				}
 				for k := range 2 {
-					for _, v := range [][]float32{gxs[k], rgxs[k]} {
-						for i := q * l.m; nan && v != nil && i < (q+1)*l.m; i++ {
-							if v[i] != v[i] {
-								v[i] = float32(math.NaN())
-							}
-						}
+					if nan && gxs[k] != nil {
+						canonNaN(gxs[k][q*l.m : (q+1)*l.m])
 					}
-					for i := range gws[k] {
-						if gws[k][i] != gws[k][i] {
-							gws[k][i] = float32(math.NaN())
-						}
+					if nan {
+						canonNaN(rgxs[k][q*l.m : (q+1)*l.m])
 					}
+					canonNaN(gws[k])
 				}
 			}
-			for _, v := range []struct {
-				what      string
-				got, want []float32
-			}{{"gx", gxs[1], gxs[0]}, {"R{gx}", rgxs[1], rgxs[0]}, {"R{gw}", gws[1], gws[0]}} {
-				if i := sameBits32(v.got, v.want); i >= 0 {
-					t.Fatalf("%v, %d groups, batch %d, gx %v: %s[%d] = %x with the kernels, %x without", c.in, c.g, c.n, withGx,
-						v.what, i, math.Float32bits(v.got[i]), math.Float32bits(v.want[i]))
-				}
+			where := fmt.Sprintf("%v, %d groups, batch %d, gx %v", c.in, c.g, c.n, withGx)
+			sameBitsNamed(t, where, "gx", gxs, "R{gx}", rgxs, "R{gw}", gws)
+		}
+	}
+}
+
+// groupNorm32 returns a float32 group norm of g groups on in, reserved
+// for a batch of n.
+func groupNorm32(t *testing.T, in Shape, g, n int) *groupNorm[float32] {
+	t.Helper()
+	ly, err := newGroupNorm[float32](GroupNorm(g), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ly.(*groupNorm[float32])
+	l.reserve(n)
+	return l
+}
+
+// canonNaN replaces every NaN of vs by one NaN: where a group carries
+// NaNs, which payload survives where two meet in the Go additions is the
+// compiler's choice of operand order, so only NaN-ness is compared.
+func canonNaN(vs ...[]float32) {
+	for _, v := range vs {
+		for i, x := range v {
+			if x != x {
+				v[i] = float32(math.NaN())
 			}
+		}
+	}
+}
+
+// sameBitsNamed fails the test at the first of the named pairs (name, [2]
+// results: without the kernels, with them) whose bits differ.
+func sameBitsNamed(t *testing.T, where string, pairs ...any) {
+	t.Helper()
+	for p := 0; p < len(pairs); p += 2 {
+		what, v := pairs[p].(string), pairs[p+1].([2][]float32)
+		if i := sameBits32(v[1], v[0]); i >= 0 {
+			t.Fatalf("%s: %s[%d] = %x with the kernels, %x without", where, what, i,
+				math.Float32bits(v[1][i]), math.Float32bits(v[0][i]))
 		}
 	}
 }
