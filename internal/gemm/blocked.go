@@ -1,5 +1,7 @@
 package gemm
 
+import "hgpsim/internal/vec"
+
 // The pure-Go kernels: register-blocked loops that keep each output's order
 // of the package doc, so they give the AVX2 kernels' bits on any machine.
 // They run when AVX2 is absent or turned off (HGPSIM_NOAVX2=1).
@@ -45,14 +47,14 @@ func accGo[F Float](m, n, k int, a []F, ars, aks int, b []F, bks, bjs int, c []F
 				x0, x1 := a[i*ars+p*aks], a[(i+1)*ars+p*aks]
 				o := p*bks + j*bjs
 				y0, y1, y2, y3 := b[o], b[o+bjs], b[o+2*bjs], b[o+3*bjs]
-				c00 += F(x0 * y0)
-				c01 += F(x0 * y1)
-				c02 += F(x0 * y2)
-				c03 += F(x0 * y3)
-				c10 += F(x1 * y0)
-				c11 += F(x1 * y1)
-				c12 += F(x1 * y2)
-				c13 += F(x1 * y3)
+				c00 = vec.FMA(x0, y0, c00)
+				c01 = vec.FMA(x0, y1, c01)
+				c02 = vec.FMA(x0, y2, c02)
+				c03 = vec.FMA(x0, y3, c03)
+				c10 = vec.FMA(x1, y0, c10)
+				c11 = vec.FMA(x1, y1, c11)
+				c12 = vec.FMA(x1, y2, c12)
+				c13 = vec.FMA(x1, y3, c13)
 			}
 			c0[j], c0[j+1], c0[j+2], c0[j+3] = c00, c01, c02, c03
 			c1[j], c1[j+1], c1[j+2], c1[j+3] = c10, c11, c12, c13
@@ -74,7 +76,7 @@ func accGo[F Float](m, n, k int, a []F, ars, aks int, b []F, bks, bjs int, c []F
 // order, each product rounded first.
 func chain[F Float](s F, k int, x []F, xs int, y []F, ys int) F {
 	for p := range k {
-		s += F(x[p*xs] * y[p*ys])
+		s = vec.FMA(x[p*xs], y[p*ys], s)
 	}
 	return s
 }
@@ -96,10 +98,10 @@ func accRowsGo[F Float](m, n, k int, a []F, ars, aks int, b []F, ldb int, c []F,
 			bp := b[p*ldb : p*ldb+n]
 			c0, c1, c2, c3 := c0[:len(bp)], c1[:len(bp)], c2[:len(bp)], c3[:len(bp)]
 			for j, y := range bp {
-				c0[j] += F(x0 * y)
-				c1[j] += F(x1 * y)
-				c2[j] += F(x2 * y)
-				c3[j] += F(x3 * y)
+				c0[j] = vec.FMA(x0, y, c0[j])
+				c1[j] = vec.FMA(x1, y, c1[j])
+				c2[j] = vec.FMA(x2, y, c2[j])
+				c3[j] = vec.FMA(x3, y, c3[j])
 			}
 		}
 	}
@@ -110,7 +112,7 @@ func accRowsGo[F Float](m, n, k int, a []F, ars, aks int, b []F, ldb int, c []F,
 			bp := b[p*ldb : p*ldb+n]
 			ci := ci[:len(bp)]
 			for j, y := range bp {
-				ci[j] += F(x * y)
+				ci[j] = vec.FMA(x, y, ci[j])
 			}
 		}
 	}

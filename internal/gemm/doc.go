@@ -3,30 +3,27 @@
 // Every kernel fixes the order in which each output element is summed, so
 // its result does not depend on blocking, vector width or the machine: the
 // register-blocked AVX2 kernels and the pure-Go fallbacks give the same
-// bits. Two orders are used, both the orders of the level-1 kernels the
-// models were first written with, so that moving a model onto these
-// kernels changes no result:
+// bits. Two orders are used:
 //
-//   - dot order (DotNT): in float64 the order of gonum's floats.Dot — four
-//     partial sums s_l over the elements k ≡ l (mod 4) of the whole blocks
-//     of four, the one to three remaining elements added to s_0 in order,
-//     then (s_0 + s_2) + (s_1 + s_3). In float32 sixteen partial sums s_l
-//     over k ≡ l (mod 16) of the whole blocks of sixteen, the one to
-//     fifteen remaining elements added to s_0 in order, then
-//     t_l = s_l + s_{l+8} for l < 8 and ((t_0 + t_4) + (t_2 + t_6)) +
-//     ((t_1 + t_5) + (t_3 + t_7)): one ZMM register's (or two YMM
-//     registers') lanes per output;
+//   - dot order (DotNT): in float64 four partial sums s_l over the
+//     elements k ≡ l (mod 4) of the whole blocks of four, the one to three
+//     remaining elements added to s_0 in order, then (s_0 + s_2) +
+//     (s_1 + s_3). In float32 sixteen partial sums s_l over k ≡ l
+//     (mod 16) of the whole blocks of sixteen, the one to fifteen
+//     remaining elements added to s_0 in order, then t_l = s_l + s_{l+8}
+//     for l < 8 and ((t_0 + t_4) + (t_2 + t_6)) + ((t_1 + t_5) +
+//     (t_3 + t_7)): one ZMM register's (or two YMM registers') lanes per
+//     output;
 //   - chain order (AccNN, AccTN, AccNT): one running sum per output, which
 //     starts at the output's old value and takes the products in increasing
-//     k — what a loop of vec.AddScaled over k computes.
+//     k.
 //
-// Each product is rounded (to the element type, float64 or float32) and
-// then added (never a fused multiply-add): that is the contract every
-// recorded result was computed under. On AMD Zen
-// multiplies and adds issue on separate pipes (two each), so the unfused
-// form loses no peak throughput. On Intel cores multiplies and adds share
-// the FMA ports, so the unfused form peaks at half of what a fused one
-// would (docs/performance.md has the measurements of both vendors).
+// Each product enters its sum by a fused multiply-add: s ← a·b + s,
+// rounded once (to the element type), as vec.FMA computes it. Intel cores
+// issue vector multiplies and adds on the same ports, so a separate
+// multiply and add would run at half the rate of the fused one there; on
+// AMD Zen, which has separate add pipes, the fused form is a little faster
+// too (docs/performance.md has the measurements).
 //
 // "The same bits" holds for every result that is not a NaN; a NaN result is
 // a NaN in every kernel, but its sign and payload may differ, because which
