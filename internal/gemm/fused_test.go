@@ -11,8 +11,8 @@ import (
 // TestProductsRoundOnce holds every implementation of every kernel to the
 // fused multiply-add of the package doc on products chosen so that
 // rounding the product first and then the sum gives a different result
-// on about half of them: s with an odd last bit plus a product half of s's
-// last place times (1 − 2⁻⁵²) (float64) or (1 − 2⁻²³)·(1 + 2⁻²³)
+// on all of them: s with an odd last bit plus a product ± half of s's
+// last place times (1 − 2⁻⁵²)·(1 + 2⁻⁵²) (float64) or (1 − 2⁻²³)·(1 + 2⁻²³)
 // (float32), which a separate rounding turns into an exact tie. The
 // expected value comes from vec.FMA (math.FMA, and a float32 FMA tested
 // against big.Float), not from the reference loops.
@@ -36,6 +36,11 @@ func hardCase[F Float](r *rand.Rand) (s, x, y F) {
 	_, e := math.Frexp(float64(sv))
 	h := math.Ldexp(1, e-2-int(math.Round(-math.Log2(eps)))) // half of sv's last place
 	xv, yv := F(h*(1-eps)), F(1+eps)                         // exact: h is a power of two
+	// The product's sign picks the midpoint below s or the one above;
+	// s's sign, the direction of "below".
+	if r.IntN(2) == 0 {
+		xv = -xv
+	}
 	if r.IntN(2) == 0 {
 		return -sv, -xv, yv
 	}

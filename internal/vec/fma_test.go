@@ -30,8 +30,9 @@ func fma32Exact(x, y, s float32) float32 {
 
 // fmaHardCases returns triples whose float64 sum x·y + s lands exactly on
 // a float32 midpoint while the exact sum does not: s has an odd last bit,
-// x·y is half of s's last place times (1 ± 2^-46), which float64 rounds
-// away. Rounding twice goes to the even neighbour, once does not.
+// x·y is ± half of s's last place times (1 − 2^-46), which float64 rounds
+// to the midpoint just below or above s. The exact sum lies on s's side,
+// so rounding once gives s, rounding twice its even neighbour.
 func fmaHardCases(r *rand.Rand, n int) [][3]float32 {
 	var out [][3]float32
 	for len(out) < n {
@@ -47,7 +48,7 @@ func fmaHardCases(r *rand.Rand, n int) [][3]float32 {
 			if r.IntN(2) == 0 {
 				x, s = -x, -s
 			}
-			out = append(out, [3]float32{x, y, s})
+			out = append(out, [3]float32{x, y, s}, [3]float32{-x, y, s})
 		}
 	}
 	return out
