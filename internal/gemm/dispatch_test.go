@@ -18,8 +18,9 @@ func TestNoAVX2SelectsPureGo(t *testing.T) {
 		if vec.HasAVX2() {
 			t.Fatal("HGPSIM_NOAVX2=1, yet vec reports AVX2 in use")
 		}
-		same := func(x, y kernel) bool { return reflect.ValueOf(x).Pointer() == reflect.ValueOf(y).Pointer() }
-		if !same(dotNT, dotNTGo) || !same(accNN, accNNGo) || !same(accTN, accTNGo) || !same(accNT, accNTGo) {
+		same := func(x, y any) bool { return reflect.ValueOf(x).Pointer() == reflect.ValueOf(y).Pointer() }
+		if !same(dotNT, dotNTGo64) || !same(accNN, accNNGo64) || !same(accTN, accTNGo64) || !same(accNT, accNTGo64) ||
+			!same(dotNT32, dotNTRef[float32]) || !same(accNN32, accNNRef[float32]) || !same(accTN32, accTNRef[float32]) || !same(accNT32, accNTRef[float32]) {
 			t.Fatal("HGPSIM_NOAVX2=1, yet an assembly kernel is installed")
 		}
 		return

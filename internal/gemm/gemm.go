@@ -24,8 +24,7 @@ func run[F Float](k64 kernel, k32 kernel32, m, n, k int, a []F, lda int, b []F, 
 }
 
 // DotNT sets c[i·ldc+j] = Σ_k a[i·lda+k]·b[j·ldb+k] for i < m, j < n, in
-// dot order (package doc): each output is exactly floats.Dot of row i of a
-// and row j of b.
+// dot order (package doc).
 func DotNT[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
 	checkShape("DotNT a", m, k, a, lda)
 	checkShape("DotNT b", n, k, b, ldb)
