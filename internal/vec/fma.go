@@ -13,16 +13,28 @@ func FMA[F Float](x, y, s F) F {
 
 // FMA32 returns x·y + s rounded once to float32.
 //
-// The product of two float32 values is exact in float64, but rounding the
-// float64 sum to nearest and then to float32 rounds twice, and the second
-// rounding can go the wrong way when the first lands on a float32
-// midpoint. Rounding the sum to odd instead (inexact results take the
-// neighbour with an odd last bit) makes the second rounding correct
-// whenever the first keeps at least two more bits (Boldo and Melquiond,
-// 2008); float64 keeps 29 more. The rounding error e of the float64 sum r
-// is exact by Knuth's two-sum, and tells whether r is inexact and on which
-// side of r the exact sum lies.
+// The product of two float32 values is exact in float64, so the float64
+// sum r = x·y + s is the exact sum rounded once; rounding r to float32
+// then gives the right result except when r lies exactly halfway between
+// two float32 values (its 29 bits below float32's last place are 1 and 28
+// zeros) or in float32's subnormal range, where the last place moves.
+// Those rare cases take fma32Odd.
 func FMA32(x, y, s float32) float32 {
+	r := float64(x)*float64(y) + float64(s)
+	u := math.Float64bits(r)
+	if u&(1<<29-1) != 1<<28 && u&(0x7ff<<52) >= (1023-126)<<52 {
+		return float32(r)
+	}
+	return fma32Odd(x, y, s)
+}
+
+// fma32Odd is FMA32 by rounding the float64 sum to odd (inexact results
+// take the neighbour with an odd last bit), after which rounding to
+// float32 is correct whenever float64 keeps at least two more bits
+// (Boldo and Melquiond, 2008); it keeps 29 more. The rounding error e of
+// the float64 sum r is exact by Knuth's two-sum, and tells whether r is
+// inexact and on which side of r the exact sum lies.
+func fma32Odd(x, y, s float32) float32 {
 	p := float64(x) * float64(y)
 	c := float64(s)
 	r := p + c

@@ -81,6 +81,13 @@ func TestFMA32MatchesExactRounding(t *testing.T) {
 		[3]float32{float32(math.Inf(1)), 0, 1},
 		[3]float32{float32(math.Inf(1)), 1, float32(math.Inf(-1))},
 	)
+	// Ties in float32's subnormal range, where its last place is 2^-149
+	// whatever the exponent.
+	for range 1000 {
+		s := float32(2*r.IntN(1<<22)+1) * 0x1p-149
+		x, y := float32(0x1p-75*(1-0x1p-23)), float32(0x1p-75*(1+0x1p-23))
+		cases = append(cases, [3]float32{x, y, s}, [3]float32{-x, y, s}, [3]float32{x, y, -s})
+	}
 	bad := 0
 	for _, c := range cases {
 		got, want := FMA32(c[0], c[1], c[2]), fma32Exact(c[0], c[1], c[2])
