@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/cpu"
+
 	"hgpsim/internal/vec"
 )
 
@@ -42,7 +44,7 @@ func TestPathNamesTheChoice(t *testing.T) {
 		return
 	}
 	switch {
-	case !vec.HasAVX2():
+	case !vec.HasAVX2() || !cpu.X86.HasFMA:
 		if !strings.HasPrefix(Path(), "go") {
 			t.Errorf("pure-Go kernels in use, yet Path is %q", Path())
 		}

@@ -15,7 +15,8 @@ import (
 // last place times (1 − 2⁻⁵²)·(1 + 2⁻⁵²) (float64) or (1 − 2⁻²³)·(1 + 2⁻²³)
 // (float32), which a separate rounding turns into an exact tie. The
 // expected value comes from vec.FMA (math.FMA, and a float32 FMA tested
-// against big.Float), not from the reference loops.
+// against big.Float), which the assembly kernels do not call; the pure-Go
+// float32 loops do, so for them this checks the order, not the rounding.
 func TestProductsRoundOnce(t *testing.T) {
 	bothTypes(t, productsRoundOnce[float64], productsRoundOnce[float32])
 }

@@ -7,9 +7,9 @@ import (
 )
 
 // Float is an element type of the kernels (vec.Float, the one constraint
-// of the module's kernels): float64, in which every recorded result was
-// computed, or float32. The orders of the package doc hold in both, each
-// product and sum rounded to F.
+// of the module's kernels): float64 or float32. The orders of the package
+// doc hold in both, each fused multiply-add and each sum rounded once to
+// F.
 type Float = vec.Float
 
 // run calls the kernel for F: k64 for float64, k32 for float32. The

@@ -28,11 +28,11 @@ func fma32Exact(x, y, s float32) float32 {
 	return f
 }
 
-// fmaHardCases returns triples whose float64 sum x·y + s lands exactly on
-// a float32 midpoint while the exact sum does not: s has an odd last bit,
-// x·y is ± half of s's last place times (1 − 2^-46), which float64 rounds
-// to the midpoint just below or above s. The exact sum lies on s's side,
-// so rounding once gives s, rounding twice its even neighbour.
+// fmaHardCases returns triples near float32 midpoints: s has an odd last
+// bit and x·y is ± half of s's last place times (1 − 2^-46), which float64
+// rounds to the midpoint just below or above s while the exact sum lies on
+// s's side (rounding once gives s, rounding twice its even neighbour); and
+// times (1 ± 2^-22 + 2^-46), sums off the midpoint that both get right.
 func fmaHardCases(r *rand.Rand, n int) [][3]float32 {
 	var out [][3]float32
 	for len(out) < n {
@@ -87,6 +87,26 @@ func TestFMA32MatchesExactRounding(t *testing.T) {
 		s := float32(2*r.IntN(1<<22)+1) * 0x1p-149
 		x, y := float32(0x1p-75*(1-0x1p-23)), float32(0x1p-75*(1+0x1p-23))
 		cases = append(cases, [3]float32{x, y, s}, [3]float32{-x, y, s}, [3]float32{x, y, -s})
+	}
+	// Exact ties: the sum is a float32 midpoint and needs no float64
+	// rounding, so it goes to the even neighbour.
+	for range 1000 {
+		s := float32(2*r.IntN(1<<22)+(1<<23)+1) * 0x1p-23 // odd, in [1, 2)
+		h := float32(0x1p-24)
+		cases = append(cases, [3]float32{h, 1, s}, [3]float32{-h, 1, s}, [3]float32{h, -1, -s})
+		k := float32(2*r.IntN(1<<21) + 1) // odd: a subnormal's last place 2^-149
+		cases = append(cases, [3]float32{0x1p-75, 0x1p-75, k * 0x1p-149}, [3]float32{-0x1p-75, 0x1p-75, -k * 0x1p-149})
+	}
+	// Subnormal sums one float64 place below a float32 midpoint: the float64
+	// sum has an odd last bit and must stay where it is (rounding to odd);
+	// one step up would land on the midpoint and round to the even side.
+	// s in [2^-127, 2^-126) has float64 places of 2^-179; the product is
+	// 2^-150·(1 − 131044·2^-46), 0.9998 of a place short of half of s's last
+	// float32 place.
+	for range 1000 {
+		s := float32(2*r.IntN(1<<21)+(1<<22)+1) * 0x1p-149
+		x, y := float32(0x1p-75*(1+362*0x1p-23)), float32(0x1p-75*(1-362*0x1p-23))
+		cases = append(cases, [3]float32{x, y, s}, [3]float32{-x, y, -s})
 	}
 	bad := 0
 	for _, c := range cases {
