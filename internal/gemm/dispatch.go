@@ -3,15 +3,15 @@ package gemm
 // The kernels in use: the pure-Go ones unless an architecture's init
 // installs faster ones with the same bits.
 var (
-	dotNT = dotNTGo64
-	accNN = accNNGo64
-	accTN = accTNGo64
-	accNT = accNTGo64
+	dotNT = dotNTGo[float64]
+	accNN = accNNGo[float64]
+	accTN = accTNGo[float64]
+	accNT = accNTGo[float64]
 
-	dotNT32 = dotNTRef[float32]
-	accNN32 = accNNRef[float32]
-	accTN32 = accTNRef[float32]
-	accNT32 = accNTRef[float32]
+	dotNT32 = dotNTGo[float32]
+	accNN32 = accNNGo[float32]
+	accTN32 = accTNGo[float32]
+	accNT32 = accNTGo[float32]
 )
 
 // kernel is the signature every implementation of every kernel shares.

@@ -21,8 +21,8 @@ func TestNoAVX2SelectsPureGo(t *testing.T) {
 			t.Fatal("HGPSIM_NOAVX2=1, yet vec reports AVX2 in use")
 		}
 		same := func(x, y any) bool { return reflect.ValueOf(x).Pointer() == reflect.ValueOf(y).Pointer() }
-		if !same(dotNT, dotNTGo64) || !same(accNN, accNNGo64) || !same(accTN, accTNGo64) || !same(accNT, accNTGo64) ||
-			!same(dotNT32, dotNTRef[float32]) || !same(accNN32, accNNRef[float32]) || !same(accTN32, accTNRef[float32]) || !same(accNT32, accNTRef[float32]) {
+		if !same(dotNT, dotNTGo[float64]) || !same(accNN, accNNGo[float64]) || !same(accTN, accTNGo[float64]) || !same(accNT, accNTGo[float64]) ||
+			!same(dotNT32, dotNTGo[float32]) || !same(accNN32, accNNGo[float32]) || !same(accTN32, accTNGo[float32]) || !same(accNT32, accNTGo[float32]) {
 			t.Fatal("HGPSIM_NOAVX2=1, yet an assembly kernel is installed")
 		}
 		return

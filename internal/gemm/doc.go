@@ -46,8 +46,8 @@
 // float32 runs the same register tiles with twice the lanes: chain order
 // in 6 × 32 (ZMM) or 6 × 16 (YMM) tiles, DotNT in 6 × 4 tiles of one
 // output a ZMM register or 2 × 3 tiles of two YMM registers an output.
-// Elsewhere (no AVX2 or no FMA), or with HGPSIM_NOAVX2=1, pure-Go loops
-// (float64's blocked, float32's the reference loops);
+// Elsewhere (no AVX2 or no FMA), or with HGPSIM_NOAVX2=1, blocked pure-Go
+// loops;
 // HGPSIM_NOAVX512=1 keeps the 256-bit kernels. ref.go holds the reference
 // loops that define the bits.
 //

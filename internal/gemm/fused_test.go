@@ -110,6 +110,7 @@ func productsRoundOnce[F Float](t *testing.T) {
 					*bt(p0, j) = 1
 				}
 			}
+		impls:
 			for _, im := range kd.impls {
 				c := make([]F, m*n)
 				for i := range m {
@@ -121,7 +122,8 @@ func productsRoundOnce[F Float](t *testing.T) {
 				for i := range m {
 					for j := range n {
 						if !sameBits(c[i*n+j], want[i]) {
-							t.Fatalf("%s/%s k=%d: c[%d,%d] = %v, want %v (x·y + s rounded once)", kd.name, im.name, k, i, j, c[i*n+j], want[i])
+							t.Errorf("%s/%s k=%d: c[%d,%d] = %v, want %v (x·y + s rounded once)", kd.name, im.name, k, i, j, c[i*n+j], want[i])
+							continue impls
 						}
 					}
 				}
