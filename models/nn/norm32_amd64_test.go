@@ -101,7 +101,7 @@ func TestNormStats32MatchScalar(t *testing.T) {
 		{Shape{8, 24, 24}, 1, 8},
 		{Shape{1, 1, 3}, 1, 17},
 	} {
-		l := groupNorm32(t, c.in, c.g, c.n)
+		l := testGroupNorm[float32](t, c.in, c.g, c.n)
 		size := c.n * c.in.Size()
 		x := make([]float32, size)
 		for q := range c.n * c.g {
@@ -154,7 +154,7 @@ func TestNormRForward32MatchesScalar(t *testing.T) {
 		{Shape{4, 8, 8}, 1, 8},
 		{Shape{2, 7, 9}, 2, 9},
 	} {
-		l := groupNorm32(t, c.in, c.g, c.n)
+		l := testGroupNorm[float32](t, c.in, c.g, c.n)
 		size, ng := c.n*c.in.Size(), c.n*c.g
 		x, rx := make([]float32, size), make([]float32, size)
 		for q := range ng {
@@ -211,7 +211,7 @@ func TestNormRBackward32MatchesScalar(t *testing.T) {
 		{Shape{4, 8, 8}, 1, 8},
 		{Shape{2, 7, 9}, 2, 9},
 	} {
-		l := groupNorm32(t, c.in, c.g, c.n)
+		l := testGroupNorm[float32](t, c.in, c.g, c.n)
 		size, ng := c.n*c.in.Size(), c.n*c.g
 		x, rx := make([]float32, size), make([]float32, size)
 		gy, rgy := make([]float32, size), make([]float32, size)
@@ -260,19 +260,6 @@ func TestNormRBackward32MatchesScalar(t *testing.T) {
 			sameBitsNamed(t, where, "gx", gxs, "R{gx}", rgxs, "R{gw}", gws)
 		}
 	}
-}
-
-// groupNorm32 returns a float32 group norm of g groups on in, reserved
-// for a batch of n.
-func groupNorm32(t *testing.T, in Shape, g, n int) *groupNorm[float32] {
-	t.Helper()
-	ly, err := newGroupNorm[float32](GroupNorm(g), in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := ly.(*groupNorm[float32])
-	l.reserve(n)
-	return l
 }
 
 // canonNaN replaces every NaN of vs by one NaN: where a group carries

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"hgpsim/internal/gemm"
 )
 
 // refNorm is the group norm's passes as plain loops over one group at a
@@ -164,17 +166,25 @@ func TestGroupNormLanesSpecialValues(t *testing.T) {
 	}
 }
 
+// testGroupNorm returns a group norm of g groups on in, reserved for a
+// batch of n.
+func testGroupNorm[F gemm.Float](t *testing.T, in Shape, g, n int) *groupNorm[F] {
+	t.Helper()
+	ly, err := newGroupNorm[F](GroupNorm(g), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ly.(*groupNorm[F])
+	l.reserve(n)
+	return l
+}
+
 // checkGroupNormMatchesPlain runs every pass of a group norm of g groups
 // and of refNorm on a batch of n inputs of shape in, values from gen, and
 // fails unless they give the same bits.
 func checkGroupNormMatchesPlain(t *testing.T, in Shape, g, n int, gxNil bool, gen func(*rand.Rand, int, float64) []float64) {
 	t.Helper()
-	ly, err := newGroupNorm[float64](GroupNorm(g), in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := ly.(*groupNorm[float64])
-	l.reserve(n)
+	l := testGroupNorm[float64](t, in, g, n)
 	size, ng := n*in.Size(), n*g
 	ref := &refNorm{c: in.C, g: g, m: l.m, plane: l.plane,
 		xhat: make([]float64, size), rxhat: make([]float64, size), s: make([]float64, ng), a: make([]float64, ng)}
