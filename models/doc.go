@@ -38,9 +38,10 @@
 // Following gonum, Grad(dst, x, d, idx) writes into a caller-owned dst and
 // returns the loss; HVP(dst, x, d, idx, u) likewise. The models run a
 // minibatch as a few matrix products (package internal/gemm) whose
-// summation orders are those of the row-by-row loops they replaced, so
-// results are bit-identical to them; a large batch is processed in chunks
-// of rows, in order. To stay allocation-free a Model value keeps scratch
+// summation orders are those of the row-by-row loops they replaced, each
+// product fused into its sum (the row-by-row references in the tests take
+// theirs the same way, and match bit for bit); a large batch is processed
+// in chunks of rows, in order. To stay allocation-free a Model value keeps scratch
 // buffers that grow to the largest chunk seen, which makes it
 // single-goroutine: each client gets its own value via Clone. Datasets are
 // read-only and may be shared freely.
@@ -54,8 +55,8 @@
 // # Precision
 //
 // Every model is generic over its element type F, float64 or float32
-// (Model[F], Bilevel[F], Net[F], …), and the float64 instantiation
-// computes exactly what the package computed before it was generic.
+// (Model[F], Bilevel[F], Net[F], …), with the same summation orders in
+// both.
 // In F: the parameters x, gradients, Hessian-vector products, the
 // directions u, OuterGrad's ∂ₓF, the nets' activations and workspaces,
 // and the rows of a batch (gathered from the Dataset's float64 values or

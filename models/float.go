@@ -95,7 +95,7 @@ func addScaledSumSquares[F Float](dst []F, alpha float64, s []F) float64 {
 func addScaled32[F Float](dst []F, a F, s []F) {
 	s = s[:len(dst)]
 	for i, v := range s {
-		dst[i] += a * v
+		dst[i] += F(a * v) // the conversion keeps arm64 from fusing (Go spec)
 	}
 }
 
@@ -108,7 +108,7 @@ func addScaledTo[F Float](dst []float64, alpha float64, s []F) {
 	}
 	s = s[:len(dst)]
 	for i, v := range s {
-		dst[i] += alpha * float64(v)
+		dst[i] += float64(alpha * float64(v)) // rounded product, as on amd64
 	}
 }
 

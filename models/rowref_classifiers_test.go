@@ -15,7 +15,7 @@ import (
 func (m *refSoftmax) logits(x, a []float64) {
 	D, C := m.features, m.classes
 	bias := x[C*D:]
-	vec.DotRows(m.z[:C], x, D, a)
+	dotRowsFused(m.z[:C], x, D, a)
 	for j := range C {
 		m.z[j] += bias[j]
 	}
@@ -52,7 +52,7 @@ func (m *refSoftmax) Grad(dst, x []float64, d *datasets.Dataset, idx []int) floa
 				g--
 			}
 			g *= inv
-			vec.AddScaled(dst[j*D:(j+1)*D], g, a)
+			addScaledFused(dst[j*D:(j+1)*D], g, a)
 			gc[j] += g
 		}
 	}
@@ -90,7 +90,7 @@ func (m *refSoftmax) HVP(dst, x []float64, d *datasets.Dataset, idx []int, u []f
 		m.logits(x, a)
 		lse := vec.LogSumExp(p)
 		var s float64
-		vec.DotRows(rz[:C], u, D, a)
+		dotRowsFused(rz[:C], u, D, a)
 		for j := range C {
 			p[j] = math.Exp(p[j] - lse)
 			rz[j] += uc[j]
@@ -98,7 +98,7 @@ func (m *refSoftmax) HVP(dst, x []float64, d *datasets.Dataset, idx []int, u []f
 		}
 		for j := range C {
 			r := inv * p[j] * (rz[j] - s)
-			floats.AddScaled(dst[j*D:(j+1)*D], r, a)
+			addScaledFused(dst[j*D:(j+1)*D], r, a)
 			dc[j] += r
 		}
 	}
@@ -109,7 +109,7 @@ func (m *refSoftmax) HVP(dst, x []float64, d *datasets.Dataset, idx []int, u []f
 func (m *refMLP) forward(x, a []float64) {
 	D, H := m.features, m.hidden
 	b1 := x[m.offB1():m.offW2()]
-	vec.DotRows(m.h[:H], x, D, a)
+	dotRowsFused(m.h[:H], x, D, a)
 	for k := range H {
 		m.h[k] = math.Tanh(m.h[k] + b1[k])
 	}
@@ -121,7 +121,7 @@ func (m *refMLP) outputs(dst, x, v []float64) {
 	H := m.hidden
 	w2, b2 := x[m.offW2():m.offB2()], x[m.offB2():]
 	for j := range m.classes {
-		dst[j] = floats.Dot(w2[j*H:(j+1)*H], v) + b2[j]
+		dst[j] = dotFused(w2[j*H:(j+1)*H], v) + b2[j]
 	}
 }
 
@@ -160,13 +160,13 @@ func (m *refMLP) Grad(dst, x []float64, d *datasets.Dataset, idx []int) float64 
 				g--
 			}
 			g *= inv // the 1/n of the mean, applied once here for every block
-			vec.AddScaled(dw2[j*H:(j+1)*H], g, m.h)
+			addScaledFused(dw2[j*H:(j+1)*H], g, m.h)
 			db2[j] += g
-			vec.AddScaled(gh, g, w2[j*H:(j+1)*H])
+			addScaledFused(gh, g, w2[j*H:(j+1)*H])
 		}
 		for q := range H {
 			gs := gh[q] * (1 - m.h[q]*m.h[q])
-			vec.AddScaled(dst[q*D:(q+1)*D], gs, a)
+			addScaledFused(dst[q*D:(q+1)*D], gs, a)
 			db1[q] += gs
 		}
 	}
@@ -207,13 +207,13 @@ func (m *refMLP) HVP(dst, x []float64, d *datasets.Dataset, idx []int, u []float
 		m.forward(x, a)
 
 		// Forward R-pass.
-		vec.DotRows(rh[:H], u, D, a)
+		dotRowsFused(rh[:H], u, D, a)
 		for q := range H {
 			rh[q] = (1 - h[q]*h[q]) * (rh[q] + ub1[q])
 		}
 		m.outputs(rz, u, h) // U₂h + u_b₂
 		for j := range C {
-			rz[j] += floats.Dot(w2[j*H:(j+1)*H], rh)
+			rz[j] += dotFused(w2[j*H:(j+1)*H], rh)
 		}
 		lse := vec.LogSumExp(p)
 		var s float64
@@ -234,16 +234,16 @@ func (m *refMLP) HVP(dst, x []float64, d *datasets.Dataset, idx []int, u []float
 			gz *= inv
 			rgz := inv * p[j] * (rz[j] - s)
 			row := dw2[j*H : (j+1)*H]
-			vec.AddScaled(row, rgz, h)
-			vec.AddScaled(row, gz, rh)
+			addScaledFused(row, rgz, h)
+			addScaledFused(row, gz, rh)
 			db2[j] += rgz
-			vec.AddScaled(gh, gz, w2[j*H:(j+1)*H])
-			vec.AddScaled(rgh, gz, u2[j*H:(j+1)*H])
-			vec.AddScaled(rgh, rgz, w2[j*H:(j+1)*H])
+			addScaledFused(gh, gz, w2[j*H:(j+1)*H])
+			addScaledFused(rgh, gz, u2[j*H:(j+1)*H])
+			addScaledFused(rgh, rgz, w2[j*H:(j+1)*H])
 		}
 		for q := range H {
 			rgs := rgh[q]*(1-h[q]*h[q]) - 2*gh[q]*h[q]*rh[q]
-			vec.AddScaled(dst[q*D:(q+1)*D], rgs, a)
+			addScaledFused(dst[q*D:(q+1)*D], rgs, a)
 			db1[q] += rgs
 		}
 	}
@@ -258,7 +258,7 @@ func (m *refMLP) Accuracy(x []float64, d *datasets.Dataset, idx []int) float64 {
 
 // margin returns z = wᵀa + c.
 func (m *refLogistic) margin(x, a []float64) float64 {
-	return floats.Dot(x[:m.features], a) + x[m.features]
+	return dotFused(x[:m.features], a) + x[m.features]
 }
 
 // Loss returns f(x) on the batch.
@@ -292,7 +292,7 @@ func (m *refLogistic) Grad(dst, x []float64, d *datasets.Dataset, idx []int) flo
 		z := m.margin(x, a)
 		loss += softplus(z) - y*z
 		g := inv * (sigmoid(z) - y)
-		floats.AddScaled(dst[:D], g, a)
+		addScaledFused(dst[:D], g, a)
 		dst[D] += g
 	}
 	floats.AddScaled(dst, m.l2, x)
@@ -314,8 +314,8 @@ func (m *refLogistic) HVP(dst, x []float64, d *datasets.Dataset, idx []int, u []
 		label(d, i, 2)
 		a := d.Row(i)
 		s := sigmoid(m.margin(x, a))
-		r := inv * s * (1 - s) * (floats.Dot(u[:D], a) + u[D])
-		floats.AddScaled(dst[:D], r, a)
+		r := inv * s * (1 - s) * (dotFused(u[:D], a) + u[D])
+		addScaledFused(dst[:D], r, a)
 		dst[D] += r
 	}
 	floats.AddScaled(dst, m.l2, u)

@@ -46,7 +46,7 @@ func (m *refHyperRep) row(c *featureCache[float64], lambda []float64, i int) []f
 	}
 	a := c.d.Row(i)
 	b1 := lambda[H*D:]
-	vec.DotRows(h, lambda, D, a) // W₁a, four rows at a time, summed as floats.Dot
+	dotRowsFused(h, lambda, D, a) // W₁a
 	for k := range H {
 		s := h[k] + b1[k]
 		if m.relu {
@@ -76,7 +76,7 @@ func (m *refHyperRep) probs(x, h []float64, y int) float64 {
 	H := m.hidden
 	b2 := x[m.classes*H:]
 	for j := range m.classes {
-		m.z[j] = floats.Dot(x[j*H:(j+1)*H], h) + b2[j]
+		m.z[j] = dotFused(x[j*H:(j+1)*H], h) + b2[j]
 	}
 	lse := vec.LogSumExp(m.z)
 	for j := range m.classes {
@@ -128,7 +128,7 @@ func (m *refHyperRep) outputGrad(dst, x, lambda []float64, d *datasets.Dataset, 
 				g--
 			}
 			g *= inv
-			floats.AddScaled(dst[j*H:(j+1)*H], g, h)
+			addScaledFused(dst[j*H:(j+1)*H], g, h)
 			db2[j] += g
 		}
 	}
@@ -154,7 +154,7 @@ func (m *refHyperRep) InnerHVP(dst, x, lambda []float64, d *datasets.Dataset, id
 		s := m.rz(u, h)
 		for j := range C {
 			r := inv * m.p[j] * (m.v[j] - s)
-			floats.AddScaled(dst[j*H:(j+1)*H], r, h)
+			addScaledFused(dst[j*H:(j+1)*H], r, h)
 			db2[j] += r
 		}
 	}
@@ -167,7 +167,7 @@ func (m *refHyperRep) rz(u, h []float64) float64 {
 	ub2 := u[m.classes*H:]
 	var s float64
 	for j := range m.classes {
-		m.v[j] = floats.Dot(u[j*H:(j+1)*H], h) + ub2[j]
+		m.v[j] = dotFused(u[j*H:(j+1)*H], h) + ub2[j]
 		s += m.p[j] * m.v[j]
 	}
 	return s
@@ -201,8 +201,8 @@ func (m *refHyperRep) InnerCross(dst, x, lambda []float64, d *datasets.Dataset, 
 			if j == y {
 				g--
 			}
-			floats.AddScaled(m.gh, rp, x[j*H:(j+1)*H])
-			floats.AddScaled(m.gh, g, u[j*H:(j+1)*H])
+			addScaledFused(m.gh, rp, x[j*H:(j+1)*H])
+			addScaledFused(m.gh, g, u[j*H:(j+1)*H])
 		}
 		m.backHidden(dst, db1, h, d.Row(i), inv)
 	}
@@ -215,7 +215,7 @@ func (m *refHyperRep) backHidden(dst, db1, h, a []float64, inv float64) {
 	for q := range m.hidden {
 		gs := inv * m.gh[q] * m.dsigma(h[q])
 		if gs != 0 {
-			vec.AddScaled(dst[q*D:(q+1)*D], gs, a)
+			addScaledFused(dst[q*D:(q+1)*D], gs, a)
 			db1[q] += gs
 		}
 	}
@@ -244,10 +244,10 @@ func (m *refHyperRep) OuterGrad(dstX, dstLambda, x, lambda []float64, d *dataset
 				g--
 			}
 			if dstX != nil {
-				floats.AddScaled(dstX[j*H:(j+1)*H], inv*g, h)
+				addScaledFused(dstX[j*H:(j+1)*H], inv*g, h)
 				dstX[C*H+j] += inv * g
 			}
-			floats.AddScaled(m.gh, g, x[j*H:(j+1)*H])
+			addScaledFused(m.gh, g, x[j*H:(j+1)*H])
 		}
 		if dstLambda != nil {
 			m.backHidden(dstLambda, dstLambda[H*D:], h, d.Row(i), inv)

@@ -1,13 +1,12 @@
 package models
 
-// The row-by-row implementation the batch code replaced, kept verbatim
-// (receivers renamed) as the reference that batch_test.go compares the
-// batch code with bit for bit.
+// The row-by-row implementation the batch code replaced (receivers
+// renamed; its products fused as the batch code's are, rowref_fused_test.go)
+// as the reference that batch_test.go compares the batch code with bit for
+// bit.
 
 import (
 	"math"
-
-	"gonum.org/v1/gonum/floats"
 
 	"hgpsim/datasets"
 	"hgpsim/internal/vec"
@@ -112,7 +111,7 @@ func newRefWeighted(c refClassifier) *refWeighted {
 func (m *refSoftmax) rowLogits(z, x, a []float64) {
 	D := m.features
 	bias := x[m.classes*D:]
-	vec.DotRows(z[:m.classes], x, D, a)
+	dotRowsFused(z[:m.classes], x, D, a)
 	for j := range m.classes {
 		z[j] += bias[j]
 	}
@@ -124,7 +123,7 @@ func (m *refSoftmax) rowVJP(dst, x, a, g []float64) {
 	D := m.features
 	dc := dst[m.classes*D:]
 	for j := range m.classes {
-		vec.AddScaled(dst[j*D:(j+1)*D], g[j], a)
+		addScaledFused(dst[j*D:(j+1)*D], g[j], a)
 		dc[j] += g[j]
 	}
 }
@@ -140,7 +139,7 @@ func (m *refLogistic) rowJVP(v, x, a, u []float64) { m.rowLogits(v, u, a) }
 
 func (m *refLogistic) rowVJP(dst, x, a, g []float64) {
 	D := m.features
-	vec.AddScaled(dst[:D], g[1], a)
+	addScaledFused(dst[:D], g[1], a)
 	dst[D] += g[1]
 }
 
@@ -150,7 +149,7 @@ func (m *refLogistic) rowVJPR(dst, x, a, u, g, rg []float64) { m.rowVJP(dst, x, 
 func (m *refMLP) rowLogits(z, x, a []float64) {
 	D := m.features
 	b1 := x[m.offB1():m.offW2()]
-	vec.DotRows(m.h, x, D, a)
+	dotRowsFused(m.h, x, D, a)
 	for q := range m.hidden {
 		m.h[q] = math.Tanh(m.h[q] + b1[q])
 	}
@@ -163,14 +162,14 @@ func (m *refMLP) rowJVP(v, x, a, u []float64) {
 	D, H := m.features, m.hidden
 	h, rh := m.h, m.rh
 	ub1 := u[m.offB1():m.offW2()]
-	vec.DotRows(rh[:H], u, D, a)
+	dotRowsFused(rh[:H], u, D, a)
 	for q := range H {
 		rh[q] = (1 - h[q]*h[q]) * (rh[q] + ub1[q])
 	}
 	m.outputs(v, u, h)
 	w2 := x[m.offW2():m.offB2()]
 	for j := range m.classes {
-		v[j] += floats.Dot(w2[j*H:(j+1)*H], rh)
+		v[j] += dotFused(w2[j*H:(j+1)*H], rh)
 	}
 }
 
@@ -182,13 +181,13 @@ func (m *refMLP) rowVJP(dst, x, a, g []float64) {
 	h, gh := m.h, m.gh
 	clear(gh)
 	for j := range m.classes {
-		vec.AddScaled(dw2[j*H:(j+1)*H], g[j], h)
+		addScaledFused(dw2[j*H:(j+1)*H], g[j], h)
 		db2[j] += g[j]
-		vec.AddScaled(gh, g[j], w2[j*H:(j+1)*H])
+		addScaledFused(gh, g[j], w2[j*H:(j+1)*H])
 	}
 	for q := range H {
 		gs := gh[q] * (1 - h[q]*h[q])
-		vec.AddScaled(dst[q*D:(q+1)*D], gs, a)
+		addScaledFused(dst[q*D:(q+1)*D], gs, a)
 		db1[q] += gs
 	}
 }
@@ -203,16 +202,16 @@ func (m *refMLP) rowVJPR(dst, x, a, u, g, rg []float64) {
 	clear(rgh)
 	for j := range m.classes {
 		row := dw2[j*H : (j+1)*H]
-		vec.AddScaled(row, rg[j], h)
-		vec.AddScaled(row, g[j], rh)
+		addScaledFused(row, rg[j], h)
+		addScaledFused(row, g[j], rh)
 		db2[j] += rg[j]
-		vec.AddScaled(gh, g[j], w2[j*H:(j+1)*H])
-		vec.AddScaled(rgh, g[j], u2[j*H:(j+1)*H])
-		vec.AddScaled(rgh, rg[j], w2[j*H:(j+1)*H])
+		addScaledFused(gh, g[j], w2[j*H:(j+1)*H])
+		addScaledFused(rgh, g[j], u2[j*H:(j+1)*H])
+		addScaledFused(rgh, rg[j], w2[j*H:(j+1)*H])
 	}
 	for q := range H {
 		rgs := rgh[q]*(1-h[q]*h[q]) - 2*gh[q]*h[q]*rh[q]
-		vec.AddScaled(dst[q*D:(q+1)*D], rgs, a)
+		addScaledFused(dst[q*D:(q+1)*D], rgs, a)
 		db1[q] += rgs
 	}
 }

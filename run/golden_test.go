@@ -29,12 +29,13 @@ func withoutAddedKeys(b []byte) []byte { return addedKeys.ReplaceAll(b, nil) }
 // TestGoldenMetrics runs small deterministic scenarios of every method on
 // both drivers (the sequential one on one and on three goroutines) and compares the SHA-256 of metrics.jsonl with the values
 // recorded in testdata/golden/metrics.sha256, so that any change of the
-// numbers a run produces is visible in `go test`. No recorded number has
-// changed since the values were first recorded; the checksums of the
-// server algorithms' runs changed once, when their aggregate lines stopped
-// carrying a consensus distance of 0 (a distance over one model measures
-// nothing), every other byte the same. A commit that changes them on
-// purpose says why and reruns this test with -update-golden.
+// numbers a run produces is visible in `go test`. The checksums changed
+// when the matrix products' products became fused multiply-adds (rounded
+// once), which moves the last bits of every model's arithmetic; the
+// server algorithms' runs changed once before, when their aggregate lines
+// stopped carrying a consensus distance of 0 (a distance over one model
+// measures nothing), every other byte the same. A commit that changes them
+// on purpose says why and reruns this test with -update-golden.
 func TestGoldenMetrics(t *testing.T) {
 	files, err := filepath.Glob("testdata/golden/*.yaml")
 	if err != nil || len(files) == 0 {

@@ -18,7 +18,7 @@ table=docs/failures/trace/study.md
 } > "$table.tmp"
 row() { # seed, label, run folder, identical?
   jq -r --arg s "$1" --arg l "$2" --arg same "$4" \
-    '"| \($s) | \($l) | \(.best.test_acc * 1000 | round / 10) | \(.hypergradient.oracle_rel_error * 1000 | round / 1000) | \(.hypergradient.norm * 10000 | round / 10000) | \($same) |"' \
+    '"| \($s) | \($l) | \(.best.test_acc * 1000 | round / 10) | \(if .hypergradient.oracle_rel_error == null then "—" else .hypergradient.oracle_rel_error * 1000 | round / 1000 end) | \(.hypergradient.norm * 10000 | round / 10000) | \($same) |"' \
     "$3/summary.json" >> "$table.tmp"
 }
 for s in 1 2 3 4 5; do

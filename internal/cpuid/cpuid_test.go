@@ -70,7 +70,7 @@ func TestProbeWide512(t *testing.T) {
 		t.Skip("no AVX-512F")
 	}
 	got := probeWide512()
-	t.Logf("%s: 512-bit multiply-adds clearly faster: %v; Wide512: %v", i, got, Wide512())
+	t.Logf("%s: 512-bit fused multiply-adds clearly faster: %v; Wide512: %v", i, got, Wide512())
 	if i.Vendor == "AuthenticAMD" && i.Family >= 0x1a && !got {
 		t.Logf("note: the probe missed on a core with two 512-bit units (a busy machine?)")
 	}

@@ -18,7 +18,9 @@ import (
 // HGPSIM_NOAVX512=1 keeps them at 256 bits (vec's choice), to measure the
 // difference or to rule it out; every path gives the same bits.
 func init() {
-	if !vec.HasAVX2() {
+	// The kernels' products are fused multiply-adds: FMA3 is a CPUID bit
+	// of its own, which a virtual machine may hide while it shows AVX2.
+	if !vec.HasAVX2() || !cpu.X86.HasFMA {
 		return
 	}
 	dotNT, accNN, accTN, accNT = dotNTAVX2[float64], accNNAVX2[float64], accTNAVX2[float64], accNTAVX2[float64]

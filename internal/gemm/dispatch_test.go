@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/cpu"
+
 	"hgpsim/internal/vec"
 )
 
@@ -18,8 +20,9 @@ func TestNoAVX2SelectsPureGo(t *testing.T) {
 		if vec.HasAVX2() {
 			t.Fatal("HGPSIM_NOAVX2=1, yet vec reports AVX2 in use")
 		}
-		same := func(x, y kernel) bool { return reflect.ValueOf(x).Pointer() == reflect.ValueOf(y).Pointer() }
-		if !same(dotNT, dotNTGo) || !same(accNN, accNNGo) || !same(accTN, accTNGo) || !same(accNT, accNTGo) {
+		same := func(x, y any) bool { return reflect.ValueOf(x).Pointer() == reflect.ValueOf(y).Pointer() }
+		if !same(dotNT, dotNTGo[float64]) || !same(accNN, accNNGo[float64]) || !same(accTN, accTNGo[float64]) || !same(accNT, accNTGo[float64]) ||
+			!same(dotNT32, dotNTGo[float32]) || !same(accNN32, accNNGo[float32]) || !same(accTN32, accTNGo[float32]) || !same(accNT32, accNTGo[float32]) {
 			t.Fatal("HGPSIM_NOAVX2=1, yet an assembly kernel is installed")
 		}
 		return
@@ -41,7 +44,7 @@ func TestPathNamesTheChoice(t *testing.T) {
 		return
 	}
 	switch {
-	case !vec.HasAVX2():
+	case !vec.HasAVX2() || !cpu.X86.HasFMA:
 		if !strings.HasPrefix(Path(), "go") {
 			t.Errorf("pure-Go kernels in use, yet Path is %q", Path())
 		}

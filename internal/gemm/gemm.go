@@ -7,9 +7,9 @@ import (
 )
 
 // Float is an element type of the kernels (vec.Float, the one constraint
-// of the module's kernels): float64, in which every recorded result was
-// computed, or float32. The orders of the package doc hold in both, each
-// product and sum rounded to F.
+// of the module's kernels): float64 or float32. The orders of the package
+// doc hold in both, each fused multiply-add and each sum rounded once to
+// F.
 type Float = vec.Float
 
 // run calls the kernel for F: k64 for float64, k32 for float32. The
@@ -24,8 +24,7 @@ func run[F Float](k64 kernel, k32 kernel32, m, n, k int, a []F, lda int, b []F, 
 }
 
 // DotNT sets c[i·ldc+j] = Σ_k a[i·lda+k]·b[j·ldb+k] for i < m, j < n, in
-// dot order (package doc): each output is exactly floats.Dot of row i of a
-// and row j of b.
+// dot order (package doc).
 func DotNT[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc int) {
 	checkShape("DotNT a", m, k, a, lda)
 	checkShape("DotNT b", n, k, b, ldb)

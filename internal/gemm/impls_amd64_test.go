@@ -5,7 +5,7 @@ import "golang.org/x/sys/cpu"
 // archImpls lists the assembly implementations of a kernel that this CPU
 // can run, whatever HGPSIM_NOAVX2 says: the tests compare them all.
 func archImpls[F Float](name string) []impl[F] {
-	if !cpu.X86.HasAVX2 {
+	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
 		return nil
 	}
 	switch name {

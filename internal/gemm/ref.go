@@ -4,8 +4,8 @@ import "hgpsim/internal/vec"
 
 // The reference kernels: the orders of the package doc written as plain
 // loops. They define the results every faster kernel must reproduce bit for
-// bit. F(x*y) (float64 or float32) forbids the compiler to fuse a product into the
-// following addition (the Go spec allows fusion otherwise).
+// bit. Every product enters its sum by vec.FMA, rounded once, as the
+// kernels' fused multiply-add instructions compute it.
 
 // dotRef returns Σ a[i]·b[i] in dot order: float64's four partial sums,
 // or float32's sixteen (dot16Ref).
@@ -17,13 +17,13 @@ func dotRef[F Float](a, b []F) F {
 	n := len(a)
 	i := 0
 	for ; i+4 <= n; i += 4 {
-		s0 += F(a[i] * b[i])
-		s1 += F(a[i+1] * b[i+1])
-		s2 += F(a[i+2] * b[i+2])
-		s3 += F(a[i+3] * b[i+3])
+		s0 = vec.FMA(a[i], b[i], s0)
+		s1 = vec.FMA(a[i+1], b[i+1], s1)
+		s2 = vec.FMA(a[i+2], b[i+2], s2)
+		s3 = vec.FMA(a[i+3], b[i+3], s3)
 	}
 	for ; i < n; i++ {
-		s0 += F(a[i] * b[i])
+		s0 = vec.FMA(a[i], b[i], s0)
 	}
 	return (s0 + s2) + (s1 + s3)
 }
@@ -39,11 +39,11 @@ func dot16Ref[F Float](a, b []F) F {
 	for ; i+16 <= n; i += 16 {
 		x, y := a[i:i+16], b[i:i+16]
 		for l := range s {
-			s[l] += F(x[l] * y[l])
+			s[l] = vec.FMA(x[l], y[l], s[l])
 		}
 	}
 	for ; i < n; i++ {
-		s[0] += F(a[i] * b[i])
+		s[0] = vec.FMA(a[i], b[i], s[0])
 	}
 	var t [8]F
 	for l := range t {
@@ -68,7 +68,7 @@ func accNNRef[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc i
 			aip := a[i*lda+p]
 			bp := b[p*ldb : p*ldb+n]
 			for j := range ci {
-				ci[j] += F(aip * bp[j])
+				ci[j] = vec.FMA(aip, bp[j], ci[j])
 			}
 		}
 	}
@@ -81,7 +81,7 @@ func accTNRef[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc i
 			api := a[p*lda+i]
 			bp := b[p*ldb : p*ldb+n]
 			for j := range ci {
-				ci[j] += F(api * bp[j])
+				ci[j] = vec.FMA(api, bp[j], ci[j])
 			}
 		}
 	}
@@ -92,7 +92,7 @@ func accNTRef[F Float](m, n, k int, a []F, lda int, b []F, ldb int, c []F, ldc i
 		for j := range n {
 			s := c[i*ldc+j]
 			for p := range k {
-				s += F(a[i*lda+p] * b[j*ldb+p])
+				s = vec.FMA(a[i*lda+p], b[j*ldb+p], s)
 			}
 			c[i*ldc+j] = s
 		}

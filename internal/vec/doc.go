@@ -8,6 +8,9 @@
 // float32 each product and each sum is rounded to float32 under the same
 // order contract, on every kernel path.
 //
+// FMA (and FMA32) is x·y + s rounded once, on any machine: the operation
+// internal/gemm's matrix products are defined by.
+//
 // Tanh is math.Tanh over a slice, bit for bit: on amd64 with AVX2 and FMA
 // its kernels compute, lane by lane, the operations math.Tanh performs there
 // (including those of math.Exp's FMA branch, which it calls), and they run

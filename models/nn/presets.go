@@ -109,7 +109,7 @@ func Preset(name string, in Shape, classes int) ([]Spec, error) {
 
 // The presets of the models the package's first version wrote by hand:
 // the MLP's output layer sums its tangents in row order (Spec.RowOrder),
-// which gives the bits of the runs recorded with it.
+// the order of the runs recorded with it.
 
 // SoftmaxRegression returns the layers of multinomial logistic regression:
 // one dense layer of classes outputs.

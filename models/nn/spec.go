@@ -88,7 +88,7 @@ type Spec struct {
 	// R{gW} taking sample b's R{gY}_bᵀX_b and then gY_bᵀR{X}_b before
 	// sample b+1's, and R{gX} taking gY_j·U_j and then R{gY}_j·W_j before
 	// output j+1's. The values are the same as without it up to rounding;
-	// the bits are those of the softmax, logistic and tanh-MLP presets'
+	// the order is that of the softmax, logistic and tanh-MLP presets'
 	// recorded runs. Only dense layers take it.
 	RowOrder bool
 }

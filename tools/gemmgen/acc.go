@@ -3,8 +3,8 @@ package main
 import "fmt"
 
 // acc writes accKern{mr}x{nr}: C[r][j] += Σ_p A(r, p)·B[p][j] for r < mr,
-// j < nr over kc values of p, each product rounded and then added (chain
-// order), for nj tiles side by side: tile t reads B from b + t·bstep and
+// j < nr over kc values of p, each product added by a fused multiply-add
+// (chain order), for nj tiles side by side: tile t reads B from b + t·bstep and
 // writes C from c + t·nr. A(r, p) sits at a + r·rs + p·ks, so one kernel
 // serves A, Aᵀ and a packed sliver; looping over the tiles here rather
 // than in Go spares a call per tile, which counts when k is small.
@@ -56,10 +56,9 @@ func acc(p func(string, ...any), e elem, mr, nr int, masked bool) {
 	for r := range mr {
 		p("\tVBROADCAST%s %s, Y14", e.sc, rowAddr(0, r, "R8", "R9", "R10"))
 		for v := range nv {
-			// Intel order tmp = A·B: A is the first source, as in the
+			// C += A·B rounded once, A the first factor as in the
 			// reference loops (it decides which NaN payload survives).
-			p("\tVMUL%s Y%d, Y14, Y15", e.pk, 12+v)
-			p("\tVADD%s Y15, Y%d, Y%d", e.pk, r*nv+v, r*nv+v)
+			p("\tVFMADD231%s Y%d, Y14, Y%d", e.pk, 12+v, r*nv+v)
 		}
 	}
 	accAdvance(p, name, mr)
@@ -77,8 +76,8 @@ func acc(p func(string, ...any), e elem, mr, nr int, masked bool) {
 
 // accZ writes accKernZ{mr}x{nr}, acc's unmasked kernel on ZMM registers:
 // 2·lanes columns a vector (eight float64, 16 float32), so a row of a tile
-// of four (two) YMM widths takes two (one) multiplies and adds a step where
-// acc's takes four (two). The sums
+// of four (two) YMM widths takes two (one) fused multiply-adds a step
+// where acc's takes four (two). The sums
 // are acc's, product by product: each element of C is one chain in
 // increasing p, whatever the vector width.
 func accZ(p func(string, ...any), e elem, mr, nr int) {
@@ -105,10 +104,9 @@ func accZ(p func(string, ...any), e elem, mr, nr int) {
 	for r := range mr {
 		p("\tVBROADCAST%s %s, Z14", e.sc, rowAddr(0, r, "R8", "R9", "R10"))
 		for v := range nv {
-			// A·B with A the first source, as acc's kernels and the
-			// reference loops order it.
-			p("\tVMUL%s Z%d, Z14, Z15", e.pk, 12+v)
-			p("\tVADD%s Z15, Z%d, Z%d", e.pk, r*nv+v, r*nv+v)
+			// C += A·B rounded once, A the first factor as acc's
+			// kernels and the reference loops order it.
+			p("\tVFMADD231%s Z%d, Z14, Z%d", e.pk, 12+v, r*nv+v)
 		}
 	}
 	accAdvance(p, name, mr)

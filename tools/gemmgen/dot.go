@@ -7,17 +7,17 @@ import "fmt"
 // Lane l of an accumulator is the partial sum s_l of dot order over the
 // whole blocks of four; after the loop each output takes its one to three
 // remaining products into s_0 in order and is combined as (s_0 + s_2) +
-// (s_1 + s_3), the sequence dot4AVX2 in internal/vec uses. A and B are
-// k-contiguous rows (strides lda, ldb in elements). With evex set the
-// kernel is named dotKernX and keeps A, B and the product in the sixteen
-// more YMM registers of AVX-512VL, which leaves room for a 4 × 4 tile.
+// (s_1 + s_3). Every product enters its sum by a fused multiply-add. A and
+// B are k-contiguous rows (strides lda, ldb in elements). With evex set the
+// kernel is named dotKernX and keeps A and B in the sixteen more YMM
+// registers of AVX-512VL, which leaves room for a 4 × 4 tile.
 func dot(p func(string, ...any), mr, nr int, evex bool) {
 	name := fmt.Sprintf("dotKern%dx%d", mr, nr)
-	areg, breg, tmp := 9, 12, 13
+	areg, breg := 9, 12
 	need := "AVX2"
 	if evex {
 		name = fmt.Sprintf("dotKernX%dx%d", mr, nr)
-		areg, breg, tmp = 16, 20, 21
+		areg, breg = 16, 20
 		need = "AVX-512F and AVX-512VL"
 	}
 	nout := mr * nr
@@ -40,9 +40,9 @@ func dot(p func(string, ...any), mr, nr int, evex bool) {
 	for c := range nr {
 		p("\tVMOVUPD %s, Y%d", rowAddr(0, c, "DX", "R12", "R11"), breg)
 		for r := range mr {
-			// Intel order tmp = A·B, as in the reference loop.
-			p("\tVMULPD Y%d, Y%d, Y%d", breg, areg+r, tmp)
-			p("\tVADDPD Y%d, Y%d, Y%d", tmp, r*nr+c, r*nr+c)
+			// s += A·B rounded once, A the first factor as in the
+			// reference loop.
+			p("\tVFMADD231PD Y%d, Y%d, Y%d", breg, areg+r, r*nr+c)
 		}
 	}
 	p("\tADDQ $32, R8")
@@ -97,16 +97,15 @@ func rowAddr8(off, r int, bases [3]string, stride string) string {
 // register, (r, 2q) in the lower four lanes of Z(r·np+q) and (r, 2q+1) in
 // the upper four. Each four-lane half holds dot order's partial sums s_0…s_3
 // exactly as dot's YMM accumulators do (row r of A's four values broadcast
-// to both halves, rows 2q and 2q+1 of B side by side), so one multiply and
-// one add serve two outputs and the bits are dot's. The finish parks the
+// to both halves, rows 2q and 2q+1 of B side by side), so one fused
+// multiply-add serves two outputs and the bits are dot's. The finish parks the
 // sums and runs dot's sequence on each half in VEX registers.
 //
 // With packed, it writes dotKernZP{mr}x8 (np = 4), which reads B's pairs of
 // rows from a sliver packed by packPairs8 (argument bp, walked in R15
 // from tile to tile): one 512-bit load a pair, where the rows in place
 // take a load and an insert, a lane shuffle that competes with the
-// multiplies and adds (on Zen 5 the kernel ran 20–30 % faster without
-// them). The one to three products left over (k mod 4) are read from B's
+// arithmetic (on Zen 5 the kernel ran 20–30 % faster without them). The one to three products left over (k mod 4) are read from B's
 // rows as dotKernZ reads them.
 func dotZ(p func(string, ...any), mr, np int, packed bool) {
 	nr := 2 * np
@@ -116,14 +115,13 @@ func dotZ(p func(string, ...any), mr, np int, packed bool) {
 		name, args, frame = fmt.Sprintf("dotKernZP%dx%d", mr, nr), ", bp *float64", 72
 	}
 	nacc := mr * np
-	// A's rows, B's pair of rows and the product follow the sums, from
+	// A's rows and B's pair of rows follow the sums, from
 	// Z16 or, when the sums fill more than Z0–Z15, right after them.
 	areg, breg := 16, 20 // (A's four rows at most in Z16–Z19)
 	if nacc > 16 {
 		areg = nacc
 	}
 	breg = max(breg, areg+mr)
-	tmp := breg + 1
 	p("")
 	p("// func %s(nj, k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int%s)", name, args)
 	p("//")
@@ -152,9 +150,8 @@ func dotZ(p func(string, ...any), mr, np int, packed bool) {
 			p("\tVINSERTF64X4 $1, %s, Z%d, Z%d", rowAddr8(0, 2*q+1, dotB, "R11"), breg, breg)
 		}
 		for r := range mr {
-			// Intel order tmp = A·B, as in dot's kernels.
-			p("\tVMULPD Z%d, Z%d, Z%d", breg, areg+r, tmp)
-			p("\tVADDPD Z%d, Z%d, Z%d", tmp, r*np+q, r*np+q)
+			// s += A·B rounded once, as in dot's kernels.
+			p("\tVFMADD231PD Z%d, Z%d, Z%d", breg, areg+r, r*np+q)
 		}
 	}
 	p("\tADDQ $32, R8")
@@ -308,8 +305,7 @@ func dotFinish(p func(string, ...any), label string, q, r, c int) {
 		p("\tCMPQ CX, $%d", e+1)
 		p("\tJLT %s", label)
 		p("\tVMOVSD %s, X15", rowAddr(8*e, r, "R8", "R9", "R10"))
-		p("\tVMULSD %s, X15, X15", rowAddr8(8*e, c, dotB, "R11"))
-		p("\tVADDSD X15, X%d, X%d", q, q)
+		p("\tVFMADD231SD %s, X15, X%d", rowAddr8(8*e, c, dotB, "R11"), q)
 	}
 	p("%s:", label)
 	p("\tVADDPD X14, X%d, X%d", q, q)

@@ -23,14 +23,14 @@ func dot16(p func(string, ...any), variant string, mr, nr int) {
 	nout := mr * nr
 	nacc := nout * rpo
 	acc := func(o, h int) int { return o*rpo + h }
-	// A's rows, B's row and the product follow the sums (from Z16 on
+	// A's rows and B's row follow the sums (from Z16 on
 	// ZMM, where the sums may fill Z0–Z15; a tile of more than sixteen
 	// outputs takes the registers from Z24 on).
 	areg := nacc
 	if z {
 		areg = max(16, nacc)
 	}
-	breg, tmp := areg+mr, areg+mr+1
+	breg := areg + mr
 	p("")
 	p("// func %s(nj, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)", name)
 	p("//")
@@ -56,9 +56,9 @@ func dot16(p func(string, ...any), variant string, mr, nr int) {
 		for c := range nr {
 			p("\tVMOVUPS %s, %s%d", rowAddr(32*h, c, "DX", "R12", "R11"), vr, breg)
 			for r := range mr {
-				// Intel order tmp = A·B, as in the reference loop.
-				p("\tVMULPS %s%d, %s%d, %s%d", vr, breg, vr, areg+r, vr, tmp)
-				p("\tVADDPS %s%d, %s%d, %s%d", vr, tmp, vr, acc(r*nr+c, h), vr, acc(r*nr+c, h))
+				// s += A·B rounded once, A the first factor as in the
+				// reference loop.
+				p("\tVFMADD231PS %s%d, %s%d, %s%d", vr, breg, vr, areg+r, vr, acc(r*nr+c, h))
 			}
 		}
 	}
@@ -166,8 +166,7 @@ func dot16Finish(p func(string, ...any), label string, lo, hi, t, s1, s2, r, c i
 	p("\tJZ %s_tree", label)
 	p("%s_rem:", label)
 	p("\tVMOVSS %s, X%d", rowAddr(0, r, "R8", "R9", "R10"), s2)
-	p("\tVMULSS %s, X%d, X%d", rowAddr(0, c, "DX", "R12", "R11"), s2, s2)
-	p("\tVADDSS X%d, X%d, X%d", s2, lo, lo)
+	p("\tVFMADD231SS %s, X%d, X%d", rowAddr(0, c, "DX", "R12", "R11"), s2, lo)
 	p("\tADDQ $4, %s", aBase)
 	p("\tADDQ $4, %s", bBase)
 	p("\tDECQ CX")
