@@ -97,11 +97,7 @@ func dot16Go[F Float](a, b []F) F {
 		}
 		s[0] = v
 	}
-	var t [8]F
-	for l := range t {
-		t[l] = s[l] + s[l+8]
-	}
-	return ((t[0] + t[4]) + (t[2] + t[6])) + ((t[1] + t[5]) + (t[3] + t[7]))
+	return fold16(&s)
 }
 
 // accGo adds Σ_p A(i, p)·B(p, j) to c[i·ldc+j] in chain order, where

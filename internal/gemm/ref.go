@@ -29,9 +29,8 @@ func dotRef[F Float](a, b []F) F {
 }
 
 // dot16Ref returns Σ a[i]·b[i] in float32's dot order: sixteen partial
-// sums s_l over i ≡ l (mod 16), the remainder added to s_0, then
-// t_l = s_l + s_{l+8} and ((t_0 + t_4) + (t_2 + t_6)) + ((t_1 + t_5) +
-// (t_3 + t_7)).
+// sums s_l over i ≡ l (mod 16), the remainder added to s_0, folded by
+// fold16.
 func dot16Ref[F Float](a, b []F) F {
 	var s [16]F
 	n := len(a)
@@ -45,6 +44,13 @@ func dot16Ref[F Float](a, b []F) F {
 	for ; i < n; i++ {
 		s[0] = vec.FMA(a[i], b[i], s[0])
 	}
+	return fold16(&s)
+}
+
+// fold16 adds float32's sixteen partial sums in dot order:
+// t_l = s_l + s_{l+8}, then ((t_0 + t_4) + (t_2 + t_6)) + ((t_1 + t_5) +
+// (t_3 + t_7)).
+func fold16[F Float](s *[16]F) F {
 	var t [8]F
 	for l := range t {
 		t[l] = s[l] + s[l+8]
